@@ -1,0 +1,19 @@
+/*
+ * cm_report.h - cost-model results and configurations as JSON (cm_report.c).
+ */
+#ifndef DN_CM_REPORT_H
+#define DN_CM_REPORT_H
+
+#include <jansson.h>
+
+#include "costmodel.h"
+
+/* {"name": value} for every hyperparameter; new reference or NULL. */
+json_t *cm_config_to_json(const struct cm_model_def *def, const union expr_val *config);
+
+/* The whole result; with per_op, an "operators" list from the evaluation
+ * held in scratch. New reference or NULL. */
+json_t *cm_result_to_json(const struct cm_model *m, const union expr_val *config,
+    const union expr_val *scratch, const struct cm_result *r, int per_op);
+
+#endif

@@ -1,0 +1,225 @@
+/*
+ * costmodel.h - public API of the cost model: load a model (a template or a
+ * model file), build it once for a workload and a device, then evaluate any
+ * configuration of its hyperparameters cheaply.
+ *
+ *   cm_def_load_*      JSON -> struct cm_model_def (hyperparameters, graph)
+ *   cm_model_build     def + workload + device -> struct cm_model, whose
+ *                      every cost is an expression over the hyperparameters
+ *   cm_model_eval      one configuration -> struct cm_result
+ *
+ * Ownership: a cm_model_def is reference counted (cm_def_ref/unref); a
+ * cm_model holds a reference to its def. Results are plain structs owned by
+ * the caller. All functions report failures through struct dn_error (first
+ * error wins) and never abort the process.
+ */
+#ifndef DN_COSTMODEL_H
+#define DN_COSTMODEL_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "dn_error.h"
+#include "expr.h"
+
+#define CM_VERSION "1.0.0"
+
+/* ---- devices (device_catalog.c) ---- */
+
+struct cm_device {
+	char name[64];
+	char display_name[96];
+	int64_t memory_bytes;
+	double mem_bandwidth;      /* bytes/s */
+	int sm_count;
+	int max_threads_per_sm;
+	double peak_fp32, peak_tf32, peak_fp16, peak_bf16, peak_int8; /* FLOP/s */
+	int is_alias;              /* catalog entry that repeats another under an alias */
+};
+
+struct cm_device_catalog {
+	struct cm_device *devices;
+	int n;
+};
+
+/* Loads schemas/devices.json (or another catalog file). */
+int cm_catalog_load(const char *path, struct cm_device_catalog *cat,
+    struct dn_error *err);
+void cm_catalog_free(struct cm_device_catalog *cat);
+/* Finds a device by name or alias (case-insensitive); NULL if unknown. */
+const struct cm_device *cm_catalog_find(const struct cm_device_catalog *cat,
+    const char *name);
+/* Reads an inline device description; `path` names it in errors. */
+int cm_device_from_json(const json_t *obj, const char *path,
+    struct cm_device *out, struct dn_error *err);
+
+/* ---- model definitions (model_def.c) ---- */
+
+enum cm_hp_type { CM_HP_INT, CM_HP_REAL, CM_HP_CATEGORICAL };
+
+struct cm_hparam {
+	char *name;
+	enum cm_hp_type type;
+	union expr_val dflt;        /* categorical: index into values */
+	int has_min, has_max;
+	double min, max;
+	char **values;              /* categorical values */
+	int nvalues;
+	char *description;
+};
+
+struct cm_model_def {
+	int refs;
+	json_t *root;
+	char *name;
+	char *description;
+	struct cm_hparam *hps;
+	int nhps;
+};
+
+/* Loads a model from JSON text / a file / a built-in template name (looked
+ * up in the templates directory, see cm_templates_dir). */
+int cm_def_load_json(json_t *root, struct cm_model_def **out, struct dn_error *err);
+int cm_def_load_file(const char *path, struct cm_model_def **out, struct dn_error *err);
+int cm_def_load_template(const char *name, struct cm_model_def **out, struct dn_error *err);
+void cm_def_ref(struct cm_model_def *def);
+void cm_def_unref(struct cm_model_def *def);
+int cm_def_find_hp(const struct cm_model_def *def, const char *name);
+
+/* Directory of built-in templates and data: $DNNSAT_DATA_DIR/templates, else
+ * the build's schemas/ directory. */
+const char *cm_data_dir(void);
+
+/* Names of the built-in templates (NULL-terminated, static). */
+const char *const *cm_template_names(void);
+
+/* A configuration: one value per hyperparameter, in def order. */
+int cm_config_defaults(const struct cm_model_def *def, union expr_val *vals);
+/* Applies a named preset ("resnet50"); -1 and err if unknown. */
+int cm_config_apply_preset(const struct cm_model_def *def, const char *preset,
+    union expr_val *vals, struct dn_error *err);
+/* Sets one hyperparameter from text ("64", "0.75", "basic"). */
+int cm_config_set(const struct cm_model_def *def, const char *name,
+    const char *value, union expr_val *vals, struct dn_error *err);
+/* Sets hyperparameters from a JSON object {"name": value}; unknown names and
+ * wrong types are errors naming "<path>.name". */
+int cm_config_from_json(const struct cm_model_def *def, const json_t *obj,
+    const char *path, union expr_val *vals, struct dn_error *err);
+/* Finds the template that defines `preset` and loads it ("resnet50" ->
+ * resnet template); -1 if no template has that preset. */
+int cm_def_load_preset(const char *preset, struct cm_model_def **out,
+    struct dn_error *err);
+
+/* ---- workloads ---- */
+
+enum cm_optimizer { CM_OPT_SGD, CM_OPT_SGD_MOMENTUM, CM_OPT_ADAM, CM_OPT_ADAMW,
+	CM_OPT_ADAGRAD, CM_OPT_RMSPROP };
+enum cm_precision { CM_PREC_FP32, CM_PREC_FP16, CM_PREC_BF16, CM_PREC_MIXED_FP16,
+	CM_PREC_MIXED_BF16 };
+
+struct cm_workload {
+	int training;               /* 1: a training step, 0: inference */
+	enum cm_optimizer optimizer;
+	enum cm_precision precision;
+	int tf32;                   /* fp32 matmuls may use TF32 tensor cores */
+};
+
+int cm_optimizer_parse(const char *s, enum cm_optimizer *out);
+int cm_precision_parse(const char *s, enum cm_precision *out);
+const char *cm_optimizer_name(enum cm_optimizer o);
+const char *cm_precision_name(enum cm_precision p);
+
+/* ---- building and evaluating ---- */
+
+struct cm_model;
+
+/* Builds every cost of `def` as expressions, for one workload and device.
+ * `bounds` (may be NULL) gives an interval per hyperparameter to tighten
+ * the unrolling of symbolic repeats; NULL uses the declared min/max. */
+int cm_model_build(struct cm_model_def *def, const struct cm_workload *wl,
+    const struct cm_device *dev, const struct expr_ival *bounds,
+    struct cm_model **out, struct dn_error *err);
+void cm_model_free(struct cm_model *m);
+
+/* The expression graph of a built model (for the solver). */
+const struct expr_graph *cm_model_graph(const struct cm_model *m);
+const struct cm_model_def *cm_model_def(const struct cm_model *m);
+
+enum cm_mem_cat {
+	CM_MEM_WEIGHTS, CM_MEM_GRADIENTS, CM_MEM_OPTIMIZER, CM_MEM_INPUTS,
+	CM_MEM_ACTIVATIONS, CM_MEM_TEMPORARIES, CM_MEM_WORKSPACE,
+	CM_MEM_ALLOCATOR, CM_MEM_CONTEXT, CM_MEM_NCAT
+};
+const char *cm_mem_cat_name(enum cm_mem_cat c);
+
+enum cm_phase { CM_PHASE_FORWARD, CM_PHASE_BACKWARD, CM_PHASE_OPTIMIZER };
+
+/* Root expressions of a built model, one per reported quantity. */
+enum cm_metric {
+	CM_M_VALID,             /* 1 when every validity constraint holds */
+	CM_M_PARAMS, CM_M_MACS, CM_M_FLOPS, CM_M_TRAIN_FLOPS,
+	CM_M_WEIGHT_BYTES,      /* in the workload's storage dtype */
+	CM_M_ACT_SAVED,         /* bytes saved for backward (storages once) */
+	CM_M_MEM_TRAIN,         /* peak training memory, device level */
+	CM_M_MEM_INFER,         /* peak inference memory, device level */
+	CM_M_MEM,               /* the workload's peak (training or inference) */
+	CM_M_LAT_INFER,         /* seconds */
+	CM_M_LAT_TRAIN,         /* seconds per training step */
+	CM_M_UTIL,              /* estimated SM-busy share of the workload's step, 0..1 */
+	CM_M_NMETRICS
+};
+const char *cm_metric_name(enum cm_metric m);
+expr_id cm_model_metric(const struct cm_model *m, enum cm_metric which);
+
+struct cm_violation {
+	const char *path;       /* operator path, owned by the model */
+	const char *rule;
+	int nvals;
+	const char *names[4];
+	union expr_val vals[4];
+	uint8_t real[4];
+};
+
+struct cm_result {
+	int valid;
+	int64_t params;
+	int64_t weight_bytes_fp32, weight_bytes_fp16, weight_bytes_int8;
+	int64_t macs, flops, train_flops;
+	int64_t act_saved_bytes;
+	int64_t mem_train, mem_infer, mem;
+	int64_t mem_breakdown[CM_MEM_NCAT];   /* of the workload's peak */
+	enum cm_phase peak_phase;
+	int peak_op;                          /* op index at the peak, -1 none */
+	double lat_infer, lat_train, util;
+	int nviolations;                      /* total; the first few listed */
+	struct cm_violation violations[8];
+};
+
+/* Size of the scratch array cm_model_eval needs (values per node). */
+int32_t cm_model_scratch_len(const struct cm_model *m);
+
+/*
+ * Evaluates every cost of one configuration. `scratch` must hold
+ * cm_model_scratch_len values (reused across calls; no allocation here).
+ * Returns 0, or -1 with err set when a value overflows 64 bits (the error
+ * names the expression's origin).
+ */
+int cm_model_eval(const struct cm_model *m, const union expr_val *config,
+    union expr_val *scratch, struct cm_result *res, struct dn_error *err);
+
+/* Per-operator breakdown of the last evaluation held in `scratch`. */
+struct cm_op_report {
+	const char *path;
+	const char *op;
+	int present;
+	int64_t params, macs, out_bytes, saved_bytes;
+	int rank;
+	int64_t shape[6];
+	double fwd_seconds, bwd_seconds;
+};
+int cm_model_nops(const struct cm_model *m);
+void cm_model_op_report(const struct cm_model *m, const union expr_val *scratch,
+    int op, struct cm_op_report *out);
+
+#endif

@@ -1,0 +1,157 @@
+/*
+ * device_catalog.c - the GPU catalog (schemas/devices.json) and inline device
+ * descriptions. A device is valid when it has a positive memory size,
+ * bandwidth, SM count and FP32 peak; absent tensor-core peaks are 0 (the
+ * performance model then falls back to the FP32 units).
+ */
+#include "costmodel.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static int
+num(const json_t *obj, const char *key, const char *path, double lo, double hi,
+    int required, double *out, struct dn_error *err)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	if (v == NULL) {
+		if (required)
+			return dn_error_set(err, DN_EINVAL, path, "\"%s\" is required", key);
+		*out = 0;
+		return 0;
+	}
+	if (!json_is_number(v))
+		return dn_error_set(err, DN_EINVAL, path, "\"%s\" must be a number", key);
+	*out = json_number_value(v);
+	if (!(*out >= lo && *out <= hi))
+		return dn_error_set(err, DN_ERANGE, path, "\"%s\" = %g is outside [%g, %g]", key, *out, lo, hi);
+	return 0;
+}
+
+int
+cm_device_from_json(const json_t *obj, const char *path, struct cm_device *d,
+    struct dn_error *err)
+{
+	const char *name;
+	const json_t *peaks;
+	double mem, bw, sms, threads, v;
+
+	memset(d, 0, sizeof *d);
+	if (!json_is_object(obj))
+		return dn_error_set(err, DN_EINVAL, path, "a device must be an object");
+	name = json_string_value(json_object_get(obj, "name"));
+	if (name == NULL || strlen(name) == 0 || strlen(name) >= sizeof d->name)
+		return dn_error_set(err, DN_EINVAL, path, "\"name\" must be a string of 1 to %zu characters",
+		    sizeof d->name - 1);
+	snprintf(d->name, sizeof d->name, "%s", name);
+	snprintf(d->display_name, sizeof d->display_name, "%s",
+	    json_string_value(json_object_get(obj, "display_name")) ?
+	    json_string_value(json_object_get(obj, "display_name")) : name);
+	if (num(obj, "memory_bytes", path, 1 << 20, 1.8e13, 1, &mem, err) ||
+	    num(obj, "memory_bandwidth_bytes_per_s", path, 1e9, 1e14, 1, &bw, err) ||
+	    num(obj, "sm_count", path, 1, 10000, 1, &sms, err) ||
+	    num(obj, "max_threads_per_sm", path, 0, 65536, 0, &threads, err))
+		return -1;
+	d->memory_bytes = (int64_t)mem;
+	d->mem_bandwidth = bw;
+	d->sm_count = (int)sms;
+	d->max_threads_per_sm = threads > 0 ? (int)threads : 2048;
+	peaks = json_object_get(obj, "peak_flops");
+	if (!json_is_object(peaks))
+		return dn_error_set(err, DN_EINVAL, path, "\"peak_flops\" must be an object with at least \"fp32\"");
+	if (num(peaks, "fp32", path, 1e9, 1e17, 1, &d->peak_fp32, err) ||
+	    num(peaks, "tf32", path, 0, 1e17, 0, &d->peak_tf32, err) ||
+	    num(peaks, "fp16", path, 0, 1e17, 0, &d->peak_fp16, err) ||
+	    num(peaks, "bf16", path, 0, 1e17, 0, &d->peak_bf16, err) ||
+	    num(peaks, "int8", path, 0, 1e18, 0, &v, err))
+		return -1;
+	d->peak_int8 = v;
+	if (d->peak_fp16 <= 0)
+		d->peak_fp16 = d->peak_fp32;
+	return 0;
+}
+
+int
+cm_catalog_load(const char *path, struct cm_device_catalog *cat, struct dn_error *err)
+{
+	json_error_t jerr;
+	json_t *root, *devs, *d;
+	size_t i;
+
+	memset(cat, 0, sizeof *cat);
+	root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	if (root == NULL)
+		return dn_error_set(err, DN_EINVAL, "devices", "%s: line %d: %s", path, jerr.line, jerr.text);
+	devs = json_object_get(root, "devices");
+	if (!json_is_array(devs)) {
+		json_decref(root);
+		return dn_error_set(err, DN_EINVAL, "devices", "%s: \"devices\" must be a list", path);
+	}
+	cat->devices = calloc(json_array_size(devs) + 1, sizeof *cat->devices);
+	if (cat->devices == NULL) {
+		json_decref(root);
+		return dn_error_set(err, DN_ENOMEM, "devices", "out of memory");
+	}
+	/* aliases are kept by storing every alias as its own entry name */
+	json_array_foreach(devs, i, d) {
+		char p[64];
+		snprintf(p, sizeof p, "$.devices[%zu]", i);
+		if (cm_device_from_json(d, p, &cat->devices[cat->n], err) != 0) {
+			cm_catalog_free(cat);
+			json_decref(root);
+			return -1;
+		}
+		cat->n++;
+	}
+	/* second pass: aliases */
+	{
+		size_t naliases = 0;
+		json_array_foreach(devs, i, d)
+			naliases += json_array_size(json_object_get(d, "aliases"));
+		if (naliases > 0) {
+			struct cm_device *all = realloc(cat->devices, sizeof *all * ((size_t)cat->n + naliases));
+			int base = cat->n;
+			if (all == NULL) {
+				cm_catalog_free(cat);
+				json_decref(root);
+				return dn_error_set(err, DN_ENOMEM, "devices", "out of memory");
+			}
+			cat->devices = all;
+			json_array_foreach(devs, i, d) {
+				size_t j;
+				json_t *a;
+				json_array_foreach(json_object_get(d, "aliases"), j, a) {
+					if (!json_is_string(a) || json_string_length(a) >= sizeof all->name)
+						continue;
+					all[cat->n] = all[i];
+					snprintf(all[cat->n].name, sizeof all->name, "%s", json_string_value(a));
+					all[cat->n].is_alias = 1;
+					cat->n++;
+				}
+			}
+			(void)base;
+		}
+	}
+	json_decref(root);
+	return 0;
+}
+
+void
+cm_catalog_free(struct cm_device_catalog *cat)
+{
+	free(cat->devices);
+	memset(cat, 0, sizeof *cat);
+}
+
+const struct cm_device *
+cm_catalog_find(const struct cm_device_catalog *cat, const char *name)
+{
+	for (int i = 0; i < cat->n; i++)
+		if (strcasecmp(cat->devices[i].name, name) == 0)
+			return &cat->devices[i];
+	return NULL;
+}

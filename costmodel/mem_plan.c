@@ -1,0 +1,363 @@
+/*
+ * mem_plan.c - the training and inference memory timelines (see mem_plan.h).
+ *
+ * Training step, PyTorch semantics (zero_grad(set_to_none=True), the default
+ * since 2.0; foreach optimizers, the default on CUDA):
+ *   persistent  weights + buffers + optimizer state + the input batch
+ *               (+ the autocast cache of fp16 weight copies under mixed
+ *               precision)
+ *   forward k   activations kept for backward produced so far
+ *               + outputs still in flight (not kept, not yet dead)
+ *               + op k's workspace
+ *   backward k  (ops in reverse) kept activations not yet released (a
+ *               storage is freed after the backward of the earliest op that
+ *               keeps it) + gradients of tensors in flight (the gradient of
+ *               t lives from its last consumer's backward to its producer's)
+ *               + weight gradients allocated so far + op k's workspace
+ *   optimizer   all weight gradients + the optimizer's temporaries
+ * Inference: weights + buffers + inputs + outputs in flight + workspace.
+ *
+ * Every allocation is rounded as the allocator rounds it (mem_profile).
+ * Sums along the timeline are running sums, so the plan has O(ops +
+ * storages) nodes and the peak is one balanced max.
+ */
+#include "mem_plan.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct plan_ctx {
+	struct cm_graph *m;
+	struct expr_graph *g;
+	const struct mem_profile *prof;
+};
+
+/* Bytes a tensor holds on the device: requests are rounded to 512 bytes;
+ * those above the small-pool limit live in segments rounded to 2 MiB, and a
+ * freshly allocated tensor of that size holds its whole segment. */
+static expr_id
+alloc_size(struct plan_ctx *c, expr_id bytes)
+{
+	struct expr_graph *g = c->g;
+	expr_id small = expr_round_up(g, bytes, c->prof->round_bytes);
+
+	if (expr_is_const(g, bytes))
+		return g->nodes[bytes].k.i <= c->prof->small_limit ? small :
+		    expr_round_up(g, bytes, c->prof->large_round);
+	return expr_ite(g, expr_le(g, bytes, expr_int(g, c->prof->small_limit)), small,
+	    expr_round_up(g, bytes, c->prof->large_round));
+}
+
+static expr_id
+guarded(struct plan_ctx *c, expr_id guard, expr_id v)
+{
+	return expr_mul(c->g, guard, v);
+}
+
+static expr_id
+storage_size(struct plan_ctx *c, int s)
+{
+	const struct cm_storage *st = &c->m->storages[s];
+
+	return guarded(c, st->guard, alloc_size(c, st->bytes));
+}
+
+/* Bytes of one optimizer state copy per parameter element. */
+static int
+optimizer_states(enum cm_optimizer o)
+{
+	switch (o) {
+	case CM_OPT_SGD: return 0;
+	case CM_OPT_SGD_MOMENTUM: return 1;     /* momentum buffer */
+	case CM_OPT_ADAM: case CM_OPT_ADAMW: return 2;  /* exp_avg, exp_avg_sq */
+	case CM_OPT_ADAGRAD: return 1;          /* state sum */
+	case CM_OPT_RMSPROP: return 1;          /* square average */
+	}
+	return 0;
+}
+
+/* Temporaries of the foreach implementation's step, in parameter copies:
+ * Adam/AdamW, Adagrad and RMSprop take a _foreach_sqrt of their state. */
+static int
+optimizer_temps(enum cm_optimizer o)
+{
+	switch (o) {
+	case CM_OPT_ADAM: case CM_OPT_ADAMW: case CM_OPT_ADAGRAD: case CM_OPT_RMSPROP:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int
+fail_oom(struct dn_error *err)
+{
+	return dn_error_set(err, DN_ENOMEM, NULL, "out of memory planning memory");
+}
+
+/* Appends `v` to a per-step list of terms. */
+struct termlist {
+	expr_id *v;
+	int n, cap;
+};
+
+static int
+tl_push(struct termlist *t, expr_id v)
+{
+	if (t->n == t->cap) {
+		int cap = t->cap ? 2 * t->cap : 4;
+		expr_id *p = realloc(t->v, sizeof *p * (size_t)cap);
+		if (p == NULL)
+			return -1;
+		t->v = p;
+		t->cap = cap;
+	}
+	t->v[t->n++] = v;
+	return 0;
+}
+
+static void
+tl_free_all(struct termlist *t, int n)
+{
+	if (t == NULL)
+		return;
+	for (int i = 0; i < n; i++)
+		free(t[i].v);
+	free(t);
+}
+
+int
+mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
+    const struct mem_profile *prof, struct mem_plan *plan, struct dn_error *err)
+{
+	struct plan_ctx c = { m, &m->g, prof };
+	struct expr_graph *g = &m->g;
+	int K = m->nops, rc = -1;
+	int wbytes, gbytes, sbytes;
+	expr_id zero = expr_int(g, 0);
+	/* per-step term lists, index k + 1 so that producer -1 has a slot */
+	struct termlist *saved_at = NULL, *born_at = NULL, *dies_after = NULL;
+	struct termlist *released_at = NULL, *grad_born = NULL, *grad_dies = NULL;
+	struct termlist *nk_born = NULL, *nk_dies = NULL;      /* storages not kept */
+	expr_id *fwd_tot = NULL, *bwd_tot = NULL, *inf_tot = NULL, *wgrad = NULL, *bwd_cached = NULL;
+
+	memset(plan, 0, sizeof *plan);
+	plan->nsteps = K;
+	plan->fwd = calloc((size_t)K + 1, sizeof *plan->fwd);
+	plan->bwd = calloc((size_t)K + 1, sizeof *plan->bwd);
+	plan->infer = calloc((size_t)K + 1, sizeof *plan->infer);
+	saved_at = calloc((size_t)K + 2, sizeof *saved_at);
+	born_at = calloc((size_t)K + 2, sizeof *born_at);
+	dies_after = calloc((size_t)K + 2, sizeof *dies_after);
+	released_at = calloc((size_t)K + 2, sizeof *released_at);
+	grad_born = calloc((size_t)K + 2, sizeof *grad_born);
+	grad_dies = calloc((size_t)K + 2, sizeof *grad_dies);
+	nk_born = calloc((size_t)K + 2, sizeof *nk_born);
+	nk_dies = calloc((size_t)K + 2, sizeof *nk_dies);
+	fwd_tot = calloc((size_t)K + 1, sizeof *fwd_tot);
+	bwd_tot = calloc((size_t)K + 1, sizeof *bwd_tot);
+	inf_tot = calloc((size_t)K + 1, sizeof *inf_tot);
+	wgrad = calloc((size_t)K + 2, sizeof *wgrad);
+	bwd_cached = calloc((size_t)K + 1, sizeof *bwd_cached);
+	if (!plan->fwd || !plan->bwd || !plan->infer || !saved_at || !born_at || !dies_after ||
+	    !released_at || !grad_born || !grad_dies || !nk_born || !nk_dies || !fwd_tot || !bwd_tot || !inf_tot || !wgrad || !bwd_cached) {
+		fail_oom(err);
+		goto out;
+	}
+
+	/* ---- persistent state ---- */
+	switch (wl->precision) {
+	case CM_PREC_FP16: case CM_PREC_BF16:
+		wbytes = gbytes = sbytes = 2;
+		break;
+	default:        /* fp32, and mixed precision with fp32 master weights */
+		wbytes = gbytes = sbytes = 4;
+		break;
+	}
+	{
+		struct termlist w = { 0 }, gr = { 0 }, st = { 0 }, tmp = { 0 }, ac = { 0 }, buf = { 0 };
+		int nstates = optimizer_states(wl->optimizer), ntemps = optimizer_temps(wl->optimizer);
+		int fail = 0;
+		for (int k = 0; k < m->nops; k++) {
+			const struct cm_op *op = &m->ops[k];
+			expr_id pg = zero;
+			for (int i = 0; i < op->nparam_tensors; i++) {
+				expr_id e = op->param_elems[i];
+				expr_id wb = guarded(&c, op->guard, alloc_size(&c, expr_mul(g, e, expr_int(g, wbytes))));
+				expr_id gb = guarded(&c, op->guard, alloc_size(&c, expr_mul(g, e, expr_int(g, gbytes))));
+				expr_id sb = guarded(&c, op->guard, alloc_size(&c, expr_mul(g, e, expr_int(g, sbytes))));
+				fail |= tl_push(&w, wb);
+				fail |= tl_push(&gr, gb);
+				pg = expr_add(g, pg, gb);
+				for (int j = 0; j < nstates; j++)
+					fail |= tl_push(&st, sb);
+				for (int j = 0; j < ntemps; j++)
+					fail |= tl_push(&tmp, sb);
+				if ((wl->precision == CM_PREC_MIXED_FP16 || wl->precision == CM_PREC_MIXED_BF16) &&
+				    (op->op_class == CM_CLASS_CONV || op->op_class == CM_CLASS_GEMM || op->op_class == CM_CLASS_RNN))
+					fail |= tl_push(&ac, guarded(&c, op->guard,
+					    alloc_size(&c, expr_mul(g, e, expr_int(g, 2)))));
+			}
+			if (!(expr_is_const(g, op->buffer_elems) && g->nodes[op->buffer_elems].k.i == 0))
+				fail |= tl_push(&buf, guarded(&c, op->guard,
+				    alloc_size(&c, expr_mul(g, op->buffer_elems, expr_int(g, 4)))));
+			wgrad[k] = pg;
+		}
+		plan->weights = expr_sum(g, w.v, w.n);
+		plan->grads_all = expr_sum(g, gr.v, gr.n);
+		plan->optimizer_state = wl->training ? expr_sum(g, st.v, st.n) : zero;
+		plan->optimizer_temp = wl->training ? expr_sum(g, tmp.v, tmp.n) : zero;
+		plan->autocast_cache = expr_sum(g, ac.v, ac.n);
+		plan->buffers = expr_sum(g, buf.v, buf.n);
+		free(w.v); free(gr.v); free(st.v); free(tmp.v); free(ac.v); free(buf.v);
+		if (fail) {
+			fail_oom(err);
+			goto out;
+		}
+	}
+
+	/* ---- classify storages ---- */
+	{
+		struct termlist in = { 0 };
+		for (int s = 0; s < m->nstorages; s++) {
+			const struct cm_storage *st = &m->storages[s];
+			expr_id sz = storage_size(&c, s);
+			int saved = st->first_saver != INT_MAX;
+			int p = st->producer, lu = st->last_use;
+			if (p < 0) {            /* model inputs: held by the training loop */
+				if (tl_push(&in, sz)) {
+					free(in.v);
+					fail_oom(err);
+					goto out;
+				}
+				continue;
+			}
+			/* inference makes no masks or indices for backward */
+			if (!st->extra && (tl_push(&born_at[p + 1], sz) || tl_push(&dies_after[lu + 1], sz)))
+				goto oom;
+			if (saved && (tl_push(&saved_at[p + 1], sz) || tl_push(&released_at[st->first_saver + 1], sz)))
+				goto oom;
+			if (!saved && (tl_push(&nk_born[p + 1], sz) || tl_push(&nk_dies[lu + 1], sz)))
+				goto oom;
+		}
+		plan->inputs = expr_sum(g, in.v, in.n);
+		free(in.v);
+	}
+	/* gradients of tensors in flight during backward */
+	for (int t = 0; t < m->ntensors; t++) {
+		const struct cm_tensor *x = &m->tensors[t];
+		expr_id sz;
+		if (!x->requires_grad || x->view_of >= 0 || x->storage < 0 || x->producer < 0)
+			continue;
+		if (m->tensors[t].producer >= m->nops)
+			continue;
+		sz = guarded(&c, m->ops[x->producer].guard,
+		    alloc_size(&c, expr_mul(g, x->elems, expr_int(g, cm_dtype_bytes(m, (enum cm_dtype)x->dtype)))));
+		if (tl_push(&grad_born[x->last_use + 1], sz) || tl_push(&grad_dies[x->producer + 1], sz))
+			goto oom;
+	}
+
+	/* ---- forward and inference timelines ---- */
+	{
+		expr_id S = zero, N = zero, I = zero;
+		for (int k = 0; k < m->nops; k++) {
+			const struct cm_op *op = &m->ops[k];
+			expr_id ws = guarded(&c, op->guard, alloc_size(&c, op->ws_fwd));
+			/* storages whose last use was step k-1 are freed before step k */
+			I = expr_sub(g, I, expr_sum(g, dies_after[k].v, dies_after[k].n));
+			N = expr_sub(g, N, expr_sum(g, nk_dies[k].v, nk_dies[k].n));
+			I = expr_add(g, I, expr_sum(g, born_at[k + 1].v, born_at[k + 1].n));
+			N = expr_add(g, N, expr_sum(g, nk_born[k + 1].v, nk_born[k + 1].n));
+			S = expr_add(g, S, expr_sum(g, saved_at[k + 1].v, saved_at[k + 1].n));
+			plan->infer[k].saved = zero;
+			plan->infer[k].transient = I;
+			plan->infer[k].grads = zero;
+			plan->infer[k].workspace = ws;
+			plan->infer[k].total = expr_add(g, I, ws);
+			inf_tot[k] = plan->infer[k].total;
+			plan->fwd[k].saved = S;
+			plan->fwd[k].transient = N;
+			plan->fwd[k].grads = zero;
+			plan->fwd[k].workspace = ws;
+			plan->fwd[k].total = expr_add(g, expr_add(g, S, N), ws);
+			fwd_tot[k] = plan->fwd[k].total;
+		}
+		plan->saved_bytes = S;
+	}
+	/* backward, k from the last op down to 0 */
+	{
+		expr_id SB = plan->saved_bytes, G = zero, W = zero;
+		for (int k = m->nops - 1; k >= 0; k--) {
+			const struct cm_op *op = &m->ops[k];
+			expr_id ws = guarded(&c, op->guard, alloc_size(&c, expr_add(g, op->ws_bwd, op->bwd_extra)));
+			/* gradients born at this step (this op is some tensor's last consumer) */
+			G = expr_add(g, G, expr_sum(g, grad_born[k + 1].v, grad_born[k + 1].n));
+			W = expr_add(g, W, wgrad[k]);
+			plan->bwd[k].saved = SB;
+			plan->bwd[k].transient = G;
+			plan->bwd[k].grads = W;
+			plan->bwd[k].workspace = ws;
+			plan->bwd[k].total = expr_add(g, expr_add(g, expr_add(g, SB, G), W), ws);
+			bwd_tot[k] = plan->bwd[k].total;
+			/* what the caching allocator holds: activations freed during
+			 * backward stay cached, too small for the larger gradients of the
+			 * earlier layers, so the device keeps all of them */
+			bwd_cached[k] = expr_add(g, expr_add(g, expr_add(g, plan->saved_bytes, G), W), ws);
+			/* after op k's backward: its kept storages and its output's gradient go */
+			SB = expr_sub(g, SB, expr_sum(g, released_at[k + 1].v, released_at[k + 1].n));
+			G = expr_sub(g, G, expr_sum(g, grad_dies[k + 1].v, grad_dies[k + 1].n));
+		}
+	}
+
+	plan->fwd_peak = expr_max_n(g, fwd_tot, m->nops);
+	plan->bwd_peak = expr_max_n(g, bwd_tot, m->nops);
+	plan->infer_peak = expr_max_n(g, inf_tot, m->nops);
+	plan->opt_peak = expr_add(g, plan->grads_all, plan->optimizer_temp);
+	{
+		expr_id persistent = expr_add(g, expr_add(g, plan->weights, plan->buffers),
+		    expr_add(g, plan->optimizer_state, plan->inputs));
+		expr_id dyn = expr_max(g, expr_max(g, plan->fwd_peak, plan->bwd_peak), plan->opt_peak);
+		expr_id ipers = expr_add(g, expr_add(g, plan->weights, plan->buffers), plan->inputs);
+		plan->train_peak = expr_add(g, expr_add(g, persistent, plan->autocast_cache), dyn);
+		plan->context = expr_int(g, prof->context_bytes);
+		/* reserved beyond the allocated peak: see bwd_cached above */
+		plan->train_reserve = expr_sub(g, expr_max(g, dyn, expr_max_n(g, bwd_cached, m->nops)), dyn);
+		plan->infer_reserve = expr_int(g, 0);
+		plan->train_total = expr_add(g, expr_add(g, plan->train_peak, plan->train_reserve), plan->context);
+		plan->infer_total = expr_add(g, expr_add(g, expr_add(g, ipers, plan->infer_peak),
+		    plan->infer_reserve), plan->context);
+	}
+	if (dn_error_isset(&g->err)) {
+		dn_error_set(err, g->err.code, g->err.path, "%s", g->err.message);
+		goto out;
+	}
+	rc = 0;
+	goto out;
+oom:
+	fail_oom(err);
+out:
+	tl_free_all(saved_at, K + 2);
+	tl_free_all(born_at, K + 2);
+	tl_free_all(dies_after, K + 2);
+	tl_free_all(released_at, K + 2);
+	tl_free_all(grad_born, K + 2);
+	tl_free_all(grad_dies, K + 2);
+	tl_free_all(nk_born, K + 2);
+	tl_free_all(nk_dies, K + 2);
+	free(fwd_tot);
+	free(bwd_tot);
+	free(inf_tot);
+	free(wgrad);
+	free(bwd_cached);
+	return rc;
+}
+
+void
+mem_plan_free(struct mem_plan *plan)
+{
+	free(plan->fwd);
+	free(plan->bwd);
+	free(plan->infer);
+	memset(plan, 0, sizeof *plan);
+}

@@ -1,0 +1,68 @@
+/*
+ * model_build_priv.h - state shared by the model builder (model_build.c) and
+ * the operator-rule helpers (op_build.c): name scopes, the parse context for
+ * attribute expressions and the per-build settings (private).
+ */
+#ifndef DN_MODEL_BUILD_PRIV_H
+#define DN_MODEL_BUILD_PRIV_H
+
+#include "costmodel.h"
+#include "op_build.h"
+
+struct scope_name {
+	const char *name;       /* borrowed from the JSON */
+	int tensor;
+};
+
+struct scope_bind {
+	const char *name;       /* borrowed from the JSON */
+	expr_id value;
+};
+
+/* A lexical scope: tensor names and expression bindings (def arguments,
+ * repeat indices). `parent` chains to the enclosing scope; a def body's
+ * scope has no parent for tensor names but keeps hyperparameters visible. */
+struct scope {
+	struct scope *parent;
+	struct scope_name *names;
+	int nnames, capnames;
+	struct scope_bind *binds;
+	int nbinds, capbinds;
+};
+
+struct model_builder {
+	struct cm_model_def *def;
+	struct cm_graph *m;
+	const struct cm_workload *wl;
+	const struct expr_ival *bounds;     /* per hyperparameter */
+	struct scope *scope;                /* scope for name resolution */
+	expr_id guard;                      /* guard of the item being parsed */
+	const char *cur_path;               /* path of the attribute being parsed */
+	const char *cur_text;
+	int ndivisors;
+	expr_id divisors[16];
+	int def_depth;
+	struct dn_error *err;
+};
+
+/* Parses an integer or real attribute value (JSON number or expression
+ * string) in the builder's current scope, adding "divisor != 0" validity
+ * constraints for non-constant divisors. Returns EXPR_NONE on error. */
+expr_id mb_parse_value(struct model_builder *mb, const json_t *v,
+    const char *path, expr_id guard);
+
+/* Finalizes an operator whose rule has run: appends it, its saved tensors
+ * and its liveness to the graph. Returns the output tensor or -1. */
+int mb_finish_op(struct model_builder *mb, struct op_build *ob);
+
+/* Runs one operator rule on `in` (nin tensors). */
+int mb_run_rule(struct model_builder *mb, const struct op_rule *rule,
+    const json_t *item, const char *file_path, const char *inst_path,
+    expr_id guard, int nin, const int *in);
+
+/* Builds the operator graph of `def` into `m` (model_build.c). On error
+ * returns -1 with err set; `m` must still be freed with cm_graph_free. */
+int model_graph_build(struct cm_model_def *def, const struct cm_workload *wl,
+    const struct expr_ival *bounds, struct cm_graph *m, struct dn_error *err);
+
+#endif

@@ -1,0 +1,121 @@
+/*
+ * model_graph.h - the instantiated model: operators in execution order, the
+ * tensors between them and the storages behind the tensors, every size and
+ * cost an expression over the hyperparameters (private to costmodel/).
+ *
+ * Invariants:
+ *  - ops[] is in forward execution order; an op only reads tensors produced
+ *    by earlier ops or by the model inputs (producer -1).
+ *  - Every op, storage and constraint carries a guard: a boolean expression
+ *    that is 1 when the element exists in a configuration (choices, ifs and
+ *    symbolic repeats instantiate every alternative under its guard). Costs
+ *    are aggregated as sum(guard * cost); alternatives' guards are disjoint.
+ *  - A tensor is backed by one storage, except the output of a choice, which
+ *    stands for one of several storages (`alts`). Views (reshape, permute)
+ *    and in-place ops share the storage of their input.
+ *  - All memory is in bytes; `elems` counts elements.
+ */
+#ifndef DN_MODEL_GRAPH_H
+#define DN_MODEL_GRAPH_H
+
+#include <stdint.h>
+
+#include "expr.h"
+#include "costmodel.h"
+
+#define CM_MAX_RANK 6
+#define CM_MAX_IN 8
+#define CM_MAX_PARAM_TENSORS 16
+
+enum cm_dtype { CM_DT_ACT, CM_DT_F32, CM_DT_I64, CM_DT_BOOL };
+
+struct cm_tensor {
+	int rank;
+	expr_id dim[CM_MAX_RANK];
+	expr_id elems;
+	uint8_t dtype;
+	uint8_t requires_grad;
+	uint8_t contiguous;
+	uint8_t owns_alts;      /* alts was allocated for this tensor */
+	int storage;            /* backing storage, or -1 for a choice output */
+	int *alts;              /* choice output: the tensors it may stand for */
+	int nalts;
+	int view_of;            /* tensor this is a view of, or -1 */
+	int producer;           /* op index; -1 for model inputs */
+	int last_use;           /* last op reading it or a view of it */
+};
+
+struct cm_storage {
+	expr_id bytes;
+	expr_id guard;
+	int producer;           /* op that allocates it; -1 for model inputs */
+	int last_use;           /* last op reading it (forward) */
+	int first_saver;        /* earliest op saving it for backward, or INT32_MAX */
+	uint8_t extra;          /* made only to be kept for backward (masks, indices) */
+};
+
+struct cm_op {
+	const struct op_rule *rule;
+	char *path;
+	expr_id guard;
+	int nin;
+	int in[CM_MAX_IN];
+	int out;
+	/* weights */
+	int nparam_tensors;
+	expr_id param_elems[CM_MAX_PARAM_TENSORS];
+	expr_id params;         /* sum of param_elems, 0 when tied */
+	expr_id buffer_elems;   /* non-learnable persistent fp32 state */
+	/* compute */
+	expr_id macs;           /* forward multiply-accumulates (conv, linear, matmul, attention, rnn) */
+	expr_id flops_other;    /* other forward FLOPs (elementwise, norms, softmax, pooling) */
+	expr_id bwd_macs;       /* backward multiply-accumulates */
+	expr_id fwd_bytes;      /* forward memory traffic, bytes */
+	expr_id bwd_bytes;
+	expr_id parallel;       /* independent work items (output elements or GEMM tiles) */
+	uint8_t op_class;       /* enum cm_op_class */
+	uint8_t kernels_fwd, kernels_bwd;
+	/* memory */
+	expr_id ws_fwd, ws_bwd; /* transient workspace bytes */
+	expr_id bwd_extra;      /* bytes of backward temporaries beyond gradients */
+};
+
+enum cm_op_class { CM_CLASS_GEMM, CM_CLASS_CONV, CM_CLASS_ELEMENTWISE,
+	CM_CLASS_REDUCTION, CM_CLASS_VIEW, CM_CLASS_RNN, CM_CLASS_COUNT };
+
+struct cm_constraint {
+	expr_id ok;             /* 1 when satisfied (guard already folded in) */
+	char *path;
+	char *text;             /* the rule, e.g. "output height >= 1" */
+	int nvals;
+	char *val_names[4];
+	expr_id vals[4];        /* values shown when violated */
+};
+
+struct cm_graph {
+	struct expr_graph g;
+	struct cm_tensor *tensors;
+	int ntensors, captensors;
+	struct cm_storage *storages;
+	int nstorages, capstorages;
+	struct cm_op *ops;
+	int nops, capops;
+	struct cm_constraint *cons;
+	int ncons, capcons;
+	int output;             /* the final tensor */
+	int act_bytes;          /* bytes per element of the compute dtype */
+};
+
+/* Appends elements; each returns the new index or -1 (out of memory). */
+int cm_graph_add_storage(struct cm_graph *m, expr_id bytes, expr_id guard, int producer);
+int cm_graph_add_tensor(struct cm_graph *m, const struct cm_tensor *proto);
+int cm_graph_add_op(struct cm_graph *m, const struct cm_op *proto);
+int cm_graph_add_constraint(struct cm_graph *m, expr_id guard, expr_id ok,
+    const char *path, const char *text, int nvals, const char *const *names,
+    const expr_id *vals);
+void cm_graph_free(struct cm_graph *m);
+
+/* Bytes of one element of a dtype, for this graph's compute dtype. */
+int cm_dtype_bytes(const struct cm_graph *m, enum cm_dtype dt);
+
+#endif

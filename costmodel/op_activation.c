@@ -1,0 +1,160 @@
+/*
+ * op_activation.c - pointwise activations, softmax, dropout and scaling.
+ * What autograd keeps follows PyTorch's derivative formulas: relu, sigmoid,
+ * tanh and softmax keep their result; gelu, silu and hardswish their input
+ * (an in-place silu/hardswish keeps a copy of the original input); relu6
+ * (hardtanh) its result in place, else its input; dropout a bool mask.
+ */
+#include "op_rules.h"
+
+#include <math.h>
+#include <string.h>
+
+enum keeps { KEEP_RESULT, KEEP_INPUT, KEEP_NOTHING };
+
+static int
+pointwise(struct op_build *ob, enum keeps keep, int inplace_allowed, int flops)
+{
+	const struct cm_tensor *x = ob_in(ob, 0);
+	int inplace = inplace_allowed ? ob_bool(ob, "inplace", 0) : 0;
+
+	if (inplace < 0)
+		return -1;
+	if (x->dtype == CM_DT_I64)
+		return ob_fail(ob, NULL, "needs a float input");
+	if (inplace) {
+		if (ob_out_inplace(ob, 0) < 0)
+			return -1;
+		if (keep == KEEP_INPUT)         /* the original is overwritten: autograd keeps a copy */
+			ob_save_new(ob, ob_bytes(ob, x->elems, (enum cm_dtype)x->dtype));
+		else if (keep == KEEP_RESULT)
+			ob_save_output(ob);
+	} else {
+		if (ob_out_new(ob, x->rank, x->dim, (enum cm_dtype)x->dtype) < 0)
+			return -1;
+		if (keep == KEEP_RESULT)
+			ob_save_output(ob);
+		else if (keep == KEEP_INPUT)
+			ob_save_input(ob, 0);
+	}
+	op_elementwise_costs(ob, flops);
+	return 0;
+}
+
+static int relu_build(struct op_build *ob) { return pointwise(ob, KEEP_RESULT, 1, 1); }
+static int sigmoid_build(struct op_build *ob) { return pointwise(ob, KEEP_RESULT, 0, 4); }
+static int tanh_build(struct op_build *ob) { return pointwise(ob, KEEP_RESULT, 0, 4); }
+static int silu_build(struct op_build *ob) { return pointwise(ob, KEEP_INPUT, 1, 5); }
+static int hardswish_build(struct op_build *ob) { return pointwise(ob, KEEP_INPUT, 1, 4); }
+
+/*
+ * gelu: "none" (erf) and "tanh" are one fused kernel keeping the input;
+ * "tanh_python" is Hugging Face's NewGELUActivation, 0.5 * x * (1 + tanh(
+ * sqrt(2/pi) * (x + 0.044715 * x^3))) in eager ops, which keeps x (pow),
+ * tanh's result, 0.5 * x and 1 + tanh (the final mul) for backward.
+ */
+static int
+gelu_build(struct op_build *ob)
+{
+	const char *approx = json_string_value(json_object_get(ob->item, "approximate"));
+	const struct cm_tensor *x = ob_in(ob, 0);
+
+	if (ob_has(ob, "approximate") && approx == NULL)
+		return ob_fail(ob, "approximate", "must be \"none\", \"tanh\" or \"tanh_python\"");
+	if (approx == NULL || strcmp(approx, "none") == 0 || strcmp(approx, "tanh") == 0)
+		return pointwise(ob, KEEP_INPUT, 0, 8);
+	if (strcmp(approx, "tanh_python") != 0)
+		return ob_fail(ob, "approximate", "must be \"none\", \"tanh\" or \"tanh_python\"");
+	if (pointwise(ob, KEEP_INPUT, 0, 8) != 0)
+		return -1;
+	for (int i = 0; i < 3; i++)
+		ob_save_new(ob, ob_bytes(ob, x->elems, (enum cm_dtype)x->dtype));
+	/* nine elementwise kernels, each reading and writing the tensor */
+	ob->op.kernels_fwd = 9;
+	ob->op.kernels_bwd = 9;
+	ob->op.fwd_bytes = expr_mul(&ob->m->g, ob->op.fwd_bytes, expr_int(&ob->m->g, 5));
+	ob->op.bwd_bytes = expr_mul(&ob->m->g, ob->op.bwd_bytes, expr_int(&ob->m->g, 5));
+	return 0;
+}
+
+static int
+relu6_build(struct op_build *ob)
+{
+	int inplace = ob_bool(ob, "inplace", 0);
+
+	if (inplace < 0)
+		return -1;
+	(void)inplace;
+	/* hardtanh's derivative reads its input: in place, autograd keeps a copy */
+	return pointwise(ob, KEEP_INPUT, 1, 2);
+}
+
+static int
+softmax_build(struct op_build *ob)
+{
+	struct expr_graph *g = &ob->m->g;
+	const struct cm_tensor *x = ob_in(ob, 0);
+	expr_id dim = ob_int(ob, "dim", -1);
+
+	if (dim < 0)
+		return -1;
+	if (!expr_is_const(g, dim))
+		return ob_fail(ob, "dim", "must be a constant");
+	{
+		int64_t d = g->nodes[dim].k.i;
+		if (d < -x->rank || d >= x->rank)
+			return ob_fail(ob, "dim", "%lld is out of range for %d dimensions", (long long)d, x->rank);
+	}
+	return pointwise(ob, KEEP_RESULT, 0, 5);
+}
+
+static int
+dropout_build(struct op_build *ob)
+{
+	const struct cm_tensor *x = ob_in(ob, 0);
+	double p = ob_number(ob, "p", 0.5, 0.0, 1.0);
+
+	if (isnan(p))
+		return -1;
+	if (p == 0.0 || !ob_training(ob)) {
+		/* PyTorch returns the input itself: no kernel, no memory */
+		if (ob_out_view(ob, 0, x->rank, x->dim, x->contiguous) < 0)
+			return -1;
+		ob->op.kernels_fwd = ob->op.kernels_bwd = 0;
+		return 0;
+	}
+	if (ob_out_new(ob, x->rank, x->dim, (enum cm_dtype)x->dtype) < 0)
+		return -1;
+	ob_save_new(ob, ob_bytes(ob, x->elems, CM_DT_BOOL));   /* the keep mask */
+	op_elementwise_costs(ob, 2);
+	ob->op.fwd_bytes = expr_add(&ob->m->g, ob->op.fwd_bytes, x->elems);
+	return 0;
+}
+
+static int
+scale_build(struct op_build *ob)
+{
+	double f = ob_number(ob, "factor", NAN, -1e30, 1e30);
+
+	if (isnan(f))
+		return ob_has(ob, "factor") ? -1 : ob_fail(ob, NULL, "\"factor\" is required");
+	return pointwise(ob, KEEP_NOTHING, 0, 1);
+}
+
+static const char *const inplace_attrs[] = { "inplace", NULL };
+static const char *const no_attrs[] = { NULL };
+static const char *const gelu_attrs[] = { "approximate", NULL };
+static const char *const softmax_attrs[] = { "dim", NULL };
+static const char *const dropout_attrs[] = { "p", NULL };
+static const char *const scale_attrs[] = { "factor", NULL };
+
+const struct op_rule op_rule_relu = { "relu", inplace_attrs, 1, 1, CM_CLASS_ELEMENTWISE, relu_build };
+const struct op_rule op_rule_relu6 = { "relu6", inplace_attrs, 1, 1, CM_CLASS_ELEMENTWISE, relu6_build };
+const struct op_rule op_rule_silu = { "silu", inplace_attrs, 1, 1, CM_CLASS_ELEMENTWISE, silu_build };
+const struct op_rule op_rule_hardswish = { "hardswish", inplace_attrs, 1, 1, CM_CLASS_ELEMENTWISE, hardswish_build };
+const struct op_rule op_rule_gelu = { "gelu", gelu_attrs, 1, 1, CM_CLASS_ELEMENTWISE, gelu_build };
+const struct op_rule op_rule_sigmoid = { "sigmoid", no_attrs, 1, 1, CM_CLASS_ELEMENTWISE, sigmoid_build };
+const struct op_rule op_rule_tanh = { "tanh", no_attrs, 1, 1, CM_CLASS_ELEMENTWISE, tanh_build };
+const struct op_rule op_rule_softmax = { "softmax", softmax_attrs, 1, 1, CM_CLASS_REDUCTION, softmax_build };
+const struct op_rule op_rule_dropout = { "dropout", dropout_attrs, 1, 1, CM_CLASS_ELEMENTWISE, dropout_build };
+const struct op_rule op_rule_scale = { "scale", scale_attrs, 1, 1, CM_CLASS_ELEMENTWISE, scale_build };

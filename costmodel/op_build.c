@@ -1,0 +1,571 @@
+/*
+ * op_build.c - the helpers operator rules use (attributes, outputs, saved
+ * tensors, constraints) and the step that appends a finished operator to
+ * the model graph with its liveness (see op_build.h).
+ *
+ * Invariant kept here: storage.last_use, storage.first_saver and
+ * tensor.last_use are updated for every read, following views and choice
+ * alternatives down to the storages that really hold the data.
+ */
+#include "model_build_priv.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- graph containers ---- */
+
+#define GROW(arr, n, cap) do {                                           \
+	if ((n) == (cap)) {                                              \
+		int ncap_ = (cap) ? 2 * (cap) : 64;                      \
+		void *p_ = realloc((arr), sizeof *(arr) * (size_t)ncap_); \
+		if (p_ == NULL)                                          \
+			return -1;                                       \
+		(arr) = p_;                                              \
+		(cap) = ncap_;                                           \
+	}                                                                \
+} while (0)
+
+int
+cm_graph_add_storage(struct cm_graph *m, expr_id bytes, expr_id guard, int producer)
+{
+	GROW(m->storages, m->nstorages, m->capstorages);
+	m->storages[m->nstorages].bytes = bytes;
+	m->storages[m->nstorages].guard = guard;
+	m->storages[m->nstorages].producer = producer;
+	m->storages[m->nstorages].last_use = producer;
+	m->storages[m->nstorages].first_saver = INT_MAX;
+	m->storages[m->nstorages].extra = 0;
+	return m->nstorages++;
+}
+
+int
+cm_graph_add_tensor(struct cm_graph *m, const struct cm_tensor *proto)
+{
+	GROW(m->tensors, m->ntensors, m->captensors);
+	m->tensors[m->ntensors] = *proto;
+	return m->ntensors++;
+}
+
+int
+cm_graph_add_op(struct cm_graph *m, const struct cm_op *proto)
+{
+	GROW(m->ops, m->nops, m->capops);
+	m->ops[m->nops] = *proto;
+	return m->nops++;
+}
+
+int
+cm_graph_add_constraint(struct cm_graph *m, expr_id guard, expr_id ok,
+    const char *path, const char *text, int nvals, const char *const *names,
+    const expr_id *vals)
+{
+	struct cm_constraint *c;
+
+	if (ok < 0 || guard < 0)
+		return -1;
+	ok = expr_or(&m->g, expr_not(&m->g, guard), ok);
+	if (expr_is_const(&m->g, ok) && m->g.nodes[ok].k.i == 1)
+		return 0;       /* always satisfied */
+	GROW(m->cons, m->ncons, m->capcons);
+	c = &m->cons[m->ncons];
+	memset(c, 0, sizeof *c);
+	c->ok = ok;
+	c->path = strdup(path);
+	c->text = strdup(text);
+	if (c->path == NULL || c->text == NULL) {
+		free(c->path);
+		free(c->text);
+		return -1;
+	}
+	for (int i = 0; i < nvals && i < 4; i++) {
+		c->val_names[i] = strdup(names[i]);
+		c->vals[i] = vals[i];
+		if (c->val_names[i] == NULL)
+			return -1;
+		c->nvals = i + 1;
+	}
+	m->ncons++;
+	return 0;
+}
+
+void
+cm_graph_free(struct cm_graph *m)
+{
+	for (int i = 0; i < m->ntensors; i++)
+		if (m->tensors[i].owns_alts)
+			free(m->tensors[i].alts);
+	for (int i = 0; i < m->nops; i++)
+		free(m->ops[i].path);
+	for (int i = 0; i < m->ncons; i++) {
+		free(m->cons[i].path);
+		free(m->cons[i].text);
+		for (int j = 0; j < m->cons[i].nvals; j++)
+			free(m->cons[i].val_names[j]);
+	}
+	free(m->tensors);
+	free(m->storages);
+	free(m->ops);
+	free(m->cons);
+	expr_graph_free(&m->g);
+	memset(m, 0, sizeof *m);
+}
+
+int
+cm_dtype_bytes(const struct cm_graph *m, enum cm_dtype dt)
+{
+	switch (dt) {
+	case CM_DT_ACT:  return m->act_bytes;
+	case CM_DT_F32:  return 4;
+	case CM_DT_I64:  return 8;
+	case CM_DT_BOOL: return 1;
+	}
+	return 4;
+}
+
+/* ---- attributes ---- */
+
+int
+ob_fail(struct op_build *ob, const char *name, const char *fmt, ...)
+{
+	char path[512], msg[400];
+	va_list ap;
+
+	if (name != NULL)
+		dn_fmt(path, sizeof path, "%s.%s", ob->file_path, name);
+	else
+		dn_fmt(path, sizeof path, "%s", ob->file_path);
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	return dn_error_set(ob->err, DN_EINVAL, path, "%s: %s", ob->op.rule->name, msg);
+}
+
+int
+ob_has(const struct op_build *ob, const char *name)
+{
+	return json_object_get(ob->item, name) != NULL;
+}
+
+static expr_id
+attr_expr(struct op_build *ob, const json_t *v, const char *name)
+{
+	char path[512];
+
+	dn_fmt(path, sizeof path, "%s.%s", ob->file_path, name);
+	if (json_is_boolean(v))
+		return expr_int(&ob->m->g, json_is_true(v));
+	return mb_parse_value(ob->mb, v, path, ob->guard);
+}
+
+expr_id
+ob_int(struct op_build *ob, const char *name, int64_t dflt)
+{
+	const json_t *v = json_object_get(ob->item, name);
+	expr_id e;
+
+	if (v == NULL) {
+		if (dflt == OB_REQUIRED) {
+			ob_fail(ob, NULL, "\"%s\" is required", name);
+			return EXPR_NONE;
+		}
+		return expr_int(&ob->m->g, dflt);
+	}
+	if (json_is_array(v)) {
+		ob_fail(ob, name, "must be one integer or expression, not a list");
+		return EXPR_NONE;
+	}
+	e = attr_expr(ob, v, name);
+	if (e >= 0 && expr_type_of(&ob->m->g, e) != EXPR_INT) {
+		ob_fail(ob, name, "must be an integer (use floor(), ceil() or round() on real values)");
+		return EXPR_NONE;
+	}
+	return e;
+}
+
+int
+ob_pair(struct op_build *ob, const char *name, int64_t dflt, expr_id out[2])
+{
+	const json_t *v = json_object_get(ob->item, name);
+	char sub[64];
+
+	if (json_is_array(v)) {
+		if (json_array_size(v) != 2)
+			return ob_fail(ob, name, "must be one value or a list of 2 (height, width)");
+		for (int i = 0; i < 2; i++) {
+			dn_fmt(sub, sizeof sub, "%s[%d]", name, i);
+			out[i] = attr_expr(ob, json_array_get(v, (size_t)i), sub);
+			if (out[i] < 0)
+				return -1;
+			if (expr_type_of(&ob->m->g, out[i]) != EXPR_INT)
+				return ob_fail(ob, sub, "must be an integer");
+		}
+		return 0;
+	}
+	out[0] = out[1] = ob_int(ob, name, dflt);
+	return out[0] < 0 ? -1 : 0;
+}
+
+int
+ob_bool(struct op_build *ob, const char *name, int dflt)
+{
+	const json_t *v = json_object_get(ob->item, name);
+
+	if (v == NULL)
+		return dflt;
+	if (!json_is_boolean(v)) {
+		ob_fail(ob, name, "must be true or false");
+		return -1;
+	}
+	return json_is_true(v);
+}
+
+double
+ob_number(struct op_build *ob, const char *name, double dflt, double lo, double hi)
+{
+	const json_t *v = json_object_get(ob->item, name);
+	double x;
+
+	if (v == NULL)
+		return dflt;
+	if (!json_is_number(v)) {
+		ob_fail(ob, name, "must be a number");
+		return NAN;
+	}
+	x = json_number_value(v);
+	if (!(x >= lo && x <= hi)) {
+		ob_fail(ob, name, "must be between %g and %g", lo, hi);
+		return NAN;
+	}
+	return x;
+}
+
+int
+ob_training(const struct op_build *ob)
+{
+	return ob->mb->wl->training;
+}
+
+/* ---- shapes and constraints ---- */
+
+expr_id
+ob_elems(struct op_build *ob, int rank, const expr_id *dims)
+{
+	expr_id e = expr_int(&ob->m->g, 1);
+
+	for (int i = 0; i < rank; i++)
+		e = expr_mul(&ob->m->g, e, dims[i]);
+	return e;
+}
+
+expr_id
+ob_bytes(struct op_build *ob, expr_id elems, enum cm_dtype dt)
+{
+	return expr_mul(&ob->m->g, elems, expr_int(&ob->m->g, cm_dtype_bytes(ob->m, dt)));
+}
+
+void
+ob_require(struct op_build *ob, expr_id cond, const char *rule,
+    int nvals, const char *const *names, const expr_id *vals)
+{
+	if (cond < 0)
+		return;
+	if (cm_graph_add_constraint(ob->m, ob->guard, cond, ob->inst_path, rule,
+	    nvals, names, vals) != 0 && !dn_error_isset(ob->err))
+		dn_error_set(ob->err, DN_ENOMEM, ob->file_path, "out of memory");
+}
+
+int
+ob_need_rank(struct op_build *ob, int i, int lo, int hi)
+{
+	int r = ob_in(ob, i)->rank;
+
+	if (r < lo || r > hi) {
+		if (lo == hi)
+			return ob_fail(ob, NULL, "input %d has %d dimensions; %s needs %d",
+			    i, r, ob->op.rule->name, lo);
+		return ob_fail(ob, NULL, "input %d has %d dimensions; %s needs %d to %d",
+		    i, r, ob->op.rule->name, lo, hi);
+	}
+	return 0;
+}
+
+static int
+new_tensor(struct op_build *ob, int rank, const expr_id *dims, enum cm_dtype dt,
+    int storage, int view_of, int contiguous, const struct cm_tensor *alias)
+{
+	struct cm_tensor t;
+	int idx;
+
+	if (rank > CM_MAX_RANK)
+		return ob_fail(ob, NULL, "more than %d dimensions", CM_MAX_RANK);
+	memset(&t, 0, sizeof t);
+	t.rank = rank;
+	for (int i = 0; i < rank; i++) {
+		if (dims[i] < 0)
+			return -1;
+		t.dim[i] = dims[i];
+	}
+	t.elems = ob_elems(ob, rank, dims);
+	t.dtype = (uint8_t)dt;
+	t.storage = storage;
+	t.view_of = view_of;
+	t.contiguous = (uint8_t)contiguous;
+	t.producer = ob->m->nops;
+	t.last_use = ob->m->nops;
+	if (alias != NULL && storage < 0) {
+		t.alts = alias->alts;   /* borrowed: owned by the choice output */
+		t.nalts = alias->nalts;
+	}
+	idx = cm_graph_add_tensor(ob->m, &t);
+	if (idx < 0)
+		dn_error_set(ob->err, DN_ENOMEM, ob->file_path, "out of memory");
+	ob->out = idx;
+	return idx;
+}
+
+int
+ob_out_new(struct op_build *ob, int rank, const expr_id *dims, enum cm_dtype dt)
+{
+	expr_id elems = ob_elems(ob, rank, dims);
+	int s = cm_graph_add_storage(ob->m, ob_bytes(ob, elems, dt), ob->guard, ob->m->nops);
+
+	if (s < 0)
+		return dn_error_set(ob->err, DN_ENOMEM, ob->file_path, "out of memory");
+	return new_tensor(ob, rank, dims, dt, s, -1, 1, NULL);
+}
+
+int
+ob_out_view(struct op_build *ob, int i, int rank, const expr_id *dims, int contiguous)
+{
+	const struct cm_tensor *src = ob_in(ob, i);
+	struct cm_tensor alias = *src;
+
+	return new_tensor(ob, rank, dims, (enum cm_dtype)src->dtype, src->storage,
+	    ob->in[i], contiguous, &alias);
+}
+
+int
+ob_out_inplace(struct op_build *ob, int i)
+{
+	struct cm_tensor src = *ob_in(ob, i);
+
+	return new_tensor(ob, src.rank, src.dim, (enum cm_dtype)src.dtype, src.storage,
+	    -1, src.contiguous, &src);
+}
+
+void
+ob_param(struct op_build *ob, expr_id elems)
+{
+	if (ob->op.nparam_tensors < CM_MAX_PARAM_TENSORS)
+		ob->op.param_elems[ob->op.nparam_tensors++] = elems;
+	ob->op.params = expr_add(&ob->m->g, ob->op.params, elems);
+}
+
+void
+ob_buffer(struct op_build *ob, expr_id elems)
+{
+	ob->op.buffer_elems = expr_add(&ob->m->g, ob->op.buffer_elems, elems);
+}
+
+void
+ob_save_input(struct op_build *ob, int i)
+{
+	if (ob->nsaved < 8)
+		ob->saved[ob->nsaved++] = ob->in[i];
+}
+
+void
+ob_save_output(struct op_build *ob)
+{
+	if (ob->nsaved < 8)
+		ob->saved[ob->nsaved++] = -2;   /* resolved to ob->out when finished */
+}
+
+void
+ob_save_new(struct op_build *ob, expr_id bytes)
+{
+	if (ob->nextra < 4)
+		ob->extra_saved[ob->nextra++] = bytes;
+}
+
+/* ---- finishing an operator ---- */
+
+typedef void (*storage_fn)(struct cm_graph *m, int storage, int op);
+
+static void
+for_each_storage(struct cm_graph *m, int t, storage_fn fn, int op, int depth)
+{
+	const struct cm_tensor *x = &m->tensors[t];
+
+	if (depth > 256)
+		return;
+	if (x->storage >= 0) {
+		fn(m, x->storage, op);
+		return;
+	}
+	for (int i = 0; i < x->nalts; i++)
+		for_each_storage(m, x->alts[i], fn, op, depth + 1);
+}
+
+static void
+mark_used(struct cm_graph *m, int s, int op)
+{
+	if (m->storages[s].last_use < op)
+		m->storages[s].last_use = op;
+}
+
+static void
+mark_saved(struct cm_graph *m, int s, int op)
+{
+	if (m->storages[s].first_saver > op)
+		m->storages[s].first_saver = op;
+}
+
+/* Extends the tensor-level liveness (for gradients) of t, the tensors it is a
+ * view of, and choice alternatives. */
+static void
+mark_tensor_used(struct cm_graph *m, int t, int op, int depth)
+{
+	struct cm_tensor *x;
+
+	if (t < 0 || depth > 256)
+		return;
+	x = &m->tensors[t];
+	if (x->last_use < op)
+		x->last_use = op;
+	if (x->view_of >= 0)
+		mark_tensor_used(m, x->view_of, op, depth + 1);
+	if (x->storage < 0)
+		for (int i = 0; i < x->nalts; i++)
+			mark_tensor_used(m, x->alts[i], op, depth + 1);
+}
+
+int
+mb_finish_op(struct model_builder *mb, struct op_build *ob)
+{
+	struct cm_graph *m = mb->m;
+	int idx = m->nops, rg = 0;
+	struct cm_tensor *out;
+
+	if (ob->out < 0)
+		return dn_error_set(ob->err, DN_EINTERNAL, ob->file_path, "operator produced no output");
+	ob->op.path = strdup(ob->inst_path);
+	ob->op.guard = ob->guard;
+	ob->op.nin = ob->nin;
+	memcpy(ob->op.in, ob->in, sizeof ob->op.in);
+	ob->op.out = ob->out;
+	if (ob->op.path == NULL || cm_graph_add_op(m, &ob->op) != idx) {
+		free(ob->op.path);
+		return dn_error_set(ob->err, DN_ENOMEM, ob->file_path, "out of memory");
+	}
+	for (int i = 0; i < ob->nin; i++) {
+		for_each_storage(m, ob->in[i], mark_used, idx, 0);
+		mark_tensor_used(m, ob->in[i], idx, 0);
+		rg |= m->tensors[ob->in[i]].requires_grad;
+	}
+	for (int i = 0; i < ob->nsaved; i++)
+		for_each_storage(m, ob->saved[i] == -2 ? ob->out : ob->saved[i], mark_saved, idx, 0);
+	for (int i = 0; i < ob->nextra; i++) {
+		int s = cm_graph_add_storage(m, ob->extra_saved[i], ob->guard, idx);
+		if (s < 0)
+			return dn_error_set(ob->err, DN_ENOMEM, ob->file_path, "out of memory");
+		m->storages[s].first_saver = idx;
+		m->storages[s].extra = 1;
+	}
+	out = &m->tensors[ob->out];
+	if (out->producer == idx) {
+		int has_params = !(expr_is_const(&m->g, ob->op.params) && m->g.nodes[ob->op.params].k.i == 0) ||
+		    ob->op.nparam_tensors > 0;
+		out->requires_grad = (uint8_t)((rg || has_params) &&
+		    (out->dtype == CM_DT_ACT || out->dtype == CM_DT_F32));
+	}
+	return ob->out;
+}
+
+static void
+op_init(struct op_build *ob, struct model_builder *mb, const struct op_rule *rule)
+{
+	struct expr_graph *g = &mb->m->g;
+
+	memset(&ob->op, 0, sizeof ob->op);
+	ob->op.rule = rule;
+	ob->op.op_class = (uint8_t)rule->op_class;
+	ob->op.params = expr_int(g, 0);
+	ob->op.buffer_elems = expr_int(g, 0);
+	ob->op.macs = expr_int(g, 0);
+	ob->op.flops_other = expr_int(g, 0);
+	ob->op.bwd_macs = expr_int(g, 0);
+	ob->op.fwd_bytes = expr_int(g, 0);
+	ob->op.bwd_bytes = expr_int(g, 0);
+	ob->op.parallel = expr_int(g, 1);
+	ob->op.ws_fwd = expr_int(g, 0);
+	ob->op.ws_bwd = expr_int(g, 0);
+	ob->op.bwd_extra = expr_int(g, 0);
+	ob->op.kernels_fwd = 1;
+	ob->op.kernels_bwd = 1;
+	ob->out = -1;
+	ob->nsaved = 0;
+	ob->nextra = 0;
+}
+
+int
+mb_run_rule(struct model_builder *mb, const struct op_rule *rule,
+    const json_t *item, const char *file_path, const char *inst_path,
+    expr_id guard, int nin, const int *in)
+{
+	struct op_build ob;
+	int nops_before = mb->m->nops;
+
+	memset(&ob, 0, sizeof ob);
+	ob.m = mb->m;
+	ob.mb = mb;
+	ob.item = item;
+	ob.file_path = file_path;
+	ob.inst_path = inst_path;
+	ob.guard = guard;
+	ob.err = mb->err;
+	if (nin < rule->min_in || nin > rule->max_in) {
+		if (rule->min_in == rule->max_in)
+			return dn_error_set(mb->err, DN_EINVAL, file_path,
+			    "%s takes %d input%s, got %d", rule->name, rule->min_in,
+			    rule->min_in == 1 ? "" : "s", nin);
+		return dn_error_set(mb->err, DN_EINVAL, file_path,
+		    "%s takes %d to %d inputs, got %d", rule->name, rule->min_in, rule->max_in, nin);
+	}
+	ob.nin = nin;
+	memcpy(ob.in, in, sizeof(int) * (size_t)nin);
+	for (int i = 0; i < nin; i++)
+		ob.inputs[i] = mb->m->tensors[in[i]];
+	op_init(&ob, mb, rule);
+	if (expr_graph_set_origin(&mb->m->g, inst_path) != 0)
+		return dn_error_set(mb->err, DN_ENOMEM, file_path, "out of memory");
+	if (rule->build(&ob) != 0 || dn_error_isset(mb->err))
+		return -1;
+	if (dn_error_isset(&mb->m->g.err))
+		return dn_error_set(mb->err, mb->m->g.err.code, file_path, "%s", mb->m->g.err.message);
+	if (mb->m->nops != nops_before)
+		return ob.out;          /* a composite: its sub-operators are the ops */
+	return mb_finish_op(mb, &ob);
+}
+
+int
+ob_sub(struct op_build *ob, const char *rule_name, const char *suffix,
+    json_t *attrs, int nin, const int *in)
+{
+	const struct op_rule *rule = op_rule_find(rule_name);
+	char ipath[512];
+	int r;
+
+	if (rule == NULL)
+		return dn_error_set(ob->err, DN_EINTERNAL, ob->file_path, "no rule %s", rule_name);
+	dn_fmt(ipath, sizeof ipath, "%s.%s", ob->inst_path, suffix);
+	/* attribute errors in a sub-operator point at the composite's item */
+	r = mb_run_rule(ob->mb, rule, attrs, ob->file_path, ipath, ob->guard, nin, in);
+	if (expr_graph_set_origin(&ob->m->g, ob->inst_path) != 0)
+		return -1;
+	return r;
+}

@@ -1,0 +1,100 @@
+/*
+ * op_build.h - the contract between the model builder and the operator rules
+ * (op_*.c): a rule reads its attributes, checks its inputs, states its
+ * validity constraints, creates its output and fills its costs, all as
+ * expressions (private to costmodel/).
+ *
+ * A rule returns 0, or -1 after recording an error in ob->err naming the
+ * attribute's JSON path. Rules never evaluate anything: every size is an
+ * expression, so one rule serves evaluation, bounds and Z3 alike.
+ */
+#ifndef DN_OP_BUILD_H
+#define DN_OP_BUILD_H
+
+#include <jansson.h>
+
+#include "model_graph.h"
+
+struct model_builder;
+
+struct op_build {
+	struct cm_graph *m;
+	struct model_builder *mb;
+	const json_t *item;             /* the operator's JSON object (may be a synthesized one) */
+	const char *file_path;          /* JSON path of the item in the model file */
+	const char *inst_path;          /* path of this instance (through defs and repeats) */
+	expr_id guard;
+	int nin;
+	int in[CM_MAX_IN];              /* input tensor indices */
+	struct cm_tensor inputs[CM_MAX_IN]; /* snapshots: stable while the tensor array grows */
+	struct cm_op op;                /* costs being filled */
+	int out;                        /* output tensor index, set by the rule */
+	int nsaved;
+	int saved[8];                   /* tensors saved for backward */
+	int nextra;
+	expr_id extra_saved[4];         /* new tensors saved for backward (bytes) */
+	struct dn_error *err;
+};
+
+struct op_rule {
+	const char *name;
+	const char *const *attrs;       /* allowed attribute names, NULL-terminated */
+	int min_in, max_in;             /* number of input tensors */
+	enum cm_op_class op_class;
+	int (*build)(struct op_build *ob);
+};
+
+/* The registry (op_registry.c). */
+const struct op_rule *op_rule_find(const char *name);
+const char *const *op_rule_names(void);
+
+/* Attribute readers. `dflt` of OB_REQUIRED makes the attribute mandatory.
+ * Integer attributes accept JSON integers or expression strings. */
+#define OB_REQUIRED INT64_MIN
+expr_id ob_int(struct op_build *ob, const char *name, int64_t dflt);
+int ob_pair(struct op_build *ob, const char *name, int64_t dflt, expr_id out[2]);
+int ob_bool(struct op_build *ob, const char *name, int dflt);
+double ob_number(struct op_build *ob, const char *name, double dflt, double lo, double hi);
+/* Whether the attribute is present. */
+int ob_has(const struct op_build *ob, const char *name);
+/* An error about attribute `name` (NULL: the operator itself). */
+int ob_fail(struct op_build *ob, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Whether the model is built for a training step. */
+int ob_training(const struct op_build *ob);
+
+/* Inputs. */
+static inline const struct cm_tensor *
+ob_in(const struct op_build *ob, int i)
+{
+	return &ob->inputs[i];
+}
+expr_id ob_elems(struct op_build *ob, int rank, const expr_id *dims);
+expr_id ob_bytes(struct op_build *ob, expr_id elems, enum cm_dtype dt);
+
+/* States "cond must hold" for this operator (guarded automatically). */
+void ob_require(struct op_build *ob, expr_id cond, const char *rule,
+    int nvals, const char *const *names, const expr_id *vals);
+/* Requires input i to have `rank` dimensions. */
+int ob_need_rank(struct op_build *ob, int i, int rank_lo, int rank_hi);
+
+/* Outputs: a new storage, a view of input i, or input i modified in place. */
+int ob_out_new(struct op_build *ob, int rank, const expr_id *dims, enum cm_dtype dt);
+int ob_out_view(struct op_build *ob, int i, int rank, const expr_id *dims, int contiguous);
+int ob_out_inplace(struct op_build *ob, int i);
+
+/* Costs. */
+void ob_param(struct op_build *ob, expr_id elems);
+void ob_buffer(struct op_build *ob, expr_id elems);
+void ob_save_input(struct op_build *ob, int i);
+void ob_save_output(struct op_build *ob);
+void ob_save_new(struct op_build *ob, expr_id bytes);
+
+/* Runs another rule as a sub-operator of this one (attention is built from
+ * linear, matmul, softmax, ...): `attrs` is a JSON object the caller owns;
+ * returns the sub-operator's output tensor or -1. */
+int ob_sub(struct op_build *ob, const char *rule, const char *suffix,
+    json_t *attrs, int nin, const int *in);
+
+#endif

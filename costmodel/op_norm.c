@@ -1,0 +1,112 @@
+/*
+ * op_norm.c - batchnorm (over dim 1), layernorm (over the last dim) and
+ * groupnorm. Learnable affine parameters count as parameters; batchnorm's
+ * running statistics are buffers. Autograd keeps the input plus the fp32
+ * per-channel (or per-row) mean and inverse deviation for backward.
+ */
+#include "op_rules.h"
+
+static int
+batchnorm_build(struct op_build *ob)
+{
+	struct expr_graph *g = &ob->m->g;
+	const struct cm_tensor *x;
+	int affine;
+	expr_id c;
+
+	if (ob_need_rank(ob, 0, 2, 5) != 0)
+		return -1;
+	x = ob_in(ob, 0);
+	affine = ob_bool(ob, "affine", 1);
+	if (affine < 0)
+		return -1;
+	c = x->dim[1];
+	if (ob_out_new(ob, x->rank, x->dim, CM_DT_ACT) < 0)
+		return -1;
+	if (affine) {
+		ob_param(ob, c);
+		ob_param(ob, c);
+	}
+	ob_buffer(ob, expr_mul(g, c, expr_int(g, 2)));
+	{
+		/* training normalizes over N and the spatial dims: at least 2 values */
+		const char *n[] = { "values per channel" };
+		expr_id per = expr_div(g, x->elems, c);
+		ob_require(ob, expr_ge(g, per, expr_int(g, 2)),
+		    "batchnorm needs more than 1 value per channel in training", 1, n, &per);
+	}
+	ob_save_input(ob, 0);
+	ob_save_new(ob, expr_mul(g, c, expr_int(g, 8)));       /* save_mean, save_invstd */
+	op_elementwise_costs(ob, 5);
+	return 0;
+}
+
+static int
+layernorm_build(struct op_build *ob)
+{
+	struct expr_graph *g = &ob->m->g;
+	const struct cm_tensor *x;
+	int affine;
+	expr_id e, rows;
+
+	if (ob_need_rank(ob, 0, 1, CM_MAX_RANK) != 0)
+		return -1;
+	x = ob_in(ob, 0);
+	affine = ob_bool(ob, "affine", 1);
+	if (affine < 0)
+		return -1;
+	e = x->dim[x->rank - 1];
+	rows = expr_div(g, x->elems, e);
+	if (ob_out_new(ob, x->rank, x->dim, CM_DT_ACT) < 0)
+		return -1;
+	if (affine) {
+		ob_param(ob, e);
+		ob_param(ob, e);
+	}
+	ob_save_input(ob, 0);
+	ob_save_new(ob, expr_mul(g, rows, expr_int(g, 8)));    /* mean, rstd (fp32) */
+	op_elementwise_costs(ob, 8);
+	return 0;
+}
+
+static int
+groupnorm_build(struct op_build *ob)
+{
+	struct expr_graph *g = &ob->m->g;
+	const struct cm_tensor *x;
+	int affine;
+	expr_id c, groups;
+
+	if (ob_need_rank(ob, 0, 2, 5) != 0)
+		return -1;
+	x = ob_in(ob, 0);
+	affine = ob_bool(ob, "affine", 1);
+	groups = ob_int(ob, "groups", OB_REQUIRED);
+	if (affine < 0 || groups < 0)
+		return -1;
+	c = x->dim[1];
+	{
+		const char *n[] = { "channels", "groups" };
+		expr_id v[] = { c, groups };
+		ob_require(ob, expr_ge(g, groups, expr_int(g, 1)), "groups >= 1", 1, n + 1, &groups);
+		ob_require(ob, expr_eq(g, expr_mod(g, c, groups), expr_int(g, 0)),
+		    "groups divides the channels", 2, n, v);
+	}
+	if (ob_out_new(ob, x->rank, x->dim, CM_DT_ACT) < 0)
+		return -1;
+	if (affine) {
+		ob_param(ob, c);
+		ob_param(ob, c);
+	}
+	ob_save_input(ob, 0);
+	ob_save_new(ob, expr_mul(g, expr_mul(g, x->dim[0], groups), expr_int(g, 8)));
+	op_elementwise_costs(ob, 8);
+	return 0;
+}
+
+static const char *const bn_attrs[] = { "affine", NULL };
+static const char *const gn_attrs[] = { "affine", "groups", NULL };
+
+const struct op_rule op_rule_batchnorm = { "batchnorm", bn_attrs, 1, 1, CM_CLASS_REDUCTION, batchnorm_build };
+const struct op_rule op_rule_layernorm = { "layernorm", bn_attrs, 1, 1, CM_CLASS_REDUCTION, layernorm_build };
+const struct op_rule op_rule_groupnorm = { "groupnorm", gn_attrs, 1, 1, CM_CLASS_REDUCTION, groupnorm_build };

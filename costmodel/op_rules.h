@@ -1,0 +1,35 @@
+/*
+ * op_rules.h - the operator rules (one file per family: op_conv.c,
+ * op_linear.c, op_norm.c, op_activation.c, op_pool.c, op_shape.c,
+ * op_merge.c, op_attention.c, op_rnn.c, op_loss.c) and the cost helpers
+ * they share (private to costmodel/).
+ */
+#ifndef DN_OP_RULES_H
+#define DN_OP_RULES_H
+
+#include "op_build.h"
+
+/* Sets forward/backward memory traffic from the inputs, the output and (when
+ * with_params) the weights: backward reads and writes about twice as much. */
+void op_io_bytes(struct op_build *ob, int with_params);
+
+/* Costs of an elementwise or normalization op over the output's elements:
+ * `flops` FLOPs per element, parallel work = elements. */
+void op_elementwise_costs(struct op_build *ob, int flops);
+
+extern const struct op_rule op_rule_conv1d, op_rule_conv2d;
+extern const struct op_rule op_rule_linear, op_rule_matmul, op_rule_bmm, op_rule_embedding;
+extern const struct op_rule op_rule_batchnorm, op_rule_layernorm, op_rule_groupnorm;
+extern const struct op_rule op_rule_relu, op_rule_relu6, op_rule_silu, op_rule_hardswish,
+    op_rule_gelu, op_rule_sigmoid, op_rule_tanh, op_rule_softmax, op_rule_dropout,
+    op_rule_scale;
+extern const struct op_rule op_rule_maxpool1d, op_rule_maxpool2d, op_rule_avgpool1d,
+    op_rule_avgpool2d, op_rule_adaptive_avgpool2d, op_rule_adaptive_maxpool2d;
+extern const struct op_rule op_rule_flatten, op_rule_reshape, op_rule_permute,
+    op_rule_transpose, op_rule_contiguous, op_rule_identity, op_rule_zero, op_rule_slice;
+extern const struct op_rule op_rule_add, op_rule_mul, op_rule_concat;
+extern const struct op_rule op_rule_attention;
+extern const struct op_rule op_rule_lstm, op_rule_gru;
+extern const struct op_rule op_rule_cross_entropy;
+
+#endif

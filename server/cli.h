@@ -1,0 +1,35 @@
+/*
+ * cli.h - the dnnsat command line: one file per subcommand (cli_*.c), the
+ * shared option handling in cli_common.c. Every subcommand returns the
+ * process exit status: 0 success, 1 a negative answer (an infeasible
+ * configuration), 2 bad input (with a message on stderr naming the field).
+ */
+#ifndef DN_CLI_H
+#define DN_CLI_H
+
+#include "costmodel.h"
+
+/* What estimate-like subcommands share: the model, its configuration, the
+ * device and the workload, read from the options. */
+struct cli_query {
+	struct cm_model_def *def;
+	union expr_val *config;
+	struct cm_device_catalog catalog;
+	struct cm_device device;
+	struct cm_workload wl;
+	const char *preset;
+	int json;
+	int per_op;
+};
+
+/* Parses the common options (see cli_usage) from argv; leaves unknown ones
+ * to the caller through `extra` (returns their count). 0 or -1 with err. */
+int cli_query_parse(int argc, char **argv, struct cli_query *q, struct dn_error *err);
+void cli_query_free(struct cli_query *q);
+void cli_print_error(const struct dn_error *err);
+
+int cli_estimate(int argc, char **argv);
+int cli_templates(int argc, char **argv);
+int cli_devices(int argc, char **argv);
+
+#endif

@@ -1,0 +1,168 @@
+/*
+ * cli_estimate.c - `dnnsat estimate`: every cost of one configuration as a
+ * readable table, or as JSON (--json) for scripts. Exit status 0 when the
+ * configuration is valid and fits the device's memory, 1 when it is invalid
+ * or does not fit, 2 on bad input.
+ */
+#include "cli.h"
+#include "cm_report.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *
+human_bytes(int64_t b, char *buf, size_t len)
+{
+	double x = (double)b;
+
+	if (x >= 1024.0 * 1024 * 1024)
+		snprintf(buf, len, "%.2f GiB", x / (1024.0 * 1024 * 1024));
+	else if (x >= 1024.0 * 1024)
+		snprintf(buf, len, "%.1f MiB", x / (1024.0 * 1024));
+	else if (x >= 1024.0)
+		snprintf(buf, len, "%.1f KiB", x / 1024.0);
+	else
+		snprintf(buf, len, "%lld B", (long long)b);
+	return buf;
+}
+
+static const char *
+grouped(int64_t v, char *buf, size_t len)
+{
+	char tmp[32];
+	int n = snprintf(tmp, sizeof tmp, "%lld", (long long)(v < 0 ? -v : v)), j = 0;
+
+	if (v < 0 && len > 1)
+		buf[j++] = '-';
+	for (int i = 0; i < n && (size_t)j + 2 < len; i++) {
+		buf[j++] = tmp[i];
+		if ((n - i - 1) % 3 == 0 && i != n - 1)
+			buf[j++] = ',';
+	}
+	buf[j] = '\0';
+	return buf;
+}
+
+static void
+print_table(const struct cli_query *q, const struct cm_model *m, const union expr_val *scratch,
+    const struct cm_result *r)
+{
+	static const char *const phases[] = { "forward", "backward", "optimizer step" };
+	char a[64], b[64], c[64];
+	const struct cm_model_def *def = q->def;
+
+	printf("model        %s%s%s\n", def->name, q->preset ? "  preset " : "", q->preset ? q->preset : "");
+	printf("device       %s (%s memory)\n", q->device.display_name, human_bytes(q->device.memory_bytes, a, sizeof a));
+	printf("workload     %s, %s%s%s\n", q->wl.training ? "training" : "inference",
+	    cm_precision_name(q->wl.precision), q->wl.training ? ", " : "",
+	    q->wl.training ? cm_optimizer_name(q->wl.optimizer) : "");
+	printf("config      ");
+	for (int i = 0; i < def->nhps; i++) {
+		const struct cm_hparam *h = &def->hps[i];
+		if (h->type == CM_HP_CATEGORICAL)
+			printf(" %s=%s", h->name, h->values[q->config[i].i]);
+		else if (h->type == CM_HP_REAL)
+			printf(" %s=%g", h->name, q->config[i].r);
+		else
+			printf(" %s=%lld", h->name, (long long)q->config[i].i);
+	}
+	printf("\n\n");
+	printf("valid        %s\n", r->valid ? "yes" : "NO");
+	for (int i = 0; i < r->nviolations && i < 8; i++) {
+		const struct cm_violation *x = &r->violations[i];
+		printf("  violated   %s: %s (", x->path, x->rule);
+		for (int j = 0; j < x->nvals; j++) {
+			if (x->real[j])
+				printf("%s%s=%g", j ? ", " : "", x->names[j], x->vals[j].r);
+			else
+				printf("%s%s=%lld", j ? ", " : "", x->names[j], (long long)x->vals[j].i);
+		}
+		printf(")\n");
+	}
+	if (r->nviolations > 8)
+		printf("  ... and %d more violations\n", r->nviolations - 8);
+	printf("parameters   %s\n", grouped(r->params, a, sizeof a));
+	printf("weights      %s fp32, %s fp16/bf16, %s int8\n", human_bytes(r->weight_bytes_fp32, a, sizeof a),
+	    human_bytes(r->weight_bytes_fp16, b, sizeof b), human_bytes(r->weight_bytes_int8, c, sizeof c));
+	printf("MACs         %s forward (%.3f G)  [conv, linear, matmul, recurrent]\n",
+	    grouped(r->macs, a, sizeof a), (double)r->macs / 1e9);
+	printf("FLOPs        %s forward (2 x MACs), %s per training step\n",
+	    grouped(r->flops, a, sizeof a), grouped(r->train_flops, b, sizeof b));
+	printf("activations  %s kept for backward\n", human_bytes(r->act_saved_bytes, a, sizeof a));
+	printf("\nmemory       %s %s peak (%s), %s %s\n",
+	    human_bytes(r->mem, a, sizeof a), q->wl.training ? "training" : "inference",
+	    phases[r->peak_phase], r->mem <= q->device.memory_bytes ? "fits" : "DOES NOT FIT",
+	    human_bytes(q->device.memory_bytes, b, sizeof b));
+	for (int cat = 0; cat < CM_MEM_NCAT; cat++)
+		if (r->mem_breakdown[cat] != 0)
+			printf("  %-11s %12s\n", cm_mem_cat_name((enum cm_mem_cat)cat),
+			    human_bytes(r->mem_breakdown[cat], a, sizeof a));
+	if (q->wl.training)
+		printf("  (inference peak would be %s)\n", human_bytes(r->mem_infer, a, sizeof a));
+	printf("\nlatency      %.3f ms inference, %.3f ms per training step\n", r->lat_infer * 1e3, r->lat_train * 1e3);
+	printf("utilization  %.0f%% of the SMs busy over a %s step (estimate)\n", r->util * 100.0,
+	    q->wl.training ? "training" : "inference");
+	if (q->per_op) {
+		printf("\n%-52s %-10s %-22s %14s %14s %11s %11s\n", "operator", "op", "output", "params",
+		    "MACs", "saved", "fwd ms");
+		for (int k = 0; k < cm_model_nops(m); k++) {
+			struct cm_op_report rep;
+			char shape[64];
+			int n = 0;
+			cm_model_op_report(m, scratch, k, &rep);
+			if (!rep.present)
+				continue;
+			shape[0] = '\0';
+			for (int d = 0; d < rep.rank && n < (int)sizeof shape - 12; d++)
+				n += snprintf(shape + n, sizeof shape - (size_t)n, "%s%lld", d ? "x" : "", (long long)rep.shape[d]);
+			printf("%-52.52s %-10s %-22s %14s %14s %11s %11.4f\n", rep.path, rep.op, shape,
+			    grouped(rep.params, a, sizeof a), grouped(rep.macs, b, sizeof b),
+			    human_bytes(rep.saved_bytes, c, sizeof c), rep.fwd_seconds * 1e3);
+		}
+	}
+}
+
+int
+cli_estimate(int argc, char **argv)
+{
+	struct cli_query q;
+	struct dn_error err;
+	struct cm_model *m = NULL;
+	struct cm_result r;
+	union expr_val *scratch = NULL;
+	int status = 2;
+
+	memset(&err, 0, sizeof err);
+	if (cli_query_parse(argc, argv, &q, &err) != 0) {
+		cli_print_error(&err);
+		cli_query_free(&q);
+		return 2;
+	}
+	if (cm_model_build(q.def, &q.wl, &q.device, NULL, &m, &err) != 0)
+		goto out;
+	scratch = malloc(sizeof *scratch * (size_t)cm_model_scratch_len(m));
+	if (scratch == NULL) {
+		dn_error_set(&err, DN_ENOMEM, NULL, "out of memory");
+		goto out;
+	}
+	if (cm_model_eval(m, q.config, scratch, &r, &err) != 0)
+		goto out;
+	if (q.json) {
+		json_t *o = cm_result_to_json(m, q.config, scratch, &r, q.per_op);
+		json_object_set_new(o, "device", json_string(q.device.name));
+		json_object_set_new(o, "fits_device", json_boolean(r.mem <= q.device.memory_bytes));
+		json_dumpf(o, stdout, JSON_INDENT(2));
+		fputc('\n', stdout);
+		json_decref(o);
+	} else
+		print_table(&q, m, scratch, &r);
+	status = (r.valid && r.mem <= q.device.memory_bytes) ? 0 : 1;
+out:
+	if (dn_error_isset(&err))
+		cli_print_error(&err);
+	free(scratch);
+	cm_model_free(m);
+	cli_query_free(&q);
+	return status;
+}

@@ -1,0 +1,69 @@
+#!/bin/sh
+# tests/cli/test_cli.sh - the dnnsat command line end to end: real estimates,
+# exit statuses (0 fits, 1 invalid or too big, 2 bad input) and error
+# messages that name the offending option or field. Prints "N passed, N failed".
+set -u
+top_srcdir="${top_srcdir:-.}"
+top_builddir="${top_builddir:-.}"
+DNNSAT="$top_builddir/dnnsat"
+export DNNSAT_DATA_DIR="${DNNSAT_DATA_DIR:-$top_srcdir/schemas}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+
+# check NAME WANT_STATUS PATTERN -- ARGS...: runs dnnsat ARGS, expects the
+# exit status and a line of output (stdout+stderr) matching PATTERN.
+check() {
+	name=$1 want=$2 pattern=$3
+	shift 4
+	"$DNNSAT" "$@" >"$tmp/out" 2>&1
+	got=$?
+	if [ "$got" -eq "$want" ] && grep -q -e "$pattern" "$tmp/out"; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+		echo "FAIL $name: status $got (want $want), pattern '$pattern'; output:"
+		sed 's/^/    /' "$tmp/out" | head -20
+	fi
+}
+
+check resnet50-table 0 "parameters   25,557,032" -- estimate --preset resnet50
+check resnet50-json 0 '"params": 25557032' -- estimate --preset resnet50 --json
+check positional-preset 0 "MACs.*(4.089 G)" -- estimate resnet50 batch_size=1
+check template-set 0 "parameters   11,689,512" -- estimate --template resnet --set block=basic layers1=2 layers2=2 layers3=2 layers4=2
+check bert 0 "109,482,240" -- estimate --preset bert-base --device a100-80gb
+check per-op 0 "conv2d" -- estimate --preset resnet18 --per-op
+check inference 0 "inference peak" -- estimate --preset vgg16 --inference --dtype fp16
+check model-file 0 "parameters   5,288,548" -- estimate --model "$top_srcdir/examples/models/efficientnet_b0.json"
+check does-not-fit 1 "DOES NOT FIT" -- estimate --preset gpt2 batch_size=64 --device t4
+printf '{"dnnsat_model": 1, "hyperparameters": {"k": {"type": "int", "default": 3}, "n": {"type": "int", "default": 2}}, "inputs": [{"shape": ["n", 3, 4, 4]}], "layers": [{"op": "conv2d", "out_channels": 8, "kernel": "k"}]}' > "$tmp/small.json"
+check valid-small 0 "valid        yes" -- estimate --model "$tmp/small.json"
+check invalid 1 'violated   $.layers\[0\]: output height >= 1.*output size=-2' -- estimate --model "$tmp/small.json" k=7
+check templates 0 "resnet" -- templates
+check devices 0 "h200" -- devices
+check devices-json 0 '"name": "a100-40gb"' -- devices --json
+
+# bad input: exit 2, the message names what is wrong
+check no-model 2 "name a model" -- estimate
+check unknown-option 2 "--frobnicate: unknown option" -- estimate --preset resnet50 --frobnicate
+check unknown-template 2 "no template or preset named \"resnet9000\"" -- estimate --preset resnet9000
+check unknown-hp 2 "no hyperparameter \"depth\"" -- estimate --preset resnet50 depth=3
+check bad-value 2 "batch_size.*not a number" -- estimate --preset resnet50 batch_size=many
+check out-of-range 2 "outside the model's range" -- estimate --preset resnet50 batch_size=0
+check bad-categorical 2 "\"huge\" is not one of the values of block" -- estimate --preset resnet50 block=huge
+check unknown-device 2 "--device: unknown device \"tpu\"" -- estimate --preset resnet50 --device tpu
+check unknown-optimizer 2 "unknown optimizer" -- estimate --preset resnet50 --optimizer lion
+check unknown-dtype 2 "unknown dtype" -- estimate --preset resnet50 --dtype fp8
+check missing-file 2 "nope.json" -- estimate --model "$tmp/nope.json"
+printf '{"dnnsat_model": 1, "inputs": [{"shape": [2, 3]}], "layers": [{"op": "linear", "out_features": "w * 2"}]}' > "$tmp/bad.json"
+check bad-expression 2 "\$.layers\[0\].out_features: expression \"w \* 2\": unknown name 'w'" -- estimate --model "$tmp/bad.json"
+printf '{"dnnsat_model": 1, "layers": [' > "$tmp/trunc.json"
+check malformed-json 2 "line 1" -- estimate --model "$tmp/trunc.json"
+printf '{"name": "g", "memory_bytes": 1e10, "memory_bandwidth_bytes_per_s": 1e12, "sm_count": 0, "peak_flops": {"fp32": 1e13}}' > "$tmp/dev.json"
+check bad-device-file 2 "sm_count" -- estimate --preset resnet18 --device-file "$tmp/dev.json"
+check overflow 2 "inputs\[0\]: a value overflows 64 bits" -- estimate --model "$tmp/small.json" n=1000000000000000000
+check unknown-command 2 "unknown command" -- frobnicate
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

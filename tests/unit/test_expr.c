@@ -1,0 +1,396 @@
+/*
+ * test_expr.c - the expression graph: folding and sharing, the total integer
+ * semantics, overflow faults, the soundness of interval bounds (a property
+ * test over random expressions and boxes), the expression language and its
+ * error messages, and printing.
+ */
+#include <check.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "expr.h"
+#include "expr_tape.h"
+
+static struct expr_graph G;
+
+static void
+setup(void)
+{
+	ck_assert_int_eq(expr_graph_init(&G), 0);
+	ck_assert_int_eq(expr_graph_add_var(&G, "a", EXPR_INT), 0);
+	ck_assert_int_eq(expr_graph_add_var(&G, "b", EXPR_INT), 1);
+	ck_assert_int_eq(expr_graph_add_var(&G, "w", EXPR_REAL), 2);
+	ck_assert_int_eq(expr_graph_add_var(&G, "kind", EXPR_INT), 3);
+}
+
+static void
+teardown(void)
+{
+	expr_graph_free(&G);
+}
+
+static int64_t
+eval_i(expr_id e, int64_t a, int64_t b, double w)
+{
+	union expr_val vars[4], *vals = malloc(sizeof *vals * (size_t)G.n);
+	expr_id fault;
+	int64_t r;
+
+	vars[0].i = a;
+	vars[1].i = b;
+	vars[2].r = w;
+	vars[3].i = 0;
+	ck_assert_int_eq(expr_eval(&G, vars, vals, &fault), 0);
+	r = vals[e].i;
+	free(vals);
+	return r;
+}
+
+START_TEST(test_fold_and_share)
+{
+	expr_id a = expr_var(&G, 0), b = expr_var(&G, 1);
+	expr_id x = expr_add(&G, a, b), y = expr_add(&G, b, a);
+
+	ck_assert_int_eq(x, y);                         /* commutative ops are canonical */
+	ck_assert_int_eq(expr_add(&G, a, expr_int(&G, 0)), a);
+	ck_assert_int_eq(expr_mul(&G, a, expr_int(&G, 1)), a);
+	ck_assert(expr_is_const(&G, expr_mul(&G, a, expr_int(&G, 0))));
+	ck_assert_int_eq(G.nodes[expr_add(&G, expr_int(&G, 2), expr_int(&G, 40))].k.i, 42);
+	ck_assert_int_eq(expr_ite(&G, expr_int(&G, 1), a, b), a);
+	ck_assert_int_eq(expr_ite(&G, expr_lt(&G, a, b), x, x), x);
+	ck_assert_int_eq(expr_sub(&G, x, x), expr_int(&G, 0));
+	/* a constant overflow is a build error, never a wrapped value */
+	ck_assert_int_eq(expr_mul(&G, expr_int(&G, INT64_MAX), expr_int(&G, 2)), EXPR_NONE);
+	ck_assert(dn_error_isset(&G.err));
+	ck_assert_ptr_nonnull(strstr(G.err.message, "overflow"));
+}
+END_TEST
+
+START_TEST(test_integer_semantics)
+{
+	expr_id a = expr_var(&G, 0), b = expr_var(&G, 1);
+	expr_id q = expr_div(&G, a, b), c = expr_cdiv(&G, a, b), m = expr_mod(&G, a, b);
+	static const int64_t cases[][5] = {
+		/* a, b, floor, ceil, mod (sign of divisor) */
+		{ 7, 2, 3, 4, 1 }, { -7, 2, -4, -3, 1 }, { 7, -2, -4, -3, -1 },
+		{ -7, -2, 3, 4, -1 }, { 6, 3, 2, 2, 0 }, { 0, 5, 0, 0, 0 },
+		{ 5, 0, 0, 0, 5 },      /* total: x / 0 = 0, x % 0 = x */
+	};
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		ck_assert_int_eq(eval_i(q, cases[i][0], cases[i][1], 0), cases[i][2]);
+		ck_assert_int_eq(eval_i(c, cases[i][0], cases[i][1], 0), cases[i][3]);
+		ck_assert_int_eq(eval_i(m, cases[i][0], cases[i][1], 0), cases[i][4]);
+	}
+}
+END_TEST
+
+START_TEST(test_overflow_fault)
+{
+	expr_id a = expr_var(&G, 0), b = expr_var(&G, 1);
+	expr_id p = expr_mul(&G, a, b);
+	union expr_val vars[4] = { { .i = INT64_MAX / 2 }, { .i = 3 }, { .r = 0 }, { .i = 0 } };
+	union expr_val *vals = malloc(sizeof *vals * (size_t)G.n);
+	expr_id fault = EXPR_NONE;
+
+	ck_assert_int_eq(expr_eval(&G, vars, vals, &fault), -1);
+	ck_assert_int_eq(fault, p);
+	{
+		struct expr_tape tape;
+		fault = EXPR_NONE;
+		ck_assert_int_eq(expr_tape_build(&G, &tape), 0);
+		ck_assert_int_eq(expr_tape_eval(&tape, &G, vars, vals, &fault), -1);
+		ck_assert_int_eq(fault, p);
+		expr_tape_free(&tape);
+	}
+	vars[1].i = 2;
+	ck_assert_int_eq(expr_eval(&G, vars, vals, &fault), 0);
+	ck_assert_int_eq(vals[p].i, (INT64_MAX / 2) * 2);
+	free(vals);
+}
+END_TEST
+
+/* ---- interval soundness: random trees, random boxes, random points ---- */
+
+static uint64_t rng = 88172645463325252ULL;
+
+static uint64_t
+next(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static int64_t
+rand_in(int64_t lo, int64_t hi)
+{
+	return lo + (int64_t)(next() % (uint64_t)(hi - lo + 1));
+}
+
+static expr_id
+random_tree(int depth)
+{
+	int k = (int)(next() % 16);
+
+	if (depth == 0 || k < 3) {
+		switch (next() % 3) {
+		case 0: return expr_var(&G, 0);
+		case 1: return expr_var(&G, 1);
+		default: return expr_int(&G, rand_in(-20, 20));
+		}
+	}
+	{
+		expr_id x = random_tree(depth - 1), y = random_tree(depth - 1);
+		switch (k) {
+		case 3: return expr_add(&G, x, y);
+		case 4: return expr_sub(&G, x, y);
+		case 5: return expr_mul(&G, x, y);
+		case 6: return expr_div(&G, x, y);
+		case 7: return expr_cdiv(&G, x, y);
+		case 8: return expr_mod(&G, x, y);
+		case 9: return expr_min(&G, x, y);
+		case 10: return expr_max(&G, x, y);
+		case 11: return expr_lt(&G, x, y);
+		case 12: return expr_eq(&G, x, y);
+		case 13: return expr_ite(&G, expr_le(&G, x, y), x, y);
+		case 14: return expr_floor(&G, expr_div(&G, expr_to_real(&G, x), expr_real(&G, 2.5)));
+		default: return expr_and(&G, expr_ne(&G, x, y), expr_lt(&G, y, x));
+		}
+	}
+}
+
+START_TEST(test_bound_soundness)
+{
+	for (int trial = 0; trial < 400; trial++) {
+		expr_id e;
+
+		teardown();     /* a fresh graph per trial keeps each check small */
+		setup();
+		e = random_tree(5);
+		struct expr_ival vars[4], *out;
+		union expr_val vv[4], *vals;
+
+		ck_assert_int_ge(e, 0);
+		vars[0].lo.i = rand_in(-50, 50);
+		vars[0].hi.i = vars[0].lo.i + rand_in(0, 30);
+		vars[1].lo.i = rand_in(-50, 50);
+		vars[1].hi.i = vars[1].lo.i + rand_in(0, 30);
+		vars[2].lo.r = vars[2].hi.r = 1.0;
+		vars[3].lo.i = vars[3].hi.i = 0;
+		out = malloc(sizeof *out * (size_t)G.n);
+		vals = malloc(sizeof *vals * (size_t)G.n);
+		expr_bound(&G, vars, out);
+		{
+			/* the compiled tape agrees with the reference evaluator on every node */
+			struct expr_tape tape;
+			union expr_val *tv = malloc(sizeof *tv * (size_t)G.n), ref[4];
+			ck_assert_int_eq(expr_tape_build(&G, &tape), 0);
+			ref[0].i = vars[0].lo.i;
+			ref[1].i = vars[1].hi.i;
+			ref[2].r = 1.0;
+			ref[3].i = 0;
+			ck_assert_int_eq(expr_tape_eval(&tape, &G, ref, tv, NULL), 0);
+			ck_assert_int_eq(expr_eval(&G, ref, vals, NULL), 0);
+			for (expr_id n = 0; n < G.n; n++)
+				ck_assert_msg(memcmp(&tv[n], &vals[n], sizeof tv[n]) == 0, "tape differs at node %d", n);
+			expr_tape_free(&tape);
+			free(tv);
+		}
+		for (int pt = 0; pt < 50; pt++) {
+			vv[0].i = rand_in(vars[0].lo.i, vars[0].hi.i);
+			vv[1].i = rand_in(vars[1].lo.i, vars[1].hi.i);
+			vv[2].r = 1.0;
+			vv[3].i = 0;
+			ck_assert_int_eq(expr_eval(&G, vv, vals, NULL), 0);
+			for (expr_id n = 0; n < G.n; n++) {
+				if (G.nodes[n].type == EXPR_INT) {
+					ck_assert_msg(vals[n].i >= out[n].lo.i && vals[n].i <= out[n].hi.i,
+					    "node %d value %lld outside [%lld, %lld]", n, (long long)vals[n].i,
+					    (long long)out[n].lo.i, (long long)out[n].hi.i);
+				} else {
+					ck_assert(vals[n].r >= out[n].lo.r && vals[n].r <= out[n].hi.r);
+				}
+			}
+		}
+		free(out);
+		free(vals);
+	}
+}
+END_TEST
+
+/* ---- the expression language ---- */
+
+static const char *const kinds[] = { "basic", "bottleneck" };
+
+static int
+resolve(void *ctx, const char *name, size_t len, struct expr_name_info *out)
+{
+	static const char *const names[] = { "a", "b", "w", "kind" };
+
+	(void)ctx;
+	for (int i = 0; i < 4; i++)
+		if (strlen(names[i]) == len && strncmp(names[i], name, len) == 0) {
+			out->id = expr_var(&G, i);
+			if (i == 3) {
+				out->enum_values = kinds;
+				out->n_enum = 2;
+			}
+			return 0;
+		}
+	return -1;
+}
+
+static int ndiv;
+
+static void
+on_div(void *ctx, expr_id d)
+{
+	(void)ctx;
+	(void)d;
+	ndiv++;
+}
+
+static expr_id
+parse(const char *text, struct dn_error *err)
+{
+	struct expr_parse_opts o = { resolve, on_div, NULL };
+
+	memset(err, 0, sizeof *err);
+	return expr_parse(&G, text, &o, "$.x", err);
+}
+
+START_TEST(test_parse_values)
+{
+	struct dn_error err;
+	static const struct { const char *text; int64_t a, b; int64_t want; } cases[] = {
+		{ "a * 2 + b", 3, 4, 10 },
+		{ "a + b * 2", 3, 4, 11 },
+		{ "(a + b) * 2", 3, 4, 14 },
+		{ "a / b", -7, 2, -4 },
+		{ "a // b", 7, 2, 3 },
+		{ "a % b", -7, 2, 1 },
+		{ "-a + 1", 5, 0, -4 },
+		{ "a > b ? a : b", 3, 9, 9 },
+		{ "a == 3 && b != 4 || !0", 3, 4, 1 },
+		{ "min(a, b) + max(a, b)", 3, 9, 12 },
+		{ "ceil_div(a, b)", 7, 2, 4 },
+		{ "floor(a * 0.5)", 7, 0, 3 },
+		{ "ceil(a * 0.5)", 7, 0, 4 },
+		{ "round(2.5)", 0, 0, 3 },
+		{ "make_divisible(32 * 0.75, 8)", 0, 0, 24 },
+		{ "make_divisible(16 * 0.35, 8)", 0, 0, 8 },
+		{ "make_divisible(96 * 1.4, 8)", 0, 0, 136 },
+		{ "make_divisible(1280 * max(1.0, 1.4), 8)", 0, 0, 1792 },
+		{ "kind == 'basic' ? 1 : 4", 0, 0, 1 },
+		{ "kind != 'basic'", 0, 0, 0 },
+		{ "true + false", 0, 0, 1 },
+	};
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		expr_id e = parse(cases[i].text, &err);
+		ck_assert_msg(e >= 0, "%s: %s", cases[i].text, err.message);
+		ck_assert_msg(eval_i(e, cases[i].a, cases[i].b, 1.0) == cases[i].want,
+		    "%s gave %lld, want %lld", cases[i].text,
+		    (long long)eval_i(e, cases[i].a, cases[i].b, 1.0), (long long)cases[i].want);
+	}
+	ndiv = 0;
+	ck_assert_int_ge(parse("a / (b - 2)", &err), 0);
+	ck_assert_int_eq(ndiv, 1);      /* non-constant divisors are reported */
+}
+END_TEST
+
+START_TEST(test_parse_errors)
+{
+	struct dn_error err;
+	static const struct { const char *text; const char *msg; } cases[] = {
+		{ "a +", "unexpected end" },
+		{ "a * (b", "expected ')'" },
+		{ "nope + 1", "unknown name 'nope'" },
+		{ "a / 0", "division by zero" },
+		{ "a % 0", "division by zero" },
+		{ "kind == 'huge'", "not one of the categorical's values" },
+		{ "a == 'x'", "string can only be compared" },
+		{ "'x'", "string can only be compared" },
+		{ "foo(1)", "unknown function" },
+		{ "min(1)", "takes 2 arguments" },
+		{ "99999999999999999999", "does not fit 64 bits" },
+		{ "9223372036854775807 * 2", "overflow" },
+		{ "a $ b", "unexpected" },
+		{ "1 2", "unexpected text" },
+		{ "w % 2", "takes integers" },
+	};
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		dn_error_clear(&G.err);
+		ck_assert_msg(parse(cases[i].text, &err) == EXPR_NONE, "%s parsed", cases[i].text);
+		ck_assert_msg(strstr(err.message, cases[i].msg) != NULL, "%s: message \"%s\" lacks \"%s\"",
+		    cases[i].text, err.message, cases[i].msg);
+		ck_assert_str_eq(err.path, "$.x");
+	}
+	{
+		/* hostile nesting is refused, not a stack overflow */
+		char deep[3000];
+		memset(deep, '(', 1400);
+		strcpy(deep + 1400, "1");
+		memset(deep + 1401, ')', 1400);
+		deep[2801] = '\0';
+		ck_assert_int_eq(parse(deep, &err), EXPR_NONE);
+		ck_assert_ptr_nonnull(strstr(err.message, "nested too deeply"));
+	}
+}
+END_TEST
+
+START_TEST(test_format_roundtrip)
+{
+	struct dn_error err;
+	const char *texts[] = { "(a + 2 * b) / (b - 1) % 7", "a > b ? min(a, b) : ceil_div(a, 3)",
+	    "!(a == b) && a <= 3", "floor(w * 1.5) + a" };
+	char buf[256];
+
+	for (size_t i = 0; i < 4; i++) {
+		expr_id e = parse(texts[i], &err), f;
+		ck_assert_int_ge(e, 0);
+		expr_format(&G, e, buf, sizeof buf);
+		f = parse(buf, &err);
+		ck_assert_msg(f >= 0, "reparse of \"%s\": %s", buf, err.message);
+		for (int a = -3; a <= 3; a++)
+			for (int b = -3; b <= 3; b++)
+				ck_assert_int_eq(eval_i(e, a, b, 2.0), eval_i(f, a, b, 2.0));
+	}
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite *s = suite_create("expr");
+	TCase *t = tcase_create("core");
+
+	tcase_add_checked_fixture(t, setup, teardown);
+	tcase_add_test(t, test_fold_and_share);
+	tcase_add_test(t, test_integer_semantics);
+	tcase_add_test(t, test_overflow_fault);
+	tcase_add_test(t, test_bound_soundness);
+	tcase_add_test(t, test_parse_values);
+	tcase_add_test(t, test_parse_errors);
+	tcase_add_test(t, test_format_roundtrip);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *r = srunner_create(suite());
+	int failed;
+
+	srunner_run_all(r, CK_NORMAL);
+	failed = srunner_ntests_failed(r);
+	srunner_free(r);
+	return failed == 0 ? 0 : 1;
+}

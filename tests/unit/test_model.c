@@ -1,0 +1,288 @@
+/*
+ * test_model.c - model files and templates: every bad input in
+ * tests/data/bad_models.json fails with its JSON path and message; every
+ * template builds; choice, if, repeat and defs instantiate what they say;
+ * Refty-style validity reports the operator, the rule and the values; an
+ * evaluation that overflows 64 bits is an error, not a wrong number.
+ */
+#include "test_util.h"
+
+START_TEST(test_bad_models)
+{
+	json_error_t jerr;
+	json_t *cases = json_load_file(src_path("tests/data/bad_models.json"), 0, &jerr);
+	size_t i;
+	json_t *c;
+	struct cm_workload wl = test_workload(1);
+
+	ck_assert_msg(cases != NULL, "bad_models.json: %s", jerr.text);
+	ck_assert_int_ge(json_array_size(cases), 40);
+	json_array_foreach(cases, i, c) {
+		const char *name = json_string_value(json_object_get(c, "name"));
+		const char *want_path = json_string_value(json_object_get(c, "path"));
+		const char *want_msg = json_string_value(json_object_get(c, "message"));
+		struct tmodel t;
+		char *text;
+		int rc;
+
+		if (json_object_get(c, "text") != NULL)
+			text = strdup(json_string_value(json_object_get(c, "text")));
+		else
+			text = json_dumps(json_object_get(c, "model"), 0);
+		rc = tmodel_from_text(&t, text, &wl);
+		ck_assert_msg(rc != 0, "%s: accepted", name);
+		ck_assert_msg(strcmp(t.err.path, want_path) == 0, "%s: path \"%s\", want \"%s\" (%s)", name,
+		    t.err.path, want_path, t.err.message);
+		ck_assert_msg(strstr(t.err.message, want_msg) != NULL, "%s: message \"%s\" lacks \"%s\"", name,
+		    t.err.message, want_msg);
+		free(text);
+		tmodel_free(&t);
+	}
+	json_decref(cases);
+}
+END_TEST
+
+START_TEST(test_templates_build)
+{
+	struct cm_workload wl[2] = { test_workload(1), test_workload(0) };
+
+	for (const char *const *n = cm_template_names(); *n; n++)
+		for (int w = 0; w < 2; w++) {
+			struct tmodel t;
+			memset(&t, 0, sizeof t);
+			ck_assert_msg(cm_def_load_template(*n, &t.def, &t.err) == 0, "%s: %s", *n, t.err.message);
+			ck_assert_msg(tmodel_build_def(&t, &wl[w]) == 0, "%s: %s: %s", *n, t.err.path, t.err.message);
+			tmodel_eval(&t);
+			ck_assert_msg(t.r.valid, "%s defaults are invalid: %s %s", *n,
+			    t.r.nviolations ? t.r.violations[0].path : "", t.r.nviolations ? t.r.violations[0].rule : "");
+			ck_assert_int_gt(t.r.params, 0);
+			ck_assert_int_gt(t.r.mem, 0);
+			tmodel_free(&t);
+		}
+}
+END_TEST
+
+/* A small model exercising choice, if, a symbolic repeat and a def. */
+static const char *small_model =
+    "{\"dnnsat_model\": 1, \"name\": \"small\","
+    " \"hyperparameters\": {"
+    "   \"n\": {\"type\": \"int\", \"default\": 2, \"min\": 1, \"max\": 1024},"
+    "   \"c\": {\"type\": \"int\", \"default\": 8, \"min\": 1, \"max\": 512},"
+    "   \"k\": {\"type\": \"categorical\", \"values\": [\"conv3\", \"conv5\", \"skip\"], \"default\": \"conv3\"},"
+    "   \"depth\": {\"type\": \"int\", \"default\": 2, \"min\": 0, \"max\": 6},"
+    "   \"wide\": {\"type\": \"int\", \"default\": 0, \"min\": 0, \"max\": 1},"
+    "   \"res\": {\"type\": \"int\", \"default\": 16, \"min\": 1, \"max\": 256}},"
+    " \"inputs\": [{\"name\": \"x\", \"shape\": [\"n\", 3, \"res\", \"res\"]}],"
+    " \"defs\": {\"cbr\": {\"args\": [\"co\", \"kk\"], \"body\": ["
+    "   {\"op\": \"conv2d\", \"out_channels\": \"co\", \"kernel\": \"kk\", \"padding\": \"kk / 2\", \"bias\": false},"
+    "   {\"op\": \"batchnorm\"}, {\"op\": \"relu\", \"inplace\": true}]}},"
+    " \"layers\": ["
+    "   {\"use\": \"cbr\", \"args\": {\"co\": \"c\", \"kk\": 3}},"
+    "   {\"choice\": \"k\", \"options\": {"
+    "      \"conv3\": [{\"use\": \"cbr\", \"args\": {\"co\": \"c\", \"kk\": 3}}],"
+    "      \"conv5\": [{\"use\": \"cbr\", \"args\": {\"co\": \"c\", \"kk\": 5}}],"
+    "      \"skip\": []}},"
+    "   {\"repeat\": \"depth\", \"index\": \"i\", \"body\": ["
+    "      {\"branches\": [[{\"use\": \"cbr\", \"args\": {\"co\": \"c\", \"kk\": 3}}], []], \"merge\": \"add\"}]},"
+    "   {\"if\": \"wide == 1\", \"then\": [{\"op\": \"conv2d\", \"out_channels\": \"2 * c\", \"kernel\": 1}]},"
+    "   {\"op\": \"adaptive_avgpool2d\"}, {\"op\": \"flatten\"},"
+    "   {\"op\": \"linear\", \"out_features\": 10}]}";
+
+START_TEST(test_constructs)
+{
+	struct cm_workload wl = test_workload(1);
+	struct tmodel t;
+	int64_t c = 8, cbr3 = c * c * 9 + 2 * c, base, wide;
+
+	ck_assert_msg(tmodel_from_text(&t, small_model, &wl) == 0, "%s: %s", t.err.path, t.err.message);
+	/* stem (3 -> c), choice conv3, 2 residual blocks, head */
+	base = (3 * c * 9 + 2 * c) + cbr3 + 2 * cbr3 + (c * 10 + 10);
+	tmodel_eval(&t);
+	ck_assert(t.r.valid);
+	ck_assert_int_eq(t.r.params, base);
+	tmodel_set(&t, "k", "conv5");
+	tmodel_eval(&t);
+	ck_assert_int_eq(t.r.params, base - c * c * 9 + c * c * 25);
+	tmodel_set(&t, "k", "skip");
+	tmodel_eval(&t);
+	ck_assert_int_eq(t.r.params, base - cbr3);
+	tmodel_set(&t, "k", "conv3");
+	for (int d = 0; d <= 6; d++) {
+		char v[8];
+		snprintf(v, sizeof v, "%d", d);
+		tmodel_set(&t, "depth", v);
+		tmodel_eval(&t);
+		ck_assert_int_eq(t.r.params, base + (d - 2) * cbr3);
+	}
+	tmodel_set(&t, "depth", "2");
+	tmodel_set(&t, "wide", "1");
+	tmodel_eval(&t);
+	wide = c * 2 * c + 2 * c;
+	/* the head now sees 2c channels */
+	ck_assert_int_eq(t.r.params, base + wide + c * 10);
+	/* memory grows with the batch */
+	{
+		int64_t m1, m2;
+		tmodel_set(&t, "n", "2");
+		tmodel_eval(&t);
+		m1 = t.r.mem_train;
+		tmodel_set(&t, "n", "64");
+		tmodel_eval(&t);
+		m2 = t.r.mem_train;
+		ck_assert_int_gt(m2, m1);
+		ck_assert_int_gt(t.r.act_saved_bytes, 0);
+	}
+	tmodel_free(&t);
+}
+END_TEST
+
+static void
+expect_violation(struct tmodel *t, const char *path, const char *rule)
+{
+	tmodel_eval(t);
+	ck_assert_msg(!t->r.valid, "expected invalid (%s)", rule);
+	for (int i = 0; i < t->r.nviolations && i < 8; i++)
+		if (strcmp(t->r.violations[i].path, path) == 0 && strstr(t->r.violations[i].rule, rule) != NULL)
+			return;
+	ck_abort_msg("no violation %s at %s; first is %s at %s", rule, path,
+	    t->r.nviolations ? t->r.violations[0].rule : "-", t->r.nviolations ? t->r.violations[0].path : "-");
+}
+
+START_TEST(test_validity)
+{
+	struct cm_workload wl = test_workload(1);
+	struct tmodel t;
+
+	/* a kernel larger than its input */
+	ck_assert(tmodel_from_text(&t,
+	    "{\"dnnsat_model\":1,\"hyperparameters\":{\"k\":{\"type\":\"int\",\"default\":3}},"
+	    "\"inputs\":[{\"shape\":[2,3,4,4]}],"
+	    "\"layers\":[{\"repeat\":1,\"body\":[{\"op\":\"conv2d\",\"out_channels\":4,\"kernel\":\"k\"}]}]}", &wl) == 0);
+	tmodel_eval(&t);
+	ck_assert(t.r.valid);
+	tmodel_set(&t, "k", "7");
+	expect_violation(&t, "$.layers[0][0].body[0]", "output height >= 1");
+	ck_assert_int_eq(t.r.violations[0].nvals, 4);
+	ck_assert_int_eq(t.r.violations[0].vals[3].i, -2);      /* (4 - 6 - 1) // 1 + 1 */
+	tmodel_free(&t);
+
+	ck_assert(tmodel_from_text(&t,
+	    "{\"dnnsat_model\":1,\"hyperparameters\":{\"g\":{\"type\":\"int\",\"default\":3}},"
+	    "\"inputs\":[{\"shape\":[2,8,9,9]}],"
+	    "\"layers\":[{\"op\":\"conv2d\",\"out_channels\":12,\"kernel\":3,\"groups\":\"g\"}]}", &wl) == 0);
+	expect_violation(&t, "$.layers[0]", "groups divides in_channels");
+	tmodel_set(&t, "g", "4");
+	tmodel_eval(&t);
+	ck_assert(t.r.valid);
+	tmodel_free(&t);
+
+	ck_assert(tmodel_from_text(&t,
+	    "{\"dnnsat_model\":1,\"hyperparameters\":{\"h\":{\"type\":\"int\",\"default\":5},"
+	    "\"e\":{\"type\":\"int\",\"default\":64}},"
+	    "\"inputs\":[{\"shape\":[2,10,\"e\"]}],"
+	    "\"layers\":[{\"op\":\"attention\",\"heads\":\"h\"}]}", &wl) == 0);
+	expect_violation(&t, "$.layers[0]", "heads divides the embedding size");
+	tmodel_set(&t, "h", "8");
+	tmodel_eval(&t);
+	ck_assert(t.r.valid);
+	ck_assert_int_eq(t.r.params, 4 * (64 * 64 + 64));
+	tmodel_free(&t);
+
+	/* a divisor that becomes zero for some configurations */
+	ck_assert(tmodel_from_text(&t,
+	    "{\"dnnsat_model\":1,\"hyperparameters\":{\"n\":{\"type\":\"int\",\"default\":4}},"
+	    "\"inputs\":[{\"shape\":[2,16]}],"
+	    "\"layers\":[{\"op\":\"linear\",\"out_features\":\"64 / (n - 4)\"}]}", &wl) == 0);
+	expect_violation(&t, "$.layers[0].out_features", "division by zero");
+	tmodel_free(&t);
+
+	/* concat and matmul dimensions */
+	ck_assert(tmodel_from_text(&t,
+	    "{\"dnnsat_model\":1,\"hyperparameters\":{\"a\":{\"type\":\"int\",\"default\":4}},"
+	    "\"inputs\":[{\"name\":\"x\",\"shape\":[2,\"a\",6]},{\"name\":\"y\",\"shape\":[2,5,6]}],"
+	    "\"layers\":[{\"op\":\"concat\",\"inputs\":[\"x\",\"y\"],\"dim\":2},"
+	    "{\"op\":\"matmul\",\"inputs\":[\"x\",\"y\"]}]}", &wl) == 0);
+	expect_violation(&t, "$.layers[0]", "concat inputs agree");
+	expect_violation(&t, "$.layers[1]", "matmul inner dimensions agree");
+	tmodel_free(&t);
+}
+END_TEST
+
+START_TEST(test_eval_overflow)
+{
+	struct cm_workload wl = test_workload(1);
+	struct tmodel t;
+
+	ck_assert(tmodel_from_text(&t,
+	    "{\"dnnsat_model\":1,\"hyperparameters\":{\"n\":{\"type\":\"int\",\"default\":4}},"
+	    "\"inputs\":[{\"shape\":[\"n\",3,4096,4096]}],"
+	    "\"layers\":[{\"op\":\"conv2d\",\"out_channels\":4096,\"kernel\":3}]}", &wl) == 0);
+	tmodel_eval(&t);
+	tmodel_set(&t, "n", "1000000000000");
+	ck_assert_int_eq(cm_model_eval(t.m, t.cfg, t.scratch, &t.r, &t.err), -1);
+	ck_assert_int_eq(t.err.code, DN_ERANGE);
+	ck_assert_ptr_nonnull(strstr(t.err.message, "overflows 64 bits"));
+	ck_assert_str_eq(t.err.path, "$.inputs[0]");       /* the input batch itself overflows */
+	tmodel_free(&t);
+}
+END_TEST
+
+START_TEST(test_config_errors)
+{
+	struct cm_workload wl = test_workload(1);
+	struct tmodel t;
+	struct dn_error err;
+	json_t *bad;
+
+	ck_assert(tmodel_from_preset(&t, "resnet18", &wl) == 0);
+	memset(&err, 0, sizeof err);
+	ck_assert_int_ne(cm_config_set(t.def, "depth", "3", t.cfg, &err), 0);
+	ck_assert_ptr_nonnull(strstr(err.message, "no hyperparameter \"depth\""));
+	memset(&err, 0, sizeof err);
+	ck_assert_int_ne(cm_config_set(t.def, "block", "huge", t.cfg, &err), 0);
+	ck_assert_ptr_nonnull(strstr(err.message, "not one of the values"));
+	memset(&err, 0, sizeof err);
+	ck_assert_int_ne(cm_config_set(t.def, "batch_size", "0", t.cfg, &err), 0);
+	ck_assert_ptr_nonnull(strstr(err.message, "outside the model's range"));
+	memset(&err, 0, sizeof err);
+	bad = json_pack("{s:s}", "batch_size", "many");
+	ck_assert_int_ne(cm_config_from_json(t.def, bad, "$.config", t.cfg, &err), 0);
+	ck_assert_str_eq(err.path, "$.config.batch_size");
+	json_decref(bad);
+	memset(&err, 0, sizeof err);
+	ck_assert_int_ne(cm_config_apply_preset(t.def, "resnet9000", t.cfg, &err), 0);
+	tmodel_free(&t);
+	memset(&t, 0, sizeof t);
+	ck_assert_int_ne(cm_def_load_template("nope", &t.def, &t.err), 0);
+	ck_assert_int_eq(t.err.code, DN_ENOENT);
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite *s = suite_create("model");
+	TCase *t = tcase_create("core");
+
+	tcase_set_timeout(t, 120);
+	tcase_add_test(t, test_bad_models);
+	tcase_add_test(t, test_templates_build);
+	tcase_add_test(t, test_constructs);
+	tcase_add_test(t, test_validity);
+	tcase_add_test(t, test_eval_overflow);
+	tcase_add_test(t, test_config_errors);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *r = srunner_create(suite());
+	int failed;
+
+	srunner_run_all(r, CK_NORMAL);
+	failed = srunner_ntests_failed(r);
+	srunner_free(r);
+	return failed == 0 ? 0 : 1;
+}

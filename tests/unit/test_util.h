@@ -1,0 +1,144 @@
+/*
+ * test_util.h - helpers shared by the cost-model tests: build a model from
+ * JSON text or a template for a default workload and device, evaluate a
+ * configuration, read reference CSV files. Header-only (static functions),
+ * one copy per test program.
+ */
+#ifndef DN_TEST_UTIL_H
+#define DN_TEST_UTIL_H
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "costmodel.h"
+
+static struct cm_device
+test_device(void)
+{
+	struct cm_device d;
+
+	memset(&d, 0, sizeof d);
+	snprintf(d.name, sizeof d.name, "a100-40gb");
+	snprintf(d.display_name, sizeof d.display_name, "test A100 40GB");
+	d.memory_bytes = 40LL << 30;
+	d.mem_bandwidth = 1555e9;
+	d.sm_count = 108;
+	d.max_threads_per_sm = 2048;
+	d.peak_fp32 = 19.5e12;
+	d.peak_tf32 = 156e12;
+	d.peak_fp16 = 312e12;
+	d.peak_bf16 = 312e12;
+	return d;
+}
+
+static struct cm_workload
+test_workload(int training)
+{
+	struct cm_workload w;
+
+	memset(&w, 0, sizeof w);
+	w.training = training;
+	w.optimizer = CM_OPT_ADAM;
+	w.precision = CM_PREC_FP32;
+	return w;
+}
+
+/* A built model with its configuration and scratch space. */
+struct tmodel {
+	struct cm_model_def *def;
+	struct cm_model *m;
+	union expr_val *cfg;
+	union expr_val *scratch;
+	struct cm_result r;
+	struct dn_error err;
+};
+
+static void
+tmodel_free(struct tmodel *t)
+{
+	cm_model_free(t->m);
+	cm_def_unref(t->def);
+	free(t->cfg);
+	free(t->scratch);
+	memset(t, 0, sizeof *t);
+}
+
+/* Builds from an already loaded def; returns 0 or -1 with t->err set. */
+static int
+tmodel_build_def(struct tmodel *t, const struct cm_workload *wl)
+{
+	struct cm_device d = test_device();
+
+	t->cfg = calloc((size_t)t->def->nhps + 1, sizeof *t->cfg);
+	cm_config_defaults(t->def, t->cfg);
+	if (cm_model_build(t->def, wl, &d, NULL, &t->m, &t->err) != 0)
+		return -1;
+	t->scratch = calloc((size_t)cm_model_scratch_len(t->m), sizeof *t->scratch);
+	return 0;
+}
+
+static int __attribute__((unused))
+tmodel_from_text(struct tmodel *t, const char *text, const struct cm_workload *wl)
+{
+	json_error_t jerr;
+	json_t *root;
+	int rc;
+
+	memset(t, 0, sizeof *t);
+	root = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
+	if (root == NULL) {
+		dn_error_set(&t->err, DN_EINVAL, "$", "line %d: %s", jerr.line, jerr.text);
+		return -1;
+	}
+	rc = cm_def_load_json(root, &t->def, &t->err);
+	json_decref(root);
+	if (rc != 0)
+		return -1;
+	return tmodel_build_def(t, wl);
+}
+
+/* Loads the template that defines `preset` (or the template itself). */
+static int __attribute__((unused))
+tmodel_from_preset(struct tmodel *t, const char *preset, const struct cm_workload *wl)
+{
+	memset(t, 0, sizeof *t);
+	if (cm_def_load_preset(preset, &t->def, &t->err) != 0)
+		return -1;
+	if (tmodel_build_def(t, wl) != 0)
+		return -1;
+	return cm_config_apply_preset(t->def, preset, t->cfg, &t->err);
+}
+
+static void __attribute__((unused))
+tmodel_set(struct tmodel *t, const char *name, const char *value)
+{
+	struct dn_error err;
+
+	memset(&err, 0, sizeof err);
+	ck_assert_msg(cm_config_set(t->def, name, value, t->cfg, &err) == 0, "%s=%s: %s", name, value, err.message);
+}
+
+static void
+tmodel_eval(struct tmodel *t)
+{
+	memset(&t->err, 0, sizeof t->err);
+	ck_assert_msg(cm_model_eval(t->m, t->cfg, t->scratch, &t->r, &t->err) == 0, "eval: %s: %s",
+	    t->err.path, t->err.message);
+}
+
+/* Path of a file under the source tree. */
+static const char *
+src_path(const char *rel)
+{
+	static char buf[4][1024];
+	static int i;
+	const char *top = getenv("top_srcdir");
+
+	i = (i + 1) % 4;
+	snprintf(buf[i], sizeof buf[i], "%s/%s", top ? top : ".", rel);
+	return buf[i];
+}
+
+#endif
