@@ -33,6 +33,8 @@
 
 typedef int32_t expr_id;
 #define EXPR_NONE ((expr_id)-1)
+/* A graph larger than this is refused: a model that needs it is absurd. */
+#define EXPR_MAX_NODES (1 << 24)
 
 enum expr_type { EXPR_INT = 0, EXPR_REAL = 1 };
 

@@ -183,8 +183,10 @@ intern(struct expr_graph *g, const struct expr_node *proto)
 			return id;
 		s = (s + 1) & (g->nslots - 1);
 	}
-	if (g->n == INT32_MAX - 1) {
-		dn_error_set(&g->err, DN_ERANGE, NULL, "expression graph too large");
+	if (g->n >= EXPR_MAX_NODES) {
+		dn_error_set(&g->err, DN_ERANGE, NULL,
+		    "the model needs more than %d expression nodes; reduce repeats or the hyperparameters' maxima",
+		    EXPR_MAX_NODES);
 		return EXPR_NONE;
 	}
 	if (g->n == g->cap) {

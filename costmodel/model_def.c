@@ -209,7 +209,6 @@ cm_def_load_json(json_t *root, struct cm_model_def **out, struct dn_error *err)
 	struct cm_model_def *def;
 	const char *key;
 	json_t *v, *hps;
-	size_t i;
 
 	*out = NULL;
 	if (!json_is_object(root))
@@ -274,7 +273,6 @@ cm_def_load_json(json_t *root, struct cm_model_def **out, struct dn_error *err)
 			return -1;
 		}
 	}
-	(void)i;
 	*out = def;
 	return 0;
 }

@@ -46,7 +46,8 @@ struct op_rule {
 
 /* The registry (op_registry.c). */
 const struct op_rule *op_rule_find(const char *name);
-const char *const *op_rule_names(void);
+int op_rule_count(void);
+const char *op_rule_name(int i);
 
 /* Attribute readers. `dflt` of OB_REQUIRED makes the attribute mandatory.
  * Integer attributes accept JSON integers or expression strings. */

@@ -34,13 +34,14 @@ op_rule_find(const char *name)
 	return NULL;
 }
 
-const char *const *
-op_rule_names(void)
+int
+op_rule_count(void)
 {
-	static const char *names[NRULES + 1];
+	return (int)NRULES;
+}
 
-	if (names[0] == NULL)
-		for (size_t i = 0; i < NRULES; i++)
-			names[i] = rules[i]->name;
-	return names;
+const char *
+op_rule_name(int i)
+{
+	return i >= 0 && (size_t)i < NRULES ? rules[i]->name : NULL;
 }

@@ -369,6 +369,83 @@ START_TEST(test_bounds_sound_on_resnet)
 }
 END_TEST
 
+/* NAS-Bench-201: every cell's parameters and FLOPs from the benchmark's own
+ * table (../shared/benchmarks, beside the checkout; skipped when absent).
+ * The table's FLOPs are conv and linear MACs, with or without the
+ * classifier's 10 bias additions depending on the row's source (18 rows are
+ * 20 FLOPs above, a 1e-7 difference); 150 rows with foreign columns are
+ * left empty there. Parameters are exact for every row. */
+START_TEST(test_nb201_all_cells)
+{
+	FILE *f = fopen(src_path("../shared/benchmarks/nb201_merged_15625.csv"), "r");
+	char line[2048], hline[2048], *fl[32], *hdr[32];
+	struct cm_workload wl = test_workload(0);
+	struct tmodel t;
+	int nh, ca, cp, cf, checked = 0, edge_hp[6], off20 = 0;
+	static const char *const ops[] = { "none", "skip_connect", "nor_conv_1x1", "nor_conv_3x3", "avg_pool_3x3" };
+
+	if (f == NULL) {
+		printf("nb201: ../shared/benchmarks/nb201_merged_15625.csv not found, skipped\n");
+		return;
+	}
+	ck_assert_ptr_nonnull(fgets(hline, sizeof hline, f));
+	nh = csv_split(hline, hdr, 32);
+	ca = csv_col(hdr, nh, "arch_str");
+	cp = csv_col(hdr, nh, "c10_params_M");
+	cf = csv_col(hdr, nh, "c10_flops_M");
+	ck_assert(ca >= 0 && cp >= 0 && cf >= 0);
+	memset(&t, 0, sizeof t);
+	ck_assert(cm_def_load_template("nb201", &t.def, &t.err) == 0);
+	ck_assert(tmodel_build_def(&t, &wl) == 0);
+	tmodel_set(&t, "batch_size", "1");
+	for (int e = 0; e < 6; e++) {
+		char name[8];
+		snprintf(name, sizeof name, "edge%d", e);
+		edge_hp[e] = cm_def_find_hp(t.def, name);
+		ck_assert_int_ge(edge_hp[e], 0);
+	}
+	while (fgets(line, sizeof line, f)) {
+		char *p;
+		int e = 0;
+		if (csv_split(line, fl, 32) != nh || fl[cp][0] == '\0')
+			continue;
+		/* |op~0|+|op~0|op~1|+|op~0|op~1|op~2| : six ops in edge order */
+		for (p = fl[ca]; *p && e < 6; p++) {
+			if (*p != '|' || p[1] == '+' || p[1] == '\0')
+				continue;
+			for (int o = 0; o < 5; o++)
+				if (strncmp(p + 1, ops[o], strlen(ops[o])) == 0 && p[1 + strlen(ops[o])] == '~')
+					t.cfg[edge_hp[e]].i = o;
+			e++;
+		}
+		ck_assert_int_eq(e, 6);
+		tmodel_eval(&t);
+		{
+			char ours[32];
+			snprintf(ours, sizeof ours, "%.6f", (double)t.r.params / 1e6);
+			ck_assert_msg(strcmp(ours, fl[cp]) == 0, "%s: params %s M, benchmark %s M", fl[ca], ours, fl[cp]);
+			/* to the digits the table shows */
+			const char *dot = strchr(fl[cf], '.');
+			double tol = 0.5 * pow(10.0, -(double)(dot ? strlen(dot + 1) : 0)) + 1e-9;
+			/* 15,225 rows are MACs + 10, 232 MACs alone, 18 MACs + 20 */
+			double csv = atof(fl[cf]);
+			if (fabs((double)(t.r.macs + 10) / 1e6 - csv) > tol && fabs((double)t.r.macs / 1e6 - csv) > tol) {
+				ck_assert_msg(fabs((double)(t.r.macs + 20) / 1e6 - csv) <= tol, "%s: MACs %lld, benchmark %s M",
+				    fl[ca], (long long)t.r.macs, fl[cf]);
+				off20++;
+			}
+		}
+		checked++;
+	}
+	fclose(f);
+	printf("nb201: %d cells, parameters and FLOPs equal to the benchmark's (%d rows 20 FLOPs apart)\n",
+	    checked, off20);
+	ck_assert_int_ge(checked, 15000);
+	ck_assert_int_le(off20, 20);
+	tmodel_free(&t);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -383,6 +460,7 @@ suite(void)
 	tcase_add_test(t, test_breakdown_and_orderings);
 	tcase_add_test(t, test_small_batch_uses_gpu_poorly);
 	tcase_add_test(t, test_bounds_sound_on_resnet);
+	tcase_add_test(t, test_nb201_all_cells);
 	suite_add_tcase(s, t);
 	return s;
 }
@@ -390,12 +468,5 @@ suite(void)
 int
 main(void)
 {
-	SRunner *r = srunner_create(suite());
-	int failed;
-
-	srunner_set_fork_status(r, CK_NOFORK);  /* keep the printed tables in order */
-	srunner_run_all(r, CK_NORMAL);
-	failed = srunner_ntests_failed(r);
-	srunner_free(r);
-	return failed == 0 ? 0 : 1;
+	return run_suite(suite(), 1);
 }

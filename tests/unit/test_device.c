@@ -8,16 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "costmodel.h"
+#include "test_util.h"
 
 static const char *
 catalog_path(void)
 {
-	static char buf[1024];
-	const char *top = getenv("top_srcdir");
-
-	snprintf(buf, sizeof buf, "%s/schemas/devices.json", top ? top : ".");
-	return buf;
+	return src_path("schemas/devices.json");
 }
 
 START_TEST(test_catalog)
@@ -93,15 +89,9 @@ main(void)
 {
 	Suite *s = suite_create("device");
 	TCase *t = tcase_create("catalog");
-	SRunner *r;
-	int failed;
 
 	tcase_add_test(t, test_catalog);
 	tcase_add_test(t, test_inline_device_errors);
 	suite_add_tcase(s, t);
-	r = srunner_create(s);
-	srunner_run_all(r, CK_NORMAL);
-	failed = srunner_ntests_failed(r);
-	srunner_free(r);
-	return failed == 0 ? 0 : 1;
+	return run_suite(s, 0);
 }

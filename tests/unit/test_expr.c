@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "test_util.h"
 #include "expr.h"
 #include "expr_tape.h"
 
@@ -386,11 +387,5 @@ suite(void)
 int
 main(void)
 {
-	SRunner *r = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(r, CK_NORMAL);
-	failed = srunner_ntests_failed(r);
-	srunner_free(r);
-	return failed == 0 ? 0 : 1;
+	return run_suite(suite(), 0);
 }

@@ -128,6 +128,22 @@ tmodel_eval(struct tmodel *t)
 	    t->err.path, t->err.message);
 }
 
+/* Runs a suite and returns the process status; nofork keeps printed
+ * tables in order (the accuracy tests print their comparisons). */
+static int __attribute__((unused))
+run_suite(Suite *s, int nofork)
+{
+	SRunner *r = srunner_create(s);
+	int failed;
+
+	if (nofork)
+		srunner_set_fork_status(r, CK_NOFORK);
+	srunner_run_all(r, CK_NORMAL);
+	failed = srunner_ntests_failed(r);
+	srunner_free(r);
+	return failed == 0 ? 0 : 1;
+}
+
 /* Path of a file under the source tree. */
 static const char *
 src_path(const char *rel)
