@@ -170,6 +170,11 @@ int expr_eval_prefix(const struct expr_graph *g, const union expr_val *vars,
 void expr_bound(const struct expr_graph *g, const struct expr_ival *vars,
     struct expr_ival *out);
 
+/* Bounds node i alone from its children's bounds already in `out` (the
+ * solver re-bounds only the nodes that depend on a changed variable). */
+void expr_bound_node(const struct expr_graph *g, expr_id i,
+    const struct expr_ival *vars, struct expr_ival *out);
+
 /* Writes e as an infix expression over variable names into buf (truncated
  * to len, always terminated). Returns the length it needed. */
 size_t expr_format(const struct expr_graph *g, expr_id e, char *buf,

@@ -220,135 +220,139 @@ bound_to_int(double lo, double hi, struct expr_ival *out)
 }
 
 void
+expr_bound_node(const struct expr_graph *g, expr_id i, const struct expr_ival *vars,
+    struct expr_ival *o)
+{
+	const struct expr_node *n = &g->nodes[i];
+	const struct expr_ival *A = n->a >= 0 ? &o[n->a] : NULL;
+	const struct expr_ival *B = n->b >= 0 ? &o[n->b] : NULL;
+	const struct expr_ival *C = n->c >= 0 ? &o[n->c] : NULL;
+	int real = n->type == EXPR_REAL;
+
+	switch (n->kind) {
+	case EK_CONST:
+		o[i].lo = o[i].hi = n->k;
+		break;
+	case EK_VAR:
+		o[i] = vars[n->k.i];
+		break;
+	case EK_ADD:
+		if (real) {
+			o[i].lo.r = down(A->lo.r + B->lo.r);
+			o[i].hi.r = up(A->hi.r + B->hi.r);
+		} else {
+			o[i].lo.i = sat_add(A->lo.i, B->lo.i);
+			o[i].hi.i = sat_add(A->hi.i, B->hi.i);
+		}
+		break;
+	case EK_SUB:
+		if (real) {
+			o[i].lo.r = down(A->lo.r - B->hi.r);
+			o[i].hi.r = up(A->hi.r - B->lo.r);
+		} else {
+			o[i].lo.i = sat_add(A->lo.i, sat_neg(B->hi.i));
+			o[i].hi.i = sat_add(A->hi.i, sat_neg(B->lo.i));
+		}
+		break;
+	case EK_MUL:
+		if (real)
+			rhull4(A->lo.r * B->lo.r, A->lo.r * B->hi.r,
+			    A->hi.r * B->lo.r, A->hi.r * B->hi.r,
+			    &o[i].lo.r, &o[i].hi.r);
+		else
+			hull4(sat_mul(A->lo.i, B->lo.i), sat_mul(A->lo.i, B->hi.i),
+			    sat_mul(A->hi.i, B->lo.i), sat_mul(A->hi.i, B->hi.i),
+			    &o[i].lo.i, &o[i].hi.i);
+		break;
+	case EK_DIV:
+		if (real) {
+			if (B->lo.r > 0.0 || B->hi.r < 0.0)
+				rhull4(A->lo.r / B->lo.r, A->lo.r / B->hi.r,
+				    A->hi.r / B->lo.r, A->hi.r / B->hi.r,
+				    &o[i].lo.r, &o[i].hi.r);
+			else {
+				o[i].lo.r = -INFINITY;
+				o[i].hi.r = INFINITY;
+			}
+		} else
+			bound_div(A, B, 0, &o[i]);
+		break;
+	case EK_CDIV:
+		bound_div(A, B, 1, &o[i]);
+		break;
+	case EK_MOD:
+		bound_mod(A, B, &o[i]);
+		break;
+	case EK_MIN:
+		if (real) {
+			o[i].lo.r = fmin(A->lo.r, B->lo.r);
+			o[i].hi.r = fmin(A->hi.r, B->hi.r);
+		} else {
+			o[i].lo.i = A->lo.i < B->lo.i ? A->lo.i : B->lo.i;
+			o[i].hi.i = A->hi.i < B->hi.i ? A->hi.i : B->hi.i;
+		}
+		break;
+	case EK_MAX:
+		if (real) {
+			o[i].lo.r = fmax(A->lo.r, B->lo.r);
+			o[i].hi.r = fmax(A->hi.r, B->hi.r);
+		} else {
+			o[i].lo.i = A->lo.i > B->lo.i ? A->lo.i : B->lo.i;
+			o[i].hi.i = A->hi.i > B->hi.i ? A->hi.i : B->hi.i;
+		}
+		break;
+	case EK_EQ: case EK_NE: case EK_LT: case EK_LE:
+		bound_cmp(g, n, A, B, &o[i]);
+		break;
+	case EK_AND:
+		o[i].lo.i = A->lo.i & B->lo.i;
+		o[i].hi.i = A->hi.i & B->hi.i;
+		break;
+	case EK_OR:
+		o[i].lo.i = A->lo.i | B->lo.i;
+		o[i].hi.i = A->hi.i | B->hi.i;
+		break;
+	case EK_NOT:
+		o[i].lo.i = !A->hi.i;
+		o[i].hi.i = !A->lo.i;
+		break;
+	case EK_ITE:
+		if (A->lo.i == 1)
+			o[i] = *B;
+		else if (A->hi.i == 0)
+			o[i] = *C;
+		else if (real) {
+			o[i].lo.r = fmin(B->lo.r, C->lo.r);
+			o[i].hi.r = fmax(B->hi.r, C->hi.r);
+		} else {
+			o[i].lo.i = B->lo.i < C->lo.i ? B->lo.i : C->lo.i;
+			o[i].hi.i = B->hi.i > C->hi.i ? B->hi.i : C->hi.i;
+		}
+		break;
+	case EK_TOREAL:
+		o[i].lo.r = A->lo.i == INT64_MIN ? -INFINITY : down((double)A->lo.i);
+		o[i].hi.r = A->hi.i == INT64_MAX ? INFINITY : up((double)A->hi.i);
+		break;
+	case EK_FLOOR:
+		bound_to_int(floor(A->lo.r), floor(A->hi.r), &o[i]);
+		break;
+	case EK_CEIL:
+		bound_to_int(ceil(A->lo.r), ceil(A->hi.r), &o[i]);
+		break;
+	case EK_ROUND:
+		bound_to_int(round(A->lo.r), round(A->hi.r), &o[i]);
+		break;
+	default:
+		o[i].lo.i = INT64_MIN;
+		o[i].hi.i = INT64_MAX;
+		break;
+	}
+}
+
+void
 expr_bound(const struct expr_graph *g, const struct expr_ival *vars,
     struct expr_ival *o)
 {
-	int32_t i;
-
-	for (i = 0; i < g->n; i++) {
-		const struct expr_node *n = &g->nodes[i];
-		const struct expr_ival *A = n->a >= 0 ? &o[n->a] : NULL;
-		const struct expr_ival *B = n->b >= 0 ? &o[n->b] : NULL;
-		const struct expr_ival *C = n->c >= 0 ? &o[n->c] : NULL;
-		int real = n->type == EXPR_REAL;
-
-		switch (n->kind) {
-		case EK_CONST:
-			o[i].lo = o[i].hi = n->k;
-			break;
-		case EK_VAR:
-			o[i] = vars[n->k.i];
-			break;
-		case EK_ADD:
-			if (real) {
-				o[i].lo.r = down(A->lo.r + B->lo.r);
-				o[i].hi.r = up(A->hi.r + B->hi.r);
-			} else {
-				o[i].lo.i = sat_add(A->lo.i, B->lo.i);
-				o[i].hi.i = sat_add(A->hi.i, B->hi.i);
-			}
-			break;
-		case EK_SUB:
-			if (real) {
-				o[i].lo.r = down(A->lo.r - B->hi.r);
-				o[i].hi.r = up(A->hi.r - B->lo.r);
-			} else {
-				o[i].lo.i = sat_add(A->lo.i, sat_neg(B->hi.i));
-				o[i].hi.i = sat_add(A->hi.i, sat_neg(B->lo.i));
-			}
-			break;
-		case EK_MUL:
-			if (real)
-				rhull4(A->lo.r * B->lo.r, A->lo.r * B->hi.r,
-				    A->hi.r * B->lo.r, A->hi.r * B->hi.r,
-				    &o[i].lo.r, &o[i].hi.r);
-			else
-				hull4(sat_mul(A->lo.i, B->lo.i), sat_mul(A->lo.i, B->hi.i),
-				    sat_mul(A->hi.i, B->lo.i), sat_mul(A->hi.i, B->hi.i),
-				    &o[i].lo.i, &o[i].hi.i);
-			break;
-		case EK_DIV:
-			if (real) {
-				if (B->lo.r > 0.0 || B->hi.r < 0.0)
-					rhull4(A->lo.r / B->lo.r, A->lo.r / B->hi.r,
-					    A->hi.r / B->lo.r, A->hi.r / B->hi.r,
-					    &o[i].lo.r, &o[i].hi.r);
-				else {
-					o[i].lo.r = -INFINITY;
-					o[i].hi.r = INFINITY;
-				}
-			} else
-				bound_div(A, B, 0, &o[i]);
-			break;
-		case EK_CDIV:
-			bound_div(A, B, 1, &o[i]);
-			break;
-		case EK_MOD:
-			bound_mod(A, B, &o[i]);
-			break;
-		case EK_MIN:
-			if (real) {
-				o[i].lo.r = fmin(A->lo.r, B->lo.r);
-				o[i].hi.r = fmin(A->hi.r, B->hi.r);
-			} else {
-				o[i].lo.i = A->lo.i < B->lo.i ? A->lo.i : B->lo.i;
-				o[i].hi.i = A->hi.i < B->hi.i ? A->hi.i : B->hi.i;
-			}
-			break;
-		case EK_MAX:
-			if (real) {
-				o[i].lo.r = fmax(A->lo.r, B->lo.r);
-				o[i].hi.r = fmax(A->hi.r, B->hi.r);
-			} else {
-				o[i].lo.i = A->lo.i > B->lo.i ? A->lo.i : B->lo.i;
-				o[i].hi.i = A->hi.i > B->hi.i ? A->hi.i : B->hi.i;
-			}
-			break;
-		case EK_EQ: case EK_NE: case EK_LT: case EK_LE:
-			bound_cmp(g, n, A, B, &o[i]);
-			break;
-		case EK_AND:
-			o[i].lo.i = A->lo.i & B->lo.i;
-			o[i].hi.i = A->hi.i & B->hi.i;
-			break;
-		case EK_OR:
-			o[i].lo.i = A->lo.i | B->lo.i;
-			o[i].hi.i = A->hi.i | B->hi.i;
-			break;
-		case EK_NOT:
-			o[i].lo.i = !A->hi.i;
-			o[i].hi.i = !A->lo.i;
-			break;
-		case EK_ITE:
-			if (A->lo.i == 1)
-				o[i] = *B;
-			else if (A->hi.i == 0)
-				o[i] = *C;
-			else if (real) {
-				o[i].lo.r = fmin(B->lo.r, C->lo.r);
-				o[i].hi.r = fmax(B->hi.r, C->hi.r);
-			} else {
-				o[i].lo.i = B->lo.i < C->lo.i ? B->lo.i : C->lo.i;
-				o[i].hi.i = B->hi.i > C->hi.i ? B->hi.i : C->hi.i;
-			}
-			break;
-		case EK_TOREAL:
-			o[i].lo.r = A->lo.i == INT64_MIN ? -INFINITY : down((double)A->lo.i);
-			o[i].hi.r = A->hi.i == INT64_MAX ? INFINITY : up((double)A->hi.i);
-			break;
-		case EK_FLOOR:
-			bound_to_int(floor(A->lo.r), floor(A->hi.r), &o[i]);
-			break;
-		case EK_CEIL:
-			bound_to_int(ceil(A->lo.r), ceil(A->hi.r), &o[i]);
-			break;
-		case EK_ROUND:
-			bound_to_int(round(A->lo.r), round(A->hi.r), &o[i]);
-			break;
-		default:
-			o[i].lo.i = INT64_MIN;
-			o[i].hi.i = INT64_MAX;
-			break;
-		}
-	}
+	for (int32_t i = 0; i < g->n; i++)
+		expr_bound_node(g, i, vars, o);
 }

@@ -137,9 +137,13 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 	int wbytes, gbytes, sbytes;
 	expr_id zero = expr_int(g, 0);
 	/* per-step term lists, index k + 1 so that producer -1 has a slot */
-	struct termlist *saved_at = NULL, *born_at = NULL, *dies_after = NULL;
-	struct termlist *released_at = NULL, *grad_born = NULL, *grad_dies = NULL;
-	struct termlist *nk_born = NULL, *nk_dies = NULL;      /* storages not kept */
+	/* per step k (index k + 1; k = -1 for the model inputs): storages made
+	 * and kept at k; kept storages by the earliest op keeping them; and the
+	 * storages / gradients alive at k. Sums of what is alive are written
+	 * out term by term, never as a running total with subtractions, so that
+	 * interval bounds of the peak stay tight (each variable enters once). */
+	struct termlist *saved_at = NULL, *kept_by = NULL;
+	struct termlist *inf_alive = NULL, *nk_alive = NULL, *grad_alive = NULL;
 	expr_id *fwd_tot = NULL, *bwd_tot = NULL, *inf_tot = NULL, *wgrad = NULL, *bwd_cached = NULL;
 
 	memset(plan, 0, sizeof *plan);
@@ -148,20 +152,17 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 	plan->bwd = calloc((size_t)K + 1, sizeof *plan->bwd);
 	plan->infer = calloc((size_t)K + 1, sizeof *plan->infer);
 	saved_at = calloc((size_t)K + 2, sizeof *saved_at);
-	born_at = calloc((size_t)K + 2, sizeof *born_at);
-	dies_after = calloc((size_t)K + 2, sizeof *dies_after);
-	released_at = calloc((size_t)K + 2, sizeof *released_at);
-	grad_born = calloc((size_t)K + 2, sizeof *grad_born);
-	grad_dies = calloc((size_t)K + 2, sizeof *grad_dies);
-	nk_born = calloc((size_t)K + 2, sizeof *nk_born);
-	nk_dies = calloc((size_t)K + 2, sizeof *nk_dies);
+	kept_by = calloc((size_t)K + 2, sizeof *kept_by);
+	inf_alive = calloc((size_t)K + 2, sizeof *inf_alive);
+	nk_alive = calloc((size_t)K + 2, sizeof *nk_alive);
+	grad_alive = calloc((size_t)K + 2, sizeof *grad_alive);
 	fwd_tot = calloc((size_t)K + 1, sizeof *fwd_tot);
 	bwd_tot = calloc((size_t)K + 1, sizeof *bwd_tot);
 	inf_tot = calloc((size_t)K + 1, sizeof *inf_tot);
 	wgrad = calloc((size_t)K + 2, sizeof *wgrad);
 	bwd_cached = calloc((size_t)K + 1, sizeof *bwd_cached);
-	if (!plan->fwd || !plan->bwd || !plan->infer || !saved_at || !born_at || !dies_after ||
-	    !released_at || !grad_born || !grad_dies || !nk_born || !nk_dies || !fwd_tot || !bwd_tot || !inf_tot || !wgrad || !bwd_cached) {
+	if (!plan->fwd || !plan->bwd || !plan->infer || !saved_at || !kept_by || !inf_alive ||
+	    !nk_alive || !grad_alive || !fwd_tot || !bwd_tot || !inf_tot || !wgrad || !bwd_cached) {
 		fail_oom(err);
 		goto out;
 	}
@@ -233,13 +234,15 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 				}
 				continue;
 			}
-			/* inference makes no masks or indices for backward */
-			if (!st->extra && (tl_push(&born_at[p + 1], sz) || tl_push(&dies_after[lu + 1], sz)))
+			if (saved && (tl_push(&saved_at[p + 1], sz) || tl_push(&kept_by[st->first_saver + 1], sz)))
 				goto oom;
-			if (saved && (tl_push(&saved_at[p + 1], sz) || tl_push(&released_at[st->first_saver + 1], sz)))
-				goto oom;
-			if (!saved && (tl_push(&nk_born[p + 1], sz) || tl_push(&nk_dies[lu + 1], sz)))
-				goto oom;
+			for (int k = p; k <= lu && k < K; k++) {
+				/* inference makes no masks or indices for backward */
+				if (!st->extra && tl_push(&inf_alive[k + 1], sz))
+					goto oom;
+				if (!saved && tl_push(&nk_alive[k + 1], sz))
+					goto oom;
+			}
 		}
 		plan->inputs = expr_sum(g, in.v, in.n);
 		free(in.v);
@@ -254,21 +257,20 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 			continue;
 		sz = guarded(&c, m->ops[x->producer].guard,
 		    alloc_size(&c, expr_mul(g, x->elems, expr_int(g, cm_dtype_bytes(m, (enum cm_dtype)x->dtype)))));
-		if (tl_push(&grad_born[x->last_use + 1], sz) || tl_push(&grad_dies[x->producer + 1], sz))
-			goto oom;
+		for (int k = x->producer; k <= x->last_use && k < K; k++)
+			if (tl_push(&grad_alive[k + 1], sz))
+				goto oom;
 	}
 
 	/* ---- forward and inference timelines ---- */
 	{
-		expr_id S = zero, N = zero, I = zero;
+		expr_id S = zero, N, I;
 		for (int k = 0; k < m->nops; k++) {
 			const struct cm_op *op = &m->ops[k];
 			expr_id ws = guarded(&c, op->guard, alloc_size(&c, op->ws_fwd));
 			/* storages whose last use was step k-1 are freed before step k */
-			I = expr_sub(g, I, expr_sum(g, dies_after[k].v, dies_after[k].n));
-			N = expr_sub(g, N, expr_sum(g, nk_dies[k].v, nk_dies[k].n));
-			I = expr_add(g, I, expr_sum(g, born_at[k + 1].v, born_at[k + 1].n));
-			N = expr_add(g, N, expr_sum(g, nk_born[k + 1].v, nk_born[k + 1].n));
+			I = expr_sum(g, inf_alive[k + 1].v, inf_alive[k + 1].n);
+			N = expr_sum(g, nk_alive[k + 1].v, nk_alive[k + 1].n);
 			S = expr_add(g, S, expr_sum(g, saved_at[k + 1].v, saved_at[k + 1].n));
 			plan->infer[k].saved = zero;
 			plan->infer[k].transient = I;
@@ -287,27 +289,31 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 	}
 	/* backward, k from the last op down to 0 */
 	{
-		expr_id SB = plan->saved_bytes, G = zero, W = zero;
+		/* kept storages alive at step k: those whose earliest keeper is <= k */
+		expr_id *kept = calloc((size_t)K + 1, sizeof *kept), W = zero;
+		if (kept == NULL)
+			goto oom;
+		for (int k = 0; k < m->nops; k++)
+			kept[k] = expr_add(g, k > 0 ? kept[k - 1] : zero, expr_sum(g, kept_by[k + 1].v, kept_by[k + 1].n));
 		for (int k = m->nops - 1; k >= 0; k--) {
 			const struct cm_op *op = &m->ops[k];
 			expr_id ws = guarded(&c, op->guard, alloc_size(&c, expr_add(g, op->ws_bwd, op->bwd_extra)));
-			/* gradients born at this step (this op is some tensor's last consumer) */
-			G = expr_add(g, G, expr_sum(g, grad_born[k + 1].v, grad_born[k + 1].n));
+			/* gradients in flight: the gradient of t lives from its last consumer's
+			 * backward to its producer's */
+			expr_id G = expr_sum(g, grad_alive[k + 1].v, grad_alive[k + 1].n);
 			W = expr_add(g, W, wgrad[k]);
-			plan->bwd[k].saved = SB;
+			plan->bwd[k].saved = kept[k];
 			plan->bwd[k].transient = G;
 			plan->bwd[k].grads = W;
 			plan->bwd[k].workspace = ws;
-			plan->bwd[k].total = expr_add(g, expr_add(g, expr_add(g, SB, G), W), ws);
+			plan->bwd[k].total = expr_add(g, expr_add(g, expr_add(g, kept[k], G), W), ws);
 			bwd_tot[k] = plan->bwd[k].total;
 			/* what the caching allocator holds: activations freed during
 			 * backward stay cached, too small for the larger gradients of the
 			 * earlier layers, so the device keeps all of them */
 			bwd_cached[k] = expr_add(g, expr_add(g, expr_add(g, plan->saved_bytes, G), W), ws);
-			/* after op k's backward: its kept storages and its output's gradient go */
-			SB = expr_sub(g, SB, expr_sum(g, released_at[k + 1].v, released_at[k + 1].n));
-			G = expr_sub(g, G, expr_sum(g, grad_dies[k + 1].v, grad_dies[k + 1].n));
 		}
+		free(kept);
 	}
 
 	plan->fwd_peak = expr_max_n(g, fwd_tot, m->nops);
@@ -321,12 +327,15 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 		expr_id ipers = expr_add(g, expr_add(g, plan->weights, plan->buffers), plan->inputs);
 		plan->train_peak = expr_add(g, expr_add(g, persistent, plan->autocast_cache), dyn);
 		plan->context = expr_int(g, prof->context_bytes);
-		/* reserved beyond the allocated peak: see bwd_cached above */
-		plan->train_reserve = expr_sub(g, expr_max(g, dyn, expr_max_n(g, bwd_cached, m->nops)), dyn);
+		/* the device holds the larger of the allocated peak and what the
+		 * caching allocator keeps (see bwd_cached above); the reserve is
+		 * reported separately and is not a term of the total */
+		plan->train_reserved_dyn = expr_max(g, dyn, expr_max_n(g, bwd_cached, m->nops));
+		plan->train_reserve = expr_sub(g, plan->train_reserved_dyn, dyn);
 		plan->infer_reserve = expr_int(g, 0);
-		plan->train_total = expr_add(g, expr_add(g, plan->train_peak, plan->train_reserve), plan->context);
-		plan->infer_total = expr_add(g, expr_add(g, expr_add(g, ipers, plan->infer_peak),
-		    plan->infer_reserve), plan->context);
+		plan->train_total = expr_add(g, expr_add(g, expr_add(g, persistent, plan->autocast_cache),
+		    plan->train_reserved_dyn), plan->context);
+		plan->infer_total = expr_add(g, expr_add(g, ipers, plan->infer_peak), plan->context);
 	}
 	if (dn_error_isset(&g->err)) {
 		dn_error_set(err, g->err.code, g->err.path, "%s", g->err.message);
@@ -338,13 +347,10 @@ oom:
 	fail_oom(err);
 out:
 	tl_free_all(saved_at, K + 2);
-	tl_free_all(born_at, K + 2);
-	tl_free_all(dies_after, K + 2);
-	tl_free_all(released_at, K + 2);
-	tl_free_all(grad_born, K + 2);
-	tl_free_all(grad_dies, K + 2);
-	tl_free_all(nk_born, K + 2);
-	tl_free_all(nk_dies, K + 2);
+	tl_free_all(kept_by, K + 2);
+	tl_free_all(inf_alive, K + 2);
+	tl_free_all(nk_alive, K + 2);
+	tl_free_all(grad_alive, K + 2);
 	free(fwd_tot);
 	free(bwd_tot);
 	free(inf_tot);

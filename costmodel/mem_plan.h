@@ -45,6 +45,7 @@ struct mem_plan {
 	expr_id train_total;    /* device level: + reserve + context */
 	expr_id infer_total;
 	expr_id train_reserve, infer_reserve, context;
+	expr_id train_reserved_dyn; /* max(allocated peak, cached at backward) */
 	expr_id saved_bytes;    /* all activation storages kept for backward */
 };
 

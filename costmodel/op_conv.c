@@ -87,9 +87,13 @@ conv_build(struct op_build *ob, int spatial)
 			ob_require(ob, expr_eq(g, s[a], one), "padding \"same\" needs stride 1", 1, n5, &s[a]);
 			o = in;
 		} else {
-			/* floor((in + 2p - d(k-1) - 1) / s) + 1 */
-			expr_id num = expr_sub(g, expr_sub(g, expr_add(g, in, expr_mul(g, expr_int(g, 2), p[a])),
+			/* floor((in + (2p - d(k-1) - 1)) / s) + 1: the window terms are
+			 * grouped into one sub-expression so that the solver's bounds see
+			 * it as a function of the kernel alone ("same" padding gives a
+			 * constant, not an interval that grows with the kernel) */
+			expr_id win = expr_sub(g, expr_sub(g, expr_mul(g, expr_int(g, 2), p[a]),
 			    expr_mul(g, d[a], expr_sub(g, k[a], one))), one);
+			expr_id num = expr_add(g, in, win);
 			o = expr_add(g, expr_div(g, num, s[a]), one);
 		}
 		{

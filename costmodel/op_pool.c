@@ -13,8 +13,9 @@ static expr_id
 pool_out(struct expr_graph *g, expr_id in, expr_id k, expr_id s, expr_id p, int ceil_mode)
 {
 	expr_id one = expr_int(g, 1);
-	expr_id num = expr_sub(g, expr_sub(g, expr_add(g, in, expr_mul(g, expr_int(g, 2), p)),
-	    expr_sub(g, k, one)), one);
+	/* the window terms grouped, as in op_conv.c */
+	expr_id num = expr_add(g, in, expr_sub(g, expr_sub(g, expr_mul(g, expr_int(g, 2), p),
+	    expr_sub(g, k, one)), one));
 	expr_id o;
 
 	if (!ceil_mode)

@@ -29,6 +29,13 @@ void cli_query_free(struct cli_query *q);
 void cli_print_error(const struct dn_error *err);
 
 int cli_estimate(int argc, char **argv);
+int cli_solve(int argc, char **argv);
+
+struct fs_engine;
+struct sq_query;
+/* explain and max (cli_explain.c), on an engine cli_solve prepared */
+int cli_solve_more(const char *cmd, struct fs_engine *e, struct sq_query *q, double timeout,
+    const char *config, const char *param, const char *value, const char *per, int json_out);
 int cli_templates(int argc, char **argv);
 int cli_devices(int argc, char **argv);
 

@@ -1,7 +1,8 @@
 /*
  * cli_main.c - `dnnsat`, the command-line front end: dispatches to one
  * subcommand per file (cli_estimate.c, cli_catalog.c). Later subcommands
- * (count, list, sample, reduce, explain, max, serve) plug in here.
+ * (serve) plug in here; the solver's commands live in cli_solve.c and
+ * cli_explain.c.
  */
 #include "cli.h"
 
@@ -16,6 +17,12 @@ usage(FILE *f)
 	    "\n"
 	    "commands:\n"
 	    "  estimate    every cost of one configuration (parameters, MACs, memory, latency, utilization)\n"
+	    "  count       how many configurations of an NNI space fit the budgets (exact, or certified bounds)\n"
+	    "  list        the feasible configurations as JSON lines (--offset K, --limit N, --cursor C)\n"
+	    "  sample      uniform samples of the feasible configurations (--n N --seed S)\n"
+	    "  reduce      the reduced NNI search space (values that occur in a feasible configuration)\n"
+	    "  explain     why a configuration (--config JSON) or a value (--param P --value V) does not fit\n"
+	    "  max         the largest feasible value of --param P (for each value of --per Q)\n"
 	    "  templates   the built-in model templates, their hyperparameters and presets\n"
 	    "  devices     the GPU catalog\n"
 	    "\n"
@@ -27,7 +34,13 @@ usage(FILE *f)
 	    "  --dtype fp32|fp16|bf16|mixed_fp16|mixed_bf16     default fp32\n"
 	    "  --tf32  --inference  --per-op  --json\n"
 	    "\n"
+	    "solver options (count, list, sample, reduce, explain, max):\n"
+	    "  [QUERY.json] --space SPACE.json --preset P | --template T | --model F --device D\n"
+	    "  --budget memory=16GiB|params=25M|macs=4G|flops=8G|latency=10ms|step_time=0.5s|min_utilization=0.5\n"
+	    "  --constraint 'hidden %% heads == 0'  --set NAME=VALUE  --timeout SECONDS  --json\n"
+	    "\n"
 	    "example: dnnsat estimate --preset resnet50 batch_size=64 --device v100-16gb\n"
+	    "         dnnsat count --preset resnet50 --space examples/spaces/resnet.json --budget memory=16GiB\n"
 	    "exit status: 0 fits, 1 invalid or does not fit, 2 bad input\n");
 }
 
@@ -44,6 +57,9 @@ main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "estimate") == 0)
 		return cli_estimate(argc - 1, argv + 1);
+	if (strcmp(argv[1], "count") == 0 || strcmp(argv[1], "list") == 0 || strcmp(argv[1], "sample") == 0 ||
+	    strcmp(argv[1], "reduce") == 0 || strcmp(argv[1], "explain") == 0 || strcmp(argv[1], "max") == 0)
+		return cli_solve(argc - 1, argv + 1);
 	if (strcmp(argv[1], "templates") == 0)
 		return cli_templates(argc - 1, argv + 1);
 	if (strcmp(argv[1], "devices") == 0)

@@ -14,7 +14,7 @@
 
 #include "costmodel.h"
 
-static struct cm_device
+static struct cm_device __attribute__((unused))
 test_device(void)
 {
 	struct cm_device d;
@@ -33,7 +33,7 @@ test_device(void)
 	return d;
 }
 
-static struct cm_workload
+static struct cm_workload __attribute__((unused))
 test_workload(int training)
 {
 	struct cm_workload w;
@@ -55,7 +55,7 @@ struct tmodel {
 	struct dn_error err;
 };
 
-static void
+static void __attribute__((unused))
 tmodel_free(struct tmodel *t)
 {
 	cm_model_free(t->m);
@@ -66,7 +66,7 @@ tmodel_free(struct tmodel *t)
 }
 
 /* Builds from an already loaded def; returns 0 or -1 with t->err set. */
-static int
+static int __attribute__((unused))
 tmodel_build_def(struct tmodel *t, const struct cm_workload *wl)
 {
 	struct cm_device d = test_device();
@@ -120,7 +120,7 @@ tmodel_set(struct tmodel *t, const char *name, const char *value)
 	ck_assert_msg(cm_config_set(t->def, name, value, t->cfg, &err) == 0, "%s=%s: %s", name, value, err.message);
 }
 
-static void
+static void __attribute__((unused))
 tmodel_eval(struct tmodel *t)
 {
 	memset(&t->err, 0, sizeof t->err);
@@ -145,7 +145,7 @@ run_suite(Suite *s, int nofork)
 }
 
 /* Path of a file under the source tree. */
-static const char *
+static const char * __attribute__((unused))
 src_path(const char *rel)
 {
 	static char buf[4][1024];

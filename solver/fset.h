@@ -1,0 +1,160 @@
+/*
+ * fset.h - the feasible-set engine: over the discrete grid of a bound search
+ * space, decide whole sub-spaces at once by interval bounds of the query's
+ * `feasible` expression (a box whose bound is [1, 1] is counted without
+ * being listed, [0, 0] is pruned), split the others, and keep the counts so
+ * that the k-th configuration, pages, cursors, uniform samples and the
+ * reduced space are answered without searching again.
+ *
+ * Positions: each engine variable's values are sorted ascending by the
+ * model value (a categorical by its index), position 0 first. The
+ * deterministic order of configurations is lexicographic over the variables
+ * in engine order. A configuration is a vector of positions.
+ *
+ * Counts are exact 128-bit integers (spaces up to 1.7e38 configurations);
+ * when a deadline stops the search, the answer is a certified interval
+ * [lower, upper] instead.
+ */
+#ifndef DN_FSET_H
+#define DN_FSET_H
+
+#include <stdint.h>
+
+#include "expr_tape.h"
+#include "query.h"
+
+typedef unsigned __int128 fs_count;
+struct fs_undo;
+
+struct fs_var {
+	int dim;                /* the space dim */
+	int hp;                 /* the model hyperparameter, or -1 (passes through) */
+	int64_t n;              /* positions */
+	union expr_val *vals;   /* model value per position (explicit grids), or NULL */
+	int64_t *dim_index;     /* dim value index per position, or NULL (progression) */
+	const struct sp_dim *d; /* huge grids: values come from the dim (ascending) */
+	int real;               /* values are REAL (else INT) */
+	int parent;             /* engine var of the enclosing choice, or -1 */
+	int64_t active_pos;     /* the parent's position that activates this var */
+	int has_children;
+};
+
+enum fs_status { FS_EMPTY, FS_FULL, FS_MIXED, FS_UNKNOWN };
+
+/* A node of the search tree: the box of its parent with var `var`
+ * restricted to [lo, hi]. Children are stored contiguously. */
+struct fs_node {
+	fs_count count;         /* exact feasible count (FULL, MIXED) */
+	fs_count upper;         /* feasible upper bound (UNKNOWN: the box size) */
+	int64_t lo, hi;
+	int32_t var;
+	int32_t first_child;
+	int32_t nchildren;
+	uint8_t status;
+};
+
+struct fs_engine {
+	struct sq_query *q;
+	const struct expr_graph *g;
+	expr_id root;                   /* the boolean node decided: q->feasible, or one part */
+	struct expr_tape tape;          /* exact evaluation of the whole graph */
+	struct fs_var *vars;
+	int nvars;
+	/* bounding */
+	struct expr_ival *hpiv;         /* per hyperparameter: current interval */
+	struct expr_ival *iv;           /* per node */
+	uint8_t *cone;                  /* node needed by `feasible` */
+	int32_t **dep;                  /* per hyperparameter: cone nodes depending on it, in order */
+	int32_t *ndep;
+	int32_t *cone_list, ncone;
+	union expr_val *point;          /* scratch for exact evaluation */
+	union expr_val *config;         /* per hyperparameter */
+	/* the search tree */
+	struct fs_node *nodes;
+	int32_t nnodes, capnodes;
+	int32_t max_nodes;              /* beyond it, subtrees are recounted on demand */
+	/* current box */
+	int64_t *lo, *hi;
+	/* statistics and limits */
+	int64_t bound_calls, evals;
+	double deadline;                /* CLOCK_MONOTONIC seconds, 0 = none */
+	int timed_out;
+	fs_count total;                 /* all configurations of the grid */
+	fs_count lower, upper;          /* feasible count bounds (equal when exact) */
+	int counted;
+	/* private (fset_*.c) */
+	fs_count *full;                 /* per var: size of its subtree over all positions */
+	int *dim_var;                   /* space dim -> engine var, or -1 */
+	union expr_val **tab;           /* per node: exact value per position of tab_var, or NULL */
+	uint32_t *stamp;                /* per node: pass in which its bound last changed */
+	int32_t nnodes_graph;           /* g->n at fs_init: the per-node arrays' length */
+	uint32_t pass;
+	int32_t *tab_var;               /* per node: the one engine var it depends on, or -1 */
+	struct fs_undo *undo;           /* changes to roll back when leaving a box */
+	int64_t nundo, capundo;
+};
+
+/* Prepares the engine for a parsed query (which must outlive it), deciding
+ * q->feasible; fs_init_root decides another boolean node of the same graph
+ * (one budget alone, for explanations). */
+int fs_init(struct fs_engine *e, struct sq_query *q, struct dn_error *err);
+int fs_init_root(struct fs_engine *e, struct sq_query *q, expr_id root, struct dn_error *err);
+void fs_free(struct fs_engine *e);
+
+/* Counts the feasible configurations, building the search tree. With a
+ * deadline (seconds from now, 0 = none), an unfinished count leaves
+ * e->lower < e->upper and e->timed_out set. Returns 0 or -1. */
+int fs_count_all(struct fs_engine *e, double seconds, struct dn_error *err);
+
+/* The k-th feasible configuration (0-based) into pos[nvars]. Needs an exact
+ * count. Returns 0, 1 when k is past the end, -1 on error. */
+int fs_kth(struct fs_engine *e, fs_count k, int64_t *pos, struct dn_error *err);
+
+/* The first feasible configuration >= `from` in the order (from NULL: the
+ * very first) into pos. Returns 0, 1 when there is none, -1 on error.
+ * Needs no count: this is how cursors resume. */
+int fs_next(struct fs_engine *e, const int64_t *from, int64_t *pos, struct dn_error *err);
+
+/* The first feasible configuration in the current box, after the caller
+ * narrowed some variables (fs_restrict). 0 found, 1 none, -1 error. */
+int fs_first_in_box(struct fs_engine *e, int64_t *pos, struct dn_error *err);
+
+/* Restricts var v to positions [lo, hi] for the following calls (bounds
+ * updated); fs_unrestrict returns to the box before. */
+int64_t fs_restrict(struct fs_engine *e, int v, int64_t lo, int64_t hi);
+void fs_unrestrict(struct fs_engine *e, int64_t mark);
+
+/* The engine var of a space parameter ("layer0/kernel_size"), or -1; the
+ * position of a JSON value on its grid, or -1. */
+int fs_var_named(const struct fs_engine *e, const char *name);
+int64_t fs_position_of(struct fs_engine *e, int v, const json_t *value);
+
+/* Now plus `seconds` on the engine's clock (for e->deadline); 0 when
+ * seconds <= 0 (no deadline). The dim value index of var v's position p. */
+double fs_now_plus(double seconds);
+double fs_now(void);
+int64_t fs_dim_index_of(const struct fs_engine *e, int v, int64_t p);
+
+/* Increments a position vector to the next configuration of the grid (not
+ * necessarily feasible). Returns 0, or 1 at the end. */
+int fs_increment(const struct fs_engine *e, int64_t *pos);
+
+/* Is this configuration feasible? (exact evaluation) */
+int fs_feasible_at(struct fs_engine *e, const int64_t *pos);
+
+/* The model configuration (one value per hyperparameter) of a position vector. */
+void fs_config_of(struct fs_engine *e, const int64_t *pos, union expr_val *config);
+
+/* NNI-style JSON sample of a position vector (nested choices as
+ * {"_name": ...} objects); new reference. */
+json_t *fs_to_json(struct fs_engine *e, const int64_t *pos);
+
+/* Position vector of a JSON configuration (NNI sample). -1 with err naming
+ * the field when a value is not on the grid. */
+int fs_from_json(struct fs_engine *e, const json_t *obj, int64_t *pos, struct dn_error *err);
+
+/* 128-bit counts as decimal text and back. */
+void fs_count_str(fs_count c, char *buf, size_t len);
+int fs_count_parse(const char *s, fs_count *out);
+
+#endif

@@ -1,0 +1,366 @@
+/*
+ * fset_bound.c - interval bounds of the `feasible` expression over the
+ * current box, kept up to date incrementally: narrowing one variable
+ * re-bounds only the cone nodes that depend on its hyperparameter (and, when
+ * a choice is fixed, on the hyperparameters its nested dims set), logging
+ * every overwritten interval so that leaving the box rolls them back.
+ *
+ * Invariant: after any sequence of fs_narrow/fs_rollback, e->iv holds for
+ * every cone node exactly what expr_bound would compute for the box.
+ */
+#include "fset_priv.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { UNDO_RANGE, UNDO_HP, UNDO_NODE };
+
+struct fs_undo {
+	uint8_t kind;
+	int32_t index;
+	int64_t lo, hi;
+	struct expr_ival iv;
+};
+
+double
+fs_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int
+fs_past_deadline(struct fs_engine *e)
+{
+	if (e->timed_out)
+		return 1;
+	if (e->deadline > 0 && (e->bound_calls & 255) == 0 && fs_now() > e->deadline)
+		e->timed_out = 1;
+	return e->timed_out;
+}
+
+int
+fs_active(const struct fs_engine *e, int v)
+{
+	int p = e->vars[v].parent;
+
+	if (p < 0)
+		return 1;
+	{
+		int pa = fs_active(e, p);
+		if (pa == 0)
+			return 0;
+		if (e->lo[p] != e->hi[p])
+			return -1;
+		if (e->lo[p] != e->vars[v].active_pos)
+			return 0;
+		return pa;
+	}
+}
+
+fs_count
+fs_box_size(const struct fs_engine *e, int d)
+{
+	fs_count size = 1;
+
+	for (int v = d; v < e->nvars; v++) {
+		int p = e->vars[v].parent;
+		/* subtrees rooted below d are inside their parent's contribution */
+		if (p >= d)
+			continue;
+		if (fs_active(e, v) == 0)
+			continue;
+		size = fs_mul(size, v == d ? fs_contrib(e, v, e->lo[v], e->hi[v]) : e->full[v]);
+	}
+	return size;
+}
+
+static int
+push(struct fs_engine *e, const struct fs_undo *u)
+{
+	if (e->nundo == e->capundo) {
+		int64_t cap = e->capundo ? 2 * e->capundo : 4096;
+		struct fs_undo *n = realloc(e->undo, sizeof *n * (size_t)cap);
+		if (n == NULL)
+			return -1;
+		e->undo = n;
+		e->capundo = cap;
+	}
+	e->undo[e->nundo++] = *u;
+	return 0;
+}
+
+/* The interval of hyperparameter h in the current box. */
+static struct expr_ival
+hp_interval(const struct fs_engine *e, int h)
+{
+	struct expr_ival iv;
+	int any = 0, need_fixed = 1, real = e->q->def->hps[h].type == CM_HP_REAL;
+
+	iv = e->q->bounds[h];           /* hyperparameters the space does not set */
+	for (int v = 0; v < e->nvars; v++) {
+		int a;
+		union expr_val lo, hi;
+		if (e->vars[v].hp != h)
+			continue;
+		a = fs_active(e, v);
+		if (a == 0)
+			continue;
+		if (a == 1)
+			need_fixed = 0;
+		lo = fs_value(&e->vars[v], e->lo[v]);
+		hi = fs_value(&e->vars[v], e->hi[v]);
+		if (!any) {
+			iv.lo = lo;
+			iv.hi = hi;
+			any = 1;
+		} else if (real) {
+			if (lo.r < iv.lo.r) iv.lo = lo;
+			if (hi.r > iv.hi.r) iv.hi = hi;
+		} else {
+			if (lo.i < iv.lo.i) iv.lo = lo;
+			if (hi.i > iv.hi.i) iv.hi = hi;
+		}
+	}
+	if (any && need_fixed) {
+		union expr_val f = e->q->fixed[h];
+		if (real) {
+			if (f.r < iv.lo.r) iv.lo = f;
+			if (f.r > iv.hi.r) iv.hi = f;
+		} else {
+			if (f.i < iv.lo.i) iv.lo = f;
+			if (f.i > iv.hi.i) iv.hi = f;
+		}
+	} else if (!any)
+		iv.lo = iv.hi = e->q->fixed[h];
+	return iv;
+}
+
+/* Bounds one cone node: from its exact table when it depends on a single
+ * active variable, else by interval arithmetic on its children. */
+static void
+bound_node(struct fs_engine *e, int32_t i)
+{
+	int v = e->tab_var[i];
+
+	if (v >= 0 && e->tab[i] != NULL && fs_active(e, v) == 1) {
+		const union expr_val *t = e->tab[i];
+		struct expr_ival *o = &e->iv[i];
+		if (e->g->nodes[i].type == EXPR_REAL) {
+			o->lo.r = o->hi.r = t[e->lo[v]].r;
+			for (int64_t p = e->lo[v] + 1; p <= e->hi[v]; p++) {
+				if (t[p].r < o->lo.r) o->lo.r = t[p].r;
+				if (t[p].r > o->hi.r) o->hi.r = t[p].r;
+			}
+		} else {
+			o->lo.i = o->hi.i = t[e->lo[v]].i;
+			for (int64_t p = e->lo[v] + 1; p <= e->hi[v]; p++) {
+				if (t[p].i < o->lo.i) o->lo.i = t[p].i;
+				if (t[p].i > o->hi.i) o->hi.i = t[p].i;
+			}
+		}
+		return;
+	}
+	expr_bound_node(e->g, i, e->hpiv, e->iv);
+}
+
+void
+fs_bound_reset(struct fs_engine *e)
+{
+	for (int h = 0; h < e->q->def->nhps; h++)
+		e->hpiv[h] = hp_interval(e, h);
+	for (int32_t j = 0; j < e->ncone; j++)
+		bound_node(e, e->cone_list[j]);
+	e->bound_calls++;
+}
+
+/*
+ * Re-bounds the nodes of `list` (in topological order) after the intervals
+ * of the hyperparameters in `hps` changed. Change propagation: a node is
+ * recomputed only when one of its operands changed in this pass (or it
+ * reads a changed variable, or has a table), and marks itself changed only
+ * when its own bound moved - so narrowing a kernel size re-bounds the few
+ * parameter-count nodes it really moves, not every node downstream.
+ */
+static int
+rebound_nodes(struct fs_engine *e, const int32_t *list, int32_t n, const int *hps, int nhps)
+{
+	const struct expr_node *nodes = e->g->nodes;
+	uint32_t pass = ++e->pass;
+
+	if (pass == 0) {                /* wrapped: clear the stamps */
+		memset(e->stamp, 0, sizeof *e->stamp * (size_t)e->g->n);
+		pass = e->pass = 1;
+	}
+	for (int32_t j = 0; j < n; j++) {
+		struct fs_undo u;
+		int32_t i = list[j];
+		const struct expr_node *x = &nodes[i];
+		int dirty = 0;
+		if (x->kind == EK_VAR) {
+			for (int k = 0; k < nhps && !dirty; k++)
+				dirty = x->k.i == hps[k];
+		} else if (e->tab[i] != NULL) {
+			dirty = 1;
+		} else {
+			dirty = (x->a >= 0 && e->stamp[x->a] == pass) || (x->b >= 0 && e->stamp[x->b] == pass) ||
+			    (x->c >= 0 && e->stamp[x->c] == pass);
+		}
+		if (!dirty)
+			continue;
+		u.kind = UNDO_NODE;
+		u.index = i;
+		u.iv = e->iv[i];
+		bound_node(e, i);
+		if (memcmp(&u.iv, &e->iv[i], sizeof u.iv) == 0)
+			continue;
+		if (push(e, &u) != 0)
+			return -1;
+		e->stamp[i] = pass;
+	}
+	return 0;
+}
+
+/* Re-bounds every cone node, logging each for rollback (when too many
+ * hyperparameters changed at once to track). */
+static void
+fs_bound_reset_logged(struct fs_engine *e)
+{
+	for (int32_t j = 0; j < e->ncone; j++) {
+		struct fs_undo u;
+		int32_t i = e->cone_list[j];
+		u.kind = UNDO_NODE;
+		u.index = i;
+		u.iv = e->iv[i];
+		if (push(e, &u) != 0)
+			return;
+		bound_node(e, i);
+	}
+}
+
+static int
+same_ival(const struct expr_ival *a, const struct expr_ival *b)
+{
+	return memcmp(a, b, sizeof *a) == 0;
+}
+
+int
+fs_narrow(struct fs_engine *e, int v, int64_t lo, int64_t hi)
+{
+	struct fs_undo u;
+	int changed[64], nchanged = 0, many = 0;
+
+	u.kind = UNDO_RANGE;
+	u.index = v;
+	u.lo = e->lo[v];
+	u.hi = e->hi[v];
+	if (push(e, &u) != 0)
+		return -1;
+	e->lo[v] = lo;
+	e->hi[v] = hi;
+	e->bound_calls++;
+	/* hyperparameters whose interval may change: v's own and its nested dims' */
+	for (int w = v; w < e->nvars; w++) {
+		int h = e->vars[w].hp;
+		struct expr_ival iv;
+		int on_path = w == v;
+		for (int p = e->vars[w].parent; p >= 0 && !on_path; p = e->vars[p].parent)
+			on_path = p == v;
+		if (!on_path || h < 0)
+			continue;
+		iv = hp_interval(e, h);
+		if (same_ival(&iv, &e->hpiv[h]))
+			continue;
+		u.kind = UNDO_HP;
+		u.index = h;
+		u.iv = e->hpiv[h];
+		if (push(e, &u) != 0)
+			return -1;
+		e->hpiv[h] = iv;
+		if (nchanged < 64)
+			changed[nchanged++] = h;
+		else
+			many = 1;
+	}
+	if (nchanged == 1 && !many)
+		return rebound_nodes(e, e->dep[changed[0]], e->ndep[changed[0]], changed, 1);
+	if (nchanged > 0 && !many)
+		return rebound_nodes(e, e->cone_list, e->ncone, changed, nchanged);
+	if (many) {
+		fs_bound_reset_logged(e);
+		return 0;
+	}
+	return 0;
+}
+
+int64_t
+fs_mark(const struct fs_engine *e)
+{
+	return e->nundo;
+}
+
+void
+fs_rollback(struct fs_engine *e, int64_t mark)
+{
+	while (e->nundo > mark) {
+		const struct fs_undo *u = &e->undo[--e->nundo];
+		switch (u->kind) {
+		case UNDO_RANGE:
+			e->lo[u->index] = u->lo;
+			e->hi[u->index] = u->hi;
+			break;
+		case UNDO_HP:
+			e->hpiv[u->index] = u->iv;
+			break;
+		default:
+			e->iv[u->index] = u->iv;
+			break;
+		}
+	}
+}
+
+int
+fs_bound_status(const struct fs_engine *e)
+{
+	const struct expr_ival *f = &e->iv[e->root];
+
+	if (f->hi.i == 0)
+		return 0;
+	if (f->lo.i >= 1)
+		return 1;
+	return 2;
+}
+
+int64_t
+fs_restrict(struct fs_engine *e, int v, int64_t lo, int64_t hi)
+{
+	int64_t mark = fs_mark(e);
+
+	if (fs_narrow(e, v, lo, hi) != 0) {
+		fs_rollback(e, mark);
+		return -1;
+	}
+	return mark;
+}
+
+void
+fs_unrestrict(struct fs_engine *e, int64_t mark)
+{
+	if (mark >= 0)
+		fs_rollback(e, mark);
+}
+
+double
+fs_now_plus(double seconds)
+{
+	return seconds > 0 ? fs_now() + seconds : 0;
+}
+
+int64_t
+fs_dim_index_of(const struct fs_engine *e, int v, int64_t p)
+{
+	return fs_dim_index(&e->vars[v], p);
+}

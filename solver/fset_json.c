@@ -1,0 +1,187 @@
+/*
+ * fset_json.c - configurations as NNI writes them: {"batch_size": 64,
+ * "layer0": {"_name": "Conv", "kernel_size": 3}}, from and to the engine's
+ * position vectors. Continuous dims that pass through are not part of a
+ * configuration (the engine never enumerates them).
+ */
+#include "fset_priv.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static int
+is_option_object(const struct sp_dim *d, int64_t i)
+{
+	return d->values != NULL && json_is_object(d->values[i]);
+}
+
+static json_t *
+dim_json(struct fs_engine *e, int k, const int64_t *pos)
+{
+	const struct sp_dim *d = &e->q->space.dims[k];
+	int v = e->dim_var[k];
+	int64_t i;
+
+	if (v < 0 || pos[v] < 0)
+		return NULL;
+	i = fs_dim_index(&e->vars[v], pos[v]);
+	if (is_option_object(d, i)) {
+		json_t *o = json_object();
+		json_object_set_new(o, "_name", sp_value_json(d, i));
+		for (int c = k + 1; c < e->q->space.ndims; c++) {
+			const struct sp_dim *cd = &e->q->space.dims[c];
+			json_t *cv;
+			if (cd->parent != k || cd->parent_option != i)
+				continue;
+			cv = dim_json(e, c, pos);
+			if (cv != NULL)
+				json_object_set_new(o, cd->key, cv);
+		}
+		return o;
+	}
+	return sp_value_json(d, i);
+}
+
+json_t *
+fs_to_json(struct fs_engine *e, const int64_t *pos)
+{
+	json_t *o = json_object();
+
+	for (int k = 0; k < e->q->space.ndims; k++) {
+		const struct sp_dim *d = &e->q->space.dims[k];
+		json_t *v;
+		if (d->parent >= 0)
+			continue;
+		v = dim_json(e, k, pos);
+		if (v != NULL)
+			json_object_set_new(o, d->key, v);
+	}
+	return o;
+}
+
+/* Position of the dim value equal to `j` (JSON equality, numbers by value). */
+int64_t
+fs_position_of(struct fs_engine *e, int v, const json_t *j)
+{
+	const struct fs_var *x = &e->vars[v];
+	const struct sp_dim *d = &e->q->space.dims[x->dim];
+
+	if (d->values == NULL && !json_is_number(j))
+		return -1;
+	for (int64_t p = 0; p < x->n && p < 100000000; p++) {
+		int64_t i = fs_dim_index(x, p);
+		json_t *cand;
+		int eq;
+		if (x->vals == NULL && json_is_number(j)) {
+			/* a huge ascending grid: binary search on the dim's values */
+			double want = json_number_value(j);
+			int64_t a = 0, b = x->n - 1;
+			while (a <= b) {
+				int64_t mid = a + (b - a) / 2;
+				double got = sp_value_num(d, mid);
+				if (got < want - 1e-9 * (fabs(want) + 1))
+					a = mid + 1;
+				else if (got > want + 1e-9 * (fabs(want) + 1))
+					b = mid - 1;
+				else
+					return mid;
+			}
+			return -1;
+		}
+		if (is_option_object(d, i)) {
+			const json_t *name = json_is_object(j) ? json_object_get(j, "_name") : j;
+			eq = name != NULL && json_equal((json_t *)json_object_get(d->values[i], "_name"), (json_t *)name);
+		} else {
+			cand = sp_value_json(d, i);
+			eq = json_equal(cand, (json_t *)j) ||
+			    (json_is_number(cand) && json_is_number(j) &&
+			    json_number_value(cand) == json_number_value(j));
+			json_decref(cand);
+		}
+		if (eq)
+			return p;
+	}
+	return -1;
+}
+
+static int
+dim_from_json(struct fs_engine *e, int k, const json_t *j, const char *path, int64_t *pos,
+    struct dn_error *err)
+{
+	const struct sp_dim *d = &e->q->space.dims[k];
+	int v = e->dim_var[k];
+	int64_t p, i;
+
+	if (v < 0)
+		return 0;       /* continuous: not part of the position vector */
+	p = fs_position_of(e, v, j);
+	if (p < 0) {
+		char *s = json_dumps(j, JSON_ENCODE_ANY | JSON_COMPACT);
+		dn_error_set(err, DN_EINVAL, path, "%.80s is not a value of the space's \"%s\"", s ? s : "?", d->name);
+		free(s);
+		return -1;
+	}
+	pos[v] = p;
+	i = fs_dim_index(&e->vars[v], p);
+	if (is_option_object(d, i)) {
+		for (int c = k + 1; c < e->q->space.ndims; c++) {
+			const struct sp_dim *cd = &e->q->space.dims[c];
+			const json_t *cj;
+			char cp[512];
+			if (cd->parent != k || cd->parent_option != i || !cd->discrete)
+				continue;
+			snprintf(cp, sizeof cp, "%s.%s", path, cd->key);
+			cj = json_is_object(j) ? json_object_get(j, cd->key) : NULL;
+			if (cj == NULL)
+				return dn_error_set(err, DN_EINVAL, cp, "missing (option \"%s\" needs it)",
+				    json_string_value(json_object_get(d->values[i], "_name")));
+			if (dim_from_json(e, c, cj, cp, pos, err) != 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+int
+fs_from_json(struct fs_engine *e, const json_t *obj, int64_t *pos, struct dn_error *err)
+{
+	const char *key;
+	json_t *val;
+
+	if (!json_is_object(obj))
+		return dn_error_set(err, DN_EINVAL, "$.configuration", "must be an object of parameter values");
+	for (int v = 0; v < e->nvars; v++)
+		pos[v] = -1;
+	json_object_foreach((json_t *)obj, key, val) {
+		int found = 0;
+		for (int k = 0; k < e->q->space.ndims; k++)
+			if (e->q->space.dims[k].parent < 0 && strcmp(e->q->space.dims[k].key, key) == 0)
+				found = 1;
+		if (!found)
+			return dn_error_set(err, DN_ENOENT, "$.configuration", "the space has no parameter \"%.64s\"", key);
+	}
+	for (int k = 0; k < e->q->space.ndims; k++) {
+		const struct sp_dim *d = &e->q->space.dims[k];
+		const json_t *j;
+		char path[512];
+		if (d->parent >= 0 || !d->discrete)
+			continue;
+		snprintf(path, sizeof path, "$.configuration.%s", d->key);
+		j = json_object_get(obj, d->key);
+		if (j == NULL)
+			return dn_error_set(err, DN_EINVAL, path, "missing");
+		if (dim_from_json(e, k, j, path, pos, err) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+int
+fs_var_named(const struct fs_engine *e, const char *name)
+{
+	for (int v = 0; v < e->nvars; v++)
+		if (strcmp(e->q->space.dims[e->vars[v].dim].name, name) == 0)
+			return v;
+	return -1;
+}

@@ -1,0 +1,67 @@
+/*
+ * fset_priv.h - internals shared by the engine's files (fset_init.c,
+ * fset_bound.c, fset_count.c, fset_nav.c, fset_json.c): saturating 128-bit
+ * counts, values of positions, subtree sizes and the incremental bounding
+ * of boxes with an undo log.
+ */
+#ifndef DN_FSET_PRIV_H
+#define DN_FSET_PRIV_H
+
+#include "fset.h"
+
+#define FS_COUNT_MAX (~(fs_count)0)
+
+/* saturating arithmetic: FS_COUNT_MAX means "overflowed" */
+static inline fs_count
+fs_add(fs_count a, fs_count b)
+{
+	fs_count r = a + b;
+
+	return (r < a || a == FS_COUNT_MAX || b == FS_COUNT_MAX) ? FS_COUNT_MAX : r;
+}
+
+static inline fs_count
+fs_mul(fs_count a, fs_count b)
+{
+	if (a == 0 || b == 0)
+		return 0;
+	if (a == FS_COUNT_MAX || b == FS_COUNT_MAX || a > FS_COUNT_MAX / b)
+		return FS_COUNT_MAX;
+	return a * b;
+}
+
+/* The model value of position p of var v, and the space dim's value index. */
+union expr_val fs_value(const struct fs_var *v, int64_t p);
+int64_t fs_dim_index(const struct fs_var *v, int64_t p);
+
+/* Size of var v's subtree with v over positions [lo, hi]. */
+fs_count fs_contrib(const struct fs_engine *e, int v, int64_t lo, int64_t hi);
+
+/* Whether var v takes part in configurations of the current box: 1 active,
+ * 0 inactive (an enclosing choice is fixed to another option), -1 not yet
+ * known (an enclosing choice is not fixed). */
+int fs_active(const struct fs_engine *e, int v);
+
+/* Size of the current box with vars < d fixed (their positions in e->lo),
+ * var d over [e->lo[d], e->hi[d]] and vars > d over their whole range. */
+fs_count fs_box_size(const struct fs_engine *e, int d);
+
+/* Bounding: recompute everything for the current box; narrow var v to
+ * [lo, hi] re-bounding only what depends on it; marks and rollbacks. */
+void fs_bound_reset(struct fs_engine *e);
+int fs_narrow(struct fs_engine *e, int v, int64_t lo, int64_t hi);
+int64_t fs_mark(const struct fs_engine *e);
+void fs_rollback(struct fs_engine *e, int64_t mark);
+
+/* The feasible node's bound in the current box: 0 (none), 1 (all), 2 (some). */
+int fs_bound_status(const struct fs_engine *e);
+
+/* Counts the current box at var d (fset_count.c); stores the search tree
+ * under `node` when >= 0. 0 or -1 (out of memory). */
+int fs_count_box(struct fs_engine *e, int d, int32_t node, fs_count *count, fs_count *upper);
+
+/* Deadline check every few hundred bound calls. */
+int fs_past_deadline(struct fs_engine *e);
+double fs_now(void);
+
+#endif

@@ -1,0 +1,380 @@
+/*
+ * fset_project.c - what the counted search tree says about single
+ * hyperparameters: the values that occur in at least one feasible
+ * configuration (the reduced search space, written back in NNI's format),
+ * and the largest feasible value of a hyperparameter, alone or for each
+ * value of another one.
+ *
+ * Every stored FULL box contributes its ranges; boxes beyond the stored tree
+ * are searched again; UNKNOWN boxes (a deadline) make values "possible"
+ * rather than certain, and the answer says so.
+ */
+#include "fset_priv.h"
+#include "fset_project.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Ranges of positions present for each var, as difference arrays. */
+struct marks {
+	int32_t **diff[2];      /* [0] certain, [1] possible; per var n + 1 entries */
+	int64_t *maxpos[2];
+};
+
+/* Whether var c can take part in the box at var d with var d over [lo, hi]. */
+static int
+present_in_box(const struct fs_engine *e, int c, int d)
+{
+	int v = c;
+
+	for (int a = e->vars[v].parent; a >= 0; v = a, a = e->vars[a].parent) {
+		int64_t want = e->vars[v].active_pos;
+		if (a < d) {
+			if (e->lo[a] != e->hi[a] || e->lo[a] != want)
+				return 0;
+		} else if (a == d) {
+			if (want < e->lo[d] || want > e->hi[d])
+				return 0;
+		}
+	}
+	return 1;
+}
+
+static void
+mark_box(struct fs_engine *e, struct marks *m, int d, int which)
+{
+	for (int v = 0; v < e->nvars; v++) {
+		int64_t lo, hi;
+		if (!present_in_box(e, v, d))
+			continue;
+		if (v < d) {
+			lo = hi = e->lo[v];
+		} else if (v == d) {
+			lo = e->lo[v];
+			hi = e->hi[v];
+		} else {
+			lo = 0;
+			hi = e->vars[v].n - 1;
+		}
+		if (m->diff[which][v] != NULL) {
+			m->diff[which][v][lo]++;
+			m->diff[which][v][hi + 1]--;
+		}
+		if (hi > m->maxpos[which][v])
+			m->maxpos[which][v] = hi;
+	}
+}
+
+static int walk(struct fs_engine *e, struct marks *m, int d, int32_t node);
+
+/* Searches a box beyond the stored tree, marking its feasible sub-boxes. */
+static int
+walk_dynamic(struct fs_engine *e, struct marks *m, int d)
+{
+	int st;
+	int64_t lo, hi, r;
+
+	while (d < e->nvars && fs_active(e, d) == 0)
+		d++;
+	st = fs_bound_status(e);
+	if (st == 0)
+		return 0;
+	if (st == 1) {
+		mark_box(e, m, d, 0);
+		return 0;
+	}
+	if (d >= e->nvars) {
+		int64_t *pos = malloc(sizeof *pos * ((size_t)e->nvars + 1));
+		if (pos == NULL)
+			return -1;
+		for (int v = 0; v < e->nvars; v++)
+			pos[v] = fs_active(e, v) != 0 ? e->lo[v] : -1;
+		if (fs_feasible_at(e, pos))
+			mark_box(e, m, d, 0);
+		free(pos);
+		return 0;
+	}
+	lo = e->lo[d];
+	hi = e->hi[d];
+	r = hi - lo + 1;
+	if (r == 1) {
+		int dv = d + 1;
+		while (dv < e->nvars && fs_active(e, dv) == 0)
+			dv++;
+		if (dv >= e->nvars) {
+			int64_t *pos = malloc(sizeof *pos * ((size_t)e->nvars + 1));
+			if (pos == NULL)
+				return -1;
+			for (int v = 0; v < e->nvars; v++)
+				pos[v] = fs_active(e, v) != 0 ? e->lo[v] : -1;
+			if (fs_feasible_at(e, pos))
+				mark_box(e, m, e->nvars, 0);
+			free(pos);
+			return 0;
+		}
+		return walk_dynamic(e, m, dv);
+	}
+	for (int half = 0; half < 2; half++) {
+		int64_t mark = fs_mark(e), a, b;
+		int rc;
+		if (r <= 4) {
+			for (int64_t p = lo; p <= hi && half == 0; p++) {
+				int64_t mk = fs_mark(e);
+				if (fs_narrow(e, d, p, p) != 0)
+					return -1;
+				rc = walk_dynamic(e, m, d);
+				fs_rollback(e, mk);
+				if (rc != 0)
+					return rc;
+			}
+			return 0;
+		}
+		a = half == 0 ? lo : lo + (r - 1) / 2 + 1;
+		b = half == 0 ? lo + (r - 1) / 2 : hi;
+		if (fs_narrow(e, d, a, b) != 0)
+			return -1;
+		rc = walk_dynamic(e, m, d);
+		fs_rollback(e, mark);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int
+walk(struct fs_engine *e, struct marks *m, int d, int32_t node)
+{
+	const struct fs_node *n = &e->nodes[node];
+
+	while (d < e->nvars && fs_active(e, d) == 0)
+		d++;
+	switch (n->status) {
+	case FS_EMPTY:
+		return 0;
+	case FS_FULL:
+		mark_box(e, m, d, 0);
+		return 0;
+	default:
+		break;
+	}
+	if (n->nchildren == 0) {
+		if (n->status == FS_UNKNOWN && n->count == 0) {
+			mark_box(e, m, d, 1);
+			return 0;
+		}
+		return walk_dynamic(e, m, d);
+	}
+	for (int i = 0; i < e->nodes[node].nchildren; i++) {
+		int32_t c = e->nodes[node].first_child + i;
+		int64_t mark = fs_mark(e);
+		int rc;
+		if (fs_narrow(e, e->nodes[c].var, e->nodes[c].lo, e->nodes[c].hi) != 0)
+			return -1;
+		rc = walk(e, m, e->nodes[c].var, c);
+		fs_rollback(e, mark);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+void
+fs_projection_free(struct fs_projection *p)
+{
+	if (p->present != NULL)
+		for (int v = 0; v < p->nvars; v++) {
+			free(p->present[v]);
+			free(p->possible[v]);
+		}
+	free(p->present);
+	free(p->possible);
+	free(p->max_certain);
+	free(p->max_possible);
+	memset(p, 0, sizeof *p);
+}
+
+#define MARKABLE 2000000
+
+int
+fs_project(struct fs_engine *e, struct fs_projection *p, struct dn_error *err)
+{
+	struct marks m;
+	int rc = -1;
+	int64_t mark;
+
+	memset(p, 0, sizeof *p);
+	memset(&m, 0, sizeof m);
+	if (!e->counted)
+		return dn_error_set(err, DN_EINVAL, NULL, "projection needs a count first");
+	p->nvars = e->nvars;
+	p->present = calloc((size_t)e->nvars + 1, sizeof *p->present);
+	p->possible = calloc((size_t)e->nvars + 1, sizeof *p->possible);
+	p->max_certain = calloc((size_t)e->nvars + 1, sizeof *p->max_certain);
+	p->max_possible = calloc((size_t)e->nvars + 1, sizeof *p->max_possible);
+	for (int w = 0; w < 2; w++) {
+		m.diff[w] = calloc((size_t)e->nvars + 1, sizeof *m.diff[w]);
+		m.maxpos[w] = calloc((size_t)e->nvars + 1, sizeof *m.maxpos[w]);
+	}
+	if (!p->present || !p->possible || !p->max_certain || !p->max_possible ||
+	    !m.diff[0] || !m.diff[1] || !m.maxpos[0] || !m.maxpos[1])
+		goto oom;
+	for (int v = 0; v < e->nvars; v++) {
+		m.maxpos[0][v] = m.maxpos[1][v] = -1;
+		if (e->vars[v].n > MARKABLE)
+			continue;       /* huge grids keep only their largest position */
+		for (int w = 0; w < 2; w++)
+			if ((m.diff[w][v] = calloc((size_t)e->vars[v].n + 1, sizeof(int32_t))) == NULL)
+				goto oom;
+		p->present[v] = calloc((size_t)e->vars[v].n + 1, 1);
+		p->possible[v] = calloc((size_t)e->vars[v].n + 1, 1);
+		if (p->present[v] == NULL || p->possible[v] == NULL)
+			goto oom;
+	}
+	mark = fs_mark(e);
+	if (e->nvars > 0 && fs_narrow(e, e->nodes[0].var, e->nodes[0].lo, e->nodes[0].hi) == 0)
+		rc = walk(e, &m, e->nodes[0].var, 0);
+	fs_rollback(e, mark);
+	if (rc != 0)
+		goto oom;
+	for (int v = 0; v < e->nvars; v++) {
+		int64_t run[2] = { 0, 0 };
+		p->max_certain[v] = m.maxpos[0][v];
+		p->max_possible[v] = m.maxpos[1][v] > m.maxpos[0][v] ? m.maxpos[1][v] : m.maxpos[0][v];
+		if (m.diff[0][v] == NULL)
+			continue;
+		for (int64_t i = 0; i < e->vars[v].n; i++) {
+			run[0] += m.diff[0][v][i];
+			run[1] += m.diff[1][v][i];
+			p->present[v][i] = run[0] > 0;
+			p->possible[v][i] = run[0] > 0 || run[1] > 0;
+		}
+	}
+	rc = 0;
+	goto out;
+oom:
+	rc = dn_error_set(err, DN_ENOMEM, NULL, "out of memory projecting the feasible set");
+out:
+	for (int w = 0; w < 2; w++) {
+		for (int v = 0; m.diff[w] != NULL && v < e->nvars; v++)
+			free(m.diff[w][v]);
+		free(m.diff[w]);
+		free(m.maxpos[w]);
+	}
+	if (rc != 0)
+		fs_projection_free(p);
+	return rc;
+}
+
+/* ---- the reduced NNI space ---- */
+
+static int
+dim_present(const struct fs_engine *e, const struct fs_projection *p, int v, int64_t dim_index)
+{
+	const struct fs_var *x = &e->vars[v];
+
+	if (p->present[v] == NULL)
+		return 1;
+	for (int64_t q = 0; q < x->n; q++)
+		if (fs_dim_index(x, q) == dim_index)
+			return p->present[v][q];
+	return 0;
+}
+
+static json_t *reduce_dim(const struct fs_engine *e, const struct fs_projection *p, int k);
+
+/* A nested option object with its own dims reduced; NULL when one of them
+ * has no feasible value left. */
+static json_t *
+reduce_option(const struct fs_engine *e, const struct fs_projection *p, int k, int64_t i)
+{
+	const struct sp_dim *d = &e->q->space.dims[k];
+	json_t *o = json_object();
+
+	json_object_set(o, "_name", json_object_get(d->values[i], "_name"));
+	for (int c = k + 1; c < e->q->space.ndims; c++) {
+		const struct sp_dim *cd = &e->q->space.dims[c];
+		json_t *r;
+		if (cd->parent != k || cd->parent_option != i)
+			continue;
+		r = reduce_dim(e, p, c);
+		if (r == NULL) {
+			json_decref(o);
+			return NULL;
+		}
+		json_object_set_new(o, cd->key, r);
+	}
+	return o;
+}
+
+static json_t *
+reduce_dim(const struct fs_engine *e, const struct fs_projection *p, int k)
+{
+	const struct sp_dim *d = &e->q->space.dims[k];
+	int v = e->dim_var[k];
+	json_t *spec = json_object_get(e->q->space.root, d->key);
+	json_t *vals;
+	int64_t first = -1, last = -1, count = 0;
+	int contiguous = 1;
+
+	if (d->parent >= 0) {
+		/* a nested dim: its spec lives in the parent's option object */
+		const struct sp_dim *pd = &e->q->space.dims[d->parent];
+		spec = json_object_get(pd->values[d->parent_option], d->key);
+	}
+	if (v < 0 || d->hp < 0)
+		return json_incref(spec);       /* continuous or passes through: untouched */
+	vals = json_array();
+	for (int64_t i = 0; i < d->nvalues; i++) {
+		json_t *x;
+		if (!dim_present(e, p, v, i))
+			continue;
+		if (d->values != NULL && json_is_object(d->values[i])) {
+			x = reduce_option(e, p, k, i);
+			if (x == NULL)
+				continue;
+		} else
+			x = sp_value_json(d, i);
+		if (last >= 0 && i != last + 1)
+			contiguous = 0;
+		if (first < 0)
+			first = i;
+		last = i;
+		count++;
+		json_array_append_new(vals, x);
+	}
+	if (count == 0) {
+		json_decref(vals);
+		return NULL;
+	}
+	if (count == d->nvalues && d->type != SP_CHOICE) {
+		json_decref(vals);
+		return json_incref(spec);
+	}
+	if (d->type == SP_RANDINT && contiguous) {
+		json_decref(vals);
+		return json_pack("{s:s,s:[I,I]}", "_type", "randint", "_value",
+		    (json_int_t)(d->start + (double)first), (json_int_t)(d->start + (double)last + 1));
+	}
+	return json_pack("{s:s,s:o}", "_type", "choice", "_value", vals);
+}
+
+json_t *
+fs_reduced_space(const struct fs_engine *e, const struct fs_projection *p, struct dn_error *err)
+{
+	json_t *out = json_object();
+
+	for (int k = 0; k < e->q->space.ndims; k++) {
+		const struct sp_dim *d = &e->q->space.dims[k];
+		json_t *r;
+		if (d->parent >= 0)
+			continue;
+		r = reduce_dim(e, p, k);
+		if (r == NULL) {
+			json_decref(out);
+			dn_error_set(err, DN_ENOENT, d->path, "no feasible configuration: no value of \"%s\" fits", d->name);
+			return NULL;
+		}
+		json_object_set_new(out, d->key, r);
+	}
+	return out;
+}

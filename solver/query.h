@@ -1,0 +1,74 @@
+/*
+ * query.h - a solver query: a model, an NNI search space bound to it, a
+ * device, a workload, budgets and user constraints, compiled into ONE
+ * boolean expression `feasible` over the model's hyperparameters (validity
+ * of the shapes AND every budget AND every user constraint), plus the same
+ * parts labelled one by one for explanations.
+ *
+ * Invariants: the model is built with the space's domains as bounds, so
+ * hyperparameters the space does not set are constants; every labelled part
+ * is a node of the same graph as `feasible`.
+ */
+#ifndef DN_QUERY_H
+#define DN_QUERY_H
+
+#include <jansson.h>
+
+#include "costmodel.h"
+#include "space.h"
+
+enum sq_budget_kind {
+	SQ_B_MEMORY, SQ_B_PARAMS, SQ_B_WEIGHT_BYTES, SQ_B_MACS, SQ_B_FLOPS,
+	SQ_B_LATENCY, SQ_B_STEP_TIME, SQ_B_MIN_UTIL, SQ_B_COUNT
+};
+
+struct sq_part {
+	char *label;            /* "budget memory <= 16 GiB", "constraint hidden % heads == 0", "valid: $.layers[3] ..." */
+	char *path;             /* the JSON path of the request field it comes from */
+	expr_id ok;             /* boolean node */
+	expr_id value;          /* the constrained quantity (for explanations), or EXPR_NONE */
+	double limit;           /* the budget's limit, when a budget */
+	int kind;               /* 0 validity, 1 budget, 2 user constraint */
+};
+
+struct sq_query {
+	struct cm_model_def *def;
+	struct sp_space space;
+	struct cm_device device;
+	struct cm_workload wl;
+	union expr_val *fixed;          /* values of hyperparameters the space does not set */
+	struct expr_ival *bounds;       /* per hyperparameter: the space's hull, or the fixed value */
+	int has_budget[SQ_B_COUNT];
+	double budget[SQ_B_COUNT];
+	struct cm_model *model;
+	expr_id feasible;
+	struct sq_part *parts;
+	int nparts;
+};
+
+/*
+ * Reads a query from JSON (schema: schemas/query.schema.json):
+ *   {"model": "resnet50" | {"template": T, "preset": P} | {"file": F} | {model object},
+ *    "space": {NNI search space}, "device": "a100-40gb" | {device object},
+ *    "workload": {"mode": "training"|"inference", "optimizer": "adam", "dtype": "fp32", "tf32": false},
+ *    "budgets": {"memory": "16GiB" | bytes | "90%", "params": 1e8, "weight_bytes": "200MB",
+ *                "macs": "4G", "flops": 8e9, "latency": "10ms", "step_time": "0.5s",
+ *                "min_utilization": 0.6},
+ *    "constraints": ["hidden % heads == 0", ...],
+ *    "fixed": {"num_classes": 100}}
+ * A memory budget defaults to the device's memory. Errors name the JSON
+ * path. `catalog` resolves device names. Returns 0 or -1; sq_free always.
+ */
+int sq_parse(const json_t *req, const struct cm_device_catalog *catalog,
+    struct sq_query *q, struct dn_error *err);
+void sq_free(struct sq_query *q);
+
+/* Unit parsing: "16GiB", "500 MB", 1e9 (bytes); "4.1G", "300M" (counts);
+ * "10ms", "2s", "150us" (seconds). 0 or -1 with err naming `path`. */
+int sq_parse_bytes(const json_t *v, const char *path, double *out, struct dn_error *err);
+int sq_parse_count(const json_t *v, const char *path, double *out, struct dn_error *err);
+int sq_parse_seconds(const json_t *v, const char *path, double *out, struct dn_error *err);
+
+const char *sq_budget_name(enum sq_budget_kind k);
+
+#endif

@@ -1,0 +1,174 @@
+/*
+ * z3c.h - the expression graph (expr.h) as Z3 terms, and the questions the
+ * solver asks Z3 about them.
+ *
+ *   z3c_init / z3c_free        one Z3 context per struct z3c
+ *   z3c_term / z3c_bool        a graph node as a Z3 term, memoized (z3c_compile.c)
+ *   z3c_var_in_*, z3c_at_most  domains, budgets as Bools            (z3c_compile.c)
+ *   z3c_check / _enumerate /
+ *   _optimize / _explain       queries                              (z3c_query.c)
+ *
+ * Semantics: a compiled term has exactly the value expr_eval gives the node
+ * (floor division, ceiling division, modulo with the sign of the divisor,
+ * x / 0 = 0, x % 0 = x, real x / 0.0 = 0.0, round half away from zero), with
+ * two deliberate differences: Z3 integers are unbounded where expr_eval
+ * faults on an int64 overflow, and Z3 reals are exact rationals where
+ * expr_eval rounds each operation to a double. Real constants are converted
+ * exactly (the double's own rational value).
+ *
+ * Ownership: every Z3_ast this module returns is referenced by the struct
+ * z3c and stays valid until z3c_free. Terms a caller builds itself on
+ * z->ctx (a Z3_mk_context_rc context) die at the next Z3 call unless they
+ * are referenced: hand them to z3c_keep.
+ *
+ * Errors: Z3 reports errors to a handler that records the first one in the
+ * struct z3c (it never exits the process). Functions returning a Z3_ast
+ * return NULL on error; z3c_error then moves the recorded error into a
+ * dn_error. A query reports an error still recorded when it starts (and any
+ * raised during it) as Z3C_ERROR. Each recorded error is reported once.
+ *
+ * Threads: a struct z3c is used by one thread at a time; only
+ * z3c_interrupt may be called from another thread (not concurrently with
+ * z3c_free). The error handler finds the struct by its address: do not copy
+ * or move it between z3c_init and z3c_free.
+ */
+#ifndef DN_Z3C_H
+#define DN_Z3C_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include <z3.h>
+
+#include "dn_error.h"
+#include "expr.h"
+
+struct z3c {
+	Z3_context ctx;                 /* for building further terms */
+	const struct expr_graph *g;     /* borrowed; may grow after z3c_init */
+	/* private: use the functions below */
+	unsigned timeout_ms, rlimit;    /* per check; 0 = none */
+	Z3_sort int_sort, real_sort, bool_sort;
+	Z3_ast *vars;                   /* one constant per graph variable */
+	int32_t nvars;
+	Z3_ast *terms, *bools;          /* memo: node -> Int/Real term, -> Bool */
+	uint8_t *queued;                /* nodes queued by the translation walk */
+	int32_t cap;                    /* length of terms, bools, queued */
+	expr_id *work;                  /* the translation walk's stack */
+	size_t capwork;
+	Z3_ast *tmp;                    /* references held during one step */
+	size_t ntmp, captmp;
+	Z3_ast *kept;                   /* z3c_keep and domain constraints */
+	size_t nkept, capkept;
+	struct dn_error pending;        /* first error not yet reported */
+	atomic_int interrupted;         /* set by z3c_interrupt, sticky */
+	struct z3c *next_live;          /* error handler's registry */
+};
+
+enum z3c_answer {
+	Z3C_ERROR = -1,         /* err says why (a Z3 error, bad argument, out of memory) */
+	Z3C_SAT = 0,
+	Z3C_UNSAT = 1,
+	Z3C_UNKNOWN = 2         /* err says why; DN_ETIMEOUT for timeout, rlimit, interrupt */
+};
+
+/*
+ * Creates the context and one constant per variable of g (Int or Real,
+ * named by the variable). timeout_ms and rlimit (0: none) apply to every
+ * check a query makes. Returns 0, or -1 with err set (nothing to free).
+ */
+int z3c_init(struct z3c *z, const struct expr_graph *g, unsigned timeout_ms,
+    unsigned rlimit, struct dn_error *err);
+void z3c_free(struct z3c *z);
+
+/* Moves the recorded error, if any, into err: returns -1 then, else 0. */
+int z3c_error(struct z3c *z, struct dn_error *err);
+
+/* Asks a query running in another thread to stop (it answers Z3C_UNKNOWN
+ * with DN_ETIMEOUT); every later query on z stops at once too. */
+void z3c_interrupt(struct z3c *z);
+
+/* Node e as an Int or Real term (by its type). Translated once, shared
+ * sub-terms too; iterative, so any depth is fine. NULL on error. */
+Z3_ast z3c_term(struct z3c *z, expr_id e);
+/* Node e as a Bool: e != 0 (comparisons and connectives directly). */
+Z3_ast z3c_bool(struct z3c *z, expr_id e);
+/* The constant of graph variable var. */
+Z3_ast z3c_var(struct z3c *z, int32_t var);
+/* Numerals; a real is converted exactly, a non-finite one is an error. */
+Z3_ast z3c_int(struct z3c *z, int64_t v);
+Z3_ast z3c_real(struct z3c *z, double v);
+/* References a caller-built term until z3c_free and returns it (NULL
+ * stays NULL: z3c_keep(z, Z3_mk_...(z->ctx, ...)) is safe). */
+Z3_ast z3c_keep(struct z3c *z, Z3_ast a);
+
+/*
+ * Domains, as Bool constraints. var_in_ints: var is one of values[0..n)
+ * (an arithmetic progression becomes a range and a congruence, so a large
+ * grid costs nothing); n = 0 is false. var_in_progression: var is
+ * start + i * step for some 0 <= i < n (step may be negative or 0).
+ * var_in_range_real: lo <= var <= hi, an infinite bound meaning none.
+ * Integer values for a Real variable mean the same reals.
+ */
+Z3_ast z3c_var_in_ints(struct z3c *z, int32_t var, const int64_t *values,
+    int64_t n);
+Z3_ast z3c_var_in_progression(struct z3c *z, int32_t var, int64_t start,
+    int64_t step, int64_t n);
+Z3_ast z3c_var_in_range_real(struct z3c *z, int32_t var, double lo, double hi);
+
+/*
+ * e <= bound (an Int or Real term) as a Bool, for budgets: equivalent to
+ * Z3_mk_le(z3c_term(z, e), bound), but distributed over sums, maxima and
+ * products by nonnegative constants into one linear inequality per
+ * alternative (max(a, b) + c <= B as a + c <= B and b + c <= B, within a
+ * cap on their number), which Z3 decides far faster than nested ites.
+ */
+Z3_ast z3c_at_most(struct z3c *z, expr_id e, Z3_ast bound);
+
+/*
+ * Queries. Each makes a fresh solver over the n Bool assertions. A model is
+ * one value per graph variable (g->nvars at the call; Real variables as the
+ * nearest double); a variable the assertions leave free reads 0.
+ */
+
+/* Is the conjunction satisfiable? On Z3C_SAT fills model (may be NULL). */
+enum z3c_answer z3c_check(struct z3c *z, const Z3_ast *assertions, int n,
+    union expr_val *model, struct dn_error *err);
+
+/*
+ * Every model, by check-and-block on one incremental solver: each model
+ * is blocked on the variables it assigns (those the assertions depend on);
+ * the others are not enumerated and read 0. cb gets each model (valid
+ * during the call) and returns 0 to go on, nonzero to stop. At most limit
+ * models (limit <= 0: no limit); the timeout and rlimit apply per check.
+ * Returns the number of models passed to cb, or -1 with err set (an error,
+ * or an unknown answer: a timeout is DN_ETIMEOUT).
+ */
+int64_t z3c_enumerate(struct z3c *z, const Z3_ast *assertions, int n,
+    int64_t limit, int (*cb)(void *ctx, const union expr_val *model),
+    void *ctx, struct dn_error *err);
+
+/*
+ * Maximizes (or minimizes) node `objective` over the assertions with
+ * Z3_optimize. On Z3C_SAT fills best_model (may be NULL) and *best_value
+ * (typed as the objective). An unbounded objective, or a real supremum
+ * that is not attained, is Z3C_ERROR with DN_ERANGE.
+ */
+enum z3c_answer z3c_optimize(struct z3c *z, const Z3_ast *assertions, int n,
+    expr_id objective, int maximize, union expr_val *best_model,
+    union expr_val *best_value, struct dn_error *err);
+
+/*
+ * Why are the assertions and the nl labelled constraints unsatisfiable
+ * together? On Z3C_UNSAT, core[0..*ncore) lists (ascending) indexes into
+ * labelled of a core that is unsatisfiable with the assertions and minimal:
+ * dropping any one of them is satisfiable (or undecided within the limits).
+ * *ncore = 0 when the assertions alone are unsatisfiable, and on Z3C_SAT.
+ * labels (may be NULL) name the indicator constants, for traces. core must
+ * hold nl entries.
+ */
+enum z3c_answer z3c_explain(struct z3c *z, const Z3_ast *assertions, int n,
+    const Z3_ast *labelled, const char *const *labels, int nl, int *core,
+    int *ncore, struct dn_error *err);
+
+#endif

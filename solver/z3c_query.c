@@ -1,0 +1,600 @@
+/*
+ * z3c_query.c - the questions asked of Z3 about compiled constraints:
+ * satisfiable?, every solution, the best solution, and a minimal conflict.
+ *
+ * Invariants:
+ *  - Every query makes its own solver (or optimizer) with the context's
+ *    timeout and rlimit (per check) and releases it before returning, so a
+ *    query leaves nothing behind in the context.
+ *  - Every Z3 object a query creates is referenced while in use and
+ *    released on every path (rc context, see z3c_compile.c).
+ *  - A query reports an error recorded before it starts, or raised during
+ *    it, as Z3C_ERROR. An error raised because a check was stopped (Z3
+ *    sometimes reports a cancel as an exception) is an unknown answer, as if
+ *    the check had returned it.
+ *  - Unknown answers carry Z3's reason in err: DN_ETIMEOUT for a timeout,
+ *    the rlimit, or z3c_interrupt; DN_ENOMEM for Z3's memory limit;
+ *    DN_EINTERNAL when Z3 gave up (an incomplete theory).
+ */
+#include "z3c.h"
+
+#include <gmp.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- answers ---- */
+
+static int
+reason_is_limit(const char *why)
+{
+	return strstr(why, "timeout") != NULL || strstr(why, "cancel") != NULL ||
+	    strstr(why, "resource") != NULL || strstr(why, "rlimit") != NULL ||
+	    strstr(why, "interrupt") != NULL;
+}
+
+/* Records why Z3 answered unknown and returns Z3C_UNKNOWN. */
+static enum z3c_answer
+answer_unknown(struct z3c *z, const char *why, struct dn_error *err)
+{
+	if (atomic_load(&z->interrupted))
+		dn_error_set(err, DN_ETIMEOUT, NULL, "Z3 was interrupted (%s)", why);
+	else if (reason_is_limit(why))
+		dn_error_set(err, DN_ETIMEOUT, NULL,
+		    "Z3 stopped before an answer: %s (timeout %u ms, rlimit %u)", why,
+		    z->timeout_ms, z->rlimit);
+	else if (strstr(why, "memory") != NULL)
+		dn_error_set(err, DN_ENOMEM, NULL, "Z3 ran out of memory: %s", why);
+	else
+		dn_error_set(err, DN_EINTERNAL, NULL, "Z3 could not decide: %s", why);
+	return Z3C_UNKNOWN;
+}
+
+/* The answer of a finished check (of solver s or optimizer o). */
+static enum z3c_answer
+answer_of(struct z3c *z, Z3_lbool r, Z3_solver s, Z3_optimize o,
+    struct dn_error *err)
+{
+	char why[256];
+	Z3_string reason;
+
+	if (dn_error_isset(&z->pending)) {
+		if (!reason_is_limit(z->pending.message) && !atomic_load(&z->interrupted)) {
+			z3c_error(z, err);
+			return Z3C_ERROR;
+		}
+		dn_fmt(why, sizeof why, "%s", z->pending.message);
+		dn_error_clear(&z->pending);
+		return answer_unknown(z, why, err);
+	}
+	if (r == Z3_L_TRUE)
+		return Z3C_SAT;
+	if (r == Z3_L_FALSE)
+		return Z3C_UNSAT;
+	reason = s != NULL ? Z3_solver_get_reason_unknown(z->ctx, s) :
+	    Z3_optimize_get_reason_unknown(z->ctx, o);
+	dn_fmt(why, sizeof why, "%s", reason != NULL ? reason : "no reason given");
+	return answer_unknown(z, why, err);
+}
+
+/* Reports the error recorded for a Z3 call that returned NULL (or names
+ * `what` if Z3 recorded none) and returns Z3C_ERROR. */
+static enum z3c_answer
+query_fail(struct z3c *z, struct dn_error *err, const char *what)
+{
+	if (z3c_error(z, err) == 0)
+		dn_error_set(err, DN_EINTERNAL, NULL, "Z3 failed %s", what);
+	return Z3C_ERROR;
+}
+
+/* Checks the arguments common to all queries, and reports an error
+ * recorded before the query. Returns 0 or -1 (err set). */
+static int
+query_start(struct z3c *z, const Z3_ast *assertions, int n, struct dn_error *err)
+{
+	if (z3c_error(z, err) != 0)
+		return -1;
+	if (n < 0 || (n > 0 && assertions == NULL))
+		return dn_error_set(err, DN_EINVAL, NULL, "bad list of %d assertions", n);
+	for (int i = 0; i < n; i++)
+		if (assertions[i] == NULL)
+			return dn_error_set(err, DN_EINVAL, NULL,
+			    "assertion %d is NULL (a failed translation?)", i);
+	return 0;
+}
+
+/* ---- solvers ---- */
+
+/* The context's limits as Z3 parameters (referenced), or NULL if none. */
+static Z3_params
+params_new(struct z3c *z)
+{
+	Z3_params p;
+
+	if (z->timeout_ms == 0 && z->rlimit == 0)
+		return NULL;
+	p = Z3_mk_params(z->ctx);
+	if (p == NULL)
+		return NULL;
+	Z3_params_inc_ref(z->ctx, p);
+	if (z->timeout_ms != 0)
+		Z3_params_set_uint(z->ctx, p, Z3_mk_string_symbol(z->ctx, "timeout"), z->timeout_ms);
+	if (z->rlimit != 0)
+		Z3_params_set_uint(z->ctx, p, Z3_mk_string_symbol(z->ctx, "rlimit"), z->rlimit);
+	return p;
+}
+
+/* A referenced solver with the limits and the assertions; NULL with err
+ * set on error. */
+static Z3_solver
+solver_new(struct z3c *z, const Z3_ast *assertions, int n, struct dn_error *err)
+{
+	Z3_solver s = Z3_mk_solver(z->ctx);
+	Z3_params p;
+
+	if (s == NULL) {
+		query_fail(z, err, "creating a solver");
+		return NULL;
+	}
+	Z3_solver_inc_ref(z->ctx, s);
+	if ((p = params_new(z)) != NULL) {
+		Z3_solver_set_params(z->ctx, s, p);
+		Z3_params_dec_ref(z->ctx, p);
+	}
+	for (int i = 0; i < n; i++)
+		Z3_solver_assert(z->ctx, s, assertions[i]);
+	if (z3c_error(z, err) != 0) {
+		Z3_solver_dec_ref(z->ctx, s);
+		return NULL;
+	}
+	return s;
+}
+
+/* ---- models ---- */
+
+/* The double nearest to the rational text `s` ("p" or "p/q"). */
+static double
+rational_to_double(const char *s)
+{
+	mpq_t q, t, d1, d2;
+	double d, e;
+
+	mpq_init(q);
+	if (mpq_set_str(q, s, 10) != 0) {
+		mpq_clear(q);
+		return strtod(s, NULL);
+	}
+	mpq_canonicalize(q);
+	d = mpq_get_d(q);       /* truncated toward zero */
+	mpq_inits(t, d1, d2, NULL);
+	mpq_set_d(t, d);
+	if (!mpq_equal(t, q) && isfinite(d)) {
+		e = nextafter(d, mpq_sgn(q) > 0 ? INFINITY : -INFINITY);
+		if (isfinite(e)) {
+			mpq_sub(d1, q, t);
+			mpq_abs(d1, d1);
+			mpq_set_d(t, e);
+			mpq_sub(d2, t, q);
+			mpq_abs(d2, d2);
+			if (mpq_cmp(d2, d1) < 0)
+				d = e;
+		}
+	}
+	mpq_clears(q, t, d1, d2, NULL);
+	return d;
+}
+
+/* Reads numeral v as a value of type t. Returns 0 or -1 (err set). */
+static int
+value_read(struct z3c *z, Z3_ast v, enum expr_type t, union expr_val *out,
+    struct dn_error *err)
+{
+	if (t == EXPR_INT) {
+		if (Z3_is_numeral_ast(z->ctx, v) && Z3_get_numeral_int64(z->ctx, v, &out->i))
+			return 0;
+		return dn_error_set(err, DN_ERANGE, NULL,
+		    "Z3's value %s is not a 64-bit integer", Z3_ast_to_string(z->ctx, v));
+	}
+	if (Z3_is_numeral_ast(z->ctx, v)) {
+		out->r = rational_to_double(Z3_get_numeral_string(z->ctx, v));
+		return 0;
+	}
+	if (Z3_is_algebraic_number(z->ctx, v)) {
+		out->r = Z3_get_numeral_double(z->ctx, v);
+		return 0;
+	}
+	return dn_error_set(err, DN_EINTERNAL, NULL, "Z3's value %s is not a number",
+	    Z3_ast_to_string(z->ctx, v));
+}
+
+/* The value of term a of type t in model m (completed). 0 or -1. */
+static int
+model_value(struct z3c *z, Z3_model m, Z3_ast a, enum expr_type t,
+    union expr_val *out, struct dn_error *err)
+{
+	Z3_ast v = NULL;
+	int rc;
+
+	if (!Z3_model_eval(z->ctx, m, a, true, &v) || v == NULL) {
+		query_fail(z, err, "evaluating a term in a model");
+		return -1;
+	}
+	Z3_inc_ref(z->ctx, v);
+	rc = value_read(z, v, t, out, err);
+	Z3_dec_ref(z->ctx, v);
+	return rc;
+}
+
+/* The values of the first nv graph variables in model m (completed: a
+ * variable m leaves free reads 0). 0 or -1 (err set). */
+static int
+model_read(struct z3c *z, Z3_model m, union expr_val *out, int32_t nv,
+    struct dn_error *err)
+{
+	const struct expr_graph *g = z->g;
+
+	if (nv > 0 && z3c_var(z, nv - 1) == NULL) {
+		query_fail(z, err, "declaring the variables");
+		return -1;
+	}
+	for (int32_t i = 0; i < nv; i++)
+		if (model_value(z, m, z->vars[i], (enum expr_type)g->vars[i].type, &out[i], err) != 0)
+			return -1;
+	return 0;
+}
+
+/* ---- queries ---- */
+
+enum z3c_answer
+z3c_check(struct z3c *z, const Z3_ast *assertions, int n,
+    union expr_val *model, struct dn_error *err)
+{
+	enum z3c_answer ans;
+	Z3_solver s;
+	Z3_lbool r;
+
+	if (query_start(z, assertions, n, err) != 0)
+		return Z3C_ERROR;
+	if (atomic_load(&z->interrupted))
+		return answer_unknown(z, "interrupted", err);
+	if ((s = solver_new(z, assertions, n, err)) == NULL)
+		return Z3C_ERROR;
+	r = Z3_solver_check(z->ctx, s);
+	ans = answer_of(z, r, s, NULL, err);
+	if (ans == Z3C_SAT && model != NULL) {
+		Z3_model m = Z3_solver_get_model(z->ctx, s);
+
+		if (m == NULL)
+			ans = query_fail(z, err, "giving a model");
+		else {
+			Z3_model_inc_ref(z->ctx, m);
+			if (model_read(z, m, model, z->g->nvars, err) != 0)
+				ans = Z3C_ERROR;
+			Z3_model_dec_ref(z->ctx, m);
+		}
+	}
+	Z3_solver_dec_ref(z->ctx, s);
+	return ans;
+}
+
+/*
+ * The clause that excludes model m: some variable that m assigns differs.
+ * Returns it referenced, or NULL when m assigns no variable (then m is the
+ * only model) or on error (recorded).
+ */
+static Z3_ast
+block_clause(struct z3c *z, Z3_model m, int32_t nv, Z3_ast *lits)
+{
+	Z3_ast clause;
+	unsigned k = 0;
+
+	for (int32_t i = 0; i < nv; i++) {
+		Z3_func_decl d = Z3_get_app_decl(z->ctx, Z3_to_app(z->ctx, z->vars[i]));
+		Z3_ast v = d != NULL ? Z3_model_get_const_interp(z->ctx, m, d) : NULL;
+		Z3_ast eq;
+
+		if (v == NULL)
+			continue;
+		Z3_inc_ref(z->ctx, v);
+		eq = Z3_mk_eq(z->ctx, z->vars[i], v);
+		if (eq != NULL) {
+			Z3_inc_ref(z->ctx, eq);
+			lits[k] = Z3_mk_not(z->ctx, eq);
+			if (lits[k] != NULL)
+				Z3_inc_ref(z->ctx, lits[k++]);
+			Z3_dec_ref(z->ctx, eq);
+		}
+		Z3_dec_ref(z->ctx, v);
+	}
+	clause = k > 0 && !dn_error_isset(&z->pending) ? Z3_mk_or(z->ctx, k, lits) : NULL;
+	if (clause != NULL)
+		Z3_inc_ref(z->ctx, clause);
+	while (k > 0)
+		Z3_dec_ref(z->ctx, lits[--k]);
+	return clause;
+}
+
+int64_t
+z3c_enumerate(struct z3c *z, const Z3_ast *assertions, int n, int64_t limit,
+    int (*cb)(void *ctx, const union expr_val *model), void *ctx,
+    struct dn_error *err)
+{
+	union expr_val *vals = NULL;
+	Z3_ast *lits = NULL;
+	Z3_solver s;
+	int64_t count = 0;
+	int32_t nv = z->g->nvars;       /* fixed for the whole enumeration */
+	int stop = 0;
+
+	if (query_start(z, assertions, n, err) != 0)
+		return -1;
+	if (nv > 0 && z3c_var(z, nv - 1) == NULL) {
+		query_fail(z, err, "declaring the variables");
+		return -1;
+	}
+	if ((s = solver_new(z, assertions, n, err)) == NULL)
+		return -1;
+	vals = calloc((size_t)nv + 1, sizeof *vals);
+	lits = calloc((size_t)nv + 1, sizeof *lits);
+	if (vals == NULL || lits == NULL) {
+		count = dn_error_set(err, DN_ENOMEM, NULL, "out of memory enumerating models");
+		goto out;
+	}
+	for (;;) {
+		enum z3c_answer ans;
+		Z3_model m;
+		Z3_ast clause;
+
+		if (atomic_load(&z->interrupted)) {
+			answer_unknown(z, "interrupted", err);
+			count = -1;
+			break;
+		}
+		ans = answer_of(z, Z3_solver_check(z->ctx, s), s, NULL, err);
+		if (ans == Z3C_UNSAT)
+			break;
+		if (ans != Z3C_SAT) {
+			count = -1;
+			break;
+		}
+		if ((m = Z3_solver_get_model(z->ctx, s)) == NULL) {
+			query_fail(z, err, "giving a model");
+			count = -1;
+			break;
+		}
+		Z3_model_inc_ref(z->ctx, m);
+		/* the clause first: completing the model assigns every variable */
+		clause = block_clause(z, m, nv, lits);
+		if (z3c_error(z, err) != 0 || model_read(z, m, vals, nv, err) != 0) {
+			if (clause != NULL)
+				Z3_dec_ref(z->ctx, clause);
+			Z3_model_dec_ref(z->ctx, m);
+			count = -1;
+			break;
+		}
+		Z3_model_dec_ref(z->ctx, m);
+		count++;
+		if (cb != NULL && cb(ctx, vals) != 0)
+			stop = 1;
+		if (clause == NULL)
+			break;  /* no variable: this was the only model */
+		if (stop || count == limit) {
+			Z3_dec_ref(z->ctx, clause);
+			break;
+		}
+		Z3_solver_assert(z->ctx, s, clause);
+		Z3_dec_ref(z->ctx, clause);
+		if (z3c_error(z, err) != 0) {
+			count = -1;
+			break;
+		}
+	}
+out:
+	Z3_solver_dec_ref(z->ctx, s);
+	free(vals);
+	free(lits);
+	return count;
+}
+
+enum z3c_answer
+z3c_optimize(struct z3c *z, const Z3_ast *assertions, int n, expr_id objective,
+    int maximize, union expr_val *best_model, union expr_val *best_value,
+    struct dn_error *err)
+{
+	enum z3c_answer ans = Z3C_ERROR;
+	enum expr_type t;
+	Z3_optimize o;
+	Z3_params p;
+	Z3_ast obj, bound;
+	Z3_model m;
+	unsigned idx;
+
+	if (query_start(z, assertions, n, err) != 0)
+		return Z3C_ERROR;
+	if ((obj = z3c_term(z, objective)) == NULL)
+		return query_fail(z, err, "compiling the objective");
+	t = expr_type_of(z->g, objective);
+	if (atomic_load(&z->interrupted))
+		return answer_unknown(z, "interrupted", err);
+	if ((o = Z3_mk_optimize(z->ctx)) == NULL)
+		return query_fail(z, err, "creating an optimizer");
+	Z3_optimize_inc_ref(z->ctx, o);
+	if ((p = params_new(z)) != NULL) {
+		Z3_optimize_set_params(z->ctx, o, p);
+		Z3_params_dec_ref(z->ctx, p);
+	}
+	for (int i = 0; i < n; i++)
+		Z3_optimize_assert(z->ctx, o, assertions[i]);
+	idx = maximize ? Z3_optimize_maximize(z->ctx, o, obj) : Z3_optimize_minimize(z->ctx, o, obj);
+	if (z3c_error(z, err) != 0)
+		goto out;
+	ans = answer_of(z, Z3_optimize_check(z->ctx, o, 0, NULL), NULL, o, err);
+	if (ans != Z3C_SAT)
+		goto out;
+	/* a finite optimum is a numeral; oo or a bound +- epsilon is not */
+	bound = maximize ? Z3_optimize_get_upper(z->ctx, o, idx) : Z3_optimize_get_lower(z->ctx, o, idx);
+	if (bound == NULL) {
+		ans = query_fail(z, err, "giving the optimum");
+		goto out;
+	}
+	Z3_inc_ref(z->ctx, bound);
+	if (!Z3_is_numeral_ast(z->ctx, bound)) {
+		dn_error_set(err, DN_ERANGE, expr_origin(z->g, objective),
+		    "the objective has no %s: its bound is %s", maximize ? "maximum" : "minimum",
+		    Z3_ast_to_string(z->ctx, bound));
+		ans = Z3C_ERROR;
+	}
+	Z3_dec_ref(z->ctx, bound);
+	if (ans != Z3C_SAT)
+		goto out;
+	if ((m = Z3_optimize_get_model(z->ctx, o)) == NULL) {
+		ans = query_fail(z, err, "giving a model");
+		goto out;
+	}
+	Z3_model_inc_ref(z->ctx, m);
+	if ((best_model != NULL && model_read(z, m, best_model, z->g->nvars, err) != 0) ||
+	    (best_value != NULL && model_value(z, m, obj, t, best_value, err) != 0))
+		ans = Z3C_ERROR;
+	Z3_model_dec_ref(z->ctx, m);
+out:
+	Z3_optimize_dec_ref(z->ctx, o);
+	return ans;
+}
+
+/* Marks in `in` the indicators of s's unsat core. 0 or -1 (recorded). */
+static int
+core_read(struct z3c *z, Z3_solver s, const Z3_ast *ind, int nl, uint8_t *in)
+{
+	Z3_ast_vector core = Z3_solver_get_unsat_core(z->ctx, s);
+	unsigned size;
+
+	if (core == NULL)
+		return -1;
+	Z3_ast_vector_inc_ref(z->ctx, core);
+	memset(in, 0, (size_t)nl);
+	size = Z3_ast_vector_size(z->ctx, core);
+	for (unsigned k = 0; k < size; k++) {
+		Z3_ast a = Z3_ast_vector_get(z->ctx, core, k);
+
+		for (int j = 0; j < nl; j++)
+			if (a != NULL && Z3_is_eq_ast(z->ctx, a, ind[j]))
+				in[j] = 1;
+	}
+	Z3_ast_vector_dec_ref(z->ctx, core);
+	return 0;
+}
+
+/* The indicators marked in `in`, except `skip` (-1: none), into out. */
+static unsigned
+core_select(const Z3_ast *ind, const uint8_t *in, int nl, int skip, Z3_ast *out)
+{
+	unsigned k = 0;
+
+	for (int j = 0; j < nl; j++)
+		if (in[j] && j != skip)
+			out[k++] = ind[j];
+	return k;
+}
+
+enum z3c_answer
+z3c_explain(struct z3c *z, const Z3_ast *assertions, int n,
+    const Z3_ast *labelled, const char *const *labels, int nl, int *core,
+    int *ncore, struct dn_error *err)
+{
+	enum z3c_answer ans = Z3C_ERROR;
+	Z3_ast *ind = NULL, *sel = NULL;
+	uint8_t *in = NULL, *trial = NULL;
+	Z3_solver s;
+	int made = 0;
+
+	*ncore = 0;
+	if (query_start(z, assertions, n, err) != 0)
+		return Z3C_ERROR;
+	if (nl < 0 || (nl > 0 && (labelled == NULL || core == NULL))) {
+		dn_error_set(err, DN_EINVAL, NULL, "bad list of %d labelled constraints", nl);
+		return Z3C_ERROR;
+	}
+	for (int j = 0; j < nl; j++)
+		if (labelled[j] == NULL) {
+			dn_error_set(err, DN_EINVAL, NULL, "labelled constraint %d is NULL", j);
+			return Z3C_ERROR;
+		}
+	if (atomic_load(&z->interrupted))
+		return answer_unknown(z, "interrupted", err);
+	if ((s = solver_new(z, assertions, n, err)) == NULL)
+		return Z3C_ERROR;
+	ind = calloc((size_t)nl + 1, sizeof *ind);
+	sel = calloc((size_t)nl + 1, sizeof *sel);
+	in = calloc((size_t)nl + 1, 1);
+	trial = calloc((size_t)nl + 1, 1);
+	if (ind == NULL || sel == NULL || in == NULL || trial == NULL) {
+		dn_error_set(err, DN_ENOMEM, NULL, "out of memory explaining a conflict");
+		goto out;
+	}
+	/* indicator_j => labelled_j; assuming indicator_j switches it on */
+	for (made = 0; made < nl; made++) {
+		Z3_ast imp;
+
+		ind[made] = Z3_mk_fresh_const(z->ctx,
+		    labels != NULL && labels[made] != NULL ? labels[made] : "label", z->bool_sort);
+		if (ind[made] == NULL)
+			break;
+		Z3_inc_ref(z->ctx, ind[made]);
+		if ((imp = Z3_mk_implies(z->ctx, ind[made], labelled[made])) == NULL) {
+			made++;
+			break;
+		}
+		Z3_inc_ref(z->ctx, imp);
+		Z3_solver_assert(z->ctx, s, imp);
+		Z3_dec_ref(z->ctx, imp);
+	}
+	if (z3c_error(z, err) != 0)
+		goto out;
+	ans = answer_of(z, Z3_solver_check_assumptions(z->ctx, s, (unsigned)nl, ind), s, NULL, err);
+	if (ans != Z3C_UNSAT)
+		goto out;
+	if (core_read(z, s, ind, nl, in) != 0) {
+		ans = query_fail(z, err, "reading the unsat core");
+		goto out;
+	}
+	/* deletion: drop each member whose removal keeps the core unsat; the
+	 * core of that check (a subset) replaces the current one */
+	for (int j = 0; j < nl; j++) {
+		enum z3c_answer a;
+		struct dn_error e2;
+		unsigned k;
+
+		if (!in[j])
+			continue;
+		k = core_select(ind, in, nl, j, sel);
+		memset(&e2, 0, sizeof e2);
+		a = atomic_load(&z->interrupted) ? Z3C_UNKNOWN :
+		    answer_of(z, Z3_solver_check_assumptions(z->ctx, s, k, sel), s, NULL, &e2);
+		if (a == Z3C_ERROR) {
+			dn_error_set(err, e2.code, e2.path, "%s", e2.message);
+			ans = Z3C_ERROR;
+			goto out;
+		}
+		if (a == Z3C_UNSAT) {
+			if (core_read(z, s, ind, nl, trial) != 0) {
+				ans = query_fail(z, err, "reading the unsat core");
+				goto out;
+			}
+			memcpy(in, trial, (size_t)nl);
+			in[j] = 0;
+		}
+		/* sat: j is needed; unknown: keep j, the core stays unsat */
+	}
+	for (int j = 0; j < nl; j++)
+		if (in[j])
+			core[(*ncore)++] = j;
+out:
+	for (int j = 0; j < made; j++)
+		Z3_dec_ref(z->ctx, ind[j]);
+	Z3_solver_dec_ref(z->ctx, s);
+	free(ind);
+	free(sel);
+	free(in);
+	free(trial);
+	return ans;
+}

@@ -1,0 +1,396 @@
+/*
+ * test_fset.c - the feasible-set engine against brute force: on 200+ random
+ * small queries (random templates, domains, budgets and user constraints)
+ * the count, the k-th configurations, the cursor walk, the projections and
+ * the samples' support equal what evaluating every configuration gives; plus
+ * queries with nested choices, huge grids and deadlines.
+ */
+#include "test_util.h"
+
+#include "fset.h"
+#include "fset_project.h"
+#include "query.h"
+
+static struct cm_device_catalog cat;
+
+static void
+load_catalog(void)
+{
+	struct dn_error err;
+
+	memset(&err, 0, sizeof err);
+	ck_assert_msg(cm_catalog_load(src_path("schemas/devices.json"), &cat, &err) == 0, "%s", err.message);
+}
+
+static uint64_t rng = 0x2545F4914F6CDD1DULL;
+
+static uint64_t
+rnd(uint64_t n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return n ? rng % n : 0;
+}
+
+/* A random subset (2..max distinct, sorted by pick order) of a value list. */
+static json_t *
+pick(const int *vals, int n, int max)
+{
+	json_t *a = json_array();
+	int want = 2 + (int)rnd((uint64_t)(max - 1)), used[64] = { 0 };
+
+	for (int i = 0; i < want && i < n; i++) {
+		int j = (int)rnd((uint64_t)n);
+		if (used[j])
+			continue;
+		used[j] = 1;
+		json_array_append_new(a, json_integer(vals[j]));
+	}
+	if (json_array_size(a) == 0)
+		json_array_append_new(a, json_integer(vals[0]));
+	return a;
+}
+
+static json_t *
+choice(json_t *vals)
+{
+	return json_pack("{s:s,s:o}", "_type", "choice", "_value", vals);
+}
+
+/* A random query over one of several templates. */
+static json_t *
+random_query(int i)
+{
+	static const int batches[] = { 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 };
+	static const int widths[] = { 16, 24, 32, 48, 64, 96 };
+	json_t *space = json_object(), *q;
+	const char *model;
+	const char *mem[] = { "2GiB", "3GiB", "4GiB", "6GiB", "8GiB", "12GiB", "16GiB" };
+
+	switch (i % 5) {
+	case 0:
+		model = "mlp";
+		json_object_set_new(space, "batch_size", choice(pick(batches, 11, 4)));
+		json_object_set_new(space, "hidden", json_pack("{s:s,s:[i,i,i]}", "_type", "quniform", "_value",
+		    64, 64 + 256 * (int)(1 + rnd(8)), 256));
+		json_object_set_new(space, "depth", json_pack("{s:s,s:[i,i]}", "_type", "randint", "_value",
+		    1, 2 + (int)rnd(6)));
+		json_object_set_new(space, "activation", choice(json_pack("[s,s,s]", "relu", "gelu", "tanh")));
+		break;
+	case 1:
+		model = "resnet18";
+		json_object_set_new(space, "batch_size", choice(pick(batches, 11, 4)));
+		json_object_set_new(space, "width", choice(pick(widths, 6, 3)));
+		json_object_set_new(space, "layers2", json_pack("{s:s,s:[i,i]}", "_type", "randint", "_value", 1, 2 + (int)rnd(3)));
+		json_object_set_new(space, "block", choice(json_pack("[s,s]", "basic", "bottleneck")));
+		json_object_set_new(space, "lr", json_pack("{s:s,s:[f,f]}", "_type", "loguniform", "_value", 1e-4, 1e-1));
+		break;
+	case 2:
+		model = "nb201";
+		json_object_set_new(space, "edge0", choice(json_pack("[s,s,s]", "none", "nor_conv_3x3", "avg_pool_3x3")));
+		json_object_set_new(space, "edge3", choice(json_pack("[s,s]", "skip_connect", "nor_conv_1x1")));
+		json_object_set_new(space, "C", choice(pick(widths, 6, 3)));
+		json_object_set_new(space, "batch_size", choice(pick(batches, 11, 4)));
+		break;
+	case 3:
+		model = "mobilenet_v2";
+		json_object_set_new(space, "width_mult", choice(json_pack("[f,f,f]", 0.5, 0.75, 1.0)));
+		json_object_set_new(space, "resolution", json_pack("{s:s,s:[i,i,i]}", "_type", "quniform", "_value",
+		    96, 96 + 32 * (int)(1 + rnd(5)), 32));
+		json_object_set_new(space, "batch_size", choice(pick(batches, 11, 4)));
+		break;
+	default:
+		model = "gpt2";
+		json_object_set_new(space, "n_layer", json_pack("{s:s,s:[i,i]}", "_type", "randint", "_value", 1, 2 + (int)rnd(4)));
+		json_object_set_new(space, "n_embd", choice(json_pack("[i,i,i]", 256, 384, 512)));
+		json_object_set_new(space, "n_head", choice(json_pack("[i,i,i]", 4, 6, 8)));
+		json_object_set_new(space, "seq_len", choice(json_pack("[i,i]", 128, 256)));
+		json_object_set_new(space, "batch_size", choice(pick(batches, 11, 3)));
+		break;
+	}
+	q = json_pack("{s:s,s:o,s:s}", "model", model, "space", space, "device", "a100-40gb");
+	{
+		json_t *b = json_pack("{s:s}", "memory", mem[rnd(7)]);
+		if (rnd(3) == 0)
+			json_object_set_new(b, "params", json_real(1e5 * (double)(1 + rnd(300))));
+		if (rnd(4) == 0)
+			json_object_set_new(b, "macs", json_real(1e9 * (double)(1 + rnd(200))));
+		json_object_set_new(q, "budgets", b);
+	}
+	if (i % 5 == 4)
+		json_object_set_new(q, "constraints", json_pack("[s]", "n_embd % n_head == 0"));
+	else if (i % 5 == 0 && rnd(2))
+		json_object_set_new(q, "constraints", json_pack("[s]", "hidden * depth <= 1500"));
+	if (rnd(3) == 0)
+		json_object_set_new(q, "workload", json_pack("{s:s,s:s}", "optimizer", rnd(2) ? "sgd" : "adamw",
+		    "dtype", rnd(2) ? "fp32" : "mixed_fp16"));
+	return q;
+}
+
+static char *
+key_of(const struct fs_engine *e, const int64_t *pos)
+{
+	char *s = malloc((size_t)e->nvars * 24 + 2), *p = s;
+
+	for (int v = 0; v < e->nvars; v++)
+		p += sprintf(p, "%lld,", (long long)pos[v]);
+	*p = '\0';
+	return s;
+}
+
+/* Brute force: every configuration of the grid, in engine order. */
+static int64_t
+brute(struct fs_engine *e, char ***feasible)
+{
+	int64_t *pos = calloc((size_t)e->nvars + 1, sizeof *pos), n = 0, cap = 64;
+	char **list = malloc(sizeof *list * (size_t)cap);
+
+	for (int v = 0; v < e->nvars; v++)
+		pos[v] = 0;
+	/* the first configuration: inactive nested vars at -1 */
+	fs_increment(e, pos) == 0 ? (void)0 : (void)0;
+	for (int v = 0; v < e->nvars; v++)
+		pos[v] = 0;
+	{
+		/* recompute activity of the all-zero vector through a full pass */
+		int64_t *tmp = calloc((size_t)e->nvars + 1, sizeof *tmp);
+		memcpy(tmp, pos, sizeof *tmp * (size_t)e->nvars);
+		free(tmp);
+	}
+	do {
+		if (fs_feasible_at(e, pos)) {
+			if (n == cap) {
+				cap *= 2;
+				list = realloc(list, sizeof *list * (size_t)cap);
+			}
+			list[n++] = key_of(e, pos);
+		}
+	} while (fs_increment(e, pos) == 0);
+	free(pos);
+	*feasible = list;
+	return n;
+}
+
+START_TEST(test_random_against_brute_force)
+{
+	int cases = 0;
+
+	load_catalog();
+	for (int i = 0; i < 210; i++) {
+		json_t *req = random_query(i);
+		struct sq_query q;
+		struct fs_engine e;
+		struct dn_error err;
+		char **bf;
+		int64_t nbf, *pos;
+		char *dump = json_dumps(req, JSON_COMPACT);
+
+		memset(&err, 0, sizeof err);
+		ck_assert_msg(sq_parse(req, &cat, &q, &err) == 0, "case %d: %s: %s\n%s", i, err.path, err.message, dump);
+		ck_assert_msg(fs_init(&e, &q, &err) == 0, "case %d: %s", i, err.message);
+		nbf = brute(&e, &bf);
+		ck_assert_int_eq(fs_count_all(&e, 0, &err), 0);
+		ck_assert_msg(e.lower == e.upper && (int64_t)e.lower == nbf, "case %d: engine %lld, brute force %lld\n%s",
+		    i, (long long)e.lower, (long long)nbf, dump);
+		pos = calloc((size_t)e.nvars + 1, sizeof *pos);
+		/* k-th == the brute-force order, every k */
+		for (int64_t k = 0; k < nbf; k++) {
+			char *s;
+			ck_assert_int_eq(fs_kth(&e, (fs_count)k, pos, &err), 0);
+			s = key_of(&e, pos);
+			ck_assert_msg(strcmp(s, bf[k]) == 0, "case %d: k-th %lld is %s, brute force %s\n%s", i,
+			    (long long)k, s, bf[k], dump);
+			free(s);
+		}
+		ck_assert_int_eq(fs_kth(&e, (fs_count)nbf, pos, &err), 1);
+		/* the cursor walk visits the same list */
+		{
+			int64_t k = 0;
+			int r = fs_next(&e, NULL, pos, &err);
+			while (r == 0) {
+				char *s = key_of(&e, pos);
+				ck_assert_msg(k < nbf && strcmp(s, bf[k]) == 0, "case %d: walk %lld: %s\n%s", i,
+				    (long long)k, s, dump);
+				free(s);
+				k++;
+				if (fs_increment(&e, pos) != 0)
+					break;
+				r = fs_next(&e, pos, pos, &err);
+			}
+			ck_assert_int_eq(k, nbf);
+		}
+		/* projections: a position is present iff some feasible configuration has it */
+		{
+			struct fs_projection p;
+			ck_assert_int_eq(fs_project(&e, &p, &err), 0);
+			for (int v = 0; v < e.nvars; v++)
+				for (int64_t x = 0; x < e.vars[v].n; x++) {
+					int want = 0;
+					for (int64_t k = 0; k < nbf && !want; k++) {
+						/* parse the v-th field */
+						const char *s = bf[k];
+						for (int f = 0; f < v; f++)
+							s = strchr(s, ',') + 1;
+						want = atoll(s) == x;
+					}
+					ck_assert_msg(p.present[v][x] == want, "case %d: var %d position %lld present %d, want %d\n%s",
+					    i, v, (long long)x, p.present[v][x], want, dump);
+				}
+			fs_projection_free(&p);
+		}
+		for (int64_t k = 0; k < nbf; k++)
+			free(bf[k]);
+		free(bf);
+		free(pos);
+		free(dump);
+		fs_free(&e);
+		sq_free(&q);
+		json_decref(req);
+		cases++;
+	}
+	ck_assert_int_ge(cases, 200);
+	cm_catalog_free(&cat);
+}
+END_TEST
+
+START_TEST(test_nested_choice_space)
+{
+	json_t *req = json_loads(
+	    "{\"model\": \"nb201\", \"device\": \"t4\","
+	    " \"space\": {\"batch_size\": {\"_type\": \"choice\", \"_value\": [64, 256, 1024]},"
+	    "  \"edge0\": {\"_type\": \"choice\", \"_value\": [\"none\", \"nor_conv_3x3\"]},"
+	    "  \"C\": {\"_type\": \"choice\", \"_value\": [16, 32, 64]}},"
+	    " \"budgets\": {\"memory\": \"6GiB\"}}", 0, NULL);
+	struct sq_query q;
+	struct fs_engine e;
+	struct dn_error err;
+	char **bf;
+	int64_t nbf;
+
+	load_catalog();
+	memset(&err, 0, sizeof err);
+	ck_assert_msg(sq_parse(req, &cat, &q, &err) == 0, "%s", err.message);
+	ck_assert_int_eq(fs_init(&e, &q, &err), 0);
+	nbf = brute(&e, &bf);
+	ck_assert_int_eq(fs_count_all(&e, 0, &err), 0);
+	ck_assert_int_eq((int64_t)e.lower, nbf);
+	ck_assert_int_eq((int64_t)e.total, 18);
+	for (int64_t k = 0; k < nbf; k++)
+		free(bf[k]);
+	free(bf);
+	fs_free(&e);
+	sq_free(&q);
+	json_decref(req);
+	cm_catalog_free(&cat);
+}
+END_TEST
+
+START_TEST(test_huge_grid_and_deadline)
+{
+	/* batch sizes 1 .. 10^12: bisection decides it in a few dozen boxes */
+	json_t *req = json_loads(
+	    "{\"model\": {\"dnnsat_model\": 1, \"name\": \"wide\","
+	    "  \"hyperparameters\": {\"n\": {\"type\": \"int\", \"default\": 1, \"min\": 1}},"
+	    "  \"inputs\": [{\"shape\": [\"n\", 1024]}],"
+	    "  \"layers\": [{\"op\": \"linear\", \"out_features\": 1024}, {\"op\": \"relu\"},"
+	    "             {\"op\": \"linear\", \"out_features\": 10}]},"
+	    " \"space\": {\"n\": {\"_type\": \"randint\", \"_value\": [1, 1000000000000]}},"
+	    " \"budgets\": {\"memory\": \"16GiB\"}}", 0, NULL);
+	struct sq_query q;
+	struct fs_engine e;
+	struct dn_error err;
+	int64_t pos[1];
+	char lo[64];
+
+	load_catalog();
+	memset(&err, 0, sizeof err);
+	ck_assert_msg(sq_parse(req, &cat, &q, &err) == 0, "%s", err.message);
+	ck_assert_int_eq(fs_init(&e, &q, &err), 0);
+	ck_assert_int_eq(fs_count_all(&e, 10, &err), 0);
+	ck_assert(e.lower == e.upper);
+	fs_count_str(e.lower, lo, sizeof lo);
+	ck_assert_int_gt((int64_t)e.lower, 100000);
+	ck_assert_int_lt((int64_t)e.lower, 10000000);
+	ck_assert_int_lt(e.bound_calls, 300);
+	/* the last feasible batch fits, the next one does not */
+	ck_assert_int_eq(fs_kth(&e, e.lower - 1, pos, &err), 0);
+	ck_assert(fs_feasible_at(&e, pos));
+	pos[0]++;
+	ck_assert(!fs_feasible_at(&e, pos));
+	fs_free(&e);
+	sq_free(&q);
+	json_decref(req);
+	cm_catalog_free(&cat);
+}
+END_TEST
+
+START_TEST(test_query_errors)
+{
+	static const struct { const char *json, *path, *msg; } cases[] = {
+		{ "[]", "$", "must be a JSON object" },
+		{ "{\"space\": {}}", "$.model", "needs a model" },
+		{ "{\"model\": \"resnet50\"}", "$.space", "needs an NNI search space" },
+		{ "{\"model\": \"nope\", \"space\": {}}", "$.model", "no template or preset" },
+		{ "{\"model\": \"resnet50\", \"space\": {\"batch_size\": {\"_type\": \"choice\", \"_value\": [8]}},"
+		  " \"device\": \"tpu\"}", "$.device", "unknown device" },
+		{ "{\"model\": \"resnet50\", \"space\": {\"batch_size\": {\"_type\": \"choice\", \"_value\": [8]}},"
+		  " \"budgets\": {\"memory\": \"16 GB of RAM\"}}", "$.budgets.memory", "unknown unit" },
+		{ "{\"model\": \"resnet50\", \"space\": {\"batch_size\": {\"_type\": \"choice\", \"_value\": [8]}},"
+		  " \"budgets\": {\"watts\": 300}}", "$.budgets", "unknown budget" },
+		{ "{\"model\": \"resnet50\", \"space\": {\"batch_size\": {\"_type\": \"choice\", \"_value\": [8]}},"
+		  " \"budgets\": {\"latency\": \"fast\"}}", "$.budgets.latency", "not a duration" },
+		{ "{\"model\": \"resnet50\", \"space\": {\"batch_size\": {\"_type\": \"choice\", \"_value\": [8]}},"
+		  " \"constraints\": [\"batch_size % \"]}", "$.constraints[0]", "unexpected end" },
+		{ "{\"model\": \"resnet50\", \"space\": {\"batch_size\": {\"_type\": \"choice\", \"_value\": [8]}},"
+		  " \"constraints\": [\"depth > 3\"]}", "$.constraints[0]", "unknown name 'depth'" },
+		{ "{\"model\": \"resnet50\", \"space\": {\"batch_size\": {\"_type\": \"choice\", \"_value\": [8]}},"
+		  " \"workload\": {\"optimizer\": \"lion\"}}", "$.workload.optimizer", "must be sgd" },
+		{ "{\"model\": \"resnet50\", \"space\": {\"batch_size\": {\"_type\": \"choice\", \"_value\": [8]}},"
+		  " \"fixed\": {\"nope\": 1}}", "$.fixed.nope", "no hyperparameter" },
+		{ "{\"model\": \"resnet50\", \"space\": {\"lr\": {\"_type\": \"uniform\", \"_value\": [0, 1]}}}",
+		  NULL, "sets no hyperparameter" },
+		{ "{\"model\": \"resnet50\", \"space\": {\"batch_size\": {\"_type\": \"choice\", \"_value\": [8]}},"
+		  " \"surprise\": 1}", "$", "unknown field" },
+	};
+
+	load_catalog();
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		json_t *req = json_loads(cases[i].json, JSON_DECODE_ANY, NULL);
+		struct sq_query q;
+		struct dn_error err;
+		memset(&err, 0, sizeof err);
+		ck_assert_msg(req != NULL, "bad test json %zu", i);
+		ck_assert_msg(sq_parse(req, &cat, &q, &err) != 0, "case %zu accepted", i);
+		if (cases[i].path != NULL)
+			ck_assert_msg(strcmp(err.path, cases[i].path) == 0, "case %zu: path %s, want %s (%s)", i,
+			    err.path, cases[i].path, err.message);
+		ck_assert_msg(strstr(err.message, cases[i].msg) != NULL, "case %zu: \"%s\" lacks \"%s\"", i,
+		    err.message, cases[i].msg);
+		sq_free(&q);
+		json_decref(req);
+	}
+	cm_catalog_free(&cat);
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite *s = suite_create("fset");
+	TCase *t = tcase_create("engine");
+
+	tcase_set_timeout(t, 600);
+	tcase_add_test(t, test_query_errors);
+	tcase_add_test(t, test_nested_choice_space);
+	tcase_add_test(t, test_huge_grid_and_deadline);
+	tcase_add_test(t, test_random_against_brute_force);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int
+main(void)
+{
+	return run_suite(suite(), 0);
+}
