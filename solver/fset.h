@@ -48,6 +48,7 @@ struct fs_node {
 	fs_count upper;         /* feasible upper bound (UNKNOWN: the box size) */
 	int64_t lo, hi;
 	int32_t var;
+	int32_t parent;         /* -1 for the root */
 	int32_t first_child;
 	int32_t nchildren;
 	uint8_t status;
@@ -73,6 +74,7 @@ struct fs_engine {
 	struct fs_node *nodes;
 	int32_t nnodes, capnodes;
 	int32_t max_nodes;              /* beyond it, subtrees are recounted on demand */
+	int expand_only;                /* fs_count_box splits one level, no deeper */
 	/* current box */
 	int64_t *lo, *hi;
 	/* statistics and limits */

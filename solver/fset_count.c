@@ -72,6 +72,8 @@ alloc_nodes(struct fs_engine *e, int n)
 		e->capnodes = cap;
 	}
 	e->nnodes += n;
+	for (int32_t i = e->nnodes - n; i < e->nnodes; i++)
+		e->nodes[i].parent = -1;
 	return e->nnodes - n;
 }
 
@@ -166,9 +168,30 @@ fs_count_box(struct fs_engine *e, int d, int32_t node, fs_count *count, fs_count
 				e->nodes[child].var = dv;
 				e->nodes[child].lo = clo[i];
 				e->nodes[child].hi = chi[i];
+				e->nodes[child].parent = node;
 			}
 			if (fs_narrow(e, dv, clo[i], chi[i]) != 0)
 				return -1;
+			if (e->expand_only) {
+				/* one level only: the child is decided or left for later */
+				int cst = fs_bound_status(e);
+				fs_count csize = fs_box_size(e, next_active(e, dv) < e->nvars ? next_active(e, dv) : dv);
+				if (next_active(e, dv) >= e->nvars)
+					csize = 1;
+				c = cst == 1 ? csize : 0;
+				u = cst == 0 ? 0 : csize;
+				if (child >= 0) {
+					e->nodes[child].status = cst == 1 ? FS_FULL : cst == 0 ? FS_EMPTY : FS_UNKNOWN;
+					e->nodes[child].count = c;
+					e->nodes[child].upper = u;
+					e->nodes[child].first_child = -1;
+					e->nodes[child].nchildren = 0;
+				}
+				fs_rollback(e, mark);
+				sum = fs_add(sum, c);
+				usum = fs_add(usum, u);
+				continue;
+			}
 			if (fs_count_box(e, dv, child, &c, &u) != 0)
 				return -1;
 			fs_rollback(e, mark);
@@ -188,16 +211,143 @@ fs_count_box(struct fs_engine *e, int d, int32_t node, fs_count *count, fs_count
 	return 0;
 }
 
+/* Narrows the box to node n's (the ranges on its path from the root). */
+static int
+enter_node(struct fs_engine *e, int32_t n)
+{
+	int32_t path[512];
+	int len = 0;
+
+	for (int32_t x = n; x >= 0 && len < 512; x = e->nodes[x].parent)
+		path[len++] = x;
+	for (int i = len - 1; i >= 0; i--) {
+		const struct fs_node *x = &e->nodes[path[i]];
+		if (fs_narrow(e, x->var, x->lo, x->hi) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Max-heap of undecided nodes by their size. */
+struct heap {
+	int32_t *v;
+	int32_t n, cap;
+};
+
+static int
+heap_push(struct heap *h, const struct fs_engine *e, int32_t node)
+{
+	int32_t i;
+
+	if (h->n == h->cap) {
+		int32_t cap = h->cap ? 2 * h->cap : 1024;
+		int32_t *v = realloc(h->v, sizeof *v * (size_t)cap);
+		if (v == NULL)
+			return -1;
+		h->v = v;
+		h->cap = cap;
+	}
+	i = h->n++;
+	while (i > 0 && e->nodes[h->v[(i - 1) / 2]].upper < e->nodes[node].upper) {
+		h->v[i] = h->v[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h->v[i] = node;
+	return 0;
+}
+
+static int32_t
+heap_pop(struct heap *h, const struct fs_engine *e)
+{
+	int32_t top = h->v[0], last = h->v[--h->n], i = 0;
+
+	for (;;) {
+		int32_t c = 2 * i + 1;
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && e->nodes[h->v[c + 1]].upper > e->nodes[h->v[c]].upper)
+			c++;
+		if (e->nodes[h->v[c]].upper <= e->nodes[last].upper)
+			break;
+		h->v[i] = h->v[c];
+		i = c;
+	}
+	if (h->n > 0)
+		h->v[i] = last;
+	return top;
+}
+
+/*
+ * With a deadline, the largest undecided boxes are split first (a level at
+ * a time), so that the certified interval [lower, upper] narrows everywhere
+ * before any corner is refined to the end; after half the time, or once the
+ * frontier is large, each remaining box is counted depth first, largest
+ * first, until the deadline. Counts are then summed up the tree.
+ */
+static int
+count_best_first(struct fs_engine *e, int32_t root, double t0, double seconds)
+{
+	struct heap h = { NULL, 0, 0 };
+	int rc = 0;
+
+	if (e->nodes[root].status == FS_UNKNOWN && heap_push(&h, e, root) != 0)
+		return -1;
+	e->expand_only = 1;
+	while (h.n > 0 && fs_now() < t0 + seconds / 2 && h.n < 200000 && e->nnodes < e->max_nodes - 16) {
+		int32_t n = heap_pop(&h, e);
+		int64_t mark = fs_mark(e);
+		fs_count c, u;
+		if (enter_node(e, n) != 0 || fs_count_box(e, e->nodes[n].var, n, &c, &u) != 0) {
+			rc = -1;
+			break;
+		}
+		fs_rollback(e, mark);
+		for (int i = 0; i < e->nodes[n].nchildren; i++) {
+			int32_t ch = e->nodes[n].first_child + i;
+			if (e->nodes[ch].status == FS_UNKNOWN && heap_push(&h, e, ch) != 0) {
+				rc = -1;
+				break;
+			}
+		}
+	}
+	e->expand_only = 0;
+	while (rc == 0 && h.n > 0 && !fs_past_deadline(e)) {
+		int32_t n = heap_pop(&h, e);
+		int64_t mark = fs_mark(e);
+		fs_count c, u;
+		if (enter_node(e, n) != 0 || fs_count_box(e, e->nodes[n].var, n, &c, &u) != 0)
+			rc = -1;
+		fs_rollback(e, mark);
+	}
+	free(h.v);
+	/* children come after their parents: sum bottom-up */
+	for (int32_t i = e->nnodes - 1; i >= 0; i--) {
+		struct fs_node *x = &e->nodes[i];
+		fs_count c = 0, u = 0;
+		if (x->nchildren == 0)
+			continue;
+		for (int k = 0; k < x->nchildren; k++) {
+			c = fs_add(c, e->nodes[x->first_child + k].count);
+			u = fs_add(u, e->nodes[x->first_child + k].upper);
+		}
+		x->count = c;
+		x->upper = u;
+		x->status = c == u ? FS_MIXED : FS_UNKNOWN;
+	}
+	return rc;
+}
+
 int
 fs_count_all(struct fs_engine *e, double seconds, struct dn_error *err)
 {
 	int32_t root;
 	fs_count c = 0, u = 0;
 	int d;
+	double t0 = fs_now();
 
 	e->nnodes = 0;
 	e->timed_out = 0;
-	e->deadline = seconds > 0 ? fs_now() + seconds : 0;
+	e->deadline = seconds > 0 ? t0 + seconds : 0;
 	root = alloc_nodes(e, 1);
 	if (root < 0)
 		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
@@ -205,7 +355,22 @@ fs_count_all(struct fs_engine *e, double seconds, struct dn_error *err)
 	e->nodes[root].var = d < e->nvars ? d : 0;
 	e->nodes[root].lo = d < e->nvars ? e->lo[d] : 0;
 	e->nodes[root].hi = d < e->nvars ? e->hi[d] : 0;
-	if (fs_count_box(e, 0, root, &c, &u) != 0)
+	if (seconds > 0) {
+		/* the root alone first, then the frontier, largest boxes first */
+		e->expand_only = 1;
+		e->nodes[root].status = FS_UNKNOWN;
+		e->nodes[root].upper = e->total;
+		e->expand_only = 0;
+		if (count_best_first(e, root, t0, seconds) != 0)
+			return dn_error_set(err, DN_ENOMEM, NULL, "out of memory while counting");
+		c = e->nodes[root].count;
+		u = e->nodes[root].upper;
+		if (e->nodes[root].nchildren == 0 && e->nodes[root].status == FS_UNKNOWN) {
+			/* nothing was expanded (no time at all) */
+			c = 0;
+			u = e->total;
+		}
+	} else if (fs_count_box(e, 0, root, &c, &u) != 0)
 		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory while counting");
 	e->lower = c;
 	e->upper = u;

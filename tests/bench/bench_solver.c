@@ -26,6 +26,7 @@
 #include "fset.h"
 #include "query.h"
 #include "z3c.h"
+#include "query_z3.h"
 
 static struct cm_device_catalog cat;
 
@@ -133,37 +134,26 @@ z3_first(struct sq_query *q, struct fs_engine *e, int want, double limit_s, int6
 	struct z3c z;
 	struct dn_error err;
 	const struct expr_graph *g = cm_model_graph(q->model);
-	Z3_ast *as = calloc((size_t)e->nvars + 2, sizeof *as);
+	Z3_ast *as = calloc(1, sizeof *as);
 	int n = 0;
 	double t0;
 	struct z3count c = { 0 };
 
 	memset(&err, 0, sizeof err);
+	/* Z3 at its fastest on these queries (the new arithmetic solver) */
+	Z3_global_param_set("smt.arith.solver", "2");
 	if (z3c_init(&z, g, (unsigned)(limit_s * 1000), 0, &err) != 0) {
 		fprintf(stderr, "z3: %s\n", err.message);
 		free(as);
 		return -1;
 	}
 	t0 = fs_now();
-	as[n++] = z3c_bool(&z, q->feasible);
-	for (int v = 0; v < e->nvars; v++) {
-		int64_t *vals;
-		if (e->vars[v].hp < 0)
-			continue;
-		vals = malloc(sizeof *vals * (size_t)e->vars[v].n);
-		for (int64_t p = 0; p < e->vars[v].n; p++)
-			vals[p] = e->vars[v].vals[p].i;
-		as[n++] = z3c_var_in_ints(&z, e->vars[v].hp, vals, e->vars[v].n);
-		free(vals);
-	}
-	/* the variables the space does not set are fixed */
-	for (int h = 0; h < q->def->nhps; h++) {
-		int set = 0;
-		for (int v = 0; v < e->nvars; v++)
-			set |= e->vars[v].hp == h;
-		if (!set && g->nodes[expr_var((struct expr_graph *)g, h)].type == EXPR_INT)
-			as[n - 1] = z3c_keep(&z, Z3_mk_and(z.ctx, 2, (Z3_ast[]){ as[n - 1],
-			    Z3_mk_eq(z.ctx, z3c_var(&z, h), z3c_int(&z, q->fixed[h].i)) }));
+	free(as);
+	n = sq_z3_assertions(q, e, &z, &as, &err);
+	if (n < 0) {
+		fprintf(stderr, "z3: %s\n", err.message);
+		z3c_free(&z);
+		return -1;
 	}
 	(void)z3c_enumerate(&z, as, n, want, count_model, &c, &err);
 	*got = c.n;

@@ -19,7 +19,7 @@ check() {
 	shift 4
 	"$DNNSAT" "$@" >"$tmp/out" 2>&1
 	got=$?
-	if [ "$got" -eq "$want" ] && grep -q -e "$pattern" "$tmp/out"; then
+	if [ "$got" -eq "$want" ] && { [ "$pattern" = "^$" ] || grep -q -e "$pattern" "$tmp/out"; }; then
 		pass=$((pass + 1))
 	else
 		fail=$((fail + 1))
@@ -64,6 +64,30 @@ printf '{"name": "g", "memory_bytes": 1e10, "memory_bandwidth_bytes_per_s": 1e12
 check bad-device-file 2 "sm_count" -- estimate --preset resnet18 --device-file "$tmp/dev.json"
 check overflow 2 "inputs\[0\]: a value overflows 64 bits" -- estimate --model "$tmp/small.json" n=1000000000000000000
 check unknown-command 2 "unknown command" -- frobnicate
+
+# the solver's offline commands on a small MLP space (1536 configurations)
+SP="$top_srcdir/examples/spaces/mlp.json"
+Q="--preset mnist_mlp --space $SP --budget memory=3GiB --budget params=5M --device t4"
+check count 0 "feasible 528 of 1536 configurations (34.38%), exact" -- count $Q
+check count-json 0 '"feasible": "528"' -- count $Q --json
+check list-first 0 '{"batch_size":32,"hidden":256,"depth":1,"activation":"relu"}' -- list $Q --limit 1
+"$DNNSAT" list $Q --limit 2 >/dev/null 2>"$tmp/cursor"
+cursor=$(sed -n 's/^next cursor: //p' "$tmp/cursor")
+check list-cursor 0 '"activation":"tanh"' -- list $Q --limit 1 --cursor "$cursor"
+check list-offset 0 '"batch_size"' -- list $Q --offset 527 --limit 5
+check list-past-end 1 "^$" -- list $Q --offset 528 --limit 1
+check sample 0 '"hidden"' -- sample $Q --n 5 --seed 3
+check reduce 0 "\"_type\": \"randint\"" -- reduce $Q --budget macs=20M
+check max-per 0 "depth = 8: largest batch_size" -- max $Q --param batch_size --per depth
+check explain-config 1 "FAIL memory <= 3 GiB" -- explain $Q --config '{"batch_size": 16384, "hidden": 4096, "depth": 8, "activation": "gelu"}'
+check explain-kept 0 "is kept" -- explain $Q --param hidden --value 512
+check explain-removed 1 "is removed: no configuration with it satisfies" -- explain $Q --budget params=100K --param hidden --value 4096
+check nothing-fits 1 "feasible 0 of" -- count $Q --budget memory=1KiB
+check bad-budget 2 "\$.budgets.memory: unknown unit" -- count $Q --budget memory=3parsecs
+check bad-constraint 2 "\$.constraints\[0\]" -- count $Q --constraint "hidden %"
+check bad-space 2 "randint" -- count --preset mnist_mlp --space "$top_srcdir/tests/data/bad_randint.json"
+check bad-cursor 2 "cursor belongs to another query" -- list $Q --cursor c1.0000000000000000.0-0-0-0
+check deadline 3 "deadline of" -- count --model "$top_srcdir/examples/models/cnn5.json" --space "$top_srcdir/examples/spaces/cnn5.json" --budget memory=16GiB --timeout 0.2
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

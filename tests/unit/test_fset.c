@@ -2,7 +2,8 @@
  * test_fset.c - the feasible-set engine against brute force: on 200+ random
  * small queries (random templates, domains, budgets and user constraints)
  * the count, the k-th configurations, the cursor walk, the projections and
- * the samples' support equal what evaluating every configuration gives; plus
+ * the samples' support equal what evaluating every configuration gives, and
+ * on the MLP ones also what Z3's enumeration of all models gives; plus
  * queries with nested choices, huge grids and deadlines.
  */
 #include "test_util.h"
@@ -10,6 +11,7 @@
 #include "fset.h"
 #include "fset_project.h"
 #include "query.h"
+#include "query_z3.h"
 
 static struct cm_device_catalog cat;
 
@@ -68,7 +70,7 @@ random_query(int i)
 	const char *model;
 	const char *mem[] = { "2GiB", "3GiB", "4GiB", "6GiB", "8GiB", "12GiB", "16GiB" };
 
-	switch (i % 5) {
+	switch (i % 6 == 5 ? 0 : i % 6) {
 	case 0:
 		model = "mlp";
 		json_object_set_new(space, "batch_size", choice(pick(batches, 11, 4)));
@@ -118,14 +120,43 @@ random_query(int i)
 			json_object_set_new(b, "macs", json_real(1e9 * (double)(1 + rnd(200))));
 		json_object_set_new(q, "budgets", b);
 	}
-	if (i % 5 == 4)
+	if (i % 6 == 4)
 		json_object_set_new(q, "constraints", json_pack("[s]", "n_embd % n_head == 0"));
-	else if (i % 5 == 0 && rnd(2))
+	else if ((i % 6 == 0 || i % 6 == 5) && rnd(2))
 		json_object_set_new(q, "constraints", json_pack("[s]", "hidden * depth <= 1500"));
 	if (rnd(3) == 0)
 		json_object_set_new(q, "workload", json_pack("{s:s,s:s}", "optimizer", rnd(2) ? "sgd" : "adamw",
 		    "dtype", rnd(2) ? "fp32" : "mixed_fp16"));
 	return q;
+}
+
+static int
+z3_count_cb(void *ctx, const union expr_val *model)
+{
+	(void)model;
+	(*(int64_t *)ctx)++;
+	return 0;
+}
+
+/* Z3's own enumeration of every model of the query's assertions. */
+static int64_t
+z3_count(struct sq_query *q, struct fs_engine *e)
+{
+	struct z3c z;
+	struct dn_error err;
+	Z3_ast *as = NULL;
+	int64_t n = 0;
+	int na;
+
+	memset(&err, 0, sizeof err);
+	Z3_global_param_set("smt.arith.solver", "2");
+	ck_assert_msg(z3c_init(&z, cm_model_graph(q->model), 60000, 0, &err) == 0, "%s", err.message);
+	na = sq_z3_assertions(q, e, &z, &as, &err);
+	ck_assert_msg(na > 0, "%s", err.message);
+	ck_assert_msg(z3c_enumerate(&z, as, na, 0, z3_count_cb, &n, &err) >= 0, "z3: %s", err.message);
+	free(as);
+	z3c_free(&z);
+	return n;
 }
 
 static char *
@@ -174,10 +205,10 @@ brute(struct fs_engine *e, char ***feasible)
 
 START_TEST(test_random_against_brute_force)
 {
-	int cases = 0;
+	int cases = 0, z3_cases = 0;
 
 	load_catalog();
-	for (int i = 0; i < 210; i++) {
+	for (int i = 0; i < 240; i++) {
 		json_t *req = random_query(i);
 		struct sq_query q;
 		struct fs_engine e;
@@ -204,6 +235,18 @@ START_TEST(test_random_against_brute_force)
 			free(s);
 		}
 		ck_assert_int_eq(fs_kth(&e, (fs_count)nbf, pos, &err), 1);
+		/* and Z3's enumeration of all models agrees (small graphs: mlp, nb201) */
+		if (i % 6 == 0 || i % 6 == 5) {
+			/* Z3 enumerates the MLP spaces within seconds; the larger graphs
+			 * (ResNet, NB201 cells, GPT) take it minutes per space */
+			double tz = fs_now();
+			int64_t nz = z3_count(&q, &e);
+			if (getenv("Z3_TIMES"))
+				fprintf(stderr, "case %d: %lld models in %.2f s\n", i, (long long)nz, fs_now() - tz);
+			ck_assert_msg(nz == nbf, "case %d: Z3 enumerates %lld models, brute force %lld\n%s", i,
+			    (long long)nz, (long long)nbf, dump);
+			z3_cases++;
+		}
 		/* the cursor walk visits the same list */
 		{
 			int64_t k = 0;
@@ -250,6 +293,8 @@ START_TEST(test_random_against_brute_force)
 		cases++;
 	}
 	ck_assert_int_ge(cases, 200);
+	ck_assert_int_ge(z3_cases, 80);
+	printf("%d random queries agree with brute force, %d of them also with Z3's enumeration\n", cases, z3_cases);
 	cm_catalog_free(&cat);
 }
 END_TEST
@@ -307,17 +352,54 @@ START_TEST(test_huge_grid_and_deadline)
 	memset(&err, 0, sizeof err);
 	ck_assert_msg(sq_parse(req, &cat, &q, &err) == 0, "%s", err.message);
 	ck_assert_int_eq(fs_init(&e, &q, &err), 0);
-	ck_assert_int_eq(fs_count_all(&e, 10, &err), 0);
+	ck_assert_int_eq(fs_count_all(&e, 0, &err), 0);
 	ck_assert(e.lower == e.upper);
 	fs_count_str(e.lower, lo, sizeof lo);
 	ck_assert_int_gt((int64_t)e.lower, 100000);
 	ck_assert_int_lt((int64_t)e.lower, 10000000);
 	ck_assert_int_lt(e.bound_calls, 300);
+	{
+		/* with a deadline, best-first refinement reaches the same exact count */
+		fs_count exact = e.lower;
+		ck_assert_int_eq(fs_count_all(&e, 10, &err), 0);
+		ck_assert(e.lower == exact && e.upper == exact);
+	}
 	/* the last feasible batch fits, the next one does not */
 	ck_assert_int_eq(fs_kth(&e, e.lower - 1, pos, &err), 0);
 	ck_assert(fs_feasible_at(&e, pos));
 	pos[0]++;
 	ck_assert(!fs_feasible_at(&e, pos));
+	fs_free(&e);
+	sq_free(&q);
+	json_decref(req);
+	cm_catalog_free(&cat);
+}
+END_TEST
+
+/* A deadline gives certified bounds that contain the exact count and
+ * tighten with more time. */
+START_TEST(test_deadline_bounds)
+{
+	json_t *req = random_query(1);
+	struct sq_query q;
+	struct fs_engine e;
+	struct dn_error err;
+	fs_count exact, lo1, hi1;
+
+	load_catalog();
+	memset(&err, 0, sizeof err);
+	json_object_set_new(json_object_get(req, "space"), "layers3", json_pack("{s:s,s:[i,i]}", "_type", "randint",
+	    "_value", 1, 40));
+	ck_assert_msg(sq_parse(req, &cat, &q, &err) == 0, "%s", err.message);
+	ck_assert_int_eq(fs_init(&e, &q, &err), 0);
+	ck_assert_int_eq(fs_count_all(&e, 0, &err), 0);
+	exact = e.lower;
+	ck_assert_int_eq(fs_count_all(&e, 1e-4, &err), 0);
+	lo1 = e.lower;
+	hi1 = e.upper;
+	ck_assert(lo1 <= exact && exact <= hi1);
+	ck_assert_int_eq(fs_count_all(&e, 30, &err), 0);
+	ck_assert(e.lower == exact && e.upper == exact);
 	fs_free(&e);
 	sq_free(&q);
 	json_decref(req);
@@ -384,6 +466,7 @@ suite(void)
 	tcase_add_test(t, test_query_errors);
 	tcase_add_test(t, test_nested_choice_space);
 	tcase_add_test(t, test_huge_grid_and_deadline);
+	tcase_add_test(t, test_deadline_bounds);
 	tcase_add_test(t, test_random_against_brute_force);
 	suite_add_tcase(s, t);
 	return s;
