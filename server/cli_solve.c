@@ -237,6 +237,32 @@ print_config(struct fs_engine *e, const int64_t *pos)
 	json_decref(j);
 }
 
+/* A progress line on a terminal for runs longer than a second. */
+struct progress {
+	double start;
+	int shown;
+};
+
+static void
+show_progress(void *ctx, const struct fs_engine *e)
+{
+	struct progress *p = ctx;
+	double t = fs_now() - p->start;
+
+	if (t < 1.0)
+		return;
+	fprintf(stderr, "\r%s: %.1f s, %" PRId64 " boxes decided%s", e->counted ? "searching" : "counting", t,
+	    e->bound_calls, e->deadline > 0 ? " (deadline set)" : "");
+	p->shown = 1;
+}
+
+static void
+end_progress(struct progress *p)
+{
+	if (p->shown)
+		fprintf(stderr, "\r\033[K");
+}
+
 static int
 cmd_count(struct fs_engine *e, struct solve_opts *o)
 {
@@ -426,6 +452,16 @@ cli_solve(int argc, char **argv)
 		status = fail(&err);
 		goto out;
 	}
+	{
+		static struct progress prog;
+		prog.start = fs_now();
+		prog.shown = 0;
+		if (isatty(2)) {
+			e.progress = show_progress;
+			e.progress_ctx = &prog;
+			e.next_progress = prog.start + 1.0;
+		}
+	}
 	if (strcmp(cmd, "count") == 0)
 		status = cmd_count(&e, &o);
 	else if (strcmp(cmd, "list") == 0)
@@ -437,6 +473,8 @@ cli_solve(int argc, char **argv)
 	else
 		status = cli_solve_more(cmd, &e, &q, o.timeout, o.config, o.param, o.value, o.per, o.json);
 out:
+	if (e.progress_ctx != NULL)
+		end_progress(e.progress_ctx);
 	fs_free(&e);
 	sq_free(&q);
 	cm_catalog_free(&cat);

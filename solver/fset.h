@@ -80,6 +80,9 @@ struct fs_engine {
 	/* statistics and limits */
 	int64_t bound_calls, evals;
 	double deadline;                /* CLOCK_MONOTONIC seconds, 0 = none */
+	void (*progress)(void *ctx, const struct fs_engine *e);  /* called about every 0.25 s, may be NULL */
+	void *progress_ctx;
+	double next_progress;
 	int timed_out;
 	fs_count total;                 /* all configurations of the grid */
 	fs_count lower, upper;          /* feasible count bounds (equal when exact) */

@@ -37,8 +37,15 @@ fs_past_deadline(struct fs_engine *e)
 {
 	if (e->timed_out)
 		return 1;
-	if (e->deadline > 0 && (e->bound_calls & 255) == 0 && fs_now() > e->deadline)
-		e->timed_out = 1;
+	if ((e->bound_calls & 255) == 0 && (e->deadline > 0 || e->progress != NULL)) {
+		double now = fs_now();
+		if (e->deadline > 0 && now > e->deadline)
+			e->timed_out = 1;
+		if (e->progress != NULL && now >= e->next_progress) {
+			e->next_progress = now + 0.25;
+			e->progress(e->progress_ctx, e);
+		}
+	}
 	return e->timed_out;
 }
 

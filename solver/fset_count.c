@@ -280,9 +280,10 @@ heap_pop(struct heap *h, const struct fs_engine *e)
 /*
  * With a deadline, the largest undecided boxes are split first (a level at
  * a time), so that the certified interval [lower, upper] narrows everywhere
- * before any corner is refined to the end; after half the time, or once the
- * frontier is large, each remaining box is counted depth first, largest
- * first, until the deadline. Counts are then summed up the tree.
+ * before any corner is refined to the end; after a short while (half of a
+ * short deadline, about a second of a long one), or once the frontier is
+ * large, each remaining box is counted depth first, largest first, until the
+ * deadline. Counts are then summed up the tree.
  */
 static int
 count_best_first(struct fs_engine *e, int32_t root, double t0, double seconds)
@@ -292,8 +293,11 @@ count_best_first(struct fs_engine *e, int32_t root, double t0, double seconds)
 
 	if (e->nodes[root].status == FS_UNKNOWN && heap_push(&h, e, root) != 0)
 		return -1;
+	/* breadth first for a short while (a second on a long deadline), then depth first,
+	 * which shares the work of every prefix and is several times faster */
+	double bfs = seconds / 2 < 0.5 + 0.02 * seconds ? seconds / 2 : 0.5 + 0.02 * seconds;
 	e->expand_only = 1;
-	while (h.n > 0 && fs_now() < t0 + seconds / 2 && h.n < 200000 && e->nnodes < e->max_nodes - 16) {
+	while (h.n > 0 && fs_now() < t0 + bfs && h.n < 200000 && e->nnodes < e->max_nodes - 16) {
 		int32_t n = heap_pop(&h, e);
 		int64_t mark = fs_mark(e);
 		fs_count c, u;
