@@ -145,7 +145,7 @@ run_suite(Suite *s, int nofork)
 }
 
 /* Path of a file under the source tree. */
-static const char * __attribute__((unused))
+static __attribute__((unused)) const char *
 src_path(const char *rel)
 {
 	static char buf[4][1024];
