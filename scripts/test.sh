@@ -16,13 +16,8 @@ echo "== unit tests under ASan + UBSan"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	make -s check || { cat tests/unit/*.log tests/cli/*.log tests/schema/*.log 2>/dev/null | tail -80; exit 1; }
 
-echo "== fuzzing the parsers (bounded)"
-FUZZ_SECONDS="${FUZZ_SECONDS:-30}" ./tests/fuzz/run-fuzz.sh
-
-echo "== back to a plain build"
-./scripts/build.sh --enable-werror
-
-# one closing line for every check that ran (Check suites, CLI and schema tests)
+# one closing line for every check that ran (Check suites, CLI and schema
+# tests), counted from this run's logs before the rebuild below removes them
 total=0
 for log in tests/unit/*.log; do
 	n=$(sed -n 's/.*Checks: \([0-9]*\), Failures: 0, Errors: 0.*/\1/p' "$log" | tail -1)
@@ -32,5 +27,12 @@ for log in tests/cli/*.log tests/schema/*.log; do
 	n=$(sed -n 's/^\([0-9]*\) passed, 0 failed$/\1/p' "$log" | tail -1)
 	total=$((total + ${n:-0}))
 done
+
+echo "== fuzzing the parsers (bounded)"
+FUZZ_SECONDS="${FUZZ_SECONDS:-30}" ./tests/fuzz/run-fuzz.sh
+
+echo "== back to a plain build"
+./scripts/build.sh --enable-werror
+
 echo "all tests passed"
 echo "$total passed, 0 failed"

@@ -67,6 +67,22 @@ mark_box(struct fs_engine *e, struct marks *m, int d, int which)
 
 static int walk(struct fs_engine *e, struct marks *m, int d, int32_t node);
 
+/* Marks the current box (every bound var fixed) when it is feasible. */
+static int
+mark_if_feasible(struct fs_engine *e, struct marks *m, int d)
+{
+	int64_t *pos = malloc(sizeof *pos * ((size_t)e->nvars + 1));
+
+	if (pos == NULL)
+		return -1;
+	for (int v = 0; v < e->nvars; v++)
+		pos[v] = fs_active(e, v) != 0 ? e->lo[v] : -1;
+	if (fs_feasible_at(e, pos))
+		mark_box(e, m, d, 0);
+	free(pos);
+	return 0;
+}
+
 /* Searches a box beyond the stored tree, marking its feasible sub-boxes. */
 static int
 walk_dynamic(struct fs_engine *e, struct marks *m, int d)
@@ -83,17 +99,8 @@ walk_dynamic(struct fs_engine *e, struct marks *m, int d)
 		mark_box(e, m, d, 0);
 		return 0;
 	}
-	if (d >= e->nvars) {
-		int64_t *pos = malloc(sizeof *pos * ((size_t)e->nvars + 1));
-		if (pos == NULL)
-			return -1;
-		for (int v = 0; v < e->nvars; v++)
-			pos[v] = fs_active(e, v) != 0 ? e->lo[v] : -1;
-		if (fs_feasible_at(e, pos))
-			mark_box(e, m, d, 0);
-		free(pos);
-		return 0;
-	}
+	if (d >= e->nvars)
+		return mark_if_feasible(e, m, d);
 	lo = e->lo[d];
 	hi = e->hi[d];
 	r = hi - lo + 1;
@@ -101,17 +108,8 @@ walk_dynamic(struct fs_engine *e, struct marks *m, int d)
 		int dv = d + 1;
 		while (dv < e->nvars && fs_active(e, dv) == 0)
 			dv++;
-		if (dv >= e->nvars) {
-			int64_t *pos = malloc(sizeof *pos * ((size_t)e->nvars + 1));
-			if (pos == NULL)
-				return -1;
-			for (int v = 0; v < e->nvars; v++)
-				pos[v] = fs_active(e, v) != 0 ? e->lo[v] : -1;
-			if (fs_feasible_at(e, pos))
-				mark_box(e, m, e->nvars, 0);
-			free(pos);
-			return 0;
-		}
+		if (dv >= e->nvars)
+			return mark_if_feasible(e, m, e->nvars);
 		return walk_dynamic(e, m, dv);
 	}
 	for (int half = 0; half < 2; half++) {
