@@ -232,7 +232,7 @@ print_config(struct fs_engine *e, const int64_t *pos)
 {
 	json_t *j = fs_to_json(e, pos);
 
-	json_dumpf(j, stdout, JSON_COMPACT);
+	json_dumpf(j, stdout, JSON_COMPACT | JSON_REAL_PRECISION(15));
 	fputc('\n', stdout);
 	json_decref(j);
 }
@@ -422,7 +422,7 @@ cmd_reduce(struct fs_engine *e, struct solve_opts *o)
 		cli_print_error(&err);
 		return 1;
 	}
-	json_dumpf(r, stdout, JSON_INDENT(2));
+	json_dumpf(r, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
 	fputc('\n', stdout);
 	json_decref(r);
 	if (e->lower != e->upper) {
