@@ -177,17 +177,11 @@ brute(struct fs_engine *e, char ***feasible)
 	int64_t *pos = calloc((size_t)e->nvars + 1, sizeof *pos), n = 0, cap = 64;
 	char **list = malloc(sizeof *list * (size_t)cap);
 
-	for (int v = 0; v < e->nvars; v++)
-		pos[v] = 0;
-	/* the first configuration: inactive nested vars at -1 */
-	fs_increment(e, pos) == 0 ? (void)0 : (void)0;
-	for (int v = 0; v < e->nvars; v++)
-		pos[v] = 0;
-	{
-		/* recompute activity of the all-zero vector through a full pass */
-		int64_t *tmp = calloc((size_t)e->nvars + 1, sizeof *tmp);
-		memcpy(tmp, pos, sizeof *tmp * (size_t)e->nvars);
-		free(tmp);
+	/* the first configuration: every active var at its first position,
+	 * nested vars of options not chosen at -1 */
+	for (int v = 0; v < e->nvars; v++) {
+		int p = e->vars[v].parent;
+		pos[v] = (p < 0 || pos[p] == e->vars[v].active_pos) ? 0 : -1;
 	}
 	do {
 		if (fs_feasible_at(e, pos)) {
@@ -299,28 +293,63 @@ START_TEST(test_random_against_brute_force)
 }
 END_TEST
 
+/* An NNI nested choice: {"op": {"_name": "conv", "kernel": ...} | {"_name": "pool"}}. */
 START_TEST(test_nested_choice_space)
 {
 	json_t *req = json_loads(
-	    "{\"model\": \"nb201\", \"device\": \"t4\","
-	    " \"space\": {\"batch_size\": {\"_type\": \"choice\", \"_value\": [64, 256, 1024]},"
-	    "  \"edge0\": {\"_type\": \"choice\", \"_value\": [\"none\", \"nor_conv_3x3\"]},"
-	    "  \"C\": {\"_type\": \"choice\", \"_value\": [16, 32, 64]}},"
-	    " \"budgets\": {\"memory\": \"6GiB\"}}", 0, NULL);
+	    "{\"device\": \"t4\", \"budgets\": {\"memory\": \"2500MiB\"},"
+	    " \"model\": {\"dnnsat_model\": 1, \"name\": \"nested\","
+	    "  \"hyperparameters\": {\"batch_size\": {\"type\": \"int\", \"default\": 8, \"min\": 1},"
+	    "   \"op\": {\"type\": \"categorical\", \"values\": [\"conv\", \"pool\"], \"default\": \"pool\"},"
+	    "   \"op_kernel\": {\"type\": \"int\", \"default\": 3, \"min\": 1, \"max\": 15},"
+	    "   \"op_width\": {\"type\": \"int\", \"default\": 64, \"min\": 1}},"
+	    "  \"inputs\": [{\"shape\": [\"batch_size\", 3, 128, 128]}],"
+	    "  \"layers\": [{\"op\": \"conv2d\", \"out_channels\": 32, \"kernel\": 3, \"padding\": 1},"
+	    "   {\"choice\": \"op\", \"options\": {"
+	    "     \"conv\": [{\"op\": \"conv2d\", \"out_channels\": \"op_width\", \"kernel\": \"op_kernel\", \"padding\": \"op_kernel / 2\"}],"
+	    "     \"pool\": [{\"op\": \"maxpool2d\", \"kernel\": 2}]}},"
+	    "   {\"op\": \"adaptive_avgpool2d\"}, {\"op\": \"flatten\"}, {\"op\": \"linear\", \"out_features\": 10}]},"
+	    " \"space\": {\"batch_size\": {\"_type\": \"choice\", \"_value\": [16, 64, 256, 1024]},"
+	    "  \"op\": {\"_type\": \"choice\", \"_value\": ["
+	    "    {\"_name\": \"conv\", \"kernel\": {\"_type\": \"choice\", \"_value\": [1, 3, 5, 7]},"
+	    "                        \"width\": {\"_type\": \"choice\", \"_value\": [16, 64, 256]}},"
+	    "    {\"_name\": \"pool\"}]}}}", 0, NULL);
 	struct sq_query q;
 	struct fs_engine e;
 	struct dn_error err;
 	char **bf;
-	int64_t nbf;
+	int64_t nbf, *pos;
 
 	load_catalog();
 	memset(&err, 0, sizeof err);
-	ck_assert_msg(sq_parse(req, &cat, &q, &err) == 0, "%s", err.message);
+	ck_assert_msg(req != NULL, "test JSON");
+	ck_assert_msg(sq_parse(req, &cat, &q, &err) == 0, "%s: %s", err.path, err.message);
 	ck_assert_int_eq(fs_init(&e, &q, &err), 0);
+	ck_assert_int_eq((int64_t)e.total, 4 * (4 * 3 + 1));
 	nbf = brute(&e, &bf);
 	ck_assert_int_eq(fs_count_all(&e, 0, &err), 0);
 	ck_assert_int_eq((int64_t)e.lower, nbf);
-	ck_assert_int_eq((int64_t)e.total, 18);
+	ck_assert_int_gt(nbf, 0);
+	ck_assert_int_lt(nbf, 52);
+	pos = calloc((size_t)e.nvars + 1, sizeof *pos);
+	for (int64_t k = 0; k < nbf; k++) {
+		char *s;
+		ck_assert_int_eq(fs_kth(&e, (fs_count)k, pos, &err), 0);
+		s = key_of(&e, pos);
+		ck_assert_msg(strcmp(s, bf[k]) == 0, "k-th %lld is %s, brute force %s", (long long)k, s, bf[k]);
+		free(s);
+		/* NNI's sample format, and back */
+		{
+			json_t *j = fs_to_json(&e, pos), *op = json_object_get(j, "op");
+			int64_t *back = calloc((size_t)e.nvars + 1, sizeof *back);
+			ck_assert(json_is_object(op) && json_object_get(op, "_name") != NULL);
+			ck_assert_int_eq(fs_from_json(&e, j, back, &err), 0);
+			ck_assert(memcmp(back, pos, sizeof *pos * (size_t)e.nvars) == 0);
+			free(back);
+			json_decref(j);
+		}
+	}
+	free(pos);
 	for (int64_t k = 0; k < nbf; k++)
 		free(bf[k]);
 	free(bf);
