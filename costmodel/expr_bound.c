@@ -162,12 +162,9 @@ static void
 bound_cmp(const struct expr_graph *g, const struct expr_node *n,
     const struct expr_ival *A, const struct expr_ival *B, struct expr_ival *out)
 {
-	double alo, ahi, blo, bhi;
 	int must = 0, cannot = 0;
 
 	if (g->nodes[n->a].type == EXPR_INT) {
-		alo = (double)A->lo.i; ahi = (double)A->hi.i;
-		blo = (double)B->lo.i; bhi = (double)B->hi.i;
 		/* exact integer comparisons where doubles could round */
 		switch (n->kind) {
 		case EK_EQ:
@@ -188,7 +185,7 @@ bound_cmp(const struct expr_graph *g, const struct expr_node *n,
 			break;
 		}
 	} else {
-		alo = A->lo.r; ahi = A->hi.r; blo = B->lo.r; bhi = B->hi.r;
+		double alo = A->lo.r, ahi = A->hi.r, blo = B->lo.r, bhi = B->hi.r;
 		switch (n->kind) {
 		case EK_EQ:
 			must = alo == ahi && blo == bhi && alo == blo;

@@ -121,16 +121,13 @@ static uint64_t rng = 88172645463325252ULL;
 static uint64_t
 next(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return test_xorshift(&rng);
 }
 
 static int64_t
 rand_in(int64_t lo, int64_t hi)
 {
-	return lo + (int64_t)(next() % (uint64_t)(hi - lo + 1));
+	return test_rand_in(&rng, lo, hi);
 }
 
 static expr_id

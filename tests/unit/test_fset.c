@@ -29,10 +29,9 @@ static uint64_t rng = 0x2545F4914F6CDD1DULL;
 static uint64_t
 rnd(uint64_t n)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return n ? rng % n : 0;
+	uint64_t x = test_xorshift(&rng);
+
+	return n ? x % n : 0;
 }
 
 /* A random subset (2..max distinct, sorted by pick order) of a value list. */

@@ -8,6 +8,7 @@
 #define DN_TEST_UTIL_H
 
 #include <check.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +127,24 @@ tmodel_eval(struct tmodel *t)
 	memset(&t->err, 0, sizeof t->err);
 	ck_assert_msg(cm_model_eval(t->m, t->cfg, t->scratch, &t->r, &t->err) == 0, "eval: %s: %s",
 	    t->err.path, t->err.message);
+}
+
+/* The tests' pseudo-random numbers: xorshift64 over a state each test
+ * program keeps (so every program's sequence is its own and repeatable). */
+static __attribute__((unused)) uint64_t
+test_xorshift(uint64_t *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return *state;
+}
+
+/* Uniform-ish integer in [lo, hi] (modulo bias is fine for tests). */
+static __attribute__((unused)) int64_t
+test_rand_in(uint64_t *state, int64_t lo, int64_t hi)
+{
+	return lo + (int64_t)(test_xorshift(state) % (uint64_t)(hi - lo + 1));
 }
 
 /* Runs a suite and returns the process status; nofork keeps printed
