@@ -1,0 +1,88 @@
+/*
+ * cache.h - the result cache behind the service: an in-memory store
+ * (cache_mem.c, the default) or PostgreSQL through libpq (cache_pg.c), one
+ * interface. Keys are the reduction ids (hex hashes of the canonical request
+ * and the cost model's version); a value is the result JSON text, the
+ * canonical request it answers, whether it is final, and an optional opaque
+ * progress blob (the solver's saved search tree) for computations that a
+ * restart or another replica should continue.
+ *
+ * Invariants: every function is safe to call from any thread at once. A
+ * backend that is unavailable never blocks a caller for longer than about
+ * its connect timeout and never returns a wrong entry: cache_get returns
+ * CACHE_DOWN and the caller computes the answer itself. Entries are only
+ * replaced by entries for the same key; a final entry is never replaced by
+ * a non-final one.
+ */
+#ifndef DN_CACHE_H
+#define DN_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dn_error.h"
+
+enum cache_result { CACHE_DOWN = -1, CACHE_MISS = 0, CACHE_HIT = 1 };
+
+struct cache_entry {
+	char *request;          /* canonical request JSON (NUL-terminated) */
+	char *result;           /* result JSON (NUL-terminated) */
+	int final;              /* 1: the complete answer; 0: bounds while computing */
+	void *progress;         /* opaque saved state, or NULL */
+	size_t progress_len;
+};
+
+struct cache_stats {
+	uint64_t hits, misses, puts, errors;
+	uint64_t entries, bytes;        /* what is stored now (memory: exact; pg: from the last count, may be 0) */
+};
+
+struct cache;
+
+/* An in-memory cache holding at most max_bytes of entries (least recently
+ * used evicted first). NULL only when out of memory. */
+struct cache *cache_mem_new(size_t max_bytes);
+
+/* A PostgreSQL cache: `conninfo` is a libpq connection string or URL. Opens
+ * up to `pool` connections on demand, creates and migrates its tables
+ * (table dnnsat_results, schema version in dnnsat_schema), uses prepared
+ * statements only. When the database cannot be reached at start, it still
+ * returns the cache (calls answer CACHE_DOWN and it reconnects later,
+ * at most once a second); NULL with err only for a malformed conninfo. */
+struct cache *cache_pg_new(const char *conninfo, int pool, struct dn_error *err);
+
+/* Looks `key` up. CACHE_HIT fills *out (free with cache_entry_clear);
+ * CACHE_MISS and CACHE_DOWN leave it zeroed. */
+int cache_get(struct cache *c, const char *key, struct cache_entry *out);
+
+/* Stores an entry (copies everything). Ignores a non-final entry when a
+ * final one is stored. 0, or -1 when the backend is down (nothing stored). */
+int cache_put(struct cache *c, const char *key, const struct cache_entry *e);
+
+/* Removes one key (tests, admin). 0, or -1 when down. */
+int cache_delete(struct cache *c, const char *key);
+
+/* "memory", or for PostgreSQL "ok" / "down"; `detail` gets a one-line
+ * reason (the last libpq error) when down. Checks the connection when
+ * `probe` is set (readyz). */
+const char *cache_state(struct cache *c, int probe, char *detail, size_t len);
+
+void cache_get_stats(struct cache *c, struct cache_stats *s);
+void cache_entry_clear(struct cache_entry *e);
+void cache_free(struct cache *c);
+
+/* The backends' common header: cache.c dispatches through it. */
+struct cache_ops {
+	int (*get)(struct cache *c, const char *key, struct cache_entry *out);
+	int (*put)(struct cache *c, const char *key, const struct cache_entry *e);
+	int (*del)(struct cache *c, const char *key);
+	const char *(*state)(struct cache *c, int probe, char *detail, size_t len);
+	void (*stats)(struct cache *c, struct cache_stats *s);
+	void (*destroy)(struct cache *c);
+};
+
+struct cache {
+	const struct cache_ops *ops;
+};
+
+#endif
