@@ -16,6 +16,7 @@
  * Exit status: 0 answered, 1 nothing feasible (or the configuration is
  * infeasible, for explain), 2 bad input, 3 deadline passed (bounds only).
  */
+#include "answer.h"
 #include "cli.h"
 #include "fset.h"
 #include "fset_project.h"
@@ -182,59 +183,15 @@ open_query(struct solve_opts *o, struct sq_query *q, struct cm_device_catalog *c
 	return sq_parse(o->req, cat, q, err);
 }
 
-/* Cursor: "c1.<fingerprint>.<positions in hex, '-' separated>". */
-static uint64_t
-fingerprint(const json_t *req)
-{
-	char *s = json_dumps(req, JSON_SORT_KEYS | JSON_COMPACT);
-	uint64_t h = 1469598103934665603ULL;
-
-	for (const char *p = s; p && *p; p++) {
-		h ^= (unsigned char)*p;
-		h *= 1099511628211ULL;
-	}
-	free(s);
-	return h;
-}
-
-static void
-print_cursor(const struct fs_engine *e, const json_t *req, const int64_t *pos)
-{
-	fprintf(stderr, "next cursor: c1.%016" PRIx64 ".", fingerprint(req));
-	for (int v = 0; v < e->nvars; v++)
-		fprintf(stderr, "%s%" PRIx64, v ? "-" : "", (uint64_t)(pos[v] < 0 ? 0 : pos[v]));
-	fputc('\n', stderr);
-}
-
 static int
-parse_cursor(const struct fs_engine *e, const json_t *req, const char *c, int64_t *pos, struct dn_error *err)
+print_config(void *ctx, json_t *sample)
 {
-	char fp[32];
-	const char *p;
-
-	snprintf(fp, sizeof fp, "c1.%016" PRIx64 ".", fingerprint(req));
-	if (strncmp(c, fp, strlen(fp)) != 0)
-		return dn_error_set(err, DN_EINVAL, "--cursor", "this cursor belongs to another query");
-	p = c + strlen(fp);
-	for (int v = 0; v < e->nvars; v++) {
-		char *end;
-		unsigned long long x = strtoull(p, &end, 16);
-		if (end == p || (v + 1 < e->nvars && *end != '-') || (v + 1 == e->nvars && *end != '\0'))
-			return dn_error_set(err, DN_EINVAL, "--cursor", "malformed cursor");
-		pos[v] = (int64_t)x;
-		p = end + 1;
-	}
-	return 0;
-}
-
-static void
-print_config(struct fs_engine *e, const int64_t *pos)
-{
-	json_t *j = fs_to_json(e, pos);
-
-	json_dumpf(j, stdout, JSON_COMPACT | JSON_REAL_PRECISION(15));
+	if (ctx != NULL)
+		++*(int64_t *)ctx;
+	json_dumpf(sample, stdout, JSON_COMPACT | JSON_REAL_PRECISION(15));
 	fputc('\n', stdout);
-	json_decref(j);
+	json_decref(sample);
+	return 0;
 }
 
 /* A progress line on a terminal for runs longer than a second. */
@@ -278,12 +235,9 @@ cmd_count(struct fs_engine *e, struct solve_opts *o)
 	fs_count_str(e->lower, lo, sizeof lo);
 	fs_count_str(e->upper, hi, sizeof hi);
 	if (o->json) {
-		json_t *j = json_pack("{s:s,s:b,s:s,s:s,s:f,s:f,s:I}", "total", total, "exact", e->lower == e->upper,
-		    "feasible_lower", lo, "feasible_upper", hi,
-		    "ratio", e->total ? (double)e->lower / (double)e->total : 0.0, "seconds", dt,
-		    "boxes", (json_int_t)e->bound_calls);
-		if (e->lower == e->upper)
-			json_object_set_new(j, "feasible", json_string(lo));
+		json_t *j = ans_count(e);
+		json_object_set_new(j, "seconds", json_real(dt));
+		json_object_set_new(j, "boxes", json_integer((json_int_t)e->bound_calls));
 		json_dumpf(j, stdout, JSON_INDENT(2));
 		fputc('\n', stdout);
 		json_decref(j);
@@ -303,8 +257,9 @@ cmd_list(struct fs_engine *e, struct solve_opts *o)
 {
 	struct dn_error err;
 	int64_t *pos = calloc((size_t)e->nvars + 1, sizeof *pos);
+	uint64_t fp = ans_fingerprint(o->req);
 	int64_t printed = 0;
-	int r;
+	int started = 0, r;
 
 	memset(&err, 0, sizeof err);
 	if (o->offset != NULL) {
@@ -322,87 +277,59 @@ cmd_list(struct fs_engine *e, struct solve_opts *o)
 			return fail(&err);
 		}
 		r = fs_kth(e, k, pos, &err);
+		if (r != 0) {
+			free(pos);
+			return r < 0 ? fail(&err) : 1;
+		}
+		started = 1;
 	} else if (o->cursor != NULL) {
-		int64_t *from = calloc((size_t)e->nvars + 1, sizeof *from);
-		if (parse_cursor(e, o->req, o->cursor, from, &err) != 0) {
-			free(from);
+		if (ans_cursor_parse(e, fp, o->cursor, pos, &err) != 0) {
+			memcpy(err.path, "--cursor", sizeof "--cursor");
 			free(pos);
 			return fail(&err);
 		}
-		r = fs_next(e, from, pos, &err);
-		free(from);
-	} else
-		r = fs_next(e, NULL, pos, &err);
-	while (r == 0 && (o->limit < 0 || printed < o->limit)) {
-		print_config(e, pos);
-		printed++;
-		if (fs_increment(e, pos) != 0) {
-			r = 1;
-			break;
-		}
-		r = fs_next(e, pos, pos, &err);
+		started = 1;
 	}
+	r = ans_walk(e, pos, started, o->limit, print_config, &printed, &err);
 	if (r < 0) {
 		free(pos);
 		return fail(&err);
 	}
-	if (r == 0)
-		print_cursor(e, o->req, pos);
+	if (r == 1) {
+		char *c = ans_cursor_make(e, fp, pos);
+		fprintf(stderr, "next cursor: %s\n", c ? c : "(out of memory)");
+		free(c);
+	}
 	free(pos);
 	return printed > 0 ? 0 : 1;
-}
-
-static uint64_t
-splitmix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
-
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	return z ^ (z >> 31);
-}
-
-/* Uniform in [0, n) without modulo bias. */
-static fs_count
-uniform_below(uint64_t *s, fs_count n)
-{
-	fs_count limit = ~(fs_count)0 - (~(fs_count)0 % n), x;
-
-	do {
-		x = ((fs_count)splitmix(s) << 64) | splitmix(s);
-	} while (x >= limit);
-	return x % n;
 }
 
 static int
 cmd_sample(struct fs_engine *e, struct solve_opts *o)
 {
 	struct dn_error err;
-	int64_t *pos = calloc((size_t)e->nvars + 1, sizeof *pos);
-	uint64_t s = o->seed;
+	json_t *out, *j;
+	size_t i;
 
 	memset(&err, 0, sizeof err);
-	if (fs_count_all(e, o->timeout, &err) != 0 || e->lower != e->upper) {
-		if (!dn_error_isset(&err))
-			dn_error_set(&err, DN_ETIMEOUT, "--timeout", "exact uniform sampling needs the count, "
-			    "which did not finish in %g s", o->timeout);
-		free(pos);
+	if (fs_count_all(e, o->timeout, &err) != 0)
 		return fail(&err);
-	}
-	if (e->lower == 0) {
-		free(pos);
+	if (e->lower == 0 && e->upper == 0) {
 		fprintf(stderr, "dnnsat: no feasible configuration to sample\n");
 		return 1;
 	}
-	for (int64_t i = 0; i < o->n; i++) {
-		fs_count k = uniform_below(&s, e->lower);
-		if (fs_kth(e, k, pos, &err) != 0) {
-			free(pos);
-			return fail(&err);
+	out = ans_samples(e, o->n, o->seed, &err);
+	if (out == NULL) {
+		if (err.code == DN_ETIMEOUT) {
+			dn_error_clear(&err);
+			dn_error_set(&err, DN_ETIMEOUT, "--timeout", "exact uniform sampling needs the count, "
+			    "which did not finish in %g s", o->timeout);
 		}
-		print_config(e, pos);
+		return fail(&err);
 	}
-	free(pos);
+	json_array_foreach(json_object_get(out, "items"), i, j)
+		print_config(NULL, json_incref(j));
+	json_decref(out);
 	return 0;
 }
 

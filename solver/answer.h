@@ -1,0 +1,73 @@
+/*
+ * answer.h - the solver's answers as JSON, shared by the CLI (server/cli_*)
+ * and the HTTP service (server/api_*): the count, pages with resumable
+ * cursors, seeded uniform samples (answer_list.c), and per-configuration
+ * checks, explanations of removed values and maxima (answer_explain.c).
+ *
+ * Invariants: every function returns a new JSON reference or NULL with err
+ * set (the path names the request field to blame: "cursor", "offset",
+ * "config.batch_size", "param" ...). Functions that take a `struct
+ * fs_engine *` change its current box and need exclusive use of it;
+ * ans_check only reads the engine and the graph and may run on many threads
+ * at once (each with its own scratch).
+ */
+#ifndef DN_ANSWER_H
+#define DN_ANSWER_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "fset.h"
+
+/* {"total","exact","feasible_lower","feasible_upper","feasible"(exact only),
+ *  "ratio"}: counts as decimal strings. */
+json_t *ans_count(const struct fs_engine *e);
+
+/* A fingerprint of a query for cursors (FNV-1a of its canonical text). */
+uint64_t ans_fingerprint(const json_t *req);
+
+/* Cursor text "c1.<fingerprint hex>.<positions hex, '-' separated>" and
+ * back; a cursor of another query is refused. */
+char *ans_cursor_make(const struct fs_engine *e, uint64_t fp, const int64_t *pos);
+int ans_cursor_parse(const struct fs_engine *e, uint64_t fp, const char *c, int64_t *pos,
+    struct dn_error *err);
+
+/* A page: {"items":[NNI samples], "next_cursor": text | null}. Starts at
+ * the first configuration, at `cursor`, or at the `offset`-th (decimal
+ * text; needs an exact count, fs_count_all first). limit < 0: no limit. */
+json_t *ans_page(struct fs_engine *e, uint64_t fp, const char *offset, const char *cursor,
+    int64_t limit, struct dn_error *err);
+
+/* Walks every feasible configuration from `pos` (NULL: the first), calling
+ * emit(ctx, sample) for each until emit returns non-zero (stop) or `max`
+ * were emitted. Returns 0 at the end, 1 stopped, -1 error. On return, pos
+ * (if given) holds the next position to resume from. */
+int ans_walk(struct fs_engine *e, int64_t *pos, int started, int64_t max,
+    int (*emit)(void *ctx, json_t *sample), void *ctx, struct dn_error *err);
+
+/* n seeded uniform samples of the feasible set (with replacement):
+ * {"items": [...]}. Needs an exact count. */
+json_t *ans_samples(struct fs_engine *e, int64_t n, uint64_t seed, struct dn_error *err);
+
+/* One configuration (an NNI sample) against every part of the query:
+ * {"feasible", "constraints":[{"constraint","path","holds","value","limit"}],
+ *  "violated":[...the failing ones...], "costs": {cost-model result}} with
+ * costs only when with_costs. `scratch` must hold ans_scratch_len values
+ * (the caller's, so threads do not share it). */
+int32_t ans_scratch_len(const struct fs_engine *e);
+json_t *ans_check(const struct fs_engine *e, const json_t *config, union expr_val *scratch,
+    int with_costs, struct dn_error *err);
+
+/* Why no feasible configuration has `param` = `value`:
+ * {"param","value","kept", "because":[{"constraint","path"}]} - the parts
+ * no configuration with that value satisfies on their own, else the pairs
+ * that cannot hold together. Adds nodes to the query's graph. */
+json_t *ans_explain_value(struct fs_engine *e, struct sq_query *q, const char *param,
+    const json_t *value, double timeout, struct dn_error *err);
+
+/* The largest feasible value of `param`, overall or for each value of
+ * `per` (NULL): [{"per value", "param value" | null}]. */
+json_t *ans_max(struct fs_engine *e, struct sq_query *q, const char *param, const char *per,
+    double timeout, struct dn_error *err);
+
+#endif

@@ -1,0 +1,241 @@
+/*
+ * answer_list.c - counts, pages, cursors, walks and seeded samples of the
+ * feasible set as JSON (see answer.h). A cursor carries the query's
+ * fingerprint and the position vector of the next configuration, so a page
+ * resumes with fs_next without any server-side state.
+ */
+#include "answer.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+json_t *
+ans_count(const struct fs_engine *e)
+{
+	char total[64], lo[64], hi[64];
+	json_t *j;
+
+	fs_count_str(e->total, total, sizeof total);
+	fs_count_str(e->lower, lo, sizeof lo);
+	fs_count_str(e->upper, hi, sizeof hi);
+	j = json_pack("{s:s,s:b,s:s,s:s,s:f}", "total", total, "exact", e->lower == e->upper,
+	    "feasible_lower", lo, "feasible_upper", hi,
+	    "ratio", e->total ? (double)e->lower / (double)e->total : 0.0);
+	if (j != NULL && e->lower == e->upper)
+		json_object_set_new(j, "feasible", json_string(lo));
+	return j;
+}
+
+uint64_t
+ans_fingerprint(const json_t *req)
+{
+	char *s = json_dumps(req, JSON_SORT_KEYS | JSON_COMPACT);
+	uint64_t h = 1469598103934665603ULL;
+
+	for (const char *p = s; p && *p; p++) {
+		h ^= (unsigned char)*p;
+		h *= 1099511628211ULL;
+	}
+	free(s);
+	return h;
+}
+
+char *
+ans_cursor_make(const struct fs_engine *e, uint64_t fp, const int64_t *pos)
+{
+	size_t len = 24 + 17 * ((size_t)e->nvars + 1), n;
+	char *s = malloc(len);
+
+	if (s == NULL)
+		return NULL;
+	n = (size_t)snprintf(s, len, "c1.%016" PRIx64 ".", fp);
+	for (int v = 0; v < e->nvars && n < len; v++)
+		n += (size_t)snprintf(s + n, len - n, "%s%" PRIx64, v ? "-" : "",
+		    (uint64_t)(pos[v] < 0 ? 0 : pos[v]));
+	return s;
+}
+
+int
+ans_cursor_parse(const struct fs_engine *e, uint64_t fp, const char *c, int64_t *pos,
+    struct dn_error *err)
+{
+	char head[32];
+	const char *p;
+
+	snprintf(head, sizeof head, "c1.%016" PRIx64 ".", fp);
+	if (strncmp(c, head, strlen(head)) != 0)
+		return dn_error_set(err, DN_EINVAL, "cursor", "this cursor belongs to another query");
+	p = c + strlen(head);
+	for (int v = 0; v < e->nvars; v++) {
+		char *end;
+		unsigned long long x;
+		if (*p < '0' || (*p > '9' && *p < 'a') || *p > 'f')
+			return dn_error_set(err, DN_EINVAL, "cursor", "malformed cursor");
+		x = strtoull(p, &end, 16);
+		if ((v + 1 < e->nvars && *end != '-') || (v + 1 == e->nvars && *end != '\0'))
+			return dn_error_set(err, DN_EINVAL, "cursor", "malformed cursor");
+		if (x >= (unsigned long long)e->vars[v].n)
+			return dn_error_set(err, DN_EINVAL, "cursor", "the cursor is past the grid");
+		pos[v] = (int64_t)x;
+		p = end + 1;
+	}
+	return 0;
+}
+
+int
+ans_walk(struct fs_engine *e, int64_t *pos, int started, int64_t max,
+    int (*emit)(void *ctx, json_t *sample), void *ctx, struct dn_error *err)
+{
+	int64_t *cur = calloc((size_t)e->nvars + 1, sizeof *cur), done = 0;
+	int r;
+
+	if (cur == NULL)
+		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
+	r = started && pos != NULL ? fs_next(e, pos, cur, err) : fs_next(e, NULL, cur, err);
+	while (r == 0 && (max < 0 || done < max)) {
+		json_t *j = fs_to_json(e, cur);
+		int stop;
+		if (j == NULL) {
+			r = dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
+			break;
+		}
+		stop = emit(ctx, j);
+		done++;
+		if (fs_increment(e, cur) != 0) {
+			r = 1;
+			break;
+		}
+		r = fs_next(e, cur, cur, err);
+		if (stop)
+			break;
+	}
+	if (pos != NULL && r == 0)
+		memcpy(pos, cur, sizeof *cur * (size_t)e->nvars);
+	free(cur);
+	if (r < 0)
+		return -1;
+	return r == 0 ? 1 : 0;
+}
+
+static int
+emit_to_array(void *ctx, json_t *sample)
+{
+	json_array_append_new(ctx, sample);
+	return 0;
+}
+
+json_t *
+ans_page(struct fs_engine *e, uint64_t fp, const char *offset, const char *cursor, int64_t limit,
+    struct dn_error *err)
+{
+	int64_t *pos = calloc((size_t)e->nvars + 1, sizeof *pos);
+	json_t *items = json_array(), *out = NULL;
+	int started = 0, r;
+
+	if (pos == NULL || items == NULL) {
+		dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
+		goto out;
+	}
+	if (offset != NULL) {
+		fs_count k;
+		if (fs_count_parse(offset, &k) != 0) {
+			dn_error_set(err, DN_EINVAL, "offset", "must be a non-negative integer");
+			goto out;
+		}
+		if (!e->counted || e->lower != e->upper) {
+			dn_error_set(err, DN_ETIMEOUT, "offset", "the count is not exact yet: page with a cursor instead");
+			goto out;
+		}
+		r = fs_kth(e, k, pos, err);
+		if (r < 0)
+			goto out;
+		if (r == 1) {           /* past the end: an empty page */
+			out = json_pack("{s:o,s:n}", "items", items, "next_cursor");
+			items = NULL;
+			goto out;
+		}
+		started = 1;
+	} else if (cursor != NULL) {
+		if (ans_cursor_parse(e, fp, cursor, pos, err) != 0)
+			goto out;
+		started = 1;
+	}
+	r = ans_walk(e, pos, started, limit, emit_to_array, items, err);
+	if (r < 0)
+		goto out;
+	out = json_object();
+	json_object_set_new(out, "items", items);
+	items = NULL;
+	if (r == 1) {
+		char *c = ans_cursor_make(e, fp, pos);
+		json_object_set_new(out, "next_cursor", c ? json_string(c) : json_null());
+		free(c);
+	} else
+		json_object_set_new(out, "next_cursor", json_null());
+out:
+	json_decref(items);
+	free(pos);
+	return out;
+}
+
+static uint64_t
+splitmix(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
+
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+	return z ^ (z >> 31);
+}
+
+/* Uniform in [0, n) without modulo bias. */
+static fs_count
+uniform_below(uint64_t *s, fs_count n)
+{
+	fs_count limit = ~(fs_count)0 - (~(fs_count)0 % n), x;
+
+	do {
+		x = ((fs_count)splitmix(s) << 64) | splitmix(s);
+	} while (x >= limit);
+	return x % n;
+}
+
+json_t *
+ans_samples(struct fs_engine *e, int64_t n, uint64_t seed, struct dn_error *err)
+{
+	int64_t *pos;
+	json_t *items;
+	uint64_t s = seed;
+
+	if (!e->counted || e->lower != e->upper) {
+		dn_error_set(err, DN_ETIMEOUT, NULL, "uniform sampling needs the exact count, which is not finished");
+		return NULL;
+	}
+	if (e->lower == 0) {
+		dn_error_set(err, DN_EINVAL, NULL, "no configuration fits: nothing to sample");
+		return NULL;
+	}
+	pos = calloc((size_t)e->nvars + 1, sizeof *pos);
+	items = json_array();
+	for (int64_t i = 0; i < n && pos != NULL && items != NULL; i++) {
+		json_t *j;
+		if (fs_kth(e, uniform_below(&s, e->lower), pos, err) != 0) {
+			json_decref(items);
+			free(pos);
+			return NULL;
+		}
+		j = fs_to_json(e, pos);
+		if (j == NULL)
+			break;
+		json_array_append_new(items, j);
+	}
+	free(pos);
+	if (items == NULL || (int64_t)json_array_size(items) != n) {
+		json_decref(items);
+		dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
+		return NULL;
+	}
+	return json_pack("{s:o}", "items", items);
+}
