@@ -1,0 +1,369 @@
+/*
+ * api_reduction.c - reductions: POST /v1/reductions solves a query (the
+ * count of feasible configurations, the reduction ratio, the reduced NNI
+ * space) and GET /v1/reductions/{id} reads it again. Also the lookup every
+ * /v1/reductions/{id}/... endpoint starts from (api_reduction_query).
+ *
+ * The path of a request: the result cache first (by id; a stored final
+ * answer is returned as is, on the HTTP thread), then a solver worker: the
+ * compiled query from the registry, the saved progress of an unfinished
+ * count from the cache (so a restart or another replica continues rather
+ * than starting over), counting in slices of at most a second up to the
+ * request's deadline (so SIGTERM is honoured quickly), and the result back
+ * into the cache: final when exact, with the progress blob otherwise.
+ *
+ * Statuses: 201 solved now, 200 from the cache (or memory), 202 deadline
+ * passed first (bounds; poll GET to continue). A stored entry whose
+ * canonical request differs from this request's (a hash collision) is
+ * never used.
+ */
+#include "fset_project.h"
+#include "srv_registry.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PROGRESS_MAX ((size_t)64 << 20)
+
+/* The request's deadline in seconds: ?timeout= or the body's "timeout",
+ * capped by --max-deadline; -1 with a 400 reply when malformed. */
+double
+api_request_timeout(struct srv_request *r)
+{
+	const char *q = srv_query_arg(r, "timeout");
+	const json_t *b = r->json ? json_object_get(r->json, "timeout") : NULL;
+	double t = r->srv->cfg.deadline;
+
+	if (q != NULL) {
+		char *end;
+		t = strtod(q, &end);
+		if (end == q || *end != '\0' || !(t > 0)) {
+			srv_reply_problem(r, 400, "bad-parameter", "Bad parameter", "timeout",
+			    "timeout must be a number of seconds above 0");
+			return -1;
+		}
+	} else if (b != NULL) {
+		if (!json_is_number(b) || !(json_number_value(b) > 0)) {
+			srv_reply_problem(r, 400, "wrong-type", "Wrong type", "$.timeout",
+			    "$.timeout must be a number of seconds above 0");
+			return -1;
+		}
+		t = json_number_value(b);
+	}
+	return t < r->srv->cfg.max_deadline ? t : r->srv->cfg.max_deadline;
+}
+
+/* The reduction body of sq in its current state (its lock held). */
+static json_t *
+reduction_json(struct srv *s, struct srv_query *sq)
+{
+	json_t *j = ans_count(&sq->e);
+	int exact = sq->e.lower == sq->e.upper;
+
+	json_object_set_new(j, "id", json_string(sq->id));
+	json_object_set_new(j, "status", json_string(exact ? "exact" :
+	    sq->solve_seconds >= s->cfg.max_compute ? "bounds" : "running"));
+	json_object_set_new(j, "seconds", json_real(sq->solve_seconds));
+	json_object_set_new(j, "model_version", json_string(CM_VERSION));
+	json_object_set_new(j, "reduced_space", json_null());
+	if (exact && sq->e.lower > 0) {
+		struct fs_projection p;
+		struct dn_error err;
+		memset(&err, 0, sizeof err);
+		if (fs_project(&sq->e, &p, &err) == 0) {
+			json_t *rs = fs_reduced_space(&sq->e, &p, &err);
+			if (rs != NULL)
+				json_object_set_new(j, "reduced_space", rs);
+			fs_projection_free(&p);
+		}
+	}
+	return j;
+}
+
+/* Stores sq's state in the cache: final when exact; the progress blob
+ * (the search tree) either way, so other replicas skip the count. */
+static void
+store(struct srv *s, struct srv_query *sq, const json_t *result, int final)
+{
+	struct cache_entry ce;
+	char *text = json_dumps(result, JSON_COMPACT | JSON_REAL_PRECISION(15));
+	struct dn_error err;
+
+	memset(&ce, 0, sizeof ce);
+	memset(&err, 0, sizeof err);
+	if (text == NULL)
+		return;
+	ce.request = sq->request_text;
+	ce.result = text;
+	ce.final = final;
+	if (fs_progress_save(&sq->e, &ce.progress, &ce.progress_len, &err) != 0 || ce.progress_len > PROGRESS_MAX) {
+		free(ce.progress);
+		ce.progress = NULL;
+		ce.progress_len = 0;
+	}
+	cache_put(s->cache, sq->id, &ce);
+	free(ce.progress);
+	free(text);
+}
+
+/* Restores a saved count from a cache entry into a fresh sq (lock held). */
+static void
+restore(struct srv_query *sq, const struct cache_entry *ce)
+{
+	struct dn_error err;
+
+	memset(&err, 0, sizeof err);
+	if (sq->counted || ce->progress == NULL)
+		return;
+	if (fs_progress_load(&sq->e, ce->progress, ce->progress_len, &err) != 0) {
+		srv_log("reduction %s: saved progress ignored: %s", sq->id, err.message);
+		return;
+	}
+	sq->counted = 1;
+	{
+		json_t *res = json_loads(ce->result, 0, NULL);
+		json_t *sec = json_object_get(res, "seconds");
+		if (json_is_number(sec))
+			sq->solve_seconds = json_number_value(sec);
+		if (ce->final && sq->e.lower == sq->e.upper && sq->result == NULL)
+			sq->result = json_incref(res);
+		json_decref(res);
+	}
+}
+
+/* Counts sq for up to `seconds` in slices (lock held). 0, or -1 with err. */
+int
+api_reduction_count(struct srv *s, struct srv_query *sq, double seconds, struct dn_error *err)
+{
+	double t0 = srv_now(), end = t0 + seconds;
+	int rc = 0;
+
+	if (sq->counted && sq->e.lower == sq->e.upper)
+		return 0;
+	if (sq->solve_seconds >= s->cfg.max_compute)
+		return 0;
+	if (end > t0 + s->cfg.max_compute - sq->solve_seconds)
+		end = t0 + s->cfg.max_compute - sq->solve_seconds;
+	do {
+		double slice = end - srv_now();
+		if (slice > 1.0)
+			slice = 1.0;
+		if (slice < 0.001)
+			slice = 0.001;
+		rc = sq->counted ? fs_count_more(&sq->e, slice, err) : fs_count_all(&sq->e, slice, err);
+		sq->counted = 1;
+	} while (rc == 0 && sq->e.lower != sq->e.upper && srv_now() < end && !atomic_load(&s->stopping));
+	sq->solve_seconds += srv_now() - t0;
+	srv_metrics_solve(s->metrics, srv_now() - t0, sq->e.lower != sq->e.upper);
+	return rc;
+}
+
+/* Runs on a worker: brings sq's count forward for the request's deadline
+ * and replies with the reduction. `created` picks 201 over 200. */
+static void
+solve_and_reply(struct srv_request *r, struct srv_query *sq, const struct cache_entry *ce, double timeout,
+    int created)
+{
+	struct srv *s = r->srv;
+	struct dn_error err;
+	json_t *res;
+	int exact;
+
+	memset(&err, 0, sizeof err);
+	pthread_rwlock_wrlock(&sq->lock);
+	if (ce != NULL)
+		restore(sq, ce);
+	if (sq->result != NULL) {
+		r->cache_hit = 1;
+		res = json_deep_copy(sq->result);
+		pthread_rwlock_unlock(&sq->lock);
+		json_object_set_new(res, "cached", json_true());
+		srv_reply_json(r, 200, res);
+		return;
+	}
+	r->cache_hit = 0;
+	if (api_reduction_count(s, sq, timeout, &err) != 0) {
+		pthread_rwlock_unlock(&sq->lock);
+		srv_reply_error(r, &err);
+		return;
+	}
+	exact = sq->e.lower == sq->e.upper;
+	res = reduction_json(s, sq);
+	if (exact)
+		sq->result = json_incref(res);
+	store(s, sq, res, exact);
+	pthread_rwlock_unlock(&sq->lock);
+	json_object_set_new(res, "cached", json_false());
+	snprintf(r->location, sizeof r->location, "/v1/reductions/%s", sq->id);
+	if (exact)
+		srv_reply_json(r, created ? 201 : 200, res);
+	else
+		srv_reply_json(r, sq->solve_seconds >= s->cfg.max_compute ? 200 : 202, res);
+}
+
+/* A final cache entry for `id` answering `request_text` (NULL: any): replies 200. */
+static int
+reply_from_cache(struct srv_request *r, const char *id, const char *request_text, struct cache_entry *ce)
+{
+	int hit = cache_get(r->srv->cache, id, ce);
+	json_t *res;
+
+	if (hit != CACHE_HIT)
+		return hit;
+	if (request_text != NULL && strcmp(ce->request, request_text) != 0) {
+		cache_entry_clear(ce);
+		return CACHE_MISS;      /* another query with the same hash: never use it */
+	}
+	if (!ce->final)
+		return CACHE_HIT;
+	res = json_loads(ce->result, 0, NULL);
+	if (res == NULL) {
+		cache_entry_clear(ce);
+		return CACHE_MISS;
+	}
+	json_object_set_new(res, "cached", json_true());
+	r->cache_hit = 1;
+	snprintf(r->location, sizeof r->location, "/v1/reductions/%s", id);
+	srv_reply_json(r, 200, res);
+	return CACHE_HIT;
+}
+
+void
+api_reduction_create(struct srv_request *r)
+{
+	struct cache_entry ce;
+	struct srv_query *sq;
+	struct dn_error err;
+	char id[33], *text = NULL;
+	json_t *canon;
+	double timeout = api_request_timeout(r);
+	int hit;
+
+	if (timeout < 0)
+		return;
+	memset(&ce, 0, sizeof ce);
+	memset(&err, 0, sizeof err);
+	canon = srv_query_canonical(r->json, id, &text);
+	if (canon == NULL) {
+		dn_error_set(&err, DN_ENOMEM, NULL, "out of memory");
+		srv_reply_error(r, &err);
+		return;
+	}
+	hit = reply_from_cache(r, id, text, &ce);
+	if (hit == CACHE_HIT && ce.final)
+		goto out;
+	if (!r->in_worker) {
+		r->status = 0;          /* solve on a worker */
+		goto out;
+	}
+	sq = srv_registry_get(r->srv->registry, id, canon, &err);
+	if (sq == NULL) {
+		srv_reply_error(r, &err);
+		goto out;
+	}
+	solve_and_reply(r, sq, hit == CACHE_HIT ? &ce : NULL, timeout, 1);
+	srv_registry_release(r->srv->registry, sq);
+out:
+	cache_entry_clear(&ce);
+	json_decref(canon);
+	free(text);
+}
+
+/* Looks the id up in memory, else (on a worker) in the cache. */
+static struct srv_query *
+find_query(struct srv_request *r, struct cache_entry *ce)
+{
+	struct srv *s = r->srv;
+	struct dn_error err;
+	struct srv_query *sq;
+	json_t *req;
+	int hit;
+
+	memset(&err, 0, sizeof err);
+	sq = srv_registry_get(s->registry, r->params[0], NULL, &err);
+	if (sq != NULL || !r->in_worker) {
+		if (sq == NULL)
+			r->status = 0;
+		return sq;
+	}
+	hit = cache_get(s->cache, r->params[0], ce);
+	if (hit == CACHE_DOWN) {
+		srv_reply_problem(r, 503, "database-down", "Database unavailable", NULL,
+		    "reduction %s is not in this server's memory and the database is down", r->params[0]);
+		return NULL;
+	}
+	if (hit == CACHE_MISS) {
+		srv_reply_problem(r, 404, "not-found", "Not found", NULL, "no reduction %.64s (create it with POST "
+		    "/v1/reductions)", r->params[0]);
+		return NULL;
+	}
+	req = json_loads(ce->request, 0, NULL);
+	sq = req ? srv_registry_get(s->registry, r->params[0], req, &err) : NULL;
+	json_decref(req);
+	if (sq == NULL) {
+		if (!dn_error_isset(&err))
+			dn_error_set(&err, DN_EINTERNAL, NULL, "the stored request of %s cannot be read", r->params[0]);
+		srv_reply_error(r, &err);
+		return NULL;
+	}
+	pthread_rwlock_wrlock(&sq->lock);
+	restore(sq, ce);
+	pthread_rwlock_unlock(&sq->lock);
+	return sq;
+}
+
+struct srv_query *
+api_reduction_query(struct srv_request *r)
+{
+	struct cache_entry ce;
+	struct srv_query *sq;
+
+	memset(&ce, 0, sizeof ce);
+	sq = find_query(r, &ce);
+	cache_entry_clear(&ce);
+	return sq;
+}
+
+void
+api_reduction_get(struct srv_request *r)
+{
+	struct cache_entry ce;
+	struct srv_query *sq;
+	double timeout = api_request_timeout(r);
+	int hit;
+
+	if (timeout < 0)
+		return;
+	memset(&ce, 0, sizeof ce);
+	if (strlen(r->params[0]) != 32) {
+		srv_reply_problem(r, 404, "not-found", "Not found", NULL, "no reduction %.64s", r->params[0]);
+		return;
+	}
+	hit = reply_from_cache(r, r->params[0], NULL, &ce);
+	if (hit == CACHE_HIT && ce.final) {
+		cache_entry_clear(&ce);
+		return;
+	}
+	cache_entry_clear(&ce);
+	sq = find_query(r, &ce);
+	cache_entry_clear(&ce);
+	if (sq == NULL)
+		return;
+	if (!r->in_worker) {
+		/* in memory: answer here when done, else count on a worker */
+		pthread_rwlock_rdlock(&sq->lock);
+		if (sq->result != NULL) {
+			json_t *res = json_deep_copy(sq->result);
+			json_object_set_new(res, "cached", json_true());
+			r->cache_hit = 1;
+			srv_reply_json(r, 200, res);
+		} else
+			r->status = 0;
+		pthread_rwlock_unlock(&sq->lock);
+		srv_registry_release(r->srv->registry, sq);
+		return;
+	}
+	solve_and_reply(r, sq, NULL, timeout, 0);
+	srv_registry_release(r->srv->registry, sq);
+}

@@ -1,0 +1,366 @@
+/*
+ * api_reduction_read.c - reading a reduction's feasible set, all on solver
+ * workers under the query's write lock (they move the engine's box):
+ *   GET  /v1/reductions/{id}/configurations?limit=&cursor=|offset=  a page
+ *   GET  /v1/reductions/{id}/configurations?format=jsonl   every one, streamed
+ *   GET  /v1/reductions/{id}/samples?n=&seed=              uniform samples
+ *   GET  /v1/reductions/{id}/explain?param=&value=         why a value is gone
+ *   POST /v1/reductions/{id}/explain {"config"}            one configuration
+ *   GET  /v1/reductions/{id}/max?param=&per=               largest values
+ * A stream walks with a cursor of its own, a chunk per callback, taking the
+ * lock per chunk; the whole walk is bounded by --max-space.
+ */
+#include "srv_registry.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* An integer query parameter in [lo, hi], default dflt; -1 with a 400. */
+static int
+int_arg(struct srv_request *r, const char *name, int64_t lo, int64_t hi, int64_t dflt, int64_t *out)
+{
+	const char *v = srv_query_arg(r, name);
+	char *end;
+	long long x;
+
+	*out = dflt;
+	if (v == NULL)
+		return 0;
+	errno = 0;
+	x = strtoll(v, &end, 10);
+	if (end == v || *end != '\0' || errno != 0 || x < lo || x > hi) {
+		srv_reply_problem(r, 400, "bad-parameter", "Bad parameter", name, "%s must be a whole number from %lld "
+		    "to %lld", name, (long long)lo, (long long)hi);
+		return -1;
+	}
+	*out = x;
+	return 0;
+}
+
+/* Makes sure the count is exact (counting up to the deadline); 0, or -1
+ * with a reply (503 when the deadline passed first). Lock held. */
+static int
+need_exact(struct srv_request *r, struct srv_query *sq, double timeout, const char *why)
+{
+	struct dn_error err;
+
+	memset(&err, 0, sizeof err);
+	if (api_reduction_count(r->srv, sq, timeout, &err) != 0) {
+		srv_reply_error(r, &err);
+		return -1;
+	}
+	if (sq->e.lower != sq->e.upper) {
+		r->retry_after = 5;
+		srv_reply_problem(r, 503, "deadline", "Solver deadline passed", NULL, "%s needs the exact count, which "
+		    "did not finish in %g s: retry (the count goes on), or page with cursors", why, timeout);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- JSON lines stream ---- */
+
+struct stream {
+	struct srv *srv;
+	struct srv_query *sq;
+	int64_t *pos;
+	int started, done;
+	int64_t left;           /* configurations still allowed (--max-space) */
+	char *pending;          /* a line that did not fit the last buffer */
+	size_t pending_len, pending_off;
+};
+
+struct chunk {
+	char *buf;
+	size_t len, max;
+	struct stream *st;
+	int64_t count;          /* configurations taken (written or pending) */
+};
+
+static int
+emit_line(void *ctx, json_t *sample)
+{
+	struct chunk *c = ctx;
+	char *line = json_dumps(sample, JSON_COMPACT | JSON_REAL_PRECISION(15));
+	size_t n;
+
+	json_decref(sample);
+	if (line == NULL)
+		return 1;
+	c->count++;
+	n = strlen(line);
+	if (c->len + n + 1 <= c->max) {
+		memcpy(c->buf + c->len, line, n);
+		c->buf[c->len + n] = '\n';
+		c->len += n + 1;
+		free(line);
+	} else {
+		line[n] = '\n';         /* replaces the terminator: kept for the next call */
+		c->st->pending = line;
+		c->st->pending_len = n + 1;
+		c->st->pending_off = 0;
+		return 1;
+	}
+	return c->len + 256 > c->max;   /* stop when the buffer is nearly full */
+}
+
+static ssize_t
+stream_read(void *cls, uint64_t offset, char *buf, size_t max)
+{
+	struct stream *st = cls;
+	struct chunk c = { buf, 0, max, st, 0 };
+	struct dn_error err;
+	int r;
+
+	(void)offset;
+	if (st->pending != NULL) {
+		size_t n = st->pending_len - st->pending_off;
+		if (n > max)
+			n = max;
+		memcpy(buf, st->pending + st->pending_off, n);
+		st->pending_off += n;
+		if (st->pending_off == st->pending_len) {
+			free(st->pending);
+			st->pending = NULL;
+		}
+		return (ssize_t)n;
+	}
+	if (st->done || st->left <= 0 || atomic_load(&st->srv->stopping))
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	memset(&err, 0, sizeof err);
+	pthread_rwlock_wrlock(&st->sq->lock);
+	r = ans_walk(&st->sq->e, st->pos, st->started, st->left < 4096 ? st->left : 4096, emit_line, &c, &err);
+	pthread_rwlock_unlock(&st->sq->lock);
+	st->started = 1;
+	if (r <= 0)
+		st->done = 1;
+	if (r < 0)
+		return c.len > 0 ? (ssize_t)c.len : MHD_CONTENT_READER_END_WITH_ERROR;
+	st->left -= c.count;
+	if (c.len == 0 && st->pending != NULL)
+		return stream_read(cls, offset, buf, max);
+	return c.len > 0 ? (ssize_t)c.len : MHD_CONTENT_READER_END_OF_STREAM;
+}
+
+static void
+stream_free(void *cls)
+{
+	struct stream *st = cls;
+
+	srv_registry_release(st->srv->registry, st->sq);
+	free(st->pending);
+	free(st->pos);
+	free(st);
+}
+
+static void
+reply_stream(struct srv_request *r, struct srv_query *sq, double timeout)
+{
+	struct stream *st;
+
+	pthread_rwlock_wrlock(&sq->lock);
+	if (need_exact(r, sq, timeout, "streaming every configuration") != 0) {
+		pthread_rwlock_unlock(&sq->lock);
+		srv_registry_release(r->srv->registry, sq);
+		return;
+	}
+	if ((double)sq->e.lower > r->srv->cfg.max_space) {
+		char n[64];
+		fs_count_str(sq->e.lower, n, sizeof n);
+		pthread_rwlock_unlock(&sq->lock);
+		srv_registry_release(r->srv->registry, sq);
+		srv_reply_problem(r, 413, "space-too-large", "Too many configurations", "format",
+		    "%s feasible configurations are more than this server streams (--max-space %g): page with cursors",
+		    n, r->srv->cfg.max_space);
+		return;
+	}
+	pthread_rwlock_unlock(&sq->lock);
+	st = calloc(1, sizeof *st);
+	if (st != NULL)
+		st->pos = calloc((size_t)sq->e.nvars + 1, sizeof *st->pos);
+	if (st == NULL || st->pos == NULL) {
+		struct dn_error err;
+		if (st)
+			free(st);
+		srv_registry_release(r->srv->registry, sq);
+		memset(&err, 0, sizeof err);
+		dn_error_set(&err, DN_ENOMEM, NULL, "out of memory");
+		srv_reply_error(r, &err);
+		return;
+	}
+	st->srv = r->srv;
+	st->sq = sq;            /* the stream holds the reference now */
+	st->left = (int64_t)r->srv->cfg.max_space;
+	r->stream = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, stream_read, st, stream_free);
+	if (r->stream == NULL) {
+		stream_free(st);
+		srv_reply_problem(r, 503, "out-of-memory", "Out of memory", NULL, "cannot start the stream");
+		return;
+	}
+	r->status = 200;
+	r->content_type = "application/x-ndjson";
+}
+
+void
+api_reduction_configurations(struct srv_request *r)
+{
+	struct srv_query *sq;
+	const char *format = srv_query_arg(r, "format"), *cursor = srv_query_arg(r, "cursor");
+	const char *offset = srv_query_arg(r, "offset");
+	double timeout = api_request_timeout(r);
+	struct dn_error err;
+	int64_t limit;
+	json_t *page;
+
+	if (timeout < 0 || int_arg(r, "limit", 0, 10000, 100, &limit) != 0)
+		return;
+	if (format != NULL && strcmp(format, "jsonl") != 0 && strcmp(format, "json") != 0) {
+		srv_reply_problem(r, 400, "bad-parameter", "Bad parameter", "format", "format must be json or jsonl");
+		return;
+	}
+	if (cursor != NULL && offset != NULL) {
+		srv_reply_problem(r, 400, "bad-parameter", "Bad parameter", "cursor", "give a cursor or an offset, not both");
+		return;
+	}
+	sq = api_reduction_query(r);
+	if (sq == NULL)
+		return;
+	if (format != NULL && strcmp(format, "jsonl") == 0) {
+		reply_stream(r, sq, timeout);
+		return;
+	}
+	memset(&err, 0, sizeof err);
+	pthread_rwlock_wrlock(&sq->lock);
+	if (offset != NULL && need_exact(r, sq, timeout, "an offset") != 0) {
+		pthread_rwlock_unlock(&sq->lock);
+		srv_registry_release(r->srv->registry, sq);
+		return;
+	}
+	sq->e.deadline = fs_now_plus(timeout);
+	page = ans_page(&sq->e, sq->fp, offset, cursor, limit, &err);
+	sq->e.deadline = 0;
+	pthread_rwlock_unlock(&sq->lock);
+	srv_registry_release(r->srv->registry, sq);
+	if (page == NULL)
+		srv_reply_error(r, &err);
+	else
+		srv_reply_json(r, 200, page);
+}
+
+void
+api_reduction_samples(struct srv_request *r)
+{
+	struct srv_query *sq;
+	double timeout = api_request_timeout(r);
+	struct dn_error err;
+	int64_t n, seed;
+	json_t *out;
+
+	if (timeout < 0 || int_arg(r, "n", 1, 100000, 10, &n) != 0 ||
+	    int_arg(r, "seed", 0, INT64_MAX, 1, &seed) != 0)
+		return;
+	sq = api_reduction_query(r);
+	if (sq == NULL)
+		return;
+	memset(&err, 0, sizeof err);
+	pthread_rwlock_wrlock(&sq->lock);
+	if (need_exact(r, sq, timeout, "uniform sampling") != 0) {
+		pthread_rwlock_unlock(&sq->lock);
+		srv_registry_release(r->srv->registry, sq);
+		return;
+	}
+	out = ans_samples(&sq->e, n, (uint64_t)seed, &err);
+	pthread_rwlock_unlock(&sq->lock);
+	srv_registry_release(r->srv->registry, sq);
+	if (out == NULL)
+		srv_reply_error(r, &err);
+	else {
+		json_object_set_new(out, "seed", json_integer(seed));
+		srv_reply_json(r, 200, out);
+	}
+}
+
+void
+api_reduction_explain(struct srv_request *r)
+{
+	struct srv_query *sq;
+	double timeout = api_request_timeout(r);
+	const char *param = srv_query_arg(r, "param"), *value = srv_query_arg(r, "value");
+	const json_t *config = r->json ? json_object_get(r->json, "config") : NULL;
+	struct dn_error err;
+	json_t *out, *v;
+
+	if (timeout < 0)
+		return;
+	if (r->json != NULL && !json_is_object(config)) {
+		srv_reply_problem(r, 400, config ? "wrong-type" : "missing-field", config ? "Wrong type" : "Missing field",
+		    "$.config", "$.config: the configuration to explain (an NNI sample object)");
+		return;
+	}
+	if (r->json == NULL && (param == NULL || value == NULL)) {
+		srv_reply_problem(r, 400, "bad-parameter", "Bad parameter", param ? "value" : "param",
+		    "give param=NAME and value=V (or POST {\"config\": ...})");
+		return;
+	}
+	sq = api_reduction_query(r);
+	if (sq == NULL)
+		return;
+	memset(&err, 0, sizeof err);
+	pthread_rwlock_wrlock(&sq->lock);
+	if (config != NULL) {
+		union expr_val *scratch = malloc(sizeof *scratch * (size_t)ans_scratch_len(&sq->e));
+		out = scratch ? ans_check(&sq->e, config, scratch, 1, &err) : NULL;
+		free(scratch);
+	} else {
+		v = json_loads(value, JSON_DECODE_ANY, NULL);
+		if (v == NULL)
+			v = json_string(value);
+		out = ans_explain_value(&sq->e, &sq->q, param, v, timeout, &err);
+		json_decref(v);
+	}
+	pthread_rwlock_unlock(&sq->lock);
+	srv_registry_release(r->srv->registry, sq);
+	if (out == NULL) {
+		if (!dn_error_isset(&err))
+			dn_error_set(&err, DN_ENOMEM, NULL, "out of memory");
+		if (strncmp(err.path, "$.configuration", 15) == 0) {
+			char p[256];
+			dn_fmt(p, sizeof p, "$.config%s", err.path + 15);
+			memcpy(err.path, p, sizeof err.path);
+		}
+		srv_reply_error(r, &err);
+	} else
+		srv_reply_json(r, 200, out);
+}
+
+void
+api_reduction_max(struct srv_request *r)
+{
+	struct srv_query *sq;
+	double timeout = api_request_timeout(r);
+	const char *param = srv_query_arg(r, "param"), *per = srv_query_arg(r, "per");
+	struct dn_error err;
+	json_t *rows;
+
+	if (timeout < 0)
+		return;
+	if (param == NULL) {
+		srv_reply_problem(r, 400, "bad-parameter", "Bad parameter", "param",
+		    "give param=NAME (and per=OTHER for one maximum per value of OTHER)");
+		return;
+	}
+	sq = api_reduction_query(r);
+	if (sq == NULL)
+		return;
+	memset(&err, 0, sizeof err);
+	pthread_rwlock_wrlock(&sq->lock);
+	rows = ans_max(&sq->e, &sq->q, param, per, timeout, &err);
+	pthread_rwlock_unlock(&sq->lock);
+	srv_registry_release(r->srv->registry, sq);
+	if (rows == NULL)
+		srv_reply_error(r, &err);
+	else
+		srv_reply_json(r, 200, json_pack("{s:s,s:s?,s:o}", "param", param, "per", per, "rows", rows));
+}

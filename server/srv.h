@@ -1,0 +1,195 @@
+/*
+ * srv.h - the daemon's internal types, shared by the server's files:
+ *   srv_main.c      process: configuration, start, signals, clean shutdown
+ *   srv_config.c    flags and DNNSAT_* environment variables
+ *   srv_http.c      libmicrohttpd glue: bodies, limits, auth, dispatch,
+ *                   suspend/resume around the worker pool, access log
+ *   srv_route.c     the route table: method + path -> handler, 404/405
+ *   srv_reply.c     responses: JSON, text, files, problem+json errors
+ *   srv_pool.c      the bounded pool of solver workers
+ *   srv_metrics.c   counters and histograms in Prometheus text format
+ *   srv_registry.c  compiled queries kept in memory by reduction id
+ *   api_*.c         one file per group of endpoints
+ * A request's memory (struct srv_request) lives from the first call of the
+ * access handler until libmicrohttpd's completion callback frees it.
+ */
+#ifndef DN_SRV_H
+#define DN_SRV_H
+
+#include <jansson.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "cache.h"
+#include "costmodel.h"
+#include "dn_error.h"
+
+struct srv_config {
+	char host[64];
+	int port;
+	char *database_url;             /* NULL: in-memory cache */
+	int workers;                    /* solver threads */
+	int http_threads;
+	int max_queue;                  /* solver jobs waiting beyond the workers */
+	double deadline, max_deadline;  /* seconds */
+	double max_compute;             /* seconds one reduction may compute in all */
+	size_t max_body;
+	double max_space;               /* configurations a listing may walk */
+	unsigned max_connections, connection_timeout;
+	size_t cache_bytes;
+	int registry_size;              /* compiled queries kept in memory */
+	int db_pool;
+	char *token_file;
+	char *access_log;               /* "-" stderr, "off", or a file */
+};
+
+/* Reads DNNSAT_* variables, then flags (flags win). 0, 1 for --help
+ * (usage printed), -1 with err naming the flag. */
+int srv_config_parse(int argc, char **argv, struct srv_config *c, struct dn_error *err);
+void srv_config_free(struct srv_config *c);
+
+struct srv_pool;
+struct srv_registry;
+struct srv_metrics;
+
+struct srv {
+	struct srv_config cfg;
+	struct MHD_Daemon *mhd;
+	struct cache *cache;
+	struct srv_pool *pool;
+	struct srv_registry *registry;
+	struct srv_metrics *metrics;
+	struct cm_device_catalog catalog;
+	json_t *templates;              /* GET /v1/templates body, built at start */
+	char **tokens;                  /* bearer tokens, NULL-terminated; NULL: no auth */
+	FILE *access_log;
+	pthread_mutex_t log_lock;
+	atomic_int stopping;
+	atomic_int inflight;            /* requests between first call and completion */
+	double started;
+};
+
+enum srv_route_flags {
+	SRV_R_BODY = 1,         /* takes a JSON body */
+	SRV_R_POOL = 2,         /* runs on a solver worker */
+	SRV_R_PUBLIC = 4,       /* no token needed (health checks) */
+};
+
+struct srv_request;
+typedef void (*srv_handler)(struct srv_request *r);
+
+struct srv_route {
+	const char *method;
+	const char *pattern;    /* "/v1/reductions/{}/samples"; "/schemas/*" matches the rest */
+	srv_handler handler;
+	int flags;
+	const char *name;       /* metrics label */
+};
+
+/* The route of a method and path: the matching route, NULL with *status
+ * 404 (no such path) or 405 (other methods; `allow` lists them). Path
+ * parameters ({} and *) are copied into params[0..1]. */
+const struct srv_route *srv_route_find(const char *method, const char *path, int *status,
+    char *allow, size_t allow_len, char params[2][256]);
+int srv_route_count(void);
+const struct srv_route *srv_route_at(int i);
+
+struct srv_request {
+	struct srv *srv;
+	struct MHD_Connection *conn;
+	const struct srv_route *route;
+	char method[16];
+	char *path;
+	char params[2][256];
+	char *body;
+	size_t body_len, body_cap;
+	int body_too_large;
+	json_t *json;                   /* the parsed body, when the route takes one */
+	double t_start;
+	/* the response, filled by the handler */
+	int status;
+	char *resp;                     /* owned; freed after sending */
+	size_t resp_len;
+	const char *content_type;
+	struct MHD_Response *stream;    /* a prepared streaming response instead of resp */
+	char location[160];
+	char allow[64];
+	int retry_after;                /* seconds, 0: no header */
+	int cache_hit;                  /* -1 none, 0 miss, 1 hit (metrics and X-Cache) */
+	/* dispatch */
+	int phase;                      /* 0 headers, 1 body, 2 queued to a worker, 3 answered */
+	int suspended;
+	int in_worker;                  /* the handler runs on a solver worker */
+};
+
+/* ---- replies (srv_reply.c): each sets r->status and the body ---- */
+void srv_reply_json(struct srv_request *r, int status, json_t *body);   /* steals body */
+void srv_reply_text(struct srv_request *r, int status, const char *ctype, const char *text, size_t len);
+/* problem+json: `path` is the JSON path or parameter to blame (may be NULL). */
+void srv_reply_problem(struct srv_request *r, int status, const char *slug, const char *title,
+    const char *path, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* An error from costmodel/solver: DN_EINVAL/ENOENT/ERANGE -> 422,
+ * DN_ETIMEOUT -> 503 with Retry-After, DN_ENOMEM -> 503, else 500. The
+ * path is prefixed with `prefix` ("$" for bodies) when it is relative. */
+void srv_reply_error(struct srv_request *r, const struct dn_error *err);
+/* A query-string parameter, or NULL. */
+const char *srv_query_arg(struct srv_request *r, const char *name);
+
+/* ---- the worker pool (srv_pool.c) ---- */
+struct srv_pool *srv_pool_new(int workers, int max_queue);
+/* Queues fn(arg) on a worker. 0, or -1 when the queue is full or the pool
+ * is stopping (the caller answers 429 / 503). */
+int srv_pool_submit(struct srv_pool *p, void (*fn)(void *), void *arg);
+/* Jobs waiting and running, for metrics and 429 decisions. */
+void srv_pool_load(struct srv_pool *p, int *waiting, int *running);
+/* Stops taking jobs, runs `drop(arg)` for each still queued, waits for the
+ * running ones, joins the threads and frees the pool. */
+void srv_pool_free(struct srv_pool *p, void (*drop)(void *));
+
+/* ---- metrics (srv_metrics.c) ---- */
+struct srv_metrics *srv_metrics_new(void);
+void srv_metrics_free(struct srv_metrics *m);
+void srv_metrics_request(struct srv_metrics *m, int route, int status, double seconds);
+void srv_metrics_cache(struct srv_metrics *m, int hit);
+void srv_metrics_solve(struct srv_metrics *m, double seconds, int timed_out);
+void srv_metrics_rejected(struct srv_metrics *m);
+/* The Prometheus text exposition (malloc'd). */
+char *srv_metrics_render(struct srv *s, size_t *len);
+
+/* ---- the HTTP layer (srv_http.c) ---- */
+int srv_http_start(struct srv *s, struct dn_error *err);
+void srv_http_quiesce(struct srv *s);
+void srv_http_stop(struct srv *s);
+/* Logs one line (timestamped) to stderr: state changes, errors. */
+void srv_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+double srv_now(void);
+
+/* ---- handlers (api_*.c) ---- */
+void api_healthz(struct srv_request *r);
+void api_readyz(struct srv_request *r);
+void api_metrics(struct srv_request *r);
+void api_openapi(struct srv_request *r);
+void api_schema_file(struct srv_request *r);
+void api_templates(struct srv_request *r);
+void api_template_one(struct srv_request *r);
+void api_devices(struct srv_request *r);
+void api_estimate(struct srv_request *r);
+void api_check(struct srv_request *r);
+void api_reduction_create(struct srv_request *r);
+void api_reduction_get(struct srv_request *r);
+void api_reduction_check(struct srv_request *r);
+void api_reduction_configurations(struct srv_request *r);
+void api_reduction_samples(struct srv_request *r);
+void api_reduction_explain(struct srv_request *r);
+void api_reduction_max(struct srv_request *r);
+struct srv_query;
+/* The compiled query of reduction r->params[0]: from memory, else (on a
+ * worker only) from the cache's stored request. NULL with a reply set, or
+ * with r->status 0 when the caller must go to a worker first. */
+struct srv_query *api_reduction_query(struct srv_request *r);
+/* Builds s->templates at start. 0 or -1. */
+int api_templates_load(struct srv *s, struct dn_error *err);
+
+#endif

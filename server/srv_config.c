@@ -1,0 +1,231 @@
+/*
+ * srv_config.c - the daemon's settings: defaults, then DNNSAT_* environment
+ * variables, then flags (--name value or --name=value). Every setting is
+ * checked for a sensible range here, so the rest of the server can trust
+ * it; an error names the flag or variable and the accepted range.
+ */
+#include "srv.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum kind { K_LISTEN, K_STR, K_INT, K_SECONDS, K_BYTES, K_COUNT };
+
+struct option {
+	const char *flag;       /* without "--" */
+	enum kind kind;
+	double min, max;
+	const char *help;
+};
+
+static const struct option options[] = {
+	{ "listen", K_LISTEN, 0, 0, "HOST:PORT to listen on (default 127.0.0.1:8080; port 0 picks a free one)" },
+	{ "database-url", K_STR, 0, 0, "PostgreSQL connection string or URL (default: in-memory cache)" },
+	{ "workers", K_INT, 1, 256, "solver worker threads (default: the number of cores)" },
+	{ "http-threads", K_INT, 1, 256, "HTTP threads (default 4)" },
+	{ "max-queue", K_INT, 0, 100000, "solver jobs allowed to wait before 429 (default 64)" },
+	{ "deadline", K_SECONDS, 0.001, 3600, "default solver deadline per request, seconds (default 10)" },
+	{ "max-deadline", K_SECONDS, 0.001, 86400, "largest deadline a request may ask for (default 60)" },
+	{ "max-compute", K_SECONDS, 1, 604800, "total solver time one reduction may use (default 600)" },
+	{ "max-body", K_BYTES, 1024, 1073741824, "largest request body in bytes (default 1048576)" },
+	{ "max-space", K_COUNT, 1, 1e30, "configurations one listing may walk (default 1e9)" },
+	{ "max-connections", K_INT, 1, 100000, "concurrent connections (default 1024)" },
+	{ "connection-timeout", K_INT, 1, 86400, "idle connection timeout, seconds (default 30)" },
+	{ "cache-bytes", K_BYTES, 0, 1e12, "in-memory cache size in bytes (default 268435456)" },
+	{ "registry-size", K_INT, 1, 100000, "compiled queries kept in memory (default 64)" },
+	{ "db-pool", K_INT, 1, 256, "PostgreSQL connections (default 8)" },
+	{ "token-file", K_STR, 0, 0, "file of bearer tokens, one per line (default: no authentication)" },
+	{ "access-log", K_STR, 0, 0, "access log: - (stderr, default), off, or a file" },
+};
+#define NOPTIONS ((int)(sizeof options / sizeof options[0]))
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: dnnsatd [options]\n\nThe dnnsat HTTP service (docs/api.md).\n\noptions "
+	    "(each also an environment variable DNNSAT_NAME, e.g. DNNSAT_DATABASE_URL):\n");
+	for (int i = 0; i < NOPTIONS; i++)
+		fprintf(f, "  --%-20s %s\n", options[i].flag, options[i].help);
+	fprintf(f, "  --%-20s %s\n", "help", "this text");
+}
+
+static void
+set_defaults(struct srv_config *c)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+
+	memset(c, 0, sizeof *c);
+	snprintf(c->host, sizeof c->host, "127.0.0.1");
+	c->port = 8080;
+	c->workers = cores > 0 && cores < 256 ? (int)cores : 2;
+	c->http_threads = 4;
+	c->max_queue = 64;
+	c->deadline = 10;
+	c->max_deadline = 60;
+	c->max_compute = 600;
+	c->max_body = 1 << 20;
+	c->max_space = 1e9;
+	c->max_connections = 1024;
+	c->connection_timeout = 30;
+	c->cache_bytes = (size_t)256 << 20;
+	c->registry_size = 64;
+	c->db_pool = 8;
+}
+
+/* "127.0.0.1:8080", "[::1]:8080", ":8080" */
+static int
+parse_listen(struct srv_config *c, const char *v, const char *who, struct dn_error *err)
+{
+	const char *colon = strrchr(v, ':');
+	char *end;
+	long port;
+	size_t hl;
+
+	if (colon == NULL)
+		return dn_error_set(err, DN_EINVAL, who, "\"%s\" is not HOST:PORT", v);
+	port = strtol(colon + 1, &end, 10);
+	if (*end != '\0' || colon[1] == '\0' || port < 0 || port > 65535)
+		return dn_error_set(err, DN_EINVAL, who, "the port of \"%s\" must be 0 to 65535", v);
+	hl = (size_t)(colon - v);
+	if (hl >= 2 && v[0] == '[' && v[hl - 1] == ']') {
+		v++;
+		hl -= 2;
+	}
+	if (hl >= sizeof c->host)
+		return dn_error_set(err, DN_EINVAL, who, "host name too long");
+	if (hl == 0)
+		snprintf(c->host, sizeof c->host, "0.0.0.0");
+	else {
+		memcpy(c->host, v, hl);
+		c->host[hl] = '\0';
+	}
+	c->port = (int)port;
+	return 0;
+}
+
+/* A number with an optional unit: bytes (KiB, MiB, GiB, KB, MB, GB), counts (e9). */
+static int
+parse_number(const char *v, enum kind kind, double *out)
+{
+	char *end;
+	double x;
+
+	errno = 0;
+	x = strtod(v, &end);
+	if (end == v || errno != 0)
+		return -1;
+	while (*end == ' ')
+		end++;
+	if (kind == K_BYTES && *end != '\0') {
+		static const struct { const char *u; double m; } units[] = {
+			{ "B", 1 }, { "KiB", 1024.0 }, { "MiB", 1048576.0 }, { "GiB", 1073741824.0 },
+			{ "KB", 1e3 }, { "MB", 1e6 }, { "GB", 1e9 } };
+		int found = 0;
+		for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+			if (strcmp(end, units[i].u) == 0) {
+				x *= units[i].m;
+				found = 1;
+			}
+		if (!found)
+			return -1;
+	} else if (kind == K_SECONDS && strcmp(end, "s") == 0)
+		;
+	else if (*end != '\0')
+		return -1;
+	*out = x;
+	return 0;
+}
+
+static int
+apply(struct srv_config *c, const struct option *o, const char *v, const char *who, struct dn_error *err)
+{
+	double x = 0;
+
+	if (o->kind == K_LISTEN)
+		return parse_listen(c, v, who, err);
+	if (o->kind == K_STR) {
+		char **dst = strcmp(o->flag, "database-url") == 0 ? &c->database_url :
+		    strcmp(o->flag, "token-file") == 0 ? &c->token_file : &c->access_log;
+		free(*dst);
+		*dst = v[0] != '\0' ? strdup(v) : NULL;
+		return 0;
+	}
+	if (parse_number(v, o->kind, &x) != 0 || !(x >= o->min && x <= o->max) ||
+	    (o->kind == K_INT && x != (double)(long)x))
+		return dn_error_set(err, DN_EINVAL, who, "\"%s\" must be a %s from %g to %g", v,
+		    o->kind == K_INT ? "whole number" : o->kind == K_SECONDS ? "number of seconds" :
+		    o->kind == K_BYTES ? "size in bytes (units KiB, MiB, GiB allowed)" : "number", o->min, o->max);
+	if (strcmp(o->flag, "workers") == 0) c->workers = (int)x;
+	else if (strcmp(o->flag, "http-threads") == 0) c->http_threads = (int)x;
+	else if (strcmp(o->flag, "max-queue") == 0) c->max_queue = (int)x;
+	else if (strcmp(o->flag, "deadline") == 0) c->deadline = x;
+	else if (strcmp(o->flag, "max-deadline") == 0) c->max_deadline = x;
+	else if (strcmp(o->flag, "max-compute") == 0) c->max_compute = x;
+	else if (strcmp(o->flag, "max-body") == 0) c->max_body = (size_t)x;
+	else if (strcmp(o->flag, "max-space") == 0) c->max_space = x;
+	else if (strcmp(o->flag, "max-connections") == 0) c->max_connections = (unsigned)x;
+	else if (strcmp(o->flag, "connection-timeout") == 0) c->connection_timeout = (unsigned)x;
+	else if (strcmp(o->flag, "cache-bytes") == 0) c->cache_bytes = (size_t)x;
+	else if (strcmp(o->flag, "registry-size") == 0) c->registry_size = (int)x;
+	else if (strcmp(o->flag, "db-pool") == 0) c->db_pool = (int)x;
+	return 0;
+}
+
+int
+srv_config_parse(int argc, char **argv, struct srv_config *c, struct dn_error *err)
+{
+	set_defaults(c);
+	for (int i = 0; i < NOPTIONS; i++) {
+		char name[64];
+		const char *v;
+		size_t n = (size_t)snprintf(name, sizeof name, "DNNSAT_%s", options[i].flag);
+		for (size_t k = 7; k < n; k++)
+			name[k] = options[i].flag[k - 7] == '-' ? '_' : (char)(options[i].flag[k - 7] & ~0x20);
+		v = getenv(name);
+		if (v != NULL && apply(c, &options[i], v, name, err) != 0)
+			return -1;
+	}
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *eq, *v;
+		size_t n;
+		int found = 0;
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			usage(stdout);
+			return 1;
+		}
+		if (strncmp(a, "--", 2) != 0)
+			return dn_error_set(err, DN_EINVAL, a, "unexpected argument (see dnnsatd --help)");
+		eq = strchr(a, '=');
+		n = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+		for (int k = 0; k < NOPTIONS && !found; k++) {
+			if (strlen(options[k].flag) != n || strncmp(options[k].flag, a + 2, n) != 0)
+				continue;
+			found = 1;
+			if (eq)
+				v = eq + 1;
+			else if (i + 1 < argc)
+				v = argv[++i];
+			else
+				return dn_error_set(err, DN_EINVAL, a, "needs a value");
+			if (apply(c, &options[k], v, a, err) != 0)
+				return -1;
+		}
+		if (!found)
+			return dn_error_set(err, DN_EINVAL, a, "unknown option (see dnnsatd --help)");
+	}
+	if (c->deadline > c->max_deadline)
+		c->deadline = c->max_deadline;
+	return 0;
+}
+
+void
+srv_config_free(struct srv_config *c)
+{
+	free(c->database_url);
+	free(c->token_file);
+	free(c->access_log);
+	memset(c, 0, sizeof *c);
+}

@@ -1,0 +1,444 @@
+/*
+ * srv_http.c - libmicrohttpd glue: one struct srv_request per request,
+ * created on the first call of the access handler and freed in the
+ * completion callback. Order of checks on the headers: route (404/405),
+ * token (401), content type (415), declared length (413); the body is
+ * copied into our own buffer with our own cap (413 once exceeded; the rest
+ * is read and dropped), parsed with duplicate keys rejected (400 with line
+ * and column). Then the handler runs inline on the HTTP thread (cheap
+ * routes) or on a solver worker: the connection is suspended, the job
+ * queued (429 when the queue is full, 503 while stopping), and resumed when
+ * the worker has filled the response.
+ *
+ * Invariants: a response is queued exactly once, on the last call; the
+ * request is never freed while a worker holds it (a suspended connection
+ * does not complete); every request gets one access-log line (no body).
+ */
+#include "srv.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+double
+srv_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void
+utc_stamp(char *buf, size_t len)
+{
+	struct timespec ts;
+	struct tm tm;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+	    tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
+}
+
+void
+srv_log(const char *fmt, ...)
+{
+	char stamp[40], line[1024];
+	va_list ap;
+
+	utc_stamp(stamp, sizeof stamp);
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s dnnsatd: %s\n", stamp, line);
+}
+
+/* Constant-time comparison of a presented token with each configured one. */
+static int
+token_ok(const struct srv *s, struct MHD_Connection *conn)
+{
+	const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+	int ok = 0;
+
+	if (s->tokens == NULL)
+		return 1;
+	if (h == NULL || strncasecmp(h, "Bearer ", 7) != 0)
+		return 0;
+	h += 7;
+	for (char **t = s->tokens; *t != NULL; t++) {
+		size_t n = strlen(*t), m = strlen(h);
+		unsigned char diff = (unsigned char)(n != m);
+		for (size_t i = 0; i < n; i++)
+			diff |= (unsigned char)((*t)[i] ^ (i < m ? h[i] : 0));
+		ok |= diff == 0;
+	}
+	return ok;
+}
+
+static int
+is_json_type(const char *ct)
+{
+	size_t n = strlen("application/json");
+
+	if (ct == NULL)
+		return 0;
+	while (*ct == ' ')
+		ct++;
+	return strncasecmp(ct, "application/json", n) == 0 && (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ');
+}
+
+/* Queues r's response on its connection. */
+static enum MHD_Result
+send_reply(struct srv_request *r)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+	char num[32];
+
+	if (r->stream != NULL) {
+		resp = r->stream;
+		r->stream = NULL;
+	} else {
+		resp = MHD_create_response_from_buffer(r->resp_len, r->resp, MHD_RESPMEM_MUST_FREE);
+		if (resp == NULL)
+			return MHD_NO;
+		r->resp = NULL;         /* libmicrohttpd frees it */
+	}
+	if (r->content_type != NULL)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->content_type);
+	if (r->location[0] != '\0')
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, r->location);
+	if (r->allow[0] != '\0')
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, r->allow);
+	if (r->retry_after > 0) {
+		snprintf(num, sizeof num, "%d", r->retry_after);
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, num);
+	}
+	if (r->cache_hit >= 0)
+		MHD_add_response_header(resp, "X-Cache", r->cache_hit ? "hit" : "miss");
+	ret = MHD_queue_response(r->conn, (unsigned)r->status, resp);
+	MHD_destroy_response(resp);
+	r->phase = 3;
+	return ret;
+}
+
+/* Runs on a solver worker: the handler, then the connection resumes. */
+static void
+run_job(void *arg)
+{
+	struct srv_request *r = arg;
+
+	if (atomic_load(&r->srv->stopping)) {
+		r->retry_after = 5;
+		srv_reply_problem(r, 503, "shutting-down", "Shutting down", NULL, "the server is stopping");
+	} else {
+		r->in_worker = 1;
+		r->route->handler(r);
+		if (r->status == 0)
+			srv_reply_problem(r, 500, "internal", "Internal error", NULL, "the handler gave no answer");
+	}
+	r->phase = 2;
+	MHD_resume_connection(r->conn);
+}
+
+/* A queued job the pool dropped at shutdown. */
+void srv_http_drop_job(void *arg);
+void
+srv_http_drop_job(void *arg)
+{
+	struct srv_request *r = arg;
+
+	r->retry_after = 5;
+	srv_reply_problem(r, 503, "shutting-down", "Shutting down", NULL, "the server is stopping");
+	r->phase = 2;
+	MHD_resume_connection(r->conn);
+}
+
+/* Hands r to the worker pool; answers 429/503 itself when it cannot. */
+static enum MHD_Result
+dispatch_to_pool(struct srv_request *r)
+{
+	MHD_suspend_connection(r->conn);
+	r->suspended = 1;
+	if (srv_pool_submit(r->srv->pool, run_job, r) == 0)
+		return MHD_YES;
+	MHD_resume_connection(r->conn);
+	r->suspended = 0;
+	if (atomic_load(&r->srv->stopping)) {
+		srv_reply_problem(r, 503, "shutting-down", "Shutting down", NULL, "the server is stopping");
+	} else {
+		srv_metrics_rejected(r->srv->metrics);
+		r->retry_after = 1;
+		srv_reply_problem(r, 429, "too-many-requests", "Too many solver requests", NULL,
+		    "every solver worker is busy and %d requests are waiting: retry later", r->srv->cfg.max_queue);
+	}
+	return send_reply(r);
+}
+
+/* Checks a body route's headers; 0 to go on, or an error reply is set. */
+static int
+check_headers(struct srv_request *r)
+{
+	struct srv *s = r->srv;
+	const char *len;
+
+	if (!(r->route->flags & SRV_R_BODY))
+		return 0;
+	if (!is_json_type(MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE))) {
+		srv_reply_problem(r, 415, "unsupported-media-type", "Unsupported media type", NULL,
+		    "the body must be application/json");
+		return -1;
+	}
+	len = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if (len != NULL && strtod(len, NULL) > (double)s->cfg.max_body) {
+		srv_reply_problem(r, 413, "body-too-large", "Body too large", NULL,
+		    "the body has %s bytes; the limit is %zu", len, s->cfg.max_body);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+append_body(struct srv_request *r, const char *data, size_t n)
+{
+	if (r->body_too_large || r->body_len + n > r->srv->cfg.max_body) {
+		r->body_too_large = 1;
+		return 0;
+	}
+	if (r->body_len + n + 1 > r->body_cap) {
+		size_t cap = r->body_cap ? r->body_cap : 4096;
+		char *b;
+		while (cap < r->body_len + n + 1)
+			cap *= 2;
+		b = realloc(r->body, cap);
+		if (b == NULL)
+			return -1;
+		r->body = b;
+		r->body_cap = cap;
+	}
+	memcpy(r->body + r->body_len, data, n);
+	r->body_len += n;
+	r->body[r->body_len] = '\0';
+	return 0;
+}
+
+/* Parses the body of a body route; 0, or -1 with a 400/413 reply set. */
+static int
+parse_body(struct srv_request *r)
+{
+	json_error_t jerr;
+
+	if (r->body_too_large) {
+		srv_reply_problem(r, 413, "body-too-large", "Body too large", NULL, "the body is larger than %zu bytes",
+		    r->srv->cfg.max_body);
+		return -1;
+	}
+	if (r->body_len == 0) {
+		srv_reply_problem(r, 400, "malformed-json", "Malformed JSON", "$", "the body is empty: send a JSON object");
+		return -1;
+	}
+	r->json = json_loadb(r->body, r->body_len, JSON_REJECT_DUPLICATES, &jerr);
+	if (r->json == NULL) {
+		srv_reply_problem(r, 400, "malformed-json", "Malformed JSON", "$", "line %d, column %d: %s", jerr.line,
+		    jerr.column, jerr.text);
+		return -1;
+	}
+	if (!json_is_object(r->json)) {
+		srv_reply_problem(r, 400, "wrong-type", "Wrong type", "$", "the body must be a JSON object");
+		return -1;
+	}
+	return 0;
+}
+
+static enum MHD_Result
+access_handler(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+    const char *version, const char *upload_data, size_t *upload_size, void **con_cls)
+{
+	struct srv *s = cls;
+	struct srv_request *r = *con_cls;
+
+	(void)version;
+	if (r == NULL) {
+		int status;
+		r = calloc(1, sizeof *r);
+		if (r == NULL)
+			return MHD_NO;
+		*con_cls = r;
+		atomic_fetch_add(&s->inflight, 1);
+		r->srv = s;
+		r->conn = conn;
+		r->t_start = srv_now();
+		r->cache_hit = -1;
+		snprintf(r->method, sizeof r->method, "%s", method);
+		r->path = strdup(url);
+		if (r->path == NULL)
+			return MHD_NO;
+		r->route = srv_route_find(method, url, &status, r->allow, sizeof r->allow, r->params);
+		if (r->route == NULL) {
+			if (status == 405)
+				srv_reply_problem(r, 405, "method-not-allowed", "Method not allowed", NULL,
+				    "%s is not allowed on %s (allowed: %s)", method, url, r->allow);
+			else
+				srv_reply_problem(r, 404, "not-found", "Not found", NULL, "no such resource: %s", url);
+			return send_reply(r);
+		}
+		if (!(r->route->flags & SRV_R_PUBLIC) && !token_ok(s, conn)) {
+			srv_reply_problem(r, 401, "unauthorized", "Unauthorized", NULL,
+			    "send Authorization: Bearer <token>");
+			return send_reply(r);
+		}
+		if (check_headers(r) != 0)
+			return send_reply(r);
+		r->phase = 1;
+		return MHD_YES;
+	}
+	if (r->phase == 1 && *upload_size > 0) {
+		if (append_body(r, upload_data, *upload_size) != 0)
+			return MHD_NO;
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (r->phase == 2)
+		return send_reply(r);           /* a worker answered */
+	if (r->phase != 1)
+		return MHD_YES;
+	if ((r->route->flags & SRV_R_BODY) && parse_body(r) != 0)
+		return send_reply(r);
+	if (atomic_load(&s->stopping) && (r->route->flags & SRV_R_POOL)) {
+		srv_reply_problem(r, 503, "shutting-down", "Shutting down", NULL, "the server is stopping");
+		return send_reply(r);
+	}
+	if (r->route->flags & SRV_R_POOL)
+		return dispatch_to_pool(r);
+	r->route->handler(r);
+	if (r->status == 0)                     /* the handler asked for a worker */
+		return dispatch_to_pool(r);
+	return send_reply(r);
+}
+
+static void
+access_log(struct srv_request *r)
+{
+	struct srv *s = r->srv;
+	const union MHD_ConnectionInfo *ci;
+	char addr[64] = "-", stamp[40];
+
+	if (s->access_log == NULL)
+		return;
+	ci = MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (ci != NULL && ci->client_addr != NULL) {
+		if (ci->client_addr->sa_family == AF_INET)
+			inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)ci->client_addr)->sin_addr, addr,
+			    sizeof addr);
+		else if (ci->client_addr->sa_family == AF_INET6)
+			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)ci->client_addr)->sin6_addr, addr,
+			    sizeof addr);
+	}
+	utc_stamp(stamp, sizeof stamp);
+	pthread_mutex_lock(&s->log_lock);
+	fprintf(s->access_log, "%s %s \"%s %s\" %d %.3fms%s\n", stamp, addr, r->method, r->path ? r->path : "-",
+	    r->status, (srv_now() - r->t_start) * 1e3, r->cache_hit == 1 ? " cache=hit" : "");
+	pthread_mutex_unlock(&s->log_lock);
+}
+
+static void
+request_completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+	struct srv *s = cls;
+	struct srv_request *r = *con_cls;
+
+	(void)conn;
+	(void)toe;
+	if (r == NULL)
+		return;
+	if (r->status != 0) {
+		srv_metrics_request(s->metrics, r->route ? (int)(r->route - srv_route_at(0)) : -1, r->status,
+		    srv_now() - r->t_start);
+		if (r->cache_hit >= 0)
+			srv_metrics_cache(s->metrics, r->cache_hit);
+		access_log(r);
+	}
+	if (r->stream != NULL)
+		MHD_destroy_response(r->stream);
+	json_decref(r->json);
+	free(r->body);
+	free(r->resp);
+	free(r->path);
+	free(r);
+	*con_cls = NULL;
+	atomic_fetch_sub(&s->inflight, 1);
+}
+
+static void
+mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char line[512];
+
+	(void)cls;
+	vsnprintf(line, sizeof line, fmt, ap);
+	line[strcspn(line, "\n")] = '\0';
+	srv_log("libmicrohttpd: %s", line);
+}
+
+int
+srv_http_start(struct srv *s, struct dn_error *err)
+{
+	struct sockaddr_in a4;
+	struct sockaddr_in6 a6;
+	struct sockaddr *addr;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+	    MHD_USE_ERROR_LOG | MHD_USE_TURBO;
+
+	memset(&a4, 0, sizeof a4);
+	memset(&a6, 0, sizeof a6);
+	if (inet_pton(AF_INET, s->cfg.host, &a4.sin_addr) == 1) {
+		a4.sin_family = AF_INET;
+		a4.sin_port = htons((uint16_t)s->cfg.port);
+		addr = (struct sockaddr *)&a4;
+	} else if (inet_pton(AF_INET6, s->cfg.host, &a6.sin6_addr) == 1) {
+		a6.sin6_family = AF_INET6;
+		a6.sin6_port = htons((uint16_t)s->cfg.port);
+		addr = (struct sockaddr *)&a6;
+		flags |= MHD_USE_IPv6;
+	} else
+		return dn_error_set(err, DN_EINVAL, "--listen", "\"%s\" is not an IPv4 or IPv6 address", s->cfg.host);
+	s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, access_handler, s,
+	    MHD_OPTION_SOCK_ADDR, addr,
+	    MHD_OPTION_THREAD_POOL_SIZE, (unsigned)s->cfg.http_threads,
+	    MHD_OPTION_CONNECTION_LIMIT, s->cfg.max_connections,
+	    MHD_OPTION_CONNECTION_TIMEOUT, s->cfg.connection_timeout,
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024,
+	    MHD_OPTION_NOTIFY_COMPLETED, request_completed, s,
+	    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+	    MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u,
+	    MHD_OPTION_END);
+	if (s->mhd == NULL)
+		return dn_error_set(err, DN_EINVAL, "--listen", "cannot listen on %s:%d (in use, or not an address "
+		    "of this machine)", s->cfg.host, s->cfg.port);
+	if (s->cfg.port == 0) {
+		const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
+		if (di != NULL)
+			s->cfg.port = di->port;
+	}
+	return 0;
+}
+
+void
+srv_http_quiesce(struct srv *s)
+{
+	if (s->mhd != NULL)
+		MHD_quiesce_daemon(s->mhd);
+}
+
+void
+srv_http_stop(struct srv *s)
+{
+	if (s->mhd != NULL)
+		MHD_stop_daemon(s->mhd);
+	s->mhd = NULL;
+}

@@ -1,0 +1,261 @@
+/*
+ * srv_metrics.c - the service's counters and histograms, rendered in the
+ * Prometheus text format (version 0.0.4) at GET /metrics: requests by route
+ * and status, request latency by route, cache hits and misses, solver time
+ * and timeouts, rejected (429) requests, the solver queue, the database.
+ *
+ * Invariants: every update is a relaxed atomic add (no lock on the request
+ * path); a scrape reads each value once, so counters never go backwards but
+ * a scrape is not a consistent snapshot across series.
+ */
+#include "srv.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const int status_codes[] = { 200, 201, 202, 400, 401, 404, 405, 413, 415, 422, 429, 500, 503 };
+#define NSTATUS ((int)(sizeof status_codes / sizeof status_codes[0]) + 1)     /* + other */
+static const double buckets[] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+	1, 2.5, 5, 10, 30 };
+#define NBUCKETS ((int)(sizeof buckets / sizeof buckets[0]))
+
+struct histogram {
+	atomic_uint_fast64_t le[NBUCKETS + 1];  /* per bucket (not cumulative); last: +Inf */
+	atomic_uint_fast64_t count;
+	atomic_uint_fast64_t sum_ns;
+};
+
+struct route_stats {
+	atomic_uint_fast64_t by_status[NSTATUS];
+	struct histogram latency;
+};
+
+struct srv_metrics {
+	int nroutes;                            /* + 1: unmatched paths */
+	struct route_stats *routes;
+	atomic_uint_fast64_t cache_hits, cache_misses, rejected, timeouts;
+	struct histogram solve;
+};
+
+struct srv_metrics *
+srv_metrics_new(void)
+{
+	struct srv_metrics *m = calloc(1, sizeof *m);
+
+	if (m == NULL)
+		return NULL;
+	m->nroutes = srv_route_count() + 1;
+	m->routes = calloc((size_t)m->nroutes, sizeof *m->routes);
+	if (m->routes == NULL) {
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+void
+srv_metrics_free(struct srv_metrics *m)
+{
+	if (m == NULL)
+		return;
+	free(m->routes);
+	free(m);
+}
+
+static void
+histogram_add(struct histogram *h, double seconds)
+{
+	int b = 0;
+
+	while (b < NBUCKETS && seconds > buckets[b])
+		b++;
+	atomic_fetch_add_explicit(&h->le[b], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&h->count, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&h->sum_ns, (uint64_t)(seconds * 1e9), memory_order_relaxed);
+}
+
+void
+srv_metrics_request(struct srv_metrics *m, int route, int status, double seconds)
+{
+	int s = NSTATUS - 1;
+	struct route_stats *rs;
+
+	if (route < 0 || route >= m->nroutes)
+		route = m->nroutes - 1;
+	rs = &m->routes[route];
+	for (int i = 0; i < NSTATUS - 1; i++)
+		if (status_codes[i] == status)
+			s = i;
+	atomic_fetch_add_explicit(&rs->by_status[s], 1, memory_order_relaxed);
+	histogram_add(&rs->latency, seconds);
+}
+
+void
+srv_metrics_cache(struct srv_metrics *m, int hit)
+{
+	atomic_fetch_add_explicit(hit ? &m->cache_hits : &m->cache_misses, 1, memory_order_relaxed);
+}
+
+void
+srv_metrics_solve(struct srv_metrics *m, double seconds, int timed_out)
+{
+	histogram_add(&m->solve, seconds);
+	if (timed_out)
+		atomic_fetch_add_explicit(&m->timeouts, 1, memory_order_relaxed);
+}
+
+void
+srv_metrics_rejected(struct srv_metrics *m)
+{
+	atomic_fetch_add_explicit(&m->rejected, 1, memory_order_relaxed);
+}
+
+/* A growing text buffer; on allocation failure it stops growing and the
+ * render returns NULL. */
+struct out {
+	char *buf;
+	size_t len, cap;
+	int failed;
+};
+
+static void
+out_printf(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+out_printf(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (o->failed)
+		return;
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(o->buf + o->len, o->cap - o->len, fmt, ap);
+		va_end(ap);
+		if (n >= 0 && (size_t)n < o->cap - o->len) {
+			o->len += (size_t)n;
+			return;
+		}
+		{
+			size_t cap = o->cap * 2 + (size_t)(n > 0 ? n : 0) + 256;
+			char *b = realloc(o->buf, cap);
+			if (b == NULL) {
+				o->failed = 1;
+				return;
+			}
+			o->buf = b;
+			o->cap = cap;
+		}
+	}
+}
+
+static uint64_t
+load(atomic_uint_fast64_t *x)
+{
+	return atomic_load_explicit(x, memory_order_relaxed);
+}
+
+static void
+histogram_print(struct out *o, const char *name, const char *labels, struct histogram *h)
+{
+	uint64_t cum = 0;
+
+	for (int b = 0; b <= NBUCKETS; b++) {
+		cum += load(&h->le[b]);
+		if (b < NBUCKETS)
+			out_printf(o, "%s_bucket{%s%sle=\"%g\"} %llu\n", name, labels, labels[0] ? "," : "", buckets[b],
+			    (unsigned long long)cum);
+		else
+			out_printf(o, "%s_bucket{%s%sle=\"+Inf\"} %llu\n", name, labels, labels[0] ? "," : "",
+			    (unsigned long long)cum);
+	}
+	out_printf(o, "%s_sum%s%s%s %.6f\n", name, labels[0] ? "{" : "", labels, labels[0] ? "}" : "",
+	    (double)load(&h->sum_ns) / 1e9);
+	out_printf(o, "%s_count%s%s%s %llu\n", name, labels[0] ? "{" : "", labels, labels[0] ? "}" : "",
+	    (unsigned long long)load(&h->count));
+}
+
+static const char *
+route_label(struct srv_metrics *m, int i)
+{
+	return i < m->nroutes - 1 ? srv_route_at(i)->name : "unmatched";
+}
+
+char *
+srv_metrics_render(struct srv *s, size_t *len)
+{
+	struct srv_metrics *m = s->metrics;
+	struct out o = { NULL, 0, 0, 0 };
+	struct cache_stats cs;
+	int waiting = 0, running = 0;
+	char detail[256];
+	const char *state;
+
+	out_printf(&o, "# HELP dnnsat_build_info The running version and cost model.\n"
+	    "# TYPE dnnsat_build_info gauge\ndnnsat_build_info{version=\"%s\",cost_model=\"%s\"} 1\n",
+	    PACKAGE_VERSION, CM_VERSION);
+	out_printf(&o, "# HELP dnnsat_uptime_seconds Seconds since the server started.\n"
+	    "# TYPE dnnsat_uptime_seconds gauge\ndnnsat_uptime_seconds %.3f\n", srv_now() - s->started);
+	out_printf(&o, "# HELP dnnsat_http_requests_total HTTP requests answered, by route and status.\n"
+	    "# TYPE dnnsat_http_requests_total counter\n");
+	for (int i = 0; i < m->nroutes; i++)
+		for (int k = 0; k < NSTATUS; k++) {
+			uint64_t v = load(&m->routes[i].by_status[k]);
+			if (v == 0)
+				continue;
+			if (k < NSTATUS - 1)
+				out_printf(&o, "dnnsat_http_requests_total{route=\"%s\",code=\"%d\"} %llu\n",
+				    route_label(m, i), status_codes[k], (unsigned long long)v);
+			else
+				out_printf(&o, "dnnsat_http_requests_total{route=\"%s\",code=\"other\"} %llu\n",
+				    route_label(m, i), (unsigned long long)v);
+		}
+	out_printf(&o, "# HELP dnnsat_http_request_duration_seconds Time from the request's first byte "
+	    "to its response being queued, by route.\n# TYPE dnnsat_http_request_duration_seconds histogram\n");
+	for (int i = 0; i < m->nroutes; i++) {
+		char labels[96];
+		if (load(&m->routes[i].latency.count) == 0)
+			continue;
+		snprintf(labels, sizeof labels, "route=\"%s\"", route_label(m, i));
+		histogram_print(&o, "dnnsat_http_request_duration_seconds", labels, &m->routes[i].latency);
+	}
+	out_printf(&o, "# HELP dnnsat_cache_hits_total Requests answered from the result cache.\n"
+	    "# TYPE dnnsat_cache_hits_total counter\ndnnsat_cache_hits_total %llu\n",
+	    (unsigned long long)load(&m->cache_hits));
+	out_printf(&o, "# HELP dnnsat_cache_misses_total Requests the result cache could not answer.\n"
+	    "# TYPE dnnsat_cache_misses_total counter\ndnnsat_cache_misses_total %llu\n",
+	    (unsigned long long)load(&m->cache_misses));
+	cache_get_stats(s->cache, &cs);
+	out_printf(&o, "# HELP dnnsat_cache_backend_errors_total Cache operations that failed (database down).\n"
+	    "# TYPE dnnsat_cache_backend_errors_total counter\ndnnsat_cache_backend_errors_total %llu\n",
+	    (unsigned long long)cs.errors);
+	out_printf(&o, "# HELP dnnsat_cache_entries Entries in the in-memory cache (0 for PostgreSQL).\n"
+	    "# TYPE dnnsat_cache_entries gauge\ndnnsat_cache_entries %llu\n", (unsigned long long)cs.entries);
+	state = cache_state(s->cache, 0, detail, sizeof detail);
+	if (strcmp(state, "memory") != 0)
+		out_printf(&o, "# HELP dnnsat_database_up 1 when PostgreSQL answers.\n"
+		    "# TYPE dnnsat_database_up gauge\ndnnsat_database_up %d\n", strcmp(state, "ok") == 0);
+	out_printf(&o, "# HELP dnnsat_solver_seconds Time spent solving per request.\n"
+	    "# TYPE dnnsat_solver_seconds histogram\n");
+	histogram_print(&o, "dnnsat_solver_seconds", "", &m->solve);
+	out_printf(&o, "# HELP dnnsat_solver_timeouts_total Solver runs stopped by a deadline.\n"
+	    "# TYPE dnnsat_solver_timeouts_total counter\ndnnsat_solver_timeouts_total %llu\n",
+	    (unsigned long long)load(&m->timeouts));
+	out_printf(&o, "# HELP dnnsat_rejected_total Requests refused because the solver queue was full.\n"
+	    "# TYPE dnnsat_rejected_total counter\ndnnsat_rejected_total %llu\n",
+	    (unsigned long long)load(&m->rejected));
+	if (s->pool != NULL)
+		srv_pool_load(s->pool, &waiting, &running);
+	out_printf(&o, "# HELP dnnsat_solver_jobs Solver jobs waiting and running.\n"
+	    "# TYPE dnnsat_solver_jobs gauge\ndnnsat_solver_jobs{state=\"waiting\"} %d\n"
+	    "dnnsat_solver_jobs{state=\"running\"} %d\n", waiting, running);
+	if (o.failed) {
+		free(o.buf);
+		return NULL;
+	}
+	*len = o.len;
+	return o.buf;
+}

@@ -1,0 +1,211 @@
+/*
+ * srv_registry.c - compiled queries by id (see srv_registry.h), and the
+ * canonical form and id of a query. A small array with LRU stamps: the
+ * registry holds tens of entries, so a linear scan under one mutex costs
+ * less than the hashing of the request that precedes it.
+ *
+ * Compilation runs outside the registry lock; when two requests compile
+ * the same id at once, the first to insert wins and the other's copy is
+ * freed.
+ */
+#include "srv_registry.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct srv_registry {
+	pthread_mutex_t lock;
+	const struct cm_device_catalog *catalog;
+	struct srv_query **items;
+	int n, cap;
+	uint64_t clock;
+};
+
+struct srv_registry *
+srv_registry_new(const struct cm_device_catalog *catalog, int capacity)
+{
+	struct srv_registry *reg = calloc(1, sizeof *reg);
+
+	if (reg == NULL)
+		return NULL;
+	reg->items = calloc((size_t)capacity, sizeof *reg->items);
+	if (reg->items == NULL) {
+		free(reg);
+		return NULL;
+	}
+	pthread_mutex_init(&reg->lock, NULL);
+	reg->catalog = catalog;
+	reg->cap = capacity;
+	return reg;
+}
+
+static void
+query_free(struct srv_query *sq)
+{
+	if (sq == NULL)
+		return;
+	fs_free(&sq->e);
+	sq_free(&sq->q);
+	json_decref(sq->request);
+	json_decref(sq->result);
+	free(sq->request_text);
+	pthread_rwlock_destroy(&sq->lock);
+	free(sq);
+}
+
+void
+srv_registry_free(struct srv_registry *reg)
+{
+	if (reg == NULL)
+		return;
+	for (int i = 0; i < reg->n; i++)
+		query_free(reg->items[i]);
+	free(reg->items);
+	pthread_mutex_destroy(&reg->lock);
+	free(reg);
+}
+
+/* Two FNV-1a variants over the text and the cost model version: 128 bits. */
+static void
+hash_text(const char *text, char id[33])
+{
+	uint64_t h1 = 1469598103934665603ULL, h2 = 0x84222325cbf29ce4ULL;
+	const char *parts[2] = { text, CM_VERSION };
+
+	for (int k = 0; k < 2; k++)
+		for (const unsigned char *p = (const unsigned char *)parts[k]; *p; p++) {
+			h1 = (h1 ^ *p) * 1099511628211ULL;
+			h2 = (h2 ^ *p) * 0x100000001b3ULL;
+			h2 ^= h2 >> 29;
+		}
+	snprintf(id, 33, "%016llx%016llx", (unsigned long long)h1, (unsigned long long)h2);
+}
+
+json_t *
+srv_query_canonical(const json_t *body, char id[33], char **text)
+{
+	json_t *c = json_deep_copy(body);
+	char *t;
+
+	if (c == NULL)
+		return NULL;
+	json_object_del(c, "timeout");
+	json_object_del(c, "config");
+	t = json_dumps(c, JSON_SORT_KEYS | JSON_COMPACT | JSON_REAL_PRECISION(17));
+	if (t == NULL) {
+		json_decref(c);
+		return NULL;
+	}
+	hash_text(t, id);
+	if (text != NULL)
+		*text = t;
+	else
+		free(t);
+	return c;
+}
+
+static struct srv_query *
+compile(const struct cm_device_catalog *catalog, const char *id, const json_t *request, struct dn_error *err)
+{
+	struct srv_query *sq = calloc(1, sizeof *sq);
+
+	if (sq == NULL) {
+		dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
+		return NULL;
+	}
+	pthread_rwlock_init(&sq->lock, NULL);
+	snprintf(sq->id, sizeof sq->id, "%s", id);
+	sq->request = json_deep_copy(request);
+	sq->request_text = json_dumps(request, JSON_SORT_KEYS | JSON_COMPACT | JSON_REAL_PRECISION(17));
+	sq->fp = ans_fingerprint(request);
+	if (sq->request == NULL || sq->request_text == NULL) {
+		dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
+		query_free(sq);
+		return NULL;
+	}
+	if (sq_parse(request, catalog, &sq->q, err) != 0 || fs_init(&sq->e, &sq->q, err) != 0) {
+		query_free(sq);
+		return NULL;
+	}
+	return sq;
+}
+
+/* Removes the least recently used unreferenced entry; 0, or -1 when all are held. */
+static int
+evict_one(struct srv_registry *reg)
+{
+	int victim = -1;
+
+	for (int i = 0; i < reg->n; i++)
+		if (reg->items[i]->refs == 0 && (victim < 0 || reg->items[i]->used < reg->items[victim]->used))
+			victim = i;
+	if (victim < 0)
+		return -1;
+	query_free(reg->items[victim]);
+	reg->items[victim] = reg->items[--reg->n];
+	return 0;
+}
+
+static struct srv_query *
+find_locked(struct srv_registry *reg, const char *id)
+{
+	for (int i = 0; i < reg->n; i++)
+		if (strcmp(reg->items[i]->id, id) == 0) {
+			reg->items[i]->refs++;
+			reg->items[i]->used = ++reg->clock;
+			return reg->items[i];
+		}
+	return NULL;
+}
+
+struct srv_query *
+srv_registry_get(struct srv_registry *reg, const char *id, const json_t *request, struct dn_error *err)
+{
+	struct srv_query *sq, *other;
+
+	pthread_mutex_lock(&reg->lock);
+	sq = find_locked(reg, id);
+	pthread_mutex_unlock(&reg->lock);
+	if (sq != NULL)
+		return sq;
+	if (request == NULL) {
+		dn_error_set(err, DN_ENOENT, "", "no reduction %s in memory", id);
+		return NULL;
+	}
+	sq = compile(reg->catalog, id, request, err);
+	if (sq == NULL)
+		return NULL;
+	pthread_mutex_lock(&reg->lock);
+	other = find_locked(reg, id);
+	if (other == NULL) {
+		if (reg->n == reg->cap)
+			evict_one(reg);
+		sq->refs = 1;
+		sq->used = ++reg->clock;
+		if (reg->n < reg->cap)
+			reg->items[reg->n++] = sq;
+		else
+			sq->refs = -1000000;    /* every entry is held: not kept, freed on release */
+	}
+	pthread_mutex_unlock(&reg->lock);
+	if (other != NULL) {
+		query_free(sq);
+		return other;
+	}
+	return sq;
+}
+
+void
+srv_registry_release(struct srv_registry *reg, struct srv_query *sq)
+{
+	int drop;
+
+	if (sq == NULL)
+		return;
+	pthread_mutex_lock(&reg->lock);
+	drop = --sq->refs == -1000001;
+	pthread_mutex_unlock(&reg->lock);
+	if (drop)
+		query_free(sq);
+}

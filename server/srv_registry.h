@@ -1,0 +1,61 @@
+/*
+ * srv_registry.h - compiled queries kept in memory, by reduction id
+ * (srv_registry.c). Compiling a query (building the model's expressions,
+ * binding the space, preparing the engine) costs milliseconds to seconds;
+ * /check and the listing endpoints reuse the compiled query instead.
+ *
+ * Invariants: an entry is shared by reference count and evicted (least
+ * recently used, beyond the registry's size) only when no request holds
+ * it. Its `lock` is a read-write lock: ans_check takes it for reading (many
+ * at once); anything that moves the engine's box, counts, or adds nodes to
+ * the graph takes it for writing.
+ */
+#ifndef DN_SRV_REGISTRY_H
+#define DN_SRV_REGISTRY_H
+
+#include "answer.h"
+#include "srv.h"
+
+struct srv_query {
+	char id[33];
+	int refs;                       /* registry lock */
+	pthread_rwlock_t lock;
+	json_t *request;                /* the canonical query */
+	char *request_text;             /* its canonical text (the cache's request column) */
+	uint64_t fp;                    /* cursor fingerprint */
+	struct sq_query q;
+	struct fs_engine e;
+	int counted;                    /* fs_count_all has run (exact or bounds) */
+	double solve_seconds;           /* spent counting so far */
+	atomic_int computing;           /* a worker is counting it now */
+	json_t *result;                 /* the reduction body once exact, or NULL */
+	uint64_t used;                  /* LRU stamp */
+};
+
+struct srv_registry *srv_registry_new(const struct cm_device_catalog *catalog, int capacity);
+void srv_registry_free(struct srv_registry *reg);
+
+/* The canonical form of a query body (a copy without "timeout" and
+ * "config") and its id: 32 hex digits hashing the canonical text and the
+ * cost model's version. Returns the canonical object (new reference). */
+json_t *srv_query_canonical(const json_t *body, char id[33], char **text);
+
+/* The compiled query of `id`: from memory, else compiled from `request`
+ * (the canonical query; NULL: only from memory). NULL with err: a query
+ * that does not compile (err names the field), or, without a request, an
+ * id not in memory (err code DN_ENOENT, empty path). The caller releases it. */
+struct srv_query *srv_registry_get(struct srv_registry *reg, const char *id, const json_t *request,
+    struct dn_error *err);
+void srv_registry_release(struct srv_registry *reg, struct srv_query *sq);
+
+/* ---- shared by the reduction endpoints (api_reduction.c) ---- */
+
+/* The request's deadline in seconds: ?timeout= or the body's "timeout",
+ * capped by --max-deadline; -1 with a 400 reply when malformed. */
+double api_request_timeout(struct srv_request *r);
+
+/* Brings sq's count forward for up to `seconds` (sq->lock held for
+ * writing), in slices that honour shutdown and --max-compute. 0 or -1. */
+int api_reduction_count(struct srv *s, struct srv_query *sq, double seconds, struct dn_error *err);
+
+#endif

@@ -1,0 +1,129 @@
+/*
+ * srv_reply.c - how handlers answer: JSON bodies, text bodies, and errors
+ * as application/problem+json (RFC 9457) carrying the JSON path of the
+ * offending field. This is the one place where errors of the cost model and
+ * the solver (struct dn_error) become HTTP statuses.
+ *
+ * Invariants: a reply replaces any earlier one of the same request (the
+ * earlier body is freed); the body is owned by the request until sent.
+ */
+#include "srv.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void
+set_body(struct srv_request *r, int status, const char *ctype, char *body, size_t len)
+{
+	free(r->resp);
+	r->status = status;
+	r->content_type = ctype;
+	r->resp = body;
+	r->resp_len = len;
+}
+
+void
+srv_reply_json(struct srv_request *r, int status, json_t *body)
+{
+	char *text = body ? json_dumps(body, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;
+
+	json_decref(body);
+	if (text == NULL) {
+		srv_reply_problem(r, 500, "internal", "Internal error", NULL, "the response could not be encoded");
+		return;
+	}
+	set_body(r, status, "application/json", text, strlen(text));
+}
+
+void
+srv_reply_text(struct srv_request *r, int status, const char *ctype, const char *text, size_t len)
+{
+	char *copy = malloc(len + 1);
+
+	if (copy == NULL) {
+		set_body(r, 503, "text/plain", NULL, 0);
+		r->retry_after = 1;
+		return;
+	}
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	set_body(r, status, ctype, copy, len);
+}
+
+void
+srv_reply_problem(struct srv_request *r, int status, const char *slug, const char *title, const char *path,
+    const char *fmt, ...)
+{
+	char detail[768], type[128];
+	va_list ap;
+	json_t *j;
+	char *text;
+
+	va_start(ap, fmt);
+	vsnprintf(detail, sizeof detail, fmt, ap);
+	va_end(ap);
+	snprintf(type, sizeof type, "https://dnnsat.dev/problems/%s", slug);
+	j = json_pack("{s:s,s:s,s:i,s:s,s:s}", "type", type, "title", title, "status", status, "detail", detail,
+	    "instance", r->path ? r->path : "");
+	if (j != NULL && path != NULL && path[0] != '\0')
+		json_object_set_new(j, "path", json_string(path));
+	if (j != NULL && (status == 429 || status == 503) && r->retry_after == 0)
+		r->retry_after = status == 429 ? 1 : 5;
+	if (j != NULL && status == 429)
+		json_object_set_new(j, "retry_after", json_integer(r->retry_after));
+	text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	if (text == NULL) {
+		static const char fallback[] = "{\"title\":\"Internal error\",\"status\":500}";
+		srv_reply_text(r, 500, "application/problem+json", fallback, sizeof fallback - 1);
+		return;
+	}
+	set_body(r, status, "application/problem+json", text, strlen(text));
+}
+
+void
+srv_reply_error(struct srv_request *r, const struct dn_error *err)
+{
+	char path[300];
+	const char *p = err->path;
+
+	/* solver paths are relative to the request ("cursor", "config.x") or already JSON paths */
+	if (p[0] == '\0')
+		path[0] = '\0';
+	else if (p[0] == '$')
+		snprintf(path, sizeof path, "%s", p);
+	else if (r->json != NULL && strcmp(p, "cursor") && strcmp(p, "offset") && strcmp(p, "param") &&
+	    strcmp(p, "per") && strcmp(p, "value"))
+		snprintf(path, sizeof path, "$.%s", p);
+	else
+		snprintf(path, sizeof path, "%s", p);
+	switch (err->code) {
+	case DN_EINVAL:
+	case DN_ERANGE:
+		srv_reply_problem(r, 422, "invalid-field", "Invalid field", path, "%s%s%s", path, path[0] ? ": " : "",
+		    err->message);
+		break;
+	case DN_ENOENT:
+		srv_reply_problem(r, 422, "unknown-name", "Unknown name", path, "%s%s%s", path, path[0] ? ": " : "",
+		    err->message);
+		break;
+	case DN_ETIMEOUT:
+		r->retry_after = 5;
+		srv_reply_problem(r, 503, "deadline", "Solver deadline passed", path, "%s", err->message);
+		break;
+	case DN_ENOMEM:
+		r->retry_after = 5;
+		srv_reply_problem(r, 503, "out-of-memory", "Out of memory", path, "%s", err->message);
+		break;
+	default:
+		srv_reply_problem(r, 500, "internal", "Internal error", path, "%s", err->message);
+	}
+}
+
+const char *
+srv_query_arg(struct srv_request *r, const char *name)
+{
+	return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
+}

@@ -1,0 +1,105 @@
+/*
+ * srv_route.c - the route table: every endpoint of docs/api.md, its handler
+ * and how it runs (inline on the HTTP thread, or on a solver worker). A
+ * newcomer reads this table to find the file that answers a URL.
+ *
+ * Matching: a pattern is split on '/'; "{}" matches one non-empty segment,
+ * a final "*" matches the rest of the path. A path that matches a pattern
+ * only with another method is a 405 with the methods in Allow.
+ */
+#include "srv.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const struct srv_route routes[] = {
+	{ "GET", "/healthz", api_healthz, SRV_R_PUBLIC, "healthz" },
+	{ "GET", "/readyz", api_readyz, SRV_R_PUBLIC, "readyz" },
+	{ "GET", "/metrics", api_metrics, 0, "metrics" },
+	{ "GET", "/openapi.json", api_openapi, SRV_R_PUBLIC, "openapi" },
+	{ "GET", "/schemas/*", api_schema_file, SRV_R_PUBLIC, "schemas" },
+	{ "GET", "/v1/templates", api_templates, 0, "templates" },
+	{ "GET", "/v1/templates/{}", api_template_one, 0, "template" },
+	{ "GET", "/v1/devices", api_devices, 0, "devices" },
+	{ "POST", "/v1/estimate", api_estimate, SRV_R_BODY | SRV_R_POOL, "estimate" },
+	{ "POST", "/v1/check", api_check, SRV_R_BODY, "check" },
+	{ "POST", "/v1/reductions", api_reduction_create, SRV_R_BODY, "reductions_create" },
+	{ "GET", "/v1/reductions/{}", api_reduction_get, 0, "reductions_get" },
+	{ "POST", "/v1/reductions/{}/check", api_reduction_check, SRV_R_BODY, "reductions_check" },
+	{ "GET", "/v1/reductions/{}/configurations", api_reduction_configurations, SRV_R_POOL,
+	  "reductions_configurations" },
+	{ "GET", "/v1/reductions/{}/samples", api_reduction_samples, SRV_R_POOL, "reductions_samples" },
+	{ "GET", "/v1/reductions/{}/explain", api_reduction_explain, SRV_R_POOL, "reductions_explain" },
+	{ "POST", "/v1/reductions/{}/explain", api_reduction_explain, SRV_R_BODY | SRV_R_POOL,
+	  "reductions_explain" },
+	{ "GET", "/v1/reductions/{}/max", api_reduction_max, SRV_R_POOL, "reductions_max" },
+};
+#define NROUTES ((int)(sizeof routes / sizeof routes[0]))
+
+int
+srv_route_count(void)
+{
+	return NROUTES;
+}
+
+const struct srv_route *
+srv_route_at(int i)
+{
+	return &routes[i];
+}
+
+/* 1 when `path` matches `pattern`, copying the parameters. */
+static int
+route_match(const char *pattern, const char *path, char params[2][256])
+{
+	const char *p = pattern, *s = path;
+	int np = 0;
+
+	while (*p != '\0') {
+		if (p[0] == '{' && p[1] == '}') {
+			const char *end = strchr(s, '/');
+			size_t n = end ? (size_t)(end - s) : strlen(s);
+			if (n == 0 || n >= 256 || np >= 2)
+				return 0;
+			memcpy(params[np], s, n);
+			params[np++][n] = '\0';
+			s += n;
+			p += 2;
+		} else if (p[0] == '*') {
+			size_t n = strlen(s);
+			if (n == 0 || n >= 256 || np >= 2)
+				return 0;
+			memcpy(params[np++], s, n + 1);
+			return 1;
+		} else if (*p++ != *s++)
+			return 0;
+	}
+	return *s == '\0';
+}
+
+const struct srv_route *
+srv_route_find(const char *method, const char *path, int *status, char *allow, size_t allow_len,
+    char params[2][256])
+{
+	int any = 0;
+
+	allow[0] = '\0';
+	for (int i = 0; i < NROUTES; i++) {
+		char tmp[2][256];
+		if (!route_match(routes[i].pattern, path, tmp))
+			continue;
+		if (strcmp(routes[i].method, method) == 0 ||
+		    (strcmp(method, "HEAD") == 0 && strcmp(routes[i].method, "GET") == 0)) {
+			memcpy(params, tmp, sizeof tmp);
+			*status = 200;
+			return &routes[i];
+		}
+		if (strstr(allow, routes[i].method) == NULL) {
+			size_t n = strlen(allow);
+			snprintf(allow + n, allow_len - n, "%s%s", any ? ", " : "", routes[i].method);
+		}
+		any = 1;
+	}
+	*status = any ? 405 : 404;
+	return NULL;
+}
