@@ -197,9 +197,10 @@ cache_mem_get(struct cache *c, const char *key, struct cache_entry *out)
 		m->misses++;
 		rc = CACHE_MISS;
 	} else if (cache_mem_copy_entry(out, &n->e) != 0) {
-		/* out of memory: the caller computes the answer itself */
+		/* out of memory: as a backend that is down, the caller
+		 * computes the answer itself */
 		m->errors++;
-		rc = CACHE_MISS;
+		rc = CACHE_DOWN;
 	} else {
 		cache_mem_list_unlink(m, n);
 		cache_mem_list_push(m, n);

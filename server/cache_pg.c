@@ -50,7 +50,7 @@
 #define CACHE_PG_QUERY_MS 5000          /* one statement, sending included */
 #define CACHE_PG_WAIT_MS 5000           /* waiting for a pooled connection */
 #define CACHE_PG_COUNT_MS 5000          /* between two counts for the stats */
-#define CACHE_PG_LOCK_KEY "7236837046386421362" /* advisory lock: "dnnsatmr" */
+#define CACHE_PG_LOCK_KEY "7236843093066280306" /* advisory lock: "dnnsatmr" in ASCII */
 
 enum cache_pg_health { CACHE_PG_UNKNOWN, CACHE_PG_UP, CACHE_PG_DOWN };
 

@@ -26,12 +26,14 @@ die() {
 cmd=$1
 dir=$2
 
-# The newest installed server's binaries.
-bindir=""
-for d in /usr/lib/postgresql/*/bin; do
-	[ -x "$d/initdb" ] && [ -x "$d/pg_ctl" ] && bindir=$d
-done
-[ -n "$bindir" ] || die "PostgreSQL server binaries not found in /usr/lib/postgresql/*/bin (apt-get install postgresql)"
+# find_bindir: sets $bindir to the newest installed server's binaries.
+find_bindir() {
+	bindir=""
+	for d in /usr/lib/postgresql/*/bin; do
+		[ -x "$d/initdb" ] && [ -x "$d/pg_ctl" ] && bindir=$d
+	done
+	[ -n "$bindir" ] || die "PostgreSQL server binaries not found in /usr/lib/postgresql/*/bin (apt-get install postgresql)"
+}
 
 # as_pg CMD...: runs CMD as the user that owns the server.
 as_pg() {
@@ -74,12 +76,14 @@ server_start() {
 
 server_stop() {
 	if [ -f "$dir/data/postmaster.pid" ]; then
+		find_bindir
 		as_pg "$bindir/pg_ctl" -D "$dir/data" -m fast -w -t 30 stop >/dev/null 2>&1 || true
 	fi
 }
 
 case $cmd in
 start)
+	find_bindir
 	if [ -e "$dir" ]; then
 		[ -d "$dir" ] && [ -z "$(ls -A "$dir")" ] || die "$dir exists and is not an empty directory"
 	else
@@ -114,6 +118,7 @@ stop-server)
 	;;
 start-server)
 	[ -f "$dir/port" ] || die "$dir holds no server started by pg_tmp.sh"
+	find_bindir
 	server_start "$(cat "$dir/port")" || { tail -20 "$dir/log" >&2 2>/dev/null; die "the server did not start again (log above)"; }
 	;;
 *)
