@@ -80,6 +80,8 @@ struct fs_engine {
 	/* statistics and limits */
 	int64_t bound_calls, evals;
 	double deadline;                /* CLOCK_MONOTONIC seconds, 0 = none */
+	int64_t work_limit;             /* stop as at a deadline once bound_calls reaches it, 0 = none
+	                                 * (deterministic slices of work; the caller clears it) */
 	void (*progress)(void *ctx, const struct fs_engine *e);  /* called about every 0.25 s, may be NULL */
 	void *progress_ctx;
 	double next_progress;
@@ -97,6 +99,7 @@ struct fs_engine {
 	int32_t *tab_var;               /* per node: the one engine var it depends on, or -1 */
 	struct fs_undo *undo;           /* changes to roll back when leaving a box */
 	int64_t nundo, capundo;
+	int64_t clock_at;               /* bound_calls at which fs_past_deadline reads the clock next */
 };
 
 /* Prepares the engine for a parsed query (which must outlive it), deciding
@@ -110,6 +113,29 @@ void fs_free(struct fs_engine *e);
  * deadline (seconds from now, 0 = none), an unfinished count leaves
  * e->lower < e->upper and e->timed_out set. Returns 0 or -1. */
 int fs_count_all(struct fs_engine *e, double seconds, struct dn_error *err);
+
+/* Continues an unfinished count (fs_count_all whose deadline passed, or
+ * fs_progress_load) for up to `seconds` more (0 = until exact), refining
+ * the stored tree rather than starting over; results as fs_count_all's
+ * (e->lower, e->upper, e->timed_out). A no-op on an exact count. -1 with
+ * err when there is no count to continue or memory runs out. */
+int fs_count_more(struct fs_engine *e, double seconds, struct dn_error *err);
+
+/*
+ * Saved progress of a count: the search tree (which boxes are decided, and
+ * the counts of those that are), lower, upper, total and a fingerprint of
+ * the engine (its variables and their grids, the expression graph with the
+ * budgets, the fixed hyperparameters), as a compact, versioned binary blob
+ * with a fixed byte order and a checksum (format: fset_progress.c).
+ * fs_progress_save mallocs *buf (the caller frees it). fs_progress_load,
+ * on an engine fs_init'ed for the same query, restores the count so that
+ * fs_count_more continues it and, once exact, fs_kth, fs_next and the
+ * projections answer as after an uninterrupted count. A truncated,
+ * corrupted or foreign blob (another query, model or engine version) is
+ * rejected with err, the engine unchanged and usable. 0 or -1.
+ */
+int fs_progress_save(const struct fs_engine *e, void **buf, size_t *len, struct dn_error *err);
+int fs_progress_load(struct fs_engine *e, const void *buf, size_t len, struct dn_error *err);
 
 /* The k-th feasible configuration (0-based) into pos[nvars]. Needs an exact
  * count. Returns 0, 1 when k is past the end, -1 on error. */

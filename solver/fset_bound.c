@@ -37,8 +37,11 @@ fs_past_deadline(struct fs_engine *e)
 {
 	if (e->timed_out)
 		return 1;
-	if ((e->bound_calls & 255) == 0 && (e->deadline > 0 || e->progress != NULL)) {
+	if (e->work_limit > 0 && e->bound_calls >= e->work_limit)
+		return e->timed_out = 1;
+	if (e->bound_calls >= e->clock_at && (e->deadline > 0 || e->progress != NULL)) {
 		double now = fs_now();
+		e->clock_at = e->bound_calls + 256;
 		if (e->deadline > 0 && now > e->deadline)
 			e->timed_out = 1;
 		if (e->progress != NULL && now >= e->next_progress) {

@@ -10,15 +10,20 @@
  *
  * The search tree is kept (up to e->max_nodes nodes) with exact counts, for
  * the k-th configuration, pages and uniform samples (fset_nav.c). A deadline
- * turns unexplored boxes into UNKNOWN nodes whose size bounds the count.
+ * turns unexplored boxes into UNKNOWN leaves whose size bounds the count;
+ * fs_count_more refines those leaves later, in this engine or in one that
+ * loaded the tree (fset_progress.c).
+ *
+ * Invariants of the stored tree: node 0 is the root; a node's children are
+ * contiguous, come after it, and are exactly what fs_split gives for its
+ * box; FULL and EMPTY nodes are leaves; an inner node's count and upper are
+ * the sums of its children's after every count (sum_tree).
  */
 #include "fset_priv.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define ENUMERATE_UP_TO 4
 
 /* Exact feasibility of the current box when every bound var is fixed. */
 static int
@@ -36,9 +41,8 @@ exact_here(struct fs_engine *e)
 	return r;
 }
 
-/* The next var at or after d that takes part in the box, or nvars. */
-static int
-next_active(const struct fs_engine *e, int d)
+int
+fs_next_active(const struct fs_engine *e, int d)
 {
 	while (d < e->nvars && fs_active(e, d) == 0)
 		d++;
@@ -53,6 +57,32 @@ only_passthrough_left(const struct fs_engine *e, int d)
 		if (e->vars[v].hp >= 0 && fs_active(e, v) != 0 && e->lo[v] != e->hi[v])
 			return 0;
 	return 1;
+}
+
+int
+fs_split(const struct fs_engine *e, int d, int *dv, int64_t *clo, int64_t *chi)
+{
+	int64_t lo = e->lo[d], hi = e->hi[d], r = hi - lo + 1;
+
+	if (r == 1) {
+		*dv = fs_next_active(e, d + 1);
+		if (*dv >= e->nvars)
+			return 0;
+		clo[0] = e->lo[*dv];    /* the box's range: a caller may have narrowed it */
+		chi[0] = e->hi[*dv];
+		return 1;
+	}
+	*dv = d;
+	if (r <= FS_ENUMERATE_UP_TO) {
+		for (int i = 0; i < (int)r; i++)
+			clo[i] = chi[i] = lo + i;
+		return (int)r;
+	}
+	clo[0] = lo;
+	chi[0] = lo + (r - 1) / 2;
+	clo[1] = chi[0] + 1;
+	chi[1] = hi;
+	return 2;
 }
 
 static int32_t
@@ -89,7 +119,7 @@ fs_count_box(struct fs_engine *e, int d, int32_t node, fs_count *count, fs_count
 	fs_count size;
 	int st;
 
-	d = next_active(e, d);
+	d = fs_next_active(e, d);
 	size = d < e->nvars ? fs_box_size(e, d) : 1;
 	st = fs_bound_status(e);
 	if (st == 2 && only_passthrough_left(e, d)) {
@@ -122,41 +152,22 @@ fs_count_box(struct fs_engine *e, int d, int32_t node, fs_count *count, fs_count
 	}
 	/* split: var d's range, or move on when it is a single position */
 	{
-		int64_t lo = e->lo[d], hi = e->hi[d], r = hi - lo + 1;
 		int nch, dv;
-		int64_t clo[ENUMERATE_UP_TO + 1], chi[ENUMERATE_UP_TO + 1];
+		int64_t clo[FS_ENUMERATE_UP_TO], chi[FS_ENUMERATE_UP_TO];
 		int32_t first = -1;
 		fs_count sum = 0, usum = 0;
 
-		if (r == 1) {
-			nch = 1;
-			dv = next_active(e, d + 1);
-			if (dv >= e->nvars) {
-				/* all fixed but the bound stayed open (rounding of reals): decide exactly */
-				int f = exact_here(e);
-				e->evals++;
-				*count = *upper = f ? size : 0;
-				if (node >= 0) {
-					e->nodes[node].status = f ? FS_FULL : FS_EMPTY;
-					e->nodes[node].count = e->nodes[node].upper = *count;
-				}
-				return 0;
+		nch = fs_split(e, d, &dv, clo, chi);
+		if (nch == 0) {
+			/* all fixed but the bound stayed open (rounding of reals): decide exactly */
+			int f = exact_here(e);
+			e->evals++;
+			*count = *upper = f ? size : 0;
+			if (node >= 0) {
+				e->nodes[node].status = f ? FS_FULL : FS_EMPTY;
+				e->nodes[node].count = e->nodes[node].upper = *count;
 			}
-			clo[0] = e->lo[dv];     /* the box's range: a caller may have narrowed it */
-			chi[0] = e->hi[dv];
-		} else if (r <= ENUMERATE_UP_TO) {
-			nch = (int)r;
-			dv = d;
-			for (int i = 0; i < nch; i++)
-				clo[i] = chi[i] = lo + i;
-		} else {
-			int64_t m = lo + (r - 1) / 2;
-			nch = 2;
-			dv = d;
-			clo[0] = lo;
-			chi[0] = m;
-			clo[1] = m + 1;
-			chi[1] = hi;
+			return 0;
 		}
 		if (node >= 0)
 			first = alloc_nodes(e, nch);
@@ -175,8 +186,8 @@ fs_count_box(struct fs_engine *e, int d, int32_t node, fs_count *count, fs_count
 			if (e->expand_only) {
 				/* one level only: the child is decided or left for later */
 				int cst = fs_bound_status(e);
-				fs_count csize = fs_box_size(e, next_active(e, dv) < e->nvars ? next_active(e, dv) : dv);
-				if (next_active(e, dv) >= e->nvars)
+				fs_count csize = fs_box_size(e, fs_next_active(e, dv) < e->nvars ? fs_next_active(e, dv) : dv);
+				if (fs_next_active(e, dv) >= e->nvars)
 					csize = 1;
 				c = cst == 1 ? csize : 0;
 				u = cst == 0 ? 0 : csize;
@@ -211,21 +222,19 @@ fs_count_box(struct fs_engine *e, int d, int32_t node, fs_count *count, fs_count
 	return 0;
 }
 
-/* Narrows the box to node n's (the ranges on its path from the root). */
+/* Narrows the box to node n's: the ranges on its path from the root, the
+ * root's first (recursion as deep as the tree, like fs_count_box's). */
 static int
 enter_node(struct fs_engine *e, int32_t n)
 {
-	int32_t path[512];
-	int len = 0;
+	const struct fs_node *x;
 
-	for (int32_t x = n; x >= 0 && len < 512; x = e->nodes[x].parent)
-		path[len++] = x;
-	for (int i = len - 1; i >= 0; i--) {
-		const struct fs_node *x = &e->nodes[path[i]];
-		if (fs_narrow(e, x->var, x->lo, x->hi) != 0)
-			return -1;
-	}
-	return 0;
+	if (n < 0)
+		return 0;
+	if (enter_node(e, e->nodes[n].parent) != 0)
+		return -1;
+	x = &e->nodes[n];
+	return fs_narrow(e, x->var, x->lo, x->hi);
 }
 
 /* Max-heap of undecided nodes by their size. */
@@ -277,54 +286,37 @@ heap_pop(struct heap *h, const struct fs_engine *e)
 	return top;
 }
 
-/*
- * With a deadline, the largest undecided boxes are split first (a level at
- * a time), so that the certified interval [lower, upper] narrows everywhere
- * before any corner is refined to the end; after a short while (half of a
- * short deadline, about a second of a long one), or once the frontier is
- * large, each remaining box is counted depth first, largest first, until the
- * deadline. Counts are then summed up the tree.
- */
+/* Empties h and fills it with every undecided leaf of the stored tree. */
 static int
-count_best_first(struct fs_engine *e, int32_t root, double t0, double seconds)
+heap_fill(struct heap *h, const struct fs_engine *e)
 {
-	struct heap h = { NULL, 0, 0 };
+	h->n = 0;
+	for (int32_t i = 0; i < e->nnodes; i++)
+		if (e->nodes[i].nchildren == 0 && e->nodes[i].status == FS_UNKNOWN && heap_push(h, e, i) != 0)
+			return -1;
+	return 0;
+}
+
+/* Counts stored node n's box (depth first, one level only in expand_only
+ * mode), storing its subtree under n. 0 or -1 (out of memory). */
+static int
+count_node(struct fs_engine *e, int32_t n)
+{
+	int64_t mark = fs_mark(e);
+	fs_count c, u;
 	int rc = 0;
 
-	if (e->nodes[root].status == FS_UNKNOWN && heap_push(&h, e, root) != 0)
-		return -1;
-	/* breadth first for a short while (a second on a long deadline), then depth first,
-	 * which shares the work of every prefix and is several times faster */
-	double bfs = seconds / 2 < 0.5 + 0.02 * seconds ? seconds / 2 : 0.5 + 0.02 * seconds;
-	e->expand_only = 1;
-	while (h.n > 0 && fs_now() < t0 + bfs && h.n < 200000 && e->nnodes < e->max_nodes - 16) {
-		int32_t n = heap_pop(&h, e);
-		int64_t mark = fs_mark(e);
-		fs_count c, u;
-		if (enter_node(e, n) != 0 || fs_count_box(e, e->nodes[n].var, n, &c, &u) != 0) {
-			rc = -1;
-			break;
-		}
-		fs_rollback(e, mark);
-		for (int i = 0; i < e->nodes[n].nchildren; i++) {
-			int32_t ch = e->nodes[n].first_child + i;
-			if (e->nodes[ch].status == FS_UNKNOWN && heap_push(&h, e, ch) != 0) {
-				rc = -1;
-				break;
-			}
-		}
-	}
-	e->expand_only = 0;
-	while (rc == 0 && h.n > 0 && !fs_past_deadline(e)) {
-		int32_t n = heap_pop(&h, e);
-		int64_t mark = fs_mark(e);
-		fs_count c, u;
-		if (enter_node(e, n) != 0 || fs_count_box(e, e->nodes[n].var, n, &c, &u) != 0)
-			rc = -1;
-		fs_rollback(e, mark);
-	}
-	free(h.v);
-	/* children come after their parents: sum bottom-up */
+	if (enter_node(e, n) != 0 || fs_count_box(e, e->nodes[n].var, n, &c, &u) != 0)
+		rc = -1;
+	fs_rollback(e, mark);
+	return rc;
+}
+
+/* Sums counts up the stored tree (children come after their parents) into
+ * the inner nodes and e->lower, e->upper. */
+static void
+sum_tree(struct fs_engine *e)
+{
 	for (int32_t i = e->nnodes - 1; i >= 0; i--) {
 		struct fs_node *x = &e->nodes[i];
 		fs_count c = 0, u = 0;
@@ -338,6 +330,60 @@ count_best_first(struct fs_engine *e, int32_t root, double t0, double seconds)
 		x->upper = u;
 		x->status = c == u ? FS_MIXED : FS_UNKNOWN;
 	}
+	e->lower = e->nodes[0].count;
+	e->upper = e->nodes[0].upper;
+}
+
+/*
+ * Refines the undecided leaves of the stored tree for `seconds` from t0
+ * (0: until the count is exact). Depth first first, largest leaf first:
+ * it shares the bounds of every prefix and is what an exact count costs
+ * without a deadline. Only when half the time is gone and leaves remain
+ * does it switch to best-first refinement, so that the certified interval
+ * narrows everywhere before the deadline: the largest undecided boxes are
+ * split a level at a time for a short while (half of what is left, about a
+ * second of a long deadline), then counted depth first, largest first,
+ * until the deadline. Leaves the tree summed, e->deadline cleared and
+ * e->timed_out set when the count is not exact. 0 or -1 (out of memory).
+ */
+static int
+count_refine(struct fs_engine *e, double t0, double seconds)
+{
+	struct heap h = { NULL, 0, 0 };
+	int rc;
+
+	e->timed_out = 0;
+	e->deadline = seconds > 0 ? t0 + seconds / 2 : 0;
+	e->clock_at = e->bound_calls;
+	rc = heap_fill(&h, e);
+	while (rc == 0 && h.n > 0 && !fs_past_deadline(e))
+		rc = count_node(e, heap_pop(&h, e));
+	if (rc == 0 && seconds > 0 && e->timed_out) {
+		double now = fs_now(), end = t0 + seconds, left = end - now;
+		double bfs_end = now + (left / 2 < 0.5 + 0.02 * left ? left / 2 : 0.5 + 0.02 * left);
+		e->timed_out = 0;
+		e->deadline = end;
+		e->clock_at = e->bound_calls;
+		rc = heap_fill(&h, e);
+		e->expand_only = 1;
+		while (rc == 0 && h.n > 0 && fs_now() < bfs_end && h.n < 200000 &&
+		    e->nnodes < e->max_nodes - 16) {
+			int32_t n = heap_pop(&h, e);
+			rc = count_node(e, n);
+			for (int i = 0; rc == 0 && i < e->nodes[n].nchildren; i++) {
+				int32_t ch = e->nodes[n].first_child + i;
+				if (e->nodes[ch].status == FS_UNKNOWN)
+					rc = heap_push(&h, e, ch);
+			}
+		}
+		e->expand_only = 0;
+		while (rc == 0 && h.n > 0 && !fs_past_deadline(e))
+			rc = count_node(e, heap_pop(&h, e));
+	}
+	free(h.v);
+	sum_tree(e);
+	e->deadline = 0;
+	e->timed_out = e->lower != e->upper;
 	return rc;
 }
 
@@ -345,41 +391,50 @@ int
 fs_count_all(struct fs_engine *e, double seconds, struct dn_error *err)
 {
 	int32_t root;
-	fs_count c = 0, u = 0;
 	int d;
-	double t0 = fs_now();
 
 	e->nnodes = 0;
 	e->timed_out = 0;
-	e->deadline = seconds > 0 ? t0 + seconds : 0;
+	e->counted = 0;
 	root = alloc_nodes(e, 1);
 	if (root < 0)
 		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
-	d = next_active(e, 0);
+	d = fs_next_active(e, 0);
 	e->nodes[root].var = d < e->nvars ? d : 0;
 	e->nodes[root].lo = d < e->nvars ? e->lo[d] : 0;
 	e->nodes[root].hi = d < e->nvars ? e->hi[d] : 0;
+	e->nodes[root].first_child = -1;
+	e->nodes[root].nchildren = 0;
 	if (seconds > 0) {
-		/* the root alone first, then the frontier, largest boxes first */
-		e->expand_only = 1;
+		/* the root as the one undecided leaf, refined within the deadline */
 		e->nodes[root].status = FS_UNKNOWN;
+		e->nodes[root].count = 0;
 		e->nodes[root].upper = e->total;
-		e->expand_only = 0;
-		if (count_best_first(e, root, t0, seconds) != 0)
+		if (count_refine(e, fs_now(), seconds) != 0)
 			return dn_error_set(err, DN_ENOMEM, NULL, "out of memory while counting");
-		c = e->nodes[root].count;
-		u = e->nodes[root].upper;
-		if (e->nodes[root].nchildren == 0 && e->nodes[root].status == FS_UNKNOWN) {
-			/* nothing was expanded (no time at all) */
-			c = 0;
-			u = e->total;
-		}
-	} else if (fs_count_box(e, 0, root, &c, &u) != 0)
-		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory while counting");
-	e->lower = c;
-	e->upper = u;
+	} else {
+		fs_count c, u;
+		e->deadline = 0;
+		if (fs_count_box(e, 0, root, &c, &u) != 0)
+			return dn_error_set(err, DN_ENOMEM, NULL, "out of memory while counting");
+		e->lower = c;
+		e->upper = u;
+	}
 	e->counted = 1;
-	e->deadline = 0;
+	return 0;
+}
+
+int
+fs_count_more(struct fs_engine *e, double seconds, struct dn_error *err)
+{
+	if (!e->counted || e->nnodes == 0)
+		return dn_error_set(err, DN_EINVAL, NULL, "there is no count to continue: count or load progress first");
+	if (e->lower == e->upper) {
+		e->timed_out = 0;
+		return 0;
+	}
+	if (count_refine(e, fs_now(), seconds) != 0)
+		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory while counting");
 	return 0;
 }
 

@@ -211,32 +211,11 @@ kth_box(struct fs_engine *e, int d, int32_t node, fs_count k, int64_t *pos)
 		return 1;
 	}
 	{
-		int64_t lo = e->lo[d], hi = e->hi[d], r = hi - lo + 1;
-		int64_t clo[5], chi[5];
-		int nch, dv;
-		if (r == 1) {
-			dv = d + 1;
-			while (dv < e->nvars && fs_active(e, dv) == 0)
-				dv++;
-			if (dv >= e->nvars) {
-				prefix_of_box(e, e->nvars, pos);
-				return (k == 0 && fs_feasible_at(e, pos)) ? 0 : 1;
-			}
-			nch = 1;
-			clo[0] = e->lo[dv];
-			chi[0] = e->hi[dv];
-		} else if (r <= 4) {
-			nch = (int)r;
-			dv = d;
-			for (int i = 0; i < nch; i++)
-				clo[i] = chi[i] = lo + i;
-		} else {
-			nch = 2;
-			dv = d;
-			clo[0] = lo;
-			chi[0] = lo + (r - 1) / 2;
-			clo[1] = chi[0] + 1;
-			chi[1] = hi;
+		int64_t clo[FS_ENUMERATE_UP_TO], chi[FS_ENUMERATE_UP_TO];
+		int dv, nch = fs_split(e, d, &dv, clo, chi);
+		if (nch == 0) {
+			prefix_of_box(e, e->nvars, pos);
+			return (k == 0 && fs_feasible_at(e, pos)) ? 0 : 1;
 		}
 		for (int i = 0; i < nch; i++) {
 			int64_t mark = fs_mark(e);
@@ -359,6 +338,7 @@ fs_next(struct fs_engine *e, const int64_t *from, int64_t *pos, struct dn_error 
 	int64_t mark = fs_mark(e);
 	int r;
 
+	e->timed_out = 0;       /* a count's deadline that passed is not this search's */
 	if (e->nvars == 0) {
 		if (from != NULL)
 			return 1;
@@ -382,6 +362,7 @@ fs_first_in_box(struct fs_engine *e, int64_t *pos, struct dn_error *err)
 {
 	int r;
 
+	e->timed_out = 0;
 	if (e->nvars == 0)
 		return fs_feasible_at(e, pos) ? 0 : 1;
 	r = first_ge(e, 0, NULL, 0, pos);

@@ -60,7 +60,24 @@ int fs_bound_status(const struct fs_engine *e);
  * under `node` when >= 0. 0 or -1 (out of memory). */
 int fs_count_box(struct fs_engine *e, int d, int32_t node, fs_count *count, fs_count *upper);
 
-/* Deadline check every few hundred bound calls. */
+/* The next var at or after d that takes part in the current box, or nvars. */
+int fs_next_active(const struct fs_engine *e, int d);
+
+/*
+ * The split rule of the search (every stored tree follows it, and
+ * fset_progress.c rebuilds trees from it): the box at active var d < nvars
+ * with d over [e->lo[d], e->hi[d]] splits into children that narrow var
+ * *dv to [clo[i], chi[i]]: ranges of up to FS_ENUMERATE_UP_TO positions one
+ * child per position, larger ones two halves, a single position one child
+ * over the next active var's range. Returns the number of children, or 0
+ * when d is a single position and no active var follows (the box is one
+ * configuration). clo and chi hold FS_ENUMERATE_UP_TO entries.
+ */
+#define FS_ENUMERATE_UP_TO 4
+int fs_split(const struct fs_engine *e, int d, int *dv, int64_t *clo, int64_t *chi);
+
+/* Deadline check every few hundred bound calls, and the work limit at every
+ * call; sets e->timed_out, which stays until the next operation clears it. */
 int fs_past_deadline(struct fs_engine *e);
 double fs_now(void);
 

@@ -10,7 +10,7 @@ out=tests/fuzz/out
 mkdir -p "$out"
 CFLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE -Icostmodel -Isolver $(pkg-config --cflags jansson)"
 SRCS="$(ls costmodel/*.c) $(ls solver/space_*.c solver/query_parse.c solver/fset_*.c)"
-for target in model expr space query; do
+for target in model expr space query progress; do
 	clang $CFLAGS -DDNNSAT_DATA_DIR="\"$PWD/schemas\"" -o "$out/fuzz_$target" \
 		"tests/fuzz/fuzz_$target.c" $SRCS $(pkg-config --libs jansson) -lgmp -lm
 	rm -rf "$out/corpus_$target"
