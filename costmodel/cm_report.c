@@ -1,33 +1,130 @@
 /*
  * cm_report.c - a cost-model result as JSON, the one representation the CLI
  * (--json), the service and the tests share. Field names are stable API
- * (see schemas/ for their schema). Returns a new reference, or NULL when out
- * of memory.
+ * (see schemas/ for their schema). The layout is written once, as text
+ * (cm_result_write, the service's hot path); the jansson form is that text
+ * parsed, plus the per-operator list. Returns a new reference, or NULL when
+ * out of memory.
  */
 #include "cm_report.h"
 
 #include <math.h>
 
+void
+cm_config_write(struct jt *w, const struct cm_model_def *def, const union expr_val *config)
+{
+	jt_lit(w, "{");
+	for (int i = 0; i < def->nhps; i++) {
+		const struct cm_hparam *h = &def->hps[i];
+		if (i > 0)
+			jt_lit(w, ",");
+		jt_key(w, h->name);
+		if (h->type == CM_HP_CATEGORICAL) {
+			if (config[i].i >= 0 && config[i].i < h->nvalues)
+				jt_str(w, h->values[config[i].i]);
+			else
+				jt_lit(w, "null");
+		} else if (h->type == CM_HP_REAL)
+			jt_real(w, config[i].r);
+		else
+			jt_int(w, config[i].i);
+	}
+	jt_lit(w, "}");
+}
+
+/* Parses what a writer produced; NULL when out of memory. */
+static json_t *
+parse_written(struct jt *w)
+{
+	char *text = jt_take(w, NULL);
+	json_t *j = text ? json_loads(text, 0, NULL) : NULL;
+
+	free(text);
+	return j;
+}
+
 json_t *
 cm_config_to_json(const struct cm_model_def *def, const union expr_val *config)
 {
-	json_t *o = json_object();
+	struct jt w;
 
-	if (o == NULL)
-		return NULL;
-	for (int i = 0; i < def->nhps; i++) {
-		const struct cm_hparam *h = &def->hps[i];
-		json_t *v;
-		if (h->type == CM_HP_CATEGORICAL)
-			v = (config[i].i >= 0 && config[i].i < h->nvalues) ?
-			    json_string(h->values[config[i].i]) : json_null();
-		else if (h->type == CM_HP_REAL)
-			v = json_real(config[i].r);
-		else
-			v = json_integer(config[i].i);
-		json_object_set_new(o, h->name, v);
+	jt_init(&w, 256);
+	cm_config_write(&w, def, config);
+	return parse_written(&w);
+}
+
+/* `lit` is the separator and the quoted key, written as is: "," "\"k\":" */
+static void
+key_int(struct jt *w, const char *lit, int64_t v)
+{
+	jt_lit(w, lit);
+	jt_int(w, v);
+}
+
+void
+cm_result_write(struct jt *w, const struct cm_model *m, const union expr_val *config,
+    const struct cm_result *r)
+{
+	static const char *const phases[] = { "forward", "backward", "optimizer" };
+
+	jt_lit(w, "{\"model\":");
+	jt_str(w, cm_model_def(m)->name);
+	if (config != NULL) {
+		jt_lit(w, ",\"hyperparameters\":");
+		cm_config_write(w, cm_model_def(m), config);
 	}
-	return o;
+	jt_lit(w, ",\"valid\":");
+	jt_bool(w, r->valid);
+	key_int(w, ",\"params\":", r->params);
+	key_int(w, ",\"weight_bytes\":{\"fp32\":", r->weight_bytes_fp32);
+	key_int(w, ",\"fp16\":", r->weight_bytes_fp16);
+	key_int(w, ",\"bf16\":", r->weight_bytes_fp16);
+	key_int(w, ",\"int8\":", r->weight_bytes_int8);
+	key_int(w, "},\"macs\":", r->macs);
+	key_int(w, ",\"flops\":", r->flops);
+	jt_lit(w, ",\"flops_counting\":\"MACs of conv, linear, matmul (attention) and recurrent layers; "
+	    "FLOPs = 2 x MACs\"");
+	key_int(w, ",\"train_flops_per_step\":", r->train_flops);
+	key_int(w, ",\"activation_bytes_saved\":", r->act_saved_bytes);
+	key_int(w, ",\"memory\":{\"training_peak_bytes\":", r->mem_train);
+	key_int(w, ",\"inference_peak_bytes\":", r->mem_infer);
+	key_int(w, ",\"peak_bytes\":", r->mem);
+	jt_lit(w, ",\"peak_phase\":");
+	jt_str(w, phases[r->peak_phase]);
+	jt_lit(w, ",\"breakdown\":{");
+	for (int c = 0; c < CM_MEM_NCAT; c++) {
+		if (c > 0)
+			jt_lit(w, ",");
+		jt_key(w, cm_mem_cat_name((enum cm_mem_cat)c));
+		jt_int(w, r->mem_breakdown[c]);
+	}
+	jt_lit(w, "}},\"latency\":{\"inference_seconds\":");
+	jt_real(w, r->lat_infer);
+	jt_lit(w, ",\"training_step_seconds\":");
+	jt_real(w, r->lat_train);
+	jt_lit(w, "},\"utilization\":");
+	jt_real(w, r->util);
+	jt_lit(w, ",\"violations\":[");
+	for (int i = 0; i < r->nviolations && i < 8; i++) {
+		const struct cm_violation *x = &r->violations[i];
+		jt_lit(w, i ? ",{\"path\":" : "{\"path\":");
+		jt_str(w, x->path);
+		jt_lit(w, ",\"constraint\":");
+		jt_str(w, x->rule);
+		jt_lit(w, ",\"values\":{");
+		for (int j = 0; j < x->nvals; j++) {
+			if (j > 0)
+				jt_lit(w, ",");
+			jt_key(w, x->names[j]);
+			if (x->real[j])
+				jt_real(w, x->vals[j].r);
+			else
+				jt_int(w, x->vals[j].i);
+		}
+		jt_lit(w, "}}");
+	}
+	key_int(w, "],\"violation_count\":", r->nviolations);
+	jt_lit(w, "}");
 }
 
 static json_t *
@@ -40,57 +137,23 @@ json_t *
 cm_result_to_json(const struct cm_model *m, const union expr_val *config,
     const union expr_val *scratch, const struct cm_result *r, int per_op)
 {
-	json_t *o = json_object(), *mem = json_object(), *bd = json_object(), *v = json_array();
-	static const char *const phases[] = { "forward", "backward", "optimizer" };
+	struct jt w;
+	json_t *o;
 
-	if (o == NULL || mem == NULL || bd == NULL || v == NULL) {
-		json_decref(o); json_decref(mem); json_decref(bd); json_decref(v);
+	jt_init(&w, 2048);
+	cm_result_write(&w, m, config, r);
+	o = parse_written(&w);
+	if (o == NULL)
 		return NULL;
-	}
-	json_object_set_new(o, "model", json_string(cm_model_def(m)->name));
-	json_object_set_new(o, "hyperparameters", cm_config_to_json(cm_model_def(m), config));
-	json_object_set_new(o, "valid", json_boolean(r->valid));
-	json_object_set_new(o, "params", json_integer(r->params));
-	json_object_set_new(o, "weight_bytes", json_pack("{s:I,s:I,s:I,s:I}",
-	    "fp32", (json_int_t)r->weight_bytes_fp32, "fp16", (json_int_t)r->weight_bytes_fp16,
-	    "bf16", (json_int_t)r->weight_bytes_fp16, "int8", (json_int_t)r->weight_bytes_int8));
-	json_object_set_new(o, "macs", json_integer(r->macs));
-	json_object_set_new(o, "flops", json_integer(r->flops));
-	json_object_set_new(o, "flops_counting",
-	    json_string("MACs of conv, linear, matmul (attention) and recurrent layers; FLOPs = 2 x MACs"));
-	json_object_set_new(o, "train_flops_per_step", json_integer(r->train_flops));
-	json_object_set_new(o, "activation_bytes_saved", json_integer(r->act_saved_bytes));
-	for (int c = 0; c < CM_MEM_NCAT; c++)
-		json_object_set_new(bd, cm_mem_cat_name((enum cm_mem_cat)c), json_integer(r->mem_breakdown[c]));
-	json_object_set_new(mem, "training_peak_bytes", json_integer(r->mem_train));
-	json_object_set_new(mem, "inference_peak_bytes", json_integer(r->mem_infer));
-	json_object_set_new(mem, "peak_bytes", json_integer(r->mem));
-	json_object_set_new(mem, "peak_phase", json_string(phases[r->peak_phase]));
-	json_object_set_new(mem, "breakdown", bd);
-	json_object_set_new(o, "memory", mem);
-	json_object_set_new(o, "latency", json_pack("{s:o,s:o}",
-	    "inference_seconds", number_or_null(r->lat_infer),
-	    "training_step_seconds", number_or_null(r->lat_train)));
-	json_object_set_new(o, "utilization", number_or_null(r->util));
-	for (int i = 0; i < r->nviolations && i < 8; i++) {
-		const struct cm_violation *x = &r->violations[i];
-		json_t *vals = json_object();
-		for (int j = 0; j < x->nvals; j++)
-			json_object_set_new(vals, x->names[j], x->real[j] ? json_real(x->vals[j].r) :
-			    json_integer(x->vals[j].i));
-		json_array_append_new(v, json_pack("{s:s,s:s,s:o}", "path", x->path, "constraint", x->rule,
-		    "values", vals));
-	}
-	json_object_set_new(o, "violations", v);
-	json_object_set_new(o, "violation_count", json_integer(r->nviolations));
 	if (per_op) {
 		json_t *ops = json_array();
 		for (int k = 0; k < cm_model_nops(m); k++) {
 			struct cm_op_report rep;
-			json_t *shape = json_array();
+			json_t *shape;
 			cm_model_op_report(m, scratch, k, &rep);
 			if (!rep.present)
 				continue;
+			shape = json_array();
 			for (int d = 0; d < rep.rank; d++)
 				json_array_append_new(shape, json_integer(rep.shape[d]));
 			json_array_append_new(ops, json_pack("{s:s,s:s,s:o,s:I,s:I,s:I,s:I,s:o,s:o}",

@@ -7,6 +7,7 @@
 #include <jansson.h>
 
 #include "costmodel.h"
+#include "json_text.h"
 
 /* {"name": value} for every hyperparameter; new reference or NULL. */
 json_t *cm_config_to_json(const struct cm_model_def *def, const union expr_val *config);
@@ -15,5 +16,11 @@ json_t *cm_config_to_json(const struct cm_model_def *def, const union expr_val *
  * held in scratch. New reference or NULL. */
 json_t *cm_result_to_json(const struct cm_model *m, const union expr_val *config,
     const union expr_val *scratch, const struct cm_result *r, int per_op);
+
+/* The same two, written as JSON text into w (no per-operator list; no
+ * "hyperparameters" echo when config is NULL). */
+void cm_config_write(struct jt *w, const struct cm_model_def *def, const union expr_val *config);
+void cm_result_write(struct jt *w, const struct cm_model *m, const union expr_val *config,
+    const struct cm_result *r);
 
 #endif

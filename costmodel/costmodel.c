@@ -278,6 +278,15 @@ cm_model_eval(const struct cm_model *m, const union expr_val *config,
 		return dn_error_set(err, DN_ERANGE, expr_origin(&gr->g, fault),
 		    "a value overflows 64 bits for this configuration (in %s)", text);
 	}
+	cm_model_read(m, v, r);
+	return 0;
+}
+
+void
+cm_model_read(const struct cm_model *m, const union expr_val *v, struct cm_result *r)
+{
+	const struct cm_graph *gr = &m->graph;
+
 	r->valid = (int)v[m->metrics[CM_M_VALID]].i;
 	r->params = v[m->metrics[CM_M_PARAMS]].i;
 	r->weight_bytes_fp32 = v[m->weight_bytes[0]].i;
@@ -315,7 +324,6 @@ cm_model_eval(const struct cm_model *m, const union expr_val *config,
 		}
 	}
 	breakdown(m, v, r);
-	return 0;
 }
 
 void

@@ -208,6 +208,12 @@ int32_t cm_model_scratch_len(const struct cm_model *m);
 int cm_model_eval(const struct cm_model *m, const union expr_val *config,
     union expr_val *scratch, struct cm_result *res, struct dn_error *err);
 
+/* Fills `res` from values already computed for every node of the model's
+ * graph (`vals` indexed by node id: a cm_model_eval scratch, or the
+ * evaluation of a larger graph that extends the model's, as the solver's
+ * queries do). No evaluation, no allocation. */
+void cm_model_read(const struct cm_model *m, const union expr_val *vals, struct cm_result *res);
+
 /* Per-operator breakdown of the last evaluation held in `scratch`. */
 struct cm_op_report {
 	const char *path;

@@ -1,22 +1,25 @@
 #!/bin/sh
 # scripts/run.sh - README's first command: installs what dnnsat needs, builds
-# it and runs the main job. Until the HTTP service lands, the main job is the
-# cost model and the solver on real examples: ResNet-50 training on an A100
-# and GPT-2 on an H100 as readable tables, then an NNI search space pruned to
-# a 6 GiB budget.
+# it and starts the service, dnnsatd, on http://127.0.0.1:8080/ with the
+# in-memory cache (no database needed), in the foreground: Ctrl-C stops it
+# cleanly. Settings come from flags after the script's name or DNNSAT_*
+# variables (./dnnsatd --help), e.g. ./scripts/run.sh --listen 127.0.0.1:9000
+# or DNNSAT_DATABASE_URL=postgresql://... ./scripts/run.sh
 set -eu
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 ./scripts/build.sh
-echo
-echo "== dnnsat estimate --preset resnet50 batch_size=64 --device a100-40gb"
-./dnnsat estimate --preset resnet50 batch_size=64 --device a100-40gb || true
-echo
-echo "== dnnsat estimate --preset gpt2 batch_size=8 seq_len=1024 --device h100-sxm-80gb --dtype mixed_bf16 --optimizer adamw"
-./dnnsat estimate --preset gpt2 batch_size=8 seq_len=1024 --device h100-sxm-80gb --dtype mixed_bf16 --optimizer adamw || true
-echo
-echo "== dnnsat count / reduce --preset resnet50 --space examples/spaces/resnet.json --budget memory=6GiB"
-./dnnsat count --preset resnet50 --space examples/spaces/resnet.json --budget memory=6GiB || true
-./dnnsat reduce --preset resnet50 --space examples/spaces/resnet.json --budget memory=6GiB || true
-echo
-echo "More: ./dnnsat --help, ./dnnsat templates, ./dnnsat devices"
+listen="${DNNSAT_LISTEN:-127.0.0.1:8080}"
+url="http://$listen"
+cat <<MSG
+
+dnnsat is starting on $url/ (Ctrl-C to stop). Point a browser or curl at:
+  $url/v1/templates             the model templates, their hyperparameters and presets
+  $url/v1/devices               the GPU catalog
+  $url/schemas/openapi.json     the API contract (OpenAPI 3.1); docs/api.md in prose
+  $url/metrics                  Prometheus metrics
+and try a reduction (docs/api.md describes every call):
+  curl -s -H 'Content-Type: application/json' --data @examples/api/reduction-query.json $url/v1/reductions
+
+MSG
+exec ./dnnsatd --listen "$listen" "$@"

@@ -15,14 +15,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* {"name", "description", "hyperparameters": [{"name", "type", "default",
+ * ...}], "presets": [{"name", "hyperparameters": {hp: value}}]}: the
+ * model file's objects keyed by name become lists in declaration order. */
 static json_t *
 template_json(const char *name, const struct cm_model_def *def)
 {
-	json_t *presets = json_object_get(def->root, "presets");
+	json_t *hps = json_array(), *presets = json_array(), *v;
+	const char *key;
 
-	return json_pack("{s:s,s:s,s:O,s:O}", "name", name, "description", def->description ? def->description : "",
-	    "hyperparameters", json_object_get(def->root, "hyperparameters"),
-	    "presets", presets ? presets : json_object());
+	json_object_foreach(json_object_get(def->root, "hyperparameters"), key, v) {
+		json_t *h = json_copy(v);
+		json_object_set_new(h, "name", json_string(key));
+		json_array_append_new(hps, h);
+	}
+	json_object_foreach(json_object_get(def->root, "presets"), key, v)
+		json_array_append_new(presets, json_pack("{s:s,s:O}", "name", key, "hyperparameters", v));
+	return json_pack("{s:s,s:s,s:o,s:o}", "name", name, "description", def->description ? def->description : "",
+	    "hyperparameters", hps, "presets", presets);
 }
 
 int
@@ -56,17 +66,19 @@ api_template_one(struct srv_request *r)
 	size_t i;
 
 	json_array_foreach(list, i, t) {
-		json_t *presets = json_object_get(t, "presets");
+		json_t *p;
+		size_t k;
 		if (strcmp(json_string_value(json_object_get(t, "name")), r->params[0]) == 0) {
 			srv_reply_json(r, 200, json_incref(t));
 			return;
 		}
-		if (json_object_get(presets, r->params[0]) != NULL) {
-			json_t *copy = json_copy(t);
-			json_object_set_new(copy, "preset", json_string(r->params[0]));
-			srv_reply_json(r, 200, copy);
-			return;
-		}
+		json_array_foreach(json_object_get(t, "presets"), k, p)
+			if (strcmp(json_string_value(json_object_get(p, "name")), r->params[0]) == 0) {
+				json_t *copy = json_copy(t);
+				json_object_set_new(copy, "preset", json_string(r->params[0]));
+				srv_reply_json(r, 200, copy);
+				return;
+			}
 	}
 	srv_reply_problem(r, 404, "not-found", "Not found", NULL, "no template or preset \"%s\" (see /v1/templates)",
 	    r->params[0]);
@@ -120,10 +132,16 @@ send_data_file(struct srv_request *r, const char *rel, const char *ctype)
 	free(buf);
 }
 
+/* The contract lives at /schemas/openapi.json, where its relative $refs
+ * (api/query.schema.json, ...) resolve to files this server serves; the
+ * conventional /openapi.json redirects there. */
 void
 api_openapi(struct srv_request *r)
 {
-	send_data_file(r, "openapi.json", "application/json");
+	static const char body[] = "{\"location\":\"/schemas/openapi.json\"}";
+
+	snprintf(r->location, sizeof r->location, "/schemas/openapi.json");
+	srv_reply_text(r, 308, "application/json", body, sizeof body - 1);
 }
 
 void
@@ -142,5 +160,5 @@ api_schema_file(struct srv_request *r)
 		srv_reply_problem(r, 404, "not-found", "Not found", NULL, "no such schema");
 		return;
 	}
-	send_data_file(r, name, "application/schema+json");
+	send_data_file(r, name, strcmp(name, "openapi.json") == 0 ? "application/json" : "application/schema+json");
 }

@@ -2,9 +2,11 @@
  * api_check.c - the call a trial generator makes for every trial:
  *   POST /v1/check                  a query plus "config" (an NNI sample)
  *   POST /v1/reductions/{id}/check  {"config": ...} on a reduction's query
- * Answer: {"id", "feasible", "violated":[...], "constraints":[...],
- * "costs":{...}}.
+ * Answer: {"id", "feasible", "violated":[{"constraint","path","value",
+ * "limit"}], "costs":{...}} (every part with its value: POST
+ * /v1/reductions/{id}/explain).
  *
+ *   GET  /v1/reductions/{id}/check?name=value&...   the same, no body
  * Cheap by design: the compiled query is looked up in the registry by the
  * query's id and only evaluated (two passes over the expression graph, on
  * the HTTP thread, under the query's read lock). Only the first call of a
@@ -15,13 +17,64 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* One evaluation scratch per thread, kept between requests: a large
+ * model's graph needs megabytes, which malloc would map and unmap on every
+ * call. Freed by the key's destructor when the thread ends. */
+struct thread_scratch {
+	union expr_val *v;
+	size_t n;
+};
+
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+
+static void
+scratch_free(void *p)
+{
+	struct thread_scratch *ts = p;
+
+	free(ts->v);
+	free(ts);
+}
+
+static void
+scratch_key_init(void)
+{
+	pthread_key_create(&scratch_key, scratch_free);
+}
+
+static union expr_val *
+thread_scratch(size_t n)
+{
+	struct thread_scratch *ts;
+
+	pthread_once(&scratch_once, scratch_key_init);
+	ts = pthread_getspecific(scratch_key);
+	if (ts == NULL) {
+		ts = calloc(1, sizeof *ts);
+		if (ts == NULL || pthread_setspecific(scratch_key, ts) != 0) {
+			free(ts);
+			return NULL;
+		}
+	}
+	if (ts->n < n) {
+		union expr_val *v = realloc(ts->v, sizeof *v * n);
+		if (v == NULL)
+			return NULL;
+		ts->v = v;
+		ts->n = n;
+	}
+	return ts->v;
+}
+
 /* Evaluates config on sq and replies. */
 static void
 check_on(struct srv_request *r, struct srv_query *sq, const json_t *config)
 {
-	union expr_val *scratch = malloc(sizeof *scratch * (size_t)ans_scratch_len(&sq->e));
+	union expr_val *scratch = thread_scratch((size_t)ans_scratch_len(&sq->e));
 	struct dn_error err;
-	json_t *out;
+	char *text;
+	size_t len;
 
 	memset(&err, 0, sizeof err);
 	if (scratch == NULL) {
@@ -30,10 +83,9 @@ check_on(struct srv_request *r, struct srv_query *sq, const json_t *config)
 		return;
 	}
 	pthread_rwlock_rdlock(&sq->lock);
-	out = ans_check(&sq->e, config, scratch, 1, &err);
+	text = ans_check_text(&sq->e, config, scratch, 1, 0, sq->id, &len, &err);
 	pthread_rwlock_unlock(&sq->lock);
-	free(scratch);
-	if (out == NULL) {
+	if (text == NULL) {
 		if (strncmp(err.path, "$.configuration", 15) == 0) {
 			char p[256];
 			dn_fmt(p, sizeof p, "$.config%s", err.path + 15);
@@ -42,8 +94,11 @@ check_on(struct srv_request *r, struct srv_query *sq, const json_t *config)
 		srv_reply_error(r, &err);
 		return;
 	}
-	json_object_set_new(out, "id", json_string(sq->id));
-	srv_reply_json(r, 200, out);
+	free(r->resp);
+	r->status = 200;
+	r->content_type = "application/json";
+	r->resp = text;
+	r->resp_len = len;
 }
 
 static const json_t *
@@ -52,12 +107,12 @@ config_of(struct srv_request *r)
 	const json_t *c = json_object_get(r->json, "config");
 
 	if (c == NULL) {
-		srv_reply_problem(r, 400, "missing-field", "Missing field", "$.config",
+		srv_reply_problem(r, 422, "invalid-field", "Invalid field", "$.config",
 		    "$.config: the configuration to check is missing (an NNI sample: {\"name\": value})");
 		return NULL;
 	}
 	if (!json_is_object(c)) {
-		srv_reply_problem(r, 400, "wrong-type", "Wrong type", "$.config", "$.config must be an object");
+		srv_reply_problem(r, 422, "invalid-field", "Invalid field", "$.config", "$.config must be an object");
 		return NULL;
 	}
 	return c;
@@ -92,6 +147,65 @@ api_check(struct srv_request *r)
 	}
 	check_on(r, sq, config);
 	srv_registry_release(r->srv->registry, sq);
+}
+
+/* A query-string value as a JSON value: a whole integer, a number, JSON
+ * text for a nested choice ({"_name": ...}), else a string. */
+static json_t *
+arg_value(const char *v)
+{
+	char *end;
+	long long i;
+	double d;
+
+	if (v == NULL)
+		return json_null();
+	if (v[0] != '\0') {
+		i = strtoll(v, &end, 10);
+		if (*end == '\0' && v[0] != '+')
+			return json_integer(i);
+		d = strtod(v, &end);
+		if (*end == '\0' && v[0] != '+' && v[0] != ' ')
+			return json_real(d);
+		if (v[0] == '{' || v[0] == '[') {
+			json_t *j = json_loads(v, JSON_DECODE_ANY, NULL);
+			if (j != NULL)
+				return j;
+		}
+	}
+	return json_string(v);
+}
+
+static enum MHD_Result
+add_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	(void)kind;
+	if (strcmp(key, "timeout") != 0)
+		json_object_set_new(cls, key, arg_value(value));
+	return MHD_YES;
+}
+
+/* GET /v1/reductions/{id}/check?name=value&...: the same check with the
+ * configuration in the query string - no body to parse, the cheapest form
+ * of the per-trial call. Values are read as numbers when they are numbers
+ * (a categorical whose values look like numbers needs the POST form). */
+void
+api_reduction_check_get(struct srv_request *r)
+{
+	json_t *config = json_object();
+	struct srv_query *sq;
+
+	if (config == NULL) {
+		srv_reply_problem(r, 503, "out-of-memory", "Out of memory", NULL, "out of memory");
+		return;
+	}
+	MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, add_arg, config);
+	sq = api_reduction_query(r);
+	if (sq != NULL) {
+		check_on(r, sq, config);
+		srv_registry_release(r->srv->registry, sq);
+	}
+	json_decref(config);
 }
 
 void

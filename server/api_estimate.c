@@ -6,7 +6,7 @@
  * and the optional budgets. Body: {"model", "device", "workload",
  * "config": {hyperparameter: value}, "budgets", "per_op"}.
  *
- * It is a query whose space is empty and whose fixed values are the
+ * It is a query without a space whose fixed values are the
  * configuration, so the model, device, workload and budget fields are read
  * by the same parser (solver/query_parse.c) as every other request, and
  * errors name the same paths ("$.config.batch_size" for the configuration).
@@ -40,20 +40,20 @@ api_estimate(struct srv_request *r)
 		for (const char *const *f = fields; *f; f++)
 			ok |= strcmp(*f, key) == 0;
 		if (!ok) {
-			srv_reply_problem(r, 400, "unknown-field", "Unknown field", "$", "unknown field \"%.64s\" (model, "
+			srv_reply_problem(r, 422, "invalid-field", "Invalid field", "$", "unknown field \"%.64s\" (model, "
 			    "device, workload, config, budgets, per_op)", key);
 			return;
 		}
 	}
 	v = json_object_get(body, "per_op");
 	if (v != NULL && !json_is_boolean(v)) {
-		srv_reply_problem(r, 400, "wrong-type", "Wrong type", "$.per_op", "$.per_op must be true or false");
+		srv_reply_problem(r, 422, "invalid-field", "Invalid field", "$.per_op", "$.per_op must be true or false");
 		return;
 	}
 	per_op = json_is_true(v);
 	v = json_object_get(body, "config");
 	if (v != NULL && !json_is_object(v)) {
-		srv_reply_problem(r, 400, "wrong-type", "Wrong type", "$.config",
+		srv_reply_problem(r, 422, "invalid-field", "Invalid field", "$.config",
 		    "$.config must be an object of hyperparameter values");
 		return;
 	}
@@ -62,8 +62,7 @@ api_estimate(struct srv_request *r)
 	json_object_del(query, "config");
 	if (v != NULL)
 		json_object_set(query, "fixed", v);
-	json_object_set_new(query, "space", json_object());
-	if (sq_parse(query, &r->srv->catalog, &q, &err) != 0 || fs_init(&e, &q, &err) != 0) {
+	if (sq_parse_point(query, &r->srv->catalog, &q, &err) != 0 || fs_init(&e, &q, &err) != 0) {
 		if (strncmp(err.path, "$.fixed", 7) == 0) {
 			char p[256];
 			dn_fmt(p, sizeof p, "$.config%s", err.path + 7);

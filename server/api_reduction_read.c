@@ -295,7 +295,7 @@ api_reduction_explain(struct srv_request *r)
 	if (timeout < 0)
 		return;
 	if (r->json != NULL && !json_is_object(config)) {
-		srv_reply_problem(r, 400, config ? "wrong-type" : "missing-field", config ? "Wrong type" : "Missing field",
+		srv_reply_problem(r, 422, "invalid-field", "Invalid field",
 		    "$.config", "$.config: the configuration to explain (an NNI sample object)");
 		return;
 	}

@@ -13,14 +13,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-int
-cache_get(struct cache *c, const char *key, struct cache_entry *out)
+static int
+get(struct cache *c, const char *key, int with_progress, struct cache_entry *out)
 {
 	if (out != NULL)
 		memset(out, 0, sizeof *out);
 	if (c == NULL || key == NULL || out == NULL)
 		return CACHE_DOWN;
-	return c->ops->get(c, key, out);
+	return c->ops->get(c, key, with_progress, out);
+}
+
+int
+cache_get(struct cache *c, const char *key, struct cache_entry *out)
+{
+	return get(c, key, 1, out);
+}
+
+int
+cache_get_result(struct cache *c, const char *key, struct cache_entry *out)
+{
+	return get(c, key, 0, out);
 }
 
 int

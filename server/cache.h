@@ -52,8 +52,11 @@ struct cache *cache_mem_new(size_t max_bytes);
 struct cache *cache_pg_new(const char *conninfo, int pool, struct dn_error *err);
 
 /* Looks `key` up. CACHE_HIT fills *out (free with cache_entry_clear);
- * CACHE_MISS and CACHE_DOWN leave it zeroed. */
+ * CACHE_MISS and CACHE_DOWN leave it zeroed. cache_get_result leaves the
+ * progress blob out (the read path: a reduction's saved search tree can be
+ * megabytes that a reader does not need). */
 int cache_get(struct cache *c, const char *key, struct cache_entry *out);
+int cache_get_result(struct cache *c, const char *key, struct cache_entry *out);
 
 /* Stores an entry (copies everything). Ignores a non-final entry when a
  * final one is stored. 0, or -1 when the backend is down (nothing stored). */
@@ -73,7 +76,7 @@ void cache_free(struct cache *c);
 
 /* The backends' common header: cache.c dispatches through it. */
 struct cache_ops {
-	int (*get)(struct cache *c, const char *key, struct cache_entry *out);
+	int (*get)(struct cache *c, const char *key, int with_progress, struct cache_entry *out);
 	int (*put)(struct cache *c, const char *key, const struct cache_entry *e);
 	int (*del)(struct cache *c, const char *key);
 	const char *(*state)(struct cache *c, int probe, char *detail, size_t len);

@@ -67,13 +67,13 @@ cache_mem_entry_bytes(const char *key, const struct cache_entry *e)
 /* Deep copy of `src` into `dst` (NULL strings become ""); 0, or -1 with
  * nothing allocated when memory runs out. */
 static int
-cache_mem_copy_entry(struct cache_entry *dst, const struct cache_entry *src)
+cache_mem_copy_entry(struct cache_entry *dst, const struct cache_entry *src, int with_progress)
 {
 	memset(dst, 0, sizeof *dst);
 	dst->request = strdup(src->request != NULL ? src->request : "");
 	dst->result = strdup(src->result != NULL ? src->result : "");
 	dst->final = src->final != 0;
-	if (src->progress != NULL && src->progress_len > 0) {
+	if (with_progress && src->progress != NULL && src->progress_len > 0) {
 		dst->progress = malloc(src->progress_len);
 		if (dst->progress != NULL) {
 			memcpy(dst->progress, src->progress, src->progress_len);
@@ -81,7 +81,7 @@ cache_mem_copy_entry(struct cache_entry *dst, const struct cache_entry *src)
 		}
 	}
 	if (dst->request == NULL || dst->result == NULL ||
-	    (src->progress != NULL && src->progress_len > 0 && dst->progress == NULL)) {
+	    (with_progress && src->progress != NULL && src->progress_len > 0 && dst->progress == NULL)) {
 		cache_entry_clear(dst);
 		return -1;
 	}
@@ -184,7 +184,7 @@ cache_mem_evict(struct cache_mem *m)
 }
 
 static int
-cache_mem_get(struct cache *c, const char *key, struct cache_entry *out)
+cache_mem_get(struct cache *c, const char *key, int with_progress, struct cache_entry *out)
 {
 	struct cache_mem *m = (struct cache_mem *)c;
 	uint64_t hash = cache_mem_hash_key(key);
@@ -196,7 +196,7 @@ cache_mem_get(struct cache *c, const char *key, struct cache_entry *out)
 	if (n == NULL) {
 		m->misses++;
 		rc = CACHE_MISS;
-	} else if (cache_mem_copy_entry(out, &n->e) != 0) {
+	} else if (cache_mem_copy_entry(out, &n->e, with_progress) != 0) {
 		/* out of memory: as a backend that is down, the caller
 		 * computes the answer itself */
 		m->errors++;
@@ -222,7 +222,7 @@ cache_mem_put(struct cache *c, const char *key, const struct cache_entry *e)
 
 	fresh = calloc(1, sizeof *fresh);
 	if (fresh == NULL || (fresh->key = strdup(key)) == NULL ||
-	    cache_mem_copy_entry(&fresh->e, e) != 0) {
+	    cache_mem_copy_entry(&fresh->e, e, 1) != 0) {
 		if (fresh != NULL)
 			free(fresh->key);
 		free(fresh);

@@ -77,15 +77,18 @@ struct cache_pg {
 };
 
 /* The statements each connection prepares. */
-enum { CACHE_PG_GET, CACHE_PG_PUT, CACHE_PG_DEL, CACHE_PG_PING, CACHE_PG_COUNT, CACHE_PG_NSTMTS };
+enum { CACHE_PG_GET, CACHE_PG_GET_RESULT, CACHE_PG_PUT, CACHE_PG_DEL, CACHE_PG_PING, CACHE_PG_COUNT, CACHE_PG_NSTMTS };
 
 static const struct {
 	const char *name, *sql;
 	int nparams;
 } cache_pg_stmts[CACHE_PG_NSTMTS] = {
 	[CACHE_PG_GET] = { "dnnsat_get",
-	    "UPDATE dnnsat_results SET hits = hits + 1 WHERE key = $1 "
-	    "RETURNING request, result, final, progress", 1 },
+	    "SELECT request, result, final, progress FROM dnnsat_results WHERE key = $1", 1 },
+	/* the read path: no progress blob, and a plain SELECT (no write per
+	 * read, so a hot key is not a hot row lock, and replicas can serve it) */
+	[CACHE_PG_GET_RESULT] = { "dnnsat_get_result",
+	    "SELECT request, result, final FROM dnnsat_results WHERE key = $1", 1 },
 	[CACHE_PG_PUT] = { "dnnsat_put",
 	    "INSERT INTO dnnsat_results (key, request, result, final, progress, updated_at) "
 	    "VALUES ($1, $2, $3, $4, $5, now()) "
@@ -108,8 +111,7 @@ static const char *const cache_pg_migrations[] = {
 	"CREATE TABLE IF NOT EXISTS dnnsat_results ("
 	"key text PRIMARY KEY, request text NOT NULL, result text NOT NULL, "
 	"final boolean NOT NULL, progress bytea, "
-	"created_at timestamptz DEFAULT now(), updated_at timestamptz, "
-	"hits bigint DEFAULT 0)",
+	"created_at timestamptz DEFAULT now(), updated_at timestamptz)",
 };
 
 #define CACHE_PG_NMIGRATIONS ((int)(sizeof cache_pg_migrations / sizeof cache_pg_migrations[0]))
@@ -501,11 +503,11 @@ cache_pg_copy_value(const PGresult *res, int col, size_t *len)
 }
 
 static int
-cache_pg_get(struct cache *c, const char *key, struct cache_entry *out)
+cache_pg_get(struct cache *c, const char *key, int with_progress, struct cache_entry *out)
 {
 	struct cache_pg *p = (struct cache_pg *)c;
 	const char *vals[1] = { key };
-	PGresult *res = cache_pg_call(p, CACHE_PG_GET, vals, NULL, NULL, 1);
+	PGresult *res = cache_pg_call(p, with_progress ? CACHE_PG_GET : CACHE_PG_GET_RESULT, vals, NULL, NULL, 1);
 	int rc;
 
 	if (res == NULL)
@@ -516,10 +518,10 @@ cache_pg_get(struct cache *c, const char *key, struct cache_entry *out)
 		out->request = cache_pg_copy_value(res, 0, NULL);
 		out->result = cache_pg_copy_value(res, 1, NULL);
 		out->final = PQgetlength(res, 0, 2) == 1 && PQgetvalue(res, 0, 2)[0] != 0;
-		if (!PQgetisnull(res, 0, 3) && PQgetlength(res, 0, 3) > 0)
+		int blob = with_progress && !PQgetisnull(res, 0, 3) && PQgetlength(res, 0, 3) > 0;
+		if (blob)
 			out->progress = cache_pg_copy_value(res, 3, &out->progress_len);
-		if (out->request == NULL || out->result == NULL ||
-		    (!PQgetisnull(res, 0, 3) && PQgetlength(res, 0, 3) > 0 && out->progress == NULL)) {
+		if (out->request == NULL || out->result == NULL || (blob && out->progress == NULL)) {
 			cache_entry_clear(out);
 			rc = CACHE_DOWN;        /* out of memory: compute it instead */
 		} else {

@@ -56,18 +56,12 @@ load_json_file(const char *file, const char *what, json_t **out, struct dn_error
 	return 0;
 }
 
+/* Reads argv into o->req, collecting the repeatable options in the
+ * objects the caller owns (parse_opts frees them on every path). */
 static int
-parse_opts(int argc, char **argv, struct solve_opts *o, struct dn_error *err)
+parse_args(int argc, char **argv, struct solve_opts *o, json_t *budgets, json_t *constraints, json_t *fixed,
+    json_t *workload, struct dn_error *err)
 {
-	json_t *budgets = json_object(), *constraints = json_array(), *fixed = json_object();
-	json_t *workload = json_object();
-
-	memset(o, 0, sizeof *o);
-	o->timeout = 60;
-	o->limit = -1;
-	o->n = 10;
-	o->seed = 1;
-	o->req = json_object();
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -157,19 +151,36 @@ parse_opts(int argc, char **argv, struct solve_opts *o, struct dn_error *err)
 			return dn_error_set(err, DN_EINVAL, a, "unknown option (see dnnsat --help)");
 		i += takes;
 	}
-	if (json_object_size(budgets) > 0)
+	return 0;
+}
+
+static int
+parse_opts(int argc, char **argv, struct solve_opts *o, struct dn_error *err)
+{
+	json_t *budgets = json_object(), *constraints = json_array(), *fixed = json_object();
+	json_t *workload = json_object();
+	int rc;
+
+	memset(o, 0, sizeof *o);
+	o->timeout = 60;
+	o->limit = -1;
+	o->n = 10;
+	o->seed = 1;
+	o->req = json_object();
+	rc = parse_args(argc, argv, o, budgets, constraints, fixed, workload, err);
+	if (rc == 0 && json_object_size(budgets) > 0)
 		json_object_set(o->req, "budgets", budgets);
-	if (json_array_size(constraints) > 0)
+	if (rc == 0 && json_array_size(constraints) > 0)
 		json_object_set(o->req, "constraints", constraints);
-	if (json_object_size(fixed) > 0)
+	if (rc == 0 && json_object_size(fixed) > 0)
 		json_object_set(o->req, "fixed", fixed);
-	if (json_object_size(workload) > 0)
+	if (rc == 0 && json_object_size(workload) > 0)
 		json_object_set(o->req, "workload", workload);
 	json_decref(budgets);
 	json_decref(constraints);
 	json_decref(fixed);
 	json_decref(workload);
-	return 0;
+	return rc;
 }
 
 static int

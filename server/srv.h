@@ -1,6 +1,7 @@
 /*
  * srv.h - the daemon's internal types, shared by the server's files:
- *   srv_main.c      process: configuration, start, signals, clean shutdown
+ *   srv_main.c      the process: settings, signals
+ *   srv_start.c     bringing the server up and down cleanly
  *   srv_config.c    flags and DNNSAT_* environment variables
  *   srv_http.c      libmicrohttpd glue: bodies, limits, auth, dispatch,
  *                   suspend/resume around the worker pool, access log
@@ -82,7 +83,7 @@ typedef void (*srv_handler)(struct srv_request *r);
 
 struct srv_route {
 	const char *method;
-	const char *pattern;    /* "/v1/reductions/{}/samples"; "/schemas/*" matches the rest */
+	const char *pattern;    /* "/v1/reductions/{}/samples"; "/schemas/(star)" matches the rest */
 	srv_handler handler;
 	int flags;
 	const char *name;       /* metrics label */
@@ -118,11 +119,17 @@ struct srv_request {
 	char allow[64];
 	int retry_after;                /* seconds, 0: no header */
 	int cache_hit;                  /* -1 none, 0 miss, 1 hit (metrics and X-Cache) */
+	int www_authenticate;           /* a 401: say which scheme */
 	/* dispatch */
 	int phase;                      /* 0 headers, 1 body, 2 queued to a worker, 3 answered */
 	int suspended;
 	int in_worker;                  /* the handler runs on a solver worker */
 };
+
+/* Brings the server up from s->cfg (srv_start.c); 0 or -1 with err.
+ * srv_stop shuts it down and frees it (also after a failed start). */
+int srv_start(struct srv *s, struct dn_error *err);
+void srv_stop(struct srv *s);
 
 /* ---- replies (srv_reply.c): each sets r->status and the body ---- */
 void srv_reply_json(struct srv_request *r, int status, json_t *body);   /* steals body */
@@ -130,6 +137,9 @@ void srv_reply_text(struct srv_request *r, int status, const char *ctype, const 
 /* problem+json: `path` is the JSON path or parameter to blame (may be NULL). */
 void srv_reply_problem(struct srv_request *r, int status, const char *slug, const char *title,
     const char *path, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* Copies text that came from a client, replacing control characters and
+ * bytes that are not UTF-8 with '?': for JSON strings and log lines. */
+void srv_text_clean(const char *in, char *out, size_t cap);
 /* An error from costmodel/solver: DN_EINVAL/ENOENT/ERANGE -> 422,
  * DN_ETIMEOUT -> 503 with Retry-After, DN_ENOMEM -> 503, else 500. The
  * path is prefixed with `prefix` ("$" for bodies) when it is relative. */
@@ -142,6 +152,10 @@ struct srv_pool *srv_pool_new(int workers, int max_queue);
 /* Queues fn(arg) on a worker. 0, or -1 when the queue is full or the pool
  * is stopping (the caller answers 429 / 503). */
 int srv_pool_submit(struct srv_pool *p, void (*fn)(void *), void *arg);
+/* Called by a job about to hand its answer back (before resuming the
+ * connection): its worker counts as free from now on, so the client's
+ * next request is not refused for a worker that is only returning. */
+void srv_pool_job_done(void);
 /* Jobs waiting and running, for metrics and 429 decisions. */
 void srv_pool_load(struct srv_pool *p, int *waiting, int *running);
 /* Stops taking jobs, runs `drop(arg)` for each still queued, waits for the
@@ -180,6 +194,7 @@ void api_check(struct srv_request *r);
 void api_reduction_create(struct srv_request *r);
 void api_reduction_get(struct srv_request *r);
 void api_reduction_check(struct srv_request *r);
+void api_reduction_check_get(struct srv_request *r);
 void api_reduction_configurations(struct srv_request *r);
 void api_reduction_samples(struct srv_request *r);
 void api_reduction_explain(struct srv_request *r);

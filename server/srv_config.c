@@ -25,7 +25,7 @@ static const struct option options[] = {
 	{ "listen", K_LISTEN, 0, 0, "HOST:PORT to listen on (default 127.0.0.1:8080; port 0 picks a free one)" },
 	{ "database-url", K_STR, 0, 0, "PostgreSQL connection string or URL (default: in-memory cache)" },
 	{ "workers", K_INT, 1, 256, "solver worker threads (default: the number of cores)" },
-	{ "http-threads", K_INT, 1, 256, "HTTP threads (default 4)" },
+	{ "http-threads", K_INT, 1, 256, "HTTP threads (default: the number of cores; with a database, at least --db-pool)" },
 	{ "max-queue", K_INT, 0, 100000, "solver jobs allowed to wait before 429 (default 64)" },
 	{ "deadline", K_SECONDS, 0.001, 3600, "default solver deadline per request, seconds (default 10)" },
 	{ "max-deadline", K_SECONDS, 0.001, 86400, "largest deadline a request may ask for (default 60)" },
@@ -61,7 +61,7 @@ set_defaults(struct srv_config *c)
 	snprintf(c->host, sizeof c->host, "127.0.0.1");
 	c->port = 8080;
 	c->workers = cores > 0 && cores < 256 ? (int)cores : 2;
-	c->http_threads = 4;
+	c->http_threads = 0;            /* auto: see srv_start */
 	c->max_queue = 64;
 	c->deadline = 10;
 	c->max_deadline = 60;

@@ -42,13 +42,13 @@ utc_stamp(char *buf, size_t len)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
 	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-	    tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
+	    tm.tm_hour, tm.tm_min, tm.tm_sec, (long)(ts.tv_nsec / 1000000) % 1000);
 }
 
 void
 srv_log(const char *fmt, ...)
 {
-	char stamp[40], line[1024];
+	char stamp[64], line[1024];
 	va_list ap;
 
 	utc_stamp(stamp, sizeof stamp);
@@ -121,6 +121,8 @@ send_reply(struct srv_request *r)
 	}
 	if (r->cache_hit >= 0)
 		MHD_add_response_header(resp, "X-Cache", r->cache_hit ? "hit" : "miss");
+	if (r->www_authenticate)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"dnnsat\"");
 	ret = MHD_queue_response(r->conn, (unsigned)r->status, resp);
 	MHD_destroy_response(resp);
 	r->phase = 3;
@@ -143,6 +145,7 @@ run_job(void *arg)
 			srv_reply_problem(r, 500, "internal", "Internal error", NULL, "the handler gave no answer");
 	}
 	r->phase = 2;
+	srv_pool_job_done();
 	MHD_resume_connection(r->conn);
 }
 
@@ -290,6 +293,7 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url, const ch
 		if (!(r->route->flags & SRV_R_PUBLIC) && !token_ok(s, conn)) {
 			srv_reply_problem(r, 401, "unauthorized", "Unauthorized", NULL,
 			    "send Authorization: Bearer <token>");
+			r->www_authenticate = 1;
 			return send_reply(r);
 		}
 		if (check_headers(r) != 0)
@@ -326,7 +330,7 @@ access_log(struct srv_request *r)
 {
 	struct srv *s = r->srv;
 	const union MHD_ConnectionInfo *ci;
-	char addr[64] = "-", stamp[40];
+	char addr[64] = "-", stamp[64], path[512];
 
 	if (s->access_log == NULL)
 		return;
@@ -340,8 +344,9 @@ access_log(struct srv_request *r)
 			    sizeof addr);
 	}
 	utc_stamp(stamp, sizeof stamp);
+	srv_text_clean(r->path ? r->path : "-", path, sizeof path);     /* no forged lines, no raw bytes */
 	pthread_mutex_lock(&s->log_lock);
-	fprintf(s->access_log, "%s %s \"%s %s\" %d %.3fms%s\n", stamp, addr, r->method, r->path ? r->path : "-",
+	fprintf(s->access_log, "%s %s \"%s %s\" %d %.3fms%s\n", stamp, addr, r->method, path,
 	    r->status, (srv_now() - r->t_start) * 1e3, r->cache_hit == 1 ? " cache=hit" : "");
 	pthread_mutex_unlock(&s->log_lock);
 }
@@ -408,13 +413,13 @@ srv_http_start(struct srv *s, struct dn_error *err)
 	} else
 		return dn_error_set(err, DN_EINVAL, "--listen", "\"%s\" is not an IPv4 or IPv6 address", s->cfg.host);
 	s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, access_handler, s,
+	    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 	    MHD_OPTION_SOCK_ADDR, addr,
-	    MHD_OPTION_THREAD_POOL_SIZE, (unsigned)s->cfg.http_threads,
+	    MHD_OPTION_THREAD_POOL_SIZE, (unsigned)(s->cfg.http_threads > 1 ? s->cfg.http_threads : 0),
 	    MHD_OPTION_CONNECTION_LIMIT, s->cfg.max_connections,
 	    MHD_OPTION_CONNECTION_TIMEOUT, s->cfg.connection_timeout,
-	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024,
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)8 * 1024,
 	    MHD_OPTION_NOTIFY_COMPLETED, request_completed, s,
-	    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 	    MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u,
 	    MHD_OPTION_END);
 	if (s->mhd == NULL)

@@ -1,133 +1,15 @@
 /*
  * srv_main.c - dnnsatd, the HTTP service: reads the settings (flags and
- * DNNSAT_* variables, srv_config.c), loads the device catalog and the
- * template listing, opens the cache (PostgreSQL with --database-url, else
- * in memory), starts the solver pool and libmicrohttpd, prints where it
- * listens, and waits for SIGTERM or SIGINT.
- *
- * Clean shutdown, in this order: stop accepting (readyz turns 503), let
- * solver work in flight stop at its next one-second slice (queued jobs are
- * answered 503), stop libmicrohttpd (closing connections after their
- * responses), close the database, free everything.
+ * DNNSAT_* variables, srv_config.c), starts the server (srv_start.c),
+ * prints where it listens, and waits for SIGTERM or SIGINT, on which it
+ * shuts down cleanly (srv_stop).
  */
 #include "srv.h"
-#include "srv_registry.h"
 
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-void srv_http_drop_job(void *arg);
-
-/* Reads bearer tokens, one per line (blank lines and # comments skipped). */
-static int
-load_tokens(struct srv *s, const char *file, struct dn_error *err)
-{
-	FILE *f = fopen(file, "r");
-	char line[1024];
-	int n = 0;
-
-	if (f == NULL)
-		return dn_error_set(err, DN_EINVAL, "--token-file", "cannot open %s", file);
-	s->tokens = calloc(1, sizeof *s->tokens);
-	while (s->tokens != NULL && fgets(line, sizeof line, f) != NULL) {
-		char **t;
-		size_t len = strcspn(line, "\r\n");
-		line[len] = '\0';
-		if (len == 0 || line[0] == '#')
-			continue;
-		if (len < 16) {
-			fclose(f);
-			return dn_error_set(err, DN_EINVAL, "--token-file", "a token of %s is shorter than 16 characters",
-			    file);
-		}
-		t = realloc(s->tokens, sizeof *t * (size_t)(n + 2));
-		if (t == NULL)
-			break;
-		s->tokens = t;
-		s->tokens[n++] = strdup(line);
-		s->tokens[n] = NULL;
-	}
-	fclose(f);
-	if (n == 0)
-		return dn_error_set(err, DN_EINVAL, "--token-file", "%s holds no token", file);
-	return 0;
-}
-
-static int
-open_access_log(struct srv *s, struct dn_error *err)
-{
-	const char *a = s->cfg.access_log;
-
-	if (a == NULL || strcmp(a, "-") == 0)
-		s->access_log = stderr;
-	else if (strcmp(a, "off") == 0)
-		s->access_log = NULL;
-	else {
-		s->access_log = fopen(a, "a");
-		if (s->access_log == NULL)
-			return dn_error_set(err, DN_EINVAL, "--access-log", "cannot open %s for appending", a);
-		setvbuf(s->access_log, NULL, _IOLBF, 0);
-	}
-	return 0;
-}
-
-static int
-start(struct srv *s, struct dn_error *err)
-{
-	char path[1024];
-
-	snprintf(path, sizeof path, "%s/devices.json", cm_data_dir());
-	if (cm_catalog_load(path, &s->catalog, err) != 0 || api_templates_load(s, err) != 0)
-		return -1;
-	if (s->cfg.token_file != NULL && load_tokens(s, s->cfg.token_file, err) != 0)
-		return -1;
-	if (open_access_log(s, err) != 0)
-		return -1;
-	if (s->cfg.database_url != NULL) {
-		s->cache = cache_pg_new(s->cfg.database_url, s->cfg.db_pool, err);
-		if (s->cache == NULL)
-			return -1;
-	} else
-		s->cache = cache_mem_new(s->cfg.cache_bytes);
-	s->metrics = srv_metrics_new();
-	s->pool = srv_pool_new(s->cfg.workers, s->cfg.max_queue);
-	s->registry = srv_registry_new(&s->catalog, s->cfg.registry_size);
-	if (s->cache == NULL || s->metrics == NULL || s->pool == NULL || s->registry == NULL)
-		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory at start");
-	return srv_http_start(s, err);
-}
-
-static void
-stop(struct srv *s)
-{
-	atomic_store(&s->stopping, 1);
-	srv_http_quiesce(s);
-	if (s->pool != NULL)
-		srv_pool_free(s->pool, srv_http_drop_job);
-	s->pool = NULL;
-	/* let answered requests reach their clients (at most 3 s) */
-	for (int i = 0; i < 300 && s->mhd != NULL && atomic_load(&s->inflight) > 0; i++) {
-		struct timespec ts = { 0, 10 * 1000 * 1000 };
-		nanosleep(&ts, NULL);
-	}
-	srv_http_stop(s);
-	srv_registry_free(s->registry);
-	if (s->cache != NULL)
-		cache_free(s->cache);
-	srv_metrics_free(s->metrics);
-	json_decref(s->templates);
-	cm_catalog_free(&s->catalog);
-	for (char **t = s->tokens; t && *t; t++)
-		free(*t);
-	free(s->tokens);
-	if (s->access_log != NULL && s->access_log != stderr)
-		fclose(s->access_log);
-	pthread_mutex_destroy(&s->log_lock);
-	srv_config_free(&s->cfg);
-}
 
 int
 main(int argc, char **argv)
@@ -151,11 +33,9 @@ main(int argc, char **argv)
 	sigaddset(&sigs, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	pthread_mutex_init(&s.log_lock, NULL);
-	s.started = srv_now();
-	if (start(&s, &err) != 0) {
+	if (srv_start(&s, &err) != 0) {
 		fprintf(stderr, "dnnsatd: %s%s%s\n", err.path, err.path[0] ? ": " : "", err.message);
-		stop(&s);
+		srv_stop(&s);
 		return 1;
 	}
 	srv_log("listening on http://%s%s%s:%d/ (cache: %s, %d solver workers, %d HTTP threads%s)",
@@ -169,7 +49,7 @@ main(int argc, char **argv)
 	while (sigwait(&sigs, &sig) != 0 || (sig != SIGTERM && sig != SIGINT))
 		;
 	srv_log("%s received: stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-	stop(&s);
+	srv_stop(&s);
 	srv_log("stopped");
 	return 0;
 }

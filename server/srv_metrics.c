@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const int status_codes[] = { 200, 201, 202, 400, 401, 404, 405, 413, 415, 422, 429, 500, 503 };
+static const int status_codes[] = { 200, 201, 202, 308, 400, 401, 404, 405, 413, 415, 422, 429, 500, 503 };
 #define NSTATUS ((int)(sizeof status_codes / sizeof status_codes[0]) + 1)     /* + other */
 static const double buckets[] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
 	1, 2.5, 5, 10, 30 };
@@ -232,7 +232,7 @@ srv_metrics_render(struct srv *s, size_t *len)
 	out_printf(&o, "# HELP dnnsat_cache_backend_errors_total Cache operations that failed (database down).\n"
 	    "# TYPE dnnsat_cache_backend_errors_total counter\ndnnsat_cache_backend_errors_total %llu\n",
 	    (unsigned long long)cs.errors);
-	out_printf(&o, "# HELP dnnsat_cache_entries Entries in the in-memory cache (0 for PostgreSQL).\n"
+	out_printf(&o, "# HELP dnnsat_cache_entries Entries in the result cache (PostgreSQL: counted at most every 5 s).\n"
 	    "# TYPE dnnsat_cache_entries gauge\ndnnsat_cache_entries %llu\n", (unsigned long long)cs.entries);
 	state = cache_state(s->cache, 0, detail, sizeof detail);
 	if (strcmp(state, "memory") != 0)

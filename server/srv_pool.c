@@ -28,6 +28,23 @@ struct srv_pool {
 	pthread_t *threads;
 };
 
+/* The pool of the job running on this thread, until it calls
+ * srv_pool_job_done (then NULL). */
+static _Thread_local struct srv_pool *current;
+
+void
+srv_pool_job_done(void)
+{
+	struct srv_pool *p = current;
+
+	if (p == NULL)
+		return;
+	current = NULL;
+	pthread_mutex_lock(&p->lock);
+	p->running--;
+	pthread_mutex_unlock(&p->lock);
+}
+
 static void *
 worker_main(void *arg)
 {
@@ -47,10 +64,11 @@ worker_main(void *arg)
 		p->waiting--;
 		p->running++;
 		pthread_mutex_unlock(&p->lock);
+		current = p;
 		j->fn(j->arg);
 		free(j);
+		srv_pool_job_done();    /* unless the job said so itself */
 		pthread_mutex_lock(&p->lock);
-		p->running--;
 	}
 	pthread_mutex_unlock(&p->lock);
 	return NULL;

@@ -116,15 +116,18 @@ compile(const struct cm_device_catalog *catalog, const char *id, const json_t *r
 	}
 	pthread_rwlock_init(&sq->lock, NULL);
 	snprintf(sq->id, sizeof sq->id, "%s", id);
-	sq->request = json_deep_copy(request);
+	/* compiled from the canonical text, keys sorted, whichever order the
+	 * client wrote them in: the engine's variable order (and so cursors
+	 * and saved progress) is then the same in every process */
 	sq->request_text = json_dumps(request, JSON_SORT_KEYS | JSON_COMPACT | JSON_REAL_PRECISION(17));
+	sq->request = sq->request_text ? json_loads(sq->request_text, 0, NULL) : NULL;
 	sq->fp = ans_fingerprint(request);
 	if (sq->request == NULL || sq->request_text == NULL) {
 		dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
 		query_free(sq);
 		return NULL;
 	}
-	if (sq_parse(request, catalog, &sq->q, err) != 0 || fs_init(&sq->e, &sq->q, err) != 0) {
+	if (sq_parse(sq->request, catalog, &sq->q, err) != 0 || fs_init(&sq->e, &sq->q, err) != 0) {
 		query_free(sq);
 		return NULL;
 	}

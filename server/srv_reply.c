@@ -52,23 +52,81 @@ srv_reply_text(struct srv_request *r, int status, const char *ctype, const char 
 	set_body(r, status, ctype, copy, len);
 }
 
+/* Length of the valid UTF-8 sequence at p (RFC 3629: no overlongs, no
+ * surrogates, nothing above U+10FFFF), or 0. */
+static int
+utf8_len(const unsigned char *p)
+{
+	unsigned char c = p[0], lo = 0x80, hi = 0xBF;
+	int n;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xC2 && c <= 0xDF)
+		n = 2;
+	else if (c >= 0xE0 && c <= 0xEF) {
+		n = 3;
+		if (c == 0xE0)
+			lo = 0xA0;
+		if (c == 0xED)
+			hi = 0x9F;
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		n = 4;
+		if (c == 0xF0)
+			lo = 0x90;
+		if (c == 0xF4)
+			hi = 0x8F;
+	} else
+		return 0;
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (int k = 2; k < n; k++)
+		if ((p[k] & 0xC0) != 0x80)
+			return 0;
+	return n;
+}
+
+void
+srv_text_clean(const char *in, char *out, size_t cap)
+{
+	const unsigned char *p = (const unsigned char *)in;
+	size_t o = 0;
+
+	while (*p != '\0' && o + 1 < cap) {
+		int n = utf8_len(p);
+		if (n == 0 || (n == 1 && (*p < 0x20 || *p == 0x7f)) || o + (size_t)n >= cap) {
+			out[o++] = '?';
+			p++;
+			continue;
+		}
+		memcpy(out + o, p, (size_t)n);
+		o += (size_t)n;
+		p += n;
+	}
+	out[o] = '\0';
+}
+
 void
 srv_reply_problem(struct srv_request *r, int status, const char *slug, const char *title, const char *path,
     const char *fmt, ...)
 {
-	char detail[768], type[128];
+	char raw[768], detail[768], instance[512], where[300], type[128];
 	va_list ap;
 	json_t *j;
 	char *text;
 
 	va_start(ap, fmt);
-	vsnprintf(detail, sizeof detail, fmt, ap);
+	vsnprintf(raw, sizeof raw, fmt, ap);
 	va_end(ap);
+	/* what the client sent may be any bytes: JSON strings must be UTF-8 */
+	srv_text_clean(raw, detail, sizeof detail);
+	srv_text_clean(r->path ? r->path : "", instance, sizeof instance);
+	srv_text_clean(path ? path : "", where, sizeof where);
 	snprintf(type, sizeof type, "https://dnnsat.dev/problems/%s", slug);
 	j = json_pack("{s:s,s:s,s:i,s:s,s:s}", "type", type, "title", title, "status", status, "detail", detail,
-	    "instance", r->path ? r->path : "");
-	if (j != NULL && path != NULL && path[0] != '\0')
-		json_object_set_new(j, "path", json_string(path));
+	    "instance", instance);
+	if (j != NULL && where[0] != '\0')
+		json_object_set_new(j, "path", json_string(where));
 	if (j != NULL && (status == 429 || status == 503) && r->retry_after == 0)
 		r->retry_after = status == 429 ? 1 : 5;
 	if (j != NULL && status == 429)
@@ -99,6 +157,11 @@ srv_reply_error(struct srv_request *r, const struct dn_error *err)
 		snprintf(path, sizeof path, "$.%s", p);
 	else
 		snprintf(path, sizeof path, "%s", p);
+	if (err->code == DN_EINVAL && (strcmp(path, "cursor") == 0 || strcmp(path, "offset") == 0)) {
+		/* a query parameter, not a field of a body */
+		srv_reply_problem(r, 400, "bad-parameter", "Bad parameter", path, "%s: %s", path, err->message);
+		return;
+	}
 	switch (err->code) {
 	case DN_EINVAL:
 	case DN_ERANGE:

@@ -26,12 +26,13 @@ static const struct srv_route routes[] = {
 	{ "POST", "/v1/reductions", api_reduction_create, SRV_R_BODY, "reductions_create" },
 	{ "GET", "/v1/reductions/{}", api_reduction_get, 0, "reductions_get" },
 	{ "POST", "/v1/reductions/{}/check", api_reduction_check, SRV_R_BODY, "reductions_check" },
+	{ "GET", "/v1/reductions/{}/check", api_reduction_check_get, 0, "reductions_check_query" },
 	{ "GET", "/v1/reductions/{}/configurations", api_reduction_configurations, SRV_R_POOL,
 	  "reductions_configurations" },
 	{ "GET", "/v1/reductions/{}/samples", api_reduction_samples, SRV_R_POOL, "reductions_samples" },
 	{ "GET", "/v1/reductions/{}/explain", api_reduction_explain, SRV_R_POOL, "reductions_explain" },
 	{ "POST", "/v1/reductions/{}/explain", api_reduction_explain, SRV_R_BODY | SRV_R_POOL,
-	  "reductions_explain" },
+	  "reductions_explain_config" },
 	{ "GET", "/v1/reductions/{}/max", api_reduction_max, SRV_R_POOL, "reductions_max" },
 };
 #define NROUTES ((int)(sizeof routes / sizeof routes[0]))

@@ -55,6 +55,12 @@ json_t *ans_samples(struct fs_engine *e, int64_t n, uint64_t seed, struct dn_err
  * costs only when with_costs. `scratch` must hold ans_scratch_len values
  * (the caller's, so threads do not share it). */
 int32_t ans_scratch_len(const struct fs_engine *e);
+/* The same answer as JSON text (malloc'd, length in *len), with an "id"
+ * field first when id is not NULL, and the "constraints" list only with
+ * all_parts: the service's hot path (/check answers feasible, violated and
+ * costs). */
+char *ans_check_text(const struct fs_engine *e, const json_t *config, union expr_val *scratch,
+    int with_costs, int all_parts, const char *id, size_t *len, struct dn_error *err);
 json_t *ans_check(const struct fs_engine *e, const json_t *config, union expr_val *scratch,
     int with_costs, struct dn_error *err);
 

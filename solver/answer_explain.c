@@ -18,25 +18,49 @@
 int32_t
 ans_scratch_len(const struct fs_engine *e)
 {
-	return e->nnodes_graph + e->q->def->nhps + cm_model_scratch_len(e->q->model) + 1;
+	return e->nnodes_graph + e->q->def->nhps + 1;
 }
 
-static json_t *
-node_value_json(const struct expr_graph *g, expr_id id, const union expr_val *v)
+static void
+write_value(struct jt *w, const struct expr_graph *g, expr_id id, const union expr_val *v)
 {
-	return g->nodes[id].type == EXPR_REAL ? json_real(v[id].r) : json_integer(v[id].i);
+	if (g->nodes[id].type == EXPR_REAL)
+		jt_real(w, v[id].r);
+	else
+		jt_int(w, v[id].i);
 }
 
-json_t *
-ans_check(const struct fs_engine *e, const json_t *config, union expr_val *scratch, int with_costs,
-    struct dn_error *err)
+static void
+write_part(struct jt *w, const struct expr_graph *g, const struct sq_part *p, const union expr_val *vals)
+{
+	jt_lit(w, "{\"constraint\":");
+	jt_str(w, p->label);
+	jt_lit(w, ",\"path\":");
+	jt_str(w, p->path);
+	jt_lit(w, ",\"holds\":");
+	jt_bool(w, vals[p->ok].i != 0);
+	if (p->value >= 0) {
+		jt_lit(w, ",\"value\":");
+		write_value(w, g, p->value, vals);
+	}
+	if (p->kind == 1) {
+		jt_lit(w, ",\"limit\":");
+		jt_real(w, p->limit);
+	}
+	jt_lit(w, "}");
+}
+
+char *
+ans_check_text(const struct fs_engine *e, const json_t *config, union expr_val *scratch, int with_costs,
+    int all_parts, const char *id, size_t *len, struct dn_error *err)
 {
 	const struct sq_query *q = e->q;
 	const struct expr_graph *g = e->g;
-	union expr_val *vals = scratch, *cfg = scratch + e->nnodes_graph, *ms = cfg + q->def->nhps;
+	union expr_val *vals = scratch, *cfg = scratch + e->nnodes_graph;
 	int64_t *pos = calloc((size_t)e->nvars + 1, sizeof *pos);
-	json_t *parts, *violated, *out;
-	int ok = 1;
+	struct cm_result r;
+	struct jt w;
+	int ok = 1, first = 1;
 
 	if (pos == NULL) {
 		dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
@@ -52,36 +76,72 @@ ans_check(const struct fs_engine *e, const json_t *config, union expr_val *scrat
 		dn_error_set(err, DN_ERANGE, "config", "a cost of this configuration overflows 64 bits: it cannot run");
 		return NULL;
 	}
-	parts = json_array();
-	violated = json_array();
-	for (int i = 0; i < q->nparts; i++) {
-		const struct sq_part *p = &q->parts[i];
-		int holds = vals[p->ok].i != 0;
-		json_t *o = json_pack("{s:s,s:s,s:b}", "constraint", p->label, "path", p->path, "holds", holds);
-		ok &= holds;
-		if (p->value >= 0)
-			json_object_set_new(o, "value", node_value_json(g, p->value, vals));
-		if (p->kind == 1)
-			json_object_set_new(o, "limit", json_real(p->limit));
-		if (!holds)
-			json_array_append(violated, o);
-		json_array_append_new(parts, o);
-	}
-	out = json_pack("{s:b,s:o,s:o}", "feasible", ok, "constraints", parts, "violated", violated);
-	if (with_costs || !ok) {
-		struct cm_result r;
-		struct dn_error e2;
-		memset(&e2, 0, sizeof e2);
-		if (cm_model_eval(q->model, cfg, ms, &r, &e2) == 0) {
-			if (with_costs)
-				json_object_set_new(out, "costs", cm_result_to_json(q->model, cfg, ms, &r, 0));
-			/* which shapes are invalid, from the model's own report */
-			for (int i = 0; i < r.nviolations && i < 8; i++)
-				json_array_append_new(violated, json_pack("{s:s,s:s,s:b,s:s}", "constraint",
-				    r.violations[i].rule, "path", r.violations[i].path, "holds", 0, "source", "shape"));
+	for (int i = 0; i < q->nparts; i++)
+		ok &= vals[q->parts[i].ok].i != 0;
+	/* the query's graph extends the model's: its values are the model's too */
+	cm_model_read(q->model, vals, &r);
+	jt_init(&w, 4096);
+	if (id != NULL) {
+		jt_lit(&w, "{\"id\":");
+		jt_str(&w, id);
+		jt_lit(&w, ",\"feasible\":");
+	} else
+		jt_lit(&w, "{\"feasible\":");
+	jt_bool(&w, ok);
+	if (all_parts) {
+		jt_lit(&w, ",\"constraints\":[");
+		for (int i = 0; i < q->nparts; i++) {
+			if (i > 0)
+				jt_lit(&w, ",");
+			write_part(&w, g, &q->parts[i], vals);
 		}
+		jt_lit(&w, "]");
 	}
-	return out;
+	jt_lit(&w, ",\"violated\":[");
+	for (int i = 0; i < q->nparts; i++)
+		if (vals[q->parts[i].ok].i == 0) {
+			if (!first)
+				jt_lit(&w, ",");
+			first = 0;
+			write_part(&w, g, &q->parts[i], vals);
+		}
+	/* which shapes are invalid, from the model's own report */
+	for (int i = 0; i < r.nviolations && i < 8; i++) {
+		if (!first)
+			jt_lit(&w, ",");
+		first = 0;
+		jt_lit(&w, "{\"constraint\":");
+		jt_str(&w, r.violations[i].rule);
+		jt_lit(&w, ",\"path\":");
+		jt_str(&w, r.violations[i].path);
+		jt_lit(&w, ",\"holds\":false,\"source\":\"shape\"}");
+	}
+	jt_lit(&w, "]");
+	if (with_costs) {
+		jt_lit(&w, ",\"costs\":");
+		/* the caller knows the configuration: no echo of it on the hot path */
+		cm_result_write(&w, q->model, all_parts ? cfg : NULL, &r);
+	}
+	jt_lit(&w, "}");
+	{
+		char *text = jt_take(&w, len);
+		if (text == NULL)
+			dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
+		return text;
+	}
+}
+
+json_t *
+ans_check(const struct fs_engine *e, const json_t *config, union expr_val *scratch, int with_costs,
+    struct dn_error *err)
+{
+	char *text = ans_check_text(e, config, scratch, with_costs, 1, NULL, NULL, err);
+	json_t *j = text ? json_loads(text, 0, NULL) : NULL;
+
+	if (text != NULL && j == NULL)
+		dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
+	free(text);
+	return j;
 }
 
 /* 1 when some configuration with var v at position p satisfies `root`,

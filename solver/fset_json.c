@@ -69,6 +69,24 @@ fs_position_of(struct fs_engine *e, int v, const json_t *j)
 
 	if (d->values == NULL && !json_is_number(j))
 		return -1;
+	/* the common cases without building candidate values: a number on a
+	 * numeric grid, a string among a choice's strings (same equality as the
+	 * general loop below: numeric value, or the same text) */
+	if (x->vals != NULL && !d->nested && json_is_number(j)) {
+		double want = json_number_value(j);
+		for (int64_t p = 0; p < x->n; p++)
+			if (sp_value_num(d, fs_dim_index(x, p)) == want)
+				return p;
+		return -1;
+	}
+	if (x->vals != NULL && !d->nested && json_is_string(j) && d->type == SP_CHOICE) {
+		for (int64_t p = 0; p < x->n; p++) {
+			const json_t *c = d->values[fs_dim_index(x, p)];
+			if (json_is_string(c) && strcmp(json_string_value(c), json_string_value(j)) == 0)
+				return p;
+		}
+		return -1;
+	}
 	for (int64_t p = 0; p < x->n && p < 100000000; p++) {
 		int64_t i = fs_dim_index(x, p);
 		json_t *cand;
@@ -148,26 +166,40 @@ fs_from_json(struct fs_engine *e, const json_t *obj, int64_t *pos, struct dn_err
 {
 	const char *key;
 	json_t *val;
+	int named = 0;
 
 	if (!json_is_object(obj))
 		return dn_error_set(err, DN_EINVAL, "$.configuration", "must be an object of parameter values");
 	for (int v = 0; v < e->nvars; v++)
 		pos[v] = -1;
-	json_object_foreach((json_t *)obj, key, val) {
-		int found = 0;
-		for (int k = 0; k < e->q->space.ndims; k++)
-			if (e->q->space.dims[k].parent < 0 && strcmp(e->q->space.dims[k].key, key) == 0)
-				found = 1;
-		if (!found)
-			return dn_error_set(err, DN_ENOENT, "$.configuration", "the space has no parameter \"%.64s\"", key);
-	}
+	/* unknown names: only looked for when the object has more keys than
+	 * the space's top-level parameters it names (the rare, failing case) */
+	for (int k = 0; k < e->q->space.ndims; k++)
+		if (e->q->space.dims[k].parent < 0 && json_object_get(obj, e->q->space.dims[k].key) != NULL)
+			named++;
+	if ((size_t)named != json_object_size(obj))
+		json_object_foreach((json_t *)obj, key, val) {
+			int found = 0;
+			for (int k = 0; k < e->q->space.ndims && !found; k++)
+				found = e->q->space.dims[k].parent < 0 && strcmp(e->q->space.dims[k].key, key) == 0;
+			if (!found)
+				return dn_error_set(err, DN_ENOENT, "$.configuration", "the space has no parameter \"%.64s\"",
+				    key);
+		}
 	for (int k = 0; k < e->q->space.ndims; k++) {
 		const struct sp_dim *d = &e->q->space.dims[k];
 		const json_t *j;
 		char path[512];
+		size_t n;
 		if (d->parent >= 0 || !d->discrete)
 			continue;
-		snprintf(path, sizeof path, "$.configuration.%s", d->key);
+		/* a memcpy, not snprintf: this runs for every dim of every /check */
+		n = strlen(d->key);
+		if (n > sizeof path - 17)
+			n = sizeof path - 17;
+		memcpy(path, "$.configuration.", 16);
+		memcpy(path + 16, d->key, n);
+		path[16 + n] = '\0';
 		j = json_object_get(obj, d->key);
 		if (j == NULL)
 			return dn_error_set(err, DN_EINVAL, path, "missing");

@@ -47,8 +47,8 @@ struct sq_query {
 };
 
 /*
- * Reads a query from JSON (schema: schemas/query.schema.json):
- *   {"model": "resnet50" | {"template": T, "preset": P} | {"file": F} | {model object},
+ * Reads a query from JSON (schema: schemas/api/query.schema.json):
+ *   {"model": "resnet50" | {"template": T, "preset": P} | {model object},
  *    "space": {NNI search space}, "device": "a100-40gb" | {device object},
  *    "workload": {"mode": "training"|"inference", "optimizer": "adam", "dtype": "fp32", "tf32": false},
  *    "budgets": {"memory": "16GiB" | bytes | "90%", "params": 1e8, "weight_bytes": "200MB",
@@ -62,6 +62,11 @@ struct sq_query {
 int sq_parse(const json_t *req, const struct cm_device_catalog *catalog,
     struct sq_query *q, struct dn_error *err);
 void sq_free(struct sq_query *q);
+
+/* As sq_parse, with the space optional: a query about the one
+ * configuration its "fixed" values give (the /v1/estimate call). */
+int sq_parse_point(const json_t *req, const struct cm_device_catalog *catalog,
+    struct sq_query *q, struct dn_error *err);
 
 /* Unit parsing: "16GiB", "500 MB", 1e9 (bytes); "4.1G", "300M" (counts);
  * "10ms", "2s", "150us" (seconds). 0 or -1 with err naming `path`. */

@@ -15,6 +15,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Re-roots an error path of a nested document ("$.layers[3]" of the model
+ * object) under its field in the query ("$.model.layers[3]"). */
+static int
+reroot(struct dn_error *err, const char *field)
+{
+	char p[256];
+
+	if (err != NULL && err->path[0] == '$' && strncmp(err->path, field, strlen(field)) != 0) {
+		dn_fmt(p, sizeof p, "%s%s", field, err->path + 1);
+		memcpy(err->path, p, sizeof err->path);
+	} else if (err != NULL && err->path[0] != '$' && err->path[0] != '\0') {
+		dn_fmt(p, sizeof p, "%s.%s", field, err->path);
+		memcpy(err->path, p, sizeof err->path);
+	}
+	return -1;
+}
+
 static const char *const budget_names[SQ_B_COUNT] = {
 	"memory", "params", "weight_bytes", "macs", "flops", "latency", "step_time",
 	"min_utilization",
@@ -175,7 +192,7 @@ load_model(const json_t *m, struct sq_query *q, const char **preset, struct dn_e
 		return dn_error_set(err, DN_EINVAL, "$.model", "must be a template or preset name, "
 		    "{\"template\": ..., \"preset\": ...} or a model object");
 	if (json_object_get(m, "dnnsat_model") != NULL)
-		return cm_def_load_json((json_t *)m, &q->def, err);
+		return cm_def_load_json((json_t *)m, &q->def, err) != 0 ? reroot(err, "$.model") : 0;
 	{
 		const char *t = json_string_value(json_object_get(m, "template"));
 		const char *p = json_string_value(json_object_get(m, "preset"));
@@ -476,8 +493,9 @@ build_feasible(struct sq_query *q, const json_t *constraints, struct dn_error *e
 	return 0;
 }
 
-int
-sq_parse(const json_t *req, const struct cm_device_catalog *catalog, struct sq_query *q,
+/* sq_parse and sq_parse_point: `point` makes the space optional. */
+static int
+parse_query(const json_t *req, const struct cm_device_catalog *catalog, struct sq_query *q, int point,
     struct dn_error *err)
 {
 	const char *key, *preset = NULL;
@@ -500,7 +518,7 @@ sq_parse(const json_t *req, const struct cm_device_catalog *catalog, struct sq_q
 	}
 	if (json_object_get(req, "model") == NULL)
 		return dn_error_set(err, DN_EINVAL, "$.model", "a query needs a model");
-	if (json_object_get(req, "space") == NULL)
+	if (json_object_get(req, "space") == NULL && !point)
 		return dn_error_set(err, DN_EINVAL, "$.space", "a query needs an NNI search space");
 	if (load_model(json_object_get(req, "model"), q, &preset, err) != 0)
 		return -1;
@@ -521,14 +539,19 @@ sq_parse(const json_t *req, const struct cm_device_catalog *catalog, struct sq_q
 		return dn_error_set(err, DN_ENOMEM, "$", "out of memory");
 	cm_config_defaults(q->def, q->fixed);
 	if (preset != NULL && cm_config_apply_preset(q->def, preset, q->fixed, err) != 0)
+	{
+		if (err != NULL)
+			dn_fmt(err->path, sizeof err->path, "%s",
+			    json_is_object(json_object_get(req, "model")) ? "$.model.preset" : "$.model");
 		return -1;
+	}
 	if (json_object_get(req, "fixed") != NULL &&
 	    cm_config_from_json(q->def, json_object_get(req, "fixed"), "$.fixed", q->fixed, err) != 0)
 		return -1;
-	if (sp_parse(json_object_get(req, "space"), &q->space, err) != 0)
-		return -1;
-	if (sp_bind(&q->space, q->def, err) != 0)
-		return -1;
+	if (json_object_get(req, "space") != NULL) {
+		if (sp_parse(json_object_get(req, "space"), &q->space, err) != 0 || sp_bind(&q->space, q->def, err) != 0)
+			return reroot(err, "$.space");
+	}
 	if (parse_budgets(json_object_get(req, "budgets"), q, err) != 0)
 		return -1;
 	if (!q->has_budget[SQ_B_MEMORY]) {
@@ -540,4 +563,18 @@ sq_parse(const json_t *req, const struct cm_device_catalog *catalog, struct sq_q
 	if (cm_model_build(q->def, &q->wl, &q->device, q->bounds, &q->model, err) != 0)
 		return -1;
 	return build_feasible(q, json_object_get(req, "constraints"), err);
+}
+
+int
+sq_parse(const json_t *req, const struct cm_device_catalog *catalog, struct sq_query *q,
+    struct dn_error *err)
+{
+	return parse_query(req, catalog, q, 0, err);
+}
+
+int
+sq_parse_point(const json_t *req, const struct cm_device_catalog *catalog, struct sq_query *q,
+    struct dn_error *err)
+{
+	return parse_query(req, catalog, q, 1, err);
 }

@@ -8,11 +8,16 @@ cd "$(dirname "$0")/../.."
 SECONDS_EACH="${FUZZ_SECONDS:-60}"
 out=tests/fuzz/out
 mkdir -p "$out"
-CFLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE -Icostmodel -Isolver $(pkg-config --cflags jansson)"
-SRCS="$(ls costmodel/*.c) $(ls solver/space_*.c solver/query_parse.c solver/fset_*.c)"
-for target in model expr space query progress; do
-	clang $CFLAGS -DDNNSAT_DATA_DIR="\"$PWD/schemas\"" -o "$out/fuzz_$target" \
-		"tests/fuzz/fuzz_$target.c" $SRCS $(pkg-config --libs jansson) -lgmp -lm
+CFLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE -Icostmodel -Isolver -Iserver $(pkg-config --cflags jansson libmicrohttpd libpq)"
+SRCS="$(ls costmodel/*.c) $(ls solver/space_*.c solver/query_parse.c solver/fset_*.c solver/answer_*.c)"
+# the request target runs the whole server: every server file but main() and the CLI
+SERVER_SRCS="$(ls server/srv_*.c server/api_*.c server/cache*.c | grep -v srv_main.c)"
+VERSION="$(sed -n 's/^AC_INIT(\[dnnsat\], \[\([^]]*\)\].*/\1/p' configure.ac)"
+for target in ${FUZZ_TARGETS:-model expr space query progress request}; do
+	extra=""
+	[ "$target" = request ] && extra="$SERVER_SRCS $(pkg-config --libs libmicrohttpd libpq) -lpthread"
+	clang $CFLAGS -DDNNSAT_DATA_DIR="\"$PWD/schemas\"" -DPACKAGE_VERSION="\"$VERSION\"" -o "$out/fuzz_$target" \
+		"tests/fuzz/fuzz_$target.c" $SRCS $extra $(pkg-config --libs jansson) -lgmp -lm
 	rm -rf "$out/corpus_$target"
 	mkdir -p "$out/corpus_$target"
 	echo "fuzz_$target: ${SECONDS_EACH}s"

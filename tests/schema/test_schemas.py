@@ -198,14 +198,16 @@ for m, p, o in operations:
     where = "%s %s" % (m, p)
     rs = o.get("responses", {})
     check(where + " has responses", bool(rs))
-    success = [c for c in rs if c.startswith("2")]
-    check(where + " has a 2xx response", bool(success))
+    success = [c for c in rs if c.startswith("2") or c in ("307", "308")]
+    check(where + " has a 2xx response (or is a redirect)", bool(success))
     for code, r in rs.items():
         r = deref(r)
         content = r.get("content", {})
         if re.match(r"^[45][0-9][0-9]$", code):
             check("%s %s is problem+json" % (where, code),
                   list(content) == ["application/problem+json"], str(list(content)))
+        elif code in ("307", "308"):
+            check("%s %s has a Location" % (where, code), "Location" in r.get("headers", {}))
         else:
             check("%s %s has content" % (where, code), bool(content) and re.match(r"^[1-3][0-9][0-9]$", code))
         check("%s %s described" % (where, code), bool(r.get("description")))

@@ -1,0 +1,124 @@
+#!/bin/sh
+# tests/bench/bench_http.sh - the service's speed targets, measured with wrk
+# on loopback against the real dnnsatd (README.md reports the figures):
+#  1. checking one configuration (GET /v1/reductions/{id}/check?..., random
+#     configurations of the cnn5 NAS space, feasible or not, every cost in
+#     the answer) against the trivial endpoint of the same server (GET
+#     /healthz), alternating in the same run, keep-alive, 64 connections:
+#     the ratio of throughputs and p99; also the JSON-body form (POST
+#     .../check), the full-query form (POST /v1/check) and a heavy model (a
+#     ResNet space whose graph has 42k nodes) for reference;
+#  2. a cached reduction read (GET /v1/reductions/{id}) from PostgreSQL:
+#     every read is a query to a throwaway PostgreSQL server.
+# Usage: tests/bench/bench_http.sh [SECONDS per run, default 10] [ROUNDS, default 3]
+set -eu
+cd "$(dirname "$0")/../.."
+secs="${1:-10}"
+rounds="${2:-3}"
+PY=/usr/bin/python3
+for t in wrk curl; do
+	command -v $t >/dev/null || { echo "bench_http: $t is missing (apt-get install $t)" >&2; exit 1; }
+done
+[ -x ./dnnsatd ] || { echo "bench_http: build first (./scripts/build.sh)" >&2; exit 1; }
+work=$(mktemp -d)
+chmod 755 "$work"    # the postgres user must reach its data directory inside
+pids=""
+cleanup() {
+	for p in $pids; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	[ -d "$work/pg" ] && tests/pg/pg_tmp.sh stop "$work/pg" >/dev/null 2>&1 || true
+	rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+# start_server NAME ARGS...: starts dnnsatd on a free port, sets $port
+start_server() {
+	name=$1
+	shift
+	./dnnsatd --listen 127.0.0.1:0 --access-log "$work/$name.access.log" "$@" >"$work/$name.out" 2>"$work/$name.err" &
+	pids="$pids $!"
+	for _ in $(seq 100); do
+		port=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$work/$name.out")
+		[ -n "$port" ] && return 0
+		sleep 0.1
+	done
+	cat "$work/$name.err" >&2
+	exit 1
+}
+
+# run_wrk URL [LUA FILE]: prints "rps p99_ms"; FILE is the scripts' input
+# (bodies.lua: JSON bodies; paths.lua: query strings)
+run_wrk() {
+	if [ $# -gt 1 ]; then
+		BODIES=$3 QUERIES=$3 wrk -t2 -c64 -d"${secs}s" --latency -s "$2" "$1" >"$work/wrk.out"
+	else
+		wrk -t2 -c64 -d"${secs}s" --latency "$1" >"$work/wrk.out"
+	fi
+	if grep -q "Non-2xx" "$work/wrk.out"; then
+		echo "bench_http: errors from $1:" >&2
+		cat "$work/wrk.out" >&2
+		exit 1
+	fi
+	rps=$(awk '/Requests\/sec/ {print $2}' "$work/wrk.out")
+	p99=$(awk '$1 == "99%" {v = $2; if (v ~ /us$/) {sub(/us/, "", v); v = v / 1000} else if (v ~ /ms$/) {sub(/ms/, "", v)} else if (v ~ /s$/) {sub(/s/, "", v); v = v * 1000}; print v}' "$work/wrk.out")
+	echo "$rps $p99"
+}
+
+reduction_id() {
+	curl -sf -H 'Content-Type: application/json' --data @"$1" "http://127.0.0.1:$port/v1/reductions?timeout=60" |
+		$PY -c 'import json, sys; print(json.load(sys.stdin)["id"])'
+}
+
+$PY - "$work" <<'PYEOF'
+import json, sys
+w = sys.argv[1]
+cnn5 = {"model": json.load(open("examples/models/cnn5.json")), "space": json.load(open("examples/spaces/cnn5.json")),
+        "device": "a100-40gb", "budgets": {"memory": "16GiB"}}
+resnet = {"model": "resnet50", "space": json.load(open("examples/spaces/resnet.json")), "device": "a100-40gb",
+          "budgets": {"memory": "6GiB"}}
+json.dump(cnn5, open(w + "/cnn5.json", "w"))
+json.dump(resnet, open(w + "/resnet.json", "w"))
+PYEOF
+for q in cnn5 resnet; do
+	$PY tests/bench/gen_check_bodies.py "$work/$q.json" 2000 1 --by-id >"$work/$q.byid"
+	$PY tests/bench/gen_check_bodies.py "$work/$q.json" 2000 1 --query-string >"$work/$q.qs"
+	$PY tests/bench/gen_check_bodies.py "$work/$q.json" 2000 1 >"$work/$q.full"
+done
+
+echo "== 1. check vs trivial endpoint (in-memory server, wrk -t2 -c64, ${secs}s runs, $rounds rounds)"
+start_server mem
+id_cnn5=$(reduction_id "$work/cnn5.json")
+id_resnet=$(reduction_id "$work/resnet.json")
+# warm: the /v1/check form compiles its query on the first call
+head -1 "$work/cnn5.full" | curl -sf -o /dev/null -H 'Content-Type: application/json' --data @- "http://127.0.0.1:$port/v1/check"
+head -1 "$work/resnet.full" | curl -sf -o /dev/null -H 'Content-Type: application/json' --data @- "http://127.0.0.1:$port/v1/check"
+: >"$work/ratios"
+for r in $(seq "$rounds"); do
+	set -- $(run_wrk "http://127.0.0.1:$port/healthz")
+	h_rps=$1 h_p99=$2
+	set -- $(run_wrk "http://127.0.0.1:$port/v1/reductions/$id_cnn5/check" tests/bench/paths.lua "$work/cnn5.qs")
+	c_rps=$1 c_p99=$2
+	ratio=$(echo "$c_rps $h_rps" | awk '{printf "%.2f", $1 / $2}')
+	echo "$ratio" >>"$work/ratios"
+	printf "round %d: trivial %8.0f req/s (p99 %6.2f ms)   check %8.0f req/s (p99 %6.2f ms)   ratio %s\n" \
+		"$r" "$h_rps" "$h_p99" "$c_rps" "$c_p99" "$ratio"
+done
+median=$(sort -n "$work/ratios" | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}')
+echo "check / trivial throughput, median of $rounds rounds: $median (target >= 0.70)"
+set -- $(run_wrk "http://127.0.0.1:$port/v1/reductions/$id_cnn5/check" tests/bench/bodies.lua "$work/cnn5.byid")
+printf "for reference: POST .../check with a JSON body {\"config\": ...} (cnn5): %.0f req/s, p99 %.2f ms\n" "$1" "$2"
+set -- $(run_wrk "http://127.0.0.1:$port/v1/check" tests/bench/bodies.lua "$work/cnn5.full")
+printf "for reference: POST /v1/check with the whole query in each body (cnn5): %.0f req/s, p99 %.2f ms\n" "$1" "$2"
+set -- $(run_wrk "http://127.0.0.1:$port/v1/reductions/$id_resnet/check" tests/bench/paths.lua "$work/resnet.qs")
+printf "for reference: a heavy model (ResNet space, 42k-node graph): %.0f req/s, p99 %.2f ms\n" "$1" "$2"
+
+echo "== 2. cached reduction read from PostgreSQL (GET /v1/reductions/{id}, wrk -t2 -c64, ${secs}s)"
+url=$(tests/pg/pg_tmp.sh start "$work/pg")
+start_server pg --database-url "$url"
+id=$(reduction_id "$work/resnet.json")
+curl -sf -o /dev/null -D "$work/h" "http://127.0.0.1:$port/v1/reductions/$id"
+grep -qi "x-cache: hit" "$work/h" || { echo "bench_http: the read is not a cache hit" >&2; exit 1; }
+set -- $(run_wrk "http://127.0.0.1:$port/v1/reductions/$id")
+printf "cached reduction reads: %.0f req/s, p99 %.2f ms (target >= 5000 req/s)\n" "$1" "$2"
+hits=$(curl -sf "http://127.0.0.1:$port/metrics" | awk '$1 == "dnnsat_cache_hits_total" {print $2}')
+echo "server metrics: dnnsat_cache_hits_total $hits"

@@ -1,0 +1,105 @@
+#!/bin/sh
+# tests/bench/soak.sh - memory over a long run of mixed requests: starts
+# dnnsatd (the binary in the tree: a plain build, or an ASan build whose
+# LeakSanitizer report at exit must be clean), drives it with wrk for
+# SECONDS (default 300) with a mix of checks, pages, streams, samples,
+# explanations, maxima, estimates, new and repeated reductions, catalog
+# reads and errors, samples its resident memory every 10 s, then stops it
+# with SIGTERM. Fails when the server dies, exits non-zero (a leak report
+# under ASan), or its memory after the first minute grows by more than 10%.
+# Usage: tests/bench/soak.sh [SECONDS] [--database-url URL]
+set -eu
+cd "$(dirname "$0")/../.."
+secs="${1:-300}"
+[ $# -gt 0 ] && shift
+PY=/usr/bin/python3
+work=$(mktemp -d)
+pid=""
+cleanup() {
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+	rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" ./dnnsatd --listen 127.0.0.1:0 --access-log "$work/access.log" \
+	--max-queue 1000 "$@" >"$work/out" 2>"$work/err" &
+pid=$!
+port=""
+for _ in $(seq 200); do
+	port=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$work/out")
+	[ -n "$port" ] && break
+	sleep 0.1
+done
+[ -n "$port" ] || { cat "$work/err"; exit 1; }
+base="http://127.0.0.1:$port"
+# the request mix: ids come from two reductions made first
+$PY - "$base" "$work/mixed" <<'PYEOF'
+import json, random, sys, urllib.request
+base, out = sys.argv[1], sys.argv[2]
+def post(path, body):
+    req = urllib.request.Request(base + path, json.dumps(body).encode(), {"Content-Type": "application/json"})
+    return json.load(urllib.request.urlopen(req, timeout=120))
+cnn5 = {"model": json.load(open("examples/models/cnn5.json")), "space": json.load(open("examples/spaces/cnn5.json")),
+        "device": "a100-40gb", "budgets": {"memory": "16GiB"}}
+resnet = {"model": "resnet50", "space": json.load(open("examples/spaces/resnet.json")), "device": "a100-40gb",
+          "budgets": {"memory": "6GiB"}}
+ids = [post("/v1/reductions", q)["id"] for q in (cnn5, resnet)]
+rng = random.Random(1)
+lines = []
+def sample(space):
+    c = {}
+    for k, s in space.items():
+        t, v = s["_type"], s["_value"]
+        if t == "choice": c[k] = rng.choice(v)
+        elif t == "randint": c[k] = rng.randrange(v[0], v[1])
+        elif t == "quniform": c[k] = int(round(rng.uniform(v[0], v[1]) / v[2]) * v[2])
+        else: c[k] = rng.uniform(v[0], v[1])
+    return c
+for _ in range(200):
+    lines.append("POST /v1/reductions/%s/check %s" % (ids[0], json.dumps({"config": sample(cnn5["space"])})))
+    lines.append("POST /v1/reductions/%s/check %s" % (ids[1], json.dumps({"config": sample(resnet["space"])})))
+for i in range(20):
+    lines.append("GET /v1/reductions/%s/configurations?limit=50&offset=%d" % (ids[1], rng.randrange(3000)))
+    lines.append("GET /v1/reductions/%s/samples?n=20&seed=%d" % (ids[0], i))
+    lines.append("GET /v1/reductions/%s" % ids[i % 2])
+    lines.append("POST /v1/reductions %s" % json.dumps(dict(resnet, budgets={"memory": "%dGiB" % (4 + i)})))
+    lines.append("POST /v1/estimate %s" % json.dumps({"model": "resnet50", "config": {"batch_size": 8 + i}}))
+lines += ["GET /v1/reductions/%s/max?param=batch_size&per=block" % ids[1],
+          "GET /v1/reductions/%s/explain?param=batch_size&value=512" % ids[1],
+          "GET /v1/reductions/%s/configurations?format=jsonl" % ids[1],
+          "GET /v1/templates", "GET /v1/devices", "GET /metrics", "GET /readyz", "GET /healthz",
+          "GET /v1/reductions/00000000000000000000000000000000", "POST /v1/estimate {\"model\":",
+          "POST /v1/check {\"model\":\"mlp\",\"space\":{},\"config\":{}}"]
+open(out, "w").write("\n".join(lines) + "\n")
+PYEOF
+rss() { awk '/^VmRSS/ {print $2}' "/proc/$pid/status"; }
+MIXED="$work/mixed" wrk -t2 -c16 -d"${secs}s" -s tests/bench/mixed.lua "$base/" >"$work/wrk.out" 2>&1 &
+wrkpid=$!
+t=0
+: >"$work/rss"
+while kill -0 $wrkpid 2>/dev/null; do
+	sleep 10
+	t=$((t + 10))
+	kill -0 "$pid" 2>/dev/null || { echo "soak: the server died"; tail -20 "$work/err"; exit 1; }
+	echo "$t $(rss)" | tee -a "$work/rss"
+done
+grep -E "requests in|Requests/sec|Non-2xx" "$work/wrk.out" || true
+kill -TERM "$pid"
+status=0
+wait "$pid" || status=$?
+pid=""
+if [ "$status" -ne 0 ]; then
+	echo "soak: dnnsatd exited with $status"
+	grep -A30 "LeakSanitizer\|ERROR: AddressSanitizer" "$work/err" | head -60
+	exit 1
+fi
+# flat: the last sample within 10% of the one at one minute (warm caches)
+awk -v secs="$secs" '
+	$1 == 60 || (NR == 1 && secs < 60) { base = $2 }
+	{ last = $2; if ($2 > max) max = $2 }
+	END {
+		if (base == 0) base = last
+		growth = (last - base) / base * 100
+		printf "rss: %d KiB at 1 min, %d KiB at the end, max %d KiB: %+.1f%%\n", base, last, max, growth
+		exit growth > 10 ? 1 : 0
+	}' "$work/rss"
+echo "soak: clean exit, memory flat"

@@ -1,0 +1,1487 @@
+#!/usr/bin/python3
+"""tests/e2e/test_service.py - the end-to-end test of dnnsatd: starts the REAL
+daemon ($top_builddir/dnnsatd) on free loopback ports and talks HTTP to it.
+
+  1. an in-memory server: every endpoint with real answers (a cursor walk
+     returns exactly `feasible` distinct configurations, the JSON-lines stream
+     the same set, samples are feasible per /check, explain names the
+     constraint that removed a value, max agrees with the walk), every error
+     status with its problem+json body, 202 and 503 on a huge space, 16
+     concurrent clients, metrics that count exactly what the clients saw,
+     clean shutdown with a slow request in flight, and an access log with
+     method, path and status but never a body;
+  2. a server with bearer tokens, one solver worker and no queue: 401, 413
+     (--max-body, --max-space), 429 with Retry-After, 503;
+  3. PostgreSQL ($DNNSAT_TEST_DATABASE_URL, a throwaway server in
+     $DNNSAT_TEST_PG_DIR that tests/e2e/test_service.sh starts): the cache
+     across a restart and across two processes, a count's progress restored
+     from the database after a restart and by another process, the database
+     stopping and starting again under a running server (tests/pg/pg_tmp.sh
+     stop-server / start-server).
+
+Python 3 standard library only; run it with /usr/bin/python3. Prints one line
+per failed check and a final line "N passed, M failed"; exit status 1 on any
+failure. DNNSAT_E2E_VERBOSE=1 prints each phase and its time.
+"""
+import http.client
+import json
+import os
+import re
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import urllib.parse
+
+TOP_SRCDIR = os.environ.get("top_srcdir", ".")
+TOP_BUILDDIR = os.environ.get("top_builddir", ".")
+DNNSATD = os.path.join(TOP_BUILDDIR, "dnnsatd")
+PG_TMP = os.path.join(TOP_SRCDIR, "tests", "pg", "pg_tmp.sh")
+DB_URL = os.environ.get("DNNSAT_TEST_DATABASE_URL", "")
+PG_DIR = os.environ.get("DNNSAT_TEST_PG_DIR", "")
+VERBOSE = os.environ.get("DNNSAT_E2E_VERBOSE", "") not in ("", "0")
+HTTP_TIMEOUT = 30           # seconds: a request that takes longer is a hang
+START_TIMEOUT = 20          # seconds for the daemon to print where it listens
+STOP_TIMEOUT = 5            # seconds a SIGTERM'd daemon may take to exit
+MARKER = "e2e-body-marker-7f3c9a1d5b"   # must never reach a log
+
+passed = 0
+failed = 0
+_lock = threading.Lock()
+WORK = tempfile.mkdtemp(prefix="dnnsat-e2e.")
+DAEMONS = []
+
+
+def check(name, ok, detail=""):
+    """Counts one check; prints it when it fails."""
+    global passed, failed
+    with _lock:
+        if ok:
+            passed += 1
+        else:
+            failed += 1
+            d = str(detail).replace("\n", " ")
+            print("FAIL %s%s" % (name, (": " + d[:600]) if d else ""), flush=True)
+    return bool(ok)
+
+
+def eq(name, got, want):
+    return check(name, got == want, "got %r, want %r" % (_short(got), _short(want)))
+
+
+def note(msg):
+    print("NOTE %s" % msg, flush=True)
+
+
+def _short(x):
+    s = repr(x)
+    return s if len(s) <= 300 else s[:300] + "..."
+
+
+def log(msg):
+    if VERBOSE:
+        print("# %s" % msg, flush=True)
+
+
+def load(rel):
+    with open(os.path.join(TOP_SRCDIR, rel)) as f:
+        return json.load(f)
+
+
+# ---------------------------------------------------------------- routes --
+# Mirror of server/srv_route.c (method, pattern, metrics label), used to
+# tally what the clients saw per route and status and compare with /metrics.
+ROUTES = [
+    ("GET", "/healthz", "healthz"), ("GET", "/readyz", "readyz"),
+    ("GET", "/metrics", "metrics"), ("GET", "/openapi.json", "openapi"),
+    ("GET", "/schemas/*", "schemas"), ("GET", "/v1/templates", "templates"),
+    ("GET", "/v1/templates/{}", "template"), ("GET", "/v1/devices", "devices"),
+    ("POST", "/v1/estimate", "estimate"), ("POST", "/v1/check", "check"),
+    ("POST", "/v1/reductions", "reductions_create"),
+    ("GET", "/v1/reductions/{}", "reductions_get"),
+    ("POST", "/v1/reductions/{}/check", "reductions_check"),
+    ("GET", "/v1/reductions/{}/configurations", "reductions_configurations"),
+    ("GET", "/v1/reductions/{}/samples", "reductions_samples"),
+    ("GET", "/v1/reductions/{}/explain", "reductions_explain"),
+    ("POST", "/v1/reductions/{}/explain", "reductions_explain_config"),
+    ("GET", "/v1/reductions/{}/max", "reductions_max"),
+]
+
+
+def _match(pattern, path):
+    if pattern.endswith("/*"):
+        head = pattern[:-1]
+        return path.startswith(head) and len(path) > len(head)
+    ps, xs = pattern.split("/"), path.split("/")
+    if len(ps) != len(xs):
+        return False
+    return all((p == "{}" and x != "") or p == x for p, x in zip(ps, xs))
+
+
+def route_label(method, path):
+    path = path.split("?", 1)[0]
+    other = False
+    for m, pat, name in ROUTES:
+        if _match(pat, path):
+            if m == method or (method == "HEAD" and m == "GET"):
+                return name
+            other = True
+    return "unmatched"
+
+
+# ------------------------------------------------------------------ HTTP --
+class Resp:
+    def __init__(self, status, headers, body):
+        self.status = status
+        self.headers = headers          # lower-case name -> value
+        self.body = body
+        self.json = None
+        try:
+            self.json = json.loads(body.decode("utf-8")) if body else None
+        except ValueError:
+            pass
+
+    def h(self, name):
+        return self.headers.get(name.lower())
+
+    def __repr__(self):
+        return "<%d %s>" % (self.status, self.body[:300])
+
+
+def daemon_path():
+    """$top_builddir/dnnsatd, run through a symlink in the work directory:
+    the process is then not named "dnnsatd", so that whatever else on a
+    shared machine stops dnnsatd processes by name (pkill dnnsatd) leaves
+    the suite's own alone. The binary is the same file."""
+    link = os.path.join(WORK, "bin", "e2e-server")
+    if not os.path.exists(link):
+        os.makedirs(os.path.dirname(link), exist_ok=True)
+        os.symlink(os.path.abspath(DNNSATD), link)
+    return link
+
+
+class Daemon:
+    """One dnnsatd process on 127.0.0.1 and a port it picked itself."""
+
+    def __init__(self, name, args=(), env=None, token=None):
+        self.name = name
+        self.args = list(args)
+        self.env_extra = dict(env or {})
+        self.token = token
+        self.proc = None
+        self.port = None
+        self.errpath = os.path.join(WORK, name + ".stderr")
+        self.tally = {}                 # (route, code) -> requests answered
+        self.hits = 0
+        self.misses = 0
+        self.tlock = threading.Lock()
+
+    def start(self):
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith("DNNSAT_") or k == "DNNSAT_DATA_DIR"}
+        if "DNNSAT_DATA_DIR" not in env and os.path.isdir(os.path.join(TOP_SRCDIR, "schemas")):
+            env["DNNSAT_DATA_DIR"] = os.path.abspath(os.path.join(TOP_SRCDIR, "schemas"))
+        env.update(self.env_extra)
+        err = open(self.errpath, "ab")
+        self.proc = subprocess.Popen([daemon_path(), "--listen", "127.0.0.1:0"] + self.args,
+                                     stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL,
+                                     env=env)
+        err.close()
+        DAEMONS.append(self)
+        line = b""
+        deadline = time.time() + START_TIMEOUT
+        fd = self.proc.stdout.fileno()
+        while not line.endswith(b"\n") and time.time() < deadline:
+            r, _, _ = select.select([fd], [], [], 0.2)
+            if r:
+                chunk = os.read(fd, 4096)
+                if not chunk:
+                    break
+                line += chunk
+        m = re.search(rb"listening on http://127\.0\.0\.1:(\d+)/", line)
+        if not m:
+            self.kill()
+            raise RuntimeError("%s did not start: stdout %r, stderr %r" %
+                               (self.name, line, self.log()[-600:]))
+        self.port = int(m.group(1))
+        self.tally = {}
+        self.hits = self.misses = 0
+        return self
+
+    def log(self):
+        try:
+            with open(self.errpath, "rb") as f:
+                return f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def stop(self, sig=signal.SIGTERM, timeout=STOP_TIMEOUT):
+        """Signals the daemon; (exit status or None on timeout, seconds)."""
+        if self.proc is None or self.proc.poll() is not None:
+            return (self.proc.returncode if self.proc else None), 0.0
+        t0 = time.time()
+        self.proc.send_signal(sig)
+        try:
+            rc = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            rc = None
+            self.kill()
+        return rc, time.time() - t0
+
+    def kill(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def count(self, method, path, resp):
+        with self.tlock:
+            key = (route_label(method, path), resp.status)
+            self.tally[key] = self.tally.get(key, 0) + 1
+            xc = resp.h("X-Cache")
+            if xc == "hit":
+                self.hits += 1
+            elif xc == "miss":
+                self.misses += 1
+
+    def request(self, method, path, body=None, ctype="application/json", headers=None,
+                auth=True, timeout=HTTP_TIMEOUT, conn=None):
+        h = {}
+        if body is not None and not isinstance(body, (bytes, str)):
+            body = json.dumps(body)
+        if isinstance(body, str):
+            body = body.encode("utf-8")
+        if body is not None and ctype is not None:
+            h["Content-Type"] = ctype
+        if auth and self.token:
+            h["Authorization"] = "Bearer " + self.token
+        h.update(headers or {})
+        own = conn is None
+        t0 = time.time()
+        c = conn or http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        try:
+            c.request(method, path, body=body, headers=h)
+            r = c.getresponse()
+            data = r.read()
+            resp = Resp(r.status, {k.lower(): v for k, v in r.getheaders()}, data)
+        finally:
+            if own:
+                c.close()
+        self.count(method, path, resp)
+        took = time.time() - t0
+        if VERBOSE and took > 0.3:
+            log("slow: %s %s %s -> %d in %.2f s" % (self.name, method, path[:90], resp.status, took))
+        return resp
+
+    def get(self, path, **kw):
+        return self.request("GET", path, **kw)
+
+    def retry429(self, method, path, body=None, tries=20):
+        """A request retried while it is 429 (set-up steps on a one-worker,
+        no-queue server, where a 429 is not what is being tested)."""
+        for _ in range(tries):
+            r = self.request(method, path, body)
+            if r.status != 429:
+                return r
+            time.sleep(0.05)
+        return r
+
+    def post(self, path, body, **kw):
+        return self.request("POST", path, body, **kw)
+
+    def raw(self, data, read_timeout=10):
+        """Sends raw bytes, returns (status, headers, body) of the reply."""
+        s = socket.create_connection(("127.0.0.1", self.port), timeout=read_timeout)
+        try:
+            try:
+                s.sendall(data)
+            except OSError:
+                pass            # the server may answer and close before reading it all
+            buf = b""
+            while True:
+                try:
+                    chunk = s.recv(65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                buf += chunk
+                head, sep, rest = buf.partition(b"\r\n\r\n")
+                if sep:
+                    m = re.search(rb"(?i)\r\ncontent-length:\s*(\d+)", head)
+                    if m and len(rest) >= int(m.group(1)):
+                        break
+        finally:
+            s.close()
+        head, _, rest = buf.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        m = re.match(r"HTTP/1\.[01] (\d{3})", lines[0] if lines else "")
+        status = int(m.group(1)) if m else 0
+        hdrs = {}
+        for ln in lines[1:]:
+            k, _, v = ln.partition(":")
+            hdrs[k.strip().lower()] = v.strip()
+        return Resp(status, hdrs, rest)
+
+
+def problem(name, resp, status, instance=None, path=None):
+    """Checks an RFC 9457 problem reply (status, media type, members)."""
+    ok = check(name + ": status", resp.status == status, "got %r, want %d" % (resp, status))
+    ct = resp.h("Content-Type") or ""
+    ok &= check(name + ": application/problem+json", ct.startswith("application/problem+json"), ct)
+    j = resp.json if isinstance(resp.json, dict) else {}
+    members = all(isinstance(j.get(k), str) and j.get(k) for k in ("type", "title", "detail")) \
+        and j.get("status") == resp.status and isinstance(j.get("instance"), str) \
+        and j["type"].startswith("https://dnnsat.dev/problems/")
+    ok &= check(name + ": type, title, status, detail, instance", members, _short(j))
+    if instance is not None:
+        ok &= eq(name + ": instance", j.get("instance"), instance)
+    if path is not None:
+        ok &= eq(name + ": path", j.get("path"), path)
+    return ok
+
+
+def parse_metrics(text):
+    """[(name, {labels}, value)] of a Prometheus text exposition."""
+    out = []
+    for ln in text.splitlines():
+        if not ln or ln.startswith("#"):
+            continue
+        m = re.match(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)$", ln)
+        if not m:
+            out.append(("<unparsable>", {"line": ln}, float("nan")))
+            continue
+        labels = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(3) or ""))
+        out.append((m.group(1), labels, float(m.group(4))))
+    return out
+
+
+def metric(samples, name, **labels):
+    """The sum of the samples of `name` whose labels include `labels`, or None."""
+    vals = [v for n, l, v in samples if n == name and all(l.get(k) == x for k, x in labels.items())]
+    return sum(vals) if vals else None
+
+
+def get_metrics(d):
+    r = d.get("/metrics")
+    return r, parse_metrics(r.body.decode("utf-8", "replace"))
+
+
+# ---------------------------------------------------------------- spaces --
+def discrete_values(p):
+    t, v = p["_type"], p["_value"]
+    if t == "choice":
+        return list(v)
+    if t == "randint":
+        return list(range(int(v[0]), int(v[1])))
+    if t == "quniform":
+        lo, hi, q = v
+        n = int((hi - lo) // q) + 1
+        vals = [lo + k * q for k in range(n)]
+        return [int(x) if float(x).is_integer() else x for x in vals]
+    return None                 # continuous: not counted
+
+
+def grid_size(space):
+    n = 1
+    for p in space.values():
+        vals = discrete_values(p)
+        if vals is not None:
+            n *= len(vals)
+    return n
+
+
+def discrete_names(space):
+    return sorted(k for k, p in space.items() if discrete_values(p) is not None)
+
+
+def key(cfg):
+    return json.dumps(cfg, sort_keys=True)
+
+
+SPACE_RESNET = load("examples/spaces/resnet.json")
+SPACE_T24 = load("examples/spaces/transformer24.json")
+MODEL_T24 = load("examples/models/transformer24.json")
+MLP_QUERY = load("examples/api/mlp-query.json")
+CHECK_EXAMPLE = load("examples/api/check.json")
+ESTIMATE_EXAMPLE = load("examples/api/estimate.json")
+WORKLOAD = {"mode": "training", "optimizer": "adam", "dtype": "fp32", "tf32": False}
+HEX32 = re.compile(r"^[0-9a-f]{32}$")
+
+
+def resnet_query(memory, **extra):
+    q = {"model": "resnet50", "space": SPACE_RESNET, "device": "a100-40gb",
+         "workload": WORKLOAD, "budgets": {"memory": memory}}
+    q.update(extra)
+    return q
+
+
+def t24_query(timeout):
+    return {"model": MODEL_T24, "space": SPACE_T24, "device": "a100-40gb",
+            "budgets": {"memory": "40GiB"}, "timeout": timeout}
+
+
+def mlp_query(limit=None):
+    q = json.loads(json.dumps(MLP_QUERY))
+    if limit is not None:
+        q["constraints"] = ["hidden * depth <= %d" % limit]
+    return q
+
+
+def check_reduction(name, resp, status, query_space=None, cached=None):
+    """The common shape of a reduction reply; returns its JSON or {}."""
+    ok = check(name + ": status", resp.status == status, "got %r, want %d" % (resp, status))
+    j = resp.json if isinstance(resp.json, dict) else {}
+    if not ok:
+        return j
+    ok = check(name + ": id is 32 hex", isinstance(j.get("id"), str) and HEX32.match(j["id"]), j.get("id"))
+    for f in ("total", "feasible_lower", "feasible_upper"):
+        check(name + ": %s is a decimal string" % f,
+              isinstance(j.get(f), str) and j[f].isdigit(), _short(j.get(f)))
+    check(name + ": seconds is a number >= 0",
+          isinstance(j.get("seconds"), (int, float)) and j["seconds"] >= 0, j.get("seconds"))
+    check(name + ": model_version", isinstance(j.get("model_version"), str) and j["model_version"],
+          j.get("model_version"))
+    if cached is not None:
+        eq(name + ": cached", j.get("cached"), cached)
+        eq(name + ": X-Cache", resp.h("X-Cache"), "hit" if cached else "miss")
+    try:
+        lo, up, tot = int(j["feasible_lower"]), int(j["feasible_upper"]), int(j["total"])
+    except (KeyError, ValueError):
+        return j
+    check(name + ": 0 <= lower <= upper <= total", 0 <= lo <= up <= tot, (lo, up, tot))
+    if query_space is not None:
+        eq(name + ": total is the grid size", tot, grid_size(query_space))
+    if status in (200, 201):
+        eq(name + ": status exact", j.get("status"), "exact")
+        eq(name + ": exact", j.get("exact"), True)
+        check(name + ": feasible == lower == upper",
+              j.get("feasible") == j.get("feasible_lower") == j.get("feasible_upper"), _short(j))
+        if tot:
+            check(name + ": ratio == feasible/total",
+                  isinstance(j.get("ratio"), (int, float)) and abs(j["ratio"] - lo / tot) < 1e-9,
+                  (j.get("ratio"), lo, tot))
+        check(name + ": reduced_space", (lo == 0 and j.get("reduced_space") is None) or
+              isinstance(j.get("reduced_space"), dict), _short(j.get("reduced_space")))
+    elif status == 202:
+        eq(name + ": status running", j.get("status"), "running")
+        eq(name + ": exact false", j.get("exact"), False)
+        check(name + ": no feasible while running", "feasible" not in j, _short(j))
+        check(name + ": lower < upper while running", lo < up, (lo, up))
+    return j
+
+
+def walk_pages(d, rid, limit):
+    """Every page of a cursor walk: [(cursor in, items, next_cursor)]."""
+    pages, cursor = [], None
+    for _ in range(10000):
+        path = "/v1/reductions/%s/configurations?limit=%d" % (rid, limit)
+        if cursor is not None:
+            path += "&cursor=" + urllib.parse.quote(cursor, safe="")
+        r = d.get(path)
+        if r.status != 200 or not isinstance(r.json, dict):
+            raise RuntimeError("page %s: %r" % (path, r))
+        pages.append((cursor, r.json.get("items"), r.json.get("next_cursor")))
+        cursor = r.json.get("next_cursor")
+        if cursor is None:
+            break
+    return pages
+
+
+def jsonl(d, rid, **kw):
+    r = d.get("/v1/reductions/%s/configurations?format=jsonl" % rid, **kw)
+    lines = [ln for ln in r.body.decode("utf-8", "replace").split("\n") if ln.strip()]
+    items = []
+    for ln in lines:
+        try:
+            items.append(json.loads(ln))
+        except ValueError:
+            items.append({"<bad line>": ln})
+    return r, items
+
+
+# ======================================================= phase 1: memory ==
+def phase_memory(st):
+    alog = os.path.join(WORK, "mem.access.log")
+    st["alog"] = alog
+    d = Daemon("mem", ["--access-log", alog, "--workers", "2"]).start()
+    st["mem"] = d
+
+    # ---- health, catalog, contract
+    r = d.get("/healthz")
+    eq("healthz: 200", r.status, 200)
+    eq("healthz: body", r.json, {"status": "ok"})
+    check("healthz: application/json", (r.h("Content-Type") or "").startswith("application/json"),
+          r.h("Content-Type"))
+    r = d.get("/readyz")
+    eq("readyz (memory): 200", r.status, 200)
+    eq("readyz (memory): status", (r.json or {}).get("status"), "ready")
+    eq("readyz (memory): database", (r.json or {}).get("database"), "memory")
+
+    r = d.get("/openapi.json")
+    if r.status == 308:
+        eq("openapi: 308 Location", r.h("Location"), "/schemas/openapi.json")
+        r = d.get("/schemas/openapi.json")
+    if r.status == 404:
+        note("GET /openapi.json is 404: the contract has not landed")
+    else:
+        eq("openapi: 200", r.status, 200)
+        check("openapi: an OpenAPI 3.1 document",
+              isinstance(r.json, dict) and str(r.json.get("openapi", "")).startswith("3.1")
+              and isinstance(r.json.get("paths"), dict), _short(r.body[:200]))
+    for f in ("api/query.schema.json", "model.schema.json", "devices.schema.json"):
+        r = d.get("/schemas/" + f)
+        eq("schemas/%s: 200" % f, r.status, 200)
+        check("schemas/%s: a JSON Schema" % f, isinstance(r.json, dict) and "$schema" in r.json,
+              _short(r.body[:200]))
+        check("schemas/%s: JSON media type" % f, "json" in (r.h("Content-Type") or ""), r.h("Content-Type"))
+    problem("schemas/nope.json", d.get("/schemas/nope.json"), 404, "/schemas/nope.json")
+    problem("schemas path traversal", d.get("/schemas/../Makefile.am"), 404)
+    problem("schemas path traversal (json)", d.get("/schemas/api/../../schemas/devices.json"), 404)
+
+    r = d.get("/")
+    if r.status == 404:
+        note("GET / (the dashboard of docs/api.md) is 404: not implemented yet")
+    else:
+        eq("dashboard: 200", r.status, 200)
+
+    r = d.get("/v1/templates")
+    eq("templates: 200", r.status, 200)
+    tl = (r.json or {}).get("templates") or []
+    names = [t.get("name") for t in tl]
+    check("templates: resnet and mlp listed", "resnet" in names and "mlp" in names, names)
+    shapes = all(isinstance(t.get("description"), str) and isinstance(t.get("hyperparameters"), list)
+                 and all(isinstance(h, dict) and h.get("name") and h.get("type") for h in t["hyperparameters"])
+                 and isinstance(t.get("presets"), list)
+                 and all(isinstance(p, dict) and p.get("name") and isinstance(p.get("hyperparameters"), dict)
+                         for p in t["presets"]) for t in tl)
+    check("templates: {name, description, hyperparameters:[{name,type}], presets:[{name,hyperparameters}]}",
+          shapes and tl, _short(tl[:1]))
+    resnet = next((t for t in tl if t.get("name") == "resnet"), {})
+    check("templates: resnet has preset resnet50",
+          any(p.get("name") == "resnet50" for p in resnet.get("presets") or []), _short(resnet.get("presets")))
+    hp = [h.get("name") for h in resnet.get("hyperparameters") or []]
+    check("templates: resnet hyperparameters", {"batch_size", "resolution", "block", "width"} <= set(hp), hp)
+    r = d.get("/v1/templates/resnet")
+    eq("template resnet: 200", r.status, 200)
+    eq("template resnet: name", (r.json or {}).get("name"), "resnet")
+    eq("template resnet: same as in the list", r.json, resnet)
+    r = d.get("/v1/templates/resnet50")
+    eq("template preset resnet50: 200", r.status, 200)
+    eq("template preset resnet50: template name", (r.json or {}).get("name"), "resnet")
+    eq("template preset resnet50: preset", (r.json or {}).get("preset"), "resnet50")
+    problem("template unknown", d.get("/v1/templates/no-such-template"), 404, "/v1/templates/no-such-template")
+    r = d.request("HEAD", "/v1/templates")
+    eq("HEAD templates: 200", r.status, 200)
+    eq("HEAD templates: no body", r.body, b"")
+
+    r = d.get("/v1/devices")
+    eq("devices: 200", r.status, 200)
+    devs = (r.json or {}).get("devices") or []
+    check("devices: a100-40gb in the catalog",
+          any(x.get("name") == "a100-40gb" or "a100-40gb" in (x.get("aliases") or []) for x in devs),
+          [x.get("name") for x in devs])
+    check("devices: every device has a name and memory_bytes",
+          devs and all(x.get("name") and isinstance(x.get("memory_bytes"), int) for x in devs), _short(devs[:1]))
+
+    # ---- estimate
+    r = d.post("/v1/estimate", ESTIMATE_EXAMPLE)
+    eq("estimate: 200", r.status, 200)
+    e = r.json or {}
+    costs = e.get("costs") or {}
+    check("estimate: feasible is a boolean", isinstance(e.get("feasible"), bool), e.get("feasible"))
+    check("estimate: params > 0", isinstance(costs.get("params"), int) and costs["params"] > 0, costs.get("params"))
+    mem64 = (costs.get("memory") or {}).get("training_peak_bytes")
+    check("estimate: memory.training_peak_bytes > 0", isinstance(mem64, int) and mem64 > 0, mem64)
+    check("estimate: memory breakdown", isinstance((costs.get("memory") or {}).get("breakdown"), dict),
+          _short(costs.get("memory")))
+    eq("estimate: config echoes batch_size", (e.get("config") or {}).get("batch_size"), 64)
+    check("estimate: no operators without per_op", "operators" not in costs, list(costs))
+    big = json.loads(json.dumps(ESTIMATE_EXAMPLE))
+    big["config"]["batch_size"] = 128
+    r = d.post("/v1/estimate", big)
+    mem128 = (((r.json or {}).get("costs") or {}).get("memory") or {}).get("training_peak_bytes")
+    check("estimate: batch 128 needs more memory than batch 64",
+          r.status == 200 and isinstance(mem128, int) and isinstance(mem64, int) and mem128 > mem64, (mem64, mem128))
+    per = dict(ESTIMATE_EXAMPLE, per_op=True)
+    r = d.post("/v1/estimate", per)
+    ops = ((r.json or {}).get("costs") or {}).get("operators")
+    check("estimate per_op: operators listed", r.status == 200 and isinstance(ops, list) and len(ops) > 10,
+          _short(r))
+    problem("estimate unknown hyperparameter",
+            d.post("/v1/estimate", dict(ESTIMATE_EXAMPLE, config={"no_such_hp": 1})), 422, "/v1/estimate",
+            "$.config.no_such_hp")
+    problem("estimate unknown device", d.post("/v1/estimate", dict(ESTIMATE_EXAMPLE, device="no-such-gpu")),
+            422, "/v1/estimate", "$.device")
+    problem("estimate per_op wrong type", d.post("/v1/estimate", dict(ESTIMATE_EXAMPLE, per_op="yes")), 422,
+            "/v1/estimate", "$.per_op")
+
+    # ---- reductions: resnet50 at 6GiB
+    q6 = resnet_query("6GiB")
+    r = d.post("/v1/reductions", q6)
+    j6 = check_reduction("reduction 6GiB (new)", r, 201, SPACE_RESNET, cached=False)
+    rid6 = j6.get("id", "0" * 32)
+    st["rid6"], st["j6"] = rid6, j6
+    eq("reduction 6GiB: Location", r.h("Location"), "/v1/reductions/" + rid6)
+    check("reduction 6GiB: some but not all configurations feasible",
+          0 < int(j6.get("feasible", "0")) < int(j6.get("total", "0")), _short(j6))
+    r = d.post("/v1/reductions", q6)
+    j = check_reduction("reduction 6GiB (repeat)", r, 200, SPACE_RESNET, cached=True)
+    eq("reduction 6GiB (repeat): same id", j.get("id"), rid6)
+    eq("reduction 6GiB (repeat): same feasible", j.get("feasible"), j6.get("feasible"))
+    eq("reduction 6GiB (repeat): same reduced_space", j.get("reduced_space"), j6.get("reduced_space"))
+    r = d.post("/v1/reductions", dict(reversed(list(resnet_query("6GiB", timeout=7).items()))))
+    eq("reduction 6GiB (keys reordered, timeout given): same id", (r.json or {}).get("id"), rid6)
+    eq("reduction 6GiB (keys reordered, timeout given): 200 from cache", r.status, 200)
+    r = d.get("/v1/reductions/" + rid6)
+    j = check_reduction("GET reduction 6GiB", r, 200, SPACE_RESNET)
+    eq("GET reduction 6GiB: same feasible", j.get("feasible"), j6.get("feasible"))
+    eq("GET reduction 6GiB: cached", j.get("cached"), True)
+
+    # ---- a reduction that removes values: resnet50 at 2GiB
+    q2 = resnet_query("2GiB")
+    r = d.post("/v1/reductions", q2)
+    j2 = check_reduction("reduction 2GiB", r, 201, SPACE_RESNET, cached=False)
+    rid2 = j2.get("id", "0" * 32)
+    st["rid2"], st["j2"] = rid2, j2
+    r, items2 = jsonl(d, rid2)
+    # (the listing of 2GiB is small; listing 6GiB takes seconds per thousand)
+    eq("jsonl 2GiB: 200", r.status, 200)
+    check("jsonl 2GiB: application/x-ndjson", (r.h("Content-Type") or "").startswith("application/x-ndjson"),
+          r.h("Content-Type"))
+    eq("jsonl 2GiB: one line per feasible configuration", len(items2), int(j2.get("feasible", "-1")))
+    eq("jsonl 2GiB: no duplicates", len({key(c) for c in items2}), len(items2))
+    dn = discrete_names(SPACE_RESNET)
+    check("jsonl 2GiB: items carry the discrete parameters",
+          all(sorted(c) == dn for c in items2), _short(items2[:2]))
+    check("jsonl 2GiB: values on the grid", all(c[k] in discrete_values(SPACE_RESNET[k]) for c in items2 for k in dn),
+          "")
+    # max per block agrees with the stream
+    r = d.get("/v1/reductions/%s/max?param=batch_size&per=block" % rid2)
+    eq("max batch_size per block: 200", r.status, 200)
+    rows = (r.json or {}).get("rows") or []
+    want = {}
+    for c in items2:
+        want[c["block"]] = max(want.get(c["block"], 0), c["batch_size"])
+    eq("max batch_size per block: rows agree with the stream",
+       {x.get("block"): x.get("batch_size") for x in rows}, want)
+    eq("max batch_size per block: one row per block", len(rows), len(want))
+    r = d.get("/v1/reductions/%s/max?param=width" % rid2)
+    eq("max width: 200", r.status, 200)
+    eq("max width: overall maximum", [x.get("width") for x in (r.json or {}).get("rows") or []],
+       [max(c["width"] for c in items2)] if items2 else [])
+
+    rs = j2.get("reduced_space") or {}
+    for p in dn:
+        vals = sorted({c[p] for c in items2}, key=str)
+        got = sorted(discrete_values(rs[p]) if p in rs else [], key=str)
+        eq("reduced_space 2GiB: %s keeps exactly the values of feasible configurations" % p, got, vals)
+    eq("reduced_space 2GiB: continuous lr unchanged", rs.get("lr"), SPACE_RESNET["lr"])
+    removed = [v for v in SPACE_RESNET["batch_size"]["_value"] if v not in {c["batch_size"] for c in items2}]
+    check("2GiB removes some batch sizes", removed, removed)
+    if removed:
+        v = max(removed)
+        r = d.get("/v1/reductions/%s/explain?param=batch_size&value=%s" % (rid2, v))
+        eq("explain removed value: 200", r.status, 200)
+        x = r.json or {}
+        eq("explain removed value: param", x.get("param"), "batch_size")
+        eq("explain removed value: value", x.get("value"), v)
+        eq("explain removed value: kept", x.get("kept"), False)
+        bec = x.get("because") or []
+        check("explain removed value: names the memory constraint",
+              bec and all(isinstance(b.get("constraint"), str) and b["constraint"] for b in bec)
+              and any(b.get("path") == "$.budgets.memory" for b in bec), _short(bec))
+    kept = min(c["batch_size"] for c in items2) if items2 else 16
+    r = d.get("/v1/reductions/%s/explain?param=batch_size&value=%s" % (rid2, kept))
+    eq("explain kept value: kept", (r.json or {}).get("kept"), True)
+    eq("explain kept value: because empty", (r.json or {}).get("because"), [])
+    cfg = dict(items2[0], lr=0.01) if items2 else {}
+    r = d.post("/v1/reductions/%s/explain" % rid2, {"config": cfg})
+    eq("POST explain feasible config: 200", r.status, 200)
+    eq("POST explain feasible config: feasible", (r.json or {}).get("feasible"), True)
+    if removed and items2:
+        bad = dict(items2[0], batch_size=max(removed), lr=0.01)
+        r = d.post("/v1/reductions/%s/explain" % rid2, {"config": bad})
+        x = r.json or {}
+        eq("POST explain infeasible config: feasible", x.get("feasible"), False)
+        check("POST explain infeasible config: memory violated",
+              any(v.get("path") == "$.budgets.memory" for v in x.get("violated") or []), _short(x))
+        r = d.post("/v1/reductions/%s/check" % rid2, {"config": bad})
+        eq("check infeasible config: 200", r.status, 200)
+        eq("check infeasible config: feasible", (r.json or {}).get("feasible"), False)
+        viol = (r.json or {}).get("violated") or []
+        check("check infeasible config: violated names memory with value > limit",
+              any(v.get("path") == "$.budgets.memory" and isinstance(v.get("value"), (int, float))
+                  and isinstance(v.get("limit"), (int, float)) and v["value"] > v["limit"] for v in viol),
+              _short(viol))
+    problem("explain value off the grid",
+            d.get("/v1/reductions/%s/explain?param=batch_size&value=17" % rid2), 422, path="value")
+    problem("explain unknown param", d.get("/v1/reductions/%s/explain?param=nope&value=1" % rid2), 422,
+            path="param")
+    problem("max unknown param", d.get("/v1/reductions/%s/max?param=nope" % rid2), 422, path="param")
+
+    # ---- a small space: the mlp example, walked with cursors
+    qm = mlp_query()
+    r = d.post("/v1/reductions", qm)
+    jm = check_reduction("reduction mlp", r, 201, qm["space"], cached=False)
+    ridm = jm.get("id", "0" * 32)
+    fm = int(jm.get("feasible", "-1"))
+    st["ridm"], st["fm"] = ridm, fm
+    pages = walk_pages(d, ridm, 100)
+    walk = [c for _, items, _ in pages for c in items]
+    st["pages"], st["walk"] = pages, walk
+    eq("cursor walk: exactly `feasible` configurations", len(walk), fm)
+    eq("cursor walk: no duplicates", len({key(c) for c in walk}), len(walk))
+    eq("cursor walk: pages of 100", [len(p[1]) for p in pages[:-1]], [100] * (len(pages) - 1))
+    eq("cursor walk: ends with next_cursor null", pages[-1][2], None)
+    dnm = discrete_names(qm["space"])
+    check("cursor walk: every item obeys the user constraint hidden * depth <= 16384",
+          all(c["hidden"] * c["depth"] <= 16384 for c in walk), "")
+    check("cursor walk: items carry the discrete parameters", all(sorted(c) == dnm for c in walk), _short(walk[:1]))
+    r, itemsm = jsonl(d, ridm)
+    eq("jsonl mlp: count == feasible", len(itemsm), fm)
+    eq("jsonl mlp: same set as the cursor walk", {key(c) for c in itemsm}, {key(c) for c in walk})
+    r = d.get("/v1/reductions/%s/configurations?offset=250&limit=30" % ridm)
+    eq("offset 250: 200", r.status, 200)
+    eq("offset 250: the walk's items 250..279", (r.json or {}).get("items"), walk[250:280])
+    r = d.get("/v1/reductions/%s/configurations?offset=%d&limit=5" % (ridm, fm))
+    eq("offset == feasible: empty page", ((r.json or {}).get("items"), (r.json or {}).get("next_cursor")), ([], None))
+    r = d.get("/v1/reductions/%s/configurations" % ridm)
+    eq("configurations default limit 100", len((r.json or {}).get("items") or []), min(100, fm))
+    r = d.get("/v1/reductions/%s/samples?n=8&seed=3" % ridm)
+    eq("samples: 200", r.status, 200)
+    samples = (r.json or {}).get("items") or []
+    eq("samples: n items", len(samples), 8)
+    ws = {key(c) for c in walk}
+    check("samples: each is a feasible configuration of the walk", all(key(c) in ws for c in samples),
+          _short(samples))
+    r2 = d.get("/v1/reductions/%s/samples?n=8&seed=3" % ridm)
+    eq("samples: same seed, same samples", (r2.json or {}).get("items"), samples)
+    r3 = d.get("/v1/reductions/%s/samples?n=8&seed=4" % ridm)
+    check("samples: another seed, other samples", (r3.json or {}).get("items") != samples, "")
+    for i, c in enumerate(samples[:4]):
+        r = d.post("/v1/reductions/%s/check" % ridm, {"config": dict(c, learning_rate=0.001)})
+        eq("sample %d feasible per /check" % i, (r.status, (r.json or {}).get("feasible")), (200, True))
+    r = d.get("/v1/reductions/%s/max?param=hidden&per=depth" % ridm)
+    want = {}
+    for c in walk:
+        want[c["depth"]] = max(want.get(c["depth"], 0), c["hidden"])
+    eq("max hidden per depth agrees with the walk",
+       {x.get("depth"): x.get("hidden") for x in (r.json or {}).get("rows") or []}, want)
+    # /v1/check: the query plus a configuration
+    good = dict(walk[0], learning_rate=0.01) if walk else {}
+    r = d.post("/v1/check", dict(qm, config=good))
+    eq("check (query + config): 200", r.status, 200)
+    eq("check (query + config): the reduction's id", (r.json or {}).get("id"), ridm)
+    eq("check (query + config): feasible", (r.json or {}).get("feasible"), True)
+    check("check: costs", isinstance((r.json or {}).get("costs"), dict), _short(r))
+    eq("check: violated empty", (r.json or {}).get("violated"), [])
+    badc = dict(good, hidden=4096, depth=8)
+    r = d.post("/v1/check", dict(qm, config=badc))
+    eq("check infeasible: feasible", (r.json or {}).get("feasible"), False)
+    check("check infeasible: the user constraint is violated",
+          any("hidden * depth" in (v.get("constraint") or "") for v in (r.json or {}).get("violated") or []),
+          _short((r.json or {}).get("violated")))
+    r = d.post("/v1/check", CHECK_EXAMPLE)
+    eq("check example: 200", r.status, 200)
+    eq("check example: same id as the 6GiB reduction", (r.json or {}).get("id"), rid6)
+    problem("check off the grid", d.post("/v1/check", dict(qm, config=dict(good, batch_size=33))), 422,
+            "/v1/check", "$.config.batch_size")
+    problem("reduction check off the grid",
+            d.post("/v1/reductions/%s/check" % ridm, {"config": dict(good, depth=99)}), 422,
+            path="$.config.depth")
+    problem("check without config", d.post("/v1/check", qm), 422, "/v1/check", "$.config")
+    problem("check config wrong type", d.post("/v1/check", dict(qm, config=[1])), 422, "/v1/check", "$.config")
+
+    # ---- the huge space: 202 with bounds, 503 when an exact count is needed
+    qt = t24_query(0.3)
+    r = d.post("/v1/reductions", qt)
+    jt = check_reduction("reduction transformer24 (0.3 s)", r, 202, SPACE_T24, cached=False)
+    ridt = jt.get("id", "0" * 32)
+    st["ridt_mem"] = ridt
+    eq("reduction transformer24: Location", r.h("Location"), "/v1/reductions/" + ridt)
+    r = d.get("/v1/reductions/%s?timeout=0.3" % ridt)
+    jt2 = check_reduction("GET transformer24 (0.3 s more)", r, 202, SPACE_T24)
+    try:
+        check("GET transformer24: seconds accumulate", jt2["seconds"] >= jt["seconds"] + 0.2,
+              (jt["seconds"], jt2["seconds"]))
+        check("GET transformer24: bounds only tighten",
+              int(jt2["feasible_lower"]) >= int(jt["feasible_lower"]) and
+              int(jt2["feasible_upper"]) <= int(jt["feasible_upper"]), _short((jt, jt2)))
+    except (KeyError, TypeError, ValueError) as ex:
+        check("GET transformer24: bounds and seconds present", False, ex)
+    for what, path in (("samples", "/v1/reductions/%s/samples?n=2&timeout=0.05" % ridt),
+                       ("jsonl", "/v1/reductions/%s/configurations?format=jsonl&timeout=0.05" % ridt),
+                       ("offset", "/v1/reductions/%s/configurations?offset=3&timeout=0.05" % ridt)):
+        r = d.get(path)
+        problem("%s of an unfinished count: 503" % what, r, 503, path.split("?")[0])
+        ra = r.h("Retry-After") or ""
+        check("%s of an unfinished count: Retry-After" % what, ra.isdigit() and int(ra) > 0, ra)
+    r = d.get("/v1/reductions/%s/configurations?limit=3&timeout=2" % ridt)
+    eq("cursor page of an unfinished count: 200", r.status, 200)
+    eq("cursor page of an unfinished count: 3 items", len((r.json or {}).get("items") or []), 3)
+
+    # ---- errors
+    errors_memory(d, rid6, ridm, qm)
+
+
+def errors_memory(d, rid6, ridm, qm):
+    R = "/v1/reductions"
+    r = d.post(R, '{"model": "resnet50", ')
+    problem("malformed JSON", r, 400, R, "$")
+    check("malformed JSON: detail has line and column",
+          re.search(r"line \d+, column \d+", (r.json or {}).get("detail", "")), (r.json or {}).get("detail"))
+    problem("duplicate keys", d.post(R, '{"model": "resnet50", "model": "mlp"}'), 400, R, "$")
+    problem("body is an array", d.post(R, "[1, 2]"), 400, R, "$")
+    problem("empty body", d.post(R, b""), 400, R, "$")
+    problem("timeout wrong type", d.post(R, resnet_query("6GiB", timeout="soon")), 422, R, "$.timeout")
+    problem("timeout <= 0", d.post(R, resnet_query("6GiB", timeout=0)), 422, R, "$.timeout")
+    # docs/api.md: 422 for a field that is missing or of the wrong type
+    q = resnet_query("6GiB")
+    del q["model"]
+    problem("missing model", d.post(R, q), 422, R, "$.model")
+    problem("model wrong type", d.post(R, resnet_query("6GiB", model=5)), 422, R, "$.model")
+    problem("space wrong type", d.post(R, resnet_query("6GiB", space=5)), 422, R, "$.space")
+    base = "/v1/reductions/%s" % ridm
+    for what, path, param in (
+            ("limit not a number", base + "/configurations?limit=abc", "limit"),
+            ("limit negative", base + "/configurations?limit=-1", "limit"),
+            ("limit too large", base + "/configurations?limit=10001", "limit"),
+            ("format unknown", base + "/configurations?format=xml", "format"),
+            ("cursor and offset", base + "/configurations?offset=1&cursor=x", "cursor"),
+            ("samples n=0", base + "/samples?n=0", "n"),
+            ("samples seed negative", base + "/samples?seed=-1", "seed"),
+            ("timeout not a number", base + "?timeout=abc", "timeout"),
+            ("timeout zero", base + "/samples?timeout=0", "timeout"),
+            ("max without param", base + "/max", "param"),
+            ("explain without param", base + "/explain", "param")):
+        problem("bad query parameter: " + what, d.get(path), 400, path.split("?")[0], param)
+    problem("malformed cursor", d.get(base + "/configurations?cursor=not-a-cursor"), 400,
+            base + "/configurations", "cursor")
+    problem("POST explain config wrong type", d.post(base + "/explain", {"config": 5}), 422, path="$.config")
+
+    problem("unknown path", d.get("/v2/nothing"), 404, "/v2/nothing")
+    problem("unknown id", d.get("/v1/reductions/" + "0123456789abcdef" * 2), 404)
+    problem("unknown id (not 32 hex)", d.get("/v1/reductions/xyz"), 404)
+    problem("unknown id: configurations", d.get("/v1/reductions/%s/configurations" % ("f" * 32)), 404)
+    problem("unknown id: samples", d.get("/v1/reductions/%s/samples" % ("e" * 32)), 404)
+    problem("unknown id: check", d.post("/v1/reductions/%s/check" % ("d" * 32), {"config": {}}), 404)
+    problem("unknown id: max", d.get("/v1/reductions/%s/max?param=x" % ("c" * 32)), 404)
+
+    for m, path, allow in (("DELETE", R, "POST"), ("PUT", "/v1/templates", "GET"), ("GET", "/v1/check", "POST"),
+                           ("POST", "/healthz", "GET"), ("GET", "/v1/estimate", "POST"),
+                           ("DELETE", "/v1/reductions/%s/explain" % rid6, "GET, POST"),
+                           ("PATCH", "/v1/reductions/%s" % rid6, "GET")):
+        r = d.request(m, path, b"{}" if m in ("POST", "PUT", "PATCH") else None)
+        problem("405 %s %s" % (m, path), r, 405, path)
+        got = sorted(x.strip() for x in (r.h("Allow") or "").split(","))
+        eq("405 %s %s: Allow" % (m, path), got, sorted(x.strip() for x in allow.split(",")))
+
+    # 413: a declared length over --max-body, and a chunked body that grows over it
+    r = d.raw(b"POST /v1/reductions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              b"Content-Length: 2000000\r\n\r\n")
+    d.count("POST", R, r)
+    problem("413 declared Content-Length", r, 413, R)
+    body = b'{"pad": "' + b"x" * (1100 * 1024) + b'"}'
+    data = b"POST /v1/reductions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" \
+           b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+    for i in range(0, len(body), 60000):
+        c = body[i:i + 60000]
+        data += b"%x\r\n" % len(c) + c + b"\r\n"
+    data += b"0\r\n\r\n"
+    r = d.raw(data)
+    d.count("POST", R, r)
+    problem("413 chunked body over --max-body", r, 413, R)
+
+    problem("415 text/plain", d.post(R, resnet_query("6GiB"), ctype="text/plain"), 415, R)
+    problem("415 no Content-Type", d.post(R, resnet_query("6GiB"), ctype=None), 415, R)
+    problem("415 application/jsonx", d.post("/v1/check", {}, ctype="application/jsonx"), 415, "/v1/check")
+    r = d.post(R, resnet_query("6GiB"), ctype="application/json; charset=utf-8")
+    eq("application/json; charset=utf-8 accepted", r.status, 200)
+
+    for what, q, path in (
+            ("unknown preset", resnet_query("6GiB", model="no-such-model"), "$.model"),
+            ("unknown template", resnet_query("6GiB", model={"template": "no-such-template"}), "$.model.template"),
+            ("unknown device", resnet_query("6GiB", device="no-such-gpu"), "$.device"),
+            ("unknown fixed hyperparameter", resnet_query("6GiB", fixed={"no_such_hp": 1}), "$.fixed.no_such_hp"),
+            ("bad budget unit", resnet_query("6XB"), "$.budgets.memory"),
+            ("invalid expression", resnet_query("6GiB", constraints=["batch_size +* 2"]), "$.constraints[0]")):
+        problem("422 " + what, d.post(R, q), 422, R, path)
+
+
+# ================================================ phase 1b: concurrency ==
+def phase_concurrency(st):
+    d = st["mem"]
+    ridm, walk, pages, fm = st["ridm"], st["walk"], st["pages"], st["fm"]
+    qm = mlp_query()
+    ws = {key(c) for c in walk}
+    space = qm["space"]
+    # grid points to /check: a feasible one and an infeasible one per request
+    grid = [dict(batch_size=b, hidden=h, depth=dd, activation=a)
+            for b in discrete_values(space["batch_size"]) for h in discrete_values(space["hidden"])
+            for dd in discrete_values(space["depth"]) for a in discrete_values(space["activation"])]
+    expect_limit = {}
+    for t in range(16):
+        lim = 1024 * (t + 1)
+        expect_limit[lim] = sum(1 for c in walk if c["hidden"] * c["depth"] <= lim)
+    bad = []
+    blk = threading.Lock()
+
+    def fail(msg):
+        with blk:
+            bad.append(msg)
+
+    def client(t):
+        lim = 1024 * (t + 1)
+        for i in range(20):
+            kind = (t + i) % 5
+            try:
+                if kind == 0:
+                    c = grid[(t * 97 + i * 13) % len(grid)]
+                    r = d.post("/v1/check", dict(qm, config=dict(c, learning_rate=0.01)))
+                    want = key(c) in ws
+                    if r.status != 200 or (r.json or {}).get("feasible") != want or (r.json or {}).get("id") != ridm:
+                        fail("check %s: %r (want feasible %s)" % (key(c), r, want))
+                elif kind == 1:
+                    cur, items, nxt = pages[(t + i) % len(pages)]
+                    path = "/v1/reductions/%s/configurations?limit=100" % ridm
+                    if cur is not None:
+                        path += "&cursor=" + urllib.parse.quote(cur, safe="")
+                    r = d.get(path)
+                    if r.status != 200 or (r.json or {}).get("items") != items or \
+                            (r.json or {}).get("next_cursor") != nxt:
+                        fail("page %s: %r" % (cur, r))
+                elif kind == 2:
+                    r = d.get("/v1/templates/resnet" if i % 2 else "/v1/devices")
+                    if r.status != 200 or not isinstance(r.json, dict):
+                        fail("catalog: %r" % r)
+                elif kind == 3:
+                    r = d.post("/v1/reductions", qm)
+                    if r.status != 200 or (r.json or {}).get("feasible") != str(fm) or r.h("X-Cache") != "hit":
+                        fail("cached reduction: %r" % r)
+                else:
+                    r = d.post("/v1/reductions", mlp_query(lim))
+                    j = r.json or {}
+                    if r.status not in (200, 201) or j.get("feasible") != str(expect_limit[lim]):
+                        fail("reduction hidden*depth<=%d: %r, want feasible %d" % (lim, r, expect_limit[lim]))
+            except Exception as ex:         # a hang, a reset, a bad reply
+                fail("client %d request %d: %s: %s" % (t, i, type(ex).__name__, ex))
+
+    t0 = time.time()
+    threads = [threading.Thread(target=client, args=(t,)) for t in range(16)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(120)
+    took = time.time() - t0
+    check("concurrency: 16 clients x 20 mixed requests all answered correctly", not bad,
+          "%d wrong: %s" % (len(bad), "; ".join(bad[:3])))
+    check("concurrency: every client finished", not any(th.is_alive() for th in threads), "")
+    check("concurrency: within 60 s", took < 60, "%.1f s" % took)
+    log("concurrency took %.2f s" % took)
+    r = d.get("/healthz")
+    eq("healthz after the burst", r.status, 200)
+
+
+# =========================================== phase 1c: metrics, shutdown ==
+def phase_metrics_and_shutdown(st):
+    d = st["mem"]
+    # every request the clients made is in /metrics, by route and status
+    deadline = time.time() + 3
+    while True:
+        with d.tlock:
+            tally, hits, misses = dict(d.tally), d.hits, d.misses
+        r, ms = get_metrics(d)
+        srv = {}
+        for n, lab, v in ms:
+            if n == "dnnsat_http_requests_total":
+                k = (lab.get("route"), int(lab["code"]) if lab.get("code", "").isdigit() else lab.get("code"))
+                srv[k] = srv.get(k, 0) + int(v)
+        same = srv == {k: v for k, v in tally.items() if v}
+        if same or time.time() > deadline:
+            break
+        time.sleep(0.2)
+    eq("metrics: 200", r.status, 200)
+    check("metrics: text/plain; version=0.0.4", (r.h("Content-Type") or "").startswith("text/plain; version=0.0.4"),
+          r.h("Content-Type"))
+    diff = {k: (srv.get(k, 0), tally.get(k, 0)) for k in set(srv) | set(tally) if srv.get(k, 0) != tally.get(k, 0)}
+    check("metrics: dnnsat_http_requests_total{route,code} == what the clients received", not diff,
+          "(server, clients): %r" % diff)
+    eq("metrics: dnnsat_cache_hits_total == X-Cache: hit seen", metric(ms, "dnnsat_cache_hits_total"), float(hits))
+    eq("metrics: dnnsat_cache_misses_total == X-Cache: miss seen", metric(ms, "dnnsat_cache_misses_total"),
+       float(misses))
+    check("metrics: solver runs counted", (metric(ms, "dnnsat_solver_seconds_count") or 0) >= 3,
+          metric(ms, "dnnsat_solver_seconds_count"))
+    eq("metrics: nothing rejected", metric(ms, "dnnsat_rejected_total"), 0.0)
+    eq("metrics: no dnnsat_database_up without a database", metric(ms, "dnnsat_database_up"), None)
+    check("metrics: every line parses", all(n != "<unparsable>" for n, _, _ in ms),
+          [l for n, l, _ in ms if n == "<unparsable>"][:2])
+    series = {}
+    for n, lab, v in ms:
+        k = (n, tuple(sorted(lab.items())))
+        series[k] = series.get(k, 0) + 1
+    dups = [k for k, c in series.items() if c > 1]
+    check("metrics: no duplicate series (invalid exposition)", not dups, _short(dups[:3]))
+
+    # the access log never holds a body
+    R = "/v1/reductions"
+    d.post(R, resnet_query("6GiB", model=MARKER))
+    d.post(R, '{"model": "%s", ' % MARKER)
+    d.post("/v1/check", dict(mlp_query(), config={"batch_size": 32, "note": MARKER}))
+    d.post("/v1/estimate", dict(ESTIMATE_EXAMPLE, config={"batch_size": 64}, workload={"mode": MARKER}))
+
+    # SIGTERM while a slow request is in flight
+    ridt = st.get("ridt_mem")
+    res = {}
+
+    def slow():
+        try:
+            res["r"] = d.post(R, t24_query(20), timeout=30)
+        except Exception as ex:
+            res["ex"] = ex
+
+    keep = http.client.HTTPConnection("127.0.0.1", d.port, timeout=10)
+    d.get("/healthz", conn=keep)                # a keep-alive connection, open before the signal
+    th = threading.Thread(target=slow)
+    th.start()
+    time.sleep(0.8)
+    t0 = time.time()
+    d.proc.send_signal(signal.SIGTERM)
+    while "SIGTERM received" not in d.log() and time.time() - t0 < 2:
+        time.sleep(0.005)
+    try:
+        rz = d.get("/readyz", conn=keep)
+        if rz.status != 503:
+            check("readyz while stopping: 503", False, _short(rz))
+        else:
+            eq("readyz while stopping: status", (rz.json or {}).get("status"), "stopping")
+            check("readyz while stopping: Retry-After", (rz.h("Retry-After") or "").isdigit(), rz.h("Retry-After"))
+    except (OSError, http.client.HTTPException) as ex:
+        note("readyz on a keep-alive connection during shutdown: %s (no answer)" % type(ex).__name__)
+    keep.close()
+    th.join(30)
+    try:
+        rc = d.proc.wait(STOP_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        rc = None
+        d.kill()
+    took = time.time() - t0
+    check("shutdown: the slow request got a complete response", "r" in res, res.get("ex"))
+    if "r" in res:
+        r = res["r"]
+        check("shutdown: slow request answered 200/202/503", r.status in (200, 202, 503), _short(r))
+        check("shutdown: slow request body is complete JSON", isinstance(r.json, dict), _short(r.body[-200:]))
+        if r.status == 202:
+            eq("shutdown: slow request is the running reduction", (r.json or {}).get("id"), ridt)
+    eq("shutdown: exit status 0", rc, 0)
+    check("shutdown: exited within %d s of SIGTERM" % STOP_TIMEOUT, took <= STOP_TIMEOUT, "%.2f s" % took)
+    err = d.log()
+    check("shutdown: the log says SIGTERM was received", "SIGTERM received" in err, err[-300:])
+    check("shutdown: the log says it stopped", re.search(r"dnnsatd: stopped\s*$", err) is not None, err[-300:])
+    check("stderr: no body in the daemon's log", MARKER not in err, "")
+
+    # the access log: one line per request, method, path, status, never a body
+    try:
+        with open(st["alog"], encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError as ex:
+        lines = []
+        check("access log: written to --access-log FILE", False, ex)
+    pat = re.compile(r'^\S+ 127\.0\.0\.1 "([A-Z]+) (/\S*)" (\d{3}) [0-9.]+ms( cache=hit)?$')
+    parsed = [pat.match(ln) for ln in lines]
+    check("access log: every line is 'time addr \"METHOD PATH\" STATUS TIMEms'", lines and all(parsed),
+          [ln for ln, m in zip(lines, parsed) if not m][:2])
+    check("access log: never a request body", not any(MARKER in ln for ln in lines),
+          [ln for ln in lines if MARKER in ln][:1])
+    with d.tlock:
+        total = sum(d.tally.values())
+    check("access log: one line per request the clients sent", len(lines) >= total - 2 and len(lines) <= total + 2,
+          "%d lines, %d requests" % (len(lines), total))
+    got = [(m.group(1), m.group(2), int(m.group(3))) for m in parsed if m]
+    for want in (("POST", "/v1/reductions", 201), ("POST", "/v1/reductions", 200), ("GET", "/v2/nothing", 404),
+                 ("DELETE", "/v1/reductions", 405), ("POST", "/v1/reductions", 413),
+                 ("POST", "/v1/reductions", 415), ("POST", "/v1/reductions", 422),
+                 ("GET", "/v1/reductions/%s/samples" % ridt, 503), ("POST", "/v1/reductions", 400)):
+        check("access log: a line %s %s %d" % want, want in got, "")
+    check("access log: cache hits marked", any(m.group(4) for m in parsed if m), "")
+
+
+# ============================================ phase 2: tokens and limits ==
+def phase_limits(st):
+    tokfile = os.path.join(WORK, "tokens")
+    token = "e2e-token-0123456789abcdef"
+    with open(tokfile, "w") as f:
+        f.write("# test tokens\n\n%s\n" % token)
+    d = Daemon("limits", ["--token-file", tokfile, "--workers", "1", "--max-queue", "0", "--max-space", "100",
+                          "--registry-size", "1", "--access-log", "off"],
+               env={"DNNSAT_MAX_BODY": "64KiB"}, token=token).start()
+    st["limits"] = d
+    r = d.get("/v1/templates", auth=False)
+    problem("401 no token", r, 401, "/v1/templates")
+    problem("401 wrong token", d.get("/v1/devices", auth=False, headers={"Authorization": "Bearer " + "x" * 26}),
+            401, "/v1/devices")
+    problem("401 token as Basic", d.get("/v1/devices", auth=False, headers={"Authorization": "Basic " + token}),
+            401, "/v1/devices")
+    problem("401 POST without token", d.post("/v1/reductions", mlp_query(), auth=False), 401, "/v1/reductions")
+    problem("401 metrics without token", d.get("/metrics", auth=False), 401, "/metrics")
+    eq("token: templates with the token", d.get("/v1/templates").status, 200)
+    eq("token: healthz stays public", d.get("/healthz", auth=False).status, 200)
+    r = d.get("/readyz", auth=False)
+    eq("token: readyz stays public", (r.status, (r.json or {}).get("database")), (200, "memory"))
+
+    # 413 with --max-body 64KiB from the environment (DNNSAT_MAX_BODY)
+    hdr = ("POST /v1/reductions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+           "Content-Type: application/json\r\n" % token).encode()
+    r = d.raw(hdr + b"Content-Length: 70000\r\n\r\n")
+    d.count("POST", "/v1/reductions", r)
+    problem("413 over DNNSAT_MAX_BODY (declared)", r, 413, "/v1/reductions")
+    body = b'{"pad": "' + b"y" * 70000 + b'"}'
+    r = d.raw(hdr + b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n" +
+              b"%x\r\n" % len(body) + body + b"\r\n0\r\n\r\n")
+    d.count("POST", "/v1/reductions", r)
+    problem("413 over DNNSAT_MAX_BODY (chunked)", r, 413, "/v1/reductions")
+    r = d.retry429("POST", "/v1/reductions", dict(mlp_query(), pad="z" * 60000))
+    check("a 60 KB body is under 64KiB: not 413", r.status != 413, _short(r))
+
+    # 413 for a stream over --max-space
+    r = d.retry429("POST", "/v1/reductions", mlp_query())
+    rid = (r.json or {}).get("id", "0" * 32)
+    fm = int((r.json or {}).get("feasible", "0"))
+    check("mlp has more feasible configurations than --max-space 100", fm > 100, fm)
+    problem("413 jsonl over --max-space",
+            d.retry429("GET", "/v1/reductions/%s/configurations?format=jsonl" % rid), 413, path="format")
+    r = d.retry429("GET", "/v1/reductions/%s/configurations?limit=100" % rid)
+    eq("a page of 100 under --max-space 100: 200", (r.status, len((r.json or {}).get("items") or [])), (200, 100))
+
+    # one client, one request at a time: nothing is ever waiting, so never 429
+    conn = http.client.HTTPConnection("127.0.0.1", d.port, timeout=HTTP_TIMEOUT)
+    seq = {}
+    for _ in range(300):
+        r = d.get("/v1/reductions/%s/samples?n=1" % rid, conn=conn)
+        seq[r.status] = seq.get(r.status, 0) + 1
+    conn.close()
+    eq("300 sequential requests of one client on an idle one-worker server: all 200 (no 429)", seq, {200: 300})
+
+    # 429: one worker, no queue, a slow reduction in flight
+    res = {}
+
+    def slow():
+        res["first"] = d.post("/v1/reductions", t24_query(2))
+
+    th = threading.Thread(target=slow)
+    th.start()
+    time.sleep(0.4)
+    rej = []
+    rlock = threading.Lock()
+
+    def more(i):
+        r = d.post("/v1/reductions", t24_query(2)) if i < 3 else \
+            d.get("/v1/reductions/%s/samples?n=1" % rid)
+        with rlock:
+            rej.append(r)
+
+    ths = [threading.Thread(target=more, args=(i,)) for i in range(4)]
+    t0 = time.time()
+    for x in ths:
+        x.start()
+    hz = d.get("/healthz")
+    hz_t = time.time() - t0
+    for x in ths:
+        x.join(30)
+    th.join(30)
+    eq("429: the first slow reduction is 202", res.get("first").status if res.get("first") else None, 202)
+    n429 = 0
+    for i, r in enumerate(rej):
+        if problem("429 request %d while the only worker is busy" % i, r, 429):
+            n429 += 1
+            ra = r.h("Retry-After") or ""
+            check("429 request %d: Retry-After" % i, ra.isdigit() and int(ra) >= 1, ra)
+    eq("healthz while the worker is busy: 200", hz.status, 200)
+    check("healthz while the worker is busy: answered at once", hz_t < 1.0, "%.2f s" % hz_t)
+    r, ms = get_metrics(d)
+    with d.tlock:
+        all429 = sum(v for (route, code), v in d.tally.items() if code == 429)
+        create429 = d.tally.get(("reductions_create", 429), 0)
+    eq("metrics: dnnsat_rejected_total counts every 429 the clients got", metric(ms, "dnnsat_rejected_total"),
+       float(all429))
+    eq("metrics: 429s by route", metric(ms, "dnnsat_http_requests_total", route="reductions_create", code="429"),
+       float(create429))
+    ridt = ((res.get("first") and res["first"].json) or {}).get("id", "0" * 32)
+    r = d.retry429("GET", "/v1/reductions/%s/samples?n=2&timeout=0.05" % ridt)
+    problem("503 samples of an unfinished count", r, 503)
+    check("503: Retry-After", (r.h("Retry-After") or "").isdigit(), r.h("Retry-After"))
+    # --registry-size 1: the mlp reduction was evicted by transformer24; its
+    # reads compile it again from the cache's stored request
+    r = d.retry429("GET", "/v1/reductions/%s/samples?n=3&seed=2" % rid)
+    eq("evicted from the registry: samples still answered", (r.status, len((r.json or {}).get("items") or [])),
+       (200, 3))
+    r = d.retry429("GET", "/v1/reductions/%s" % rid)
+    eq("evicted from the registry: GET from the cache", (r.status, (r.json or {}).get("feasible")), (200, str(fm)))
+    rc, took = d.stop()
+    eq("limits server: exit status 0", rc, 0)
+
+    # --max-queue 2: two jobs wait behind the running one, a third is 429;
+    # SIGTERM answers the waiting ones 503 and stops the running one
+    q = Daemon("queue", ["--workers", "1", "--max-queue", "2", "--access-log", "off"]).start()
+    st["queue"] = q
+    out = {}
+
+    def job(i):
+        try:
+            out[i] = q.post("/v1/reductions", t24_query(20), timeout=30)
+        except Exception as ex:
+            out[i] = ex
+
+    ths = [threading.Thread(target=job, args=(0,))]
+    ths[0].start()
+    time.sleep(0.5)
+    for i in (1, 2):
+        ths.append(threading.Thread(target=job, args=(i,)))
+        ths[-1].start()
+    deadline = time.time() + 5
+    while time.time() < deadline:
+        _, ms = get_metrics(q)
+        if metric(ms, "dnnsat_solver_jobs", state="waiting") == 2.0:
+            break
+        time.sleep(0.05)
+    eq("queue: two jobs waiting (dnnsat_solver_jobs)", metric(ms, "dnnsat_solver_jobs", state="waiting"), 2.0)
+    eq("queue: one job running (dnnsat_solver_jobs)", metric(ms, "dnnsat_solver_jobs", state="running"), 1.0)
+    r = q.post("/v1/reductions", t24_query(20))
+    problem("queue: a third waiting job is 429 (--max-queue 2)", r, 429, "/v1/reductions")
+    rc, took = q.stop()
+    for t in ths:
+        t.join(30)
+    eq("queue: exit status 0", rc, 0)
+    check("queue: exited within %d s" % STOP_TIMEOUT, took <= STOP_TIMEOUT, "%.2f s" % took)
+    r0 = out.get(0)
+    check("queue: the running job answered 202 (stopped at its next slice)",
+          isinstance(r0, Resp) and r0.status == 202, _short(r0))
+    for i in (1, 2):
+        ri = out.get(i)
+        if check("queue: waiting job %d got a response" % i, isinstance(ri, Resp), _short(ri)):
+            problem("queue: waiting job %d answered 503 at shutdown" % i, ri, 503, "/v1/reductions")
+            check("queue: waiting job %d Retry-After" % i, (ri.h("Retry-After") or "").isdigit(), ri.h("Retry-After"))
+
+
+# ============================================== phase 3: PostgreSQL ==
+def pg_tmp(cmd):
+    p = subprocess.run(["sh", PG_TMP, cmd, PG_DIR], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    if p.returncode != 0:
+        raise RuntimeError("pg_tmp.sh %s: %s" % (cmd, p.stderr.decode(errors="replace")[-500:]))
+
+
+def wait_ready(d, want, seconds):
+    """Polls /readyz until database == want; (json, seconds waited)."""
+    t0 = time.time()
+    j = {}
+    while True:
+        try:
+            j = d.get("/readyz").json or {}
+        except (OSError, http.client.HTTPException):
+            j = {}
+        if j.get("database") == want or time.time() - t0 > seconds:
+            return j, time.time() - t0
+        time.sleep(0.1)
+
+
+def phase_postgres(st):
+    if not DB_URL or not PG_DIR:
+        check("PostgreSQL: DNNSAT_TEST_DATABASE_URL and DNNSAT_TEST_PG_DIR are set (run test_service.sh)", False,
+              "a missing PostgreSQL is a failure, not a skip")
+        return
+    args = ["--database-url", DB_URL, "--workers", "2"]
+    a = Daemon("pg-a", args).start()
+    st["a"] = a
+    r = a.get("/readyz")
+    eq("A readyz: 200", r.status, 200)
+    eq("A readyz: database ok", (r.json or {}).get("database"), "ok")
+    eq("A readyz: status ready", (r.json or {}).get("status"), "ready")
+    q6 = resnet_query("6GiB")
+    r = a.post("/v1/reductions", q6)
+    j = check_reduction("A: reduction (new)", r, 201, SPACE_RESNET, cached=False)
+    rid6 = j.get("id")
+    if st.get("rid6"):
+        eq("A: same id as the in-memory server", rid6, st["rid6"])
+        eq("A: same count as the in-memory server", j.get("feasible"), st["j6"].get("feasible"))
+    r = a.post("/v1/reductions", q6)
+    check_reduction("A: reduction (repeat)", r, 200, cached=True)
+    _, ms = get_metrics(a)
+    eq("A metrics: one hit", metric(ms, "dnnsat_cache_hits_total"), 1.0)
+    eq("A metrics: one miss", metric(ms, "dnnsat_cache_misses_total"), 1.0)
+    eq("A metrics: dnnsat_database_up 1", metric(ms, "dnnsat_database_up"), 1.0)
+    r = a.post("/v1/reductions", t24_query(0.5))
+    jt = check_reduction("A: transformer24 (0.5 s)", r, 202, SPACE_T24, cached=False)
+    ridt = jt.get("id", "0" * 32)
+
+    rc, took = a.stop()
+    eq("A: SIGTERM exit status 0", rc, 0)
+    check("A: exits within %d s" % STOP_TIMEOUT, took <= STOP_TIMEOUT, "%.2f s" % took)
+    check("A: log says stopped", "dnnsatd: stopped" in a.log(), a.log()[-300:])
+
+    # ---- restart on the same database
+    a.start()
+    r = a.post("/v1/reductions", q6)
+    j = check_reduction("A restarted: reduction from the database", r, 200, SPACE_RESNET, cached=True)
+    eq("A restarted: same id", j.get("id"), rid6)
+    r = a.get("/v1/reductions/%s" % rid6)
+    eq("A restarted: GET reduction", (r.status, (r.json or {}).get("id")), (200, rid6))
+    r = a.get("/v1/reductions/%s?timeout=0.5" % ridt)
+    jt2 = check_reduction("A restarted: GET transformer24?timeout=0.5 continues it", r, 202, SPACE_T24)
+    if r.status != 202:     # still see whether a POST restores the saved progress
+        r = a.post("/v1/reductions", t24_query(0.5))
+        jt2 = check_reduction("A restarted: POST transformer24 (0.5 s) continues it", r, 202, SPACE_T24)
+    if r.status == 202 and jt.get("seconds") is not None:
+        check("A restarted: seconds continue from the saved progress (not reset)",
+              jt2["seconds"] >= jt["seconds"] + 0.35, (jt["seconds"], jt2["seconds"]))
+        check("A restarted: bounds no looser than before the restart",
+              int(jt2["feasible_lower"]) >= int(jt["feasible_lower"]) and
+              int(jt2["feasible_upper"]) <= int(jt["feasible_upper"]), _short((jt, jt2)))
+    check("A restarted: no saved progress ignored", "saved progress ignored" not in a.log(),
+          [ln for ln in a.log().splitlines() if "saved progress ignored" in ln][:1])
+
+    # ---- a second process on the same database (settings from DNNSAT_*)
+    b = Daemon("pg-b", ["--workers", "1"], env={"DNNSAT_DATABASE_URL": DB_URL, "DNNSAT_ACCESS_LOG": "off"}).start()
+    st["b"] = b
+    eq("B readyz: database ok (DNNSAT_DATABASE_URL)", (b.get("/readyz").json or {}).get("database"), "ok")
+    r = b.post("/v1/reductions", q6)
+    j = check_reduction("B: A's reduction from the database", r, 200, SPACE_RESNET, cached=True)
+    eq("B: same id", j.get("id"), rid6)
+    r = b.get("/v1/reductions/%s" % rid6)
+    j = check_reduction("B: GET A's reduction", r, 200, SPACE_RESNET, cached=True)
+    r = b.get("/v1/reductions/%s/configurations?limit=5" % rid6)
+    eq("B: a page of A's reduction", (r.status, len((r.json or {}).get("items") or [])), (200, 5))
+    r = b.get("/v1/reductions/%s?timeout=0.3" % ridt)
+    jt3 = check_reduction("B: GET A's transformer24?timeout=0.3 continues it", r, 202, SPACE_T24)
+    if r.status != 202:     # still see whether a POST restores the saved progress
+        r = b.post("/v1/reductions", t24_query(0.3))
+        jt3 = check_reduction("B: POST A's transformer24 (0.3 s) continues it", r, 202, SPACE_T24)
+    if "seconds" in jt3 and "seconds" in jt2:
+        check("B: seconds accumulate across processes", jt3["seconds"] >= jt2["seconds"] + 0.2,
+              (jt2["seconds"], jt3["seconds"]))
+    qb = resnet_query("4GiB")
+    r = b.post("/v1/reductions", qb)
+    jb = check_reduction("B: new reduction 4GiB", r, 201, SPACE_RESNET, cached=False)
+    ridb = jb.get("id", "0" * 32)
+    r = a.post("/v1/reductions", resnet_query("5GiB"))
+    j5 = check_reduction("A: new reduction 5GiB", r, 201, SPACE_RESNET, cached=False)
+    r = b.post("/v1/reductions", resnet_query("5GiB"))
+    j = check_reduction("B: A's 5GiB from the database", r, 200, cached=True)
+    eq("B: A's 5GiB same count", j.get("feasible"), j5.get("feasible"))
+    _, ms = get_metrics(b)
+    eq("B metrics: hits counted", metric(ms, "dnnsat_cache_hits_total"), float(b.hits))
+    check("B metrics: at least 3 hits", b.hits >= 3, b.hits)
+    check("B: no saved progress ignored", "saved progress ignored" not in b.log(),
+          [ln for ln in b.log().splitlines() if "saved progress ignored" in ln][:1])
+    rc, _ = b.stop()
+    eq("B: exit status 0", rc, 0)
+
+    # ---- the database goes away and comes back
+    pg_tmp("stop-server")
+    j, _ = wait_ready(a, "down", 5)
+    r = a.get("/readyz")
+    eq("DB down: readyz 200", r.status, 200)
+    eq("DB down: readyz database down", (r.json or {}).get("database"), "down")
+    eq("DB down: readyz status degraded", (r.json or {}).get("status"), "degraded")
+    check("DB down: readyz detail says why", isinstance((r.json or {}).get("detail"), str) and (r.json or {})["detail"],
+          _short(r.json))
+    q3 = resnet_query("3GiB")
+    r = a.post("/v1/reductions", q3)
+    jd = check_reduction("DB down: a new reduction is still answered", r, 201, SPACE_RESNET, cached=False)
+    r = a.post("/v1/reductions", mlp_query(4096))
+    jdm = check_reduction("DB down: a new mlp reduction", r, 201, cached=False)
+    r = a.post("/v1/reductions/%s/check" % j5.get("id"), {"config": dict(CHECK_EXAMPLE["config"])})
+    check("DB down: check on a reduction this server computed (in its memory)",
+          r.status == 200 and isinstance((r.json or {}).get("feasible"), bool), _short(r))
+    r = a.get("/v1/reductions/%s" % ridb)
+    problem("DB down: a reduction only in the database", r, 503, "/v1/reductions/" + ridb)
+    check("DB down: Retry-After", (r.h("Retry-After") or "").isdigit(), r.h("Retry-After"))
+    _, ms = get_metrics(a)
+    eq("DB down: dnnsat_database_up 0", metric(ms, "dnnsat_database_up"), 0.0)
+    check("DB down: the log says the database is down", re.search(r"database down", a.log()) is not None,
+          a.log()[-400:])
+
+    pg_tmp("start-server")
+    j, waited = wait_ready(a, "ok", 5)
+    eq("DB back: readyz database ok within 5 s", j.get("database"), "ok")
+    eq("DB back: readyz status ready", j.get("status"), "ready")
+    log("database back after %.2f s" % waited)
+    _, ms = get_metrics(a)
+    eq("DB back: dnnsat_database_up 1", metric(ms, "dnnsat_database_up"), 1.0)
+    check("DB back: the log says the database is back", "database back" in a.log(), a.log()[-400:])
+    r = a.get("/v1/reductions/%s" % ridb)
+    j = check_reduction("DB back: B's reduction from the database", r, 200, cached=True)
+    eq("DB back: B's reduction same count", j.get("feasible"), jb.get("feasible"))
+    qe = resnet_query("7GiB")
+    r = a.post("/v1/reductions", qe)
+    je = check_reduction("DB back: new reduction", r, 201, SPACE_RESNET, cached=False)
+    r = a.post("/v1/reductions", qe)
+    check_reduction("DB back: repeat is a hit", r, 200, cached=True)
+    # a fresh process sees what A stored after the outage, and recomputes what it answered during it
+    c = Daemon("pg-c", ["--database-url", DB_URL, "--workers", "2", "--access-log", "off"]).start()
+    st["c"] = c
+    r = c.post("/v1/reductions", qe)
+    j = check_reduction("C: the reduction A stored after the outage", r, 200, cached=True)
+    eq("C: same count", j.get("feasible"), je.get("feasible"))
+    r = c.post("/v1/reductions", q3)
+    j = check_reduction("C: the reduction A answered without the database", r, 201, cached=False)
+    eq("with and without the database: same id", j.get("id"), jd.get("id"))
+    for f in ("total", "feasible", "feasible_lower", "feasible_upper", "reduced_space"):
+        eq("with and without the database: same %s" % f, j.get(f), jd.get(f))
+    r = c.post("/v1/reductions", mlp_query(4096))
+    eq("with and without the database: same mlp count", (r.json or {}).get("feasible"), jdm.get("feasible"))
+    if st.get("walk"):
+        eq("mlp count agrees with the in-memory walk", jdm.get("feasible"),
+           str(sum(1 for x in st["walk"] if x["hidden"] * x["depth"] <= 4096)))
+    rc, _ = c.stop()
+    eq("C: exit status 0", rc, 0)
+    rc, took = a.stop()
+    eq("A (after the outage): exit status 0", rc, 0)
+    check("A (after the outage): exits within %d s" % STOP_TIMEOUT, took <= STOP_TIMEOUT, "%.2f s" % took)
+
+
+# ================================================================= main ==
+def run_phase(name, fn, st):
+    t0 = time.time()
+    try:
+        fn(st)
+    except Exception as ex:
+        check("phase %s ran to the end" % name, False, "%s: %s | %s" % (
+            type(ex).__name__, ex, traceback.format_exc().strip().splitlines()[-3:]))
+    log("phase %s: %.2f s" % (name, time.time() - t0))
+
+
+def main():
+    t0 = time.time()
+    # make's timeout or ^C: still stop the daemons (the finally below)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
+    if not os.access(DNNSATD, os.X_OK):
+        check("dnnsatd is built", False, DNNSATD)
+    else:
+        st = {}
+        try:
+            run_phase("memory", phase_memory, st)
+            if "mem" in st and "walk" in st:
+                run_phase("concurrency", phase_concurrency, st)
+            if "mem" in st:
+                run_phase("metrics+shutdown", phase_metrics_and_shutdown, st)
+            run_phase("limits", phase_limits, st)
+            run_phase("postgres", phase_postgres, st)
+        finally:
+            for d in DAEMONS:
+                d.kill()
+            if failed == 0 and not VERBOSE:
+                shutil.rmtree(WORK, ignore_errors=True)
+            else:
+                print("logs in %s" % WORK)
+    log("total %.1f s" % (time.time() - t0))
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,567 @@
+/*
+ * test_server.c - the service's modules, one test case each: the route
+ * table (404/405 and parameters), settings from flags and environment, the
+ * canonical query id, the worker pool (every job run or dropped exactly
+ * once, the queue bound), the JSON text writer, the registry (sharing,
+ * eviction), the metrics exposition, and the whole server in this process
+ * (srv_start on a free port, real HTTP over a socket, srv_stop) for the
+ * statuses of docs/api.md.
+ */
+#include "test_util.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "json_text.h"
+#include "srv.h"
+#include "srv_registry.h"
+
+START_TEST(test_routes)
+{
+	char allow[64], params[2][256];
+	const struct srv_route *r;
+	int status;
+
+	r = srv_route_find("GET", "/healthz", &status, allow, sizeof allow, params);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_str_eq(r->name, "healthz");
+	r = srv_route_find("HEAD", "/v1/devices", &status, allow, sizeof allow, params);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_str_eq(r->name, "devices");
+	r = srv_route_find("GET", "/v1/reductions/0123abcd/samples", &status, allow, sizeof allow, params);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_str_eq(r->name, "reductions_samples");
+	ck_assert_str_eq(params[0], "0123abcd");
+	r = srv_route_find("POST", "/v1/reductions/xyz/explain", &status, allow, sizeof allow, params);
+	ck_assert_ptr_nonnull(r);
+	ck_assert(r->flags & SRV_R_BODY);
+	r = srv_route_find("GET", "/schemas/api/query.schema.json", &status, allow, sizeof allow, params);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_str_eq(params[0], "api/query.schema.json");
+	/* 404: no such path; an empty id segment is no match */
+	ck_assert_ptr_null(srv_route_find("GET", "/v2/devices", &status, allow, sizeof allow, params));
+	ck_assert_int_eq(status, 404);
+	ck_assert_ptr_null(srv_route_find("GET", "/v1/reductions//samples", &status, allow, sizeof allow, params));
+	ck_assert_int_eq(status, 404);
+	ck_assert_ptr_null(srv_route_find("GET", "/v1/devices/", &status, allow, sizeof allow, params));
+	ck_assert_int_eq(status, 404);
+	/* 405 with the methods that exist */
+	ck_assert_ptr_null(srv_route_find("DELETE", "/v1/reductions", &status, allow, sizeof allow, params));
+	ck_assert_int_eq(status, 405);
+	ck_assert_str_eq(allow, "POST");
+	ck_assert_ptr_null(srv_route_find("PUT", "/v1/reductions/ab/explain", &status, allow, sizeof allow, params));
+	ck_assert_int_eq(status, 405);
+	ck_assert_str_eq(allow, "GET, POST");
+	/* a 300-character segment is not a parameter */
+	{
+		char path[400];
+		memset(path, 'a', sizeof path);
+		memcpy(path, "/v1/reductions/", 15);
+		path[sizeof path - 1] = '\0';
+		ck_assert_ptr_null(srv_route_find("GET", path, &status, allow, sizeof allow, params));
+		ck_assert_int_eq(status, 404);
+	}
+	/* every route has a metrics name and a handler */
+	for (int i = 0; i < srv_route_count(); i++) {
+		ck_assert_ptr_nonnull(srv_route_at(i)->handler);
+		ck_assert(strlen(srv_route_at(i)->name) > 0);
+	}
+}
+END_TEST
+
+START_TEST(test_config)
+{
+	struct srv_config c;
+	struct dn_error err;
+	char *ok[] = { "dnnsatd", "--listen", "0.0.0.0:9000", "--workers=3", "--deadline", "2.5s", "--max-body",
+		"2MiB", "--database-url", "postgresql://x@127.0.0.1/db", NULL };
+	char *bad_port[] = { "dnnsatd", "--listen", "127.0.0.1:70000", NULL };
+	char *bad_workers[] = { "dnnsatd", "--workers", "0", NULL };
+	char *unknown[] = { "dnnsatd", "--frobnicate", "1", NULL };
+	char *missing[] = { "dnnsatd", "--workers", NULL };
+	char *help[] = { "dnnsatd", "--help", NULL };
+	char *v6[] = { "dnnsatd", "--listen", "[::1]:8081", NULL };
+
+	memset(&err, 0, sizeof err);
+	unsetenv("DNNSAT_WORKERS");
+	ck_assert_int_eq(srv_config_parse(10, ok, &c, &err), 0);
+	ck_assert_str_eq(c.host, "0.0.0.0");
+	ck_assert_int_eq(c.port, 9000);
+	ck_assert_int_eq(c.workers, 3);
+	ck_assert(c.deadline == 2.5);
+	ck_assert_uint_eq(c.max_body, 2u << 20);
+	ck_assert_str_eq(c.database_url, "postgresql://x@127.0.0.1/db");
+	srv_config_free(&c);
+	/* the environment, and flags over it */
+	setenv("DNNSAT_WORKERS", "5", 1);
+	setenv("DNNSAT_MAX_QUEUE", "7", 1);
+	ck_assert_int_eq(srv_config_parse(1, ok, &c, &err), 0);
+	ck_assert_int_eq(c.workers, 5);
+	ck_assert_int_eq(c.max_queue, 7);
+	srv_config_free(&c);
+	ck_assert_int_eq(srv_config_parse(10, ok, &c, &err), 0);
+	ck_assert_int_eq(c.workers, 3);
+	srv_config_free(&c);
+	setenv("DNNSAT_WORKERS", "many", 1);
+	ck_assert_int_eq(srv_config_parse(1, ok, &c, &err), -1);
+	ck_assert_str_eq(err.path, "DNNSAT_WORKERS");
+	srv_config_free(&c);
+	unsetenv("DNNSAT_WORKERS");
+	unsetenv("DNNSAT_MAX_QUEUE");
+	/* errors name the flag */
+	dn_error_clear(&err);
+	ck_assert_int_eq(srv_config_parse(3, bad_port, &c, &err), -1);
+	ck_assert_str_eq(err.path, "--listen");
+	srv_config_free(&c);
+	dn_error_clear(&err);
+	ck_assert_int_eq(srv_config_parse(3, bad_workers, &c, &err), -1);
+	ck_assert_str_eq(err.path, "--workers");
+	ck_assert_ptr_nonnull(strstr(err.message, "from 1 to 256"));
+	srv_config_free(&c);
+	dn_error_clear(&err);
+	ck_assert_int_eq(srv_config_parse(3, unknown, &c, &err), -1);
+	ck_assert_str_eq(err.path, "--frobnicate");
+	srv_config_free(&c);
+	dn_error_clear(&err);
+	ck_assert_int_eq(srv_config_parse(2, missing, &c, &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.message, "needs a value"));
+	srv_config_free(&c);
+	ck_assert_int_eq(srv_config_parse(2, help, &c, &err), 1);
+	srv_config_free(&c);
+	dn_error_clear(&err);
+	ck_assert_int_eq(srv_config_parse(3, v6, &c, &err), 0);
+	ck_assert_str_eq(c.host, "::1");
+	ck_assert_int_eq(c.port, 8081);
+	srv_config_free(&c);
+}
+END_TEST
+
+START_TEST(test_canonical_id)
+{
+	json_t *a = json_loads("{\"model\":\"mlp\",\"space\":{\"hidden\":{\"_type\":\"choice\",\"_value\":[64,128]}},"
+	    "\"budgets\":{\"memory\":\"1GiB\",\"params\":1e6}}", 0, NULL);
+	json_t *b = json_loads("{\"budgets\":{\"params\":1e6,\"memory\":\"1GiB\"},\"timeout\":3,"
+	    "\"space\":{\"hidden\":{\"_value\":[64,128],\"_type\":\"choice\"}},\"model\":\"mlp\",\"config\":{}}", 0, NULL);
+	json_t *c = json_loads("{\"model\":\"mlp\",\"space\":{\"hidden\":{\"_type\":\"choice\",\"_value\":[64,128]}},"
+	    "\"budgets\":{\"memory\":\"2GiB\",\"params\":1e6}}", 0, NULL);
+	char ia[33], ib[33], ic[33], *text = NULL;
+	json_t *ca, *cb, *cc;
+
+	ca = srv_query_canonical(a, ia, &text);
+	cb = srv_query_canonical(b, ib, NULL);
+	cc = srv_query_canonical(c, ic, NULL);
+	ck_assert_int_eq((int)strlen(ia), 32);
+	ck_assert_str_eq(ia, ib);               /* key order, timeout and config do not matter */
+	ck_assert_str_ne(ia, ic);               /* the budget does */
+	ck_assert_ptr_null(json_object_get(cb, "timeout"));
+	ck_assert_ptr_null(json_object_get(cb, "config"));
+	ck_assert_ptr_nonnull(json_object_get(b, "timeout"));   /* the body itself is untouched */
+	ck_assert_ptr_nonnull(strstr(text, "\"budgets\":{\"memory\":\"1GiB\""));
+	for (int i = 0; i < 32; i++)
+		ck_assert(strchr("0123456789abcdef", ia[i]) != NULL);
+	free(text);
+	json_decref(ca);
+	json_decref(cb);
+	json_decref(cc);
+	json_decref(a);
+	json_decref(b);
+	json_decref(c);
+}
+END_TEST
+
+static atomic_int ran, dropped;
+
+static void
+job_count(void *arg)
+{
+	struct timespec ts = { 0, 2 * 1000 * 1000 };
+
+	(void)arg;
+	nanosleep(&ts, NULL);
+	atomic_fetch_add(&ran, 1);
+}
+
+static void
+job_drop(void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&dropped, 1);
+}
+
+START_TEST(test_pool)
+{
+	struct srv_pool *p = srv_pool_new(2, 4);
+	int accepted = 0, waiting, running;
+
+	ck_assert_ptr_nonnull(p);
+	atomic_store(&ran, 0);
+	atomic_store(&dropped, 0);
+	/* 2 workers + 4 waiting: a burst of 50 is mostly refused, never lost */
+	for (int i = 0; i < 50; i++)
+		accepted += srv_pool_submit(p, job_count, NULL) == 0;
+	ck_assert_int_ge(accepted, 6);
+	ck_assert_int_lt(accepted, 50);
+	srv_pool_load(p, &waiting, &running);
+	ck_assert_int_le(waiting, 6);
+	ck_assert_int_le(running, 2);
+	srv_pool_free(p, job_drop);
+	ck_assert_int_eq(atomic_load(&ran) + atomic_load(&dropped), accepted);
+	/* all accepted jobs run when there is time */
+	p = srv_pool_new(3, 1000);
+	atomic_store(&ran, 0);
+	for (int i = 0; i < 200; i++)
+		ck_assert_int_eq(srv_pool_submit(p, job_count, NULL), 0);
+	for (int i = 0; i < 2000 && atomic_load(&ran) < 200; i++) {
+		struct timespec ts = { 0, 5 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	ck_assert_int_eq(atomic_load(&ran), 200);
+	srv_pool_free(p, job_drop);
+}
+END_TEST
+
+START_TEST(test_json_text)
+{
+	struct jt w;
+	char *text;
+	json_t *j;
+	json_error_t jerr;
+	size_t len;
+
+	jt_init(&w, 1);
+	jt_lit(&w, "{");
+	jt_key(&w, "s");
+	jt_str(&w, "q\"b\\n\n\t\001\xc3\xa9");
+	jt_lit(&w, ",\"min\":");
+	jt_int(&w, INT64_MIN);
+	jt_lit(&w, ",\"max\":");
+	jt_int(&w, INT64_MAX);
+	jt_lit(&w, ",\"zero\":");
+	jt_int(&w, 0);
+	jt_lit(&w, ",\"r\":[");
+	jt_real(&w, 0.1);
+	jt_lit(&w, ",");
+	jt_real(&w, 6442450944.0);
+	jt_lit(&w, ",");
+	jt_real(&w, -2.5e-7);
+	jt_lit(&w, ",");
+	jt_real(&w, 1e300);
+	jt_lit(&w, ",");
+	jt_real(&w, 0.0 / 0.0);
+	jt_lit(&w, "],\"b\":");
+	jt_bool(&w, 1);
+	jt_lit(&w, "}");
+	text = jt_take(&w, &len);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_uint_eq(len, strlen(text));
+	j = json_loads(text, 0, &jerr);
+	ck_assert_msg(j != NULL, "%s: %s", text, jerr.text);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "s")), "q\"b\\n\n\t\001\xc3\xa9");
+	ck_assert(json_integer_value(json_object_get(j, "min")) == INT64_MIN);
+	ck_assert(json_integer_value(json_object_get(j, "max")) == INT64_MAX);
+	ck_assert(json_is_real(json_array_get(json_object_get(j, "r"), 1)));    /* 6442450944.0 stays a real */
+	ck_assert(json_real_value(json_array_get(json_object_get(j, "r"), 0)) == 0.1);
+	ck_assert(json_real_value(json_array_get(json_object_get(j, "r"), 1)) == 6442450944.0);
+	ck_assert(json_real_value(json_array_get(json_object_get(j, "r"), 2)) == -2.5e-7);
+	ck_assert(json_is_null(json_array_get(json_object_get(j, "r"), 4)));
+	ck_assert(json_is_true(json_object_get(j, "b")));
+	json_decref(j);
+	free(text);
+}
+END_TEST
+
+static struct cm_device_catalog cat;
+
+static void
+load_catalog(void)
+{
+	struct dn_error err;
+
+	memset(&err, 0, sizeof err);
+	ck_assert_msg(cm_catalog_load(src_path("schemas/devices.json"), &cat, &err) == 0, "%s", err.message);
+}
+
+static json_t *
+mlp_query(int hidden_max)
+{
+	return json_pack("{s:s,s:{s:{s:s,s:[i,i,i]},s:{s:s,s:[i,i]}},s:{s:s}}", "model", "mlp", "space", "hidden",
+	    "_type", "choice", "_value", 64, 128, hidden_max, "depth", "_type", "randint", "_value", 1, 4,
+	    "budgets", "memory", "2GiB");
+}
+
+START_TEST(test_registry)
+{
+	struct srv_registry *reg;
+	struct srv_query *a, *b, *held;
+	struct dn_error err;
+	char ids[4][33];
+	json_t *q[4];
+
+	load_catalog();
+	memset(&err, 0, sizeof err);
+	reg = srv_registry_new(&cat, 2);
+	for (int i = 0; i < 4; i++) {
+		json_t *raw = mlp_query(256 << i);
+		q[i] = srv_query_canonical(raw, ids[i], NULL);
+		json_decref(raw);
+	}
+	/* not in memory and no request: ENOENT */
+	ck_assert_ptr_null(srv_registry_get(reg, ids[0], NULL, &err));
+	ck_assert_int_eq(err.code, DN_ENOENT);
+	dn_error_clear(&err);
+	a = srv_registry_get(reg, ids[0], q[0], &err);
+	ck_assert_msg(a != NULL, "%s", err.message);
+	b = srv_registry_get(reg, ids[0], NULL, &err);
+	ck_assert_ptr_eq(a, b);                 /* shared */
+	srv_registry_release(reg, b);
+	held = a;                               /* keep ids[0] referenced */
+	/* two more fill and overflow a registry of 2: the held entry survives */
+	for (int i = 1; i < 4; i++) {
+		struct srv_query *x = srv_registry_get(reg, ids[i], q[i], &err);
+		ck_assert_msg(x != NULL, "%s", err.message);
+		srv_registry_release(reg, x);
+	}
+	b = srv_registry_get(reg, ids[0], NULL, &err);
+	ck_assert_ptr_eq(b, held);
+	srv_registry_release(reg, b);
+	ck_assert_ptr_null(srv_registry_get(reg, ids[1], NULL, &err));    /* evicted (least recent) */
+	b = srv_registry_get(reg, ids[3], NULL, &err);
+	ck_assert_ptr_nonnull(b);
+	srv_registry_release(reg, b);
+	srv_registry_release(reg, held);
+	/* a query that does not compile names its field */
+	{
+		json_t *bad = json_pack("{s:s,s:{s:{s:s,s:[i]}},s:s}", "model", "mlp", "space", "hidden", "_type",
+		    "choice", "_value", 64, "device", "no-such-gpu");
+		char id[33];
+		json_t *cb = srv_query_canonical(bad, id, NULL);
+		dn_error_clear(&err);
+		ck_assert_ptr_null(srv_registry_get(reg, id, cb, &err));
+		ck_assert_str_eq(err.path, "$.device");
+		json_decref(cb);
+		json_decref(bad);
+	}
+	for (int i = 0; i < 4; i++)
+		json_decref(q[i]);
+	srv_registry_free(reg);
+	cm_catalog_free(&cat);
+}
+END_TEST
+
+/* ---- the whole server in this process ---- */
+
+static struct srv server;
+
+static void
+server_start(const char *token_file)
+{
+	struct dn_error err;
+	char *argv[32] = { "test", "--listen", "127.0.0.1:0", "--access-log", "off", "--workers", "2",
+		"--http-threads", "2", "--max-body", "4096", "--deadline", "5" };
+	int argc = 13;
+
+	if (token_file != NULL) {
+		argv[argc++] = "--token-file";
+		argv[argc++] = (char *)token_file;
+	}
+	memset(&server, 0, sizeof server);
+	memset(&err, 0, sizeof err);
+	setenv("DNNSAT_DATA_DIR", src_path("schemas"), 1);
+	ck_assert_int_eq(srv_config_parse(argc, argv, &server.cfg, &err), 0);
+	ck_assert_msg(srv_start(&server, &err) == 0, "%s %s", err.path, err.message);
+	ck_assert_int_gt(server.cfg.port, 0);
+}
+
+/* One request on a fresh connection; returns the status, the response in
+ * buf (headers and body). */
+static int
+http(const char *method, const char *path, const char *ctype, const char *body, const char *extra, char *buf,
+    size_t cap)
+{
+	struct sockaddr_in a;
+	struct timeval tv = { 30, 0 };
+	char head[1024];
+	size_t got = 0;
+	int fd = socket(AF_INET, SOCK_STREAM, 0), n;
+
+	ck_assert_int_ge(fd, 0);
+	memset(&a, 0, sizeof a);
+	a.sin_family = AF_INET;
+	a.sin_port = htons((uint16_t)server.cfg.port);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+	n = snprintf(head, sizeof head, "%s %s HTTP/1.1\r\nHost: t\r\nConnection: close\r\n%s%s%s%s"
+	    "Content-Length: %zu\r\n\r\n", method, path, ctype ? "Content-Type: " : "", ctype ? ctype : "",
+	    ctype ? "\r\n" : "", extra ? extra : "", body ? strlen(body) : 0);
+	ck_assert_int_eq(send(fd, head, (size_t)n, MSG_NOSIGNAL), n);
+	if (body != NULL && strlen(body) > 0)
+		(void)send(fd, body, strlen(body), MSG_NOSIGNAL);
+	for (;;) {
+		ssize_t k = recv(fd, buf + got, cap - 1 - got, 0);
+		if (k <= 0)
+			break;
+		got += (size_t)k;
+		if (got == cap - 1)
+			break;
+	}
+	close(fd);
+	buf[got] = '\0';
+	ck_assert_msg(strncmp(buf, "HTTP/1.1 ", 9) == 0, "no response to %s %s", method, path);
+	return atoi(buf + 9);
+}
+
+static const char *
+body_of(const char *resp)
+{
+	const char *b = strstr(resp, "\r\n\r\n");
+
+	return b ? b + 4 : "";
+}
+
+START_TEST(test_server_statuses)
+{
+	static char buf[1 << 20];
+	char big[6000], path[128], *q;
+	json_t *j, *raw;
+	char id[33];
+
+	server_start(NULL);
+	ck_assert_int_eq(http("GET", "/healthz", NULL, NULL, NULL, buf, sizeof buf), 200);
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "\"ok\""));
+	ck_assert_int_eq(http("GET", "/readyz", NULL, NULL, NULL, buf, sizeof buf), 200);
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "\"memory\""));
+	ck_assert_int_eq(http("GET", "/nowhere", NULL, NULL, NULL, buf, sizeof buf), 404);
+	ck_assert_ptr_nonnull(strstr(buf, "application/problem+json"));
+	ck_assert_int_eq(http("DELETE", "/v1/devices", NULL, NULL, NULL, buf, sizeof buf), 405);
+	ck_assert_ptr_nonnull(strstr(buf, "Allow: GET"));
+	ck_assert_int_eq(http("GET", "/openapi.json", NULL, NULL, NULL, buf, sizeof buf), 308);
+	ck_assert_ptr_nonnull(strstr(buf, "Location: /schemas/openapi.json"));
+	ck_assert_int_eq(http("GET", "/schemas/../Makefile.json", NULL, NULL, NULL, buf, sizeof buf), 404);
+	ck_assert_int_eq(http("GET", "/v1/templates/resnet50", NULL, NULL, NULL, buf, sizeof buf), 200);
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "\"preset\":\"resnet50\""));
+	ck_assert_int_eq(http("GET", "/v1/templates/nope", NULL, NULL, NULL, buf, sizeof buf), 404);
+	/* bodies: 415, 400 (malformed, wrong type, line and column), 413, 422 with the path */
+	ck_assert_int_eq(http("POST", "/v1/estimate", "text/plain", "{}", NULL, buf, sizeof buf), 415);
+	ck_assert_int_eq(http("POST", "/v1/estimate", "application/json", "{\"model\":", NULL, buf, sizeof buf), 400);
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "line 1, column"));
+	ck_assert_int_eq(http("POST", "/v1/estimate", "application/json", "[1]", NULL, buf, sizeof buf), 400);
+	ck_assert_int_eq(http("POST", "/v1/estimate", "application/json", "{\"a\":1,\"a\":2}", NULL, buf, sizeof buf),
+	    400);
+	memset(big, ' ', sizeof big);
+	big[0] = '{';
+	big[sizeof big - 2] = '}';
+	big[sizeof big - 1] = '\0';
+	ck_assert_int_eq(http("POST", "/v1/estimate", "application/json", big, NULL, buf, sizeof buf), 413);
+	ck_assert_int_eq(http("POST", "/v1/estimate", "application/json",
+	    "{\"model\":\"resnet50\",\"config\":{\"batch_size\":\"x\"}}", NULL, buf, sizeof buf), 422);
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "\"path\":\"$.config.batch_size\""));
+	ck_assert_int_eq(http("POST", "/v1/estimate", "application/json",
+	    "{\"model\":\"resnet50\",\"device\":\"a100-40gb\",\"config\":{\"batch_size\":32}}", NULL, buf, sizeof buf),
+	    200);
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "\"training_peak_bytes\""));
+	/* a reduction: 201, then 200 from the cache, then its pages and checks */
+	raw = mlp_query(512);
+	q = json_dumps(raw, JSON_COMPACT);
+	ck_assert_int_eq(http("POST", "/v1/reductions", "application/json", q, NULL, buf, sizeof buf), 201);
+	ck_assert_ptr_nonnull(strstr(buf, "X-Cache: miss"));
+	j = json_loads(body_of(buf), 0, NULL);
+	ck_assert_ptr_nonnull(j);
+	snprintf(id, sizeof id, "%s", json_string_value(json_object_get(j, "id")));
+	ck_assert_str_eq(json_string_value(json_object_get(j, "total")), "9");
+	ck_assert(json_is_true(json_object_get(j, "exact")));
+	json_decref(j);
+	ck_assert_int_eq(http("POST", "/v1/reductions", "application/json", q, NULL, buf, sizeof buf), 200);
+	ck_assert_ptr_nonnull(strstr(buf, "X-Cache: hit"));
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "\"cached\":true"));
+	snprintf(path, sizeof path, "/v1/reductions/%s", id);
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 200);
+	snprintf(path, sizeof path, "/v1/reductions/%s/configurations?limit=2", id);
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 200);
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "\"next_cursor\":\"c1."));
+	snprintf(path, sizeof path, "/v1/reductions/%s/configurations?limit=abc", id);
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 400);
+	snprintf(path, sizeof path, "/v1/reductions/%s/configurations?cursor=c1.bad", id);
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 400);
+	snprintf(path, sizeof path, "/v1/reductions/%s/check", id);
+	ck_assert_int_eq(http("POST", path, "application/json", "{\"config\":{\"hidden\":64,\"depth\":2}}", NULL, buf,
+	    sizeof buf), 200);
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "\"feasible\":true"));
+	ck_assert_int_eq(http("POST", path, "application/json", "{\"config\":{\"hidden\":65,\"depth\":2}}", NULL, buf,
+	    sizeof buf), 422);
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "\"path\":\"$.config.hidden\""));
+	ck_assert_int_eq(http("POST", path, "application/json", "{}", NULL, buf, sizeof buf), 422);
+	/* the same check with the configuration in the query string */
+	snprintf(path, sizeof path, "/v1/reductions/%s/check?hidden=64&depth=2", id);
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 200);
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "\"feasible\":true"));
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "\"costs\":{"));
+	snprintf(path, sizeof path, "/v1/reductions/%s/check?hidden=64", id);
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 422);
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "\"path\":\"$.config.depth\""));
+	snprintf(path, sizeof path, "/v1/reductions/%s/check?hidden=64&depth=2&width=3", id);
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 422);
+	snprintf(path, sizeof path, "/v1/reductions/%s/check", id);
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "\"path\":\"$.config\""));
+	ck_assert_int_eq(http("GET", "/v1/reductions/00000000000000000000000000000000", NULL, NULL, NULL, buf,
+	    sizeof buf), 404);
+	ck_assert_int_eq(http("GET", "/metrics", NULL, NULL, NULL, buf, sizeof buf), 200);
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "dnnsat_http_requests_total{route=\"reductions_create\",code=\"201\"} 1"));
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "dnnsat_cache_hits_total "));
+	free(q);
+	json_decref(raw);
+	srv_stop(&server);
+}
+END_TEST
+
+START_TEST(test_server_tokens)
+{
+	static char buf[1 << 16];
+	char file[] = "/tmp/dnnsat-test-tokens-XXXXXX";
+	int fd = mkstemp(file);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "# tokens\nsecret-token-0123456789\n", 33), 33);
+	close(fd);
+	server_start(file);
+	ck_assert_int_eq(http("GET", "/v1/devices", NULL, NULL, NULL, buf, sizeof buf), 401);
+	ck_assert_ptr_nonnull(strstr(buf, "WWW-Authenticate: Bearer"));
+	ck_assert_int_eq(http("GET", "/v1/devices", NULL, NULL, "Authorization: Bearer wrong-token-0123456789\r\n", buf,
+	    sizeof buf), 401);
+	ck_assert_int_eq(http("GET", "/v1/devices", NULL, NULL, "Authorization: Bearer secret-token-0123456789\r\n",
+	    buf, sizeof buf), 200);
+	ck_assert_int_eq(http("GET", "/healthz", NULL, NULL, NULL, buf, sizeof buf), 200);     /* public */
+	srv_stop(&server);
+	unlink(file);
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite *s = suite_create("server");
+	TCase *t = tcase_create("modules");
+
+	tcase_set_timeout(t, 300);
+	tcase_add_test(t, test_routes);
+	tcase_add_test(t, test_config);
+	tcase_add_test(t, test_canonical_id);
+	tcase_add_test(t, test_pool);
+	tcase_add_test(t, test_json_text);
+	tcase_add_test(t, test_registry);
+	tcase_add_test(t, test_server_statuses);
+	tcase_add_test(t, test_server_tokens);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int
+main(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	return run_suite(suite(), 0);
+}
