@@ -3,7 +3,8 @@
  * model template with its hyperparameters, defaults and presets),
  * GET /v1/templates/{name} (a template, or the template of a preset),
  * GET /v1/devices (the GPU catalog), and the contract itself:
- * GET /openapi.json and GET /schemas/{file} served from the data directory.
+ * GET /openapi.json and GET /schemas/{file} served from the data directory;
+ * and the dashboard: GET / and GET /ui/{file} from the web directory.
  *
  * Invariants: the template listing is built once at start (s->templates,
  * read-only afterwards); schema files are read per request, only from
@@ -100,16 +101,25 @@ api_devices(struct srv_request *r)
 	json_decref(j);
 }
 
-/* Sends a file of the data directory; 404 when absent. */
+/* The dashboard's files: $DNNSAT_WEB_DIR, else the source tree's web/. */
+static const char *
+web_dir(void)
+{
+	const char *d = getenv("DNNSAT_WEB_DIR");
+
+	return d != NULL && d[0] != '\0' ? d : DNNSAT_WEB_DIR;
+}
+
+/* Sends a file of directory `dir`; 404 when absent. */
 static void
-send_data_file(struct srv_request *r, const char *rel, const char *ctype)
+send_file(struct srv_request *r, const char *dir, const char *rel, const char *ctype)
 {
 	char path[1200];
 	FILE *f;
 	char *buf;
 	long n;
 
-	snprintf(path, sizeof path, "%s/%s", cm_data_dir(), rel);
+	snprintf(path, sizeof path, "%s/%s", dir, rel);
 	f = fopen(path, "rb");
 	if (f == NULL) {
 		srv_reply_problem(r, 404, "not-found", "Not found", NULL, "no such file: %s", rel);
@@ -132,6 +142,53 @@ send_data_file(struct srv_request *r, const char *rel, const char *ctype)
 	free(buf);
 }
 
+static void
+send_data_file(struct srv_request *r, const char *rel, const char *ctype)
+{
+	send_file(r, cm_data_dir(), rel, ctype);
+}
+
+/* 1 when a client-given relative path may be served: [A-Za-z0-9_.-/]
+ * only, no "..", not absolute. */
+static int
+safe_name(const char *name)
+{
+	if (name[0] == '/' || name[0] == '\0' || strstr(name, "..") != NULL)
+		return 0;
+	for (const char *p = name; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_' ||
+		    *p == '-' || *p == '.' || *p == '/'))
+			return 0;
+	return 1;
+}
+
+void
+api_dashboard(struct srv_request *r)
+{
+	send_file(r, web_dir(), "index.html", "text/html; charset=utf-8");
+}
+
+void
+api_web_file(struct srv_request *r)
+{
+	static const struct { const char *ext, *type; } types[] = {
+		{ ".html", "text/html; charset=utf-8" }, { ".js", "text/javascript; charset=utf-8" },
+		{ ".css", "text/css; charset=utf-8" }, { ".svg", "image/svg+xml" }, { ".png", "image/png" },
+		{ ".json", "application/json" }, { ".ico", "image/x-icon" }, { ".webmanifest", "application/manifest+json" } };
+	const char *name = r->params[0], *dot = strrchr(name, '.');
+
+	if (!safe_name(name) || dot == NULL) {
+		srv_reply_problem(r, 404, "not-found", "Not found", NULL, "no such file");
+		return;
+	}
+	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+		if (strcmp(dot, types[i].ext) == 0) {
+			send_file(r, web_dir(), name, types[i].type);
+			return;
+		}
+	srv_reply_problem(r, 404, "not-found", "Not found", NULL, "no such file");
+}
+
 /* The contract lives at /schemas/openapi.json, where its relative $refs
  * (api/query.schema.json, ...) resolve to files this server serves; the
  * conventional /openapi.json redirects there. */
@@ -149,14 +206,7 @@ api_schema_file(struct srv_request *r)
 {
 	const char *name = r->params[0];
 
-	for (const char *p = name; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_' ||
-		    *p == '-' || *p == '.' || *p == '/')) {
-			srv_reply_problem(r, 404, "not-found", "Not found", NULL, "no such schema");
-			return;
-		}
-	if (strstr(name, "..") != NULL || name[0] == '/' || strlen(name) < 6 ||
-	    strcmp(name + strlen(name) - 5, ".json") != 0) {
+	if (!safe_name(name) || strlen(name) < 6 || strcmp(name + strlen(name) - 5, ".json") != 0) {
 		srv_reply_problem(r, 404, "not-found", "Not found", NULL, "no such schema");
 		return;
 	}

@@ -7,6 +7,7 @@
  *   GET  /v1/reductions/{id}/explain?param=&value=         why a value is gone
  *   POST /v1/reductions/{id}/explain {"config"}            one configuration
  *   GET  /v1/reductions/{id}/max?param=&per=               largest values
+ *   GET  /v1/reductions/{id}/heatmap?x=&y=                 feasibility over two
  * A stream walks with a cursor of its own, a chunk per callback, taking the
  * lock per chunk; the whole walk is bounded by --max-space.
  */
@@ -363,4 +364,34 @@ api_reduction_max(struct srv_request *r)
 		srv_reply_error(r, &err);
 	else
 		srv_reply_json(r, 200, json_pack("{s:s,s:s?,s:o}", "param", param, "per", per, "rows", rows));
+}
+
+void
+api_reduction_heatmap(struct srv_request *r)
+{
+	struct srv_query *sq;
+	double timeout = api_request_timeout(r);
+	const char *x = srv_query_arg(r, "x"), *y = srv_query_arg(r, "y");
+	struct dn_error err;
+	json_t *out;
+
+	if (timeout < 0)
+		return;
+	if (x == NULL || y == NULL) {
+		srv_reply_problem(r, 400, "bad-parameter", "Bad parameter", x ? "y" : "x",
+		    "give x=NAME and y=NAME, two parameters of the space");
+		return;
+	}
+	sq = api_reduction_query(r);
+	if (sq == NULL)
+		return;
+	memset(&err, 0, sizeof err);
+	pthread_rwlock_wrlock(&sq->lock);
+	out = ans_heatmap(&sq->e, &sq->q, x, y, timeout, &err);
+	pthread_rwlock_unlock(&sq->lock);
+	srv_registry_release(r->srv->registry, sq);
+	if (out == NULL)
+		srv_reply_error(r, &err);
+	else
+		srv_reply_json(r, 200, out);
 }

@@ -181,6 +181,8 @@ void srv_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 double srv_now(void);
 
 /* ---- handlers (api_*.c) ---- */
+void api_dashboard(struct srv_request *r);
+void api_web_file(struct srv_request *r);
 void api_healthz(struct srv_request *r);
 void api_readyz(struct srv_request *r);
 void api_metrics(struct srv_request *r);
@@ -199,6 +201,7 @@ void api_reduction_configurations(struct srv_request *r);
 void api_reduction_samples(struct srv_request *r);
 void api_reduction_explain(struct srv_request *r);
 void api_reduction_max(struct srv_request *r);
+void api_reduction_heatmap(struct srv_request *r);
 struct srv_query;
 /* The compiled query of reduction r->params[0]: from memory, else (on a
  * worker only) from the cache's stored request. NULL with a reply set, or

@@ -13,6 +13,8 @@
 #include <string.h>
 
 static const struct srv_route routes[] = {
+	{ "GET", "/", api_dashboard, SRV_R_PUBLIC, "dashboard" },
+	{ "GET", "/ui/*", api_web_file, SRV_R_PUBLIC, "dashboard_files" },
 	{ "GET", "/healthz", api_healthz, SRV_R_PUBLIC, "healthz" },
 	{ "GET", "/readyz", api_readyz, SRV_R_PUBLIC, "readyz" },
 	{ "GET", "/metrics", api_metrics, 0, "metrics" },
@@ -34,6 +36,7 @@ static const struct srv_route routes[] = {
 	{ "POST", "/v1/reductions/{}/explain", api_reduction_explain, SRV_R_BODY | SRV_R_POOL,
 	  "reductions_explain_config" },
 	{ "GET", "/v1/reductions/{}/max", api_reduction_max, SRV_R_POOL, "reductions_max" },
+	{ "GET", "/v1/reductions/{}/heatmap", api_reduction_heatmap, SRV_R_POOL, "reductions_heatmap" },
 };
 #define NROUTES ((int)(sizeof routes / sizeof routes[0]))
 

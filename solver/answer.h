@@ -76,4 +76,11 @@ json_t *ans_explain_value(struct fs_engine *e, struct sq_query *q, const char *p
 json_t *ans_max(struct fs_engine *e, struct sq_query *q, const char *param, const char *per,
     double timeout, struct dn_error *err);
 
+/* Feasibility over two parameters: {"x","y","x_values","y_values",
+ * "feasible": [[bool per x value] per y value]} - whether some feasible
+ * configuration has that pair (the other parameters free). At most 4096
+ * cells. Uses an engine of its own: e's count is left as it is. */
+json_t *ans_heatmap(struct fs_engine *e, struct sq_query *q, const char *x, const char *y, double timeout,
+    struct dn_error *err);
+
 #endif

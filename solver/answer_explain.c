@@ -293,3 +293,66 @@ ans_max(struct fs_engine *e, struct sq_query *q, const char *param, const char *
 	}
 	return rows;
 }
+
+json_t *
+ans_heatmap(struct fs_engine *e, struct sq_query *q, const char *xname, const char *yname, double timeout,
+    struct dn_error *err)
+{
+	int x = fs_var_named(e, xname), y = fs_var_named(e, yname);
+	struct fs_engine h;
+	json_t *xs, *ys, *rows;
+	int64_t *pos;
+
+	if (x < 0 || y < 0 || x == y) {
+		dn_error_set(err, x == y && x >= 0 ? DN_EINVAL : DN_ENOENT, x < 0 ? "x" : "y",
+		    x == y && x >= 0 ? "x and y must be two different parameters" :
+		    "the space has no discrete parameter \"%s\"", x < 0 ? xname : yname);
+		return NULL;
+	}
+	if (e->vars[x].n * e->vars[y].n > 4096) {
+		dn_error_set(err, DN_ERANGE, "x", "%lld x %lld cells: at most 4096",
+		    (long long)e->vars[x].n, (long long)e->vars[y].n);
+		return NULL;
+	}
+	/* a fresh engine: the reduction's own keeps its count tree untouched */
+	if (fs_init(&h, q, err) != 0) {
+		fs_free(&h);
+		return NULL;
+	}
+	pos = calloc((size_t)h.nvars + 1, sizeof *pos);
+	xs = json_array();
+	ys = json_array();
+	rows = json_array();
+	h.deadline = fs_now_plus(timeout);
+	for (int64_t px = 0; px < h.vars[x].n; px++)
+		json_array_append_new(xs, sp_value_json(&q->space.dims[h.vars[x].dim], fs_dim_index_of(&h, x, px)));
+	for (int64_t py = 0; py < h.vars[y].n && pos != NULL; py++) {
+		int64_t my = fs_restrict(&h, y, py, py);
+		json_t *row = json_array();
+		json_array_append_new(ys, sp_value_json(&q->space.dims[h.vars[y].dim], fs_dim_index_of(&h, y, py)));
+		for (int64_t px = 0; px < h.vars[x].n; px++) {
+			int64_t mx = fs_restrict(&h, x, px, px);
+			int r = fs_first_in_box(&h, pos, err);
+			fs_unrestrict(&h, mx);
+			if (r < 0 || (r == 1 && h.timed_out)) {
+				if (!dn_error_isset(err))
+					dn_error_set(err, DN_ETIMEOUT, NULL, "the heat map did not finish in %g s", timeout);
+				fs_unrestrict(&h, my);
+				json_decref(row);
+				json_decref(rows);
+				json_decref(xs);
+				json_decref(ys);
+				free(pos);
+				fs_free(&h);
+				return NULL;
+			}
+			json_array_append_new(row, json_boolean(r == 0));
+		}
+		fs_unrestrict(&h, my);
+		json_array_append_new(rows, row);
+	}
+	free(pos);
+	fs_free(&h);
+	return json_pack("{s:s,s:s,s:o,s:o,s:o}", "x", xname, "y", yname, "x_values", xs, "y_values", ys,
+	    "feasible", rows);
+}
