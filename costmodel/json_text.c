@@ -149,6 +149,77 @@ jt_int(struct jt *w, int64_t v)
 		w->buf[w->len++] = tmp[--n];
 }
 
+/* 10^k, exact in a double for k <= 22 */
+static const double pow10_table[23] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12,
+	1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
+
+/* %.15g without printf's multi-precision path for the usual magnitudes:
+ * 15 significant digits by scaling with an exact power of ten (one
+ * rounding, so the last digit may differ by one unit from a correctly
+ * rounded conversion), trailing zeros dropped, the exponent form below
+ * 1e-5 and from 1e15 as %g does. 0 when out of its range. */
+static int
+format_g15(double v, char *out)
+{
+	double a = fabs(v), m;
+	int e, n = 0, lead;
+	int64_t mi;
+	char digits[16];
+
+	if (!(a >= 1e-8 && a < 1e15))
+		return 0;
+	e = (int)floor(log10(a));
+	if (e - 14 >= 0)
+		m = a / pow10_table[e - 14];
+	else if (14 - e <= 22)
+		m = a * pow10_table[14 - e];
+	else
+		return 0;
+	mi = (int64_t)llround(m);
+	if (mi >= 1000000000000000LL) {         /* log10 rounded down a power of ten */
+		mi = (mi + 5) / 10;
+		e++;
+	} else if (mi < 100000000000000LL) {
+		mi *= 10;
+		e--;
+	}
+	for (int i = 14; i >= 0; i--) {
+		digits[i] = (char)('0' + (int)(mi % 10));
+		mi /= 10;
+	}
+	lead = 15;
+	while (lead > 1 && digits[lead - 1] == '0')
+		lead--;
+	if (v < 0)
+		out[n++] = '-';
+	if (e < -4 || e >= 15) {
+		out[n++] = digits[0];
+		if (lead > 1) {
+			out[n++] = '.';
+			memcpy(out + n, digits + 1, (size_t)lead - 1);
+			n += lead - 1;
+		}
+		n += snprintf(out + n, 8, "e%c%02d", e < 0 ? '-' : '+', e < 0 ? -e : e);
+	} else if (e < 0) {
+		out[n++] = '0';
+		out[n++] = '.';
+		for (int i = 0; i < -e - 1; i++)
+			out[n++] = '0';
+		memcpy(out + n, digits, (size_t)lead);
+		n += lead;
+	} else {
+		for (int i = 0; i <= e; i++)
+			out[n++] = i < lead ? digits[i] : '0';
+		if (lead > e + 1) {
+			out[n++] = '.';
+			memcpy(out + n, digits + e + 1, (size_t)(lead - e - 1));
+			n += lead - e - 1;
+		}
+	}
+	out[n] = '\0';
+	return n;
+}
+
 void
 jt_real(struct jt *w, double v)
 {
@@ -165,7 +236,9 @@ jt_real(struct jt *w, double v)
 		jt_raw(w, ".0", 2);
 		return;
 	}
-	n = snprintf(tmp, sizeof tmp, "%.15g", v);
+	n = format_g15(v, tmp);
+	if (n == 0)
+		n = snprintf(tmp, sizeof tmp, "%.15g", v);
 	if (n <= 0 || (size_t)n >= sizeof tmp)
 		return;
 	if (strpbrk(tmp, ".eEn") == NULL) {     /* keep it a real, as jansson does */

@@ -3,9 +3,10 @@
  * (json_text.c), for the hot paths where building jansson objects and
  * dumping them costs more than the answer itself (a /check response:
  * ~30 us through jansson, ~2 us here). The caller writes the structure
- * (braces, commas) with jt_lit; values are escaped and formatted here the
- * way jansson prints them (reals always with a '.' or an exponent, 15
- * significant digits, non-finite as null), so both paths read the same.
+ * (braces, commas) with jt_lit; values are escaped and formatted here as
+ * jansson prints them with JSON_REAL_PRECISION(15) (reals always with a
+ * '.' or an exponent, 15 significant digits - the last one within a unit
+ * of printf's - non-finite as null), so both paths read the same.
  *
  * Invariants: after any allocation failure `failed` is set and further
  * writes do nothing; jt_take returns NULL then.

@@ -10,6 +10,7 @@
 #include "test_util.h"
 
 #include <arpa/inet.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -271,6 +272,25 @@ START_TEST(test_json_text)
 	ck_assert(json_is_true(json_object_get(j, "b")));
 	json_decref(j);
 	free(text);
+	/* reals over 46 decades: within one unit of the 15th digit of %.15g */
+	{
+		uint64_t st = 88172645463325252ULL;
+		for (int i = 0; i < 100000; i++) {
+			double e = (double)(test_xorshift(&st) % 4600) / 100.0 - 23.0, v = pow(10, e), got;
+			char ref[64];
+			if (test_xorshift(&st) & 1)
+				v = -v;
+			jt_init(&w, 8);
+			jt_real(&w, v);
+			text = jt_take(&w, NULL);
+			ck_assert_ptr_nonnull(text);
+			got = strtod(text, NULL);
+			snprintf(ref, sizeof ref, "%.15g", v);
+			ck_assert_msg(fabs(got - strtod(ref, NULL)) <= 1.2e-14 * fabs(v), "%s vs %s", text, ref);
+			ck_assert_msg(strpbrk(text, ".e") != NULL, "%s is not a real", text);
+			free(text);
+		}
+	}
 }
 END_TEST
 
@@ -507,6 +527,17 @@ START_TEST(test_server_statuses)
 	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 422);
 	snprintf(path, sizeof path, "/v1/reductions/%s/check", id);
 	ck_assert_ptr_nonnull(strstr(body_of(buf), "\"path\":\"$.config\""));
+	snprintf(path, sizeof path, "/v1/reductions/%s/heatmap?x=hidden&y=depth", id);
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 200);
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "\"x_values\":[64,128,512]"));
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "\"feasible\":[["));
+	snprintf(path, sizeof path, "/v1/reductions/%s/heatmap?x=hidden&y=nope", id);
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 422);
+	snprintf(path, sizeof path, "/v1/reductions/%s/heatmap?x=hidden", id);
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 400);
+	ck_assert_int_eq(http("GET", "/", NULL, NULL, NULL, buf, sizeof buf), 200);
+	ck_assert_ptr_nonnull(strstr(buf, "text/html"));
+	ck_assert_int_eq(http("GET", "/ui/nothing-here.js", NULL, NULL, NULL, buf, sizeof buf), 404);
 	ck_assert_int_eq(http("GET", "/v1/reductions/00000000000000000000000000000000", NULL, NULL, NULL, buf,
 	    sizeof buf), 404);
 	ck_assert_int_eq(http("GET", "/metrics", NULL, NULL, NULL, buf, sizeof buf), 200);
