@@ -16,7 +16,8 @@ make -s check || { cat tests/unit/*.log tests/cli/*.log tests/schema/*.log tests
 
 echo "== unit tests under ASan + UBSan"
 ./scripts/build.sh --enable-werror --enable-sanitizers
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+# sanitized code runs 2-4x slower: Check's per-test timeouts stretch with it
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 CK_TIMEOUT_MULTIPLIER=4 \
 	make -s check || { cat tests/unit/*.log tests/cli/*.log tests/schema/*.log tests/e2e/*.log 2>/dev/null | tail -120; exit 1; }
 
 # one closing line for every check that ran (Check suites, CLI and schema

@@ -129,17 +129,20 @@ cache_pg_now_ms(void)
 static void __attribute__((format(printf, 1, 2)))
 cache_pg_log(const char *fmt, ...)
 {
-	char stamp[32], line[512];
+	char stamp[64], line[512];
+	struct timespec ts;
 	struct tm tm;
-	time_t now = time(NULL);
 	va_list ap;
 
-	gmtime_r(&now, &tm);
-	strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	/* the same line format as the daemon's own log (srv_log) */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	snprintf(stamp, sizeof stamp, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
+	    tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)(ts.tv_nsec / 1000000) % 1000);
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof line, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "%s dnnsat: %s\n", stamp, line);
+	fprintf(stderr, "%s dnnsatd: %s\n", stamp, line);
 }
 
 /* Copies a libpq message (often several lines ending in '\n') into `dst`

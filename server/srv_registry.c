@@ -186,10 +186,9 @@ srv_registry_get(struct srv_registry *reg, const char *id, const json_t *request
 			evict_one(reg);
 		sq->refs = 1;
 		sq->used = ++reg->clock;
-		if (reg->n < reg->cap)
+		sq->kept = reg->n < reg->cap;   /* every entry held: serve this request, then free it */
+		if (sq->kept)
 			reg->items[reg->n++] = sq;
-		else
-			sq->refs = -1000000;    /* every entry is held: not kept, freed on release */
 	}
 	pthread_mutex_unlock(&reg->lock);
 	if (other != NULL) {
@@ -207,7 +206,7 @@ srv_registry_release(struct srv_registry *reg, struct srv_query *sq)
 	if (sq == NULL)
 		return;
 	pthread_mutex_lock(&reg->lock);
-	drop = --sq->refs == -1000001;
+	drop = --sq->refs == 0 && !sq->kept;
 	pthread_mutex_unlock(&reg->lock);
 	if (drop)
 		query_free(sq);

@@ -19,6 +19,7 @@
 struct srv_query {
 	char id[33];
 	int refs;                       /* registry lock */
+	int kept;                       /* in the registry (else freed on the last release) */
 	pthread_rwlock_t lock;
 	json_t *request;                /* the canonical query */
 	char *request_text;             /* its canonical text (the cache's request column) */

@@ -680,7 +680,7 @@ START_TEST(test_pg_unreachable)
 		log = capture_end();
 		ck_assert_msg(now_s() - t0 < 3.0, "%s: %.2f s to answer down", urls[i], now_s() - t0);
 		ck_assert_msg(detail[0] != '\0' && strchr(detail, '\n') == NULL, "detail '%s'", detail);
-		ck_assert_msg(count_lines(log, "dnnsat: database down: ") == 1, "log:\n%s", log);
+		ck_assert_msg(count_lines(log, "dnnsatd: database down: ") == 1, "log:\n%s", log);
 		ck_assert_msg(strstr(detail, "refused") != NULL || strstr(detail, "timeout") != NULL ||
 		    strstr(detail, "unreachable") != NULL || strstr(detail, "failed") != NULL, "detail '%s'", detail);
 		cache_get_stats(c, &s);
@@ -740,8 +740,8 @@ START_TEST(test_pg_outage)
 	cache_entry_clear(&out);
 	ck_assert_str_eq(cache_state(c, 1, detail, sizeof detail), "ok");
 	ck_assert_str_eq(detail, "");
-	ck_assert_msg(count_lines(log, "dnnsat: database down: ") == 1, "log:\n%s", log);
-	ck_assert_msg(count_lines(log, "dnnsat: database back") == 1, "log:\n%s", log);
+	ck_assert_msg(count_lines(log, "dnnsatd: database down: ") == 1, "log:\n%s", log);
+	ck_assert_msg(count_lines(log, "dnnsatd: database back") == 1, "log:\n%s", log);
 	/* the timestamp prefix: 2024-01-02T03:04:05Z */
 	ck_assert_msg(strlen(log) > 21 && log[4] == '-' && log[10] == 'T' && log[19] == 'Z', "log:\n%s", log);
 	ck_assert_int_eq(cache_put(c, "outage2", &e), 0);
