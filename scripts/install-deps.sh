@@ -6,7 +6,7 @@
 set -eu
 
 BUILD="build-essential autoconf automake pkg-config libjansson-dev libmicrohttpd-dev libz3-dev libpq-dev libgmp-dev check"
-TEST="clang libclang-rt-14-dev python3 python3-jsonschema valgrind postgresql"
+TEST="clang libclang-rt-14-dev python3 python3-jsonschema python3-optuna valgrind postgresql"
 PKGS="$BUILD $TEST ${DNNSAT_EXTRA_PACKAGES:-}"
 
 missing=""
