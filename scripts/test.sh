@@ -12,13 +12,13 @@ cd "$(dirname "$0")/.."
 
 echo "== build (-Werror) and make check"
 ./scripts/build.sh --enable-werror
-make -s check || { cat tests/unit/*.log tests/cli/*.log tests/schema/*.log tests/e2e/*.log 2>/dev/null | tail -120; exit 1; }
+make -s check || { cat tests/unit/*.log tests/cli/*.log tests/schema/*.log tests/e2e/*.log tests/integration/*.log 2>/dev/null | tail -120; exit 1; }
 
 echo "== unit tests under ASan + UBSan"
 ./scripts/build.sh --enable-werror --enable-sanitizers
 # sanitized code runs 2-4x slower: Check's per-test timeouts stretch with it
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 CK_TIMEOUT_MULTIPLIER=4 \
-	make -s check || { cat tests/unit/*.log tests/cli/*.log tests/schema/*.log tests/e2e/*.log 2>/dev/null | tail -120; exit 1; }
+	make -s check || { cat tests/unit/*.log tests/cli/*.log tests/schema/*.log tests/e2e/*.log tests/integration/*.log 2>/dev/null | tail -120; exit 1; }
 
 # one closing line for every check that ran (Check suites, CLI and schema
 # tests), counted from this run's logs before the rebuild below removes them
@@ -27,7 +27,7 @@ for log in tests/unit/*.log; do
 	n=$(sed -n 's/.*Checks: \([0-9]*\), Failures: 0, Errors: 0.*/\1/p' "$log" | tail -1)
 	total=$((total + ${n:-0}))
 done
-for log in tests/cli/*.log tests/schema/*.log tests/e2e/*.log; do
+for log in tests/cli/*.log tests/schema/*.log tests/e2e/*.log tests/integration/*.log; do
 	n=$(sed -n 's/^\([0-9]*\) passed, 0 failed$/\1/p' "$log" | tail -1)
 	total=$((total + ${n:-0}))
 done

@@ -742,8 +742,9 @@ START_TEST(test_pg_outage)
 	ck_assert_str_eq(detail, "");
 	ck_assert_msg(count_lines(log, "dnnsatd: database down: ") == 1, "log:\n%s", log);
 	ck_assert_msg(count_lines(log, "dnnsatd: database back") == 1, "log:\n%s", log);
-	/* the timestamp prefix: 2024-01-02T03:04:05Z */
-	ck_assert_msg(strlen(log) > 21 && log[4] == '-' && log[10] == 'T' && log[19] == 'Z', "log:\n%s", log);
+	/* the timestamp prefix, as the daemon's own lines: 2024-01-02T03:04:05.678Z */
+	ck_assert_msg(strlen(log) > 25 && log[4] == '-' && log[10] == 'T' && log[19] == '.' && log[23] == 'Z',
+	    "log:\n%s", log);
 	ck_assert_int_eq(cache_put(c, "outage2", &e), 0);
 	cache_free(c);
 }
