@@ -6,12 +6,20 @@
 set -eu
 
 BUILD="build-essential autoconf automake pkg-config libjansson-dev libmicrohttpd-dev libz3-dev libpq-dev libgmp-dev check"
-TEST="clang libclang-rt-14-dev python3 python3-jsonschema python3-optuna valgrind postgresql"
+TEST="clang libclang-rt-14-dev python3 python3-jsonschema python3-optuna valgrind postgresql chromium nodejs npm"
 PKGS="$BUILD $TEST ${DNNSAT_EXTRA_PACKAGES:-}"
+
+# installed, or provided by an installed package (NodeSource's nodejs
+# provides npm, and conflicts with Debian's)
+present() {
+	dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed" ||
+		dpkg-query -W -f='${db:Status-Abbrev}|${Provides}\n' 2>/dev/null | sed -n 's/^ii *|//p' |
+		tr ',' '\n' | sed 's/ *(.*//; s/^ *//' | grep -qx "$1"
+}
 
 missing=""
 for p in $PKGS; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+	present "$p" || missing="$missing $p"
 done
 if [ -z "$missing" ]; then
 	echo "install-deps: all packages present"

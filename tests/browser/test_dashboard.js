@@ -1,0 +1,438 @@
+// tests/browser/test_dashboard.js - the budget dashboard (web/) end to end in
+// headless Chromium driven by playwright-core, against the REAL dnnsatd
+// ($top_builddir/dnnsatd on a free loopback port, in-memory cache).
+//
+//   desktop (1440x1000): the resnet template, its example space and the
+//     a100-40gb; the count equals the API's; the memory slider moved by
+//     keyboard changes the count to what the API answers for that budget;
+//     a removed value explained; a heat map equal to the API's; a picked
+//     configuration's memory breakdown; the next page; an API error shown
+//     next to its field; a reduction still counting (202) shown as bounds;
+//     the downloaded search_space.json equal to the API's reduced_space;
+//   phone (390x844, touch): the same first load, nothing wider than the
+//     screen.
+// Screenshots go to tests/browser/artifacts/ (desktop.png, phone.png) and are
+// checked: PNGs of the expected size whose pixels are not all alike.
+//
+// Needs node >= 18 and Chromium ($CHROMIUM, default /usr/bin/chromium).
+// Prints one line per failed check and "N passed, M failed"; exit 1 on any
+// failure. DNNSAT_BROWSER_VERBOSE=1 prints each step and its time.
+'use strict';
+
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const zlib = require('node:zlib');
+const { spawn } = require('node:child_process');
+const { chromium } = require('playwright-core');
+
+const TOP_SRCDIR = process.env.top_srcdir || '.';
+const TOP_BUILDDIR = process.env.top_builddir || '.';
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const ARTIFACTS = path.join(__dirname, 'artifacts');
+const VERBOSE = !['', '0', undefined].includes(process.env.DNNSAT_BROWSER_VERBOSE);
+const T0 = Date.now();
+const STEP_TIMEOUT = 20000;
+
+let passed = 0;
+let failed = 0;
+let base = '';
+
+function log(msg) {
+	if (VERBOSE)
+		console.log(`[${((Date.now() - T0) / 1000).toFixed(1)} s] ${msg}`);
+}
+
+// Runs the steps of a phase in order; the first failure ends the phase
+// (the later steps build on it) after a screenshot of the page.
+async function phase(name, page, steps) {
+	for (const [what, fn] of steps) {
+		log(`${name}: ${what}`);
+		try {
+			await fn();
+			passed++;
+		} catch (e) {
+			failed++;
+			console.log(`FAIL ${name}: ${what}: ${e.message.split('\n').slice(0, 14).join('\n    ')}`);
+			await page.screenshot({ path: path.join(ARTIFACTS, `failure-${name}.png`), fullPage: true }).catch(() => {});
+			return;
+		}
+	}
+}
+
+// ---- the daemon ----
+
+function startDaemon() {
+	const bin = path.resolve(TOP_BUILDDIR, 'dnnsatd');
+	const env = { ...process.env, DNNSAT_DATA_DIR: process.env.DNNSAT_DATA_DIR || path.join(TOP_SRCDIR, 'schemas'),
+		DNNSAT_WEB_DIR: path.join(TOP_SRCDIR, 'web') };
+	const child = spawn(bin, ['--listen', '127.0.0.1:0', '--access-log', 'off'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+	let stderr = '';
+	child.stderr.on('data', (d) => { stderr += d; });
+	return new Promise((resolve, reject) => {
+		let out = '';
+		const timer = setTimeout(() => reject(new Error(`${bin} did not say where it listens: ${stderr}`)), 20000);
+		child.on('error', (e) => reject(new Error(`cannot start ${bin}: ${e.message}`)));
+		child.on('exit', (code) => reject(new Error(`${bin} exited (${code}): ${stderr}`)));
+		child.stdout.on('data', (d) => {
+			out += d;
+			const m = /listening on (http:\/\/127\.0\.0\.1:\d+)\//.exec(out);
+			if (m) {
+				clearTimeout(timer);
+				resolve({ child, url: m[1] });
+			}
+		});
+	});
+}
+
+async function api(method, p, body) {
+	const res = await fetch(base + p, {
+		method, headers: body ? { 'Content-Type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined,
+	});
+	return { status: res.status, data: await res.json() };
+}
+
+// ---- the page ----
+
+const isReductionPost = (r) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/v1/reductions';
+const isPath = (re) => (r) => re.test(new URL(r.url()).pathname);
+
+// Runs action() and waits for the query it causes: the POST's request body
+// and answer once the page has shown it (no longer busy).
+async function solved(page, action) {
+	const response = page.waitForResponse(isReductionPost, { timeout: STEP_TIMEOUT });
+	await action();
+	const r = await response;
+	const answer = await r.json();
+	await page.waitForFunction(() => document.getElementById('summary-card').getAttribute('aria-busy') === 'false',
+		null, { timeout: STEP_TIMEOUT });
+	return { sent: r.request().postDataJSON(), answer };
+}
+
+// Pastes text into a textarea as a user does: one input event (fill()
+// types it in, which takes seconds for a model file).
+async function paste(page, selector, text) {
+	await page.focus(selector);
+	await page.$eval(selector, (el, t) => {
+		el.value = t;
+		el.dispatchEvent(new InputEvent('input', { bubbles: true, inputType: 'insertFromPaste' }));
+	}, text);
+}
+
+const shownCount = (page) => page.$eval('#feasible-count', (el) => ({ text: el.textContent, raw: el.dataset.feasible }));
+
+// The same query from this test, straight to the API.
+async function apiAnswer(sent) {
+	const { status, data } = await api('POST', '/v1/reductions', { ...sent, timeout: 30 });
+	assert.ok(status === 200 || status === 201, `POST /v1/reductions answered ${status}: ${JSON.stringify(data)}`);
+	return data;
+}
+
+// Opens the page and picks, as a user would, the resnet template, its
+// example space and the a100-40gb (after another GPU, so that the pick is a
+// new query even where those are the page's defaults).
+const POLL = /^\/v1\/reductions\/([0-9a-f]+)$/;
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// From now on the page's deadline is cut to 0.3 s, so that the answers are
+// 202s, and each poll of a reduction reaches the server 1.5 s late, so that
+// the bounds stay on the page long enough to be read. Answers the first
+// poll of each reduction as it comes: a Map id -> request.
+async function slowCounts(page) {
+	const polls = new Map();
+	page.on('request', (r) => {
+		const m = POLL.exec(new URL(r.url()).pathname);
+		if (m && !polls.has(m[1]))
+			polls.set(m[1], r);
+	});
+	await page.route('**/v1/reductions', (route) => route.request().method() === 'POST'
+		? route.continue({ postData: JSON.stringify({ ...route.request().postDataJSON(), timeout: 0.3 }) })
+		: route.continue());
+	await page.route((url) => POLL.test(url.pathname), (route) => setTimeout(() => route.continue().catch(() => {}), 1500));
+	return polls;
+}
+
+// A 202 answer is shown as bounds while the page polls with a timeout (the
+// page shows an answer before it polls; the poll's answer comes >= 1.5 s
+// later).
+async function showsBounds(page, response, polls) {
+	assert.equal(response.status(), 202, await response.text());
+	const { id, feasible_lower: lower, feasible_upper: upper } = await response.json();
+	for (const t0 = Date.now(); !polls.has(id); await sleep(20))
+		assert.ok(Date.now() - t0 < STEP_TIMEOUT, `no poll of reduction ${id}`);
+	assert.ok(new URL(polls.get(id).url()).searchParams.get('timeout'), 'the poll has no timeout');
+	const shown = await shownCount(page);
+	assert.equal(shown.raw, '');
+	const bounds = /^([0-9,]+|[0-9.]+ × 10[⁰¹²³⁴⁵⁶⁷⁸⁹]+) – ([0-9,]+|[0-9.]+ × 10[⁰¹²³⁴⁵⁶⁷⁸⁹]+)$/.exec(shown.text);
+	assert.ok(bounds, `"${shown.text}" are not bounds`);
+	if (upper.length <= 15)
+		assert.deepEqual([bounds[1], bounds[2]].map((b) => b.replace(/,/g, '')), [lower, upper]);
+	assert.match(await page.textContent('#status'), /counting/);
+}
+
+async function firstLoad(page) {
+	await solved(page, () => page.goto(base + '/'));
+	await page.waitForSelector('body[data-ready="true"]', { timeout: STEP_TIMEOUT });
+	await solved(page, () => page.selectOption('#device', 't4'));
+	return solved(page, async () => {
+		await page.selectOption('#template', 'resnet');
+		await page.click('#space-example');
+		await page.selectOption('#device', 'a100-40gb');
+	});
+}
+
+// ---- PNG checks ----
+
+// {width, height, distinct}: the size from IHDR, and how many distinct
+// bytes the inflated image data has (a blank page has a handful).
+function pngFacts(file) {
+	const buf = fs.readFileSync(file);
+	assert.equal(buf.subarray(0, 8).toString('hex'), '89504e470d0a1a0a', `${file} is not a PNG`);
+	const width = buf.readUInt32BE(16), height = buf.readUInt32BE(20);
+	const idat = [];
+	for (let off = 8; off < buf.length;) {
+		const len = buf.readUInt32BE(off), type = buf.toString('ascii', off + 4, off + 8);
+		if (type === 'IDAT')
+			idat.push(buf.subarray(off + 8, off + 8 + len));
+		off += 12 + len;
+	}
+	const pixels = zlib.inflateSync(Buffer.concat(idat));
+	const seen = new Set();
+	for (let i = 0; i < pixels.length && seen.size < 256; i += 7)
+		seen.add(pixels[i]);
+	return { width, height, bytes: buf.length, distinct: seen.size };
+}
+
+function checkPng(file, width, minHeight) {
+	const f = pngFacts(file);
+	assert.equal(f.width, width, `${file}: width ${f.width}, want ${width}`);
+	assert.ok(f.height >= minHeight, `${file}: height ${f.height} < ${minHeight}`);
+	assert.ok(f.bytes > 40000, `${file}: only ${f.bytes} bytes`);
+	assert.ok(f.distinct > 100, `${file}: only ${f.distinct} distinct byte values: a blank page?`);
+	log(`${path.basename(file)}: ${f.width}x${f.height}, ${f.bytes} bytes`);
+}
+
+// ---- the phases ----
+
+async function desktop(browser) {
+	const context = await browser.newContext({ viewport: { width: 1440, height: 1000 }, acceptDownloads: true });
+	const page = await context.newPage();
+	const errors = [];
+	page.on('pageerror', (e) => errors.push(e.message));
+	let first, second, polls;
+
+	await phase('desktop', page, [
+		['first load: resnet + example space + a100-40gb', async () => {
+			first = await firstLoad(page);
+			assert.equal(first.sent.model, 'resnet');
+			assert.equal(first.sent.device, 'a100-40gb');
+			assert.deepEqual(Object.keys(first.sent.space), ['batch_size', 'block', 'layers3', 'width', 'resolution', 'lr']);
+			const shown = await shownCount(page);
+			assert.equal(shown.raw, first.answer.feasible);
+			assert.equal(shown.text.replace(/,/g, ''), first.answer.feasible);
+		}],
+		['memory slider (keyboard) changes the count to the API\'s', async () => {
+			second = await solved(page, async () => {
+				await page.focus('#memory');
+				await page.keyboard.press('End');
+				for (let i = 0; i < 9; i++)
+					await page.keyboard.press('PageDown');
+			});
+			const bytes = Number(await page.$eval('#memory-out', (el) => el.dataset.bytes));
+			assert.ok(bytes < first.sent.budgets.memory, `memory budget ${bytes} not lowered`);
+			assert.equal(second.sent.budgets.memory, bytes);
+			const shown = await shownCount(page);
+			assert.notEqual(shown.raw, first.answer.feasible, 'the count did not change');
+			const own = await apiAnswer({ ...first.sent, budgets: { memory: bytes } });
+			assert.equal(shown.raw, own.feasible, `shown ${shown.raw}, the API says ${own.feasible} for ${bytes} bytes`);
+			second.own = own;
+		}],
+		['reduced domains: kept/removed as reduced_space, a removed value explained', async () => {
+			const kept = await page.$$eval('#domains .dom-row', (rows) => rows.map((r) => ({
+				name: r.querySelector('code').textContent,
+				kept: [...r.querySelectorAll('.chip.kept')].map((c) => c.textContent),
+				removed: [...r.querySelectorAll('.chip.removed')].map((c) => c.textContent),
+			})));
+			const batch = kept.find((k) => k.name === 'batch_size');
+			assert.deepEqual(batch.kept, second.own.reduced_space.batch_size._value.map(String));
+			assert.ok(batch.removed.length > 0, 'no batch size removed at this budget');
+			const explained = page.waitForResponse(isPath(/\/explain$/));
+			await page.click('#domains .chip.removed');
+			assert.equal((await explained).status(), 200);
+			await page.waitForSelector('#domains .why:not([hidden]) .path', { timeout: STEP_TIMEOUT });
+			const why = await page.textContent('#domains .why:not([hidden])');
+			assert.match(why, /\$\.budgets\.memory/);
+		}],
+		['heat map over batch_size x resolution equals the API\'s', async () => {
+			const drawn = page.waitForResponse((r) => isPath(/\/heatmap$/)(r) && r.url().includes('y=resolution'));
+			await page.selectOption('#hm-x', 'batch_size');
+			await page.selectOption('#hm-y', 'resolution');
+			const hm = await (await drawn).json();
+			assert.equal(hm.x, 'batch_size');
+			assert.equal(hm.y, 'resolution');
+			await page.waitForFunction(() => document.querySelector('#heatmap svg')?.getAttribute('aria-label').includes('resolution'));
+			const cells = await page.$$eval('#heatmap svg rect.hm-yes, #heatmap svg rect.hm-no', (r) => r.length);
+			const yes = await page.$$eval('#heatmap svg rect.hm-yes', (r) => r.length);
+			assert.equal(cells, hm.x_values.length * hm.y_values.length);
+			const own = (await api('GET', `/v1/reductions/${second.own.id}/heatmap?x=batch_size&y=resolution`)).data;
+			assert.equal(yes, own.feasible.flat().filter(Boolean).length);
+			assert.ok(yes > 0 && yes < cells, `a heat map with ${yes} of ${cells} feasible cells shows nothing`);
+			await page.waitForSelector('#heatmap .legend li >> nth=1');
+		}],
+		['a picked configuration shows its memory breakdown', async () => {
+			const row = page.locator('#configs tbody tr').nth(2);
+			const values = await row.locator('td').allTextContents();
+			const headers = await page.locator('#configs thead th').allTextContents();
+			const checked = page.waitForResponse(isPath(/\/check$/));
+			await row.click();
+			const r = await checked;
+			const q = Object.fromEntries(new URL(r.url()).searchParams);
+			assert.deepEqual(q, Object.fromEntries(headers.map((h, i) => [h, values[i]])));
+			const result = await r.json();
+			assert.equal(result.feasible, true);
+			await page.waitForSelector('#breakdown .bar .budget-line', { state: 'attached', timeout: STEP_TIMEOUT });
+			assert.equal(await page.textContent('#verdict').then((t) => t.startsWith('Fits every budget')), true);
+			const segments = await page.$$eval('#breakdown .bar rect[fill]', (r) => r.length);
+			const nonzero = Object.values(result.costs.memory.breakdown).filter((b) => b > 0).length;
+			assert.equal(segments, nonzero);
+			assert.equal(await page.$$eval('#breakdown .legend.cats li', (l) => l.length), 9);
+			assert.equal(await page.getAttribute('#configs tbody tr:nth-child(3)', 'aria-selected'), 'true');
+		}],
+		['next page of configurations', async () => {
+			const before = await page.locator('#configs tbody tr').first().textContent();
+			const next = page.waitForResponse(isPath(/\/configurations$/));
+			await page.click('#page-next');
+			assert.ok(new URL((await next).url()).searchParams.get('cursor'), 'no cursor sent');
+			await page.waitForFunction(() => document.getElementById('page-info').textContent === '21–40');
+			assert.notEqual(await page.locator('#configs tbody tr').first().textContent(), before);
+		}],
+		['an API error is shown next to its field', async () => {
+			const text = await page.inputValue('#space');
+			const response = page.waitForResponse(isReductionPost);
+			await paste(page, '#space', text.replace('"width": {"_type": "choice", "_value": [32,', '"width": {"_type": "choice", "_value": [0,'));
+			assert.equal((await response).status(), 422);
+			await page.waitForSelector('#err-space:not([hidden])', { timeout: STEP_TIMEOUT });
+			assert.match(await page.textContent('#err-space'), /\$\.space\.width\._value\[0\]/);
+			await solved(page, () => paste(page, '#space', text));
+			assert.equal(await page.isHidden('#err-space'), true);
+		}],
+		['the downloaded search_space.json equals the API\'s reduced_space', async () => {
+			const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download')]);
+			assert.equal(download.suggestedFilename(), 'search_space.json');
+			const file = path.join(ARTIFACTS, 'search_space.json');
+			await download.saveAs(file);
+			assert.deepStrictEqual(JSON.parse(fs.readFileSync(file, 'utf8')), second.own.reduced_space);
+		}],
+		['desktop screenshot', async () => {
+			await page.click('#domains .chip.removed');
+			await page.waitForSelector('#domains .why:not([hidden]) .path', { timeout: STEP_TIMEOUT });
+			await page.evaluate(() => window.scrollTo(0, 0));
+			const file = path.join(ARTIFACTS, 'desktop.png');
+			await page.screenshot({ path: file, fullPage: true });
+			checkPng(file, 1440, 1000);
+		}],
+		['FLOPs and latency limits: sent, and the bounds of a count still going (202) shown', async () => {
+			polls = await slowCounts(page);
+			const response = page.waitForResponse((r) => isReductionPost(r) &&
+				'flops' in r.request().postDataJSON().budgets && 'latency' in r.request().postDataJSON().budgets);
+			await page.check('#compute-on');
+			await page.focus('#compute');
+			await page.keyboard.press('ArrowRight');
+			await page.check('#latency-on');
+			const answer = await response;
+			const budgets = answer.request().postDataJSON().budgets;
+			assert.equal(budgets.flops, Number(await page.$eval('#compute-out', (el) => el.dataset.value)));
+			assert.match(budgets.latency, /^[0-9.]+ms$/);
+			assert.equal(Number(budgets.latency.slice(0, -2)) / 1e3, Number(await page.$eval('#latency-out', (el) => el.dataset.value)));
+			await showsBounds(page, answer, polls);
+		}],
+		['a pasted model (custom JSON) and its space', async () => {
+			// under the whole memory, without the other limits
+			await page.uncheck('#compute-on');
+			await page.uncheck('#latency-on');
+			await page.focus('#memory');
+			await page.keyboard.press('End');
+			const model = fs.readFileSync(path.join(TOP_SRCDIR, 'examples/models/transformer24.json'), 'utf8');
+			const space = fs.readFileSync(path.join(TOP_SRCDIR, 'examples/spaces/transformer24.json'), 'utf8');
+			const response = page.waitForResponse((r) => isReductionPost(r) && typeof r.request().postDataJSON().model === 'object');
+			await page.selectOption('#template', '__custom');
+			await paste(page, '#model-json', model);
+			await paste(page, '#space', space);
+			const answer = await response;
+			assert.equal(answer.request().postDataJSON().model.name, 'transformer24');
+			await showsBounds(page, answer, polls);
+			await page.unrouteAll();
+		}],
+		['no script errors', async () => {
+			assert.deepEqual(errors, []);
+		}],
+	]);
+	await context.close();
+}
+
+async function phone(browser) {
+	const context = await browser.newContext({
+		viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true,
+	});
+	const page = await context.newPage();
+	await phase('phone', page, [
+		['first load at 390x844', async () => {
+			const { answer } = await firstLoad(page);
+			assert.equal((await shownCount(page)).raw, answer.feasible);
+			await page.waitForSelector('#breakdown .bar', { timeout: STEP_TIMEOUT });
+			await page.waitForSelector('#heatmap svg', { timeout: STEP_TIMEOUT });
+		}],
+		['nothing overflows horizontally', async () => {
+			const wide = await page.evaluate(() => {
+				const w = document.documentElement.clientWidth;
+				const out = [...document.querySelectorAll('body *')].filter((el) => {
+					const r = el.getBoundingClientRect();
+					return r.width > 0 && (r.right > w + 0.5 || r.left < -0.5) && !el.closest('.scroll, .hm-wrap, textarea');
+				}).map((el) => `${el.tagName.toLowerCase()}${el.id ? '#' + el.id : ''}.${el.className}`);
+				return { scroll: document.documentElement.scrollWidth, w, out: out.slice(0, 5) };
+			});
+			assert.equal(wide.scroll, wide.w, `the page is ${wide.scroll} px wide on a ${wide.w} px screen`);
+			assert.deepEqual(wide.out, []);
+		}],
+		['phone screenshot', async () => {
+			const file = path.join(ARTIFACTS, 'phone.png');
+			await page.screenshot({ path: file, fullPage: true });
+			checkPng(file, 780, 1688);
+		}],
+	]);
+	await context.close();
+}
+
+async function main() {
+	fs.mkdirSync(ARTIFACTS, { recursive: true });
+	for (const f of fs.readdirSync(ARTIFACTS).filter((n) => n.startsWith('failure-')))
+		fs.rmSync(path.join(ARTIFACTS, f));
+	if (!fs.existsSync(CHROMIUM)) {
+		console.log(`FAIL: ${CHROMIUM} is missing (apt-get install chromium)`);
+		process.exit(1);
+	}
+	const daemon = await startDaemon();
+	base = daemon.url;
+	log(`dnnsatd at ${base}`);
+	const browser = await chromium.launch({
+		executablePath: CHROMIUM,
+		// Chromium's sandbox cannot run as root (containers, CI)
+		args: process.getuid && process.getuid() === 0 ? ['--no-sandbox'] : [],
+	});
+	try {
+		await desktop(browser);
+		await phone(browser);
+	} finally {
+		await browser.close();
+		daemon.child.removeAllListeners('exit');
+		daemon.child.kill('SIGTERM');
+	}
+	console.log(`time: ${((Date.now() - T0) / 1000).toFixed(1)} s`);
+	console.log(`${passed} passed, ${failed} failed`);
+	process.exit(failed ? 1 : 0);
+}
+
+main().catch((e) => {
+	console.log(`FAIL: ${e.stack || e}`);
+	process.exit(1);
+});

@@ -1,0 +1,46 @@
+// api.js - the dashboard's only door to dnnsatd: JSON requests with an
+// AbortSignal, and API errors (application/problem+json) turned into
+// ApiError objects that keep the problem's title, detail and path.
+
+export class ApiError extends Error {
+	constructor(status, problem) {
+		super(problem.detail || problem.title || `HTTP ${status}`);
+		this.name = 'ApiError';
+		this.status = status;
+		this.title = problem.title || `HTTP ${status}`;
+		this.detail = problem.detail || '';
+		this.path = problem.path || '';
+	}
+}
+
+// Sends a request and answers {status, data}; a 4xx/5xx answer throws an
+// ApiError, an aborted request throws the AbortError of fetch.
+export async function request(path, { method = 'GET', body, signal } = {}) {
+	const init = { method, signal, headers: { Accept: 'application/json' } };
+	if (body !== undefined) {
+		init.headers['Content-Type'] = 'application/json';
+		init.body = JSON.stringify(body);
+	}
+	const res = await fetch(path, init);
+	const text = await res.text();
+	let data = null;
+	try {
+		data = text ? JSON.parse(text) : null;
+	} catch {
+		data = { detail: text.slice(0, 300) };
+	}
+	if (!res.ok)
+		throw new ApiError(res.status, data || {});
+	return { status: res.status, data };
+}
+
+export const isAbort = (e) => e && e.name === 'AbortError';
+
+// The query string of a configuration for GET .../check: numbers and
+// strings as they are, a nested choice (an object) as its JSON text.
+export function configQuery(config) {
+	const q = new URLSearchParams();
+	for (const [k, v] of Object.entries(config))
+		q.append(k, typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v));
+	return q.toString();
+}

@@ -1,0 +1,469 @@
+// app.js - the dashboard's controller: loads the catalogs, turns the inputs
+// into a query, sends it (debounced; a newer query aborts the older one and
+// everything that hangs on it), polls a reduction that is still counting,
+// and hands each answer to the views (summary, domains, heat map, page of
+// configurations, breakdown). API errors land next to the field their
+// path names.
+
+import { configQuery, isAbort, request } from './api.js';
+import { $, h, put } from './dom.js';
+import * as fmt from './format.js';
+import { discrete, domain, exampleSpace, spaceText } from './space.js';
+import { renderDomains, showReasons } from './domains.js';
+import { renderHeatmap } from './heatmap.js';
+import { renderConfigs } from './configs.js';
+import { renderBreakdown, renderEditor } from './breakdown.js';
+
+const CUSTOM = '__custom';
+const PAGE = 20;
+const MEM_STEP = 128 * 2 ** 20; // the memory slider moves by 128 MiB
+const LOG_STEPS = 700; // positions of the log-scale sliders
+const COMPUTE_DECADES = [6, 16]; // 1 M .. 10 P FLOPs (or MACs)
+const LATENCY_DECADES = [-5, 2]; // 10 µs .. 100 s
+const LABELS = {
+	training: 'Training', inference: 'Inference', sgd: 'SGD', sgd_momentum: 'SGD + momentum', adam: 'Adam',
+	adamw: 'AdamW', adagrad: 'Adagrad', rmsprop: 'RMSprop', mixed_fp16: 'mixed fp16 (AMP)', mixed_bf16: 'mixed bf16 (AMP)',
+};
+const DEFAULTS = { mode: 'training', optimizer: 'adam', dtype: 'fp32', device: 'a100-40gb', template: 'resnet' };
+
+// Which field an API error's path points at, and the control to focus.
+const FIELDS = [
+	[/^\$\.budgets\.memory/, 'memory', 'memory'], [/^\$\.budgets\.(flops|macs)/, 'compute', 'compute'],
+	[/^\$\.budgets\.latency/, 'latency', 'latency'], [/^\$\.budgets/, 'budgets', 'memory'],
+	[/^\$\.(space|fixed|constraints)/, 'space', 'space'], [/^\$\.model/, 'model', 'template'],
+	[/^\$\.device/, 'device', 'device'], [/^\$\.workload/, 'workload', 'dtype'],
+];
+const QUERY_SLOTS = ['model', 'space', 'device', 'workload', 'memory', 'compute', 'latency', 'budgets', 'global'];
+
+const st = {
+	templates: [], devices: [], examples: {},
+	memory: 0,          // the memory budget, bytes
+	deviceMemory: 0,    // the memory of the GPU the slider is for
+	ctl: null,          // aborts the current query and all its follow-up requests
+	views: {},          // name -> AbortController of that view's last request
+	sent: '',           // the last query sent, as JSON
+	answer: null,       // the latest reduction, and the query it answers
+	query: null,
+	cursors: [null],    // the cursor of every page up to the one shown
+	nextCursor: null,
+	selected: null,     // the configuration in the breakdown
+};
+
+const template = () => st.templates.find((t) => t.name === $('template').value) || null;
+const device = () => st.devices.find((d) => d.name === $('device').value);
+const fieldOf = (path) => FIELDS.find(([re]) => re.test(path || '')) || [null, 'global', null];
+
+function showError(slot, err) {
+	const el = $(`err-${slot}`);
+	put(el, h('strong', {}, err.title || 'Error'), ' ', err.detail || err.message || '',
+		err.path && !String(err.detail).startsWith(err.path) ? h('code', {}, ` ${err.path}`) : null);
+	el.hidden = false;
+}
+
+function clearErrors(...slots) {
+	for (const slot of slots)
+		$(`err-${slot}`).hidden = true;
+}
+
+// Takes the user to the control behind an error or explanation path.
+function goTo(path) {
+	const control = fieldOf(path)[2];
+	const id = control === 'template' && !template() ? 'model-json' : control;
+	const el = id && $(id);
+	if (!el)
+		return;
+	el.scrollIntoView({ behavior: 'smooth', block: 'center' });
+	el.focus({ preventScroll: true });
+	el.classList.add('flash');
+	setTimeout(() => el.classList.remove('flash'), 1200);
+}
+
+// ---- the inputs ----
+
+function option(value, text, selected) {
+	return h('option', { value, selected: selected || undefined }, text);
+}
+
+function fillTemplates() {
+	$('template').replaceChildren(
+		h('optgroup', { label: 'Built-in templates' },
+			st.templates.map((t) => option(t.name, t.name, t.name === DEFAULTS.template))),
+		option(CUSTOM, 'Custom model (paste JSON)'));
+}
+
+function onTemplate() {
+	const t = template();
+	$('model-field').hidden = !!t;
+	$('preset-field').hidden = !t || !t.presets.length;
+	$('template-desc').textContent = t ? t.description
+		: 'Paste a model in dnnsat\'s JSON format, then "Example" builds a space from its hyperparameters.';
+	$('preset').replaceChildren(option('', 'template defaults'),
+		...(t ? t.presets.map((p) => option(p.name, p.name)) : []));
+	setExample();
+}
+
+function setExample() {
+	const t = template();
+	let space = {};
+	if (t)
+		space = st.examples[t.name] || exampleSpace(t.hyperparameters);
+	else {
+		try {
+			space = exampleSpace(JSON.parse($('model-json').value).hyperparameters);
+		} catch {
+			space = {};
+		}
+	}
+	$('space').value = spaceText(space);
+	clearErrors('space');
+}
+
+function fillDevices() {
+	$('device').replaceChildren(...st.devices.map((d) =>
+		option(d.name, `${d.display_name || d.name} · ${fmt.bytes(d.memory_bytes)}`, d.name === DEFAULTS.device)));
+}
+
+function onDevice() {
+	const d = device();
+	const slider = $('memory');
+	const wasFull = !st.deviceMemory || st.memory >= st.deviceMemory;
+	st.deviceMemory = d.memory_bytes;
+	slider.max = Math.ceil(d.memory_bytes / MEM_STEP);
+	$('memory-num').max = d.memory_bytes / 2 ** 30;
+	setMemory(wasFull ? d.memory_bytes : Math.min(st.memory, d.memory_bytes));
+	const fp32 = d.peak_flops && d.peak_flops.fp32;
+	$('device-desc').textContent = [d.memory_type, d.memory_bandwidth_bytes_per_s && `${fmt.si(d.memory_bandwidth_bytes_per_s, 'B/s')}`,
+		fp32 && `fp32 ${fmt.si(fp32, 'FLOP/s')}`].filter(Boolean).join(' · ');
+}
+
+function fillWorkload(schema) {
+	const props = schema.$defs.workload.properties;
+	const name = (v) => LABELS[v] || v;
+	$('mode').append(...props.mode.enum.map((m) => h('label', {},
+		h('input', { type: 'radio', name: 'mode', value: m, checked: m === DEFAULTS.mode }), name(m))));
+	$('optimizer').replaceChildren(...props.optimizer.enum.map((o) => option(o, name(o), o === DEFAULTS.optimizer)));
+	$('dtype').replaceChildren(...props.dtype.enum.map((d) => option(d, name(d), d === DEFAULTS.dtype)));
+}
+
+const mode = () => document.querySelector('input[name="mode"]:checked').value;
+
+function setMemory(bytes) {
+	const d = device();
+	st.memory = Math.max(1, Math.round(bytes));
+	$('memory').value = Math.round(st.memory / MEM_STEP);
+	$('memory-num').value = Number((st.memory / 2 ** 30).toFixed(3));
+	const out = $('memory-out');
+	out.textContent = `${fmt.bytes(st.memory)} · ${fmt.percent(st.memory / d.memory_bytes)}`;
+	out.dataset.bytes = st.memory;
+}
+
+const computeValue = () => fmt.logValue(Number($('compute').value), ...COMPUTE_DECADES, LOG_STEPS);
+const latencyValue = () => fmt.logValue(Number($('latency').value), ...LATENCY_DECADES, LOG_STEPS);
+
+function showBudgets() {
+	const kind = $('compute-kind').value === 'macs' ? 'MACs' : 'FLOPs';
+	$('compute').disabled = !$('compute-on').checked;
+	$('latency').disabled = !$('latency-on').checked;
+	$('compute-out').textContent = $('compute-on').checked ? `≤ ${fmt.si(computeValue())} ${kind}` : 'no limit';
+	$('compute-out').dataset.value = computeValue();
+	$('latency-out').textContent = $('latency-on').checked ? `≤ ${fmt.seconds(latencyValue())}` : 'no limit';
+	$('latency-out').dataset.value = latencyValue();
+}
+
+// A JSON textarea's object; undefined (and the error shown) when invalid.
+function readJson(id, slot) {
+	if (!$(id).value.trim()) {
+		showError(slot, { title: 'Empty', detail: 'paste a JSON object here' });
+		return undefined;
+	}
+	try {
+		const v = JSON.parse($(id).value);
+		if (v === null || typeof v !== 'object' || Array.isArray(v))
+			throw new Error('expected a JSON object { ... }');
+		return v;
+	} catch (e) {
+		showError(slot, { title: 'Invalid JSON', detail: e.message });
+		return undefined;
+	}
+}
+
+// The query the inputs describe, or null (errors shown) when they are not
+// valid JSON yet.
+function buildQuery() {
+	clearErrors('model', 'space');
+	const t = template();
+	const model = t ? ($('preset').value ? { template: t.name, preset: $('preset').value } : t.name)
+		: readJson('model-json', 'model');
+	const space = readJson('space', 'space');
+	if (model === undefined || space === undefined)
+		return null;
+	const workload = { mode: mode(), dtype: $('dtype').value, tf32: $('tf32').checked };
+	if (workload.mode === 'training')
+		workload.optimizer = $('optimizer').value;
+	const budgets = { memory: st.memory };
+	if ($('compute-on').checked)
+		budgets[$('compute-kind').value] = computeValue();
+	if ($('latency-on').checked)
+		budgets.latency = `${fmt.sig(latencyValue() * 1e3)}ms`;
+	return { model, space, device: $('device').value, workload, budgets };
+}
+
+// ---- the answer ----
+
+function ratioOf(part, total) {
+	const t = Number(total);
+	return t > 0 ? Number(part) / t : 0;
+}
+
+function renderSummary(a) {
+	const exact = a.status === 'exact';
+	const count = $('feasible-count');
+	count.textContent = exact ? fmt.count(a.feasible) : `${fmt.count(a.feasible_lower)} – ${fmt.count(a.feasible_upper)}`;
+	count.dataset.feasible = exact ? a.feasible : '';
+	count.title = exact ? a.feasible : `${a.feasible_lower} to ${a.feasible_upper}`;
+	$('feasible-text').textContent = exact
+		? `of ${fmt.count(a.total)} configurations fit (${fmt.percent(a.ratio)})`
+		: `of ${fmt.count(a.total)} configurations fit (between ${fmt.percent(ratioOf(a.feasible_lower, a.total))} and ${fmt.percent(ratioOf(a.feasible_upper, a.total))})`;
+	$('meter-lo').style.width = `${100 * ratioOf(exact ? a.feasible : a.feasible_lower, a.total)}%`;
+	$('meter-hi').style.width = `${100 * (exact ? 0 : ratioOf(a.feasible_upper, a.total) - ratioOf(a.feasible_lower, a.total))}%`;
+	$('status').textContent = !exact ? 'still counting: the bounds tighten every few seconds'
+		: a.cached ? 'exact · from the cache' : `exact · solved in ${fmt.seconds(a.seconds)}`;
+	$('pill').textContent = `${count.textContent} / ${fmt.count(a.total)} fit`;
+	$('download').disabled = !(exact && a.reduced_space);
+}
+
+function busy(on) {
+	$('summary-card').classList.toggle('busy', on);
+	$('summary-card').setAttribute('aria-busy', on ? 'true' : 'false');
+}
+
+// Runs a view's request, aborting its previous one; a newer query aborts it
+// too. Errors go to the view's slot.
+async function view(name, slot, load) {
+	st.views[name]?.abort();
+	const ctl = st.views[name] = new AbortController();
+	const signal = st.ctl ? AbortSignal.any([ctl.signal, st.ctl.signal]) : ctl.signal;
+	clearErrors(slot);
+	try {
+		await load(signal, st.answer.id);
+	} catch (e) {
+		if (!isAbort(e))
+			showError(slot, e);
+	}
+}
+
+function fillAxes(space) {
+	const all = discrete(space);
+	const names = all.map((p) => p.name);
+	// by default two numeric parameters with a handful of values each
+	const handy = all.filter((p) => {
+		const v = domain(p.spec).values;
+		return v.length >= 3 && v.length <= 12 && v.every((x) => typeof x === 'number');
+	}).map((p) => p.name).concat(names);
+	const keep = (id, other) => {
+		const v = $(id).value;
+		return names.includes(v) && v !== other ? v : handy.find((n) => n !== other);
+	};
+	const x = keep('hm-x', undefined), y = keep('hm-y', x);
+	$('hm-x').replaceChildren(...names.map((n) => option(n, n, n === x)));
+	$('hm-y').replaceChildren(...names.map((n) => option(n, n, n === y)));
+}
+
+function loadHeatmap() {
+	const x = $('hm-x').value, y = $('hm-y').value;
+	if (!x || !y || x === y) {
+		$('heatmap').replaceChildren(h('p', { class: 'muted' }, 'Pick two different discrete parameters.'));
+		return Promise.resolve();
+	}
+	return view('heatmap', 'heatmap', async (signal, id) => {
+		const q = new URLSearchParams({ x, y });
+		const { data } = await request(`/v1/reductions/${id}/heatmap?${q}`, { signal });
+		renderHeatmap($('heatmap'), data);
+	});
+}
+
+function loadCheck() {
+	renderEditor($('editor'), st.query.space, st.selected, pick);
+	return view('check', 'check', async (signal, id) => {
+		const { data } = await request(`/v1/reductions/${id}/check?${configQuery(st.selected)}`, { signal });
+		renderBreakdown($('breakdown'), data, st.query.budgets.memory);
+	});
+}
+
+function pick(config) {
+	st.selected = config;
+	return loadCheck();
+}
+
+function loadPage(cursor) {
+	return view('page', 'configs', async (signal, id) => {
+		const q = new URLSearchParams({ limit: PAGE });
+		if (cursor)
+			q.set('cursor', cursor);
+		const { data } = await request(`/v1/reductions/${id}/configurations?${q}`, { signal });
+		st.nextCursor = data.next_cursor;
+		const first = !st.selected && data.items.length > 0;
+		if (first)
+			st.selected = data.items[0];
+		const order = discrete(st.query.space).map((p) => p.name);
+		renderConfigs($('configs'), data.items, order, JSON.stringify(st.selected), pick);
+		const start = (st.cursors.length - 1) * PAGE;
+		$('page-info').textContent = data.items.length ? `${start + 1}–${start + data.items.length}` : '';
+		$('page-prev').disabled = $('page-first').disabled = st.cursors.length < 2;
+		$('page-next').disabled = !st.nextCursor;
+		if (first)
+			await loadCheck();
+	});
+}
+
+// A configuration fits a space when it sets exactly its discrete parameters.
+function fits(config, space) {
+	const names = discrete(space).map((p) => p.name);
+	const keys = Object.keys(config || {});
+	return keys.length === names.length && names.every((n) => keys.includes(n));
+}
+
+async function explain(param, value, chip, why) {
+	if (chip.getAttribute('aria-expanded') === 'true') {
+		chip.setAttribute('aria-expanded', 'false');
+		why.hidden = true;
+		return;
+	}
+	try {
+		const q = new URLSearchParams({ param, value: fmt.value(value) });
+		const { data } = await request(`/v1/reductions/${st.answer.id}/explain?${q}`, { signal: st.ctl.signal });
+		showReasons(why, chip, param, value, data, goTo);
+	} catch (e) {
+		if (!isAbort(e)) {
+			why.replaceChildren(h('p', { class: 'error' }, `${e.title || 'Error'}: ${e.detail || e.message}`));
+			why.hidden = false;
+		}
+	}
+}
+
+// Shows an answer; `refresh`: also reload the views that depend on it.
+async function show(answer, query, refresh) {
+	st.answer = answer;
+	st.query = query;
+	renderSummary(answer);
+	if (!refresh)
+		return;
+	renderDomains($('domains'), query.space, answer.reduced_space, answer.status !== 'exact', explain);
+	fillAxes(query.space);
+	st.cursors = [null];
+	if (!fits(st.selected, query.space)) {
+		st.selected = null;
+		$('editor').replaceChildren();
+		$('breakdown').replaceChildren(h('p', { class: 'muted' }, 'Pick a feasible configuration.'));
+	}
+	await Promise.all([loadHeatmap(), loadPage(null), st.selected ? loadCheck() : null]);
+}
+
+async function solve() {
+	const query = buildQuery();
+	if (!query)
+		return;
+	const key = JSON.stringify(query);
+	if (key === st.sent)
+		return;
+	st.sent = key;
+	st.ctl?.abort();
+	const ctl = st.ctl = new AbortController();
+	clearErrors(...QUERY_SLOTS);
+	busy(true);
+	try {
+		let { status, data } = await request('/v1/reductions', { method: 'POST', body: { ...query, timeout: 5 }, signal: ctl.signal });
+		// the views load while the count goes on
+		const views = [show(data, query, true)];
+		while (status === 202) {
+			({ status, data } = await request(`/v1/reductions/${data.id}?timeout=2`, { signal: ctl.signal }));
+			views.push(show(data, query, data.status === 'exact'));
+		}
+		await Promise.all(views);
+	} catch (e) {
+		if (isAbort(e))
+			return;
+		st.sent = '';
+		showError(fieldOf(e.path)[1], e);
+		$('feasible-text').textContent = 'The query has an error: see the message next to the field.';
+	} finally {
+		if (st.ctl === ctl)
+			busy(false);
+	}
+}
+
+// One timer for every input, so that a quick change does not send a query
+// whose typed part is half done.
+let solveTimer = 0;
+function solveIn(ms) {
+	clearTimeout(solveTimer);
+	solveTimer = setTimeout(solve, ms);
+}
+const solveSoon = () => solveIn(250);
+const solveAfterTyping = () => solveIn(700);
+
+function download() {
+	const text = spaceText(st.answer.reduced_space);
+	const url = URL.createObjectURL(new Blob([text], { type: 'application/json' }));
+	const a = h('a', { href: url, download: 'search_space.json', hidden: true });
+	document.body.append(a);
+	a.click();
+	a.remove();
+	setTimeout(() => URL.revokeObjectURL(url), 10000);
+}
+
+function wire() {
+	const on = (id, ev, fn) => $(id).addEventListener(ev, fn);
+	on('template', 'change', () => { onTemplate(); solveSoon(); });
+	on('preset', 'change', solveSoon);
+	on('model-json', 'input', solveAfterTyping);
+	on('space', 'input', solveAfterTyping);
+	on('space-example', 'click', () => { setExample(); solveSoon(); });
+	on('device', 'change', () => { onDevice(); solveSoon(); });
+	on('mode', 'change', () => { $('optimizer').disabled = mode() !== 'training'; solveSoon(); });
+	for (const id of ['optimizer', 'dtype', 'tf32', 'compute-on', 'compute-kind', 'latency-on'])
+		on(id, 'change', () => { showBudgets(); solveSoon(); });
+	on('memory', 'input', () => { setMemory(Math.min(Number($('memory').value) * MEM_STEP, device().memory_bytes)); solveSoon(); });
+	on('memory-num', 'change', () => {
+		const gib = Number($('memory-num').value);
+		if (gib > 0)
+			setMemory(Math.min(gib * 2 ** 30, device().memory_bytes));
+		solveSoon();
+	});
+	for (const id of ['compute', 'latency'])
+		on(id, 'input', () => { showBudgets(); solveSoon(); });
+	on('hm-x', 'change', loadHeatmap);
+	on('hm-y', 'change', loadHeatmap);
+	on('page-next', 'click', () => { st.cursors.push(st.nextCursor); loadPage(st.nextCursor); });
+	on('page-prev', 'click', () => { st.cursors.pop(); loadPage(st.cursors[st.cursors.length - 1]); });
+	on('page-first', 'click', () => { st.cursors = [null]; loadPage(null); });
+	on('download', 'click', download);
+}
+
+async function init() {
+	wire();
+	$('compute').value = fmt.logPos(1e12, ...COMPUTE_DECADES, LOG_STEPS);
+	$('latency').value = fmt.logPos(0.01, ...LATENCY_DECADES, LOG_STEPS);
+	try {
+		const [templates, devices, schema, examples] = await Promise.all([
+			request('/v1/templates'), request('/v1/devices'), request('/schemas/api/query.schema.json'),
+			request('/ui/example-spaces.json')]);
+		st.templates = templates.data.templates;
+		st.devices = devices.data.devices;
+		st.examples = examples.data;
+		fillWorkload(schema.data);
+	} catch (e) {
+		showError('global', e);
+		$('feasible-text').textContent = 'The catalog could not be loaded.';
+		return;
+	}
+	fillTemplates();
+	fillDevices();
+	onTemplate();
+	onDevice();
+	showBudgets();
+	await solve();
+	document.body.dataset.ready = 'true';
+}
+
+init();

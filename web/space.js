@@ -1,0 +1,134 @@
+// space.js - reading NNI search spaces in the browser: the parameters of a
+// space (nested choices flattened to "choice/param" names, as the server
+// names them), the values of each discrete parameter's grid (to show which
+// values a reduction kept), and example spaces for a model's
+// hyperparameters.
+
+// Grids longer than this are shown as a range, not value by value.
+export const MAX_LISTED = 200;
+
+const isOption = (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && '_name' in v;
+
+// [{name, spec}] in the space's order; a nested choice's options add their
+// own parameters after it, named "choice/param".
+export function params(space, prefix = '') {
+	const out = [];
+	for (const [key, spec] of Object.entries(space || {})) {
+		if (!spec || typeof spec !== 'object' || !('_type' in spec))
+			continue;
+		const name = prefix + key;
+		out.push({ name, spec });
+		if (spec._type === 'choice' && Array.isArray(spec._value))
+			for (const opt of spec._value.filter(isOption)) {
+				const { _name, ...inner } = opt;
+				out.push(...params(inner, `${name}/`));
+			}
+	}
+	return out;
+}
+
+// Python's round(): half to even.
+function rint(x) {
+	const r = Math.round(x);
+	return Math.abs(x % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r;
+}
+
+const near = (a, b) => Math.abs(a - b) <= 1e-9 * Math.max(Math.abs(a), Math.abs(b));
+const clean = (x) => Number(x.toPrecision(12));
+
+// The grid of clip(round(x / q) * q, lo, hi) over [lo, hi] (quniform and
+// qloguniform), as solver/space_parse.c defines it: the clipped ends, and
+// the multiples of q strictly inside.
+function qgrid(lo, hi, q, limit) {
+	if (near(lo, hi))
+		return { kind: 'list', values: [lo] };
+	let kmin = rint(lo / q), klast = rint(hi / q);
+	const head = kmin * q < lo || near(kmin * q, lo);
+	const tail = klast * q > hi || near(klast * q, hi);
+	if (head)
+		kmin += 1;
+	if (tail)
+		klast -= 1;
+	const n = (head ? 1 : 0) + (tail ? 1 : 0) + Math.max(0, klast - kmin + 1);
+	if (n > limit)
+		return { kind: 'range', lo, hi, count: n };
+	const values = head ? [lo] : [];
+	for (let k = kmin; k <= klast; k++)
+		values.push(clean(k * q));
+	if (tail)
+		values.push(hi);
+	return { kind: 'list', values };
+}
+
+// What values a parameter takes: {kind: 'list', values}, {kind: 'range',
+// lo, hi, count} for a long grid, or {kind: 'continuous'}.
+export function domain(spec, limit = MAX_LISTED) {
+	const v = spec && spec._value;
+	if (!Array.isArray(v))
+		return { kind: 'continuous' };
+	switch (spec._type) {
+	case 'choice':
+		return { kind: 'list', values: v.map((x) => (isOption(x) ? x._name : x)) };
+	case 'randint': {
+		const [lo, hi] = v;
+		if (hi - lo > limit)
+			return { kind: 'range', lo, hi: hi - 1, count: hi - lo };
+		return { kind: 'list', values: Array.from({ length: Math.max(0, hi - lo) }, (_, i) => lo + i) };
+	}
+	case 'quniform':
+	case 'qloguniform':
+		return qgrid(v[0], v[1], v[2], limit);
+	default:
+		return { kind: 'continuous' };
+	}
+}
+
+// A key under which equal values of a grid compare equal.
+export const valueKey = (v) => (typeof v === 'number' ? `n${clean(v)}` : JSON.stringify(v));
+
+// The parameters that have a listed grid: heat map axes, configuration
+// columns, the check editor.
+export const discrete = (space) => params(space).filter((p) => domain(p.spec).kind === 'list');
+
+// An example space for a model's hyperparameters ([{name, type, default,
+// min, max, values}] or the model file's {name: {...}} object): every
+// categorical, batch sizes around the default, a few other sizes around
+// theirs; data-shape parameters (classes, vocabulary...) stay fixed.
+export function exampleSpace(hyperparameters) {
+	const list = Array.isArray(hyperparameters) ? hyperparameters
+		: Object.entries(hyperparameters || {}).map(([name, hp]) => ({ name, ...hp }));
+	const space = {};
+	for (const hp of list) {
+		if (Object.keys(space).length >= 6)
+			break;
+		if (/classes|vocab|features|position/i.test(hp.name))
+			continue;
+		let values = [];
+		if (Array.isArray(hp.values))
+			values = hp.values;
+		else if (typeof hp.default === 'number') {
+			const factors = /batch/i.test(hp.name) ? [0.25, 0.5, 1, 2, 4, 8] : [0.5, 1, 2];
+			const round = hp.type === 'int' ? Math.round : clean;
+			values = [...new Set(factors.map((f) => round(hp.default * f)))]
+				.filter((x) => x >= (hp.min ?? -Infinity) && x <= (hp.max ?? Infinity) && (hp.type !== 'int' || x >= 1));
+		}
+		if (values.length > 1)
+			space[hp.name] = { _type: 'choice', _value: values };
+	}
+	return space;
+}
+
+// JSON on one line, with a space after ':' and ','.
+function inline(v) {
+	if (Array.isArray(v))
+		return `[${v.map(inline).join(', ')}]`;
+	if (v !== null && typeof v === 'object')
+		return `{${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}: ${inline(x)}`).join(', ')}}`;
+	return JSON.stringify(v);
+}
+
+// A search space as text people read: one parameter a line.
+export function spaceText(space) {
+	const lines = Object.entries(space).map(([k, v]) => `  ${JSON.stringify(k)}: ${inline(v)}`);
+	return lines.length ? `{\n${lines.join(',\n')}\n}\n` : '{}\n';
+}
