@@ -13,7 +13,9 @@ listen="${DNNSAT_LISTEN:-127.0.0.1:8080}"
 url="http://$listen"
 cat <<MSG
 
-dnnsat is starting on $url/ (Ctrl-C to stop). Point a browser or curl at:
+dnnsat is starting (Ctrl-C to stop). Point a browser at
+  $url/                          the budget dashboard
+or curl at:
   $url/v1/templates             the model templates, their hyperparameters and presets
   $url/v1/devices               the GPU catalog
   $url/schemas/openapi.json     the API contract (OpenAPI 3.1); docs/api.md in prose
