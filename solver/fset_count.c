@@ -125,7 +125,9 @@ fs_count_box(struct fs_engine *e, int d, int32_t node, fs_count *count, fs_count
 	if (st == 2 && only_passthrough_left(e, d)) {
 		st = exact_here(e) ? 1 : 0;
 		e->evals++;
-	}
+	} else if (st == 2)
+		st = fs_real_status(e);
+
 	if (node >= 0) {
 		e->nodes[node].first_child = -1;
 		e->nodes[node].nchildren = 0;
@@ -185,7 +187,7 @@ fs_count_box(struct fs_engine *e, int d, int32_t node, fs_count *count, fs_count
 				return -1;
 			if (e->expand_only) {
 				/* one level only: the child is decided or left for later */
-				int cst = fs_bound_status(e);
+				int cst = fs_bound_status(e) == 2 ? fs_real_status(e) : fs_bound_status(e);
 				fs_count csize = fs_box_size(e, fs_next_active(e, dv) < e->nvars ? fs_next_active(e, dv) : dv);
 				if (fs_next_active(e, dv) >= e->nvars)
 					csize = 1;
