@@ -231,6 +231,29 @@ end_progress(struct progress *p)
 		fprintf(stderr, "\r\033[K");
 }
 
+/* How continuous hyperparameters bound to the model are counted: a
+ * configuration counts when it fits at one value of each one's grid. */
+static void
+print_real_grids(const struct fs_engine *e, json_t *j)
+{
+	json_t *a = json_array();
+
+	for (int c = 0; c < e->ncvars; c++) {
+		const struct fs_cvar *cv = &e->cvars[c];
+		const char *name = e->q->space.dims[cv->dim].name;
+		long long n = (1LL << cv->bits) + 1;
+		if (j != NULL)
+			json_array_append_new(a, json_pack("{s:s,s:f,s:f,s:I,s:s}", "name", name, "low", cv->L,
+			    "high", cv->H, "grid", (json_int_t)n, "spacing", cv->logscale ? "geometric" : "even"));
+		else
+			printf("%s is continuous: a configuration counts when it fits at one of %lld %s spaced values "
+			    "from %.15g to %.15g\n", name, n, cv->logscale ? "geometrically" : "evenly", cv->L, cv->H);
+	}
+	if (j != NULL && e->ncvars > 0)
+		json_object_set(j, "continuous", a);
+	json_decref(a);
+}
+
 static int
 cmd_count(struct fs_engine *e, struct solve_opts *o)
 {
@@ -249,6 +272,7 @@ cmd_count(struct fs_engine *e, struct solve_opts *o)
 		json_t *j = ans_count(e);
 		json_object_set_new(j, "seconds", json_real(dt));
 		json_object_set_new(j, "boxes", json_integer((json_int_t)e->bound_calls));
+		print_real_grids(e, j);
 		json_dumpf(j, stdout, JSON_INDENT(2));
 		fputc('\n', stdout);
 		json_decref(j);
@@ -258,6 +282,8 @@ cmd_count(struct fs_engine *e, struct solve_opts *o)
 	else
 		printf("feasible between %s and %s of %s configurations (deadline of %g s passed)\n", lo, hi, total,
 		    o->timeout);
+	if (!o->json)
+		print_real_grids(e, NULL);
 	if (e->lower != e->upper)
 		return 3;
 	return e->lower > 0 ? 0 : 1;

@@ -39,6 +39,28 @@ struct fs_var {
 	int has_children;
 };
 
+/*
+ * A continuous space dim (uniform, loguniform) bound to a REAL model
+ * hyperparameter: not a position of configurations but a quantifier. A
+ * configuration of the discrete variables is feasible when the cost model
+ * admits it at SOME value of the continuous ones, decided exactly on a grid:
+ * the range (its logarithm for loguniform) is cut into 2^bits cells, and
+ * the grid is their ends (low and high included). Boxes are searched by
+ * bisection of cells (fset_real.c): a cell whose bound is [1, 1] holds
+ * feasible grid values for every configuration of the box, one whose bound
+ * is [0, 0] no feasible value at all.
+ */
+struct fs_cvar {
+	int dim;                /* the space dim */
+	int hp;                 /* the model hyperparameter (REAL) */
+	int parent;             /* engine var of the enclosing choice, or -1 */
+	int64_t active_pos;     /* the parent's position that activates it */
+	int logscale;           /* cells bisect log(value) (loguniform) */
+	int bits;               /* the finest cells are 2^-bits of the range */
+	double L, H;            /* the dim's range */
+	double lo, hi;          /* the current cell (the whole range between searches) */
+};
+
 enum fs_status { FS_EMPTY, FS_FULL, FS_MIXED, FS_UNKNOWN };
 
 /* A node of the search tree: the box of its parent with var `var`
@@ -100,6 +122,9 @@ struct fs_engine {
 	struct fs_undo *undo;           /* changes to roll back when leaving a box */
 	int64_t nundo, capundo;
 	int64_t clock_at;               /* bound_calls at which fs_past_deadline reads the clock next */
+	struct fs_cvar *cvars;          /* continuous hyperparameters (quantified, fset_real.c) */
+	int ncvars;
+	int *dim_cvar;                  /* space dim -> continuous var, or -1 */
 };
 
 /* Prepares the engine for a parsed query (which must outlive it), deciding
@@ -170,8 +195,15 @@ int64_t fs_dim_index_of(const struct fs_engine *e, int v, int64_t p);
  * necessarily feasible). Returns 0, or 1 at the end. */
 int fs_increment(const struct fs_engine *e, int64_t *pos);
 
-/* Is this configuration feasible? (exact evaluation) */
+/* Is this configuration feasible? (exact evaluation; with continuous
+ * hyperparameters: at some value of their grids, see struct fs_cvar) */
 int fs_feasible_at(struct fs_engine *e, const int64_t *pos);
+
+/* With continuous hyperparameters: values of them on their grids at which
+ * the configuration pos fits, into r[ncvars] (NAN for one that pos leaves
+ * inactive); with one continuous var its largest feasible grid value. 1
+ * found, 0 when pos is not feasible. */
+int fs_real_witness(struct fs_engine *e, const int64_t *pos, double *r);
 
 /* The model configuration (one value per hyperparameter) of a position vector. */
 void fs_config_of(struct fs_engine *e, const int64_t *pos, union expr_val *config);
@@ -183,6 +215,13 @@ json_t *fs_to_json(struct fs_engine *e, const int64_t *pos);
 /* Position vector of a JSON configuration (NNI sample). -1 with err naming
  * the field when a value is not on the grid. */
 int fs_from_json(struct fs_engine *e, const json_t *obj, int64_t *pos, struct dn_error *err);
+
+/* The values a JSON configuration gives the continuous hyperparameters that
+ * are active in pos, into the model configuration config (after
+ * fs_config_of). Reads the engine only (like fs_from_json). -1 with err
+ * when one is missing or outside its range. */
+int fs_real_values_from_json(const struct fs_engine *e, const json_t *obj, const int64_t *pos,
+    union expr_val *config, struct dn_error *err);
 
 /* 128-bit counts as decimal text and back. */
 void fs_count_str(fs_count c, char *buf, size_t len);

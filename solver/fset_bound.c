@@ -5,8 +5,12 @@
  * a choice is fixed, on the hyperparameters its nested dims set), logging
  * every overwritten interval so that leaving the box rolls them back.
  *
- * Invariant: after any sequence of fs_narrow/fs_rollback, e->iv holds for
- * every cone node exactly what expr_bound would compute for the box.
+ * Continuous hyperparameters (struct fs_cvar) take part as intervals: the
+ * current cell of each (fs_narrow_cell), logged and rolled back the same way.
+ *
+ * Invariant: after any sequence of fs_narrow/fs_narrow_cell/fs_rollback,
+ * e->iv holds for every cone node exactly what expr_bound would compute for
+ * the box.
  */
 #include "fset_priv.h"
 
@@ -14,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-enum { UNDO_RANGE, UNDO_HP, UNDO_NODE };
+enum { UNDO_RANGE, UNDO_HP, UNDO_NODE, UNDO_CELL };
 
 struct fs_undo {
 	uint8_t kind;
@@ -69,6 +73,21 @@ fs_active(const struct fs_engine *e, int v)
 			return 0;
 		return pa;
 	}
+}
+
+int
+fs_cvar_active(const struct fs_engine *e, int c)
+{
+	int p = e->cvars[c].parent, pa;
+
+	if (p < 0)
+		return 1;
+	pa = fs_active(e, p);
+	if (pa == 0)
+		return 0;
+	if (e->lo[p] != e->hi[p])
+		return -1;
+	return e->lo[p] == e->cvars[c].active_pos ? pa : 0;
 }
 
 fs_count
@@ -134,6 +153,18 @@ hp_interval(const struct fs_engine *e, int h)
 			if (lo.i < iv.lo.i) iv.lo = lo;
 			if (hi.i > iv.hi.i) iv.hi = hi;
 		}
+	}
+	for (int c = 0; c < e->ncvars; c++) {
+		int a;
+		if (e->cvars[c].hp != h || (a = fs_cvar_active(e, c)) == 0)
+			continue;
+		if (a == 1)
+			need_fixed = 0;
+		if (!any || e->cvars[c].lo < iv.lo.r)
+			iv.lo.r = e->cvars[c].lo;
+		if (!any || e->cvars[c].hi > iv.hi.r)
+			iv.hi.r = e->cvars[c].hi;
+		any = 1;
 	}
 	if (any && need_fixed) {
 		union expr_val f = e->q->fixed[h];
@@ -257,53 +288,107 @@ same_ival(const struct expr_ival *a, const struct expr_ival *b)
 	return memcmp(a, b, sizeof *a) == 0;
 }
 
-int
-fs_narrow(struct fs_engine *e, int v, int64_t lo, int64_t hi)
+/* Hyperparameters whose intervals a narrowing changed (at most 64 tracked). */
+struct changes {
+	int h[64];
+	int n, many;
+};
+
+/* Recomputes hyperparameter h's interval in the box, logging a change. */
+static int
+update_hp(struct fs_engine *e, int h, struct changes *ch)
 {
 	struct fs_undo u;
-	int changed[64], nchanged = 0, many = 0;
+	struct expr_ival iv = hp_interval(e, h);
 
-	u.kind = UNDO_RANGE;
-	u.index = v;
-	u.lo = e->lo[v];
-	u.hi = e->hi[v];
+	if (same_ival(&iv, &e->hpiv[h]))
+		return 0;
+	u.kind = UNDO_HP;
+	u.index = h;
+	u.iv = e->hpiv[h];
 	if (push(e, &u) != 0)
 		return -1;
-	e->lo[v] = lo;
-	e->hi[v] = hi;
-	e->bound_calls++;
-	/* hyperparameters whose interval may change: v's own and its nested dims' */
-	for (int w = v; w < e->nvars; w++) {
-		int h = e->vars[w].hp;
-		struct expr_ival iv;
-		int on_path = w == v;
-		for (int p = e->vars[w].parent; p >= 0 && !on_path; p = e->vars[p].parent)
-			on_path = p == v;
-		if (!on_path || h < 0)
-			continue;
-		iv = hp_interval(e, h);
-		if (same_ival(&iv, &e->hpiv[h]))
-			continue;
-		u.kind = UNDO_HP;
-		u.index = h;
-		u.iv = e->hpiv[h];
-		if (push(e, &u) != 0)
-			return -1;
-		e->hpiv[h] = iv;
-		if (nchanged < 64)
-			changed[nchanged++] = h;
-		else
-			many = 1;
-	}
-	if (nchanged == 1 && !many)
-		return rebound_nodes(e, e->dep[changed[0]], e->ndep[changed[0]], changed, 1);
-	if (nchanged > 0 && !many)
-		return rebound_nodes(e, e->cone_list, e->ncone, changed, nchanged);
-	if (many) {
+	e->hpiv[h] = iv;
+	if (ch->n < 64)
+		ch->h[ch->n++] = h;
+	else
+		ch->many = 1;
+	return 0;
+}
+
+/* Re-bounds what the changed hyperparameters reach. */
+static int
+rebound_changes(struct fs_engine *e, const struct changes *ch)
+{
+	if (ch->many) {
 		fs_bound_reset_logged(e);
 		return 0;
 	}
+	if (ch->n == 1)
+		return rebound_nodes(e, e->dep[ch->h[0]], e->ndep[ch->h[0]], ch->h, 1);
+	if (ch->n > 0)
+		return rebound_nodes(e, e->cone_list, e->ncone, ch->h, ch->n);
 	return 0;
+}
+
+/* Whether engine var a encloses var w (w's parent chain reaches a). */
+static int
+encloses(const struct fs_engine *e, int a, int parent_of_w)
+{
+	for (int p = parent_of_w; p >= 0; p = e->vars[p].parent)
+		if (p == a)
+			return 1;
+	return 0;
+}
+
+/* Logs what a narrowing overwrites (u) and starts its change set. */
+static int
+begin_narrow(struct fs_engine *e, const struct fs_undo *u, struct changes *ch)
+{
+	ch->n = ch->many = 0;
+	e->bound_calls++;
+	return push(e, u);
+}
+
+int
+fs_narrow(struct fs_engine *e, int v, int64_t lo, int64_t hi)
+{
+	struct fs_undo u = { .kind = UNDO_RANGE, .index = v, .lo = e->lo[v], .hi = e->hi[v] };
+	struct changes ch;
+
+	if (begin_narrow(e, &u, &ch) != 0)
+		return -1;
+	e->lo[v] = lo;
+	e->hi[v] = hi;
+	/* hyperparameters whose interval may change: v's own and its nested dims' */
+	for (int w = v; w < e->nvars; w++) {
+		int h = e->vars[w].hp;
+		if (h < 0 || (w != v && !encloses(e, v, e->vars[w].parent)))
+			continue;
+		if (update_hp(e, h, &ch) != 0)
+			return -1;
+	}
+	for (int c = 0; c < e->ncvars; c++)
+		if (encloses(e, v, e->cvars[c].parent) && update_hp(e, e->cvars[c].hp, &ch) != 0)
+			return -1;
+	return rebound_changes(e, &ch);
+}
+
+int
+fs_narrow_cell(struct fs_engine *e, int c, double lo, double hi)
+{
+	struct fs_undo u = { .kind = UNDO_CELL, .index = c };
+	struct changes ch;
+
+	u.iv.lo.r = e->cvars[c].lo;
+	u.iv.hi.r = e->cvars[c].hi;
+	if (begin_narrow(e, &u, &ch) != 0)
+		return -1;
+	e->cvars[c].lo = lo;
+	e->cvars[c].hi = hi;
+	if (update_hp(e, e->cvars[c].hp, &ch) != 0)
+		return -1;
+	return rebound_changes(e, &ch);
 }
 
 int64_t
@@ -324,6 +409,10 @@ fs_rollback(struct fs_engine *e, int64_t mark)
 			break;
 		case UNDO_HP:
 			e->hpiv[u->index] = u->iv;
+			break;
+		case UNDO_CELL:
+			e->cvars[u->index].lo = u->iv.lo.r;
+			e->cvars[u->index].hi = u->iv.hi.r;
 			break;
 		default:
 			e->iv[u->index] = u->iv;

@@ -125,7 +125,9 @@ fs_count_box(struct fs_engine *e, int d, int32_t node, fs_count *count, fs_count
 	if (st == 2 && only_passthrough_left(e, d)) {
 		st = exact_here(e) ? 1 : 0;
 		e->evals++;
-	}
+	} else if (st == 2)
+		st = fs_real_status(e);
+
 	if (node >= 0) {
 		e->nodes[node].first_child = -1;
 		e->nodes[node].nchildren = 0;
@@ -185,7 +187,7 @@ fs_count_box(struct fs_engine *e, int d, int32_t node, fs_count *count, fs_count
 				return -1;
 			if (e->expand_only) {
 				/* one level only: the child is decided or left for later */
-				int cst = fs_bound_status(e);
+				int cst = fs_bound_status(e) == 2 ? fs_real_status(e) : fs_bound_status(e);
 				fs_count csize = fs_box_size(e, fs_next_active(e, dv) < e->nvars ? fs_next_active(e, dv) : dv);
 				if (fs_next_active(e, dv) >= e->nvars)
 					csize = 1;
@@ -237,6 +239,10 @@ enter_node(struct fs_engine *e, int32_t n)
 	return fs_narrow(e, x->var, x->lo, x->hi);
 }
 
+/* Continuing a count, best-first refinement splits a box a level at a time
+ * only while it holds at least 1/BFS_SHARE of what the count leaves open. */
+#define BFS_SHARE 64
+
 /* Max-heap of undecided nodes by their size. */
 struct heap {
 	int32_t *v;
@@ -286,14 +292,21 @@ heap_pop(struct heap *h, const struct fs_engine *e)
 	return top;
 }
 
-/* Empties h and fills it with every undecided leaf of the stored tree. */
+/* Empties h and fills it with every undecided leaf of the stored tree;
+ * *gap: how much they leave open (upper - lower of the whole count). */
 static int
-heap_fill(struct heap *h, const struct fs_engine *e)
+heap_fill(struct heap *h, const struct fs_engine *e, fs_count *gap)
 {
 	h->n = 0;
-	for (int32_t i = 0; i < e->nnodes; i++)
-		if (e->nodes[i].nchildren == 0 && e->nodes[i].status == FS_UNKNOWN && heap_push(h, e, i) != 0)
+	*gap = 0;
+	for (int32_t i = 0; i < e->nnodes; i++) {
+		const struct fs_node *x = &e->nodes[i];
+		if (x->nchildren != 0 || x->status != FS_UNKNOWN)
+			continue;
+		*gap = fs_add(*gap, x->upper - x->count);
+		if (heap_push(h, e, i) != 0)
 			return -1;
+	}
 	return 0;
 }
 
@@ -335,19 +348,50 @@ sum_tree(struct fs_engine *e)
 }
 
 /*
- * Refines the undecided leaves of the stored tree for `seconds` from t0
- * (0: until the count is exact). Depth first first, largest leaf first:
- * it shares the bounds of every prefix and is what an exact count costs
- * without a deadline. Only when half the time is gone and leaves remain
- * does it switch to best-first refinement, so that the certified interval
- * narrows everywhere before the deadline: the largest undecided boxes are
- * split a level at a time for a short while (half of what is left, about a
- * second of a long deadline), then counted depth first, largest first,
- * until the deadline. Leaves the tree summed, e->deadline cleared and
- * e->timed_out set when the count is not exact. 0 or -1 (out of memory).
+ * Counts the undecided leaves under stored node n (the current box is n's)
+ * depth first, in the order of configurations, narrowing one node at a
+ * time: a leaf costs one narrowing, not its depth, however fragmented the
+ * tree. Stops at the deadline. 0 or -1 (out of memory).
  */
 static int
-count_refine(struct fs_engine *e, double t0, double seconds)
+refine_walk(struct fs_engine *e, int32_t n)
+{
+	if (e->nodes[n].nchildren == 0) {
+		fs_count c, u;
+		return e->nodes[n].status == FS_UNKNOWN ? fs_count_box(e, e->nodes[n].var, n, &c, &u) : 0;
+	}
+	/* e->nodes moves as subtrees grow: indices only */
+	for (int i = 0; i < e->nodes[n].nchildren && !fs_past_deadline(e); i++) {
+		int32_t ch = e->nodes[n].first_child + i;
+		int64_t mark;
+		int rc;
+		if (e->nodes[ch].status != FS_UNKNOWN)
+			continue;
+		mark = fs_mark(e);
+		rc = fs_narrow(e, e->nodes[ch].var, e->nodes[ch].lo, e->nodes[ch].hi) != 0 ? -1 : refine_walk(e, ch);
+		fs_rollback(e, mark);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/*
+ * Refines the undecided leaves of the stored tree for `seconds` from t0
+ * (0: until the count is exact). Depth first first, in the order of
+ * configurations (refine_walk): it shares the bounds of every prefix and
+ * is what an exact count costs without a deadline. Only when half the time
+ * is gone and leaves remain does it switch to best-first refinement, so
+ * that the certified interval narrows everywhere before the deadline: the
+ * largest undecided boxes are split a level at a time for a short while
+ * (half of what is left, about a second of a long deadline; when share > 0,
+ * only boxes holding 1/share of what is open), then counted depth first,
+ * largest first, until the deadline. Leaves the tree summed, e->deadline
+ * cleared and e->timed_out set when the count is not exact. 0 or -1 (out
+ * of memory).
+ */
+static int
+count_refine(struct fs_engine *e, double t0, double seconds, int share)
 {
 	struct heap h = { NULL, 0, 0 };
 	int rc;
@@ -355,19 +399,26 @@ count_refine(struct fs_engine *e, double t0, double seconds)
 	e->timed_out = 0;
 	e->deadline = seconds > 0 ? t0 + seconds / 2 : 0;
 	e->clock_at = e->bound_calls;
-	rc = heap_fill(&h, e);
-	while (rc == 0 && h.n > 0 && !fs_past_deadline(e))
-		rc = count_node(e, heap_pop(&h, e));
+	{
+		int64_t mark = fs_mark(e);
+		rc = enter_node(e, 0) != 0 ? -1 : refine_walk(e, 0);
+		fs_rollback(e, mark);
+	}
 	if (rc == 0 && seconds > 0 && e->timed_out) {
 		double now = fs_now(), end = t0 + seconds, left = end - now;
 		double bfs_end = now + (left / 2 < 0.5 + 0.02 * left ? left / 2 : 0.5 + 0.02 * left);
 		e->timed_out = 0;
 		e->deadline = end;
 		e->clock_at = e->bound_calls;
-		rc = heap_fill(&h, e);
+		fs_count gap;
+		rc = heap_fill(&h, e, &gap);
+		/* splitting a level costs a path from the root per box: when
+		 * continuing, only for boxes that hold much of what is open, not for
+		 * the crumbs a long count leaves (1 s slices would lose a quarter) */
+		fs_count big = share > 0 ? gap / share : 0;
 		e->expand_only = 1;
 		while (rc == 0 && h.n > 0 && fs_now() < bfs_end && h.n < 200000 &&
-		    e->nnodes < e->max_nodes - 16) {
+		    e->nodes[h.v[0]].upper - e->nodes[h.v[0]].count >= big && e->nnodes < e->max_nodes - 16) {
 			int32_t n = heap_pop(&h, e);
 			rc = count_node(e, n);
 			for (int i = 0; rc == 0 && i < e->nodes[n].nchildren; i++) {
@@ -410,7 +461,7 @@ fs_count_all(struct fs_engine *e, double seconds, struct dn_error *err)
 		e->nodes[root].status = FS_UNKNOWN;
 		e->nodes[root].count = 0;
 		e->nodes[root].upper = e->total;
-		if (count_refine(e, fs_now(), seconds) != 0)
+		if (count_refine(e, fs_now(), seconds, 0) != 0)
 			return dn_error_set(err, DN_ENOMEM, NULL, "out of memory while counting");
 	} else {
 		fs_count c, u;
@@ -433,7 +484,7 @@ fs_count_more(struct fs_engine *e, double seconds, struct dn_error *err)
 		e->timed_out = 0;
 		return 0;
 	}
-	if (count_refine(e, fs_now(), seconds) != 0)
+	if (count_refine(e, fs_now(), seconds, BFS_SHARE) != 0)
 		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory while counting");
 	return 0;
 }

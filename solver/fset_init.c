@@ -4,8 +4,9 @@
  * dims), each with its values sorted by model value; the cone of nodes the
  * `feasible` expression needs; for every hyperparameter the cone nodes that
  * depend on it (re-bounded when its interval changes); the compiled tape for
- * exact evaluation; and the sizes of the grid (nested choices sum over their
- * options).
+ * exact evaluation; the sizes of the grid (nested choices sum over their
+ * options); and one continuous var per uniform or loguniform dim bound to
+ * the model (fset_real.c), with its resolution.
  */
 #include "fset_priv.h"
 
@@ -319,6 +320,42 @@ oom:
 	return -1;
 }
 
+/* Resolution of continuous vars: 2^-10 of the range for one; coarser per
+ * var when there are several (the grids multiply). */
+#define REAL_BITS 10
+#define REAL_BITS_TOTAL 12
+
+/* The continuous vars (e->ncvars counted by the caller), in space order;
+ * their parents are resolved once the discrete vars exist. */
+static int
+init_cvars(struct fs_engine *e, struct dn_error *err)
+{
+	const struct sp_space *sp = &e->q->space;
+	int n = 0, bits = e->ncvars <= 1 ? REAL_BITS : REAL_BITS_TOTAL / e->ncvars;
+
+	e->cvars = calloc((size_t)e->ncvars + 1, sizeof *e->cvars);
+	e->dim_cvar = malloc(sizeof *e->dim_cvar * ((size_t)sp->ndims + 1));
+	if (e->cvars == NULL || e->dim_cvar == NULL)
+		return dn_error_set(err, DN_ENOMEM, "$.space", "out of memory");
+	for (int k = 0; k < sp->ndims; k++) {
+		const struct sp_dim *d = &sp->dims[k];
+		struct fs_cvar *c = &e->cvars[n];
+		e->dim_cvar[k] = -1;
+		if (d->discrete || d->hp < 0)
+			continue;
+		c->dim = k;
+		c->hp = d->hp;
+		c->parent = -1;
+		c->active_pos = -1;
+		c->logscale = d->type == SP_LOGUNIFORM;
+		c->bits = bits < 3 ? 3 : bits;
+		c->L = c->lo = d->lo;
+		c->H = c->hi = d->hi;
+		e->dim_cvar[k] = n++;
+	}
+	return 0;
+}
+
 int
 fs_init(struct fs_engine *e, struct sq_query *q, struct dn_error *err)
 {
@@ -341,13 +378,21 @@ fs_init_root(struct fs_engine *e, struct sq_query *q, expr_id root, struct dn_er
 	e->max_nodes = 4 << 20;
 	for (int k = 0; k < q->space.ndims; k++) {
 		const struct sp_dim *d = &q->space.dims[k];
-		if (!d->discrete && d->hp >= 0)
+		if (!d->discrete && d->hp >= 0 && d->type != SP_UNIFORM && d->type != SP_LOGUNIFORM)
 			return dn_error_set(err, DN_EINVAL, d->path,
-			    "a continuous range bound to hyperparameter \"%s\" is not supported by the engine yet: "
-			    "give it as quniform/qloguniform or a choice", q->def->hps[d->hp].name);
+			    "%s is unbounded: the engine needs a range to search for hyperparameter \"%s\" "
+			    "(give it as uniform or loguniform over the values that matter)", sp_type_name(d->type),
+			    q->def->hps[d->hp].name);
 		if (d->discrete)
 			nd++;
+		else if (d->hp >= 0)
+			e->ncvars++;
 	}
+	if (e->ncvars > FS_MAX_CVARS)
+		return dn_error_set(err, DN_ERANGE, "$.space", "the space has %d continuous ranges bound to the model; "
+		    "the engine searches at most %d", e->ncvars, FS_MAX_CVARS);
+	if (init_cvars(e, err) != 0)
+		return -1;
 	e->vars = calloc((size_t)nd + 1, sizeof *e->vars);
 	e->full = calloc((size_t)nd + 1, sizeof *e->full);
 	e->lo = calloc((size_t)nd + 1, sizeof *e->lo);
@@ -411,6 +456,16 @@ fs_init_root(struct fs_engine *e, struct sq_query *q, expr_id root, struct dn_er
 		for (int64_t p = 0; p < e->vars[e->vars[v].parent].n; p++)
 			if (fs_dim_index(&e->vars[e->vars[v].parent], p) == d->parent_option)
 				e->vars[v].active_pos = p;
+	}
+	for (int c = 0; c < e->ncvars; c++) {
+		const struct sp_dim *d = &q->space.dims[e->cvars[c].dim];
+		int p;
+		if (d->parent < 0)
+			continue;
+		p = e->cvars[c].parent = e->dim_var[d->parent];
+		for (int64_t x = 0; p >= 0 && x < e->vars[p].n; x++)
+			if (fs_dim_index(&e->vars[p], x) == d->parent_option)
+				e->cvars[c].active_pos = x;
 	}
 	/* subtree sizes, children before parents */
 	e->total = 1;
@@ -498,6 +553,8 @@ fs_free(struct fs_engine *e)
 	free(e->tab);
 	free(e->tab_var);
 	free(e->stamp);
+	free(e->cvars);
+	free(e->dim_cvar);
 	expr_tape_free(&e->tape);
 	memset(e, 0, sizeof *e);
 }

@@ -2,12 +2,15 @@
  * fset_json.c - configurations as NNI writes them: {"batch_size": 64,
  * "layer0": {"_name": "Conv", "kernel_size": 3}}, from and to the engine's
  * position vectors. Continuous dims that pass through are not part of a
- * configuration (the engine never enumerates them).
+ * configuration (the engine never enumerates them); one bound to the model
+ * is written as a value on its grid at which the configuration fits (the
+ * largest, fs_real_witness), and ignored when read back.
  */
 #include "fset_priv.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int
@@ -16,13 +19,17 @@ is_option_object(const struct sp_dim *d, int64_t i)
 	return d->values != NULL && json_is_object(d->values[i]);
 }
 
+/* Dim k's value in configuration pos (r: the continuous vars' witness
+ * values), or NULL when it has none (inactive, or passes through). */
 static json_t *
-dim_json(struct fs_engine *e, int k, const int64_t *pos)
+dim_json(struct fs_engine *e, int k, const int64_t *pos, const double *r)
 {
 	const struct sp_dim *d = &e->q->space.dims[k];
 	int v = e->dim_var[k];
 	int64_t i;
 
+	if (v < 0 && e->dim_cvar[k] >= 0 && r != NULL && !isnan(r[e->dim_cvar[k]]))
+		return json_real(r[e->dim_cvar[k]]);
 	if (v < 0 || pos[v] < 0)
 		return NULL;
 	i = fs_dim_index(&e->vars[v], pos[v]);
@@ -34,7 +41,7 @@ dim_json(struct fs_engine *e, int k, const int64_t *pos)
 			json_t *cv;
 			if (cd->parent != k || cd->parent_option != i)
 				continue;
-			cv = dim_json(e, c, pos);
+			cv = dim_json(e, c, pos, r);
 			if (cv != NULL)
 				json_object_set_new(o, cd->key, cv);
 		}
@@ -47,16 +54,21 @@ json_t *
 fs_to_json(struct fs_engine *e, const int64_t *pos)
 {
 	json_t *o = json_object();
+	double *r = NULL;
 
+	/* continuous hyperparameters: feasible grid values (the largest, for one) */
+	if (e->ncvars > 0 && (r = malloc(sizeof *r * (size_t)e->ncvars)) != NULL)
+		(void)fs_real_witness(e, pos, r);
 	for (int k = 0; k < e->q->space.ndims; k++) {
 		const struct sp_dim *d = &e->q->space.dims[k];
 		json_t *v;
 		if (d->parent >= 0)
 			continue;
-		v = dim_json(e, k, pos);
+		v = dim_json(e, k, pos, r);
 		if (v != NULL)
 			json_object_set_new(o, d->key, v);
 	}
+	free(r);
 	return o;
 }
 
@@ -205,6 +217,39 @@ fs_from_json(struct fs_engine *e, const json_t *obj, int64_t *pos, struct dn_err
 			return dn_error_set(err, DN_EINVAL, path, "missing");
 		if (dim_from_json(e, k, j, path, pos, err) != 0)
 			return -1;
+	}
+	return 0;
+}
+
+/* The JSON value of space dim k in a configuration object (nested dims
+ * inside their option's object), or NULL. */
+static const json_t *
+dim_value_in(const struct fs_engine *e, int k, const json_t *obj)
+{
+	const struct sp_dim *d = &e->q->space.dims[k];
+	const json_t *outer = d->parent < 0 ? obj : dim_value_in(e, d->parent, obj);
+
+	return json_is_object(outer) ? json_object_get(outer, d->key) : NULL;
+}
+
+int
+fs_real_values_from_json(const struct fs_engine *e, const json_t *obj, const int64_t *pos,
+    union expr_val *config, struct dn_error *err)
+{
+	for (int c = 0; c < e->ncvars; c++) {
+		const struct fs_cvar *cv = &e->cvars[c];
+		const struct sp_dim *d = &e->q->space.dims[cv->dim];
+		const json_t *j;
+		if (cv->parent >= 0 && pos[cv->parent] != cv->active_pos)
+			continue;       /* its option is not chosen */
+		j = dim_value_in(e, cv->dim, obj);
+		if (!json_is_number(j))
+			return dn_error_set(err, DN_EINVAL, "$.configuration", "\"%s\" needs a number (a value from "
+			    "%.15g to %.15g)", d->name, cv->L, cv->H);
+		if (json_number_value(j) < cv->L || json_number_value(j) > cv->H)
+			return dn_error_set(err, DN_EINVAL, "$.configuration", "%.15g is outside the range of \"%s\" "
+			    "(%.15g to %.15g)", json_number_value(j), d->name, cv->L, cv->H);
+		config[cv->hp].r = json_number_value(j);
 	}
 	return 0;
 }

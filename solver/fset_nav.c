@@ -35,6 +35,8 @@ fs_config_of(struct fs_engine *e, const int64_t *pos, union expr_val *config)
 int
 fs_feasible_at(struct fs_engine *e, const int64_t *pos)
 {
+	if (e->ncvars > 0)
+		return fs_real_witness(e, pos, NULL);
 	fs_config_of(e, pos, e->config);
 	if (expr_tape_eval(&e->tape, e->g, e->config, e->point, NULL) != 0)
 		return 0;       /* a value overflows 64 bits: not a configuration anyone can run */
@@ -171,6 +173,8 @@ kth_box(struct fs_engine *e, int d, int32_t node, fs_count k, int64_t *pos)
 	}
 	if (node < 0) {
 		st = fs_bound_status(e);
+		if (st == 2 && d < e->nvars)
+			st = fs_real_status(e);
 		if (st == 0)
 			return 1;
 		if (st == 1 || d >= e->nvars) {
@@ -269,6 +273,8 @@ scan(struct fs_engine *e, int d, int64_t a, int64_t b, const int64_t *from, int 
 	if (fs_narrow(e, d, a, b) != 0)
 		return -1;
 	st = fs_bound_status(e);
+	if (st == 2)
+		st = fs_real_status(e);
 	if (st == 0) {
 		fs_rollback(e, mark);
 		return 1;

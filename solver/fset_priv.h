@@ -42,19 +42,44 @@ fs_count fs_contrib(const struct fs_engine *e, int v, int64_t lo, int64_t hi);
  * known (an enclosing choice is not fixed). */
 int fs_active(const struct fs_engine *e, int v);
 
+/* The same for continuous var c. */
+int fs_cvar_active(const struct fs_engine *e, int c);
+
 /* Size of the current box with vars < d fixed (their positions in e->lo),
  * var d over [e->lo[d], e->hi[d]] and vars > d over their whole range. */
 fs_count fs_box_size(const struct fs_engine *e, int d);
 
 /* Bounding: recompute everything for the current box; narrow var v to
- * [lo, hi] re-bounding only what depends on it; marks and rollbacks. */
+ * [lo, hi] (continuous var c to the cell [lo, hi]) re-bounding only what
+ * depends on it; marks and rollbacks. */
 void fs_bound_reset(struct fs_engine *e);
 int fs_narrow(struct fs_engine *e, int v, int64_t lo, int64_t hi);
+int fs_narrow_cell(struct fs_engine *e, int c, double lo, double hi);
 int64_t fs_mark(const struct fs_engine *e);
 void fs_rollback(struct fs_engine *e, int64_t mark);
 
 /* The feasible node's bound in the current box: 0 (none), 1 (all), 2 (some). */
 int fs_bound_status(const struct fs_engine *e);
+
+/*
+ * Continuous hyperparameters (fset_real.c). fs_real_status: a box whose
+ * bound is open (2) searched over cells of the continuous vars: 1 when a
+ * cell's bound is [1, 1] (every configuration of the box has a feasible
+ * grid value there), 0 when every cell's is [0, 0], 2 undecided (a bounded
+ * search: the box is then split). 2 at once without continuous vars.
+ * fs_real_exists: the same for a box that is one configuration (the
+ * discrete vars that set hyperparameters fixed), to the finest cells,
+ * whose ends are evaluated exactly: 1 or 0, and a feasible grid point into
+ * r (may be NULL; for one continuous var its largest feasible grid value).
+ * fs_real_hull: per continuous var, the
+ * finest cells that the bound does not rule out for the box, widening
+ * [*lo, *hi] (cell indices; *lo > *hi when empty).
+ */
+#define FS_MAX_CVARS 8     /* continuous vars an engine takes (cell corners: 2^n) */
+int fs_real_status(struct fs_engine *e);
+int fs_real_exists(struct fs_engine *e, double *r);
+int fs_real_hull(struct fs_engine *e, int c, int64_t *lo, int64_t *hi);
+double fs_cell_value(const struct fs_cvar *c, int64_t j, int k);
 
 /* Counts the current box at var d (fset_count.c); stores the search tree
  * under `node` when >= 0. 0 or -1 (out of memory). */

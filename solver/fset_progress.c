@@ -33,10 +33,11 @@
  *
  * The fingerprint is a 64-bit hash of everything the tree depends on: the
  * expression graph (model, workload, device, budgets and user constraints
- * are all nodes of it) and the decided root, the fixed hyperparameters, and
+ * are all nodes of it) and the decided root, the fixed hyperparameters,
  * per engine variable its dim, hyperparameter, nesting, values in engine
- * order and range in the box. A blob of another query, model or cost-model
- * version does not load.
+ * order and range in the box, and the continuous vars (ranges and
+ * resolutions) when there are any. A blob of another query, model or
+ * cost-model version does not load.
  *
  * A blob is untrusted input (it comes back from a database): the loader
  * checks the checksum, the header against this engine, every record against
@@ -121,6 +122,16 @@ progress_fingerprint(const struct fs_engine *e)
 			h = fp_val(h, fs_value(x, 0));
 			h = fp_val(h, fs_value(x, x->n - 1));
 		}
+	}
+	for (int c = 0; c < e->ncvars; c++) {
+		const struct fs_cvar *x = &e->cvars[c];
+		union expr_val l, u;
+		l.r = x->L;
+		u.r = x->H;
+		h = fp_mix(h, (uint64_t)(uint32_t)x->dim | (uint64_t)(uint32_t)x->hp << 32);
+		h = fp_mix(h, (uint64_t)(uint32_t)x->parent | (uint64_t)x->logscale << 32 | (uint64_t)x->bits << 40);
+		h = fp_mix(h, (uint64_t)x->active_pos);
+		h = fp_val(fp_val(h, l), u);
 	}
 	return h;
 }

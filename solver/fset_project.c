@@ -12,14 +12,27 @@
 #include "fset_priv.h"
 #include "fset_project.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Ranges of positions present for each var, as difference arrays. */
+/* Ranges of positions present for each var, as difference arrays; per
+ * continuous var the hull of the finest cells left open (fset_real.c). */
 struct marks {
 	int32_t **diff[2];      /* [0] certain, [1] possible; per var n + 1 entries */
 	int64_t *maxpos[2];
+	int64_t *cell_lo, *cell_hi;
 };
+
+/* Widens the continuous vars' hulls by the current box's open cells. */
+static int
+hull_box(struct fs_engine *e, struct marks *m)
+{
+	for (int c = 0; c < e->ncvars; c++)
+		if (fs_real_hull(e, c, &m->cell_lo[c], &m->cell_hi[c]) != 0)
+			return -1;
+	return 0;
+}
 
 /* Whether var c can take part in the box at var d with var d over [lo, hi]. */
 static int
@@ -80,7 +93,8 @@ mark_if_feasible(struct fs_engine *e, struct marks *m, int d)
 	if (fs_feasible_at(e, pos))
 		mark_box(e, m, d, 0);
 	free(pos);
-	return 0;
+	/* a configuration off the grid may still fit between its values */
+	return hull_box(e, m);
 }
 
 /* Searches a box beyond the stored tree, marking its feasible sub-boxes. */
@@ -93,11 +107,13 @@ walk_dynamic(struct fs_engine *e, struct marks *m, int d)
 	while (d < e->nvars && fs_active(e, d) == 0)
 		d++;
 	st = fs_bound_status(e);
+	if (st == 2 && d < e->nvars)
+		st = fs_real_status(e);
 	if (st == 0)
 		return 0;
 	if (st == 1) {
 		mark_box(e, m, d, 0);
-		return 0;
+		return hull_box(e, m);
 	}
 	if (d >= e->nvars)
 		return mark_if_feasible(e, m, d);
@@ -148,17 +164,18 @@ walk(struct fs_engine *e, struct marks *m, int d, int32_t node)
 		d++;
 	switch (n->status) {
 	case FS_EMPTY:
-		return 0;
+		/* no grid value fits, but one between them may (continuous vars) */
+		return hull_box(e, m);
 	case FS_FULL:
 		mark_box(e, m, d, 0);
-		return 0;
+		return hull_box(e, m);
 	default:
 		break;
 	}
 	if (n->nchildren == 0) {
 		if (n->status == FS_UNKNOWN && n->count == 0) {
 			mark_box(e, m, d, 1);
-			return 0;
+			return hull_box(e, m);
 		}
 		return walk_dynamic(e, m, d);
 	}
@@ -188,6 +205,8 @@ fs_projection_free(struct fs_projection *p)
 	free(p->possible);
 	free(p->max_certain);
 	free(p->max_possible);
+	free(p->real_lo);
+	free(p->real_hi);
 	memset(p, 0, sizeof *p);
 }
 
@@ -213,9 +232,19 @@ fs_project(struct fs_engine *e, struct fs_projection *p, struct dn_error *err)
 		m.diff[w] = calloc((size_t)e->nvars + 1, sizeof *m.diff[w]);
 		m.maxpos[w] = calloc((size_t)e->nvars + 1, sizeof *m.maxpos[w]);
 	}
+	p->ncvars = e->ncvars;
+	p->real_lo = calloc((size_t)e->ncvars + 1, sizeof *p->real_lo);
+	p->real_hi = calloc((size_t)e->ncvars + 1, sizeof *p->real_hi);
+	m.cell_lo = calloc((size_t)e->ncvars + 1, sizeof *m.cell_lo);
+	m.cell_hi = calloc((size_t)e->ncvars + 1, sizeof *m.cell_hi);
 	if (!p->present || !p->possible || !p->max_certain || !p->max_possible ||
-	    !m.diff[0] || !m.diff[1] || !m.maxpos[0] || !m.maxpos[1])
+	    !m.diff[0] || !m.diff[1] || !m.maxpos[0] || !m.maxpos[1] || !p->real_lo || !p->real_hi ||
+	    !m.cell_lo || !m.cell_hi)
 		goto oom;
+	for (int c = 0; c < e->ncvars; c++) {
+		m.cell_lo[c] = 1;       /* empty */
+		m.cell_hi[c] = 0;
+	}
 	for (int v = 0; v < e->nvars; v++) {
 		m.maxpos[0][v] = m.maxpos[1][v] = -1;
 		if (e->vars[v].n > MARKABLE)
@@ -229,11 +258,18 @@ fs_project(struct fs_engine *e, struct fs_projection *p, struct dn_error *err)
 			goto oom;
 	}
 	mark = fs_mark(e);
-	if (e->nvars > 0 && fs_narrow(e, e->nodes[0].var, e->nodes[0].lo, e->nodes[0].hi) == 0)
+	if (e->nvars == 0)
+		rc = walk(e, &m, 0, 0);         /* continuous vars only: the root decides */
+	else if (fs_narrow(e, e->nodes[0].var, e->nodes[0].lo, e->nodes[0].hi) == 0)
 		rc = walk(e, &m, e->nodes[0].var, 0);
 	fs_rollback(e, mark);
 	if (rc != 0)
 		goto oom;
+	for (int c = 0; c < e->ncvars; c++) {
+		const struct fs_cvar *cv = &e->cvars[c];
+		p->real_lo[c] = m.cell_lo[c] <= m.cell_hi[c] ? fs_cell_value(cv, m.cell_lo[c], cv->bits) : NAN;
+		p->real_hi[c] = m.cell_lo[c] <= m.cell_hi[c] ? fs_cell_value(cv, m.cell_hi[c] + 1, cv->bits) : NAN;
+	}
 	for (int v = 0; v < e->nvars; v++) {
 		int64_t run[2] = { 0, 0 };
 		p->max_certain[v] = m.maxpos[0][v];
@@ -258,6 +294,8 @@ out:
 		free(m.diff[w]);
 		free(m.maxpos[w]);
 	}
+	free(m.cell_lo);
+	free(m.cell_hi);
 	if (rc != 0)
 		fs_projection_free(p);
 	return rc;
@@ -304,6 +342,40 @@ reduce_option(const struct fs_engine *e, const struct fs_projection *p, int k, i
 	return o;
 }
 
+/* x rounded to 12 significant digits, down (dir < 0) or up: a bound that
+ * survives printing at 15 digits and never moves inwards. */
+static double
+round_outwards(double x, int dir)
+{
+	double scale, y;
+
+	if (x == 0 || !isfinite(x))
+		return x;
+	scale = pow(10, 11 - floor(log10(fabs(x))));
+	y = (dir < 0 ? floor(x * scale) : ceil(x * scale)) / scale;
+	return dir < 0 ? (y <= x ? y : nextafter(x, -INFINITY)) : (y >= x ? y : nextafter(x, INFINITY));
+}
+
+/* A continuous dim's feasible range: its spec narrowed to the hull of the
+ * cells left open (never dropping a feasible value), NULL when none is. */
+static json_t *
+reduce_continuous(const struct fs_engine *e, const struct fs_projection *p, int k, json_t *spec)
+{
+	const struct sp_dim *d = &e->q->space.dims[k];
+	int c = e->dim_cvar[k];
+	double a, b;
+
+	if (isnan(p->real_lo[c]))
+		return NULL;
+	a = round_outwards(p->real_lo[c], -1);
+	b = round_outwards(p->real_hi[c], 1);
+	if (a <= d->lo && b >= d->hi)
+		return json_incref(spec);
+	a = a < d->lo ? d->lo : a;
+	b = b > d->hi ? d->hi : b;
+	return json_pack("{s:s,s:[f,f]}", "_type", sp_type_name(d->type), "_value", a, b);
+}
+
 static json_t *
 reduce_dim(const struct fs_engine *e, const struct fs_projection *p, int k)
 {
@@ -319,6 +391,8 @@ reduce_dim(const struct fs_engine *e, const struct fs_projection *p, int k)
 		const struct sp_dim *pd = &e->q->space.dims[d->parent];
 		spec = json_object_get(pd->values[d->parent_option], d->key);
 	}
+	if (v < 0 && d->hp >= 0 && e->dim_cvar[k] >= 0)
+		return reduce_continuous(e, p, k, spec);
 	if (v < 0 || d->hp < 0)
 		return json_incref(spec);       /* continuous or passes through: untouched */
 	vals = json_array();

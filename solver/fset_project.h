@@ -14,6 +14,9 @@ struct fs_projection {
 	uint8_t **possible;     /* ... or in a box a deadline left undecided */
 	int64_t *max_certain;   /* per var: largest position certainly feasible, -1 none */
 	int64_t *max_possible;
+	int ncvars;             /* continuous vars (struct fs_cvar): */
+	double *real_lo;        /* the range of their values that may fit, an outer hull at */
+	double *real_hi;        /* their resolution (every feasible value is inside); NAN none */
 };
 
 /* Needs fs_count_all first. 0 or -1. */

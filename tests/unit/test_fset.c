@@ -9,6 +9,8 @@
 #include "test_util.h"
 #include "test_reseal.h"
 
+#include <math.h>
+
 #include "fset.h"
 #include "fset_project.h"
 #include "query.h"
@@ -471,6 +473,21 @@ save_progress(const struct fs_engine *e, size_t *len)
 	return buf;
 }
 
+/* The resolution the tests give continuous vars (0: the engine's default):
+ * a coarse grid keeps brute force over it fast. */
+static int real_bits;
+
+static void
+init_engine(struct fs_engine *e, struct sq_query *q)
+{
+	struct dn_error err;
+
+	memset(&err, 0, sizeof err);
+	ck_assert_msg(fs_init(e, q, &err) == 0, "%s", err.message);
+	for (int c = 0; c < e->ncvars && real_bits > 0; c++)
+		e->cvars[c].bits = real_bits;
+}
+
 /* A fresh engine for q holding the saved progress buf. */
 static void
 load_progress(struct fs_engine *e, struct sq_query *q, const uint8_t *buf, size_t len)
@@ -478,7 +495,7 @@ load_progress(struct fs_engine *e, struct sq_query *q, const uint8_t *buf, size_
 	struct dn_error err;
 
 	memset(&err, 0, sizeof err);
-	ck_assert_msg(fs_init(e, q, &err) == 0, "%s", err.message);
+	init_engine(e, q);
 	ck_assert_msg(fs_progress_load(e, buf, len, &err) == 0, "load: %s", err.message);
 }
 
@@ -510,7 +527,7 @@ count_in_slices(struct sq_query *q, struct fs_engine *e, int64_t work, const cha
 	int slices = 1;
 
 	memset(&err, 0, sizeof err);
-	ck_assert_msg(fs_init(e, q, &err) == 0, "%s", err.message);
+	init_engine(e, q);
 	count_slice(e, work, 1);
 	while (e->lower != e->upper) {
 		fs_count lo = e->lower, hi = e->upper;
@@ -764,6 +781,231 @@ START_TEST(test_progress_corrupt)
 }
 END_TEST
 
+/* ---- continuous hyperparameters bound to the model ---- */
+
+/* A model with two real multipliers, the second inside a wide head. */
+static const char real_model[] =
+    "{\"dnnsat_model\": 1, \"name\": \"cmlp\","
+    " \"hyperparameters\": {\"batch_size\": {\"type\": \"int\", \"default\": 32, \"min\": 1},"
+    "  \"mult\": {\"type\": \"real\", \"default\": 1.0, \"min\": 0.05, \"max\": 8.0},"
+    "  \"mult2\": {\"type\": \"real\", \"default\": 1.0, \"min\": 0.05, \"max\": 8.0},"
+    "  \"depth\": {\"type\": \"int\", \"default\": 2, \"min\": 1, \"max\": 6},"
+    "  \"head\": {\"type\": \"categorical\", \"values\": [\"small\", \"wide\"], \"default\": \"small\"}},"
+    " \"inputs\": [{\"shape\": [\"batch_size\", 512]}],"
+    " \"layers\": [{\"op\": \"linear\", \"out_features\": \"round(512 * mult)\"}, {\"op\": \"relu\"},"
+    "  {\"repeat\": \"depth\", \"body\": [{\"op\": \"linear\", \"out_features\": \"round(512 * mult)\"}, {\"op\": \"relu\"}]},"
+    "  {\"choice\": \"head\", \"options\": {\"small\": [{\"op\": \"linear\", \"out_features\": 10}],"
+    "   \"wide\": [{\"op\": \"linear\", \"out_features\": \"round(2048 * mult2)\"}, {\"op\": \"relu\"},"
+    "              {\"op\": \"linear\", \"out_features\": 10}]}}]}";
+
+static json_t *
+range(const char *type, double lo, double hi)
+{
+	return json_pack("{s:s,s:[f,f]}", "_type", type, "_value", lo, hi);
+}
+
+/* A random query with continuous hyperparameters: MobileNetV2's width
+ * multiplier; the model above with one multiplier; the same with the
+ * second one nested in the "wide" option of a choice. */
+static json_t *
+random_real_query(int i)
+{
+	static const int batches[] = { 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 };
+	json_t *space = json_object(), *q, *b;
+	const char *type = rnd(3) == 0 ? "loguniform" : "uniform";
+
+	if (i % 3 == 0) {
+		static const char *mem[] = { "1200MiB", "1500MiB", "2GiB", "3GiB", "5GiB" };
+		json_object_set_new(space, "batch_size", choice(pick(batches, 11, 3)));
+		json_object_set_new(space, "resolution", json_pack("{s:s,s:[i,i,i]}", "_type", "quniform", "_value",
+		    96, 96 + 32 * (int)(1 + rnd(2)), 32));
+		json_object_set_new(space, "width_mult", range(type, 0.1 + 0.2 * (double)rnd(5),
+		    1.0 + 0.25 * (double)rnd(8)));
+		json_object_set_new(space, "lr", range("loguniform", 1e-4, 1e-1));
+		q = json_pack("{s:s,s:o,s:s}", "model", "mobilenet_v2", "space", space, "device", "t4");
+		b = json_pack("{s:s}", "memory", mem[rnd(5)]);
+	} else {
+		json_object_set_new(space, "batch_size", choice(pick(batches, 11, 4)));
+		json_object_set_new(space, "mult", range(type, 0.75 + 0.25 * (double)rnd(3), 2.0 + 0.5 * (double)rnd(5)));
+		json_object_set_new(space, "depth", json_pack("{s:s,s:[i,i]}", "_type", "randint", "_value", 1,
+		    2 + (int)rnd(4)));
+		if (i % 3 == 1)
+			json_object_set_new(space, "head", choice(json_pack("[s,s]", "small", "wide")));
+		else
+			json_object_set_new(space, "head", choice(json_pack("[{s:s},{s:s,s:o}]", "_name", "small",
+			    "_name", "wide", "mult2", range("uniform", 0.1, 0.5 + 0.5 * (double)rnd(4)))));
+		q = json_pack("{s:o,s:o,s:s}", "model", json_loads(real_model, 0, NULL), "space", space,
+		    "device", "t4");
+		b = json_pack("{s:f}", "params", 2e5 * (double)(3 + rnd(6)));
+		if (rnd(3) == 0)
+			json_object_set_new(b, "memory", json_string("1300MiB"));
+	}
+	json_object_set_new(q, "budgets", b);
+	return q;
+}
+
+/* Value t in [0, 1] of continuous var c's range (its logarithm when
+ * loguniform): the cells' formula, written again. */
+static double
+real_at(const struct fs_cvar *c, double t)
+{
+	if (t <= 0)
+		return c->L;
+	if (t >= 1)
+		return c->H;
+	return c->logscale ? exp(log(c->L) + t * (log(c->H) - log(c->L))) : c->L + t * (c->H - c->L);
+}
+
+/* Brute force over continuous vars: for configuration pos, every point of
+ * the product of their samples (sample i of var c: t = i / 2^bits, the
+ * grid, or i / 2^(bits+1) when dense). Returns whether one fits; the
+ * largest fitting value of var 0 into *best, and widens the hull
+ * [hlo, hhi] of fitting values per var. */
+static int
+real_exists(struct fs_engine *e, const int64_t *pos, int dense, double *best, double *hlo, double *hhi)
+{
+	const struct expr_graph *g = e->g;
+	union expr_val *cfg = calloc((size_t)e->q->def->nhps + 1, sizeof *cfg);
+	union expr_val *vals = calloc((size_t)g->n + 1, sizeof *vals);
+	int64_t idx[8] = { 0 }, count[8];
+	int act[8], found = 0, nc = e->ncvars;
+
+	ck_assert_int_le(nc, 8);
+	for (int c = 0; c < nc; c++) {
+		const struct fs_cvar *cv = &e->cvars[c];
+		act[c] = cv->parent < 0 || pos[cv->parent] == cv->active_pos;
+		count[c] = act[c] ? ((int64_t)1 << (cv->bits + dense)) + 1 : 1;
+	}
+	*best = NAN;
+	fs_config_of(e, pos, cfg);
+	for (;;) {
+		int c;
+		for (c = 0; c < nc; c++) {
+			const struct fs_cvar *cv = &e->cvars[c];
+			double t = ldexp((double)idx[c], -(cv->bits + dense));
+			if (act[c])
+				cfg[cv->hp].r = real_at(cv, t);
+		}
+		if (expr_eval(g, cfg, vals, NULL) == 0 && vals[e->root].i != 0) {
+			found = 1;
+			for (c = 0; c < nc; c++) {
+				double r = cfg[e->cvars[c].hp].r;
+				if (!act[c])
+					continue;
+				if (c == 0 && (isnan(*best) || r > *best))
+					*best = r;
+				if (hlo != NULL && (isnan(hlo[c]) || r < hlo[c]))
+					hlo[c] = r;
+				if (hhi != NULL && (isnan(hhi[c]) || r > hhi[c]))
+					hhi[c] = r;
+			}
+		}
+		for (c = 0; c < nc && ++idx[c] == count[c]; c++)
+			idx[c] = 0;
+		if (c == nc)
+			break;
+	}
+	free(cfg);
+	free(vals);
+	return found;
+}
+
+/* Continuous hyperparameters against brute force: the count and every
+ * answer exact on the engine's grid, witnesses that fit (the largest grid
+ * value for one), the reduced range holding every value that fits on a
+ * grid twice as fine (conservative), and the same count across saved
+ * progress. */
+START_TEST(test_real_against_brute_force)
+{
+	int cases = 0, offgrid = 0, narrowed = 0;
+
+	load_catalog();
+	for (int i = 0; i < 36; i++) {
+		json_t *req = random_real_query(i);
+		char *dump = json_dumps(req, JSON_COMPACT), what[4096], **bf;
+		struct sq_query q;
+		struct fs_engine e, f;
+		struct dn_error err;
+		struct fs_projection p;
+		int64_t nbf = 0, cap = 64, ndense = 0, *pos;
+		double hlo[8], hhi[8];
+
+		memset(&err, 0, sizeof err);
+		snprintf(what, sizeof what, "real case %d: %s", i, dump);
+		ck_assert_msg(sq_parse(req, &cat, &q, &err) == 0, "%s: %s: %s", what, err.path, err.message);
+		real_bits = i % 3 == 2 ? 4 : i < 3 ? 0 : 6;     /* two vars: 4 bits each; two cases at the default */
+		init_engine(&e, &q);
+		ck_assert_msg(e.ncvars == (i % 3 == 2 ? 2 : 1), "%s: %d continuous vars", what, e.ncvars);
+		for (int c = 0; c < e.ncvars; c++)
+			hlo[c] = hhi[c] = NAN;
+		/* brute force on the grid and on a grid twice as fine */
+		pos = calloc((size_t)e.nvars + 1, sizeof *pos);
+		bf = malloc(sizeof *bf * (size_t)cap);
+		for (int v = 0; v < e.nvars; v++) {
+			int par = e.vars[v].parent;
+			pos[v] = (par < 0 || pos[par] == e.vars[v].active_pos) ? 0 : -1;
+		}
+		do {
+			double best, dbest, w[8];
+			int on_grid = real_exists(&e, pos, 0, &best, NULL, NULL);
+			int fine = real_exists(&e, pos, 1, &dbest, hlo, hhi);
+			ck_assert_msg(fs_feasible_at(&e, pos) == on_grid, "%s: fs_feasible_at", what);
+			ck_assert_int_eq(fs_real_witness(&e, pos, w), on_grid);
+			if (on_grid) {
+				if (e.ncvars == 1)
+					ck_assert_msg(w[0] == best, "%s: witness %.17g, largest grid value %.17g", what, w[0], best);
+				if (nbf == cap)
+					bf = realloc(bf, sizeof *bf * (size_t)(cap *= 2));
+				bf[nbf++] = key_of(&e, pos);
+			}
+			ck_assert_msg(fine || !on_grid, "%s: the fine grid holds the grid", what);
+			ndense += fine;
+		} while (fs_increment(&e, pos) == 0);
+		offgrid += ndense > nbf;
+		ck_assert_int_eq(fs_count_all(&e, 0, &err), 0);
+		if (getenv("REAL_VERBOSE"))
+			fprintf(stderr, "case %d: %lld of %lld fit (%lld on the fine grid), %lld bound calls, %lld evaluations\n",
+			    i, (long long)nbf, (long long)e.total, (long long)ndense, (long long)e.bound_calls,
+			    (long long)e.evals);
+		check_answers(&e, bf, nbf, what);
+		/* the reduced range holds every value that fits */
+		ck_assert_int_eq(fs_project(&e, &p, &err), 0);
+		ck_assert_int_eq(p.ncvars, e.ncvars);
+		for (int c = 0; c < e.ncvars; c++) {
+			if (isnan(hlo[c]))
+				continue;
+			ck_assert_msg(p.real_lo[c] <= hlo[c] && hhi[c] <= p.real_hi[c], "%s: var %d fits over [%g, %g], "
+			    "reduced to [%g, %g]", what, c, hlo[c], hhi[c], p.real_lo[c], p.real_hi[c]);
+			narrowed += p.real_lo[c] > e.cvars[c].L || p.real_hi[c] < e.cvars[c].H;
+		}
+		if (nbf > 0) {
+			json_t *r = fs_reduced_space(&e, &p, &err), *lr;
+			ck_assert_msg(r != NULL, "%s: %s", what, err.message);
+			lr = json_object_get(r, "lr");
+			ck_assert(lr == NULL || json_equal(lr, json_object_get(json_object_get(req, "space"), "lr")));
+			json_decref(r);
+		}
+		fs_projection_free(&p);
+		/* and counted in slices across saved progress */
+		count_in_slices(&q, &f, 1 + (int64_t)rnd(40), what);
+		ck_assert_msg((int64_t)f.lower == nbf, "%s: resumed count %lld, brute force %lld", what,
+		    (long long)f.lower, (long long)nbf);
+		fs_free(&f);
+		free_list(bf, nbf);
+		free(pos);
+		fs_free(&e);
+		sq_free(&q);
+		json_decref(req);
+		free(dump);
+		cases++;
+	}
+	real_bits = 0;
+	printf("%d queries with continuous hyperparameters agree with brute force on their grids "
+	    "(%d have configurations that fit only off the grid; %d reduced ranges narrowed)\n", cases, offgrid, narrowed);
+	cm_catalog_free(&cat);
+}
+END_TEST
+
 START_TEST(test_query_errors)
 {
 	static const struct { const char *json, *path, *msg; } cases[] = {
@@ -831,6 +1073,10 @@ suite(void)
 	tcase_add_test(t, test_progress_deadline);
 	tcase_add_test(t, test_progress_corrupt);
 	tcase_add_test(t, test_progress_resume_random);
+	suite_add_tcase(s, t);
+	t = tcase_create("real");
+	tcase_set_timeout(t, 600);
+	tcase_add_test(t, test_real_against_brute_force);
 	suite_add_tcase(s, t);
 	return s;
 }
