@@ -98,6 +98,7 @@ def load(rel):
 # Mirror of server/srv_route.c (method, pattern, metrics label), used to
 # tally what the clients saw per route and status and compare with /metrics.
 ROUTES = [
+    ("GET", "/", "dashboard"), ("GET", "/ui/*", "dashboard_files"),
     ("GET", "/healthz", "healthz"), ("GET", "/readyz", "readyz"),
     ("GET", "/metrics", "metrics"), ("GET", "/openapi.json", "openapi"),
     ("GET", "/schemas/*", "schemas"), ("GET", "/v1/templates", "templates"),
@@ -106,11 +107,13 @@ ROUTES = [
     ("POST", "/v1/reductions", "reductions_create"),
     ("GET", "/v1/reductions/{}", "reductions_get"),
     ("POST", "/v1/reductions/{}/check", "reductions_check"),
+    ("GET", "/v1/reductions/{}/check", "reductions_check_query"),
     ("GET", "/v1/reductions/{}/configurations", "reductions_configurations"),
     ("GET", "/v1/reductions/{}/samples", "reductions_samples"),
     ("GET", "/v1/reductions/{}/explain", "reductions_explain"),
     ("POST", "/v1/reductions/{}/explain", "reductions_explain_config"),
     ("GET", "/v1/reductions/{}/max", "reductions_max"),
+    ("GET", "/v1/reductions/{}/heatmap", "reductions_heatmap"),
 ]
 
 
