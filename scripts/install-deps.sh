@@ -5,7 +5,7 @@
 # sudo; skips apt when everything is already installed.
 set -eu
 
-BUILD="build-essential autoconf automake pkg-config libjansson-dev libmicrohttpd-dev libz3-dev libpq-dev libgmp-dev check"
+BUILD="build-essential autoconf automake pkg-config libjansson-dev libmicrohttpd-dev libz3-dev libpq-dev libgmp-dev libcurl4-openssl-dev check"
 TEST="clang libclang-rt-14-dev python3 python3-jsonschema python3-optuna valgrind postgresql chromium nodejs npm"
 PKGS="$BUILD $TEST ${DNNSAT_EXTRA_PACKAGES:-}"
 

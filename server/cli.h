@@ -28,6 +28,28 @@ int cli_query_parse(int argc, char **argv, struct cli_query *q, struct dn_error 
 void cli_query_free(struct cli_query *q);
 void cli_print_error(const struct dn_error *err);
 
+/* The options that build a solver query (solver/query.h) as JSON, shared
+ * by count ... max (cli_solve.c) and prune (cli_batch.c): --preset,
+ * --template, --model FILE, --space FILE, --device, --budget NAME=VALUE,
+ * --set NAME=VALUE, --constraint, --optimizer, --dtype, --inference. The
+ * repeatable ones collect in their own objects until cli_req_finish. */
+struct cli_req {
+	json_t *req, *budgets, *constraints, *fixed, *workload;
+};
+void cli_req_init(struct cli_req *r);
+/* Takes option `a` with its value `v` (NULL when argv ends): returns the
+ * argv entries used (1 or 2), 0 when `a` is not a query option, -1 with
+ * err (a missing value, an unreadable file). */
+int cli_req_option(struct cli_req *r, const char *a, const char *v, struct dn_error *err);
+/* The query with the collected budgets, constraints, fixed values and
+ * workload merged in: a new reference the caller owns; r is emptied. */
+json_t *cli_req_finish(struct cli_req *r);
+/* Releases everything r holds (also after cli_req_finish). */
+void cli_req_free(struct cli_req *r);
+/* A JSON file, with JSON_REJECT_DUPLICATES; errors name `what` and give
+ * the file, line and column. 0 or -1. */
+int cli_load_json_file(const char *file, const char *what, json_t **out, struct dn_error *err);
+
 int cli_estimate(int argc, char **argv);
 int cli_solve(int argc, char **argv);
 
@@ -37,6 +59,8 @@ struct sq_query;
 int cli_solve_more(const char *cmd, struct fs_engine *e, struct sq_query *q, double timeout,
     const char *config, const char *param, const char *value, const char *per, int json_out);
 int cli_templates(int argc, char **argv);
+/* prune: many spaces and devices at once, offline or through a server (cli_batch.c) */
+int cli_prune(int argc, char **argv);
 int cli_devices(int argc, char **argv);
 
 #endif

@@ -7,6 +7,8 @@
  *   --optimizer sgd|sgd_momentum|adam|adamw|adagrad|rmsprop
  *   --dtype fp32|fp16|bf16|mixed_fp16|mixed_bf16   --tf32   --inference
  *   --json   --per-op
+ * and the options that build a solver query as JSON (solver/query.h) for
+ * count ... max and prune: cli_req_*.
  * Errors name the option; nothing here exits the process.
  */
 #include "cli.h"
@@ -183,4 +185,113 @@ cli_query_parse(int argc, char **argv, struct cli_query *q, struct dn_error *err
 out:
 	free(sets);
 	return rc;
+}
+
+/* ---- the options that build a solver query (count ... max, prune) ---- */
+
+int
+cli_load_json_file(const char *file, const char *what, json_t **out, struct dn_error *err)
+{
+	json_error_t jerr;
+
+	*out = json_load_file(file, JSON_REJECT_DUPLICATES, &jerr);
+	if (*out == NULL)
+		return dn_error_set(err, DN_EINVAL, what, "%s: line %d, column %d: %s", file, jerr.line,
+		    jerr.column, jerr.text);
+	return 0;
+}
+
+void
+cli_req_init(struct cli_req *r)
+{
+	r->req = json_object();
+	r->budgets = json_object();
+	r->constraints = json_array();
+	r->fixed = json_object();
+	r->workload = json_object();
+}
+
+/* NAME=VALUE of --budget and --set into obj: the value as JSON when it
+ * reads as JSON (1e9, true), else as a string ("16GiB", "90%"). */
+static int
+req_set_pair(json_t *obj, const char *opt, const char *v, struct dn_error *err)
+{
+	const char *eq = strchr(v, '=');
+	char name[128];
+	json_t *val;
+
+	if (eq == NULL || eq == v || (size_t)(eq - v) >= sizeof name)
+		return dn_error_set(err, DN_EINVAL, opt, "\"%s\" is not NAME=VALUE", v);
+	memcpy(name, v, (size_t)(eq - v));
+	name[eq - v] = '\0';
+	val = json_loads(eq + 1, JSON_DECODE_ANY, NULL);
+	if (val == NULL)
+		val = json_string(eq + 1);
+	json_object_set_new(obj, name, val);
+	return 0;
+}
+
+int
+cli_req_option(struct cli_req *r, const char *a, const char *v, struct dn_error *err)
+{
+	static const char *const with_value[] = { "--preset", "--template", "--model", "--space", "--device",
+		"--budget", "--set", "--constraint", "--optimizer", "--dtype" };
+	json_t *j;
+	size_t i;
+
+	if (strcmp(a, "--inference") == 0) {
+		json_object_set_new(r->workload, "mode", json_string("inference"));
+		return 1;
+	}
+	for (i = 0; i < sizeof with_value / sizeof with_value[0] && strcmp(a, with_value[i]) != 0; i++)
+		;
+	if (i == sizeof with_value / sizeof with_value[0])
+		return 0;
+	if (v == NULL)
+		return dn_error_set(err, DN_EINVAL, a, "needs a value");
+	if (strcmp(a, "--preset") == 0 || strcmp(a, "--template") == 0) {
+		json_object_set_new(r->req, "model", json_pack("{s:s}", a + 2, v));
+	} else if (strcmp(a, "--model") == 0 || strcmp(a, "--space") == 0) {
+		if (cli_load_json_file(v, a, &j, err) != 0)
+			return -1;
+		json_object_set_new(r->req, a + 2, j);
+	} else if (strcmp(a, "--device") == 0) {
+		json_object_set_new(r->req, "device", json_string(v));
+	} else if (strcmp(a, "--budget") == 0 || strcmp(a, "--set") == 0) {
+		if (req_set_pair(a[2] == 'b' ? r->budgets : r->fixed, a, v, err) != 0)
+			return -1;
+	} else if (strcmp(a, "--constraint") == 0) {
+		json_array_append_new(r->constraints, json_string(v));
+	} else
+		json_object_set_new(r->workload, a + 2, json_string(v));
+	return 2;
+}
+
+json_t *
+cli_req_finish(struct cli_req *r)
+{
+	json_t *req = r->req;
+
+	r->req = NULL;
+	if (json_object_size(r->budgets) > 0)
+		json_object_set(req, "budgets", r->budgets);
+	if (json_array_size(r->constraints) > 0)
+		json_object_set(req, "constraints", r->constraints);
+	if (json_object_size(r->fixed) > 0)
+		json_object_set(req, "fixed", r->fixed);
+	if (json_object_size(r->workload) > 0)
+		json_object_set(req, "workload", r->workload);
+	cli_req_free(r);
+	return req;
+}
+
+void
+cli_req_free(struct cli_req *r)
+{
+	json_decref(r->req);
+	json_decref(r->budgets);
+	json_decref(r->constraints);
+	json_decref(r->fixed);
+	json_decref(r->workload);
+	memset(r, 0, sizeof *r);
 }

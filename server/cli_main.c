@@ -2,7 +2,7 @@
  * cli_main.c - `dnnsat`, the command-line front end: dispatches to one
  * subcommand per file (cli_estimate.c, cli_catalog.c). Later subcommands
  * (serve) plug in here; the solver's commands live in cli_solve.c and
- * cli_explain.c.
+ * cli_explain.c, batch pruning (prune) in cli_batch.c.
  */
 #include "cli.h"
 
@@ -23,6 +23,8 @@ usage(FILE *f)
 	    "  reduce      the reduced NNI search space (values that occur in a feasible configuration)\n"
 	    "  explain     why a configuration (--config JSON) or a value (--param P --value V) does not fit\n"
 	    "  max         the largest feasible value of --param P (for each value of --per Q)\n"
+	    "  prune       many spaces (files, directories) x devices at once: reduced spaces, configurations\n"
+	    "              (JSON lines, CSV) and a summary table; offline or --server URL (dnnsat prune --help)\n"
 	    "  templates   the built-in model templates, their hyperparameters and presets\n"
 	    "  devices     the GPU catalog\n"
 	    "\n"
@@ -39,9 +41,14 @@ usage(FILE *f)
 	    "  --budget memory=16GiB|params=25M|macs=4G|flops=8G|latency=10ms|step_time=0.5s|min_utilization=0.5\n"
 	    "  --constraint 'hidden %% heads == 0'  --set NAME=VALUE  --timeout SECONDS  --json\n"
 	    "\n"
+	    "prune options: SPACE.json|QUERY.json|DIR... --device D[,D...] --out DIR [--configs jsonl|csv]\n"
+	    "  [--limit N] [--summary table|csv|json] [--server URL] [--token T] and the solver options\n"
+	    "\n"
 	    "example: dnnsat estimate --preset resnet50 batch_size=64 --device v100-16gb\n"
 	    "         dnnsat count --preset resnet50 --space examples/spaces/resnet.json --budget memory=16GiB\n"
-	    "exit status: 0 fits, 1 invalid or does not fit, 2 bad input\n");
+	    "         dnnsat prune examples/spaces --preset resnet50 --device t4,a100-40gb --out pruned/\n"
+	    "exit status: 0 fits, 1 invalid or does not fit, 2 bad input, 3 deadline passed (bounds only),\n"
+	    "             4 the server (prune --server) could not be reached or failed\n");
 }
 
 int
@@ -60,6 +67,8 @@ main(int argc, char **argv)
 	if (strcmp(argv[1], "count") == 0 || strcmp(argv[1], "list") == 0 || strcmp(argv[1], "sample") == 0 ||
 	    strcmp(argv[1], "reduce") == 0 || strcmp(argv[1], "explain") == 0 || strcmp(argv[1], "max") == 0)
 		return cli_solve(argc - 1, argv + 1);
+	if (strcmp(argv[1], "prune") == 0)
+		return cli_prune(argc - 1, argv + 1);
 	if (strcmp(argv[1], "templates") == 0)
 		return cli_templates(argc - 1, argv + 1);
 	if (strcmp(argv[1], "devices") == 0)

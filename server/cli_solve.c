@@ -44,83 +44,44 @@ fail(struct dn_error *err)
 	return 2;
 }
 
+/* Reads argv into o->req: the query options through r (cli_common.c),
+ * a positional argument as a query file, the rest here. */
 static int
-load_json_file(const char *file, const char *what, json_t **out, struct dn_error *err)
-{
-	json_error_t jerr;
-
-	*out = json_load_file(file, JSON_REJECT_DUPLICATES, &jerr);
-	if (*out == NULL)
-		return dn_error_set(err, DN_EINVAL, what, "%s: line %d, column %d: %s", file, jerr.line,
-		    jerr.column, jerr.text);
-	return 0;
-}
-
-/* Reads argv into o->req, collecting the repeatable options in the
- * objects the caller owns (parse_opts frees them on every path). */
-static int
-parse_args(int argc, char **argv, struct solve_opts *o, json_t *budgets, json_t *constraints, json_t *fixed,
-    json_t *workload, struct dn_error *err)
+parse_args(int argc, char **argv, struct solve_opts *o, struct cli_req *r, struct dn_error *err)
 {
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-		int takes = 1;
+		int used;
 		if (a[0] != '-') {
 			json_t *q;
 			const char *key;
 			json_t *x;
-			takes = 0;
-			if (load_json_file(a, "query", &q, err) != 0)
+			if (cli_load_json_file(a, "query", &q, err) != 0)
 				return -1;
 			if (!json_is_object(q)) {
 				json_decref(q);
 				return dn_error_set(err, DN_EINVAL, a, "a query file holds a JSON object");
 			}
 			json_object_foreach(q, key, x)
-				json_object_set(o->req, key, x);
+				json_object_set(r->req, key, x);
 			json_decref(q);
 			continue;
 		}
-		if (v == NULL && strcmp(a, "--json") && strcmp(a, "--inference"))
-			return dn_error_set(err, DN_EINVAL, a, "needs a value");
-		if (strcmp(a, "--preset") == 0 || strcmp(a, "--template") == 0) {
-			json_object_set_new(o->req, "model", json_pack("{s:s}", a[2] == 'p' ? "preset" : "template", v));
-		} else if (strcmp(a, "--model") == 0) {
-			json_t *m;
-			if (load_json_file(v, "--model", &m, err) != 0)
-				return -1;
-			json_object_set_new(o->req, "model", m);
-		} else if (strcmp(a, "--space") == 0) {
-			json_t *s;
-			if (load_json_file(v, "--space", &s, err) != 0)
-				return -1;
-			json_object_set_new(o->req, "space", s);
-		} else if (strcmp(a, "--device") == 0) {
-			json_object_set_new(o->req, "device", json_string(v));
-		} else if (strcmp(a, "--budget") == 0 || strcmp(a, "--set") == 0) {
-			const char *eq = strchr(v, '=');
-			char name[128];
-			json_t *val;
-			if (eq == NULL || eq == v || (size_t)(eq - v) >= sizeof name)
-				return dn_error_set(err, DN_EINVAL, a, "\"%s\" is not NAME=VALUE", v);
-			memcpy(name, v, (size_t)(eq - v));
-			name[eq - v] = '\0';
-			val = json_loads(eq + 1, JSON_DECODE_ANY, NULL);
-			if (val == NULL)
-				val = json_string(eq + 1);
-			json_object_set_new(a[2] == 'b' ? budgets : fixed, name, val);
-		} else if (strcmp(a, "--constraint") == 0) {
-			json_array_append_new(constraints, json_string(v));
-		} else if (strcmp(a, "--optimizer") == 0 || strcmp(a, "--dtype") == 0) {
-			json_object_set_new(workload, a + 2, json_string(v));
-		} else if (strcmp(a, "--inference") == 0) {
-			json_object_set_new(workload, "mode", json_string("inference"));
-			takes = 0;
-		} else if (strcmp(a, "--json") == 0) {
+		used = cli_req_option(r, a, v, err);
+		if (used < 0)
+			return -1;
+		if (used > 0) {
+			i += used - 1;
+			continue;
+		}
+		if (strcmp(a, "--json") == 0) {
 			o->json = 1;
-			takes = 0;
-		} else if (strcmp(a, "--timeout") == 0) {
+			continue;
+		}
+		if (v == NULL)
+			return dn_error_set(err, DN_EINVAL, a, "needs a value");
+		if (strcmp(a, "--timeout") == 0) {
 			o->timeout = atof(v);
 			if (!(o->timeout > 0 && o->timeout <= 86400))
 				return dn_error_set(err, DN_EINVAL, a, "must be seconds, more than 0");
@@ -149,7 +110,7 @@ parse_args(int argc, char **argv, struct solve_opts *o, json_t *budgets, json_t 
 			o->per = v;
 		} else
 			return dn_error_set(err, DN_EINVAL, a, "unknown option (see dnnsat --help)");
-		i += takes;
+		i++;
 	}
 	return 0;
 }
@@ -157,8 +118,7 @@ parse_args(int argc, char **argv, struct solve_opts *o, json_t *budgets, json_t 
 static int
 parse_opts(int argc, char **argv, struct solve_opts *o, struct dn_error *err)
 {
-	json_t *budgets = json_object(), *constraints = json_array(), *fixed = json_object();
-	json_t *workload = json_object();
+	struct cli_req r;
 	int rc;
 
 	memset(o, 0, sizeof *o);
@@ -166,20 +126,9 @@ parse_opts(int argc, char **argv, struct solve_opts *o, struct dn_error *err)
 	o->limit = -1;
 	o->n = 10;
 	o->seed = 1;
-	o->req = json_object();
-	rc = parse_args(argc, argv, o, budgets, constraints, fixed, workload, err);
-	if (rc == 0 && json_object_size(budgets) > 0)
-		json_object_set(o->req, "budgets", budgets);
-	if (rc == 0 && json_array_size(constraints) > 0)
-		json_object_set(o->req, "constraints", constraints);
-	if (rc == 0 && json_object_size(fixed) > 0)
-		json_object_set(o->req, "fixed", fixed);
-	if (rc == 0 && json_object_size(workload) > 0)
-		json_object_set(o->req, "workload", workload);
-	json_decref(budgets);
-	json_decref(constraints);
-	json_decref(fixed);
-	json_decref(workload);
+	cli_req_init(&r);
+	rc = parse_args(argc, argv, o, &r, err);
+	o->req = cli_req_finish(&r);
 	return rc;
 }
 

@@ -9,24 +9,7 @@ DNNSAT="$top_builddir/dnnsat"
 export DNNSAT_DATA_DIR="${DNNSAT_DATA_DIR:-$top_srcdir/schemas}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-
-# check NAME WANT_STATUS PATTERN -- ARGS...: runs dnnsat ARGS, expects the
-# exit status and a line of output (stdout+stderr) matching PATTERN.
-check() {
-	name=$1 want=$2 pattern=$3
-	shift 4
-	"$DNNSAT" "$@" >"$tmp/out" 2>&1
-	got=$?
-	if [ "$got" -eq "$want" ] && { [ "$pattern" = "^$" ] || grep -q -e "$pattern" "$tmp/out"; }; then
-		pass=$((pass + 1))
-	else
-		fail=$((fail + 1))
-		echo "FAIL $name: status $got (want $want), pattern '$pattern'; output:"
-		sed 's/^/    /' "$tmp/out" | head -20
-	fi
-}
+. "$top_srcdir/tests/cli/check.sh"
 
 check resnet50-table 0 "parameters   25,557,032" -- estimate --preset resnet50
 check resnet50-json 0 '"params": 25557032' -- estimate --preset resnet50 --json
