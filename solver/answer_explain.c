@@ -71,6 +71,11 @@ ans_check_text(const struct fs_engine *e, const json_t *config, union expr_val *
 		return NULL;
 	}
 	fs_config_of((struct fs_engine *)e, pos, cfg);
+	/* continuous hyperparameters bound to the model take the given value */
+	if (fs_real_values_from_json(e, config, pos, cfg, err) != 0) {
+		free(pos);
+		return NULL;
+	}
 	free(pos);
 	if (expr_tape_eval(&e->tape, g, cfg, vals, NULL) != 0) {
 		dn_error_set(err, DN_ERANGE, "config", "a cost of this configuration overflows 64 bits: it cannot run");
