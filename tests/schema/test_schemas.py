@@ -615,7 +615,10 @@ copies = " ".join(a for i, a in runtime if i == "COPY")
 check("Dockerfile: dnnsatd, dnnsat and schemas/ copied", all(x in copies for x in ("dnnsatd", "dnnsat ", "schemas")))
 data_dir = re.search(r"DNNSAT_DATA_DIR=(\S+)", " ".join(a for i, a in runtime if i == "ENV"))
 check("Dockerfile: DNNSAT_DATA_DIR is where schemas/ goes", data_dir is not None and
-      re.search(r"/src/schemas\s+" + re.escape(data_dir.group(1)) + r"\s*$", copies + " ") is not None)
+      re.search(r"/src/schemas\s+" + re.escape(data_dir.group(1)) + r"(\s|$)", copies + " ") is not None)
+web_dir = re.search(r"DNNSAT_WEB_DIR=(\S+)", " ".join(a for i, a in runtime if i == "ENV"))
+check("Dockerfile: DNNSAT_WEB_DIR is where web/ (the dashboard) goes", web_dir is not None and
+      re.search(r"/src/web\s+" + re.escape(web_dir.group(1)) + r"(\s|$)", copies + " ") is not None)
 users = [a for i, a in runtime if i == "USER"]
 check("Dockerfile: runs as a non-root user", users and users[-1] not in ("root", "0"), str(users))
 check("Dockerfile: EXPOSE 8080", ("EXPOSE", "8080") in runtime)
