@@ -138,8 +138,8 @@ send_file(struct srv_request *r, const char *dir, const char *rel, const char *c
 		return;
 	}
 	fclose(f);
-	srv_reply_text(r, 200, ctype, buf, (size_t)n);
-	free(buf);
+	buf[n] = '\0';
+	srv_reply_owned(r, 200, ctype, buf, (size_t)n);
 }
 
 static void

@@ -85,20 +85,10 @@ check_on(struct srv_request *r, struct srv_query *sq, const json_t *config)
 	pthread_rwlock_rdlock(&sq->lock);
 	text = ans_check_text(&sq->e, config, scratch, 1, 0, sq->id, &len, &err);
 	pthread_rwlock_unlock(&sq->lock);
-	if (text == NULL) {
-		if (strncmp(err.path, "$.configuration", 15) == 0) {
-			char p[256];
-			dn_fmt(p, sizeof p, "$.config%s", err.path + 15);
-			memcpy(err.path, p, sizeof err.path);
-		}
+	if (text == NULL)
 		srv_reply_error(r, &err);
-		return;
-	}
-	free(r->resp);
-	r->status = 200;
-	r->content_type = "application/json";
-	r->resp = text;
-	r->resp_len = len;
+	else
+		srv_reply_owned(r, 200, "application/json", text, len);
 }
 
 static const json_t *

@@ -44,9 +44,5 @@ api_metrics(struct srv_request *r)
 		srv_reply_problem(r, 503, "out-of-memory", "Out of memory", NULL, "metrics could not be rendered");
 		return;
 	}
-	free(r->resp);
-	r->status = 200;
-	r->content_type = "text/plain; version=0.0.4; charset=utf-8";
-	r->resp = text;
-	r->resp_len = len;
+	srv_reply_owned(r, 200, "text/plain; version=0.0.4; charset=utf-8", text, len);
 }

@@ -230,11 +230,7 @@ reply_from_cache(struct srv_request *r, const char *id, const char *request_text
 	}
 	memcpy(text, ce->result, n - 1);
 	memcpy(text + n - 1, ",\"cached\":true}", sizeof ",\"cached\":true}");
-	free(r->resp);
-	r->status = 200;
-	r->content_type = "application/json";
-	r->resp = text;
-	r->resp_len = strlen(text);
+	srv_reply_owned(r, 200, "application/json", text, strlen(text));
 	r->cache_hit = 1;
 	snprintf(r->location, sizeof r->location, "/v1/reductions/%s", id);
 	return CACHE_HIT;

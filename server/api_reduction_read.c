@@ -61,6 +61,21 @@ need_exact(struct srv_request *r, struct srv_query *sq, double timeout, const ch
 	return 0;
 }
 
+/* The end of every read below: gives up sq (its lock held for writing)
+ * and replies with out (stolen), or the error when out is NULL. */
+static void
+reply_and_release(struct srv_request *r, struct srv_query *sq, json_t *out, struct dn_error *err)
+{
+	pthread_rwlock_unlock(&sq->lock);
+	srv_registry_release(r->srv->registry, sq);
+	if (out == NULL) {
+		if (!dn_error_isset(err))
+			dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
+		srv_reply_error(r, err);
+	} else
+		srv_reply_json(r, 200, out);
+}
+
 /* ---- JSON lines stream ---- */
 
 struct stream {
@@ -242,12 +257,7 @@ api_reduction_configurations(struct srv_request *r)
 	sq->e.deadline = fs_now_plus(timeout);
 	page = ans_page(&sq->e, sq->fp, offset, cursor, limit, &err);
 	sq->e.deadline = 0;
-	pthread_rwlock_unlock(&sq->lock);
-	srv_registry_release(r->srv->registry, sq);
-	if (page == NULL)
-		srv_reply_error(r, &err);
-	else
-		srv_reply_json(r, 200, page);
+	reply_and_release(r, sq, page, &err);
 }
 
 void
@@ -273,14 +283,9 @@ api_reduction_samples(struct srv_request *r)
 		return;
 	}
 	out = ans_samples(&sq->e, n, (uint64_t)seed, &err);
-	pthread_rwlock_unlock(&sq->lock);
-	srv_registry_release(r->srv->registry, sq);
-	if (out == NULL)
-		srv_reply_error(r, &err);
-	else {
+	if (out != NULL)
 		json_object_set_new(out, "seed", json_integer(seed));
-		srv_reply_json(r, 200, out);
-	}
+	reply_and_release(r, sq, out, &err);
 }
 
 void
@@ -321,19 +326,7 @@ api_reduction_explain(struct srv_request *r)
 		out = ans_explain_value(&sq->e, &sq->q, param, v, timeout, &err);
 		json_decref(v);
 	}
-	pthread_rwlock_unlock(&sq->lock);
-	srv_registry_release(r->srv->registry, sq);
-	if (out == NULL) {
-		if (!dn_error_isset(&err))
-			dn_error_set(&err, DN_ENOMEM, NULL, "out of memory");
-		if (strncmp(err.path, "$.configuration", 15) == 0) {
-			char p[256];
-			dn_fmt(p, sizeof p, "$.config%s", err.path + 15);
-			memcpy(err.path, p, sizeof err.path);
-		}
-		srv_reply_error(r, &err);
-	} else
-		srv_reply_json(r, 200, out);
+	reply_and_release(r, sq, out, &err);
 }
 
 void
@@ -358,12 +351,8 @@ api_reduction_max(struct srv_request *r)
 	memset(&err, 0, sizeof err);
 	pthread_rwlock_wrlock(&sq->lock);
 	rows = ans_max(&sq->e, &sq->q, param, per, timeout, &err);
-	pthread_rwlock_unlock(&sq->lock);
-	srv_registry_release(r->srv->registry, sq);
-	if (rows == NULL)
-		srv_reply_error(r, &err);
-	else
-		srv_reply_json(r, 200, json_pack("{s:s,s:s?,s:o}", "param", param, "per", per, "rows", rows));
+	reply_and_release(r, sq, rows ? json_pack("{s:s,s:s?,s:o}", "param", param, "per", per, "rows", rows) : NULL,
+	    &err);
 }
 
 void
@@ -388,10 +377,5 @@ api_reduction_heatmap(struct srv_request *r)
 	memset(&err, 0, sizeof err);
 	pthread_rwlock_wrlock(&sq->lock);
 	out = ans_heatmap(&sq->e, &sq->q, x, y, timeout, &err);
-	pthread_rwlock_unlock(&sq->lock);
-	srv_registry_release(r->srv->registry, sq);
-	if (out == NULL)
-		srv_reply_error(r, &err);
-	else
-		srv_reply_json(r, 200, out);
+	reply_and_release(r, sq, out, &err);
 }

@@ -134,6 +134,8 @@ void srv_stop(struct srv *s);
 /* ---- replies (srv_reply.c): each sets r->status and the body ---- */
 void srv_reply_json(struct srv_request *r, int status, json_t *body);   /* steals body */
 void srv_reply_text(struct srv_request *r, int status, const char *ctype, const char *text, size_t len);
+/* A body already malloc'd (the request owns it from here; ctype static). */
+void srv_reply_owned(struct srv_request *r, int status, const char *ctype, char *body, size_t len);
 /* problem+json: `path` is the JSON path or parameter to blame (may be NULL). */
 void srv_reply_problem(struct srv_request *r, int status, const char *slug, const char *title,
     const char *path, const char *fmt, ...) __attribute__((format(printf, 6, 7)));

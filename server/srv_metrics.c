@@ -178,6 +178,13 @@ histogram_print(struct out *o, const char *name, const char *labels, struct hist
 	    (unsigned long long)load(&h->count));
 }
 
+/* One series without labels, with its HELP and TYPE lines. */
+static void
+scalar_print(struct out *o, const char *name, const char *type, const char *help, unsigned long long v)
+{
+	out_printf(o, "# HELP %s %s\n# TYPE %s %s\n%s %llu\n", name, help, name, type, name, v);
+}
+
 static const char *
 route_label(struct srv_metrics *m, int i)
 {
@@ -222,31 +229,25 @@ srv_metrics_render(struct srv *s, size_t *len)
 		snprintf(labels, sizeof labels, "route=\"%s\"", route_label(m, i));
 		histogram_print(&o, "dnnsat_http_request_duration_seconds", labels, &m->routes[i].latency);
 	}
-	out_printf(&o, "# HELP dnnsat_cache_hits_total Requests answered from the result cache.\n"
-	    "# TYPE dnnsat_cache_hits_total counter\ndnnsat_cache_hits_total %llu\n",
-	    (unsigned long long)load(&m->cache_hits));
-	out_printf(&o, "# HELP dnnsat_cache_misses_total Requests the result cache could not answer.\n"
-	    "# TYPE dnnsat_cache_misses_total counter\ndnnsat_cache_misses_total %llu\n",
-	    (unsigned long long)load(&m->cache_misses));
+	scalar_print(&o, "dnnsat_cache_hits_total", "counter", "Requests answered from the result cache.",
+	    load(&m->cache_hits));
+	scalar_print(&o, "dnnsat_cache_misses_total", "counter", "Requests the result cache could not answer.",
+	    load(&m->cache_misses));
 	cache_get_stats(s->cache, &cs);
-	out_printf(&o, "# HELP dnnsat_cache_backend_errors_total Cache operations that failed (database down).\n"
-	    "# TYPE dnnsat_cache_backend_errors_total counter\ndnnsat_cache_backend_errors_total %llu\n",
-	    (unsigned long long)cs.errors);
-	out_printf(&o, "# HELP dnnsat_cache_entries Entries in the result cache (PostgreSQL: counted at most every 5 s).\n"
-	    "# TYPE dnnsat_cache_entries gauge\ndnnsat_cache_entries %llu\n", (unsigned long long)cs.entries);
+	scalar_print(&o, "dnnsat_cache_backend_errors_total", "counter",
+	    "Cache operations that failed (database down).", cs.errors);
+	scalar_print(&o, "dnnsat_cache_entries", "gauge",
+	    "Entries in the result cache (PostgreSQL: counted at most every 5 s).", cs.entries);
 	state = cache_state(s->cache, 0, detail, sizeof detail);
 	if (strcmp(state, "memory") != 0)
-		out_printf(&o, "# HELP dnnsat_database_up 1 when PostgreSQL answers.\n"
-		    "# TYPE dnnsat_database_up gauge\ndnnsat_database_up %d\n", strcmp(state, "ok") == 0);
+		scalar_print(&o, "dnnsat_database_up", "gauge", "1 when PostgreSQL answers.", strcmp(state, "ok") == 0);
 	out_printf(&o, "# HELP dnnsat_solver_seconds Time spent solving per request.\n"
 	    "# TYPE dnnsat_solver_seconds histogram\n");
 	histogram_print(&o, "dnnsat_solver_seconds", "", &m->solve);
-	out_printf(&o, "# HELP dnnsat_solver_timeouts_total Solver runs stopped by a deadline.\n"
-	    "# TYPE dnnsat_solver_timeouts_total counter\ndnnsat_solver_timeouts_total %llu\n",
-	    (unsigned long long)load(&m->timeouts));
-	out_printf(&o, "# HELP dnnsat_rejected_total Requests refused because the solver queue was full.\n"
-	    "# TYPE dnnsat_rejected_total counter\ndnnsat_rejected_total %llu\n",
-	    (unsigned long long)load(&m->rejected));
+	scalar_print(&o, "dnnsat_solver_timeouts_total", "counter", "Solver runs stopped by a deadline.",
+	    load(&m->timeouts));
+	scalar_print(&o, "dnnsat_rejected_total", "counter", "Requests refused because the solver queue was full.",
+	    load(&m->rejected));
 	if (s->pool != NULL)
 		srv_pool_load(s->pool, &waiting, &running);
 	out_printf(&o, "# HELP dnnsat_solver_jobs Solver jobs waiting and running.\n"

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void
-set_body(struct srv_request *r, int status, const char *ctype, char *body, size_t len)
+void
+srv_reply_owned(struct srv_request *r, int status, const char *ctype, char *body, size_t len)
 {
 	free(r->resp);
 	r->status = status;
@@ -34,7 +34,7 @@ srv_reply_json(struct srv_request *r, int status, json_t *body)
 		srv_reply_problem(r, 500, "internal", "Internal error", NULL, "the response could not be encoded");
 		return;
 	}
-	set_body(r, status, "application/json", text, strlen(text));
+	srv_reply_owned(r, status, "application/json", text, strlen(text));
 }
 
 void
@@ -43,13 +43,13 @@ srv_reply_text(struct srv_request *r, int status, const char *ctype, const char 
 	char *copy = malloc(len + 1);
 
 	if (copy == NULL) {
-		set_body(r, 503, "text/plain", NULL, 0);
+		srv_reply_owned(r, 503, "text/plain", NULL, 0);
 		r->retry_after = 1;
 		return;
 	}
 	memcpy(copy, text, len);
 	copy[len] = '\0';
-	set_body(r, status, ctype, copy, len);
+	srv_reply_owned(r, status, ctype, copy, len);
 }
 
 /* Length of the valid UTF-8 sequence at p (RFC 3629: no overlongs, no
@@ -138,7 +138,7 @@ srv_reply_problem(struct srv_request *r, int status, const char *slug, const cha
 		srv_reply_text(r, 500, "application/problem+json", fallback, sizeof fallback - 1);
 		return;
 	}
-	set_body(r, status, "application/problem+json", text, strlen(text));
+	srv_reply_owned(r, status, "application/problem+json", text, strlen(text));
 }
 
 void
@@ -147,9 +147,12 @@ srv_reply_error(struct srv_request *r, const struct dn_error *err)
 	char path[300];
 	const char *p = err->path;
 
-	/* solver paths are relative to the request ("cursor", "config.x") or already JSON paths */
+	/* solver paths are relative to the request ("cursor", "config.x") or already JSON paths;
+	 * the engine names a configuration "$.configuration", the API's field is "config" */
 	if (p[0] == '\0')
 		path[0] = '\0';
+	else if (strncmp(p, "$.configuration", 15) == 0)
+		snprintf(path, sizeof path, "$.config%s", p + 15);
 	else if (p[0] == '$')
 		snprintf(path, sizeof path, "%s", p);
 	else if (r->json != NULL && strcmp(p, "cursor") && strcmp(p, "offset") && strcmp(p, "param") &&
