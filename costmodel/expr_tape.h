@@ -16,7 +16,8 @@ struct expr_tape {
 	int32_t n;                      /* graph nodes covered */
 	struct expr_run *runs;
 	int32_t nruns;
-	int32_t *dst, *a, *b, *c;       /* per entry: node id and operand ids */
+	int32_t *dst, *a, *b, *c;       /* per entry: node id and operand ids (c: the shift of a
+	                                 * division by a power of two) */
 	int32_t *const_ids, nconsts;
 	int32_t *var_ids, nvars;
 };

@@ -15,8 +15,10 @@ jt_init(struct jt *w, size_t cap)
 	w->failed = 0;
 	w->cap = cap > 16 ? cap : 16;
 	w->buf = malloc(w->cap);
-	if (w->buf == NULL)
+	if (w->buf == NULL) {
 		w->failed = 1;
+		w->cap = 0;     /* the inline writers find no room, ever */
+	}
 }
 
 void
@@ -61,6 +63,7 @@ reserve(struct jt *w, size_t n)
 	b = realloc(w->buf, cap);
 	if (b == NULL) {
 		w->failed = 1;
+		w->cap = 0;     /* the inline writers find no room, ever */
 		return -1;
 	}
 	w->buf = b;
@@ -69,7 +72,7 @@ reserve(struct jt *w, size_t n)
 }
 
 void
-jt_raw(struct jt *w, const char *s, size_t n)
+jt_raw_grow(struct jt *w, const char *s, size_t n)
 {
 	if (reserve(w, n) != 0)
 		return;
@@ -77,11 +80,19 @@ jt_raw(struct jt *w, const char *s, size_t n)
 	w->len += n;
 }
 
-void
-jt_lit(struct jt *w, const char *s)
-{
-	jt_raw(w, s, strlen(s));
-}
+/* 1 for the bytes a JSON string holds as they are: not the terminator, a
+ * control character, '"' or '\\' (bytes from 0x80 are UTF-8, kept). */
+#define JT_ROW16 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1
+static const unsigned char plain_char[256] = {
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,         /* 0x00-0x0f */
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,         /* 0x10-0x1f */
+	1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,         /* 0x20-0x2f: '"' */
+	JT_ROW16, JT_ROW16,                                     /* 0x30-0x4f */
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,         /* 0x50-0x5f: '\\' */
+	JT_ROW16, JT_ROW16, JT_ROW16, JT_ROW16, JT_ROW16,       /* 0x60-0xaf */
+	JT_ROW16, JT_ROW16, JT_ROW16, JT_ROW16, JT_ROW16,       /* 0xb0-0xff */
+};
+#undef JT_ROW16
 
 void
 jt_str(struct jt *w, const char *s)
@@ -90,7 +101,7 @@ jt_str(struct jt *w, const char *s)
 	size_t n = 0;
 
 	/* the common case: nothing to escape, one copy */
-	while (s[n] != '\0' && s[n] != '"' && s[n] != '\\' && (unsigned char)s[n] >= 0x20)
+	while (plain_char[(unsigned char)s[n]])
 		n++;
 	if (s[n] == '\0') {
 		if (reserve(w, n + 2) != 0)
@@ -130,23 +141,33 @@ jt_str(struct jt *w, const char *s)
 	w->buf[w->len++] = '"';
 }
 
+/* "00" "01" ... "99": integers are written two digits per division */
+static const char digit_pairs[] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
 void
 jt_int(struct jt *w, int64_t v)
 {
 	char tmp[24];
-	int n = 0;
+	int p = (int)sizeof tmp;
 	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
 
-	do {
-		tmp[n++] = (char)('0' + (int)(u % 10));
-		u /= 10;
-	} while (u != 0);
+	while (u >= 100) {
+		unsigned r = (unsigned)(u % 100);
+		u /= 100;
+		tmp[--p] = digit_pairs[2 * r + 1];
+		tmp[--p] = digit_pairs[2 * r];
+	}
+	if (u >= 10) {
+		tmp[--p] = digit_pairs[2 * u + 1];
+		tmp[--p] = digit_pairs[2 * u];
+	} else
+		tmp[--p] = (char)('0' + (int)u);
 	if (v < 0)
-		tmp[n++] = '-';
-	if (reserve(w, (size_t)n) != 0)
-		return;
-	while (n > 0)
-		w->buf[w->len++] = tmp[--n];
+		tmp[--p] = '-';
+	jt_raw(w, tmp + p, sizeof tmp - (size_t)p);
 }
 
 /* 10^k, exact in a double for k <= 22 */

@@ -139,31 +139,30 @@ api_check(struct srv_request *r)
 	srv_registry_release(r->srv->registry, sq);
 }
 
-/* A query-string value as a JSON value: a whole integer, a number, JSON
- * text for a nested choice ({"_name": ...}), else a string. */
-static json_t *
-arg_value(const char *v)
-{
-	char *end;
-	long long i;
-	double d;
+/* The query string's pairs (MHD's strings, valid for the request), the
+ * reserved "timeout" left out; more than ARGS_MAX of them: overflow set. */
+#define ARGS_MAX 64
 
-	if (v == NULL)
-		return json_null();
-	if (v[0] != '\0') {
-		i = strtoll(v, &end, 10);
-		if (*end == '\0' && v[0] != '+')
-			return json_integer(i);
-		d = strtod(v, &end);
-		if (*end == '\0' && v[0] != '+' && v[0] != ' ')
-			return json_real(d);
-		if (v[0] == '{' || v[0] == '[') {
-			json_t *j = json_loads(v, JSON_DECODE_ANY, NULL);
-			if (j != NULL)
-				return j;
-		}
+struct args {
+	const char *names[ARGS_MAX], *values[ARGS_MAX];
+	int n, overflow;
+};
+
+static enum MHD_Result
+collect_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	struct args *a = cls;
+
+	(void)kind;
+	if (strcmp(key, "timeout") == 0)
+		return MHD_YES;
+	if (a->n == ARGS_MAX) {
+		a->overflow = 1;
+		return MHD_NO;
 	}
-	return json_string(v);
+	a->names[a->n] = key;
+	a->values[a->n++] = value;
+	return MHD_YES;
 }
 
 static enum MHD_Result
@@ -171,31 +170,68 @@ add_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
 {
 	(void)kind;
 	if (strcmp(key, "timeout") != 0)
-		json_object_set_new(cls, key, arg_value(value));
+		json_object_set_new(cls, key, fs_text_value(value));
 	return MHD_YES;
+}
+
+/* The configuration of a query string as JSON (NULL: out of memory). */
+static json_t *
+args_json(struct srv_request *r)
+{
+	json_t *config = json_object();
+
+	if (config != NULL)
+		MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, add_arg, config);
+	return config;
 }
 
 /* GET /v1/reductions/{id}/check?name=value&...: the same check with the
  * configuration in the query string - no body to parse, the cheapest form
  * of the per-trial call. Values are read as numbers when they are numbers
- * (a categorical whose values look like numbers needs the POST form). */
+ * (a categorical whose values look like numbers needs the POST form). The
+ * usual spaces are read straight from the text pairs; the others (nested
+ * choices, continuous parameters bound to the model) and every error go
+ * through the JSON form, which answers the same. */
 void
 api_reduction_check_get(struct srv_request *r)
 {
-	json_t *config = json_object();
-	struct srv_query *sq;
+	struct srv_query *sq = api_reduction_query(r);
+	struct args a;
+	json_t *config;
 
-	if (config == NULL) {
-		srv_reply_problem(r, 503, "out-of-memory", "Out of memory", NULL, "out of memory");
+	if (sq == NULL)
 		return;
+	a.n = a.overflow = 0;
+	MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, collect_arg, &a);
+	if (!a.overflow) {
+		union expr_val *scratch = thread_scratch((size_t)ans_scratch_len(&sq->e));
+		struct dn_error err;
+		char *text = NULL;
+		size_t len = 0;
+		int rc = 1;
+		memset(&err, 0, sizeof err);
+		if (scratch != NULL) {
+			pthread_rwlock_rdlock(&sq->lock);
+			rc = ans_check_args_text(&sq->e, a.names, a.values, a.n, scratch, 1, 0, sq->id, &text, &len,
+			    &err);
+			pthread_rwlock_unlock(&sq->lock);
+		}
+		if (rc == 0)
+			srv_reply_owned(r, 200, "application/json", text, len);
+		else if (rc < 0)
+			srv_reply_error(r, &err);
+		if (rc <= 0) {
+			srv_registry_release(r->srv->registry, sq);
+			return;
+		}
 	}
-	MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, add_arg, config);
-	sq = api_reduction_query(r);
-	if (sq != NULL) {
+	config = args_json(r);
+	if (config == NULL)
+		srv_reply_problem(r, 503, "out-of-memory", "Out of memory", NULL, "out of memory");
+	else
 		check_on(r, sq, config);
-		srv_registry_release(r->srv->registry, sq);
-	}
 	json_decref(config);
+	srv_registry_release(r->srv->registry, sq);
 }
 
 void

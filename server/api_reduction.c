@@ -5,7 +5,8 @@
  * /v1/reductions/{id}/... endpoint starts from (api_reduction_query).
  *
  * The path of a request: the result cache first (by id; a stored final
- * answer is returned as is, on the HTTP thread), then a solver worker: the
+ * answer is returned as is, on the HTTP thread), then a solver worker
+ * (handed what the HTTP thread found: struct create_handoff): the
  * compiled query from the registry, the saved progress of an unfinished
  * count from the cache (so a restart or another replica continues rather
  * than starting over), counting in slices of at most a second up to the
@@ -236,9 +237,30 @@ reply_from_cache(struct srv_request *r, const char *id, const char *request_text
 	return CACHE_HIT;
 }
 
+/* What the HTTP thread found for a reduction to create (its canonical
+ * form, id, and the result cache's answer: a miss or an unfinished count),
+ * handed to the worker that solves it so it does not look again. */
+struct create_handoff {
+	json_t *canon;
+	char *text;
+	char id[33];
+	int hit;
+};
+
+static void
+create_handoff_free(void *p)
+{
+	struct create_handoff *h = p;
+
+	json_decref(h->canon);
+	free(h->text);
+	free(h);
+}
+
 void
 api_reduction_create(struct srv_request *r)
 {
+	struct create_handoff *h = r->handoff;
 	struct cache_entry ce;
 	struct srv_query *sq;
 	struct dn_error err;
@@ -251,18 +273,38 @@ api_reduction_create(struct srv_request *r)
 		return;
 	memset(&ce, 0, sizeof ce);
 	memset(&err, 0, sizeof err);
-	canon = srv_query_canonical(r->json, id, &text);
-	if (canon == NULL) {
-		dn_error_set(&err, DN_ENOMEM, NULL, "out of memory");
-		srv_reply_error(r, &err);
-		return;
-	}
-	hit = reply_from_cache(r, id, text, &ce);
-	if (hit == CACHE_HIT && ce.final)
-		goto out;
-	if (!r->in_worker) {
-		r->status = 0;          /* solve on a worker */
-		goto out;
+	if (h != NULL && r->in_worker) {
+		/* the HTTP thread canonicalized it and missed the cache */
+		canon = h->canon;
+		text = h->text;
+		memcpy(id, h->id, sizeof id);
+		hit = h->hit;
+		h->canon = NULL;
+		h->text = NULL;
+	} else {
+		canon = srv_query_canonical(r->json, id, &text);
+		if (canon == NULL) {
+			dn_error_set(&err, DN_ENOMEM, NULL, "out of memory");
+			srv_reply_error(r, &err);
+			return;
+		}
+		hit = reply_from_cache(r, id, text, &ce);
+		if (hit == CACHE_HIT && ce.final)
+			goto out;
+		if (!r->in_worker) {
+			r->status = 0;          /* solve on a worker */
+			if (r->handoff == NULL && (h = calloc(1, sizeof *h)) != NULL) {
+				h->canon = canon;
+				h->text = text;
+				memcpy(h->id, id, sizeof id);
+				h->hit = hit;
+				r->handoff = h;
+				r->handoff_free = create_handoff_free;
+				canon = NULL;
+				text = NULL;
+			}
+			goto out;
+		}
 	}
 	sq = srv_registry_get(r->srv->registry, id, canon, &err);
 	if (sq == NULL) {

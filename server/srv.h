@@ -124,6 +124,10 @@ struct srv_request {
 	int phase;                      /* 0 headers, 1 body, 2 queued to a worker, 3 answered */
 	int suspended;
 	int in_worker;                  /* the handler runs on a solver worker */
+	/* what a handler's HTTP-thread half found, for its worker half: freed
+	 * with handoff_free when the request ends */
+	void *handoff;
+	void (*handoff_free)(void *handoff);
 };
 
 /* Brings the server up from s->cfg (srv_start.c); 0 or -1 with err.

@@ -370,6 +370,8 @@ request_completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum M
 	}
 	if (r->stream != NULL)
 		MHD_destroy_response(r->stream);
+	if (r->handoff_free != NULL)
+		r->handoff_free(r->handoff);
 	json_decref(r->json);
 	free(r->body);
 	free(r->resp);

@@ -93,7 +93,12 @@ srv_text_clean(const char *in, char *out, size_t cap)
 	size_t o = 0;
 
 	while (*p != '\0' && o + 1 < cap) {
-		int n = utf8_len(p);
+		int n;
+		if (*p >= 0x20 && *p < 0x7f) {  /* printable ASCII: as it is */
+			out[o++] = (char)*p++;
+			continue;
+		}
+		n = utf8_len(p);
 		if (n == 0 || (n == 1 && (*p < 0x20 || *p == 0x7f)) || o + (size_t)n >= cap) {
 			out[o++] = '?';
 			p++;

@@ -52,9 +52,16 @@ srv_route_at(int i)
 	return &routes[i];
 }
 
-/* 1 when `path` matches `pattern`, copying the parameters. */
+/* Where a matched parameter lies in the path (copied only for the route
+ * that is chosen). */
+struct span {
+	const char *at;
+	size_t len;
+};
+
+/* 1 when `path` matches `pattern`, with the parameters' spans. */
 static int
-route_match(const char *pattern, const char *path, char params[2][256])
+route_match(const char *pattern, const char *path, struct span params[2])
 {
 	const char *p = pattern, *s = path;
 	int np = 0;
@@ -65,15 +72,16 @@ route_match(const char *pattern, const char *path, char params[2][256])
 			size_t n = end ? (size_t)(end - s) : strlen(s);
 			if (n == 0 || n >= 256 || np >= 2)
 				return 0;
-			memcpy(params[np], s, n);
-			params[np++][n] = '\0';
+			params[np].at = s;
+			params[np++].len = n;
 			s += n;
 			p += 2;
 		} else if (p[0] == '*') {
 			size_t n = strlen(s);
 			if (n == 0 || n >= 256 || np >= 2)
 				return 0;
-			memcpy(params[np++], s, n + 1);
+			params[np].at = s;
+			params[np++].len = n;
 			return 1;
 		} else if (*p++ != *s++)
 			return 0;
@@ -89,12 +97,16 @@ srv_route_find(const char *method, const char *path, int *status, char *allow, s
 
 	allow[0] = '\0';
 	for (int i = 0; i < NROUTES; i++) {
-		char tmp[2][256];
-		if (!route_match(routes[i].pattern, path, tmp))
+		struct span at[2] = { { NULL, 0 }, { NULL, 0 } };
+		if (!route_match(routes[i].pattern, path, at))
 			continue;
 		if (strcmp(routes[i].method, method) == 0 ||
 		    (strcmp(method, "HEAD") == 0 && strcmp(routes[i].method, "GET") == 0)) {
-			memcpy(params, tmp, sizeof tmp);
+			for (int k = 0; k < 2; k++) {
+				if (at[k].at != NULL)
+					memcpy(params[k], at[k].at, at[k].len);
+				params[k][at[k].len] = '\0';
+			}
 			*status = 200;
 			return &routes[i];
 		}

@@ -2,7 +2,8 @@
  * answer.h - the solver's answers as JSON, shared by the CLI (server/cli_*)
  * and the HTTP service (server/api_*): the count, pages with resumable
  * cursors, seeded uniform samples (answer_list.c), and per-configuration
- * checks, explanations of removed values and maxima (answer_explain.c).
+ * checks (answer_check.c), explanations of removed values and maxima
+ * (answer_explain.c).
  *
  * Invariants: every function returns a new JSON reference or NULL with err
  * set (the path names the request field to blame: "cursor", "offset",
@@ -63,6 +64,12 @@ char *ans_check_text(const struct fs_engine *e, const json_t *config, union expr
     int with_costs, int all_parts, const char *id, size_t *len, struct dn_error *err);
 json_t *ans_check(const struct fs_engine *e, const json_t *config, union expr_val *scratch,
     int with_costs, struct dn_error *err);
+/* The same from a query string's name=value pairs, without building JSON
+ * (fs_from_args): 0 with *text set as ans_check_text does, -1 with err set,
+ * or 1 (nothing written) when the pairs need the JSON form. */
+int ans_check_args_text(const struct fs_engine *e, const char *const *names, const char *const *values,
+    int n, union expr_val *scratch, int with_costs, int all_parts, const char *id, char **text, size_t *len,
+    struct dn_error *err);
 
 /* Why no feasible configuration has `param` = `value`:
  * {"param","value","kept", "because":[{"constraint","path"}]} - the parts

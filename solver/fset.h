@@ -216,6 +216,21 @@ json_t *fs_to_json(struct fs_engine *e, const int64_t *pos);
  * the field when a value is not on the grid. */
 int fs_from_json(struct fs_engine *e, const json_t *obj, int64_t *pos, struct dn_error *err);
 
+/* A query-string value read as a number, as the service reads them: 1 an
+ * integer (*i), 2 a real (*d), 0 not a number (text, JSON, empty). */
+int fs_text_number(const char *text, int64_t *i, double *d);
+/* The same value as JSON: a number, JSON text for a nested choice
+ * ({"_name": ...}), null for a name without "=value", else a string. */
+json_t *fs_text_value(const char *text);
+
+/* Position vector of a configuration given as name=value text pairs (a
+ * query string), without building JSON: 0 done, 1 when the pairs need
+ * fs_from_json's reading (nested choices, continuous hyperparameters bound
+ * to the model, an unknown, repeated or missing name, a value not on its
+ * grid...), which then gives the same answer or the error. */
+int fs_from_args(const struct fs_engine *e, const char *const *names, const char *const *values, int n,
+    int64_t *pos);
+
 /* The values a JSON configuration gives the continuous hyperparameters that
  * are active in pos, into the model configuration config (after
  * fs_config_of). Reads the engine only (like fs_from_json). -1 with err

@@ -221,6 +221,126 @@ fs_from_json(struct fs_engine *e, const json_t *obj, int64_t *pos, struct dn_err
 	return 0;
 }
 
+int
+fs_text_number(const char *text, int64_t *i, double *d)
+{
+	char *end;
+
+	if (text == NULL || text[0] == '\0' || text[0] == '+')
+		return 0;
+	/* plain digits (what clients send), as strtoll reads them */
+	{
+		int64_t x = 0;
+		int k = 0;
+		while (k < 18 && text[k] >= '0' && text[k] <= '9')
+			x = x * 10 + (text[k++] - '0');
+		if (text[k] == '\0') {
+			*i = x;
+			return 1;
+		}
+	}
+	*i = strtoll(text, &end, 10);
+	if (*end == '\0')
+		return 1;
+	*d = strtod(text, &end);
+	return *end == '\0' && text[0] != ' ' ? 2 : 0;
+}
+
+json_t *
+fs_text_value(const char *text)
+{
+	int64_t i;
+	double d;
+
+	if (text == NULL)
+		return json_null();
+	switch (fs_text_number(text, &i, &d)) {
+	case 1:
+		return json_integer(i);
+	case 2:
+		return json_real(d);
+	default:
+		break;
+	}
+	if (text[0] == '{' || text[0] == '[') {
+		json_t *j = json_loads(text, JSON_DECODE_ANY, NULL);
+		if (j != NULL)
+			return j;
+	}
+	return json_string(text);
+}
+
+/* Position of a value given as text on var v's grid, by the same equality
+ * as fs_position_of's common cases (a number on a numeric grid, a string
+ * among a choice's strings); -1 when not found or not such a case. */
+static int64_t
+position_of_text(const struct fs_engine *e, int v, const char *text)
+{
+	const struct fs_var *x = &e->vars[v];
+	const struct sp_dim *d = &e->q->space.dims[x->dim];
+	int64_t i;
+	double want;
+	int kind;
+
+	if (x->vals == NULL || d->nested)
+		return -1;
+	kind = fs_text_number(text, &i, &want);
+	if (kind == 1)
+		want = (double)i;
+	if (kind != 0) {
+		for (int64_t p = 0; p < x->n; p++)
+			if (sp_value_num(d, fs_dim_index(x, p)) == want)
+				return p;
+		return -1;
+	}
+	if (text == NULL || text[0] == '{' || text[0] == '[' || d->type != SP_CHOICE)
+		return -1;
+	for (int64_t p = 0; p < x->n; p++) {
+		const json_t *c = d->values[fs_dim_index(x, p)];
+		if (json_is_string(c) && strcmp(json_string_value(c), text) == 0)
+			return p;
+	}
+	return -1;
+}
+
+int
+fs_from_args(const struct fs_engine *e, const char *const *names, const char *const *values, int n,
+    int64_t *pos)
+{
+	const struct sp_space *s = &e->q->space;
+
+	if (e->ncvars > 0)
+		return 1;
+	for (int v = 0; v < e->nvars; v++)
+		pos[v] = -1;
+	for (int a = 0, hint = 0; a < n; a++) {
+		int k = hint, v;
+		/* clients usually send the parameters in the space's order */
+		if (k >= s->ndims || s->dims[k].parent >= 0 || strcmp(s->dims[k].key, names[a]) != 0)
+			for (k = 0; k < s->ndims; k++)
+				if (s->dims[k].parent < 0 && s->dims[k].key[0] == names[a][0] &&
+				    strcmp(s->dims[k].key, names[a]) == 0)
+					break;
+		if (k == s->ndims)
+			return 1;
+		hint = k + 1;
+		if (!s->dims[k].discrete)
+			continue;       /* passes through: its value is not read */
+		v = e->dim_var[k];
+		if (v < 0 || pos[v] >= 0)
+			return 1;
+		pos[v] = position_of_text(e, v, values[a]);
+		if (pos[v] < 0)
+			return 1;
+	}
+	/* every top-level discrete parameter given, and no nested one exists */
+	for (int k = 0; k < s->ndims; k++)
+		if (s->dims[k].parent >= 0 ||
+		    (s->dims[k].discrete && (e->dim_var[k] < 0 || pos[e->dim_var[k]] < 0)))
+			return 1;
+	return 0;
+}
+
 /* The JSON value of space dim k in a configuration object (nested dims
  * inside their option's object), or NULL. */
 static const json_t *

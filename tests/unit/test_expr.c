@@ -148,8 +148,9 @@ random_tree(int depth)
 		case 3: return expr_add(&G, x, y);
 		case 4: return expr_sub(&G, x, y);
 		case 5: return expr_mul(&G, x, y);
-		case 6: return expr_div(&G, x, y);
-		case 7: return expr_cdiv(&G, x, y);
+		/* divisors: sub-trees, or powers of two (the tape shifts for those) */
+		case 6: return expr_div(&G, x, next() % 2 ? y : expr_int(&G, (int64_t)1 << rand_in(0, 40)));
+		case 7: return expr_cdiv(&G, x, next() % 2 ? y : expr_int(&G, (int64_t)1 << rand_in(0, 40)));
 		case 8: return expr_mod(&G, x, y);
 		case 9: return expr_min(&G, x, y);
 		case 10: return expr_max(&G, x, y);

@@ -3,7 +3,8 @@
  * table (404/405 and parameters), settings from flags and environment, the
  * canonical query id, the worker pool (every job run or dropped exactly
  * once, the queue bound), the JSON text writer, the registry (sharing,
- * eviction), the metrics exposition, and the whole server in this process
+ * eviction), a /check read from query-string pairs against the JSON form,
+ * the metrics exposition, and the whole server in this process
  * (srv_start on a free port, real HTTP over a socket, srv_stop) for the
  * statuses of docs/api.md.
  */
@@ -313,6 +314,123 @@ mlp_query(int hidden_max)
 	    "budgets", "memory", "2GiB");
 }
 
+/* A /check from text pairs answers exactly what the JSON form answers, or
+ * defers to it (1); the plain forms clients send never defer. */
+static void
+args_agree(struct fs_engine *e, union expr_val *scratch, const char **names, const char **values, int n,
+    int must_read)
+{
+	json_t *config = json_object();
+	struct dn_error err1, err2;
+	char *text = NULL, *want;
+	size_t len = 0, wlen = 0;
+	int rc;
+
+	for (int k = 0; k < n; k++)
+		json_object_set_new(config, names[k], fs_text_value(values[k]));
+	memset(&err1, 0, sizeof err1);
+	memset(&err2, 0, sizeof err2);
+	rc = ans_check_args_text(e, names, values, n, scratch, 1, 0, "id", &text, &len, &err1);
+	want = ans_check_text(e, config, scratch, 1, 0, "id", &wlen, &err2);
+	ck_assert_int_ge(rc, 0);
+	if (must_read)
+		ck_assert_int_eq(rc, 0);
+	if (rc == 0) {
+		ck_assert_msg(want != NULL, "text pairs read, the JSON form refused: %s", err2.message);
+		ck_assert_str_eq(text, want);
+		ck_assert_uint_eq(len, wlen);
+	}
+	free(text);
+	free(want);
+	json_decref(config);
+}
+
+START_TEST(test_check_args)
+{
+	static const char *spaces[] = {
+		"{\"batch_size\": {\"_type\": \"choice\", \"_value\": [16, 32, 64]},"
+		" \"hidden\": {\"_type\": \"quniform\", \"_value\": [64, 512, 64]},"
+		" \"depth\": {\"_type\": \"randint\", \"_value\": [1, 5]},"
+		" \"activation\": {\"_type\": \"choice\", \"_value\": [\"relu\", \"gelu\", \"tanh\"]},"
+		" \"lr\": {\"_type\": \"loguniform\", \"_value\": [0.0001, 0.1]}}",
+		/* nested choices: always the JSON form */
+		"{\"block\": {\"_type\": \"choice\", \"_value\": [{\"_name\": \"a\", \"depth\": {\"_type\": \"randint\","
+		" \"_value\": [1, 3]}}, {\"_name\": \"b\"}]}, \"hidden\": {\"_type\": \"choice\", \"_value\": [64, 128]}}",
+	};
+	static const char *odd[] = { "064", " 64", "64.0", "6.4e1", "+64", "", "abc", "65", "64 ", "0x40", "1e999" };
+	uint64_t rng = 7;
+
+	load_catalog();
+	for (int si = 0; si < 2; si++) {
+		json_t *req = json_pack("{s:s,s:o,s:s,s:{s:s}}", "model", "mlp", "space", json_loads(spaces[si], 0, NULL),
+		    "device", "a100-40gb", "budgets", "memory", "2GiB");
+		struct sq_query q;
+		struct fs_engine e;
+		struct dn_error err;
+		union expr_val *scratch;
+
+		memset(&err, 0, sizeof err);
+		ck_assert_msg(sq_parse(req, &cat, &q, &err) == 0, "%s", err.message);
+		ck_assert_msg(fs_init(&e, &q, &err) == 0, "%s", err.message);
+		scratch = calloc((size_t)ans_scratch_len(&e), sizeof *scratch);
+		for (int trial = 0; trial < 300; trial++) {
+			char vals[5][32];
+			const char *names[8] = { "batch_size", "hidden", "depth", "activation", "lr" };
+			const char *values[8] = { vals[0], vals[1], vals[2], vals[3], vals[4] };
+			int n = 5;
+			snprintf(vals[0], sizeof vals[0], "%d", 16 << test_xorshift(&rng) % 3);
+			snprintf(vals[1], sizeof vals[1], "%d", 64 * (int)(1 + test_xorshift(&rng) % 8));
+			snprintf(vals[2], sizeof vals[2], "%d", (int)(1 + test_xorshift(&rng) % 4));
+			snprintf(vals[3], sizeof vals[3], "%s", (const char *[]){ "relu", "gelu", "tanh" }[test_xorshift(&rng) % 3]);
+			snprintf(vals[4], sizeof vals[4], "%.6f", 0.001 * (double)(1 + test_xorshift(&rng) % 50));
+			if (si == 1) {
+				names[0] = "hidden";
+				values[0] = test_xorshift(&rng) % 2 ? "64" : "128";
+				names[1] = "block";
+				values[1] = "b";
+				n = 2;
+				args_agree(&e, scratch, names, values, n, 0);
+				continue;
+			}
+			/* in the space's order, shuffled: the plain forms are read */
+			args_agree(&e, scratch, names, values, n, 1);
+			for (int k = n - 1; k > 0; k--) {
+				int j = (int)(test_xorshift(&rng) % (uint64_t)(k + 1));
+				const char *tn = names[k], *tv = values[k];
+				names[k] = names[j];
+				values[k] = values[j];
+				names[j] = tn;
+				values[j] = tv;
+			}
+			args_agree(&e, scratch, names, values, n, 1);
+			/* an odd value, a missing, repeated or unknown name: read alike or deferred */
+			switch (trial % 4) {
+			case 0:
+				values[test_xorshift(&rng) % (uint64_t)n] = odd[test_xorshift(&rng) % (sizeof odd / sizeof odd[0])];
+				break;
+			case 1:
+				n--;
+				break;
+			case 2:
+				names[n] = names[0];
+				values[n++] = values[0];
+				break;
+			default:
+				names[n] = "width";
+				values[n++] = "3";
+				break;
+			}
+			args_agree(&e, scratch, names, values, n, 0);
+		}
+		free(scratch);
+		fs_free(&e);
+		sq_free(&q);
+		json_decref(req);
+	}
+	cm_catalog_free(&cat);
+}
+END_TEST
+
 START_TEST(test_registry)
 {
 	struct srv_registry *reg;
@@ -584,6 +702,7 @@ suite(void)
 	tcase_add_test(t, test_pool);
 	tcase_add_test(t, test_json_text);
 	tcase_add_test(t, test_registry);
+	tcase_add_test(t, test_check_args);
 	tcase_add_test(t, test_server_statuses);
 	tcase_add_test(t, test_server_tokens);
 	suite_add_tcase(s, t);
