@@ -7,6 +7,7 @@
  *   GET  /v1/reductions/{id}/explain?param=&value=         why a value is gone
  *   POST /v1/reductions/{id}/explain {"config"}            one configuration
  *   GET  /v1/reductions/{id}/max?param=&per=               largest values
+ *   GET  /v1/reductions/{id}/min?param=&per=               smallest values
  *   GET  /v1/reductions/{id}/heatmap?x=&y=                 feasibility over two
  * A stream walks with a cursor of its own, a chunk per callback, taking the
  * lock per chunk; the whole walk is bounded by --max-space.
@@ -329,8 +330,9 @@ api_reduction_explain(struct srv_request *r)
 	reply_and_release(r, sq, out, &err);
 }
 
-void
-api_reduction_max(struct srv_request *r)
+/* /max and /min: {"param", "per", "rows"}; the same errors for both. */
+static void
+reply_extreme(struct srv_request *r, enum ans_goal goal)
 {
 	struct srv_query *sq;
 	double timeout = api_request_timeout(r);
@@ -340,9 +342,10 @@ api_reduction_max(struct srv_request *r)
 
 	if (timeout < 0)
 		return;
-	if (param == NULL) {
-		srv_reply_problem(r, 400, "bad-parameter", "Bad parameter", "param",
-		    "give param=NAME (and per=OTHER for one maximum per value of OTHER)");
+	if (param == NULL || param[0] == '\0' || (per != NULL && per[0] == '\0')) {
+		srv_reply_problem(r, 400, "bad-parameter", "Bad parameter", param && param[0] ? "per" : "param",
+		    "give param=NAME (and per=OTHER for the %s value per value of OTHER)",
+		    goal == ANS_LARGEST ? "largest" : "smallest");
 		return;
 	}
 	sq = api_reduction_query(r);
@@ -350,9 +353,21 @@ api_reduction_max(struct srv_request *r)
 		return;
 	memset(&err, 0, sizeof err);
 	pthread_rwlock_wrlock(&sq->lock);
-	rows = ans_max(&sq->e, &sq->q, param, per, timeout, &err);
+	rows = ans_extreme(&sq->e, &sq->q, param, per, goal, timeout, &err);
 	reply_and_release(r, sq, rows ? json_pack("{s:s,s:s?,s:o}", "param", param, "per", per, "rows", rows) : NULL,
 	    &err);
+}
+
+void
+api_reduction_max(struct srv_request *r)
+{
+	reply_extreme(r, ANS_LARGEST);
+}
+
+void
+api_reduction_min(struct srv_request *r)
+{
+	reply_extreme(r, ANS_SMALLEST);
 }
 
 void

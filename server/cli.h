@@ -29,7 +29,7 @@ void cli_query_free(struct cli_query *q);
 void cli_print_error(const struct dn_error *err);
 
 /* The options that build a solver query (solver/query.h) as JSON, shared
- * by count ... max (cli_solve.c) and prune (cli_batch.c): --preset,
+ * by count ... max, min (cli_solve.c) and prune (cli_batch.c): --preset,
  * --template, --model FILE, --space FILE, --device, --budget NAME=VALUE,
  * --set NAME=VALUE, --constraint, --optimizer, --dtype, --inference. The
  * repeatable ones collect in their own objects until cli_req_finish. */
@@ -55,7 +55,7 @@ int cli_solve(int argc, char **argv);
 
 struct fs_engine;
 struct sq_query;
-/* explain and max (cli_explain.c), on an engine cli_solve prepared */
+/* explain, max and min (cli_explain.c), on an engine cli_solve prepared */
 int cli_solve_more(const char *cmd, struct fs_engine *e, struct sq_query *q, double timeout,
     const char *config, const char *param, const char *value, const char *per, int json_out);
 int cli_templates(int argc, char **argv);

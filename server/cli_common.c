@@ -8,7 +8,7 @@
  *   --dtype fp32|fp16|bf16|mixed_fp16|mixed_bf16   --tf32   --inference
  *   --json   --per-op
  * and the options that build a solver query as JSON (solver/query.h) for
- * count ... max and prune: cli_req_*.
+ * count ... max, min and prune: cli_req_*.
  * Errors name the option; nothing here exits the process.
  */
 #include "cli.h"
@@ -187,7 +187,7 @@ out:
 	return rc;
 }
 
-/* ---- the options that build a solver query (count ... max, prune) ---- */
+/* ---- the options that build a solver query (count ... max, min, prune) ---- */
 
 int
 cli_load_json_file(const char *file, const char *what, json_t **out, struct dn_error *err)

@@ -1,6 +1,6 @@
 /*
- * cli_explain.c - `dnnsat explain` and `dnnsat max`, printing the answers
- * of solver/answer.h:
+ * cli_explain.c - `dnnsat explain`, `dnnsat max` and `dnnsat min`, printing
+ * the answers of solver/answer.h:
  *   explain --config '{"batch_size": 512, ...}'   every part of the query
  *       (validity, each budget, each user constraint) checked on one
  *       configuration, with the computed value against the limit;
@@ -8,7 +8,8 @@
  *       NAME = V: the parts that no configuration with it can satisfy on
  *       their own, else the pairs that cannot hold together;
  *   max --param NAME [--per OTHER]   the largest feasible value of NAME,
- *       overall or for each value of OTHER (the largest batch per depth).
+ *       overall or for each value of OTHER (the largest batch per depth);
+ *   min --param NAME [--per OTHER]   the smallest one, likewise.
  */
 #include "answer.h"
 #include "cli.h"
@@ -126,16 +127,18 @@ explain_value(struct fs_engine *e, struct sq_query *q, const char *param, const 
 	return kept ? 0 : 1;
 }
 
+/* max and min: the rows of ans_extreme, as JSON or one line each. */
 static int
-print_max(struct fs_engine *e, struct sq_query *q, const char *param, const char *per, double timeout,
-    int json_out)
+print_extreme(struct fs_engine *e, struct sq_query *q, const char *param, const char *per, enum ans_goal goal,
+    double timeout, int json_out)
 {
+	const char *which = goal == ANS_LARGEST ? "largest" : "smallest";
 	struct dn_error err;
 	json_t *rows, *row;
 	size_t i;
 
 	memset(&err, 0, sizeof err);
-	rows = ans_max(e, q, param, per, timeout, &err);
+	rows = ans_extreme(e, q, param, per, goal, timeout, &err);
 	if (rows == NULL) {
 		char p[256];
 		dn_fmt(p, sizeof p, "--%s", err.path);
@@ -147,13 +150,14 @@ print_max(struct fs_engine *e, struct sq_query *q, const char *param, const char
 	else
 		json_array_foreach(rows, i, row) {
 			json_t *best = json_object_get(row, param);
-			char *a = json_dumps(best, JSON_ENCODE_ANY);
+			char *a = json_dumps(best, JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
 			if (per != NULL) {
-				char *b = json_dumps(json_object_get(row, per), JSON_ENCODE_ANY);
-				printf("%s = %s: largest %s = %s\n", per, b, param, json_is_null(best) ? "none fits" : a);
+				char *b = json_dumps(json_object_get(row, per),
+				    JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
+				printf("%s = %s: %s %s = %s\n", per, b, which, param, json_is_null(best) ? "none fits" : a);
 				free(b);
 			} else
-				printf("largest %s = %s\n", param, json_is_null(best) ? "none fits" : a);
+				printf("%s %s = %s\n", which, param, json_is_null(best) ? "none fits" : a);
 			free(a);
 		}
 	json_decref(rows);
@@ -173,10 +177,11 @@ cli_solve_more(const char *cmd, struct fs_engine *e, struct sq_query *q, double 
 		if (param != NULL && value != NULL)
 			return explain_value(e, q, param, value, timeout, json_out);
 		dn_error_set(&err, DN_EINVAL, "explain", "give --config JSON, or --param NAME --value V");
-	} else if (strcmp(cmd, "max") == 0) {
+	} else if (strcmp(cmd, "max") == 0 || strcmp(cmd, "min") == 0) {
 		if (param != NULL)
-			return print_max(e, q, param, per, timeout, json_out);
-		dn_error_set(&err, DN_EINVAL, "max", "give --param NAME (and --per NAME)");
+			return print_extreme(e, q, param, per, strcmp(cmd, "max") == 0 ? ANS_LARGEST : ANS_SMALLEST,
+			    timeout, json_out);
+		dn_error_set(&err, DN_EINVAL, cmd, "give --param NAME (and --per NAME)");
 	} else
 		dn_error_set(&err, DN_EINVAL, cmd, "unknown command");
 	return fail(&err);

@@ -23,6 +23,7 @@ usage(FILE *f)
 	    "  reduce      the reduced NNI search space (values that occur in a feasible configuration)\n"
 	    "  explain     why a configuration (--config JSON) or a value (--param P --value V) does not fit\n"
 	    "  max         the largest feasible value of --param P (for each value of --per Q)\n"
+	    "  min         the smallest feasible value of --param P (for each value of --per Q)\n"
 	    "  prune       many spaces (files, directories) x devices at once: reduced spaces, configurations\n"
 	    "              (JSON lines, CSV) and a summary table; offline or --server URL (dnnsat prune --help)\n"
 	    "  templates   the built-in model templates, their hyperparameters and presets\n"
@@ -36,7 +37,7 @@ usage(FILE *f)
 	    "  --dtype fp32|fp16|bf16|mixed_fp16|mixed_bf16     default fp32\n"
 	    "  --tf32  --inference  --per-op  --json\n"
 	    "\n"
-	    "solver options (count, list, sample, reduce, explain, max):\n"
+	    "solver options (count, list, sample, reduce, explain, max, min):\n"
 	    "  [QUERY.json] --space SPACE.json --preset P | --template T | --model F --device D\n"
 	    "  --budget memory=16GiB|params=25M|macs=4G|flops=8G|latency=10ms|step_time=0.5s|min_utilization=0.5\n"
 	    "  --constraint 'hidden %% heads == 0'  --set NAME=VALUE  --timeout SECONDS  --json\n"
@@ -65,7 +66,8 @@ main(int argc, char **argv)
 	if (strcmp(argv[1], "estimate") == 0)
 		return cli_estimate(argc - 1, argv + 1);
 	if (strcmp(argv[1], "count") == 0 || strcmp(argv[1], "list") == 0 || strcmp(argv[1], "sample") == 0 ||
-	    strcmp(argv[1], "reduce") == 0 || strcmp(argv[1], "explain") == 0 || strcmp(argv[1], "max") == 0)
+	    strcmp(argv[1], "reduce") == 0 || strcmp(argv[1], "explain") == 0 || strcmp(argv[1], "max") == 0 ||
+	    strcmp(argv[1], "min") == 0)
 		return cli_solve(argc - 1, argv + 1);
 	if (strcmp(argv[1], "prune") == 0)
 		return cli_prune(argc - 1, argv + 1);

@@ -1,6 +1,6 @@
 /*
  * cli_solve.c - the solver's offline commands, for batch pruning from
- * scripts: count, list, sample, reduce, explain, max. A query comes from a
+ * scripts: count, list, sample, reduce, explain, max, min. A query comes from a
  * JSON file (see solver/query.h for its fields) and/or options that fill it:
  *
  *   dnnsat count  [QUERY.json] [--preset P | --template T | --model F]
@@ -12,6 +12,7 @@
  *   dnnsat reduce ...                                           (NNI JSON)
  *   dnnsat explain ... (--config JSON | --param NAME --value V)
  *   dnnsat max    ... --param NAME [--per NAME]
+ *   dnnsat min    ... --param NAME [--per NAME]
  *
  * Exit status: 0 answered, 1 nothing feasible (or the configuration is
  * infeasible, for explain), 2 bad input, 3 deadline passed (bounds only).

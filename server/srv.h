@@ -207,6 +207,7 @@ void api_reduction_configurations(struct srv_request *r);
 void api_reduction_samples(struct srv_request *r);
 void api_reduction_explain(struct srv_request *r);
 void api_reduction_max(struct srv_request *r);
+void api_reduction_min(struct srv_request *r);
 void api_reduction_heatmap(struct srv_request *r);
 struct srv_query;
 /* The compiled query of reduction r->params[0]: from memory, else (on a

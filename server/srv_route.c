@@ -36,6 +36,7 @@ static const struct srv_route routes[] = {
 	{ "POST", "/v1/reductions/{}/explain", api_reduction_explain, SRV_R_BODY | SRV_R_POOL,
 	  "reductions_explain_config" },
 	{ "GET", "/v1/reductions/{}/max", api_reduction_max, SRV_R_POOL, "reductions_max" },
+	{ "GET", "/v1/reductions/{}/min", api_reduction_min, SRV_R_POOL, "reductions_min" },
 	{ "GET", "/v1/reductions/{}/heatmap", api_reduction_heatmap, SRV_R_POOL, "reductions_heatmap" },
 };
 #define NROUTES ((int)(sizeof routes / sizeof routes[0]))

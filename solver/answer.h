@@ -2,8 +2,9 @@
  * answer.h - the solver's answers as JSON, shared by the CLI (server/cli_*)
  * and the HTTP service (server/api_*): the count, pages with resumable
  * cursors, seeded uniform samples (answer_list.c), and per-configuration
- * checks (answer_check.c), explanations of removed values and maxima
- * (answer_explain.c).
+ * checks (answer_check.c), explanations of removed values
+ * (answer_explain.c), the largest and smallest feasible values
+ * (answer_extreme.c).
  *
  * Invariants: every function returns a new JSON reference or NULL with err
  * set (the path names the request field to blame: "cursor", "offset",
@@ -78,10 +79,17 @@ int ans_check_args_text(const struct fs_engine *e, const char *const *names, con
 json_t *ans_explain_value(struct fs_engine *e, struct sq_query *q, const char *param,
     const json_t *value, double timeout, struct dn_error *err);
 
-/* The largest feasible value of `param`, overall or for each value of
- * `per` (NULL): [{"per value", "param value" | null}]. */
-json_t *ans_max(struct fs_engine *e, struct sq_query *q, const char *param, const char *per,
-    double timeout, struct dn_error *err);
+/* The largest (ANS_LARGEST) or the smallest (ANS_SMALLEST) value of the
+ * discrete numeric parameter `param` that occurs in a feasible
+ * configuration, overall or for each value of `per` (NULL), in the order of
+ * per's positions: [{"per value", "param value" | null (nothing fits)}].
+ * Exact (answer_extreme.c). Errors name "param" (unknown, continuous, or
+ * values that are not numbers: no order) or "per" (unknown, continuous,
+ * the parameter itself, more than 4096 values); a deadline that passes is
+ * DN_ETIMEOUT. Uses an engine of its own: e is only read. */
+enum ans_goal { ANS_SMALLEST, ANS_LARGEST };
+json_t *ans_extreme(struct fs_engine *e, struct sq_query *q, const char *param, const char *per,
+    enum ans_goal goal, double timeout, struct dn_error *err);
 
 /* Feasibility over two parameters: {"x","y","x_values","y_values",
  * "feasible": [[bool per x value] per y value]} - whether some feasible

@@ -1,7 +1,7 @@
 /*
  * answer_explain.c - answers about single values (see answer.h): why a
- * value of a parameter was removed, and the largest feasible value of a
- * parameter. They build fresh engines over the same query (rooted at one
+ * value of a parameter was removed, and feasibility over two parameters
+ * (heat map). They build fresh engines over the same query (rooted at one
  * part, or a pair of parts) under a deadline.
  */
 #include "answer.h"
@@ -91,73 +91,6 @@ ans_explain_value(struct fs_engine *e, struct sq_query *q, const char *param, co
 			}
 	}
 	return json_pack("{s:s,s:O,s:b,s:o}", "param", param, "value", value, "kept", x == 1, "because", because);
-}
-
-/* Largest position of var v with a feasible configuration (var u fixed at
- * pu when u >= 0); -1 none, -2 error. */
-static int64_t
-max_position(struct sq_query *q, int v, int u, int64_t pu, double timeout, struct dn_error *err)
-{
-	struct fs_engine e;
-	int64_t best = -1, *pos, mu;
-
-	if (fs_init(&e, q, err) != 0) {
-		fs_free(&e);
-		return -2;
-	}
-	pos = calloc((size_t)e.nvars + 1, sizeof *pos);
-	e.deadline = fs_now_plus(timeout);
-	mu = u >= 0 ? fs_restrict(&e, u, pu, pu) : -1;
-	for (int64_t p = e.vars[v].n - 1; p >= 0 && best == -1 && pos != NULL; p--) {
-		int64_t m = fs_restrict(&e, v, p, p);
-		int r = fs_first_in_box(&e, pos, err);
-		fs_unrestrict(&e, m);
-		if (r < 0 || (r == 1 && e.timed_out)) {
-			dn_error_set(err, DN_ETIMEOUT, NULL, "the maximum did not finish in %g s", timeout);
-			best = -2;
-		} else if (r == 0)
-			best = p;
-	}
-	if (u >= 0)
-		fs_unrestrict(&e, mu);
-	if (pos == NULL)
-		best = dn_error_set(err, DN_ENOMEM, NULL, "out of memory") - 1;
-	free(pos);
-	fs_free(&e);
-	return best;
-}
-
-json_t *
-ans_max(struct fs_engine *e, struct sq_query *q, const char *param, const char *per, double timeout,
-    struct dn_error *err)
-{
-	int v = fs_var_named(e, param), u = per ? fs_var_named(e, per) : -1;
-	const struct sp_dim *d, *ud = NULL;
-	json_t *rows;
-
-	if (v < 0 || (per != NULL && u < 0)) {
-		dn_error_set(err, DN_ENOENT, v < 0 ? "param" : "per", "the space has no discrete parameter \"%s\"",
-		    v < 0 ? param : per);
-		return NULL;
-	}
-	d = &q->space.dims[e->vars[v].dim];
-	if (u >= 0)
-		ud = &q->space.dims[e->vars[u].dim];
-	rows = json_array();
-	for (int64_t pu = 0; pu < (u >= 0 ? e->vars[u].n : 1); pu++) {
-		int64_t best = max_position(q, v, u, pu, timeout, err);
-		json_t *row;
-		if (best == -2) {
-			json_decref(rows);
-			return NULL;
-		}
-		row = json_object();
-		if (u >= 0)
-			json_object_set_new(row, per, sp_value_json(ud, fs_dim_index_of(e, u, pu)));
-		json_object_set_new(row, param, best >= 0 ? sp_value_json(d, fs_dim_index_of(e, v, best)) : json_null());
-		json_array_append_new(rows, row);
-	}
-	return rows;
 }
 
 json_t *

@@ -449,8 +449,17 @@ class DnnsatClient:
 
     def max(self, reduction_id, param, per=None, timeout=None):
         """GET .../max: the largest feasible value of `param`, overall or per
-        value of `per`: a list of rows like {"depth": 18, "batch_size": 512}."""
-        return self._get("/v1/reductions/%s/max" % self._rid(reduction_id),
+        value of `per`: a list of rows like {"depth": 18, "batch_size": 512}
+        (None where nothing fits)."""
+        return self._extreme("max", reduction_id, param, per, timeout)
+
+    def min(self, reduction_id, param, per=None, timeout=None):
+        """GET .../min: the smallest feasible value of `param`, overall or per
+        value of `per`, in the rows max gives."""
+        return self._extreme("min", reduction_id, param, per, timeout)
+
+    def _extreme(self, goal, reduction_id, param, per, timeout):
+        return self._get("/v1/reductions/%s/%s" % (self._rid(reduction_id), goal),
                          {"param": param, "per": per, "timeout": timeout},
                          solver_timeout=timeout or 10)["rows"]
 

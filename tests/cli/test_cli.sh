@@ -62,6 +62,16 @@ check list-past-end 1 "^$" -- list $Q --offset 528 --limit 1
 check sample 0 '"hidden"' -- sample $Q --n 5 --seed 3
 check reduce 0 "\"_type\": \"randint\"" -- reduce $Q --budget macs=20M
 check max-per 0 "depth = 8: largest batch_size" -- max $Q --param batch_size --per depth
+check min-per 0 "depth = 3: smallest hidden = 768" -- min $Q --constraint "hidden * depth >= 2048" --param hidden --per depth
+check min-json 0 '"hidden": 1024' -- min $Q --constraint "hidden >= 1000" --param hidden --json
+check min-none-fits 0 "smallest hidden = none fits" -- min $Q --budget memory=1KiB --param hidden
+check min-no-param 2 "min: give --param NAME" -- min $Q
+check min-unknown 2 "--param: the space has no discrete parameter \"nope\"" -- min $Q --param nope
+check max-no-order 2 "--param: \"activation\" has values that are not numbers" -- max $Q --param activation
+check min-no-order 2 "--param: \"activation\" has values that are not numbers" -- min $Q --param activation
+check min-continuous 2 "--param: \"learning_rate\" is continuous (loguniform)" -- min $Q --param learning_rate
+check min-per-itself 2 "--per: \"depth\" is param itself" -- min $Q --param depth --per depth
+check help-min 0 "min  *the smallest feasible value" -- --help
 check explain-config 1 "FAIL memory <= 3 GiB" -- explain $Q --config '{"batch_size": 16384, "hidden": 4096, "depth": 8, "activation": "gelu"}'
 check explain-kept 0 "is kept" -- explain $Q --param hidden --value 512
 check explain-removed 1 "is removed: no configuration with it satisfies" -- explain $Q --budget params=100K --param hidden --value 4096

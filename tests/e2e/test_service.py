@@ -5,8 +5,8 @@ daemon ($top_builddir/dnnsatd) on free loopback ports and talks HTTP to it.
   1. an in-memory server: every endpoint with real answers (a cursor walk
      returns exactly `feasible` distinct configurations, the JSON-lines stream
      the same set, samples are feasible per /check, explain names the
-     constraint that removed a value, max agrees with the walk), every error
-     status with its problem+json body, 202 and 503 on a huge space, 16
+     constraint that removed a value, max and min agree with the walk), every
+     error status with its problem+json body, 202 and 503 on a huge space, 16
      concurrent clients, metrics that count exactly what the clients saw,
      clean shutdown with a slow request in flight, and an access log with
      method, path and status but never a body;
@@ -409,6 +409,30 @@ WORKLOAD = {"mode": "training", "optimizer": "adam", "dtype": "fp32", "tf32": Fa
 HEX32 = re.compile(r"^[0-9a-f]{32}$")
 
 
+def check_extreme(d, rid, goal, param, per, items, space):
+    """GET /max or /min (goal) of param, per value of per (or None), against
+    the feasible configurations items: each row holds the largest or smallest
+    value among the items with that value of per, null where none has it, one
+    row per value of per's grid."""
+    r = d.get("/v1/reductions/%s/%s?param=%s%s" % (rid, goal, param, "&per=" + per if per else ""))
+    what = "%s %s per %s" % (goal, param, per)
+    eq(what + ": 200", r.status, 200)
+    j = r.json or {}
+    eq(what + ": param and per echoed", (j.get("param"), j.get("per")), (param, per))
+    best = max if goal == "max" else min
+    want = {}
+    for c in items:
+        k = c[per] if per else None
+        want[k] = best(want.get(k, c[param]), c[param])
+    rows = j.get("rows") or []
+    got = {x.get(per) if per else None: x.get(param) for x in rows}
+    eq(what + ": rows agree with the configurations", {k: v for k, v in got.items() if v is not None}, want)
+    check(what + ": null only where nothing fits", all((v is None) == (k not in want) for k, v in got.items()),
+          _short(rows))
+    eq(what + ": one row per value of per", sorted(json.dumps(x.get(per)) for x in rows),
+       sorted(json.dumps(v) for v in discrete_values(space[per])) if per else ["null"])
+
+
 def resnet_query(memory, **extra):
     q = {"model": "resnet50", "space": SPACE_RESNET, "device": "a100-40gb",
          "workload": WORKLOAD, "budgets": {"memory": memory}}
@@ -656,20 +680,10 @@ def phase_memory(st):
           all(sorted(c) == dn for c in items2), _short(items2[:2]))
     check("jsonl 2GiB: values on the grid", all(c[k] in discrete_values(SPACE_RESNET[k]) for c in items2 for k in dn),
           "")
-    # max per block agrees with the stream
-    r = d.get("/v1/reductions/%s/max?param=batch_size&per=block" % rid2)
-    eq("max batch_size per block: 200", r.status, 200)
-    rows = (r.json or {}).get("rows") or []
-    want = {}
-    for c in items2:
-        want[c["block"]] = max(want.get(c["block"], 0), c["batch_size"])
-    eq("max batch_size per block: rows agree with the stream",
-       {x.get("block"): x.get("batch_size") for x in rows}, want)
-    eq("max batch_size per block: one row per block", len(rows), len(want))
-    r = d.get("/v1/reductions/%s/max?param=width" % rid2)
-    eq("max width: 200", r.status, 200)
-    eq("max width: overall maximum", [x.get("width") for x in (r.json or {}).get("rows") or []],
-       [max(c["width"] for c in items2)] if items2 else [])
+    # max and min, per value of another parameter and overall, agree with the stream
+    for goal in ("max", "min"):
+        for param, per in (("batch_size", "block"), ("width", None), ("layers3", "width"), ("resolution", None)):
+            check_extreme(d, rid2, goal, param, per, items2, SPACE_RESNET)
 
     rs = j2.get("reduced_space") or {}
     for p in dn:
@@ -718,7 +732,19 @@ def phase_memory(st):
             d.get("/v1/reductions/%s/explain?param=batch_size&value=17" % rid2), 422, path="value")
     problem("explain unknown param", d.get("/v1/reductions/%s/explain?param=nope&value=1" % rid2), 422,
             path="param")
-    problem("max unknown param", d.get("/v1/reductions/%s/max?param=nope" % rid2), 422, path="param")
+    for goal in ("max", "min"):
+        base2 = "/v1/reductions/%s/%s?" % (rid2, goal)
+        for what, qs, path, words in (
+                ("unknown param", "param=nope", "param", "no discrete parameter"),
+                ("param of strings (no order)", "param=block", "param", "no order"),
+                ("continuous param", "param=lr", "param", "continuous"),
+                ("unknown per", "param=batch_size&per=nope", "per", "no discrete parameter"),
+                ("continuous per", "param=batch_size&per=lr", "per", "continuous"),
+                ("per = param", "param=width&per=width", "per", "param itself")):
+            r = d.get(base2 + qs)
+            if problem("%s %s" % (goal, what), r, 422, path=path):
+                check("%s %s: the detail says why" % (goal, what), words in (r.json or {}).get("detail", ""),
+                      (r.json or {}).get("detail"))
 
     # ---- a small space: the mlp example, walked with cursors
     qm = mlp_query()
@@ -762,12 +788,9 @@ def phase_memory(st):
     for i, c in enumerate(samples[:4]):
         r = d.post("/v1/reductions/%s/check" % ridm, {"config": dict(c, learning_rate=0.001)})
         eq("sample %d feasible per /check" % i, (r.status, (r.json or {}).get("feasible")), (200, True))
-    r = d.get("/v1/reductions/%s/max?param=hidden&per=depth" % ridm)
-    want = {}
-    for c in walk:
-        want[c["depth"]] = max(want.get(c["depth"], 0), c["hidden"])
-    eq("max hidden per depth agrees with the walk",
-       {x.get("depth"): x.get("hidden") for x in (r.json or {}).get("rows") or []}, want)
+    for goal, param, per in (("max", "hidden", "depth"), ("min", "hidden", "depth"),
+                             ("min", "batch_size", "activation")):  # a per without order
+        check_extreme(d, ridm, goal, param, per, walk, qm["space"])
     # /v1/check: the query plus a configuration
     good = dict(walk[0], learning_rate=0.01) if walk else {}
     r = d.post("/v1/check", dict(qm, config=good))
@@ -854,6 +877,9 @@ def errors_memory(d, rid6, ridm, qm):
             ("timeout not a number", base + "?timeout=abc", "timeout"),
             ("timeout zero", base + "/samples?timeout=0", "timeout"),
             ("max without param", base + "/max", "param"),
+            ("min without param", base + "/min", "param"),
+            ("min empty param", base + "/min?param=", "param"),
+            ("min empty per", base + "/min?param=hidden&per=", "per"),
             ("explain without param", base + "/explain", "param")):
         problem("bad query parameter: " + what, d.get(path), 400, path.split("?")[0], param)
     problem("malformed cursor", d.get(base + "/configurations?cursor=not-a-cursor"), 400,
@@ -867,6 +893,7 @@ def errors_memory(d, rid6, ridm, qm):
     problem("unknown id: samples", d.get("/v1/reductions/%s/samples" % ("e" * 32)), 404)
     problem("unknown id: check", d.post("/v1/reductions/%s/check" % ("d" * 32), {"config": {}}), 404)
     problem("unknown id: max", d.get("/v1/reductions/%s/max?param=x" % ("c" * 32)), 404)
+    problem("unknown id: min", d.get("/v1/reductions/%s/min?param=x" % ("c" * 32)), 404)
 
     for m, path, allow in (("DELETE", R, "POST"), ("PUT", "/v1/templates", "GET"), ("GET", "/v1/check", "POST"),
                            ("POST", "/healthz", "GET"), ("GET", "/v1/estimate", "POST"),

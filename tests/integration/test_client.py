@@ -3,7 +3,7 @@
 
   1. against the REAL daemon: every method once (catalogs, estimate, check
      without a reduction, reduce, pages and the cursor walk, the JSON-lines
-     stream, seeded samples, check by GET and by POST, explain, max,
+     stream, seeded samples, check by GET and by POST, explain, max, min,
      heatmap), and errors raised as DnnsatError with status, problem type,
      detail and path (422, 404, 400);
   2. against a scripted HTTP server (standard library): 429 and 503 retried
@@ -89,6 +89,10 @@ def test_real(client):
             "explain a configuration: every constraint with its value")
     rows = client.max(rid, "batch_size", per="block")
     T.check(len(rows) == 2 and all("batch_size" in r for r in rows), "max per block: %r" % rows)
+    low = client.min(rid, "batch_size", per="block")
+    T.check([r["block"] for r in low] == [r["block"] for r in rows] and
+            all(a["batch_size"] <= b["batch_size"] for a, b in zip(low, rows) if b["batch_size"] is not None),
+            "min per block, at most max: %r" % low)
     hm = client.heatmap(rid, "batch_size", "width")
     T.check(len(hm["feasible"]) == len(hm["y_values"]) or len(hm["feasible"]) == len(hm["x_values"]), "heatmap")
 
@@ -97,6 +101,7 @@ def test_real(client):
                  "$.budgets.memory")
     expect_error(lambda: client.reduction("0" * 32), 404, "not-found")
     expect_error(lambda: client.configurations(rid, limit=-1), 400, "bad-parameter", "limit")
+    expect_error(lambda: client.min(rid, "block"), 422, "invalid-field", "param")
     # the query string cannot carry a string that looks like a number: check() POSTs it
     T.check(not client._get_safe({"a": "12"}) and not client._get_safe({"a": {"_name": "x"}})
             and not client._get_safe({"timeout": 3}) and client._get_safe({"a": "relu", "b": 2, "c": 0.5}),

@@ -11,6 +11,7 @@
 
 #include <math.h>
 
+#include "answer.h"
 #include "fset.h"
 #include "fset_project.h"
 #include "query.h"
@@ -1006,6 +1007,280 @@ START_TEST(test_real_against_brute_force)
 }
 END_TEST
 
+/* ---- the largest and smallest feasible values (ans_extreme) ---- */
+
+/* Whether every value of var v is a number (a parameter with an order). */
+static int
+numeric_var(const struct fs_engine *e, int v)
+{
+	const struct sp_dim *d = &e->q->space.dims[e->vars[v].dim];
+
+	for (int64_t p = 0; p < e->vars[v].n; p++)
+		if (isnan(sp_value_num(d, fs_dim_index_of(e, v, p))))
+			return 0;
+	return 1;
+}
+
+/*
+ * ans_extreme against brute force for parameter var v, per var u (-1:
+ * overall) and goal: each row holds the best value of v over the feasible
+ * configurations bf (keys of key_of) in which it takes part with u at that
+ * row's position, or null when there is none. Parameters without an order,
+ * and per = param, are refused with the field named. Returns 1 when an
+ * answer was checked, 0 for a refusal.
+ */
+static int
+check_extreme(struct fs_engine *e, struct sq_query *q, char **bf, int64_t nbf, int v, int u, int goal,
+    const char *what)
+{
+	const struct sp_dim *d = &q->space.dims[e->vars[v].dim];
+	const char *name = d->name, *per = u >= 0 ? q->space.dims[e->vars[u].dim].name : NULL;
+	int64_t nrows = u >= 0 ? e->vars[u].n : 1, *pos = calloc((size_t)e->nvars + 1, sizeof *pos);
+	double *want = malloc(sizeof *want * (size_t)nrows), sign = goal == ANS_LARGEST ? 1 : -1;
+	struct dn_error err;
+	json_t *rows;
+	char how[512];
+
+	memset(&err, 0, sizeof err);
+	snprintf(how, sizeof how, "%s: %s %s per %s", what, goal == ANS_LARGEST ? "largest" : "smallest", name,
+	    per ? per : "-");
+	rows = ans_extreme(e, q, name, per, (enum ans_goal)goal, 0, &err);
+	if (u == v || !numeric_var(e, v)) {
+		ck_assert_msg(rows == NULL && err.code == DN_EINVAL, "%s: accepted", how);
+		ck_assert_str_eq(err.path, u == v ? "per" : "param");
+		ck_assert_msg(strstr(err.message, u == v ? "is param itself" : "no order") != NULL, "%s: %s", how,
+		    err.message);
+		free(want);
+		free(pos);
+		return 0;
+	}
+	ck_assert_msg(rows != NULL, "%s: %s", how, err.message);
+	for (int64_t r = 0; r < nrows; r++)
+		want[r] = NAN;
+	for (int64_t k = 0; k < nbf; k++) {
+		const char *s = bf[k];
+		int64_t r;
+		double y;
+		for (int w = 0; w < e->nvars; w++, s++)
+			pos[w] = strtoll(s, (char **)&s, 10);
+		r = u >= 0 ? pos[u] : 0;
+		if (pos[v] < 0 || r < 0)
+			continue;       /* v or per takes no part in this configuration */
+		y = sp_value_num(d, fs_dim_index_of(e, v, pos[v]));
+		if (isnan(want[r]) || sign * y > sign * want[r])
+			want[r] = y;
+	}
+	ck_assert_int_eq((int64_t)json_array_size(rows), nrows);
+	for (int64_t r = 0; r < nrows; r++) {
+		json_t *row = json_array_get(rows, (size_t)r), *got = json_object_get(row, name), *pv;
+		if (u >= 0) {
+			pv = sp_value_json(&q->space.dims[e->vars[u].dim], fs_dim_index_of(e, u, r));
+			ck_assert_msg(json_equal(json_object_get(row, per), pv), "%s: row %lld", how, (long long)r);
+			json_decref(pv);
+		}
+		ck_assert_msg(isnan(want[r]) ? json_is_null(got) : json_is_number(got) &&
+		    json_number_value(got) == want[r], "%s, row %lld: %g, brute force %g", how, (long long)r,
+		    json_is_number(got) ? json_number_value(got) : NAN, want[r]);
+	}
+	json_decref(rows);
+	free(want);
+	free(pos);
+	return 1;
+}
+
+/* check_extreme for every parameter, per every other one (and itself, and
+ * none), both goals. Returns the number of answers checked. */
+static int
+check_extremes(struct fs_engine *e, struct sq_query *q, char **bf, int64_t nbf, const char *what)
+{
+	int checked = 0;
+
+	for (int v = 0; v < e->nvars; v++)
+		for (int u = -1; u < e->nvars; u++) {
+			checked += check_extreme(e, q, bf, nbf, v, u, ANS_SMALLEST, what);
+			checked += check_extreme(e, q, bf, nbf, v, u, ANS_LARGEST, what);
+		}
+	return checked;
+}
+
+/* A space with a nested choice whose option holds a numeric parameter,
+ * and parameters that pass through with numbers listed out of order (one
+ * of them nested): their positions are not sorted by value. */
+static json_t *
+nested_extreme_query(int i)
+{
+	static const int batches[] = { 1, 4, 16, 64, 256, 1024 };
+	json_t *req = json_pack("{s:o,s:s,s:{s:f}}", "model", json_loads(real_model, 0, NULL), "device", "t4",
+	    "budgets", "params", 2e5 * (double)(3 + rnd(6))), *space = json_object();
+
+	json_object_set_new(space, "batch_size", choice(pick(batches, 6, 4)));
+	json_object_set_new(space, "mult", choice(json_pack("[f,f,f,f]", 2.0, 0.5, 1.5, 1.0)));
+	json_object_set_new(space, "depth", json_pack("{s:s,s:[i,i]}", "_type", "randint", "_value", 1,
+	    2 + (int)rnd(4)));
+	json_object_set_new(space, "lr", choice(json_pack("[f,f,f,f]", 0.5, 0.001, 0.01, 0.1)));
+	json_object_set_new(space, "head", choice(json_pack("[{s:s},{s:s,s:o,s:o}]", "_name", "small", "_name", "wide",
+	    "mult2", choice(json_pack("[f,f,f]", 0.75, 0.25, 0.5)), "dropout", choice(json_pack("[f,f]", 0.5, 0.1)))));
+	if (i % 2)
+		json_object_set_new(req, "budgets", json_pack("{s:f,s:s}", "params", 1e6, "memory", "1300MiB"));
+	json_object_set_new(req, "space", space);
+	return req;
+}
+
+/* A huge grid (10^12 batch sizes) per width: the largest batch fits and the
+ * next one does not, found in a few searches; the smallest is 1. */
+START_TEST(test_extreme_huge_grid)
+{
+	json_t *req = json_loads(
+	    "{\"model\": {\"dnnsat_model\": 1, \"name\": \"wide2\","
+	    "  \"hyperparameters\": {\"n\": {\"type\": \"int\", \"default\": 1, \"min\": 1},"
+	    "                       \"w\": {\"type\": \"int\", \"default\": 64, \"min\": 1}},"
+	    "  \"inputs\": [{\"shape\": [\"n\", 1024]}],"
+	    "  \"layers\": [{\"op\": \"linear\", \"out_features\": \"w\"}, {\"op\": \"relu\"},"
+	    "             {\"op\": \"linear\", \"out_features\": 10}]},"
+	    " \"space\": {\"n\": {\"_type\": \"randint\", \"_value\": [1, 1000000000000]},"
+	    "           \"w\": {\"_type\": \"choice\", \"_value\": [4096, 256, 1024]}},"
+	    " \"budgets\": {\"memory\": \"8GiB\"}}", 0, NULL), *big, *small, *row;
+	struct sq_query q;
+	struct fs_engine e;
+	struct dn_error err;
+	size_t i;
+	double t;
+
+	load_catalog();
+	memset(&err, 0, sizeof err);
+	ck_assert_msg(sq_parse(req, &cat, &q, &err) == 0, "%s", err.message);
+	ck_assert_int_eq(fs_init(&e, &q, &err), 0);
+	t = fs_now();
+	big = ans_extreme(&e, &q, "n", "w", ANS_LARGEST, 30, &err);
+	ck_assert_msg(big != NULL, "%s", err.message);
+	small = ans_extreme(&e, &q, "n", "w", ANS_SMALLEST, 30, &err);
+	ck_assert_msg(small != NULL, "%s", err.message);
+	ck_assert_msg(fs_now() - t < 10, "%.1f s", fs_now() - t);
+	ck_assert_int_eq(json_array_size(big), 3);
+	json_array_foreach(big, i, row) {
+		json_t *n = json_object_get(row, "n"), *w = json_object_get(row, "w");
+		int64_t pos[2];
+		char cfg[128];
+		ck_assert(json_is_integer(n) && json_is_integer(w));
+		ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(small, i), "n")), 1);
+		ck_assert_int_gt(json_integer_value(n), 1000);
+		for (int next = 0; next < 2; next++) {
+			json_t *c;
+			snprintf(cfg, sizeof cfg, "{\"n\": %lld, \"w\": %lld}", (long long)json_integer_value(n) + next,
+			    (long long)json_integer_value(w));
+			c = json_loads(cfg, 0, NULL);
+			ck_assert_int_eq(fs_from_json(&e, c, pos, &err), 0);
+			ck_assert_msg(fs_feasible_at(&e, pos) == !next, "%s", cfg);
+			json_decref(c);
+		}
+	}
+	/* wider layers leave room for fewer samples; rows in the order of w's positions */
+	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(big, 0), "w")), 256);
+	ck_assert_int_gt(json_integer_value(json_object_get(json_array_get(big, 0), "n")),
+	    json_integer_value(json_object_get(json_array_get(big, 2), "n")));
+	json_decref(big);
+	json_decref(small);
+	fs_free(&e);
+	sq_free(&q);
+	json_decref(req);
+	cm_catalog_free(&cat);
+}
+END_TEST
+
+/* One query against brute force (check_extremes); takes req. Returns the
+ * number of answers checked. */
+static int
+extreme_case(json_t *req, int i)
+{
+	char *dump = json_dumps(req, JSON_COMPACT), what[4096], **bf;
+	struct sq_query q;
+	struct fs_engine e;
+	struct dn_error err;
+	int64_t nbf;
+	int answers;
+
+	memset(&err, 0, sizeof err);
+	snprintf(what, sizeof what, "extreme case %d: %s", i, dump);
+	free(dump);
+	ck_assert_msg(sq_parse(req, &cat, &q, &err) == 0, "%s: %s: %s", what, err.path, err.message);
+	ck_assert_msg(fs_init(&e, &q, &err) == 0, "%s: %s", what, err.message);
+	nbf = brute(&e, &bf);
+	answers = check_extremes(&e, &q, bf, nbf, what);
+	free_list(bf, nbf);
+	fs_free(&e);
+	sq_free(&q);
+	json_decref(req);
+	return answers;
+}
+
+/* The random queries of the engine's tests, those with continuous
+ * hyperparameters (their discrete parameters), and nested ones. */
+START_TEST(test_extreme_against_brute_force)
+{
+	int answers = 0, n = 72;
+
+	load_catalog();
+	for (int i = 0; i < n; i++)
+		answers += extreme_case(i < 48 ? random_query(i) : i < 60 ? random_real_query(i) :
+		    nested_extreme_query(i), i);
+	ck_assert_int_ge(answers, 2000);
+	printf("%d queries: %d largest and smallest values agree with brute force\n", n, answers);
+	cm_catalog_free(&cat);
+}
+END_TEST
+
+/* What a user can get wrong: each error names its field. */
+START_TEST(test_extreme_errors)
+{
+	static const struct { const char *param, *per, *path, *msg; int code; } cases[] = {
+		{ "nope", NULL, "param", "no discrete parameter \"nope\"", DN_ENOENT },
+		{ "batch_size", "nope", "per", "no discrete parameter \"nope\"", DN_ENOENT },
+		{ "block", NULL, "param", "not numbers (\"basic\"): they have no order", DN_EINVAL },
+		{ "lr", NULL, "param", "\"lr\" is continuous (loguniform)", DN_EINVAL },
+		{ "batch_size", "lr", "per", "\"lr\" is continuous (loguniform): one row per value", DN_EINVAL },
+		{ "width", "width", "per", "\"width\" is param itself", DN_EINVAL },
+		{ "width", "seed", "per", "\"seed\" has 5000 values: at most 4096 rows", DN_ERANGE },
+		{ "batch_size", "block", NULL, NULL, 0 },       /* a per without order is fine */
+	};
+	json_t *req = json_loads(
+	    "{\"model\": \"resnet18\", \"device\": \"a100-40gb\", \"budgets\": {\"memory\": \"3GiB\"},"
+	    " \"space\": {\"batch_size\": {\"_type\": \"choice\", \"_value\": [64, 16, 256]},"
+	    "  \"width\": {\"_type\": \"choice\", \"_value\": [32, 64]},"
+	    "  \"block\": {\"_type\": \"choice\", \"_value\": [\"basic\", \"bottleneck\"]},"
+	    "  \"lr\": {\"_type\": \"loguniform\", \"_value\": [0.0001, 0.1]},"
+	    "  \"seed\": {\"_type\": \"randint\", \"_value\": [0, 5000]}}}", 0, NULL);
+	struct sq_query q;
+	struct fs_engine e;
+	struct dn_error err;
+
+	load_catalog();
+	memset(&err, 0, sizeof err);
+	ck_assert_msg(sq_parse(req, &cat, &q, &err) == 0, "%s", err.message);
+	ck_assert_int_eq(fs_init(&e, &q, &err), 0);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		for (int goal = ANS_SMALLEST; goal <= ANS_LARGEST; goal++) {
+			json_t *rows;
+			memset(&err, 0, sizeof err);
+			rows = ans_extreme(&e, &q, cases[i].param, cases[i].per, (enum ans_goal)goal, 10, &err);
+			if (cases[i].path == NULL) {
+				ck_assert_msg(rows != NULL && json_array_size(rows) == 2, "case %zu: %s", i,
+				    err.message);
+				json_decref(rows);
+				continue;
+			}
+			ck_assert_msg(rows == NULL, "case %zu accepted", i);
+			ck_assert_int_eq(err.code, cases[i].code);
+			ck_assert_str_eq(err.path, cases[i].path);
+			ck_assert_msg(strstr(err.message, cases[i].msg) != NULL, "case %zu: \"%s\" lacks \"%s\"", i,
+			    err.message, cases[i].msg);
+		}
+	fs_free(&e);
+	sq_free(&q);
+	json_decref(req);
+	cm_catalog_free(&cat);
+}
+END_TEST
+
 START_TEST(test_query_errors)
 {
 	static const struct { const char *json, *path, *msg; } cases[] = {
@@ -1077,6 +1352,12 @@ suite(void)
 	t = tcase_create("real");
 	tcase_set_timeout(t, 600);
 	tcase_add_test(t, test_real_against_brute_force);
+	suite_add_tcase(s, t);
+	t = tcase_create("extreme");
+	tcase_set_timeout(t, 600);
+	tcase_add_test(t, test_extreme_errors);
+	tcase_add_test(t, test_extreme_huge_grid);
+	tcase_add_test(t, test_extreme_against_brute_force);
 	suite_add_tcase(s, t);
 	return s;
 }
