@@ -124,6 +124,7 @@ struct srv_request {
 	int phase;                      /* 0 headers, 1 body, 2 queued to a worker, 3 answered */
 	int suspended;
 	int in_worker;                  /* the handler runs on a solver worker */
+	int counted;                    /* in the metrics already */
 	/* what a handler's HTTP-thread half found, for its worker half: freed
 	 * with handoff_free when the request ends */
 	void *handoff;

@@ -92,6 +92,21 @@ is_json_type(const char *ct)
 	return strncasecmp(ct, "application/json", n) == 0 && (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ');
 }
 
+/* Records a finished request in the metrics, once. */
+static void
+count_request(struct srv_request *r)
+{
+	struct srv *s = r->srv;
+
+	if (r->counted || r->status == 0)
+		return;
+	r->counted = 1;
+	srv_metrics_request(s->metrics, r->route ? (int)(r->route - srv_route_at(0)) : -1, r->status,
+	    srv_now() - r->t_start);
+	if (r->cache_hit >= 0)
+		srv_metrics_cache(s->metrics, r->cache_hit);
+}
+
 /* Queues r's response on its connection. */
 static enum MHD_Result
 send_reply(struct srv_request *r)
@@ -99,10 +114,12 @@ send_reply(struct srv_request *r)
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
 	char num[32];
+	int streamed = 0;
 
 	if (r->stream != NULL) {
 		resp = r->stream;
 		r->stream = NULL;
+		streamed = 1;
 	} else {
 		resp = MHD_create_response_from_buffer(r->resp_len, r->resp, MHD_RESPMEM_MUST_FREE);
 		if (resp == NULL)
@@ -126,6 +143,10 @@ send_reply(struct srv_request *r)
 	ret = MHD_queue_response(r->conn, (unsigned)r->status, resp);
 	MHD_destroy_response(resp);
 	r->phase = 3;
+	/* counted before the client can read the answer (a stream, when it ends):
+	 * a client that reads /metrics next sees this request in it */
+	if (!streamed)
+		count_request(r);
 	return ret;
 }
 
@@ -362,10 +383,7 @@ request_completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum M
 	if (r == NULL)
 		return;
 	if (r->status != 0) {
-		srv_metrics_request(s->metrics, r->route ? (int)(r->route - srv_route_at(0)) : -1, r->status,
-		    srv_now() - r->t_start);
-		if (r->cache_hit >= 0)
-			srv_metrics_cache(s->metrics, r->cache_hit);
+		count_request(r);
 		access_log(r);
 	}
 	if (r->stream != NULL)
