@@ -15,6 +15,7 @@
 #include <check.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -896,13 +897,25 @@ fermat(Z3_ast *a, struct z3c *z)
 	a[3] = z3c_bool(z, expr_eq(&G, expr_add(&G, cube[0], cube[1]), cube[2]));
 }
 
+/* Interrupts a query from another thread after 200 ms, and again every
+ * 50 ms until it returns: an interrupt that lands before Z3 has started
+ * its check (a loaded machine) is not lost then. */
+struct interrupter {
+	struct z3c *z;
+	atomic_int done;
+};
+
 static void *
 interrupt_later(void *arg)
 {
-	struct timespec ts = { 0, 200 * 1000 * 1000 };
+	struct interrupter *it = arg;
+	struct timespec first = { 0, 200 * 1000 * 1000 }, again = { 0, 50 * 1000 * 1000 };
 
-	nanosleep(&ts, NULL);
-	z3c_interrupt(arg);
+	nanosleep(&first, NULL);
+	while (!atomic_load(&it->done)) {
+		z3c_interrupt(it->z);
+		nanosleep(&again, NULL);
+	}
 	return NULL;
 }
 
@@ -912,6 +925,7 @@ START_TEST(test_limits)
 	struct dn_error err;
 	Z3_ast a[4];
 	union expr_val bv;
+	struct interrupter it;
 	pthread_t th;
 	double t0;
 
@@ -946,8 +960,11 @@ START_TEST(test_limits)
 	ck_assert_int_eq(z3c_init(&z, &G, 20000, 0, &err), 0);
 	fermat(a, &z);
 	t0 = now();
-	ck_assert_int_eq(pthread_create(&th, NULL, interrupt_later, &z), 0);
+	it.z = &z;
+	atomic_init(&it.done, 0);
+	ck_assert_int_eq(pthread_create(&th, NULL, interrupt_later, &it), 0);
 	ck_assert_int_eq(z3c_check(&z, a, 4, NULL, &err), Z3C_UNKNOWN);
+	atomic_store(&it.done, 1);
 	pthread_join(th, NULL);
 	ck_assert_int_eq(err.code, DN_ETIMEOUT);
 	ck_assert_ptr_nonnull(strstr(err.message, "interrupted"));
