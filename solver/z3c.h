@@ -5,6 +5,7 @@
  *   z3c_init / z3c_free        one Z3 context per struct z3c
  *   z3c_term / z3c_bool        a graph node as a Z3 term, memoized (z3c_compile.c)
  *   z3c_var_in_*, z3c_at_most  domains, budgets as Bools            (z3c_compile.c)
+ *   z3c_var_domain             a finite domain: tables for nonlinear terms
  *   z3c_check / _enumerate /
  *   _optimize / _explain       queries                              (z3c_query.c)
  *
@@ -14,7 +15,9 @@
  * two deliberate differences: Z3 integers are unbounded where expr_eval
  * faults on an int64 overflow, and Z3 reals are exact rationals where
  * expr_eval rounds each operation to a double. Real constants are converted
- * exactly (the double's own rational value).
+ * exactly (the double's own rational value). Once variables have declared
+ * finite domains (z3c_var_domain), a term translated afterwards has that
+ * value wherever they lie in their domains (outside, it is unspecified).
  *
  * Ownership: every Z3_ast this module returns is referenced by the struct
  * z3c and stays valid until z3c_free. Terms a caller builds itself on
@@ -43,6 +46,10 @@
 #include "dn_error.h"
 #include "expr.h"
 
+/* Declared domains per context (z3c_var_domain), and the largest table. */
+#define Z3C_DOMAINS 62
+#define Z3C_TABLE_CAP 1024
+
 struct z3c {
 	Z3_context ctx;                 /* for building further terms */
 	const struct expr_graph *g;     /* borrowed; may grow after z3c_init */
@@ -60,6 +67,15 @@ struct z3c {
 	size_t ntmp, captmp;
 	Z3_ast *kept;                   /* z3c_keep and domain constraints */
 	size_t nkept, capkept;
+	Z3_ast *dom_vals;               /* declared domains, back to back */
+	int64_t dom_len, dom_cap;
+	int32_t dom_var[Z3C_DOMAINS];   /* declared domain d: its variable, */
+	int64_t dom_off[Z3C_DOMAINS];   /* its values dom_vals[off, off + n) */
+	int64_t dom_n[Z3C_DOMAINS];
+	int ndom;
+	int32_t *var_dom;               /* variable -> its domain or -1, */
+	int32_t nvar_dom;               /* for the first nvar_dom variables */
+	uint64_t *deps;                 /* node -> domains it depends on (+ flags) */
 	struct dn_error pending;        /* first error not yet reported */
 	atomic_int interrupted;         /* set by z3c_interrupt, sticky */
 	struct z3c *next_live;          /* error handler's registry */
@@ -115,6 +131,27 @@ Z3_ast z3c_var_in_ints(struct z3c *z, int32_t var, const int64_t *values,
 Z3_ast z3c_var_in_progression(struct z3c *z, int32_t var, int64_t start,
     int64_t step, int64_t n);
 Z3_ast z3c_var_in_range_real(struct z3c *z, int32_t var, double lo, double hi);
+
+/*
+ * Declares that var takes only values[0..n) (.i for an Int variable, .r
+ * for a Real one) and returns the Bool
+ * constraint that says so, which the caller must assert with every term
+ * translated from then on: those terms are exact only inside the domains.
+ * It is how finite search spaces become easy for Z3: a nonlinear node
+ * (a product of two non-constants, a division, modulo or rounding of
+ * non-constants) or a node that only combines tables (min, max, ite,
+ * comparisons, connectives) whose variables all have domains, together at
+ * most Z3C_TABLE_CAP combinations, is translated as a table: nested ites
+ * on "var == value" whose leaves are numerals (or true, false), each the
+ * node's exact term with the values substituted and simplified by Z3's own
+ * rewriter. Z3 then sees linear arithmetic over tables instead of
+ * nonlinear integer arithmetic. The values must be distinct. At most
+ * Z3C_DOMAINS variables get domains, of at most Z3C_TABLE_CAP values
+ * (beyond: the constraint only); declaring a variable twice is an error
+ * (DN_EINVAL). NULL on error.
+ */
+Z3_ast z3c_var_domain(struct z3c *z, int32_t var, const union expr_val *values,
+    int64_t n);
 
 /*
  * e <= bound (an Int or Real term) as a Bool, for budgets: equivalent to

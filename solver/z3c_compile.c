@@ -14,6 +14,12 @@
  *    calling Z3: one failure (recorded in z->pending) flows to the result.
  *  - Translation is iterative (z->work is an explicit stack) and visits a
  *    node only after its children, which have smaller ids (expr.h).
+ *  - z->deps[i] says which declared domains node i depends on (DEP_OPEN:
+ *    also a variable without one) and whether its term is simple (a
+ *    numeral, a variable or a table); it is set when the node is translated.
+ * Finite domains (z3c_var_domain) turn nonlinear nodes into tables, see
+ * table_of: the leaves are Z3's own simplification of the node's exact term
+ * at each combination of values, so a table means what the term means.
  * Integer division, ceiling division and modulo are expressed with Z3's
  * Euclidean div/mod, which agree with floor division for a positive
  * divisor; a negative divisor negates both operands, a zero divisor gives
@@ -381,6 +387,125 @@ operand(struct z3c *z, expr_id i, enum expr_type t)
 	return NULL;
 }
 
+/* ---- tables over finite domains ---- */
+
+#define DEP_OPEN (UINT64_C(1) << 63)    /* a variable without a domain */
+#define DEP_SIMPLE (UINT64_C(1) << 62)  /* a numeral, a variable or a table */
+#define DEP_VARS (DEP_SIMPLE - 1)       /* one bit per declared domain */
+
+/* The deps of node i (see the invariants) before any table is made: a
+ * variable's domain bit, or the union of the operands' dependencies. */
+static uint64_t
+node_deps(struct z3c *z, const struct expr_node *n)
+{
+	uint64_t d;
+	int32_t v;
+
+	switch (n->kind) {
+	case EK_CONST:
+		return DEP_SIMPLE;
+	case EK_VAR:
+		v = (int32_t)n->k.i;
+		if (v < z->nvar_dom && z->var_dom[v] >= 0)
+			return DEP_SIMPLE | UINT64_C(1) << z->var_dom[v];
+		return DEP_SIMPLE | DEP_OPEN;
+	default:
+		d = z->deps[n->a];
+		if (node_arity((enum expr_kind)n->kind) >= 2)
+			d |= z->deps[n->b];
+		if (node_arity((enum expr_kind)n->kind) == 3)
+			d |= z->deps[n->c];
+		return d & ~DEP_SIMPLE;
+	}
+}
+
+/* The number of combinations of the domains in d, or Z3C_TABLE_CAP + 1
+ * when it is larger. */
+static int64_t
+table_size(const struct z3c *z, uint64_t d)
+{
+	int64_t size = 1;
+
+	for (int k = 0; k < z->ndom; k++)
+		if ((d >> k & 1) && (size *= z->dom_n[k]) > Z3C_TABLE_CAP)
+			return Z3C_TABLE_CAP + 1;
+	return size;
+}
+
+/*
+ * Whether node n, with dependencies d, is translated as a table: it depends
+ * on declared domains only, at most Z3C_TABLE_CAP combinations of them, and
+ * Z3 would otherwise need nonlinear reasoning (a product of non-constants,
+ * integer division, modulo or rounding of a non-constant, real division by
+ * a non-constant), or it only combines simple operands (min, max, ite,
+ * comparisons, connectives: one table is fewer terms and atoms than the
+ * operation over tables, and a comparison that holds for every value is
+ * simply true). Sums stay linear terms: tabulating them would evaluate the
+ * whole graph at every combination.
+ */
+static int
+node_wants_table(const struct z3c *z, const struct expr_node *n, uint64_t d)
+{
+	int arity = node_arity((enum expr_kind)n->kind);
+	uint64_t da = arity >= 1 ? z->deps[n->a] : 0, db = arity >= 2 ? z->deps[n->b] : 0;
+
+	if ((d & DEP_OPEN) || (d & DEP_VARS) == 0 || table_size(z, d) > Z3C_TABLE_CAP)
+		return 0;
+	switch (n->kind) {
+	case EK_MUL:
+		return (da & DEP_VARS) && (db & DEP_VARS);
+	case EK_DIV:
+		return n->type == EXPR_INT || (db & DEP_VARS);
+	case EK_CDIV: case EK_MOD: case EK_FLOOR: case EK_CEIL: case EK_ROUND:
+		return 1;
+	case EK_MIN: case EK_MAX: case EK_EQ: case EK_NE: case EK_LT: case EK_LE:
+	case EK_AND: case EK_OR:
+		return (da & DEP_SIMPLE) && (db & DEP_SIMPLE);
+	case EK_NOT:
+		return (da & DEP_SIMPLE) != 0;
+	case EK_ITE:
+		return (db & DEP_SIMPLE) && (z->deps[n->c] & DEP_SIMPLE);
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Term t as a table over the domains in d: nested ites on "var == value",
+ * one domain per level (the lowest bit first), whose leaves are t with
+ * every value substituted, simplified by Z3 to a numeral (or true, false).
+ * A value whose leaf equals all the later ones' adds no branch. NULL when a leaf does not simplify to a numeral (e.g. a
+ * division by zero, which Z3 leaves unspecified): then t stays as it is.
+ * The terms are referenced in z->tmp.
+ */
+static Z3_ast
+table_of(struct z3c *z, Z3_ast t, uint64_t d)
+{
+	Z3_ast r = NULL, x;
+	int dom;
+
+	if (d == 0) {
+		Z3_ast s = tmp(z, Z3_simplify(z->ctx, t));
+
+		return s != NULL && (Z3_is_numeral_ast(z->ctx, s) ||
+		    Z3_get_bool_value(z->ctx, s) != Z3_L_UNDEF) ? s : NULL;
+	}
+	dom = __builtin_ctzll(d);
+	x = z->vars[z->dom_var[dom]];
+	for (int64_t k = z->dom_n[dom] - 1; k >= 0; k--) {
+		Z3_ast v = z->dom_vals[z->dom_off[dom] + k], leaf;
+
+		leaf = tmp(z, Z3_simplify(z->ctx, tmp(z, Z3_substitute(z->ctx, t, 1, &x, &v))));
+		if (leaf == NULL || (leaf = table_of(z, leaf, d & (d - 1))) == NULL)
+			return NULL;
+		if (r == NULL || Z3_is_eq_ast(z->ctx, leaf, r))
+			r = leaf;
+		else
+			r = mk_ite(z, mk_bin(z, Z3_mk_eq, x, v), leaf, r);
+	}
+	return r;
+}
+
 /* Translates node i, whose children are translated, and stores it. Returns
  * 0, or -1 with the error recorded in z->pending. */
 static int
@@ -389,6 +514,7 @@ node_compile(struct z3c *z, expr_id i)
 	const struct expr_node *n = &z->g->nodes[i];
 	enum expr_type t = (enum expr_type)n->type, ct;
 	Z3_ast r = NULL, b = NULL, x, y, half;
+	uint64_t deps = node_deps(z, n);
 	int sign;
 
 	switch (n->kind) {
@@ -489,6 +615,15 @@ node_compile(struct z3c *z, expr_id i)
 		    "node %d (kind %d, type %d) cannot be translated to Z3", (int)i,
 		    (int)n->kind, (int)n->type);
 	}
+	if ((r != NULL || b != NULL) && node_wants_table(z, n, deps)) {
+		Z3_ast tb = table_of(z, r != NULL ? r : b, deps & DEP_VARS);
+
+		if (tb != NULL) {
+			*(r != NULL ? &r : &b) = tb;
+			deps |= DEP_SIMPLE;
+		}
+	}
+	z->deps[i] = deps;
 	/* a failed helper returns NULL and leaves the Z3 error recorded first */
 	if (r != NULL) {
 		Z3_inc_ref(z->ctx, r);
@@ -505,12 +640,13 @@ node_compile(struct z3c *z, expr_id i)
 static int
 memo_grow(struct z3c *z, int32_t n)
 {
-	size_t cap = (size_t)z->cap, c1 = cap, c2 = cap;
+	size_t cap = (size_t)z->cap, c1 = cap, c2 = cap, c3 = cap;
 
 	if (n <= z->cap)
 		return 0;
 	if (grow((void **)&z->terms, &c1, (size_t)n, sizeof *z->terms) != 0 ||
 	    grow((void **)&z->bools, &c2, (size_t)n, sizeof *z->bools) != 0 ||
+	    grow((void **)&z->deps, &c3, (size_t)n, sizeof *z->deps) != 0 ||
 	    grow((void **)&z->queued, &cap, (size_t)n, sizeof *z->queued) != 0) {
 		/* an array that grew is merely larger than z->cap says */
 		fail_nomem(z);
@@ -750,6 +886,28 @@ z3c_var_in_progression(struct z3c *z, int32_t var, int64_t start, int64_t step,
 	return r;
 }
 
+/* "v equals one of nums[0..n)" (1 <= n <= INT32_MAX; NULL entries are
+ * failed numerals) as a Bool kept until z3c_free, or NULL on error.
+ * Releases z->tmp. */
+static Z3_ast
+one_of(struct z3c *z, Z3_ast v, const Z3_ast *nums, int64_t n)
+{
+	Z3_ast r = NULL, *lits = malloc(sizeof *lits * (size_t)n);
+
+	if (lits == NULL) {
+		tmp_release(z);
+		return fail_nomem(z);
+	}
+	for (int64_t i = 0; i < n; i++)
+		if ((lits[i] = mk_bin(z, Z3_mk_eq, v, nums[i])) == NULL)
+			goto out;
+	r = z3c_keep(z, n == 1 ? lits[0] : Z3_mk_or(z->ctx, (unsigned)n, lits));
+out:
+	tmp_release(z);
+	free(lits);
+	return r;
+}
+
 /* The common difference when values[0..n) is an arithmetic progression with
  * a nonzero step; 0 otherwise. */
 static int64_t
@@ -768,7 +926,7 @@ progression_step(const int64_t *values, int64_t n)
 Z3_ast
 z3c_var_in_ints(struct z3c *z, int32_t var, const int64_t *values, int64_t n)
 {
-	Z3_ast v = z3c_var(z, var), r, *lits;
+	Z3_ast v = z3c_var(z, var), r, *nums;
 	int64_t step;
 
 	if (v == NULL)
@@ -784,19 +942,13 @@ z3c_var_in_ints(struct z3c *z, int32_t var, const int64_t *values, int64_t n)
 		    (long long)n);
 		return NULL;
 	}
-	lits = malloc(sizeof *lits * (size_t)n);
-	if (lits == NULL)
+	nums = malloc(sizeof *nums * (size_t)n);
+	if (nums == NULL)
 		return fail_nomem(z);
-	r = NULL;
-	for (int64_t i = 0; i < n; i++) {
-		lits[i] = mk_bin(z, Z3_mk_eq, v, num_like(z, var, values[i]));
-		if (lits[i] == NULL)
-			goto out;
-	}
-	r = z3c_keep(z, n == 1 ? lits[0] : Z3_mk_or(z->ctx, (unsigned)n, lits));
-out:
-	tmp_release(z);
-	free(lits);
+	for (int64_t i = 0; i < n; i++)
+		nums[i] = num_like(z, var, values[i]);
+	r = one_of(z, v, nums, n);
+	free(nums);
 	return r;
 }
 
@@ -824,6 +976,92 @@ z3c_var_in_range_real(struct z3c *z, int32_t var, double lo, double hi)
 		r = mk_and_n(z, parts, k);
 	r = z3c_keep(z, r);
 	tmp_release(z);
+	return r;
+}
+
+/* Makes z->var_dom cover every variable of the graph (new ones: -1). */
+static int
+var_dom_grow(struct z3c *z)
+{
+	int32_t n = z->g->nvars, *p;
+
+	if (n <= z->nvar_dom)
+		return 0;
+	p = realloc(z->var_dom, sizeof *p * (size_t)n);
+	if (p == NULL)
+		return -1;
+	for (int32_t v = z->nvar_dom; v < n; v++)
+		p[v] = -1;
+	z->var_dom = p;
+	z->nvar_dom = n;
+	return 0;
+}
+
+/* Records nums[0..n) (numerals) as the next domain, of var; they are
+ * referenced until z3c_free. Returns 0 or -1 (recorded). */
+static int
+domain_add(struct z3c *z, int32_t var, const Z3_ast *nums, int64_t n)
+{
+	size_t cap = (size_t)z->dom_cap;
+	int d = z->ndom;
+
+	if (grow((void **)&z->dom_vals, &cap, (size_t)(z->dom_len + n), sizeof *z->dom_vals) != 0) {
+		fail_nomem(z);
+		return -1;
+	}
+	z->dom_cap = (int64_t)cap;
+	for (int64_t k = 0; k < n; k++) {
+		Z3_inc_ref(z->ctx, nums[k]);
+		z->dom_vals[z->dom_len + k] = nums[k];
+	}
+	z->dom_var[d] = var;
+	z->dom_off[d] = z->dom_len;
+	z->dom_n[d] = n;
+	z->dom_len += n;
+	z->var_dom[var] = d;
+	z->ndom++;
+	return 0;
+}
+
+Z3_ast
+z3c_var_domain(struct z3c *z, int32_t var, const union expr_val *values, int64_t n)
+{
+	Z3_ast v = z3c_var(z, var), r = NULL, *nums = NULL;
+	int64_t *ints = NULL;
+	int isint;
+
+	if (v == NULL)
+		return NULL;
+	if (var_dom_grow(z) != 0)
+		return fail_nomem(z);
+	if (z->var_dom[var] >= 0) {
+		dn_error_set(&z->pending, DN_EINVAL, NULL, "variable %s has a domain already",
+		    z->g->vars[var].name);
+		return NULL;
+	}
+	if (n <= 0)
+		return z3c_keep(z, Z3_mk_false(z->ctx));
+	isint = z->g->vars[var].type == EXPR_INT;
+	if (n > INT32_MAX || (nums = malloc(sizeof *nums * (size_t)n)) == NULL ||
+	    (isint && (ints = malloc(sizeof *ints * (size_t)n)) == NULL)) {
+		free(nums);
+		return fail_nomem(z);
+	}
+	for (int64_t k = 0; k < n; k++) {
+		nums[k] = isint ? num_int(z, values[k].i, z->int_sort) : num_real(z, values[k].r);
+		if (nums[k] == NULL)
+			goto out;
+		if (isint)
+			ints[k] = values[k].i;
+	}
+	if (n <= Z3C_TABLE_CAP && z->ndom < Z3C_DOMAINS && domain_add(z, var, nums, n) != 0)
+		goto out;
+	/* integers as z3c_var_in_ints has them (a long grid as a range) */
+	r = isint ? z3c_var_in_ints(z, var, ints, n) : one_of(z, v, nums, n);
+out:
+	tmp_release(z);
+	free(nums);
+	free(ints);
 	return r;
 }
 
@@ -860,14 +1098,17 @@ mul_by_nonneg_const(const struct expr_graph *g, expr_id i, expr_id *other)
 	return 0;
 }
 
-/* Whether z3c_at_most distributes over node i: a sum, a max, or a product
- * by a nonnegative constant. */
+/* Whether z3c_at_most distributes over node i (translated): a sum, a max,
+ * or a product by a nonnegative constant, unless it is a table already. */
 static int
-at_most_spreads(const struct expr_graph *g, expr_id i)
+at_most_spreads(const struct z3c *z, expr_id i)
 {
+	const struct expr_graph *g = z->g;
 	expr_id other;
 	const struct expr_node *n = &g->nodes[i];
 
+	if (z->deps[i] & DEP_SIMPLE)
+		return 0;
 	return n->kind == EK_ADD || n->kind == EK_MAX ||
 	    (n->kind == EK_MUL && mul_by_nonneg_const(g, i, &other));
 }
@@ -896,7 +1137,7 @@ at_most_region(struct z3c *z, expr_id e, expr_id **out)
 		kids[1] = g->nodes[i].b;
 		for (int k = 0; k < 2; k++)
 			if (kids[k] >= 0 && kids[k] < i && !z->queued[kids[k]] &&
-			    at_most_spreads(g, kids[k])) {
+			    at_most_spreads(z, kids[k])) {
 				z->queued[kids[k]] = 1;
 				z->work[sp++] = kids[k];
 			}
@@ -949,7 +1190,7 @@ z3c_at_most(struct z3c *z, expr_id e, Z3_ast bound)
 		return NULL;
 	real = g->nodes[e].type == EXPR_REAL ||
 	    Z3_get_sort_kind(z->ctx, Z3_get_sort(z->ctx, bound)) == Z3_REAL_SORT;
-	if (!at_most_spreads(g, e)) {
+	if (!at_most_spreads(z, e)) {
 		Z3_ast t = term_of(z, e);
 
 		if (real && g->nodes[e].type == EXPR_INT)
@@ -1127,6 +1368,8 @@ z3c_free(struct z3c *z)
 			release_all(z, z->bools, (size_t)z->cap);
 		release_all(z, z->vars, (size_t)z->nvars);
 		release_all(z, z->kept, z->nkept);
+		if (z->dom_vals != NULL)
+			release_all(z, z->dom_vals, (size_t)z->dom_len);
 		if (z->int_sort != NULL)
 			Z3_dec_ref(z->ctx, Z3_sort_to_ast(z->ctx, z->int_sort));
 		if (z->real_sort != NULL)
@@ -1143,6 +1386,9 @@ z3c_free(struct z3c *z)
 	free(z->tmp);
 	free(z->vars);
 	free(z->kept);
+	free(z->dom_vals);
+	free(z->var_dom);
+	free(z->deps);
 	memset(z, 0, sizeof *z);
 }
 

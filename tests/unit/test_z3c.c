@@ -5,7 +5,10 @@
  *     ceiling division and modulo with negative and zero divisors, floor,
  *     ceil and round of reals, ite), every node's value in a Z3 model equals
  *     expr_eval's, and the solver agrees on the root;
- *   - enumerate = brute force over small domains; optimize = brute force;
+ *   - the same with declared finite domains (z3c_var_domain), under which
+ *     nonlinear nodes are tables, and only they;
+ *   - enumerate = brute force over small domains; optimize = brute force
+ *     (half of the cases with declared domains);
  *   - explain gives an unsatisfiable, minimal core;
  *   - the resnet template's training memory, as a Z3 term, equals
  *     cm_model_eval, and the largest batch that fits 16 GiB is found;
@@ -160,7 +163,39 @@ pin_vars(struct z3c *z, const union expr_val *vv, Z3_ast *a)
 
 /* ---- semantics ---- */
 
-START_TEST(test_semantics_property)
+/*
+ * Random distinct values of x (INT), y (INT) and r (REAL, quarters), four
+ * each, declared as their domains with z3c_var_domain (so that nonlinear
+ * nodes become tables), into dom[var][0..4).
+ */
+static void
+declare_domains(struct z3c *z, union expr_val dom[3][4])
+{
+	for (int v = 0; v < 3; v++) {
+		for (int k = 0; k < 4; k++) {
+			int dup;
+			do {
+				if (v < 2)
+					dom[v][k].i = rand_in(-5, 5);
+				else
+					dom[v][k].r = (double)rand_in(-12, 12) / 4.0;
+				dup = 0;
+				for (int j = 0; j < k; j++)
+					dup |= v < 2 ? dom[v][j].i == dom[v][k].i : dom[v][j].r == dom[v][k].r;
+			} while (dup);
+		}
+		ck_assert_ptr_nonnull(z3c_var_domain(z, v, dom[v], 4));
+	}
+}
+
+/*
+ * Every node of random trees, as a Z3 term, has expr_eval's value at
+ * random points, and the solver agrees on the root. With `domains`, the
+ * variables have declared domains (z3c_var_domain: tables) and the points
+ * are drawn from them.
+ */
+static void
+semantics_property(int domains)
 {
 	int trees = 0, checked = 0, tainted = 0, faults = 0, solver_checks = 0;
 	double t0 = now();
@@ -168,7 +203,7 @@ START_TEST(test_semantics_property)
 	for (int trial = 0; trial < 260; trial++) {
 		struct z3c z;
 		struct dn_error err;
-		union expr_val *vals, vv[3];
+		union expr_val *vals, vv[3], dom[3][4];
 		Z3_ast *t;
 		uint8_t *taint;
 		expr_id root;
@@ -178,6 +213,8 @@ START_TEST(test_semantics_property)
 		root = random_tree(5, 1);
 		ck_assert_int_ge(root, 0);
 		ck_assert_int_eq(z3c_init(&z, &G, 10000, 0, &err), 0);
+		if (domains)
+			declare_domains(&z, dom);
 		t = calloc((size_t)G.n, sizeof *t);
 		vals = calloc((size_t)G.n, sizeof *vals);
 		taint = calloc((size_t)G.n, 1);
@@ -194,6 +231,9 @@ START_TEST(test_semantics_property)
 			vv[0].i = rand_in(-5, 5);
 			vv[1].i = rand_in(-5, 5);
 			vv[2].r = (double)rand_in(-12, 12) / 4.0;
+			if (domains)
+				for (int v = 0; v < 3; v++)
+					vv[v] = dom[v][next() % 4];
 			if (expr_eval(&G, vv, vals, NULL) != 0) {
 				faults++;       /* an int64 overflow: Z3 is unbounded */
 				continue;
@@ -262,11 +302,23 @@ START_TEST(test_semantics_property)
 		z3c_free(&z);
 		expr_graph_free(&G);
 	}
-	printf("semantics: %d trees, %d node values equal, %d skipped after inexact real "
-	    "division, %d overflowing points, %d solver checks, %.2f s\n", trees, checked,
-	    tainted, faults, solver_checks, now() - t0);
+	printf("semantics%s: %d trees, %d node values equal, %d skipped after inexact real "
+	    "division, %d overflowing points, %d solver checks, %.2f s\n",
+	    domains ? " (declared domains: tables)" : "", trees, checked, tainted, faults,
+	    solver_checks, now() - t0);
 	ck_assert_int_ge(trees, 200);
 	ck_assert_int_gt(checked, 20 * tainted);
+}
+
+START_TEST(test_semantics_property)
+{
+	semantics_property(0);
+}
+END_TEST
+
+START_TEST(test_semantics_tables)
+{
+	semantics_property(1);
 }
 END_TEST
 
@@ -446,12 +498,28 @@ domains_random(struct domains *d, int xlo, int xhi, int nx)
 	d->r = (double)rand_in(-8, 8) / 4.0;
 }
 
+/* The domains as assertions a[0..3): plain constraints, or with `declare`
+ * declared domains (z3c_var_domain), which turn nonlinear nodes compiled
+ * afterwards into tables. */
 static void
-domains_assert(struct z3c *z, const struct domains *d, Z3_ast *a)
+domains_assert(struct z3c *z, const struct domains *d, Z3_ast *a, int declare)
 {
-	a[0] = z3c_var_in_ints(z, 0, d->xs, d->nx);
-	a[1] = z3c_var_in_progression(z, 1, d->y0, d->ystep, d->ny);
-	a[2] = z3c_var_in_range_real(z, 2, d->r, d->r);
+	union expr_val xs[8], ys[8], r;
+
+	if (!declare) {
+		a[0] = z3c_var_in_ints(z, 0, d->xs, d->nx);
+		a[1] = z3c_var_in_progression(z, 1, d->y0, d->ystep, d->ny);
+		a[2] = z3c_var_in_range_real(z, 2, d->r, d->r);
+	} else {
+		for (int i = 0; i < d->nx; i++)
+			xs[i].i = d->xs[i];
+		for (int64_t j = 0; j < d->ny; j++)
+			ys[j].i = d->y0 + j * d->ystep;
+		r.r = d->r;
+		a[0] = z3c_var_domain(z, 0, xs, d->nx);
+		a[1] = z3c_var_domain(z, 1, ys, d->ny);
+		a[2] = z3c_var_domain(z, 2, &r, 1);
+	}
 	ck_assert(a[0] != NULL && a[1] != NULL && a[2] != NULL);
 }
 
@@ -460,7 +528,7 @@ START_TEST(test_enumerate_brute_force)
 	int cases = 0, skipped = 0, total = 0;
 	double t0 = now();
 
-	while (cases < 50) {
+	while (cases < 100) {
 		struct z3c z;
 		struct dn_error err;
 		struct domains d;
@@ -496,7 +564,7 @@ START_TEST(test_enumerate_brute_force)
 			continue;
 		}
 		ck_assert_int_eq(z3c_init(&z, &G, 10000, 0, &err), 0);
-		domains_assert(&z, &d, a);
+		domains_assert(&z, &d, a, cases % 2);
 		a[3] = z3c_bool(&z, c);
 		ck_assert_ptr_nonnull(a[3]);
 		n = z3c_enumerate(&z, a, 4, 0, collect, &got, &err);
@@ -570,6 +638,66 @@ START_TEST(test_domains)
 }
 END_TEST
 
+/* The top function of term t. */
+static Z3_decl_kind
+top_kind(struct z3c *z, Z3_ast t)
+{
+	ck_assert_ptr_nonnull(t);
+	ck_assert_int_eq(Z3_get_ast_kind(z->ctx, t), Z3_APP_AST);
+	return Z3_get_decl_kind(z->ctx, Z3_get_app_decl(z->ctx, Z3_to_app(z->ctx, t)));
+}
+
+/* Declared domains make nonlinear nodes tables, and only those: a product,
+ * a division and a rounding over declared variables are ites of numerals,
+ * a sum is not, a product with an undeclared variable neither; a variable
+ * declared twice, or a value that is not a number, is an error. */
+START_TEST(test_tables)
+{
+	struct z3c z;
+	struct dn_error err;
+	union expr_val xs[3] = { { .i = 2 }, { .i = -3 }, { .i = 0 } }, ys[2] = { { .i = 5 }, { .i = 7 } };
+	expr_id x = expr_var(&G, 0), y = expr_var(&G, 1), r = expr_var(&G, 2);
+	expr_id prod = expr_mul(&G, x, y), quot = expr_div(&G, y, x), sum = expr_add(&G, x, y);
+	expr_id open = expr_mul(&G, x, expr_floor(&G, r)), rnd = expr_round(&G, expr_div(&G,
+	    expr_to_real(&G, y), expr_real(&G, 4.0)));
+	static const int64_t want[3][2] = { { 2, 3 }, { -2, -3 }, { 0, 0 } };
+	Z3_ast t;
+
+	memset(&err, 0, sizeof err);
+	ck_assert_int_eq(z3c_init(&z, &G, 10000, 0, &err), 0);
+	ck_assert_ptr_nonnull(z3c_var_domain(&z, 0, xs, 3));
+	ck_assert_ptr_nonnull(z3c_var_domain(&z, 1, ys, 2));
+	ck_assert_int_eq(top_kind(&z, z3c_term(&z, prod)), Z3_OP_ITE);
+	ck_assert_int_eq(top_kind(&z, z3c_term(&z, quot)), Z3_OP_ITE);
+	ck_assert_int_eq(top_kind(&z, z3c_term(&z, rnd)), Z3_OP_ITE);
+	ck_assert_int_eq(top_kind(&z, z3c_term(&z, sum)), Z3_OP_ADD);
+	ck_assert_int_eq(top_kind(&z, z3c_term(&z, open)), Z3_OP_MUL);
+	/* the leaves are floor division's values (x = 0: 0, expr.h) */
+	t = z3c_term(&z, quot);
+	for (int i = 0; i < 3; i++)
+		for (int j = 0; j < 2; j++) {
+			Z3_ast from[2] = { z3c_var(&z, 0), z3c_var(&z, 1) };
+			Z3_ast to[2] = { z3c_int(&z, xs[i].i), z3c_int(&z, ys[j].i) };
+			Z3_ast v = z3c_keep(&z, Z3_simplify(z.ctx, Z3_substitute(z.ctx, t, 2, from, to)));
+			int64_t got;
+			ck_assert(Z3_get_numeral_int64(z.ctx, v, &got));
+			ck_assert_int_eq(got, want[i][j]);
+		}
+	ck_assert_ptr_null(z3c_var_domain(&z, 0, xs, 3));
+	ck_assert_int_eq(z3c_error(&z, &err), -1);
+	ck_assert_int_eq(err.code, DN_EINVAL);
+	/* a real domain with a value that is no number */
+	{
+		union expr_val bad[2] = { { .r = 0.5 }, { .r = NAN } };
+		memset(&err, 0, sizeof err);
+		ck_assert_ptr_null(z3c_var_domain(&z, 2, bad, 2));
+		ck_assert_int_eq(z3c_error(&z, &err), -1);
+		ck_assert_int_eq(err.code, DN_ERANGE);
+	}
+	z3c_free(&z);
+}
+END_TEST
+
 /* ---- optimize ---- */
 
 START_TEST(test_optimize_brute_force)
@@ -616,7 +744,7 @@ START_TEST(test_optimize_brute_force)
 			continue;
 		}
 		ck_assert_int_eq(z3c_init(&z, &G, 20000, 0, &err), 0);
-		domains_assert(&z, &d, a);
+		domains_assert(&z, &d, a, cases % 2);
 		a[3] = z3c_bool(&z, c);
 		ans = z3c_optimize(&z, a, 4, obj, maximize, best, &bv, &err);
 		ck_assert_msg(ans == (found ? Z3C_SAT : Z3C_UNSAT), "answer %d: %s", ans, err.message);
@@ -1074,6 +1202,7 @@ main(void)
 
 	tcase_set_timeout(t, 120);
 	tcase_add_test(t, test_semantics_property);
+	tcase_add_test(t, test_semantics_tables);
 	tcase_add_test(t, test_enumerate_brute_force);
 	tcase_add_test(t, test_domains);
 	tcase_add_test(t, test_optimize_brute_force);
@@ -1084,6 +1213,7 @@ main(void)
 	tcase_set_timeout(t, 120);
 	tcase_add_checked_fixture(t, setup, teardown);
 	tcase_add_test(t, test_semantics_corners);
+	tcase_add_test(t, test_tables);
 	tcase_add_test(t, test_deep_chain);
 	tcase_add_test(t, test_optimize_unbounded);
 	tcase_add_test(t, test_explain_core);
