@@ -1,8 +1,9 @@
 /*
  * answer_list.c - counts, pages, cursors, walks and seeded samples of the
  * feasible set as JSON (see answer.h). A cursor carries the query's
- * fingerprint and the position vector of the next configuration, so a page
- * resumes with fs_next without any server-side state.
+ * fingerprint and the position vector of the next configuration (0 for
+ * vars it leaves inactive), so a page resumes with fs_walk without any
+ * server-side state; one fs_walk lists a whole page or stream chunk.
  */
 #include "answer.h"
 
@@ -84,39 +85,57 @@ ans_cursor_parse(const struct fs_engine *e, uint64_t fp, const char *c, int64_t 
 	return 0;
 }
 
+/* ans_walk's state in fs_walk's callback: `max` samples emitted, then the
+ * position after the last one kept in `next` for the cursor. */
+struct walk_emit {
+	struct fs_engine *e;
+	int (*emit)(void *ctx, json_t *sample);
+	void *ctx;
+	int64_t max, done;
+	int64_t *next;
+	int stopped, have_next, oom;
+};
+
+static int
+walk_emit(void *ctx, const int64_t *pos)
+{
+	struct walk_emit *w = ctx;
+	json_t *j;
+
+	if (w->stopped || (w->max >= 0 && w->done >= w->max)) {
+		memcpy(w->next, pos, sizeof *pos * (size_t)w->e->nvars);
+		w->have_next = 1;
+		return 1;
+	}
+	j = fs_to_json(w->e, pos);
+	if (j == NULL) {
+		w->oom = 1;
+		return 1;
+	}
+	w->stopped = w->emit(w->ctx, j) != 0;
+	w->done++;
+	return 0;
+}
+
 int
 ans_walk(struct fs_engine *e, int64_t *pos, int started, int64_t max,
     int (*emit)(void *ctx, json_t *sample), void *ctx, struct dn_error *err)
 {
-	int64_t *cur = calloc((size_t)e->nvars + 1, sizeof *cur), done = 0;
+	struct walk_emit w = { e, emit, ctx, max, 0, NULL, 0, 0, 0 };
 	int r;
 
-	if (cur == NULL)
+	w.next = calloc((size_t)e->nvars + 1, sizeof *w.next);
+	if (w.next == NULL)
 		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
-	r = started && pos != NULL ? fs_next(e, pos, cur, err) : fs_next(e, NULL, cur, err);
-	while (r == 0 && (max < 0 || done < max)) {
-		json_t *j = fs_to_json(e, cur);
-		int stop;
-		if (j == NULL) {
-			r = dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
-			break;
-		}
-		stop = emit(ctx, j);
-		done++;
-		if (fs_increment(e, cur) != 0) {
-			r = 1;
-			break;
-		}
-		r = fs_next(e, cur, cur, err);
-		if (stop)
-			break;
-	}
-	if (pos != NULL && r == 0)
-		memcpy(pos, cur, sizeof *cur * (size_t)e->nvars);
-	free(cur);
+	r = fs_walk(e, started ? pos : NULL, walk_emit, &w, err);
+	if (r >= 0 && w.oom)
+		r = dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
+	if (r >= 0 && pos != NULL && w.have_next)
+		memcpy(pos, w.next, sizeof *pos * (size_t)e->nvars);
+	free(w.next);
 	if (r < 0)
 		return -1;
-	return r == 0 ? 1 : 0;
+	return w.have_next;
 }
 
 static int

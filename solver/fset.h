@@ -125,6 +125,9 @@ struct fs_engine {
 	struct fs_cvar *cvars;          /* continuous hyperparameters (quantified, fset_real.c) */
 	int ncvars;
 	int *dim_cvar;                  /* space dim -> continuous var, or -1 */
+	int nav_plain;                  /* tests and benchmarks: fs_kth, fs_next and fs_walk take
+	                                 * the search that predates fs_walk (bounds narrowed on every
+	                                 * step, each configuration searched from the root) */
 };
 
 /* Prepares the engine for a parsed query (which must outlive it), deciding
@@ -162,14 +165,36 @@ int fs_count_more(struct fs_engine *e, double seconds, struct dn_error *err);
 int fs_progress_save(const struct fs_engine *e, void **buf, size_t *len, struct dn_error *err);
 int fs_progress_load(struct fs_engine *e, const void *buf, size_t len, struct dn_error *err);
 
-/* The k-th feasible configuration (0-based) into pos[nvars]. Needs an exact
- * count. Returns 0, 1 when k is past the end, -1 on error. */
+/* The k-th feasible configuration (0-based) into pos[nvars] (-1 for
+ * inactive vars). Needs an exact count, whose stored tree it walks without
+ * bounding down to a FULL leaf. Returns 0, 1 when k is past the end, -1 on
+ * error. */
 int fs_kth(struct fs_engine *e, fs_count k, int64_t *pos, struct dn_error *err);
 
 /* The first feasible configuration >= `from` in the order (from NULL: the
- * very first) into pos. Returns 0, 1 when there is none, -1 on error.
- * Needs no count: this is how cursors resume. */
+ * very first) into pos (-1 for inactive vars; pos may be from). Returns 0,
+ * 1 when there is none, -1 on error. Needs no count: this is how cursors
+ * resume (through the stored tree when there is one, as fs_walk). */
 int fs_next(struct fs_engine *e, const int64_t *from, int64_t *pos, struct dn_error *err);
+
+/*
+ * Lists the feasible configurations >= `from` (NULL: from the first) in
+ * order, calling cb(ctx, pos) for each until cb returns non-zero. pos is
+ * the walker's, valid during the call, with -1 for vars the configuration
+ * leaves inactive (from's values there are ignored, as by fs_next). Needs
+ * no count; a stored count tree (even an unfinished one) is walked without
+ * bounding: FULL leaves enumerate without evaluation, EMPTY ones are
+ * skipped, and only undecided leaves are searched; without a tree, one
+ * search under bounds goes on after each configuration. cb may evaluate
+ * (fs_to_json, fs_feasible_at) but must leave the box as it found it. In
+ * a box narrowed by fs_restrict, this is fs_next and fs_increment in a
+ * loop. Returns 1 when cb stopped it, 0 at the end, -1 with err
+ * (DN_ETIMEOUT once e->deadline passes, DN_ENOMEM, a `from` that does not
+ * fit). The same configurations as fs_next and fs_increment in a loop, at
+ * a fraction of the cost per configuration.
+ */
+int fs_walk(struct fs_engine *e, const int64_t *from, int (*cb)(void *ctx, const int64_t *pos), void *ctx,
+    struct dn_error *err);
 
 /* The first feasible configuration in the current box, after the caller
  * narrowed some variables (fs_restrict). 0 found, 1 none, -1 error. */

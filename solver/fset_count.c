@@ -49,9 +49,8 @@ fs_next_active(const struct fs_engine *e, int d)
 	return d;
 }
 
-/* 1 when no var >= d sets a hyperparameter (the bound no longer changes). */
-static int
-only_passthrough_left(const struct fs_engine *e, int d)
+int
+fs_passthrough_only(const struct fs_engine *e, int d)
 {
 	for (int v = d; v < e->nvars; v++)
 		if (e->vars[v].hp >= 0 && fs_active(e, v) != 0 && e->lo[v] != e->hi[v])
@@ -122,7 +121,7 @@ fs_count_box(struct fs_engine *e, int d, int32_t node, fs_count *count, fs_count
 	d = fs_next_active(e, d);
 	size = d < e->nvars ? fs_box_size(e, d) : 1;
 	st = fs_bound_status(e);
-	if (st == 2 && only_passthrough_left(e, d)) {
+	if (st == 2 && fs_passthrough_only(e, d)) {
 		st = exact_here(e) ? 1 : 0;
 		e->evals++;
 	} else if (st == 2)

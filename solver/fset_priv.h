@@ -88,6 +88,11 @@ int fs_count_box(struct fs_engine *e, int d, int32_t node, fs_count *count, fs_c
 /* The next var at or after d that takes part in the current box, or nvars. */
 int fs_next_active(const struct fs_engine *e, int d);
 
+/* 1 when no var >= d that sets a hyperparameter is still open in the
+ * current box: the bound no longer changes, one exact evaluation decides
+ * the whole box (fset_count.c). */
+int fs_passthrough_only(const struct fs_engine *e, int d);
+
 /*
  * The split rule of the search (every stored tree follows it, and
  * fset_progress.c rebuilds trees from it): the box at active var d < nvars

@@ -17,9 +17,15 @@
  *  5. cnn5 again: the exact count under the CLI's default 60 s deadline
  *     and in the service's 1 s slices (fs_count_more) against the
  *     deadline-free count, and a count stopped after 0.5 s, saved, loaded
- *     into a new engine and continued (fs_progress_*).
+ *     into a new engine and continued (fs_progress_*);
+ *  6. listing, before and after fs_walk, on one engine (e->nav_plain
+ *     switches back to the plain search): pages by offset and by cursor,
+ *     the JSON-lines stream (ans_walk in the service's chunks), samples, on
+ *     cnn5, the README's ResNet-50 space (42k-node graph) and the
+ *     24-layer transformer (an unfinished count); every answer compared.
  *
- * Usage: bench_solver [--quick]     (make bench-solver)
+ * Usage: bench_solver [--quick] [--listing]   (make bench-solver; --listing:
+ * section 6 only)
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -27,6 +33,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "answer.h"
 #include "fset.h"
 #include "query.h"
 #include "z3c.h"
@@ -167,21 +174,293 @@ z3_first(struct sq_query *q, struct fs_engine *e, int want, double limit_s, int6
 	return t0;
 }
 
+/* ---- 6. listing: the plain search against fs_walk, one engine ---- */
+
+/* One listing answer: what it gave (compared between the two paths) and
+ * how many configurations it listed. */
+struct lop {
+	const char *name;
+	json_t *(*run)(struct fs_engine *e, const struct lop *op, int64_t *configs);
+	const char *offset;     /* ans_page's offset */
+	int64_t n;              /* configurations wanted */
+};
+
+static json_t *
+op_page(struct fs_engine *e, const struct lop *op, int64_t *configs)
+{
+	struct dn_error err;
+	json_t *p;
+
+	memset(&err, 0, sizeof err);
+	p = ans_page(e, 1, op->offset, NULL, op->n, &err);
+	*configs = p ? (int64_t)json_array_size(json_object_get(p, "items")) : 0;
+	return p;
+}
+
+/* Pages of 100 from the first, each from the last one's cursor. */
+static json_t *
+op_cursor_walk(struct fs_engine *e, const struct lop *op, int64_t *configs)
+{
+	json_t *all = json_array(), *p = NULL;
+	const char *cur = NULL;
+	char *keep = NULL;
+	struct dn_error err;
+
+	memset(&err, 0, sizeof err);
+	*configs = 0;
+	while (*configs < op->n) {
+		size_t i;
+		json_t *it;
+		p = ans_page(e, 1, NULL, cur, 100, &err);
+		if (p == NULL)
+			break;
+		json_array_foreach(json_object_get(p, "items"), i, it)
+			json_array_append(all, it);
+		*configs += (int64_t)json_array_size(json_object_get(p, "items"));
+		free(keep);
+		keep = json_is_string(json_object_get(p, "next_cursor")) ?
+		    strdup(json_string_value(json_object_get(p, "next_cursor"))) : NULL;
+		json_array_append_new(all, json_string(keep ? keep : "end"));
+		json_decref(p);
+		if ((cur = keep) == NULL)
+			break;
+	}
+	free(keep);
+	return all;
+}
+
+struct lines {
+	uint64_t hash;
+	int64_t n;
+};
+
+/* The service's stream line: compact JSON text, hashed (FNV-1a). */
+static int
+hash_line(void *ctx, json_t *sample)
+{
+	struct lines *l = ctx;
+	char *t = json_dumps(sample, JSON_COMPACT | JSON_REAL_PRECISION(15));
+
+	json_decref(sample);
+	for (const char *c = t; c && *c; c++)
+		l->hash = (l->hash ^ (unsigned char)*c) * 1099511628211ULL;
+	l->hash = (l->hash ^ '\n') * 1099511628211ULL;
+	l->n++;
+	free(t);
+	return 0;
+}
+
+/* The JSON-lines stream as the service walks it: chunks of 4096 from a
+ * position of its own, op->n configurations at most. */
+static json_t *
+op_stream(struct fs_engine *e, const struct lop *op, int64_t *configs)
+{
+	struct lines l = { 1469598103934665603ULL, 0 };
+	int64_t *pos = calloc((size_t)e->nvars + 1, sizeof *pos);
+	struct dn_error err;
+	int started = 0, r = 1;
+
+	memset(&err, 0, sizeof err);
+	while (r == 1 && l.n < op->n) {
+		int64_t left = op->n - l.n;
+		r = ans_walk(e, pos, started, left < 4096 ? left : 4096, hash_line, &l, &err);
+		started = 1;
+	}
+	free(pos);
+	*configs = l.n;
+	return json_pack("{s:I,s:I,s:i}", "n", (json_int_t)l.n, "hash", (json_int_t)(l.hash >> 1), "r", r);
+}
+
+struct raw {
+	int64_t n, max;
+	uint64_t hash;
+};
+
+static int
+raw_cb(void *ctx, const int64_t *pos)
+{
+	struct raw *r = ctx;
+
+	r->hash = (r->hash ^ (uint64_t)pos[0]) * 1099511628211ULL;
+	return ++r->n >= r->max;
+}
+
+/* fs_walk alone: positions, no JSON. */
+static json_t *
+op_walk_raw(struct fs_engine *e, const struct lop *op, int64_t *configs)
+{
+	struct raw r = { 0, op->n, 1469598103934665603ULL };
+	struct dn_error err;
+
+	memset(&err, 0, sizeof err);
+	(void)fs_walk(e, NULL, raw_cb, &r, &err);
+	*configs = r.n;
+	return json_pack("{s:I,s:I}", "n", (json_int_t)r.n, "hash", (json_int_t)(r.hash >> 1));
+}
+
+static json_t *
+op_samples(struct fs_engine *e, const struct lop *op, int64_t *configs)
+{
+	struct dn_error err;
+	json_t *j;
+
+	memset(&err, 0, sizeof err);
+	j = ans_samples(e, op->n, 42, &err);
+	*configs = j ? op->n : 0;
+	return j;
+}
+
+/* Times op before (e->nav_plain) and after, alternated, the best of
+ * `reps` each (one when a run takes over 2 s), and prints a row. */
+static void
+time_op(struct fs_engine *e, const struct lop *op, int reps)
+{
+	double best[2] = { 1e300, 1e300 };
+	json_t *got[2] = { NULL, NULL };
+	int64_t n[2] = { 0, 0 };
+
+	for (int rep = 0; rep < reps; rep++)
+		for (int after = 0; after < 2; after++) {
+			double t0;
+			json_t *j;
+			if (rep > 0 && best[after] > 2.0)
+				continue;
+			e->nav_plain = !after;
+			t0 = fs_now();
+			j = op->run(e, op, &n[after]);
+			t0 = fs_now() - t0;
+			if (t0 < best[after])
+				best[after] = t0;
+			if (got[after] == NULL)
+				got[after] = j;
+			else
+				json_decref(j);
+		}
+	e->nav_plain = 0;
+	printf("  %-34s %9" PRId64 " %11.2f %10.2f %11.1f %10.2f %8.0fx  %s\n", op->name, n[1], best[0] * 1e3,
+	    best[1] * 1e3, n[0] ? best[0] / (double)n[0] * 1e6 : 0.0, n[1] ? best[1] / (double)n[1] * 1e6 : 0.0,
+	    best[0] / best[1], got[0] && got[1] && n[0] == n[1] && json_equal(got[0], got[1]) ? "same" : "DIFFERENT");
+	json_decref(got[0]);
+	json_decref(got[1]);
+}
+
+/*
+ * The listing cases on one query: before any count (no tree), then after
+ * fs_count_all(count_s) (0: exact) for pages by offset, cursors, the
+ * stream and samples (the last two where the count is exact, or the
+ * stream's first stream_n for an unfinished one).
+ */
+static int
+listing_cases(const char *label, json_t *req, double count_s, const char *offset, int64_t stream_n, int reps)
+{
+	struct sq_query q;
+	struct fs_engine e;
+	struct dn_error err;
+	char cnt[64], tot[64], lo[64], hi[64];
+	double t0;
+	const struct lop first = { "first page of 100", op_page, NULL, 100 };
+	const struct lop walk = { "cursor walk of 1000 (pages of 100)", op_cursor_walk, NULL, 1000 };
+	struct lop deep = { NULL, op_page, offset, 100 };
+	struct lop stream = { NULL, op_stream, NULL, stream_n };
+	struct lop raw = { NULL, op_walk_raw, NULL, stream_n };
+	const struct lop samples = { "1000 uniform samples", op_samples, NULL, 1000 };
+	char deep_name[64], stream_name[128], raw_name[128];
+
+	memset(&err, 0, sizeof err);
+	if (open_query(req, &q, &e) != 0)
+		return -1;
+	fs_count_str(e.total, tot, sizeof tot);
+	printf("%s: %s configurations, %d engine variables, %d-node graph\n", label, tot, e.nvars, (int)e.g->n);
+	printf("  %-34s %9s %11s %10s %11s %10s %9s\n", "case", "configs", "before ms", "after ms", "before us/c",
+	    "after us/c", "speedup");
+	printf("  no count yet:\n");
+	time_op(&e, &first, reps);
+	time_op(&e, &walk, reps);
+	t0 = fs_now();
+	if (fs_count_all(&e, count_s, &err) != 0)
+		return -1;
+	t0 = fs_now() - t0;
+	fs_count_str(e.lower, lo, sizeof lo);
+	fs_count_str(e.upper, hi, sizeof hi);
+	if (e.lower == e.upper)
+		printf("  after the exact count (%s feasible, %.2f s, %d tree nodes):\n", lo, t0, (int)e.nnodes);
+	else
+		printf("  after a count stopped at %.1f s (feasible in [%s, %s], %d tree nodes):\n", t0, lo, hi,
+		    (int)e.nnodes);
+	time_op(&e, &first, reps);
+	if (e.lower == e.upper) {
+		snprintf(deep_name, sizeof deep_name, "page of 100 at offset %s", offset);
+		deep.name = deep_name;
+		time_op(&e, &deep, reps);
+	}
+	time_op(&e, &walk, reps);
+	fs_count_str(e.lower == e.upper && (int64_t)e.lower <= stream_n ? e.lower : (fs_count)stream_n, cnt, sizeof cnt);
+	snprintf(stream_name, sizeof stream_name, "stream (JSON lines) of %s%s", e.lower == e.upper &&
+	    (int64_t)e.lower <= stream_n ? "all " : "the first ", cnt);
+	stream.name = stream_name;
+	time_op(&e, &stream, reps);
+	snprintf(raw_name, sizeof raw_name, "  the same walk, no JSON (fs_walk)");
+	raw.name = raw_name;
+	time_op(&e, &raw, reps);
+	if (e.lower == e.upper)
+		time_op(&e, &samples, reps);
+	fs_free(&e);
+	sq_free(&q);
+	return 0;
+}
+
+static int
+listing_bench(int quick)
+{
+	const char *top = getenv("top_srcdir") ? getenv("top_srcdir") : ".";
+	char a[1024], b[1024];
+	json_t *req;
+	int reps = quick ? 1 : 3, rc = 0;
+
+	printf("\n== 6. listing: the plain search (before: e->nav_plain) against fs_walk and the tree walk (after),\n"
+	    "   one engine, best of %d, alternated; \"same\": both gave the same answer\n", reps);
+	req = cnn5_query("16GiB");
+	rc |= listing_cases("cnn5, 16 GiB", req, 0, "100000000", quick ? 2000 : 20000, reps);
+	json_decref(req);
+	snprintf(a, sizeof a, "%s/examples/spaces/resnet.json", top);
+	req = json_pack("{s:s,s:o,s:s,s:{s:s,s:s,s:s},s:{s:s}}", "model", "resnet50", "space", load(a), "device",
+	    "a100-40gb", "workload", "mode", "training", "optimizer", "adam", "dtype", "fp32", "budgets", "memory", "3GiB");
+	rc |= listing_cases("ResNet-50 (README walkthrough), A100 40 GB, Adam fp32, 3 GiB", req, 0, "1000", 100000, reps);
+	json_decref(req);
+	snprintf(a, sizeof a, "%s/examples/models/transformer24.json", top);
+	snprintf(b, sizeof b, "%s/examples/spaces/transformer24.json", top);
+	req = json_pack("{s:o,s:o,s:s,s:{s:s},s:{s:s,s:s}}", "model", load(a), "space", load(b), "device", "a100-80gb",
+	    "budgets", "memory", "40GiB", "workload", "dtype", "mixed_bf16", "optimizer", "adamw");
+	rc |= listing_cases("transformer24, per-layer heads and FFN widths, A100 80 GB, 40 GiB", req, 1.0, NULL,
+	    quick ? 2000 : 20000, reps);
+	json_decref(req);
+	return rc;
+}
+
 int
 main(int argc, char **argv)
 {
 	static const char *const budgets[] = { "2GiB", "3GiB", "4GiB", "6GiB", "8GiB", "10GiB", "16GiB",
 	    "24GiB", "32GiB", "40GiB", "64GiB" };
-	int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+	int quick = 0, listing = 0;
 	struct dn_error err;
 	char path[1024], tot[64], cnt[64];
 	double rate = 0, worst = 1e300;
 
+	for (int i = 1; i < argc; i++) {
+		quick |= strcmp(argv[i], "--quick") == 0;
+		listing |= strcmp(argv[i], "--listing") == 0;
+	}
 	memset(&err, 0, sizeof err);
 	snprintf(path, sizeof path, "%s/devices.json", cm_data_dir());
 	if (cm_catalog_load(path, &cat, &err) != 0) {
 		fprintf(stderr, "%s\n", err.message);
 		return 1;
+	}
+	if (listing) {
+		int rc = listing_bench(quick);
+		cm_catalog_free(&cat);
+		return rc != 0;
 	}
 
 	printf("== 1. counting the cnn5 space, exact, against brute force (same cost model)\n");
@@ -364,6 +643,8 @@ main(int argc, char **argv)
 				break;
 		}
 	}
+	if (listing_bench(quick) != 0)
+		return 1;
 	cm_catalog_free(&cat);
 	return 0;
 }
