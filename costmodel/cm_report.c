@@ -91,13 +91,16 @@ cm_result_write(struct jt *w, const struct cm_model *m, const union expr_val *co
 	key_int(w, ",\"peak_bytes\":", r->mem);
 	jt_lit(w, ",\"peak_phase\":");
 	jt_str(w, phases[r->peak_phase]);
-	jt_lit(w, ",\"breakdown\":{");
-	for (int c = 0; c < CM_MEM_NCAT; c++) {
-		if (c > 0)
-			jt_lit(w, ",");
-		jt_key(w, cm_mem_cat_name((enum cm_mem_cat)c));
-		jt_int(w, r->mem_breakdown[c]);
-	}
+	/* the categories of cm_mem_cat_name, in its order (test_costmodel compares) */
+	key_int(w, ",\"breakdown\":{\"weights\":", r->mem_breakdown[CM_MEM_WEIGHTS]);
+	key_int(w, ",\"gradients\":", r->mem_breakdown[CM_MEM_GRADIENTS]);
+	key_int(w, ",\"optimizer\":", r->mem_breakdown[CM_MEM_OPTIMIZER]);
+	key_int(w, ",\"inputs\":", r->mem_breakdown[CM_MEM_INPUTS]);
+	key_int(w, ",\"activations\":", r->mem_breakdown[CM_MEM_ACTIVATIONS]);
+	key_int(w, ",\"temporaries\":", r->mem_breakdown[CM_MEM_TEMPORARIES]);
+	key_int(w, ",\"workspace\":", r->mem_breakdown[CM_MEM_WORKSPACE]);
+	key_int(w, ",\"allocator\":", r->mem_breakdown[CM_MEM_ALLOCATOR]);
+	key_int(w, ",\"context\":", r->mem_breakdown[CM_MEM_CONTEXT]);
 	jt_lit(w, "}},\"latency\":{\"inference_seconds\":");
 	jt_real(w, r->lat_infer);
 	jt_lit(w, ",\"training_step_seconds\":");

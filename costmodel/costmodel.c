@@ -326,6 +326,59 @@ cm_model_read(const struct cm_model *m, const union expr_val *v, struct cm_resul
 	breakdown(m, v, r);
 }
 
+static void
+mark(uint8_t *need, expr_id e)
+{
+	if (e >= 0)
+		need[e] = 1;
+}
+
+static void
+mark_step(uint8_t *need, const struct mem_step *st)
+{
+	mark(need, st->total);
+	mark(need, st->saved);
+	mark(need, st->transient);
+	mark(need, st->grads);
+	mark(need, st->workspace);
+}
+
+void
+cm_model_mark_read(const struct cm_model *m, uint8_t *need)
+{
+	const struct cm_graph *gr = &m->graph;
+	const struct mem_plan *p = &m->mem;
+
+	/* as cm_model_read: the metrics and weight sizes */
+	for (int i = 0; i < CM_M_NMETRICS; i++)
+		mark(need, m->metrics[i]);
+	for (int i = 0; i < 3; i++)
+		mark(need, m->weight_bytes[i]);
+	/* the shape rules and the values their messages show */
+	for (int i = 0; i < gr->ncons; i++) {
+		mark(need, gr->cons[i].ok);
+		for (int j = 0; j < gr->cons[i].nvals; j++)
+			mark(need, gr->cons[i].vals[j]);
+	}
+	/* as breakdown: the persistent parts and every step of both timelines */
+	mark(need, p->weights);
+	mark(need, p->buffers);
+	mark(need, p->inputs);
+	mark(need, p->context);
+	mark(need, p->autocast_cache);
+	mark(need, p->optimizer_state);
+	mark(need, p->optimizer_temp);
+	mark(need, p->grads_all);
+	mark(need, p->opt_peak);
+	mark(need, p->train_reserve);
+	mark(need, p->infer_reserve);
+	for (int k = 0; k < gr->nops; k++) {
+		mark_step(need, &p->infer[k]);
+		mark_step(need, &p->fwd[k]);
+		mark_step(need, &p->bwd[k]);
+	}
+}
+
 void
 cm_model_op_report(const struct cm_model *m, const union expr_val *v, int k,
     struct cm_op_report *o)

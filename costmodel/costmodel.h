@@ -214,6 +214,12 @@ int cm_model_eval(const struct cm_model *m, const union expr_val *config,
  * queries do). No evaluation, no allocation. */
 void cm_model_read(const struct cm_model *m, const union expr_val *vals, struct cm_result *res);
 
+/* Sets need[id] for every node cm_model_read may read (need: one byte per
+ * node of the graph, which may extend the model's): a partial tape that
+ * computes these is enough for it (expr_tape_build_part). Keep in step
+ * with cm_model_read; the tests compare both tapes' readings. */
+void cm_model_mark_read(const struct cm_model *m, uint8_t *need);
+
 /* Per-operator breakdown of the last evaluation held in `scratch`. */
 struct cm_op_report {
 	const char *path;

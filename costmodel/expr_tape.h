@@ -18,12 +18,37 @@ struct expr_tape {
 	int32_t nruns;
 	int32_t *dst, *a, *b, *c;       /* per entry: node id and operand ids (c: the shift of a
 	                                 * division by a power of two) */
-	int32_t *const_ids, nconsts;
-	int32_t *var_ids, nvars;
+	int32_t *xs, nxs;               /* operand lists of the folds of a partial tape */
+	int32_t nentries;
+	int16_t *d16, *a16, *b16, *c16, *xs16;  /* the same, when every id fits in 16 bits
+	                                         * (evaluation takes these), else NULL */
+	int32_t *const_ids, nconsts;    /* constants it writes first, and their values */
+	union expr_val *const_vals;
+	int32_t *var_ids, nvars;        /* variables it copies in, and their hyperparameters */
+	int32_t *var_hps;
 };
 
 /* Compiles g (its current nodes). 0, or -1 when out of memory. */
 int expr_tape_build(const struct expr_graph *g, struct expr_tape *t);
+
+/*
+ * A partial tape, for a caller that reads some nodes and knows others:
+ * need marks the nodes whose values it reads after each evaluation (NULL:
+ * all), given (NULL: none) the operation nodes whose values it writes into
+ * vals itself before each evaluation (from tables, say). The tape computes
+ * only what the needed nodes depend on, stops at given nodes, and folds
+ * single-use chains nobody reads (sums, maxima, round-ups) into one step
+ * each without storing the inner results: after expr_tape_eval, needed
+ * nodes hold expr_eval's values and other slots are unspecified. It faults
+ * when a node it computes overflows (not for nodes it skips). 0, or -1
+ * when out of memory.
+ */
+int expr_tape_build_part(const struct expr_graph *g, const uint8_t *need, const uint8_t *given,
+    struct expr_tape *t);
+
+/* Sets mark[i] for every node whose value the tape reads: the operands its
+ * entries take from constants, variables, given nodes and each other. */
+void expr_tape_mark_reads(const struct expr_tape *t, uint8_t *mark);
 void expr_tape_free(struct expr_tape *t);
 
 /* As expr_eval(g, vars, vals, fault), through the tape. */

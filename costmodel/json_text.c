@@ -147,27 +147,64 @@ static const char digit_pairs[] =
 	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
 	"8081828384858687888990919293949596979899";
 
+static const uint64_t pow10_u64[20] = {
+	1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL, 100000000ULL,
+	1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL, 10000000000000ULL,
+	100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL, 100000000000000000ULL,
+	1000000000000000000ULL, 10000000000000000000ULL
+};
+
+/* Decimal digits of u (1 for 0): log10 from the bit length (1233/4096 is
+ * just above log10(2)), corrected by one comparison. */
+static int
+decimal_digits(uint64_t u)
+{
+	int t = ((64 - __builtin_clzll(u | 1)) * 1233) >> 12;
+	int d = t + (u >= pow10_u64[t]);
+
+	return d > 0 ? d : 1;
+}
+
 void
 jt_int(struct jt *w, int64_t v)
 {
-	char tmp[24];
-	int p = (int)sizeof tmp;
 	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+	size_t n = (size_t)decimal_digits(u) + (v < 0);
+	char tmp[24], *end;
 
-	while (u >= 100) {
-		unsigned r = (unsigned)(u % 100);
-		u /= 100;
-		tmp[--p] = digit_pairs[2 * r + 1];
-		tmp[--p] = digit_pairs[2 * r];
+	/* straight into the buffer when it has room, two digits per division;
+	 * eight-digit groups in 32-bit arithmetic, cheaper than 64-bit division */
+	end = (w->len + n + 1 <= w->cap ? w->buf + w->len : tmp) + n;
+	while (u >= 100000000) {
+		uint32_t g = (uint32_t)(u % 100000000);
+		u /= 100000000;
+		for (int k = 0; k < 4; k++) {
+			uint32_t r = g % 100;
+			g /= 100;
+			*--end = digit_pairs[2 * r + 1];
+			*--end = digit_pairs[2 * r];
+		}
 	}
-	if (u >= 10) {
-		tmp[--p] = digit_pairs[2 * u + 1];
-		tmp[--p] = digit_pairs[2 * u];
-	} else
-		tmp[--p] = (char)('0' + (int)u);
+	{
+		uint32_t x = (uint32_t)u;
+		while (x >= 100) {
+			uint32_t r = x % 100;
+			x /= 100;
+			*--end = digit_pairs[2 * r + 1];
+			*--end = digit_pairs[2 * r];
+		}
+		if (x >= 10) {
+			*--end = digit_pairs[2 * x + 1];
+			*--end = digit_pairs[2 * x];
+		} else
+			*--end = (char)('0' + (int)x);
+	}
 	if (v < 0)
-		tmp[--p] = '-';
-	jt_raw(w, tmp + p, sizeof tmp - (size_t)p);
+		*--end = '-';
+	if (end == tmp)
+		jt_raw(w, tmp, n);
+	else
+		w->len += n;
 }
 
 /* 10^k, exact in a double for k <= 22 */
@@ -204,9 +241,22 @@ format_g15(double v, char *out)
 		mi *= 10;
 		e--;
 	}
-	for (int i = 14; i >= 0; i--) {
-		digits[i] = (char)('0' + (int)(mi % 10));
-		mi /= 10;
+	{
+		/* 15 digits: 7 above, 8 below 10^8, two per 32-bit division */
+		uint32_t hi = (uint32_t)(mi / 100000000), lo = (uint32_t)(mi % 100000000);
+		for (int i = 14; i > 6; i -= 2) {
+			uint32_t r = lo % 100;
+			lo /= 100;
+			digits[i] = digit_pairs[2 * r + 1];
+			digits[i - 1] = digit_pairs[2 * r];
+		}
+		for (int i = 6; i > 0; i -= 2) {
+			uint32_t r = hi % 100;
+			hi /= 100;
+			digits[i] = digit_pairs[2 * r + 1];
+			digits[i - 1] = digit_pairs[2 * r];
+		}
+		digits[0] = (char)('0' + hi);
 	}
 	lead = 15;
 	while (lead > 1 && digits[lead - 1] == '0')

@@ -8,8 +8,9 @@
  *
  *   GET  /v1/reductions/{id}/check?name=value&...   the same, no body
  * Cheap by design: the compiled query is looked up in the registry by the
- * query's id and only evaluated (two passes over the expression graph, on
- * the HTTP thread, under the query's read lock). Only the first call of a
+ * query's id and only evaluated, on the HTTP thread under the query's read
+ * lock, by its check tape (what the answer reads: tabulated values copied
+ * in, chains folded; see solver/answer_check.c). Only the first call of a
  * query goes to a solver worker to compile it.
  */
 #include "srv_registry.h"

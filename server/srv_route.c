@@ -90,6 +90,31 @@ route_match(const char *pattern, const char *path, struct span params[2])
 	return *s == '\0';
 }
 
+/* Does a request with `method` go to route r's handler (HEAD as GET)? */
+static int
+method_serves(const struct srv_route *r, const char *method)
+{
+	return strcmp(r->method, method) == 0 || (strcmp(method, "HEAD") == 0 && strcmp(r->method, "GET") == 0);
+}
+
+static const struct srv_route *
+chosen(int i, const struct span at[2], int *status, char params[2][256])
+{
+	for (int k = 0; k < 2; k++) {
+		if (at[k].at != NULL)
+			memcpy(params[k], at[k].at, at[k].len);
+		params[k][at[k].len] = '\0';
+	}
+	*status = 200;
+	return &routes[i];
+}
+
+/* The route this thread matched last, tried first: a trial generator
+ * calls one route over and over. Patterns of one method are disjoint (no
+ * path matches two of them: test_routes checks every pair), so a hit is
+ * the answer the scan in table order gives. */
+static __thread int last_route = -1;
+
 const struct srv_route *
 srv_route_find(const char *method, const char *path, int *status, char *allow, size_t allow_len,
     char params[2][256])
@@ -97,19 +122,18 @@ srv_route_find(const char *method, const char *path, int *status, char *allow, s
 	int any = 0;
 
 	allow[0] = '\0';
+	if (last_route >= 0 && method_serves(&routes[last_route], method)) {
+		struct span at[2] = { { NULL, 0 }, { NULL, 0 } };
+		if (route_match(routes[last_route].pattern, path, at))
+			return chosen(last_route, at, status, params);
+	}
 	for (int i = 0; i < NROUTES; i++) {
 		struct span at[2] = { { NULL, 0 }, { NULL, 0 } };
 		if (!route_match(routes[i].pattern, path, at))
 			continue;
-		if (strcmp(routes[i].method, method) == 0 ||
-		    (strcmp(method, "HEAD") == 0 && strcmp(routes[i].method, "GET") == 0)) {
-			for (int k = 0; k < 2; k++) {
-				if (at[k].at != NULL)
-					memcpy(params[k], at[k].at, at[k].len);
-				params[k][at[k].len] = '\0';
-			}
-			*status = 200;
-			return &routes[i];
+		if (method_serves(&routes[i], method)) {
+			last_route = i;
+			return chosen(i, at, status, params);
 		}
 		if (strstr(allow, routes[i].method) == NULL) {
 			size_t n = strlen(allow);

@@ -53,11 +53,23 @@ write_part(struct jt *w, const struct expr_graph *g, const struct sq_part *p, co
 	jt_lit(w, "}");
 }
 
+/* Evaluates what a check reads for the configuration at pos: the
+ * tabulated nodes copied from their tables, the rest by the engine's check
+ * tape (see build_check_tape). 0, or -1 when a value overflows. */
+static int
+check_eval(const struct fs_engine *e, const int64_t *pos, const union expr_val *cfg, union expr_val *vals)
+{
+	if (fs_check_fill(e, pos, vals) != 0)           /* not a grid position: the whole tape */
+		return expr_tape_eval(&e->tape, e->g, cfg, vals, NULL);
+	return expr_tape_eval(&e->check_tape, e->g, cfg, vals, NULL);
+}
+
 /* Evaluates the model configuration cfg (in scratch, after the graph's
- * values) and writes the answer; see ans_check_text. */
+ * values; pos: its grid positions) and writes the answer; see
+ * ans_check_text. */
 static char *
-check_write(const struct fs_engine *e, union expr_val *scratch, int with_costs, int all_parts, const char *id,
-    size_t *len, struct dn_error *err)
+check_write(const struct fs_engine *e, const int64_t *pos, union expr_val *scratch, int with_costs,
+    int all_parts, const char *id, size_t *len, struct dn_error *err)
 {
 	const struct sq_query *q = e->q;
 	const struct expr_graph *g = e->g;
@@ -66,7 +78,7 @@ check_write(const struct fs_engine *e, union expr_val *scratch, int with_costs, 
 	struct jt w;
 	int ok = 1, first = 1;
 
-	if (expr_tape_eval(&e->tape, g, cfg, vals, NULL) != 0) {
+	if (check_eval(e, pos, cfg, vals) != 0) {
 		dn_error_set(err, DN_ERANGE, "config", "a cost of this configuration overflows 64 bits: it cannot run");
 		return NULL;
 	}
@@ -153,9 +165,12 @@ ans_check_text(const struct fs_engine *e, const json_t *config, union expr_val *
 		/* continuous hyperparameters bound to the model take the given value */
 		rc = fs_real_values_from_json(e, config, pos, cfg, err);
 	}
-	if (pos != stack)
-		free(pos);
-	return rc == 0 ? check_write(e, scratch, with_costs, all_parts, id, len, err) : NULL;
+	{
+		char *text = rc == 0 ? check_write(e, pos, scratch, with_costs, all_parts, id, len, err) : NULL;
+		if (pos != stack)
+			free(pos);
+		return text;
+	}
 }
 
 int
@@ -169,13 +184,14 @@ ans_check_args_text(const struct fs_engine *e, const char *const *names, const c
 	if (pos == NULL)
 		return 1;       /* the JSON form reports it */
 	rc = fs_from_args(e, names, values, n, pos);
-	if (rc == 0)
+	if (rc == 0) {
 		fs_config_of((struct fs_engine *)e, pos, scratch + e->nnodes_graph);
+		*text = check_write(e, pos, scratch, with_costs, all_parts, id, len, err);
+	}
 	if (pos != stack)
 		free(pos);
 	if (rc != 0)
 		return 1;
-	*text = check_write(e, scratch, with_costs, all_parts, id, len, err);
 	return *text != NULL ? 0 : -1;
 }
 

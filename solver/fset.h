@@ -76,6 +76,14 @@ struct fs_node {
 	uint8_t status;
 };
 
+/* The tabulated nodes of one var that the check reads: fills
+ * [first, first + count) of check_fill, whose values at position p are
+ * the row check_tab[off + p * count ...]. */
+struct fs_fill_group {
+	int32_t var, first, count;
+	int64_t off;
+};
+
 struct fs_engine {
 	struct sq_query *q;
 	const struct expr_graph *g;
@@ -125,10 +133,30 @@ struct fs_engine {
 	struct fs_cvar *cvars;          /* continuous hyperparameters (quantified, fset_real.c) */
 	int ncvars;
 	int *dim_cvar;                  /* space dim -> continuous var, or -1 */
+	/* the per-trial check (answer_check.c): a partial tape of what a check
+	 * reads, and the tabulated nodes it reads (each with its var), copied
+	 * from their tables before it runs. Like the tape, the tables and the
+	 * space, immutable after fs_init. */
+	struct expr_tape check_tape;
+	int32_t *check_fill, ncheck_fill;       /* the tabulated nodes it reads, grouped by var */
+	struct fs_fill_group *check_groups;     /* per var: its nodes and their table */
+	int ncheck_groups;
+	union expr_val *check_tab;      /* the groups' tables, one block: a row per position */
+	/* reading a configuration's text pairs (fs_from_args): top-level dims
+	 * by name (open addressing, -1 empty), and each var's numeric value
+	 * per position (NULL where the grid is not a plain list of numbers) */
+	int32_t *arg_slot;
+	uint32_t arg_mask;
+	double **var_num;
 	int nav_plain;                  /* tests and benchmarks: fs_kth, fs_next and fs_walk take
 	                                 * the search that predates fs_walk (bounds narrowed on every
 	                                 * step, each configuration searched from the root) */
 };
+
+/* Copies the check's tabulated values for the configuration at pos into
+ * vals (indexed by node). 0, or -1 when a position is off the grid (the
+ * caller then evaluates the whole tape). */
+int fs_check_fill(const struct fs_engine *e, const int64_t *pos, union expr_val *vals);
 
 /* Prepares the engine for a parsed query (which must outlive it), deciding
  * q->feasible; fs_init_root decides another boolean node of the same graph

@@ -270,6 +270,77 @@ fs_text_value(const char *text)
 	return json_string(text);
 }
 
+/* FNV-1a of a name: the index of top-level dims by name. */
+static uint32_t
+name_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s != '\0')
+		h = (h ^ (uint8_t)*s++) * 16777619u;
+	return h;
+}
+
+int
+fs_args_index_build(struct fs_engine *e)
+{
+	const struct sp_space *s = &e->q->space;
+	uint32_t size = 8;
+
+	while (size < 2 * (uint32_t)s->ndims + 2)
+		size *= 2;
+	e->arg_slot = malloc(sizeof *e->arg_slot * size);
+	e->var_num = calloc((size_t)e->nvars + 1, sizeof *e->var_num);
+	if (e->arg_slot == NULL || e->var_num == NULL)
+		return -1;
+	e->arg_mask = size - 1;
+	for (uint32_t i = 0; i < size; i++)
+		e->arg_slot[i] = -1;
+	for (int k = 0; k < s->ndims; k++) {
+		uint32_t h;
+		if (s->dims[k].parent >= 0)
+			continue;
+		for (h = name_hash(s->dims[k].key) & e->arg_mask; e->arg_slot[h] >= 0; h = (h + 1) & e->arg_mask)
+			;
+		e->arg_slot[h] = k;
+	}
+	/* explicit grids of numbers: their values as the text's number compares */
+	for (int v = 0; v < e->nvars; v++) {
+		const struct fs_var *x = &e->vars[v];
+		const struct sp_dim *d = &s->dims[x->dim];
+		if (x->vals == NULL || d->nested)
+			continue;
+		if ((e->var_num[v] = malloc(sizeof *e->var_num[v] * ((size_t)x->n + 1))) == NULL)
+			return -1;
+		for (int64_t p = 0; p < x->n; p++)
+			e->var_num[v][p] = sp_value_num(d, fs_dim_index(x, p));
+	}
+	return 0;
+}
+
+void
+fs_args_index_free(struct fs_engine *e)
+{
+	for (int v = 0; e->var_num != NULL && v < e->nvars; v++)
+		free(e->var_num[v]);
+	free(e->var_num);
+	free(e->arg_slot);
+	e->var_num = NULL;
+	e->arg_slot = NULL;
+}
+
+/* The top-level space dim named name, or -1. */
+static int
+dim_named(const struct fs_engine *e, const char *name)
+{
+	const struct sp_space *s = &e->q->space;
+
+	for (uint32_t h = name_hash(name) & e->arg_mask; e->arg_slot[h] >= 0; h = (h + 1) & e->arg_mask)
+		if (strcmp(s->dims[e->arg_slot[h]].key, name) == 0)
+			return e->arg_slot[h];
+	return -1;
+}
+
 /* Position of a value given as text on var v's grid, by the same equality
  * as fs_position_of's common cases (a number on a numeric grid, a string
  * among a choice's strings); -1 when not found or not such a case. */
@@ -278,18 +349,19 @@ position_of_text(const struct fs_engine *e, int v, const char *text)
 {
 	const struct fs_var *x = &e->vars[v];
 	const struct sp_dim *d = &e->q->space.dims[x->dim];
+	const double *num = e->var_num[v];
 	int64_t i;
 	double want;
 	int kind;
 
-	if (x->vals == NULL || d->nested)
+	if (num == NULL)
 		return -1;
 	kind = fs_text_number(text, &i, &want);
 	if (kind == 1)
 		want = (double)i;
 	if (kind != 0) {
 		for (int64_t p = 0; p < x->n; p++)
-			if (sp_value_num(d, fs_dim_index(x, p)) == want)
+			if (num[p] == want)
 				return p;
 		return -1;
 	}
@@ -313,17 +385,10 @@ fs_from_args(const struct fs_engine *e, const char *const *names, const char *co
 		return 1;
 	for (int v = 0; v < e->nvars; v++)
 		pos[v] = -1;
-	for (int a = 0, hint = 0; a < n; a++) {
-		int k = hint, v;
-		/* clients usually send the parameters in the space's order */
-		if (k >= s->ndims || s->dims[k].parent >= 0 || strcmp(s->dims[k].key, names[a]) != 0)
-			for (k = 0; k < s->ndims; k++)
-				if (s->dims[k].parent < 0 && s->dims[k].key[0] == names[a][0] &&
-				    strcmp(s->dims[k].key, names[a]) == 0)
-					break;
-		if (k == s->ndims)
+	for (int a = 0; a < n; a++) {
+		int k = dim_named(e, names[a]), v;
+		if (k < 0)
 			return 1;
-		hint = k + 1;
 		if (!s->dims[k].discrete)
 			continue;       /* passes through: its value is not read */
 		v = e->dim_var[k];

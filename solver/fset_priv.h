@@ -34,6 +34,11 @@ fs_mul(fs_count a, fs_count b)
 union expr_val fs_value(const struct fs_var *v, int64_t p);
 int64_t fs_dim_index(const struct fs_var *v, int64_t p);
 
+/* Prepares fs_from_args's name index and numeric grids (fset_json.c). 0,
+ * or -1 when out of memory; fs_free frees them. */
+int fs_args_index_build(struct fs_engine *e);
+void fs_args_index_free(struct fs_engine *e);
+
 /* Size of var v's subtree with v over positions [lo, hi]. */
 fs_count fs_contrib(const struct fs_engine *e, int v, int64_t lo, int64_t hi);
 

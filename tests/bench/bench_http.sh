@@ -15,11 +15,15 @@
 #     ResNet space whose graph has 42k nodes) for reference;
 #  2. a cached reduction read (GET /v1/reductions/{id}) from PostgreSQL:
 #     every read is a query to a throwaway PostgreSQL server.
-# Usage: tests/bench/bench_http.sh [SECONDS per run, default 10] [ROUNDS, default 3]
+# The machines are shared and noisy (a run's throughput moves by 20% from
+# one second to the next): many short rounds, each arm's order reversed
+# every other round so that a drift does not favour one, and the median of
+# the per-round ratios.
+# Usage: tests/bench/bench_http.sh [SECONDS per run, default 3] [ROUNDS, default 9]
 set -eu
 cd "$(dirname "$0")/../.."
-secs="${1:-10}"
-rounds="${2:-3}"
+secs="${1:-3}"
+rounds="${2:-9}"
 PY=/usr/bin/python3
 for t in wrk curl; do
 	command -v $t >/dev/null || { echo "bench_http: $t is missing (apt-get install $t)" >&2; exit 1; }
@@ -101,13 +105,17 @@ head -1 "$work/resnet.full" | curl -sf -o /dev/null -H 'Content-Type: applicatio
 : >"$work/ratios_script"
 # the trivial endpoint through the same script: one (empty) query string per line
 for _ in $(seq 64); do echo ""; done >"$work/empty.qs"
+check_arm() {
+	set -- $(run_wrk "http://127.0.0.1:$port/v1/reductions/$id_cnn5/check" tests/bench/paths.lua "$work/cnn5.qs")
+	c_rps=$1 c_p99=$2
+}
 for r in $(seq "$rounds"); do
+	[ $((r % 2)) -eq 0 ] && check_arm
 	set -- $(run_wrk "http://127.0.0.1:$port/healthz")
 	h_rps=$1 h_p99=$2
 	set -- $(run_wrk "http://127.0.0.1:$port/healthz" tests/bench/paths.lua "$work/empty.qs")
 	hs_rps=$1 hs_p99=$2
-	set -- $(run_wrk "http://127.0.0.1:$port/v1/reductions/$id_cnn5/check" tests/bench/paths.lua "$work/cnn5.qs")
-	c_rps=$1 c_p99=$2
+	[ $((r % 2)) -eq 1 ] && check_arm
 	ratio=$(echo "$c_rps $h_rps" | awk '{printf "%.2f", $1 / $2}')
 	ratio_s=$(echo "$c_rps $hs_rps" | awk '{printf "%.2f", $1 / $2}')
 	echo "$ratio" >>"$work/ratios"

@@ -12,6 +12,7 @@
  *    by workload, and interval bounds of a real model are sound.
  */
 #include "test_util.h"
+#include "cm_report.h"
 
 #include <math.h>
 
@@ -257,6 +258,21 @@ START_TEST(test_breakdown_and_orderings)
 			}
 			ck_assert_msg(sum == t.r.mem, "%s: breakdown %lld != total %lld", presets[i],
 			    (long long)sum, (long long)t.r.mem);
+			{
+				/* the answer's breakdown: every category under its name, in order */
+				json_t *j = cm_result_to_json(t.m, NULL, t.scratch, &t.r, 0);
+				json_t *b = json_object_get(json_object_get(j, "memory"), "breakdown");
+				const char *key;
+				json_t *val;
+				int c = 0;
+				ck_assert_int_eq((int)json_object_size(b), CM_MEM_NCAT);
+				json_object_foreach(b, key, val) {
+					ck_assert_str_eq(key, cm_mem_cat_name((enum cm_mem_cat)c));
+					ck_assert_int_eq(json_integer_value(val), t.r.mem_breakdown[c]);
+					c++;
+				}
+				json_decref(j);
+			}
 			if (training) {
 				ck_assert_int_gt(t.r.mem_train, t.r.mem_infer);
 				ck_assert(t.r.lat_train > t.r.lat_infer);

@@ -222,6 +222,201 @@ START_TEST(test_bound_soundness)
 }
 END_TEST
 
+/* ---- partial tapes: needed nodes only, given nodes, folded chains ---- */
+
+/* A random graph with the shapes partial tapes fold: balanced sums and
+ * maxima (expr_sum, expr_max_n), left-deep running sums, round-ups, chains
+ * of real additions, min and and. Returns its roots in roots[]. */
+static int
+random_folds(expr_id *roots)
+{
+	expr_id terms[12], rterms[12], run = expr_int(&G, 0);
+	int n = (int)rand_in(2, 12), nr = 0;
+
+	for (int i = 0; i < n; i++) {
+		terms[i] = random_tree(3);
+		rterms[i] = expr_mul(&G, expr_to_real(&G, terms[i]), expr_var(&G, 2));
+		run = expr_add(&G, run, expr_round_up(&G, terms[i], (int64_t)1 << rand_in(0, 12)));
+		if (next() % 3 == 0)
+			roots[nr++] = run;      /* a running sum read along the way */
+	}
+	roots[nr++] = run;
+	{
+		/* the allocator's rounding (mem_plan.c's alloc_size), real quotients
+		 * of converted integers by a variable (zero included) and constants */
+		expr_id x = terms[n - 1], w = expr_var(&G, 2);
+		roots[nr++] = expr_ite(&G, expr_le(&G, x, expr_int(&G, rand_in(-10, 40))),
+		    expr_round_up(&G, x, 4), expr_round_up(&G, x, 64));
+		roots[nr++] = expr_add(&G, expr_div(&G, expr_to_real(&G, terms[0]), w),
+		    expr_div(&G, expr_to_real(&G, x), expr_real(&G, 0.75)));
+		roots[nr++] = expr_div(&G, expr_to_real(&G, x), expr_real(&G, 0.0));
+	}
+	roots[nr++] = expr_sum(&G, terms, n);
+	roots[nr++] = expr_max_n(&G, terms, n);
+	{
+		expr_id r = rterms[0], m = terms[0], a = expr_lt(&G, terms[0], expr_int(&G, 5));
+		for (int i = 1; i < n; i++) {
+			r = expr_add(&G, r, rterms[i]);
+			m = expr_min(&G, terms[i], m);
+			a = expr_and(&G, expr_lt(&G, terms[i], expr_int(&G, 5)), a);
+		}
+		roots[nr++] = r;
+		roots[nr++] = expr_max(&G, r, expr_sum(&G, rterms, n));
+		roots[nr++] = m;
+		roots[nr++] = a;
+	}
+	return nr;
+}
+
+/* Evaluates a partial tape into got (garbage first, given nodes copied from
+ * the reference ref) and compares every needed node with ref. */
+static void
+check_part_tape(const struct expr_tape *part, const union expr_val *vars, const union expr_val *ref,
+    union expr_val *got, const uint8_t *need, const uint8_t *given, int trial)
+{
+	memset(got, 0x5a, sizeof *got * (size_t)G.n);   /* unread slots hold garbage */
+	for (expr_id i = 0; i < G.n; i++)
+		if (given[i])
+			got[i] = ref[i];
+	ck_assert_int_eq(expr_tape_eval(part, &G, vars, got, NULL), 0);
+	for (expr_id i = 0; i < G.n; i++)
+		if (need[i])
+			ck_assert_msg(memcmp(&got[i], &ref[i], sizeof got[i]) == 0,
+			    "trial %d (%s operands): partial tape differs at needed node %d", trial,
+			    part->d16 ? "16-bit" : "32-bit", i);
+}
+
+START_TEST(test_tape_partial)
+{
+	int folded_runs = 0;
+
+	for (int trial = 0; trial < 300; trial++) {
+		expr_id roots[40];
+		int nroots;
+		union expr_val vars[4], *ref, *got;
+		uint8_t *need, *given;
+		struct expr_tape full, part;
+
+		teardown();
+		setup();
+		nroots = random_folds(roots);
+		ck_assert(!dn_error_isset(&G.err));
+		ref = malloc(sizeof *ref * (size_t)G.n);
+		got = malloc(sizeof *got * (size_t)G.n);
+		need = calloc((size_t)G.n, 1);
+		given = calloc((size_t)G.n, 1);
+		for (int i = 0; i < nroots; i++)
+			need[roots[i]] = 1;
+		for (expr_id i = 0; i < G.n; i++) {
+			if (G.nodes[i].kind == EK_CONST || G.nodes[i].kind == EK_VAR)
+				continue;
+			if (next() % 8 == 0)
+				need[i] = 1;
+			else if (next() % 10 == 0)
+				given[i] = 1;
+		}
+		ck_assert_int_eq(expr_tape_build(&G, &full), 0);
+		ck_assert_int_eq(expr_tape_build_part(&G, need, given, &part), 0);
+		folded_runs += part.nxs > 0;
+		for (int pt = 0; pt < 20; pt++) {
+			vars[0].i = rand_in(-30, 30);
+			vars[1].i = rand_in(-30, 30);
+			vars[2].r = (double)rand_in(-8, 8) / 4.0;
+			vars[3].i = 0;
+			if (expr_eval(&G, vars, ref, NULL) != 0)
+				continue;
+			check_part_tape(&part, vars, ref, got, need, given, trial);
+			{
+				/* the 32-bit operand arrays (large graphs) give the same */
+				int16_t *d16 = part.d16;
+				ck_assert_ptr_nonnull(d16);
+				part.d16 = NULL;
+				check_part_tape(&part, vars, ref, got, need, given, trial);
+				part.d16 = d16;
+			}
+		}
+		{
+			/* what it reads: constants, variables, given nodes and its own entries */
+			uint8_t *reads = calloc((size_t)G.n, 1);
+			expr_tape_mark_reads(&part, reads);
+			for (expr_id i = 0; i < G.n; i++)
+				if (given[i] && !need[i] && reads[i])
+					ck_assert(G.nodes[i].kind != EK_CONST);
+			free(reads);
+		}
+		expr_tape_free(&full);
+		expr_tape_free(&part);
+		free(ref);
+		free(got);
+		free(need);
+		free(given);
+	}
+	ck_assert_int_gt(folded_runs, 250);     /* the folds were exercised */
+}
+END_TEST
+
+START_TEST(test_tape_partial_fault)
+{
+	/* a folded sum overflows as the chain it replaces does, at any term */
+	expr_id a = expr_var(&G, 0), b = expr_var(&G, 1);
+	expr_id s = expr_add(&G, expr_add(&G, expr_add(&G, a, b), expr_mul(&G, a, b)), b);
+	expr_id r = expr_round_up(&G, a, 1024);
+	uint8_t *need = calloc((size_t)G.n, 1);
+	union expr_val vars[4] = { { .i = INT64_MAX - 5 }, { .i = 1 }, { .r = 0 }, { .i = 0 } };
+	union expr_val *v = malloc(sizeof *v * (size_t)G.n);
+	struct expr_tape part;
+
+	need[s] = 1;
+	need[r] = 0;
+	ck_assert_int_eq(expr_tape_build_part(&G, need, NULL, &part), 0);
+	ck_assert_int_gt(part.nxs, 0);
+	ck_assert_int_eq(expr_tape_eval(&part, &G, vars, v, NULL), -1);         /* a * b + (a + b) */
+	vars[0].i = 3;
+	vars[1].i = INT64_MAX - 3;
+	ck_assert_int_eq(expr_tape_eval(&part, &G, vars, v, NULL), -1);         /* a + b */
+	vars[1].i = 10;
+	ck_assert_int_eq(expr_tape_eval(&part, &G, vars, v, NULL), 0);
+	ck_assert_int_eq(v[s].i, 3 + 10 + 30 + 10);
+	expr_tape_free(&part);
+	/* a round-up at the top of the range overflows as ceil-divide-then-multiply does */
+	memset(need, 0, (size_t)G.n);
+	need[r] = 1;
+	ck_assert_int_eq(expr_tape_build_part(&G, need, NULL, &part), 0);
+	vars[0].i = INT64_MAX - 5;
+	ck_assert_int_eq(expr_tape_eval(&part, &G, vars, v, NULL), -1);
+	vars[0].i = -1500;
+	ck_assert_int_eq(expr_tape_eval(&part, &G, vars, v, NULL), 0);
+	ck_assert_int_eq(v[r].i, -1024);
+	vars[0].i = 1025;
+	ck_assert_int_eq(expr_tape_eval(&part, &G, vars, v, NULL), 0);
+	ck_assert_int_eq(v[r].i, 2048);
+	expr_tape_free(&part);
+	/* the allocator's rounding as one step: below the limit the small
+	 * rounding, above it the large, and an overflow of either is a fault */
+	{
+		expr_id al = expr_ite(&G, expr_le(&G, a, expr_int(&G, 1000)), expr_round_up(&G, a, 512),
+		    expr_round_up(&G, a, (int64_t)1 << 21));
+		need = realloc(need, (size_t)G.n);
+		v = realloc(v, sizeof *v * (size_t)G.n);
+		memset(need, 0, (size_t)G.n);
+		need[al] = 1;
+		ck_assert_int_eq(expr_tape_build_part(&G, need, NULL, &part), 0);
+		ck_assert_int_eq(part.nruns, 1);        /* one fused step */
+		vars[0].i = 600;
+		ck_assert_int_eq(expr_tape_eval(&part, &G, vars, v, NULL), 0);
+		ck_assert_int_eq(v[al].i, 1024);
+		vars[0].i = 1001;
+		ck_assert_int_eq(expr_tape_eval(&part, &G, vars, v, NULL), 0);
+		ck_assert_int_eq(v[al].i, (int64_t)1 << 21);
+		vars[0].i = INT64_MAX - 100;
+		ck_assert_int_eq(expr_tape_eval(&part, &G, vars, v, NULL), -1);
+		expr_tape_free(&part);
+	}
+	free(need);
+	free(v);
+}
+END_TEST
+
 /* ---- the expression language ---- */
 
 static const char *const kinds[] = { "basic", "bottleneck" };
@@ -375,6 +570,8 @@ suite(void)
 	tcase_add_test(t, test_integer_semantics);
 	tcase_add_test(t, test_overflow_fault);
 	tcase_add_test(t, test_bound_soundness);
+	tcase_add_test(t, test_tape_partial);
+	tcase_add_test(t, test_tape_partial_fault);
 	tcase_add_test(t, test_parse_values);
 	tcase_add_test(t, test_parse_errors);
 	tcase_add_test(t, test_format_roundtrip);

@@ -22,6 +22,7 @@
 #include <math.h>
 
 #include "answer.h"
+#include "cm_report.h"
 #include "fset.h"
 #include "fset_project.h"
 #include "query.h"
@@ -382,6 +383,69 @@ free_list(char **list, int64_t n)
 	free(list);
 }
 
+/* The model's whole reading of a configuration's values, as text. */
+static char *
+result_text(const struct fs_engine *e, const union expr_val *vals)
+{
+	struct cm_result r;
+	struct jt w;
+	char *text, tail[64];
+
+	cm_model_read(e->q->model, vals, &r);
+	jt_init(&w, 256);
+	cm_result_write(&w, e->q->model, NULL, &r);
+	snprintf(tail, sizeof tail, " peak %d %d", (int)r.peak_phase, r.peak_op);
+	jt_raw(&w, tail, strlen(tail));
+	text = jt_take(&w, NULL);
+	ck_assert_ptr_nonnull(text);
+	return text;
+}
+
+/*
+ * The per-trial check's partial tape (tabulated nodes copied in, then
+ * e->check_tape) against the whole graph's tape, at random configurations
+ * (valid shapes or not): every part of the query and the whole cost-model
+ * reading agree; the slots it does not compute start as garbage.
+ */
+static void
+check_tape_agrees(struct fs_engine *e, const char *what)
+{
+	int32_t n = e->nnodes_graph;
+	union expr_val *ref = malloc(sizeof *ref * (size_t)n), *got = malloc(sizeof *got * (size_t)n);
+	union expr_val *cfg = malloc(sizeof *cfg * ((size_t)e->q->def->nhps + 1));
+	int64_t *pos = calloc((size_t)e->nvars + 1, sizeof *pos);
+	static uint64_t own = 0x9E3779B97F4A7C15ULL;     /* the queries' draws stay as they were */
+
+	for (int t = 0; t < 25; t++) {
+		char *a, *b;
+		for (int v = 0; v < e->nvars; v++) {
+			int p = e->vars[v].parent;
+			pos[v] = (p < 0 || pos[p] == e->vars[v].active_pos) ? (int64_t)(test_xorshift(&own) % (uint64_t)e->vars[v].n) : -1;
+		}
+		fs_config_of(e, pos, cfg);
+		if (expr_tape_eval(&e->tape, e->g, cfg, ref, NULL) != 0)
+			continue;       /* an overflow somewhere: the check may skip what it does not read */
+		memset(got, 0x5a, sizeof *got * (size_t)n);
+		ck_assert_int_eq(fs_check_fill(e, pos, got), 0);
+		ck_assert_msg(expr_tape_eval(&e->check_tape, e->g, cfg, got, NULL) == 0, "%s: check tape overflows", what);
+		for (int i = 0; i < e->q->nparts; i++) {
+			const struct sq_part *p = &e->q->parts[i];
+			ck_assert_msg(got[p->ok].i == ref[p->ok].i, "%s: part %s", what, p->label);
+			ck_assert_msg(p->value < 0 || memcmp(&got[p->value], &ref[p->value], sizeof ref[0]) == 0,
+			    "%s: value of %s", what, p->label);
+		}
+		a = result_text(e, ref);
+		b = result_text(e, got);
+		ck_assert_msg(strcmp(a, b) == 0, "%s: the check reads\n%s\nthe whole graph\n%s", what, b, a);
+		free(a);
+		free(b);
+	}
+	free(ref);
+	free(got);
+	free(cfg);
+	free(pos);
+}
+
 /*
  * One random query: the engine's answers against brute force, and with
  * z3 set, Z3's enumeration against brute force too. Adds the time Z3
@@ -404,6 +468,7 @@ check_random_query(json_t *req, int i, int z3, double *z3_s)
 	ck_assert_int_eq(fs_count_all(&e, 0, &err), 0);
 	snprintf(what, sizeof what, "case %d: %s", i, dump);
 	check_answers(&e, bf, nbf, what);
+	check_tape_agrees(&e, what);
 	if (z3) {
 		double t0 = fs_now();
 		z3_check_set(&q, &e, bf, nbf, what);

@@ -11,6 +11,7 @@
 #include "test_util.h"
 
 #include <arpa/inet.h>
+#include <inttypes.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -21,6 +22,26 @@
 #include "json_text.h"
 #include "srv.h"
 #include "srv_registry.h"
+
+/* A path that route pattern p matches: "{}" as a segment, "*" as a file. */
+static void
+route_example(const char *p, char *out, size_t cap)
+{
+	size_t n = 0;
+
+	for (; *p != '\0' && n + 16 < cap; p++) {
+		if (p[0] == '{' && p[1] == '}') {
+			memcpy(out + n, "seg0", 4);
+			n += 4;
+			p++;
+		} else if (p[0] == '*') {
+			memcpy(out + n, "a/b.json", 8);
+			n += 8;
+		} else
+			out[n++] = *p;
+	}
+	out[n] = '\0';
+}
 
 START_TEST(test_routes)
 {
@@ -66,6 +87,22 @@ START_TEST(test_routes)
 		path[sizeof path - 1] = '\0';
 		ck_assert_ptr_null(srv_route_find("GET", path, &status, allow, sizeof allow, params));
 		ck_assert_int_eq(status, 404);
+	}
+	/* patterns of one method are disjoint, so the route a thread matched
+	 * last (tried first) never hides another: each route's own path finds
+	 * it after every other route was matched */
+	for (int i = 0; i < srv_route_count(); i++) {
+		char pi[300];
+		const struct srv_route *ri = srv_route_at(i);
+		route_example(ri->pattern, pi, sizeof pi);
+		for (int j = 0; j < srv_route_count(); j++) {
+			char pj[300];
+			const struct srv_route *rj = srv_route_at(j);
+			route_example(rj->pattern, pj, sizeof pj);
+			ck_assert_ptr_eq(srv_route_find(rj->method, pj, &status, allow, sizeof allow, params), rj);
+			r = srv_route_find(ri->method, pi, &status, allow, sizeof allow, params);
+			ck_assert_msg(r == ri, "%s %s after %s %s: %s", ri->method, pi, rj->method, pj, r ? r->name : "none");
+		}
 	}
 	/* every route has a metrics name and a handler */
 	for (int i = 0; i < srv_route_count(); i++) {
@@ -226,6 +263,16 @@ START_TEST(test_pool)
 }
 END_TEST
 
+static uint64_t
+pow10_i(int k)
+{
+	uint64_t p = 1;
+
+	while (k-- > 0)
+		p *= 10;
+	return p;
+}
+
 START_TEST(test_json_text)
 {
 	struct jt w;
@@ -273,6 +320,26 @@ START_TEST(test_json_text)
 	ck_assert(json_is_true(json_object_get(j, "b")));
 	json_decref(j);
 	free(text);
+	/* integers of every length and sign, into a buffer with and without room: as printf */
+	{
+		uint64_t st = 0x5DEECE66DULL;
+		for (int i = 0; i < 20000; i++) {
+			int64_t v = (int64_t)(test_xorshift(&st) >> (test_xorshift(&st) % 64));
+			char ref[32];
+			if (i % 3 == 0)
+				v = -v;
+			if (i < 40)     /* the edges: 10^k - 1, 10^k */
+				v = i < 19 ? (int64_t)pow10_i(i) - 1 : i < 38 ? (int64_t)pow10_i(i - 19) : i == 38 ? INT64_MIN : INT64_MAX;
+			jt_init(&w, (size_t)(i % 24));
+			jt_lit(&w, "x");
+			jt_int(&w, v);
+			text = jt_take(&w, NULL);
+			ck_assert_ptr_nonnull(text);
+			snprintf(ref, sizeof ref, "x%" PRId64, v);
+			ck_assert_str_eq(text, ref);
+			free(text);
+		}
+	}
 	/* reals over 46 decades: within one unit of the 15th digit of %.15g */
 	{
 		uint64_t st = 88172645463325252ULL;
