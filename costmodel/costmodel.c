@@ -317,7 +317,7 @@ cm_model_read(const struct cm_model *m, const union expr_val *v, struct cm_resul
 				for (int j = 0; j < c->nvals; j++) {
 					x->names[j] = c->val_names[j];
 					x->vals[j] = v[c->vals[j]];
-					x->real[j] = gr->g.nodes[c->vals[j]].type == EXPR_REAL;
+					x->real[j] = c->val_real[j];
 				}
 			}
 			r->nviolations++;

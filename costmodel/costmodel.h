@@ -211,7 +211,8 @@ int cm_model_eval(const struct cm_model *m, const union expr_val *config,
 /* Fills `res` from values already computed for every node of the model's
  * graph (`vals` indexed by node id: a cm_model_eval scratch, or the
  * evaluation of a larger graph that extends the model's, as the solver's
- * queries do). No evaluation, no allocation. */
+ * queries do). No evaluation, no allocation, and no read of the graph
+ * itself (which may grow meanwhile: a solver's explanation adds nodes). */
 void cm_model_read(const struct cm_model *m, const union expr_val *vals, struct cm_result *res);
 
 /* Sets need[id] for every node cm_model_read may read (need: one byte per

@@ -90,6 +90,7 @@ struct cm_constraint {
 	int nvals;
 	char *val_names[4];
 	expr_id vals[4];        /* values shown when violated */
+	uint8_t val_real[4];    /* their types (read without the graph) */
 };
 
 struct cm_graph {

@@ -84,6 +84,7 @@ cm_graph_add_constraint(struct cm_graph *m, expr_id guard, expr_id ok,
 	for (int i = 0; i < nvals && i < 4; i++) {
 		c->val_names[i] = strdup(names[i]);
 		c->vals[i] = vals[i];
+		c->val_real[i] = vals[i] >= 0 && m->g.nodes[vals[i]].type == EXPR_REAL;
 		if (c->val_names[i] == NULL)
 			return -1;
 		c->nvals = i + 1;

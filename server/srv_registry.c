@@ -6,7 +6,10 @@
  *
  * Compilation runs outside the registry lock; when two requests compile
  * the same id at once, the first to insert wins and the other's copy is
- * freed.
+ * freed. An HTTP thread may pin one query (srv_registry_pinned): it holds
+ * a reference in thread-local storage, so the per-trial check of that
+ * query takes no lock; the reference goes when the thread pins another id
+ * or ends.
  */
 #include "srv_registry.h"
 
@@ -54,11 +57,81 @@ query_free(struct srv_query *sq)
 	free(sq);
 }
 
+/* ---- per-thread pins (srv_registry_pinned) ---- */
+
+struct pin {
+	struct srv_registry *reg;
+	struct srv_query *sq;
+};
+
+static pthread_key_t pin_key;
+static pthread_once_t pin_once = PTHREAD_ONCE_INIT;
+
+/* At thread exit: the HTTP threads end before their server frees its
+ * registry (srv_http_stop, then srv_registry_free). */
+static void
+pin_drop(void *p)
+{
+	struct pin *pn = p;
+
+	if (pn->sq != NULL)
+		srv_registry_release(pn->reg, pn->sq);
+	free(pn);
+}
+
+static void
+pin_key_init(void)
+{
+	pthread_key_create(&pin_key, pin_drop);
+}
+
+struct srv_query *
+srv_registry_pinned(struct srv_registry *reg, const char *id)
+{
+	struct pin *pn;
+	struct srv_query *sq;
+	struct dn_error err;
+
+	pthread_once(&pin_once, pin_key_init);
+	pn = pthread_getspecific(pin_key);
+	if (pn == NULL) {
+		if ((pn = calloc(1, sizeof *pn)) == NULL)
+			return NULL;
+		if (pthread_setspecific(pin_key, pn) != 0) {
+			free(pn);
+			return NULL;
+		}
+	}
+	if (pn->sq != NULL && pn->reg == reg && strcmp(pn->sq->id, id) == 0)
+		return pn->sq;
+	if (pn->sq != NULL) {
+		srv_registry_release(pn->reg, pn->sq);
+		pn->sq = NULL;
+	}
+	memset(&err, 0, sizeof err);
+	sq = srv_registry_get(reg, id, NULL, &err);
+	if (sq != NULL) {
+		pn->reg = reg;
+		pn->sq = sq;
+	}
+	return sq;
+}
+
 void
 srv_registry_free(struct srv_registry *reg)
 {
+	struct pin *pn;
+
 	if (reg == NULL)
 		return;
+	/* a thread that outlives the registry (the tests' main thread) lets go
+	 * of its pin here; every other one has ended */
+	pthread_once(&pin_once, pin_key_init);
+	pn = pthread_getspecific(pin_key);
+	if (pn != NULL && pn->reg == reg && pn->sq != NULL) {
+		srv_registry_release(reg, pn->sq);
+		pn->sq = NULL;
+	}
 	for (int i = 0; i < reg->n; i++)
 		query_free(reg->items[i]);
 	free(reg->items);

@@ -49,6 +49,17 @@ struct srv_query *srv_registry_get(struct srv_registry *reg, const char *id, con
     struct dn_error *err);
 void srv_registry_release(struct srv_registry *reg, struct srv_query *sq);
 
+/*
+ * The query of `id` if it is in memory, pinned to the calling thread: the
+ * thread keeps its reference until it asks for another id (or ends), so
+ * that a trial generator's stream of checks of one reduction takes no lock
+ * and writes no line that other threads read. The caller does not release
+ * it; it stays valid until the thread's next srv_registry_pinned call. A
+ * pinned query is never evicted (it is referenced): at most one per
+ * thread. NULL when it is not in memory.
+ */
+struct srv_query *srv_registry_pinned(struct srv_registry *reg, const char *id);
+
 /* ---- shared by the reduction endpoints (api_reduction.c) ---- */
 
 /* The request's deadline in seconds: ?timeout= or the body's "timeout",

@@ -67,7 +67,10 @@ json_t *ans_check(const struct fs_engine *e, const json_t *config, union expr_va
     int with_costs, struct dn_error *err);
 /* The same from a query string's name=value pairs, without building JSON
  * (fs_from_args): 0 with *text set as ans_check_text does, -1 with err set,
- * or 1 (nothing written) when the pairs need the JSON form. */
+ * or 1 (nothing written) when the pairs need the JSON form. It reads only
+ * what fs_init built and nothing changes afterwards (the space, the check
+ * tape and its tables, the model's reading; never the graph's nodes, which
+ * an explanation may be adding): callers need no lock on the engine. */
 int ans_check_args_text(const struct fs_engine *e, const char *const *names, const char *const *values,
     int n, union expr_val *scratch, int with_costs, int all_parts, const char *id, char **text, size_t *len,
     struct dn_error *err);

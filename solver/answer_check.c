@@ -24,18 +24,13 @@ ans_scratch_len(const struct fs_engine *e)
 	return e->nnodes_graph + e->q->def->nhps + 1;
 }
 
+/* Part i of the engine's query and its value in vals. Reads no graph
+ * node (see ans_check_args_text). */
 static void
-write_value(struct jt *w, const struct expr_graph *g, expr_id id, const union expr_val *v)
+write_part(struct jt *w, const struct fs_engine *e, int i, const union expr_val *vals)
 {
-	if (g->nodes[id].type == EXPR_REAL)
-		jt_real(w, v[id].r);
-	else
-		jt_int(w, v[id].i);
-}
+	const struct sq_part *p = &e->q->parts[i];
 
-static void
-write_part(struct jt *w, const struct expr_graph *g, const struct sq_part *p, const union expr_val *vals)
-{
 	jt_lit(w, "{\"constraint\":");
 	jt_str(w, p->label);
 	jt_lit(w, ",\"path\":");
@@ -44,7 +39,10 @@ write_part(struct jt *w, const struct expr_graph *g, const struct sq_part *p, co
 	jt_bool(w, vals[p->ok].i != 0);
 	if (p->value >= 0) {
 		jt_lit(w, ",\"value\":");
-		write_value(w, g, p->value, vals);
+		if (e->check_part_real[i])
+			jt_real(w, vals[p->value].r);
+		else
+			jt_int(w, vals[p->value].i);
 	}
 	if (p->kind == 1) {
 		jt_lit(w, ",\"limit\":");
@@ -72,7 +70,6 @@ check_write(const struct fs_engine *e, const int64_t *pos, union expr_val *scrat
     int all_parts, const char *id, size_t *len, struct dn_error *err)
 {
 	const struct sq_query *q = e->q;
-	const struct expr_graph *g = e->g;
 	union expr_val *vals = scratch, *cfg = scratch + e->nnodes_graph;
 	struct cm_result r;
 	struct jt w;
@@ -99,7 +96,7 @@ check_write(const struct fs_engine *e, const int64_t *pos, union expr_val *scrat
 		for (int i = 0; i < q->nparts; i++) {
 			if (i > 0)
 				jt_lit(&w, ",");
-			write_part(&w, g, &q->parts[i], vals);
+			write_part(&w, e, i, vals);
 		}
 		jt_lit(&w, "]");
 	}
@@ -109,7 +106,7 @@ check_write(const struct fs_engine *e, const int64_t *pos, union expr_val *scrat
 			if (!first)
 				jt_lit(&w, ",");
 			first = 0;
-			write_part(&w, g, &q->parts[i], vals);
+			write_part(&w, e, i, vals);
 		}
 	/* which shapes are invalid, from the model's own report */
 	for (int i = 0; i < r.nviolations && i < 8; i++) {

@@ -142,6 +142,7 @@ struct fs_engine {
 	struct fs_fill_group *check_groups;     /* per var: its nodes and their table */
 	int ncheck_groups;
 	union expr_val *check_tab;      /* the groups' tables, one block: a row per position */
+	uint8_t *check_part_real;       /* per query part: its value is REAL */
 	/* reading a configuration's text pairs (fs_from_args): top-level dims
 	 * by name (open addressing, -1 empty), and each var's numeric value
 	 * per position (NULL where the grid is not a plain list of numbers) */

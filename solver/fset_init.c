@@ -418,8 +418,11 @@ build_check_tape(struct fs_engine *e)
 		}
 	}
 	e->check_tab = malloc(sizeof *e->check_tab * ((size_t)ntab + 1));
-	if (e->check_tab == NULL)
+	e->check_part_real = calloc((size_t)e->q->nparts + 1, 1);
+	if (e->check_tab == NULL || e->check_part_real == NULL)
 		goto out;
+	for (int i = 0; i < e->q->nparts; i++)
+		e->check_part_real[i] = e->q->parts[i].value >= 0 && g->nodes[e->q->parts[i].value].type == EXPR_REAL;
 	for (int k = 0; k < e->ncheck_groups; k++) {
 		const struct fs_fill_group *gr = &e->check_groups[k];
 		for (int64_t p = 0; p < e->vars[gr->var].n; p++)
@@ -649,6 +652,7 @@ fs_free(struct fs_engine *e)
 	free(e->check_fill);
 	free(e->check_groups);
 	free(e->check_tab);
+	free(e->check_part_real);
 	fs_args_index_free(e);
 	memset(e, 0, sizeof *e);
 }
