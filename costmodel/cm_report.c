@@ -63,7 +63,7 @@ key_int(struct jt *w, const char *lit, int64_t v)
 
 void
 cm_result_write(struct jt *w, const struct cm_model *m, const union expr_val *config,
-    const struct cm_result *r)
+    const struct cm_result *r, int notes)
 {
 	static const char *const phases[] = { "forward", "backward", "optimizer" };
 
@@ -82,8 +82,9 @@ cm_result_write(struct jt *w, const struct cm_model *m, const union expr_val *co
 	key_int(w, ",\"int8\":", r->weight_bytes_int8);
 	key_int(w, "},\"macs\":", r->macs);
 	key_int(w, ",\"flops\":", r->flops);
-	jt_lit(w, ",\"flops_counting\":\"MACs of conv, linear, matmul (attention) and recurrent layers; "
-	    "FLOPs = 2 x MACs\"");
+	if (notes)
+		jt_lit(w, ",\"flops_counting\":\"MACs of conv, linear, matmul (attention) and recurrent layers; "
+		    "FLOPs = 2 x MACs\"");
 	key_int(w, ",\"train_flops_per_step\":", r->train_flops);
 	key_int(w, ",\"activation_bytes_saved\":", r->act_saved_bytes);
 	key_int(w, ",\"memory\":{\"training_peak_bytes\":", r->mem_train);
@@ -144,7 +145,7 @@ cm_result_to_json(const struct cm_model *m, const union expr_val *config,
 	json_t *o;
 
 	jt_init(&w, 2048);
-	cm_result_write(&w, m, config, r);
+	cm_result_write(&w, m, config, r, 1);
 	o = parse_written(&w);
 	if (o == NULL)
 		return NULL;

@@ -393,7 +393,7 @@ result_text(const struct fs_engine *e, const union expr_val *vals)
 
 	cm_model_read(e->q->model, vals, &r);
 	jt_init(&w, 256);
-	cm_result_write(&w, e->q->model, NULL, &r);
+	cm_result_write(&w, e->q->model, NULL, &r, 1);
 	snprintf(tail, sizeof tail, " peak %d %d", (int)r.peak_phase, r.peak_op);
 	jt_raw(&w, tail, strlen(tail));
 	text = jt_take(&w, NULL);
