@@ -117,18 +117,26 @@ tape_op(const struct expr_graph *g, int32_t i)
 	}
 }
 
-/* fmax and fmin as glibc computes them (NaN loses; of equal values the
- * second), without the call. */
+/* fmax and fmin as glibc computes them, bit for bit (of equal values the
+ * first, so fmax(-0, +0) is -0; a NaN loses to a number; of two NaNs the
+ * second), without the call and without a branch: b > a ? b : a is
+ * MAXSD with the first operand kept when equal or unordered, then a NaN
+ * first operand gives way to the second. test_expr checks every pair of
+ * NaN, signed zeros, infinities and numbers against expr_eval's fmax. */
 static inline double
 max_real(double a, double b)
 {
-	return a > b || isnan(b) ? a : b;
+	double m = b > a ? b : a;
+
+	return a != a ? b : m;
 }
 
 static inline double
 min_real(double a, double b)
 {
-	return a < b || isnan(b) ? a : b;
+	double m = b < a ? b : a;
+
+	return a != a ? b : m;
 }
 
 /* Is node i computed by the tape (not a constant or a variable)? */

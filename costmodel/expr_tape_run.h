@@ -160,7 +160,7 @@ TAPE_RUN_FN(const struct expr_tape *t, const TAPE_IDX *D, const TAPE_IDX *A, con
 		case OP(EK_ITE, EXPR_INT):
 		case OP(EK_ITE, EXPR_REAL):
 			for (j = s; j < e; j++)
-				v[D[j]] = v[A[j]].i ? v[B[j]] : v[C[j]];
+				v[D[j]] = v[v[A[j]].i ? B[j] : C[j]];  /* the index selected: no branch */
 			break;
 		case OP(EK_TOREAL, EXPR_REAL):
 			for (j = s; j < e; j++)

@@ -355,6 +355,50 @@ START_TEST(test_tape_partial)
 }
 END_TEST
 
+/* Real min and max through both tapes, bit for bit as expr_eval's fmin and
+ * fmax: NaN on either side, zeros of both signs, in both operand orders. */
+START_TEST(test_tape_min_max_nan_zero)
+{
+	static const double vals[] = { NAN, -NAN, -0.0, 0.0, 1.0, -1.0, INFINITY, -INFINITY };
+	int n = (int)(sizeof vals / sizeof vals[0]);
+
+	for (int k = 0; k < n; k++) {
+		expr_id w = expr_var(&G, 2), c = expr_real(&G, vals[k]);
+		expr_id nodes[4] = { expr_max(&G, w, c), expr_max(&G, c, w), expr_min(&G, w, c), expr_min(&G, c, w) };
+		uint8_t *need = calloc((size_t)G.n, 1);
+		struct expr_tape full, part;
+		for (int i = 0; i < 4; i++)
+			if (nodes[i] >= 0)
+				need[nodes[i]] = 1;
+		ck_assert_int_eq(expr_tape_build(&G, &full), 0);
+		ck_assert_int_eq(expr_tape_build_part(&G, need, NULL, &part), 0);
+		for (int j = 0; j < n; j++) {
+			union expr_val vars[4] = { { .i = 0 }, { .i = 0 }, { .r = vals[j] }, { .i = 0 } };
+			union expr_val *ref = malloc(sizeof *ref * (size_t)G.n), *a = malloc(sizeof *a * (size_t)G.n);
+			union expr_val *b = malloc(sizeof *b * (size_t)G.n);
+			ck_assert_int_eq(expr_eval(&G, vars, ref, NULL), 0);
+			ck_assert_int_eq(expr_tape_eval(&full, &G, vars, a, NULL), 0);
+			ck_assert_int_eq(expr_tape_eval(&part, &G, vars, b, NULL), 0);
+			for (int i = 0; i < 4; i++) {
+				if (nodes[i] < 0)
+					continue;
+				ck_assert_msg(memcmp(&a[nodes[i]], &ref[nodes[i]], sizeof *a) == 0 &&
+				    memcmp(&b[nodes[i]], &ref[nodes[i]], sizeof *b) == 0,
+				    "%s of %g and %g: tape %g / %g, expr_eval %g", i < 2 ? "max" : "min",
+				    i % 2 ? vals[k] : vals[j], i % 2 ? vals[j] : vals[k], a[nodes[i]].r, b[nodes[i]].r,
+				    ref[nodes[i]].r);
+			}
+			free(ref);
+			free(a);
+			free(b);
+		}
+		expr_tape_free(&full);
+		expr_tape_free(&part);
+		free(need);
+	}
+}
+END_TEST
+
 START_TEST(test_tape_partial_fault)
 {
 	/* a folded sum overflows as the chain it replaces does, at any term */
@@ -572,6 +616,7 @@ suite(void)
 	tcase_add_test(t, test_bound_soundness);
 	tcase_add_test(t, test_tape_partial);
 	tcase_add_test(t, test_tape_partial_fault);
+	tcase_add_test(t, test_tape_min_max_nan_zero);
 	tcase_add_test(t, test_parse_values);
 	tcase_add_test(t, test_parse_errors);
 	tcase_add_test(t, test_format_roundtrip);
