@@ -123,7 +123,7 @@ check_write(const struct fs_engine *e, const int64_t *pos, union expr_val *scrat
 	if (with_costs) {
 		jt_lit(&w, ",\"costs\":");
 		/* the caller knows the configuration: no echo of it on the hot path,
-		 * nor the constant note on FLOPs (about 15% of the answer) */
+		 * nor the constant note on FLOPs (13% of the answer) */
 		cm_result_write(&w, q->model, all_parts ? cfg : NULL, &r, all_parts);
 	}
 	jt_lit(&w, "}");
