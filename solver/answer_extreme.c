@@ -100,10 +100,9 @@ narrow_active(struct fs_engine *e, int v, int64_t lo, int64_t hi)
 }
 
 /* Whether the configuration pos lies in the engine's current box (every
- * var that takes part within its range). fs_first_in_box's answer is
- * certain, but the configuration it writes may leave the vars that follow
- * a box it found feasible as a whole at their first positions, outside
- * what the caller narrowed: such a configuration is not used. */
+ * var that takes part within its range). fs_first_in_box's configuration
+ * does (test_fset checks it in random narrowed boxes); this guard keeps a
+ * witness from outside the box from ever being reported. */
 static int
 in_box(const struct fs_engine *e, const int64_t *pos)
 {

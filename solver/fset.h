@@ -76,6 +76,14 @@ struct fs_node {
 	uint8_t status;
 };
 
+/* A top-level space parameter as fs_from_args reads it: its name and the
+ * name's hash, its engine var (-1: not discrete, its value passes through). */
+struct fs_arg_key {
+	uint32_t hash;
+	int32_t var;
+	const char *key;
+};
+
 /* The tabulated nodes of one var that the check reads: fills
  * [first, first + count) of check_fill, whose values at position p are
  * the row check_tab[off + p * count ...]. */
@@ -146,8 +154,11 @@ struct fs_engine {
 	/* reading a configuration's text pairs (fs_from_args): top-level dims
 	 * by name (open addressing, -1 empty), and each var's numeric value
 	 * per position (NULL where the grid is not a plain list of numbers) */
-	int32_t *arg_slot;
+	struct fs_arg_key *arg_keys;
+	int32_t *arg_slot;              /* index into arg_keys, or -1 */
 	uint32_t arg_mask;
+	int arg_required;               /* top-level discrete dims, each to be given once */
+	int arg_plain;                  /* the text reading applies (no nested dims) */
 	double **var_num;
 	int nav_plain;                  /* tests and benchmarks: fs_kth, fs_next and fs_walk take
 	                                 * the search that predates fs_walk (bounds narrowed on every
@@ -261,6 +272,10 @@ int fs_real_witness(struct fs_engine *e, const int64_t *pos, double *r);
 
 /* The model configuration (one value per hyperparameter) of a position vector. */
 void fs_config_of(struct fs_engine *e, const int64_t *pos, union expr_val *config);
+
+/* Does var v take part in the configuration at pos (every enclosing
+ * choice at the option that holds it)? 1 or 0. */
+int fs_var_active(const struct fs_engine *e, const int64_t *pos, int v);
 
 /* NNI-style JSON sample of a position vector (nested choices as
  * {"_name": ...} objects); new reference. */

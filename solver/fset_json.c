@@ -289,20 +289,35 @@ fs_args_index_build(struct fs_engine *e)
 
 	while (size < 2 * (uint32_t)s->ndims + 2)
 		size *= 2;
+	int nkeys = 0;
+
 	e->arg_slot = malloc(sizeof *e->arg_slot * size);
+	e->arg_keys = calloc((size_t)s->ndims + 1, sizeof *e->arg_keys);
 	e->var_num = calloc((size_t)e->nvars + 1, sizeof *e->var_num);
-	if (e->arg_slot == NULL || e->var_num == NULL)
+	if (e->arg_slot == NULL || e->arg_keys == NULL || e->var_num == NULL)
 		return -1;
 	e->arg_mask = size - 1;
+	e->arg_plain = 1;
 	for (uint32_t i = 0; i < size; i++)
 		e->arg_slot[i] = -1;
 	for (int k = 0; k < s->ndims; k++) {
+		struct fs_arg_key *ak = &e->arg_keys[nkeys];
 		uint32_t h;
-		if (s->dims[k].parent >= 0)
+		if (s->dims[k].parent >= 0) {
+			e->arg_plain = 0;       /* nested choices: the JSON reading */
 			continue;
-		for (h = name_hash(s->dims[k].key) & e->arg_mask; e->arg_slot[h] >= 0; h = (h + 1) & e->arg_mask)
+		}
+		ak->hash = name_hash(s->dims[k].key);
+		ak->key = s->dims[k].key;
+		ak->var = s->dims[k].discrete ? e->dim_var[k] : -1;
+		if (s->dims[k].discrete) {
+			e->arg_required++;
+			if (e->dim_var[k] < 0)
+				e->arg_plain = 0;
+		}
+		for (h = ak->hash & e->arg_mask; e->arg_slot[h] >= 0; h = (h + 1) & e->arg_mask)
 			;
-		e->arg_slot[h] = k;
+		e->arg_slot[h] = nkeys++;
 	}
 	/* explicit grids of numbers: their values as the text's number compares */
 	for (int v = 0; v < e->nvars; v++) {
@@ -325,20 +340,24 @@ fs_args_index_free(struct fs_engine *e)
 		free(e->var_num[v]);
 	free(e->var_num);
 	free(e->arg_slot);
+	free(e->arg_keys);
 	e->var_num = NULL;
 	e->arg_slot = NULL;
+	e->arg_keys = NULL;
 }
 
-/* The top-level space dim named name, or -1. */
-static int
-dim_named(const struct fs_engine *e, const char *name)
+/* The top-level space parameter named name, or NULL. */
+static const struct fs_arg_key *
+arg_named(const struct fs_engine *e, const char *name)
 {
-	const struct sp_space *s = &e->q->space;
+	uint32_t h = name_hash(name);
 
-	for (uint32_t h = name_hash(name) & e->arg_mask; e->arg_slot[h] >= 0; h = (h + 1) & e->arg_mask)
-		if (strcmp(s->dims[e->arg_slot[h]].key, name) == 0)
-			return e->arg_slot[h];
-	return -1;
+	for (uint32_t i = h & e->arg_mask; e->arg_slot[i] >= 0; i = (i + 1) & e->arg_mask) {
+		const struct fs_arg_key *ak = &e->arg_keys[e->arg_slot[i]];
+		if (ak->hash == h && strcmp(ak->key, name) == 0)
+			return ak;
+	}
+	return NULL;
 }
 
 /* Position of a value given as text on var v's grid, by the same equality
@@ -379,31 +398,27 @@ int
 fs_from_args(const struct fs_engine *e, const char *const *names, const char *const *values, int n,
     int64_t *pos)
 {
-	const struct sp_space *s = &e->q->space;
+	int given = 0;
 
-	if (e->ncvars > 0)
+	if (e->ncvars > 0 || !e->arg_plain)
 		return 1;
 	for (int v = 0; v < e->nvars; v++)
 		pos[v] = -1;
 	for (int a = 0; a < n; a++) {
-		int k = dim_named(e, names[a]), v;
-		if (k < 0)
+		const struct fs_arg_key *ak = arg_named(e, names[a]);
+		if (ak == NULL)
 			return 1;
-		if (!s->dims[k].discrete)
+		if (ak->var < 0)
 			continue;       /* passes through: its value is not read */
-		v = e->dim_var[k];
-		if (v < 0 || pos[v] >= 0)
+		if (pos[ak->var] >= 0)
 			return 1;
-		pos[v] = position_of_text(e, v, values[a]);
-		if (pos[v] < 0)
+		pos[ak->var] = position_of_text(e, ak->var, values[a]);
+		if (pos[ak->var] < 0)
 			return 1;
+		given++;
 	}
-	/* every top-level discrete parameter given, and no nested one exists */
-	for (int k = 0; k < s->ndims; k++)
-		if (s->dims[k].parent >= 0 ||
-		    (s->dims[k].discrete && (e->dim_var[k] < 0 || pos[e->dim_var[k]] < 0)))
-			return 1;
-	return 0;
+	/* every top-level discrete parameter given (each once, so counting does) */
+	return given == e->arg_required ? 0 : 1;
 }
 
 /* The JSON value of space dim k in a configuration object (nested dims

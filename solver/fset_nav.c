@@ -29,9 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Activity of var v in a position vector. */
-static int
-pos_active(const struct fs_engine *e, const int64_t *pos, int v)
+int
+fs_var_active(const struct fs_engine *e, const int64_t *pos, int v)
 {
 	for (int p = e->vars[v].parent; p >= 0; v = p, p = e->vars[p].parent)
 		if (pos[p] != e->vars[v].active_pos)
@@ -45,7 +44,7 @@ static void
 canonical(const struct fs_engine *e, int64_t *pos)
 {
 	for (int v = 0; v < e->nvars; v++)
-		if (!pos_active(e, pos, v))
+		if (!fs_var_active(e, pos, v))
 			pos[v] = -1;
 }
 
@@ -56,7 +55,7 @@ fs_config_of(struct fs_engine *e, const int64_t *pos, union expr_val *config)
 
 	memcpy(config, e->q->fixed, sizeof *config * (size_t)def->nhps);
 	for (int v = 0; v < e->nvars; v++)
-		if (e->vars[v].hp >= 0 && pos[v] >= 0 && pos_active(e, pos, v))
+		if (e->vars[v].hp >= 0 && pos[v] >= 0 && fs_var_active(e, pos, v))
 			config[e->vars[v].hp] = fs_value(&e->vars[v], pos[v]);
 }
 
@@ -79,11 +78,11 @@ static int
 box_next(const struct fs_engine *e, int d, int64_t hi, int64_t *pos)
 {
 	for (int v = e->nvars - 1; v >= d; v--) {
-		if (!pos_active(e, pos, v) || pos[v] >= (v == d ? hi : e->vars[v].n - 1))
+		if (!fs_var_active(e, pos, v) || pos[v] >= (v == d ? hi : e->vars[v].n - 1))
 			continue;
 		pos[v]++;
 		for (int w = v + 1; w < e->nvars; w++)
-			pos[w] = pos_active(e, pos, w) ? 0 : -1;
+			pos[w] = fs_var_active(e, pos, w) ? 0 : -1;
 		return 0;
 	}
 	return 1;
@@ -111,7 +110,7 @@ decode_suffix(struct fs_engine *e, int d, fs_count k, int64_t *pos)
 		int p = e->vars[v].parent;
 		if (p >= d)
 			continue;       /* decoded with its parent */
-		if (!pos_active(e, pos, v)) {
+		if (!fs_var_active(e, pos, v)) {
 			pos[v] = -1;
 			continue;
 		}
@@ -457,6 +456,18 @@ fs_kth(struct fs_engine *e, fs_count k, int64_t *pos, struct dn_error *err)
 	return r;
 }
 
+/* The first configuration of the current box from var d on (vars before
+ * d as pos has them): each var that takes part at the low end of its range
+ * as the caller narrowed it (fs_restrict), the others -1. When the bounds
+ * decide the box feasible as a whole, it is a feasible configuration of the
+ * box. */
+static void
+first_of_box(const struct fs_engine *e, int d, int64_t *pos)
+{
+	for (int v = d; v < e->nvars; v++)
+		pos[v] = fs_var_active(e, pos, v) ? e->lo[v] : -1;
+}
+
 /*
  * First feasible configuration >= from (lexicographic) in the box at var d
  * with vars < d fixed equal to from's prefix when `tight`. 0 found (pos
@@ -481,7 +492,7 @@ scan(struct fs_engine *e, int d, int64_t a, int64_t b, const int64_t *from, int 
 	}
 	if (st == 1 && !tight) {
 		prefix_of_box(e, d, pos);
-		decode_suffix(e, d, 0, pos);
+		first_of_box(e, d, pos);
 		fs_rollback(e, mark);
 		return 0;
 	}
@@ -584,7 +595,7 @@ walk_full(struct walk *w, int d, int tight)
 	hi = e->hi[d];
 	prefix_of_box(e, d, pos);
 	for (int v = d; v < e->nvars; v++)
-		pos[v] = !pos_active(e, pos, v) ? -1 : tight ? w->from[v] : v == d ? e->lo[d] : 0;
+		pos[v] = !fs_var_active(e, pos, v) ? -1 : tight ? w->from[v] : v == d ? e->lo[d] : 0;
 	do {
 		if (emit(w))
 			return 1;
@@ -780,7 +791,7 @@ static int
 check_from(const struct fs_engine *e, const int64_t *from, struct dn_error *err)
 {
 	for (int v = 0; v < e->nvars && from != NULL; v++)
-		if (pos_active(e, from, v) && (from[v] < 0 || from[v] >= e->vars[v].n))
+		if (fs_var_active(e, from, v) && (from[v] < 0 || from[v] >= e->vars[v].n))
 			return dn_error_set(err, DN_EINVAL, NULL, "the cursor does not fit this query");
 	return 0;
 }

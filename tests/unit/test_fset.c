@@ -447,6 +447,65 @@ check_tape_agrees(struct fs_engine *e, const char *what)
 }
 
 /*
+ * fs_first_in_box in boxes narrowed at random (every var to a random
+ * sub-range): the configuration it finds lies in the box and is feasible,
+ * and it finds none exactly when brute force has none in the box.
+ */
+static void
+check_first_in_box(struct fs_engine *e, char **bf, int64_t nbf, const char *what)
+{
+	static uint64_t own = 0xD1B54A32D192ED03ULL;
+	int64_t *pos = calloc((size_t)e->nvars + 1, sizeof *pos), *lo = calloc((size_t)e->nvars + 1, 8);
+	int64_t *hi = calloc((size_t)e->nvars + 1, 8), *cand = calloc((size_t)e->nvars + 1, 8);
+	struct dn_error err;
+
+	memset(&err, 0, sizeof err);
+	for (int t = 0; t < 6; t++) {
+		int64_t mark = -1, inside = 0;
+		int r;
+		for (int v = 0; v < e->nvars; v++) {
+			int64_t n = e->vars[v].n, a = (int64_t)(test_xorshift(&own) % (uint64_t)n);
+			int64_t b = a + (int64_t)(test_xorshift(&own) % (uint64_t)(n - a));
+			lo[v] = a;
+			hi[v] = b;
+			if (mark < 0)
+				mark = fs_restrict(e, v, a, b);
+			else
+				fs_restrict(e, v, a, b);
+		}
+		r = fs_first_in_box(e, pos, &err);
+		ck_assert_msg(r == 0 || r == 1, "%s: fs_first_in_box: %s", what, err.message);
+		/* brute force: a feasible configuration whose active vars are in range */
+		for (int64_t k = 0; k < nbf && !inside; k++) {
+			const char *q = bf[k];
+			int in = 1;
+			for (int v = 0; v < e->nvars; v++) {
+				cand[v] = atoll(q);
+				q = strchr(q, ',') + 1;
+				if (cand[v] >= 0 && (cand[v] < lo[v] || cand[v] > hi[v]))
+					in = 0;
+			}
+			inside = in;
+		}
+		ck_assert_msg(r == (inside ? 0 : 1), "%s: first in box %d, brute force %s", what, r,
+		    inside ? "has one" : "has none");
+		if (r == 0) {
+			for (int v = 0; v < e->nvars; v++)
+				ck_assert_msg(pos[v] < 0 || (pos[v] >= lo[v] && pos[v] <= hi[v]),
+				    "%s: var %d at %lld outside [%lld, %lld]", what, v, (long long)pos[v],
+				    (long long)lo[v], (long long)hi[v]);
+			fs_unrestrict(e, mark);
+			ck_assert_msg(fs_feasible_at(e, pos), "%s: the configuration found is not feasible", what);
+		} else
+			fs_unrestrict(e, mark);
+	}
+	free(pos);
+	free(lo);
+	free(hi);
+	free(cand);
+}
+
+/*
  * One random query: the engine's answers against brute force, and with
  * z3 set, Z3's enumeration against brute force too. Adds the time Z3
  * took to *z3_s.
@@ -469,6 +528,7 @@ check_random_query(json_t *req, int i, int z3, double *z3_s)
 	snprintf(what, sizeof what, "case %d: %s", i, dump);
 	check_answers(&e, bf, nbf, what);
 	check_tape_agrees(&e, what);
+	check_first_in_box(&e, bf, nbf, what);
 	if (z3) {
 		double t0 = fs_now();
 		z3_check_set(&q, &e, bf, nbf, what);
@@ -1550,23 +1610,13 @@ pos_of_key(const struct fs_engine *e, const char *key, int64_t *pos)
 	}
 }
 
-/* Whether var v takes part in configuration pos. */
-static int
-takes_part(const struct fs_engine *e, const int64_t *pos, int v)
-{
-	for (int p = e->vars[v].parent; p >= 0; v = p, p = e->vars[p].parent)
-		if (pos[p] != e->vars[v].active_pos)
-			return 0;
-	return 1;
-}
-
 /* The listing order: lexicographic in engine order, over the vars that a
  * shared prefix makes active (a's; b's inactive values do not count). */
 static int
 order_cmp(const struct fs_engine *e, const int64_t *a, const int64_t *b)
 {
 	for (int v = 0; v < e->nvars; v++) {
-		if (!takes_part(e, a, v))
+		if (!fs_var_active(e, a, v))
 			continue;
 		if (a[v] != b[v])
 			return a[v] < b[v] ? -1 : 1;
@@ -1648,7 +1698,7 @@ check_listing(struct fs_engine *e, char **bf, int64_t nbf, int nfrom, int plain,
 				from[v] = (int64_t)rnd((uint64_t)e->vars[v].n);
 		if (i % 2 == 1)         /* inactive vars: anything */
 			for (int v = 0; v < e->nvars; v++)
-				if (!takes_part(e, from, v))
+				if (!fs_var_active(e, from, v))
 					from[v] = i % 4 == 1 ? -1 : (int64_t)rnd((uint64_t)e->vars[v].n);
 		while (j < nbf) {
 			pos_of_key(e, bf[j], pos);
