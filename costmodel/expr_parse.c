@@ -148,6 +148,8 @@ call(struct parser *ps, const char *name, size_t len, const char *at)
 				return node(EXPR_NONE);
 			}
 			args[nargs++] = value(ps, t, argat);
+			if (ps->failed)         /* a string argument, or a graph error */
+				return node(EXPR_NONE);
 		} while (accept(ps, ","));
 		if (!accept(ps, ")")) {
 			fail(ps, ps->p, "expected ')' after the arguments");

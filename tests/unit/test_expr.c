@@ -561,6 +561,11 @@ START_TEST(test_parse_errors)
 		{ "a $ b", "unexpected" },
 		{ "1 2", "unexpected text" },
 		{ "w % 2", "takes integers" },
+		/* a string argument stops the call (found by fuzz_expr: the function
+		 * read the failed argument's node before) */
+		{ "ceil_div(a, ceil_div(a, ' ? 3 ) 3'))", "string can only be compared" },
+		{ "min('x', 1)", "string can only be compared" },
+		{ "make_divisible(a, 'x')", "string can only be compared" },
 	};
 
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
