@@ -224,7 +224,7 @@ may_fold(const struct tape_plan *p, const uint8_t *need, int32_t i, int32_t u)
 /* Leaves of entry u appended to p->xs (operands left to right, folded nodes
  * replaced by their own operands): an explicit stack, as chains of running
  * sums are thousands deep. */
-static int
+static void
 plan_leaves(const struct expr_graph *g, struct tape_plan *p, int32_t u, int32_t *stack)
 {
 	int32_t sp = 0;
@@ -249,7 +249,6 @@ plan_leaves(const struct expr_graph *g, struct tape_plan *p, int32_t u, int32_t 
 		}
 	}
 	p->cnt[u] = p->nxs - p->off[u];
-	return 0;
 }
 
 /* The operands of entry u that are other entries' results (up to 3, or the
@@ -613,7 +612,6 @@ expr_tape_build_part(const struct expr_graph *g, const uint8_t *need, const uint
 		free(reads);
 	}
 	t->n = n;
-	t->nentries = m;
 	/* a small tape also as 16-bit operands: half the cache per evaluation */
 	if (n <= INT16_MAX && p.nxs <= INT16_MAX) {
 		t->d16 = malloc(sizeof *t->d16 * ((size_t)m + 1));

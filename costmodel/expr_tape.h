@@ -19,7 +19,6 @@ struct expr_tape {
 	int32_t *dst, *a, *b, *c;       /* per entry: node id and operand ids (c: the shift of a
 	                                 * division by a power of two) */
 	int32_t *xs, nxs;               /* operand lists of the folds of a partial tape */
-	int32_t nentries;
 	int16_t *d16, *a16, *b16, *c16, *xs16;  /* the same, when every id fits in 16 bits
 	                                         * (evaluation takes these), else NULL */
 	int32_t *const_ids, nconsts;    /* constants it writes first, and their values */
