@@ -78,18 +78,21 @@ int ans_check_args_text(const struct fs_engine *e, const char *const *names, con
 /* Why no feasible configuration has `param` = `value`:
  * {"param","value","kept", "because":[{"constraint","path"}]} - the parts
  * no configuration with that value satisfies on their own, else the pairs
- * that cannot hold together. Adds nodes to the query's graph. */
+ * that cannot hold together. A continuous `param` (uniform, loguniform) is
+ * decided at exactly `value`, a number in its range. Errors name "param"
+ * or "value". Adds nodes to the query's graph. */
 json_t *ans_explain_value(struct fs_engine *e, struct sq_query *q, const char *param,
     const json_t *value, double timeout, struct dn_error *err);
 
 /* The largest (ANS_LARGEST) or the smallest (ANS_SMALLEST) value of the
- * discrete numeric parameter `param` that occurs in a feasible
- * configuration, overall or for each value of `per` (NULL), in the order of
+ * numeric parameter `param` that occurs in a feasible configuration,
+ * overall or for each value of the discrete `per` (NULL), in the order of
  * per's positions: [{"per value", "param value" | null (nothing fits)}].
- * Exact (answer_extreme.c). Errors name "param" (unknown, continuous, or
- * values that are not numbers: no order) or "per" (unknown, continuous,
- * the parameter itself, more than 4096 values); a deadline that passes is
- * DN_ETIMEOUT. Uses an engine of its own: e is only read. */
+ * Exact (answer_extreme.c; a continuous param bound to the model: exact on
+ * its grid). Errors name "param" (unknown, unbounded, or values that are
+ * not numbers: no order) or "per" (unknown, continuous, the parameter
+ * itself, more than 4096 values); a deadline that passes is DN_ETIMEOUT.
+ * Uses an engine of its own: e is only read. */
 enum ans_goal { ANS_SMALLEST, ANS_LARGEST };
 json_t *ans_extreme(struct fs_engine *e, struct sq_query *q, const char *param, const char *per,
     enum ans_goal goal, double timeout, struct dn_error *err);

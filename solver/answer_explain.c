@@ -10,10 +10,46 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* 1 when some configuration with var v at position p satisfies `root`,
- * 0 when none does, -1 on error (a deadline that passed is an error). */
+/* The value to explain: discrete var v at position p, or continuous space
+ * dim `dim` at x (bound to the model: its engine var restricted to exactly
+ * x; passing through: x changes nothing), nested under the choice var
+ * `parent` at `active_pos` (-1: top level). */
+struct fixed {
+	int v;
+	int64_t p;
+	int dim, parent;
+	int64_t active_pos;
+	double x;
+};
+
+/* Narrows engine e to the configurations with the fixed value: the mark
+ * to give fs_unrestrict (a restricted continuous var keeps its range: the
+ * engine is freed afterwards), -1 out of memory. */
+static int64_t
+narrow_fixed(struct fs_engine *e, const struct fixed *f)
+{
+	int64_t mark = -2, m;
+	int c;
+
+	if (f->v >= 0)
+		return fs_restrict(e, f->v, f->p, f->p);
+	if (f->parent >= 0 && (mark = fs_restrict(e, f->parent, f->active_pos, f->active_pos)) < 0)
+		return -1;
+	c = e->dim_cvar[f->dim];
+	if (c < 0)
+		return mark;
+	m = fs_real_restrict(e, c, f->x, f->x);
+	if (m < 0) {
+		fs_unrestrict(e, mark);
+		return -1;
+	}
+	return mark >= 0 ? mark : m;
+}
+
+/* 1 when some configuration with the fixed value satisfies `root`, 0 when
+ * none does, -1 on error (a deadline that passed is an error). */
 static int
-exists_with(struct sq_query *q, expr_id root, int v, int64_t p, double timeout, struct dn_error *err)
+exists_with(struct sq_query *q, expr_id root, const struct fixed *f, double timeout, struct dn_error *err)
 {
 	struct fs_engine e;
 	int64_t *pos, mark;
@@ -25,8 +61,9 @@ exists_with(struct sq_query *q, expr_id root, int v, int64_t p, double timeout, 
 	}
 	e.deadline = fs_now_plus(timeout);
 	pos = calloc((size_t)e.nvars + 1, sizeof *pos);
-	mark = fs_restrict(&e, v, p, p);
-	r = pos ? fs_first_in_box(&e, pos, err) : dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
+	mark = narrow_fixed(&e, f);
+	r = pos == NULL || mark == -1 ? dn_error_set(err, DN_ENOMEM, NULL, "out of memory") :
+	    fs_first_in_box(&e, pos, err);
 	fs_unrestrict(&e, mark);
 	if (r == 1 && e.timed_out)
 		r = dn_error_set(err, DN_ETIMEOUT, NULL, "the explanation did not finish in %g s", timeout);
@@ -35,31 +72,63 @@ exists_with(struct sq_query *q, expr_id root, int v, int64_t p, double timeout, 
 	return r < 0 ? -1 : r == 0;
 }
 
+/* Reads `param` = `value` into f: 0, or -1 with err naming "param" (no
+ * such parameter, an unbounded continuous one) or "value" (not on the
+ * grid, not a number, outside the range). */
+static int
+fixed_of(struct fs_engine *e, struct sq_query *q, const char *param, const json_t *value, struct fixed *f,
+    struct dn_error *err)
+{
+	const struct sp_dim *d = NULL;
+
+	memset(f, 0, sizeof *f);
+	f->dim = f->parent = -1;
+	f->v = fs_var_named(e, param);
+	if (f->v >= 0) {
+		f->p = fs_position_of(e, f->v, value);
+		return f->p >= 0 ? 0 : dn_error_set(err, DN_EINVAL, "value", "not a value of \"%s\" in the space", param);
+	}
+	for (int k = 0; k < q->space.ndims && d == NULL; k++)
+		if (strcmp(q->space.dims[k].name, param) == 0)
+			d = &q->space.dims[f->dim = k];
+	if (d == NULL)
+		return dn_error_set(err, DN_ENOENT, "param", "the space has no parameter \"%s\"", param);
+	if (d->type != SP_UNIFORM && d->type != SP_LOGUNIFORM)
+		return dn_error_set(err, DN_EINVAL, "param", "\"%s\" is %s: explanations take parameters with a "
+		    "grid or a bounded range", param, sp_type_name(d->type));
+	if (!json_is_number(value))
+		return dn_error_set(err, DN_EINVAL, "value", "\"%s\" is continuous (%s): the value must be a number",
+		    param, sp_type_name(d->type));
+	f->x = json_number_value(value);
+	if (!(f->x >= d->lo && f->x <= d->hi))
+		return dn_error_set(err, DN_EINVAL, "value", "%.17g is outside the range of \"%s\" [%.17g, %.17g]",
+		    f->x, param, d->lo, d->hi);
+	if (d->parent >= 0) {
+		f->parent = e->dim_var[d->parent];
+		for (int64_t p = 0; f->parent >= 0 && p < e->vars[f->parent].n; p++)
+			if (fs_dim_index_of(e, f->parent, p) == d->parent_option)
+				f->active_pos = p;
+	}
+	return 0;
+}
+
 json_t *
 ans_explain_value(struct fs_engine *e, struct sq_query *q, const char *param, const json_t *value,
     double timeout, struct dn_error *err)
 {
-	int v = fs_var_named(e, param);
 	json_t *because;
-	int64_t p;
+	struct fixed f;
 	int alone = 0, x;
 
-	if (v < 0) {
-		dn_error_set(err, DN_ENOENT, "param", "the space has no discrete parameter \"%s\"", param);
+	if (fixed_of(e, q, param, value, &f, err) != 0)
 		return NULL;
-	}
-	p = fs_position_of(e, v, value);
-	if (p < 0) {
-		dn_error_set(err, DN_EINVAL, "value", "not a value of \"%s\" in the space", param);
-		return NULL;
-	}
-	x = exists_with(q, q->feasible, v, p, timeout, err);
+	x = exists_with(q, q->feasible, &f, timeout, err);
 	if (x < 0)
 		return NULL;
 	because = json_array();
 	if (x == 0) {
 		for (int i = 0; i < q->nparts; i++) {
-			int r = exists_with(q, q->parts[i].ok, v, p, timeout, err);
+			int r = exists_with(q, q->parts[i].ok, &f, timeout, err);
 			if (r < 0) {
 				json_decref(because);
 				return NULL;
@@ -77,7 +146,7 @@ ans_explain_value(struct fs_engine *e, struct sq_query *q, const char *param, co
 		for (int i = 0; i < q->nparts; i++)
 			for (int j = i + 1; j < q->nparts; j++) {
 				expr_id both = expr_and(g, q->parts[i].ok, q->parts[j].ok);
-				int r = exists_with(q, both, v, p, timeout, err);
+				int r = exists_with(q, both, &f, timeout, err);
 				char label[1300];
 				if (r < 0) {
 					json_decref(because);

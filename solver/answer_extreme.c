@@ -16,9 +16,16 @@
  * position: a parameter that passes through, or a categorical with numeric
  * options, keeps the space's (or the model's) order of positions. A
  * parameter with values that are not numbers (strings, booleans,
- * sub-spaces) has no order and is refused, naming the field; so is a
- * continuous range (on its grid, fset_real.c, the engine answers "some
- * value fits", not which ones: its reduced range is in the reduced space).
+ * sub-spaces) has no order and is refused, naming the field.
+ *
+ * Continuous parameters: one bound to the model (a width multiplier) is
+ * searched on its grid (fset_real.c), the positions being the grid's
+ * 2^bits + 1 values: a range of positions restricts the var's values
+ * (fs_real_restrict), and a configuration found gives its largest grid
+ * value in the range (fs_real_witness). The answer is exact on the grid,
+ * as counts are. One that passes through (a learning rate) takes its
+ * range's end whenever anything fits; normal and lognormal ones have no
+ * end and are refused. `per` needs a discrete parameter (one row a value).
  * A nested parameter is searched only where it takes part: its enclosing
  * choices are fixed to the options that activate it.
  *
@@ -34,14 +41,19 @@
 
 #define MAX_ROWS 4096           /* values of `per`: one row each */
 
-/* One search for the best value of var v (in the engine x->e). */
+/* One search for the best value of the parameter (in the engine x->e). */
 struct extreme {
 	struct fs_engine e;
-	int v;
+	int v, c, pt;           /* one of them >= 0: discrete var, continuous var, a
+	                         * continuous dim that passes through */
+	int64_t n;              /* positions: v's grid, c's grid values, pt's two ends */
+	int parent;             /* c, pt: the var of the choice that activates it, or -1 ... */
+	int64_t active_pos;     /* ... and the option's position */
 	double sign;            /* +1 largest, -1 smallest: the search maximizes sign * value */
 	int ascending;          /* the values ascend with the positions */
 	int64_t best;           /* position of the best value found, -1 none */
 	int64_t *pos;           /* scratch: the configuration found */
+	double *w;              /* scratch: its continuous values (fs_real_witness) */
 	double timeout;
 };
 
@@ -52,10 +64,21 @@ value_at(const struct fs_engine *e, int v, int64_t p)
 	return sp_value_num(&e->q->space.dims[e->vars[v].dim], fs_dim_index_of(e, v, p));
 }
 
+/* The value at position p of the searched parameter. */
+static double
+target_value(const struct extreme *x, int64_t p)
+{
+	if (x->c >= 0)
+		return fs_cell_value(&x->e.cvars[x->c], p, x->e.cvars[x->c].bits);
+	if (x->pt >= 0)
+		return p == 0 ? x->e.q->space.dims[x->pt].lo : x->e.q->space.dims[x->pt].hi;
+	return value_at(&x->e, x->v, p);
+}
+
 static double
 key_at(const struct extreme *x, int64_t p)
 {
-	return x->sign * value_at(&x->e, x->v, p);
+	return x->sign * target_value(x, p);
 }
 
 /* The best key of any position in [lo, hi]. */
@@ -112,6 +135,61 @@ in_box(const struct fs_engine *e, const int64_t *pos)
 	return 1;
 }
 
+/* Narrows the searched parameter to positions [lo, hi] (a continuous one
+ * to the values between theirs): narrow_active's marks, and -3 when
+ * nothing needed narrowing (a top-level parameter that passes through). */
+static int64_t
+narrow_target(struct extreme *x, int64_t lo, int64_t hi)
+{
+	int64_t first = -3, m;
+
+	if (x->v >= 0)
+		return narrow_active(&x->e, x->v, lo, hi);
+	if (x->parent >= 0 && (first = narrow_active(&x->e, x->parent, x->active_pos, x->active_pos)) < 0)
+		return first;
+	if (x->c < 0)
+		return first;   /* passing through: every value of the range is attainable */
+	m = fs_real_restrict(&x->e, x->c, target_value(x, lo), target_value(x, hi));
+	if (m < 0) {
+		fs_unrestrict(&x->e, first);
+		return -1;
+	}
+	return first >= 0 ? first : m;
+}
+
+static void
+unrestrict_target(struct extreme *x, int64_t mark)
+{
+	fs_unrestrict(&x->e, mark);
+	if (x->c >= 0)
+		fs_real_unrestrict(&x->e, x->c, -1);
+}
+
+/* The searched parameter's position in the configuration x->pos found in
+ * the box narrowed to [lo, hi]: a continuous one's largest grid value that
+ * fits there (a value of the range, so a position in [lo, hi]); one that
+ * passes through takes the better end. -1 none. */
+static int64_t
+found_position(struct extreme *x, int64_t lo, int64_t hi)
+{
+	double y;
+
+	if (x->v >= 0)
+		return x->pos[x->v];
+	if (x->pt >= 0)
+		return x->sign > 0 ? hi : lo;
+	if (fs_real_witness(&x->e, x->pos, x->w) != 1 || isnan(y = x->w[x->c]))
+		return -1;
+	while (lo < hi) {       /* the last position whose value is at most y (they ascend) */
+		int64_t mid = hi - (hi - lo) / 2;
+		if (target_value(x, mid) <= y)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return target_value(x, lo) == y ? lo : -1;
+}
+
 /*
  * Raises x->best to the best position in [lo, hi] (of var x->v, in the
  * current box) that a feasible configuration has. 0, or -1 with err (out
@@ -125,14 +203,14 @@ search(struct extreme *x, int64_t lo, int64_t hi, struct dn_error *err)
 
 	if (x->best >= 0 && key_bound(x, lo, hi) <= key_at(x, x->best))
 		return 0;
-	mark = narrow_active(&x->e, x->v, lo, hi);
+	mark = narrow_target(x, lo, hi);
 	if (mark == -2)
 		return 0;
-	if (mark < 0)
+	if (mark == -1)
 		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
 	r = fs_first_in_box(&x->e, x->pos, err);
-	found = lo == hi ? lo : r == 0 && x->pos[x->v] >= 0 && in_box(&x->e, x->pos) ? x->pos[x->v] : -1;
-	fs_unrestrict(&x->e, mark);
+	found = lo == hi ? lo : r == 0 && in_box(&x->e, x->pos) ? found_position(x, lo, hi) : -1;
+	unrestrict_target(x, mark);
 	if (r < 0 || (r == 1 && x->e.timed_out)) {
 		if (!dn_error_isset(err) || err->code == DN_ETIMEOUT) {
 			dn_error_clear(err);
@@ -156,26 +234,34 @@ search(struct extreme *x, int64_t lo, int64_t hi, struct dn_error *err)
 }
 
 /*
- * The engine var of the space parameter `name` given as `field` ("param",
- * "per"); -1 with err naming the field when the space has no such discrete
- * parameter (a continuous one is said to be continuous).
+ * The parameter `name` given as `field` ("param", "per"): its engine var
+ * (returned), or -1 with *dim set to a continuous space dim (which `per`
+ * refuses); -1 with err naming the field when the space has no such
+ * parameter, or (for "param") a continuous one without an end.
  */
 static int
-named_var(const struct fs_engine *e, const char *name, const char *field, struct dn_error *err)
+named_param(const struct fs_engine *e, const char *name, const char *field, int *dim, struct dn_error *err)
 {
 	const struct sp_space *sp = &e->q->space;
 	int v = fs_var_named(e, name);
 
+	*dim = -1;
 	if (v >= 0)
 		return v;
-	for (int k = 0; k < sp->ndims; k++)
-		if (strcmp(sp->dims[k].name, name) == 0)
-			return dn_error_set(err, DN_EINVAL, field, "\"%s\" is continuous (%s): %s", name,
-			    sp_type_name(sp->dims[k].type), strcmp(field, "per") == 0 ?
-			    "one row per value needs a discrete parameter" :
-			    "the largest and smallest values are answered for discrete parameters "
-			    "(the reduced space gives the range of a continuous one that may fit)");
-	return dn_error_set(err, DN_ENOENT, field, "the space has no discrete parameter \"%s\"", name);
+	for (int k = 0; k < sp->ndims; k++) {
+		const struct sp_dim *d = &sp->dims[k];
+		if (strcmp(d->name, name) != 0)
+			continue;
+		if (strcmp(field, "per") == 0)
+			return dn_error_set(err, DN_EINVAL, field, "\"%s\" is continuous (%s): one row per value needs "
+			    "a discrete parameter", name, sp_type_name(d->type));
+		if (d->discrete || (d->type != SP_UNIFORM && d->type != SP_LOGUNIFORM))
+			return dn_error_set(err, DN_EINVAL, field, "\"%s\" is %s: its values are unbounded, so it has "
+			    "no largest or smallest value", name, sp_type_name(d->type));
+		*dim = k;
+		return -1;
+	}
+	return dn_error_set(err, DN_ENOENT, field, "the space has no parameter \"%s\"", name);
 }
 
 /* Whether var v's values ascend with its positions; -1 with err on "param"
@@ -205,17 +291,47 @@ check_order(const struct fs_engine *e, int v, const char *name, struct dn_error 
 	return ascending;
 }
 
+/* Sets up x to search the continuous space dim `dim`: the continuous var
+ * bound to it (positions: its grid), or one that passes through (positions
+ * 0 and 1: its range's ends, every value between attainable). Where it is
+ * nested, x->parent and x->active_pos name the choice that activates it. */
+static void
+target_continuous(struct extreme *x, int dim)
+{
+	const struct sp_dim *d = &x->e.q->space.dims[dim];
+
+	x->c = x->e.dim_cvar[dim];
+	x->pt = x->c < 0 ? dim : -1;
+	x->n = x->c >= 0 ? ((int64_t)1 << x->e.cvars[x->c].bits) + 1 : 2;
+	x->parent = d->parent >= 0 ? x->e.dim_var[d->parent] : -1;
+	x->active_pos = -1;
+	for (int64_t p = 0; x->parent >= 0 && p < x->e.vars[x->parent].n; p++)
+		if (fs_dim_index_of(&x->e, x->parent, p) == d->parent_option)
+			x->active_pos = p;
+}
+
+/* The best value found, as NNI writes it (null: nothing fits). */
+static json_t *
+best_json(const struct extreme *x)
+{
+	if (x->best < 0)
+		return json_null();
+	if (x->v >= 0)
+		return sp_value_json(&x->e.q->space.dims[x->e.vars[x->v].dim], fs_dim_index_of(&x->e, x->v, x->best));
+	return json_real(target_value(x, x->best));
+}
+
 json_t *
 ans_extreme(struct fs_engine *e, struct sq_query *q, const char *param, const char *per, enum ans_goal goal,
     double timeout, struct dn_error *err)
 {
 	struct extreme x;
-	int u = -1, v = named_var(e, param, "param", err), ascending;
+	int u = -1, pdim, udim, v = named_param(e, param, "param", &pdim, err), ascending = 1;
 	json_t *rows;
 
-	if (v < 0 || (per != NULL && (u = named_var(e, per, "per", err)) < 0))
+	if ((v < 0 && pdim < 0) || (per != NULL && (u = named_param(e, per, "per", &udim, err)) < 0))
 		return NULL;
-	if (u == v) {
+	if (u >= 0 && u == v) {
 		dn_error_set(err, DN_EINVAL, "per", "\"%s\" is param itself: per names another parameter (leave it "
 		    "out for one value overall)", per);
 		return NULL;
@@ -225,8 +341,7 @@ ans_extreme(struct fs_engine *e, struct sq_query *q, const char *param, const ch
 		    (long long)e->vars[u].n, MAX_ROWS);
 		return NULL;
 	}
-	ascending = check_order(e, v, param, err);
-	if (ascending < 0)
+	if (v >= 0 && (ascending = check_order(e, v, param, err)) < 0)
 		return NULL;
 	memset(&x, 0, sizeof x);
 	if (fs_init(&x.e, q, err) != 0) {
@@ -234,20 +349,25 @@ ans_extreme(struct fs_engine *e, struct sq_query *q, const char *param, const ch
 		return NULL;
 	}
 	x.v = v;
+	x.c = x.pt = -1;
+	if (v >= 0)
+		x.n = x.e.vars[v].n;
+	else
+		target_continuous(&x, pdim);
 	x.sign = goal == ANS_LARGEST ? 1 : -1;
 	x.ascending = ascending;
 	x.timeout = timeout;
 	x.e.deadline = fs_now_plus(timeout);
 	x.pos = calloc((size_t)x.e.nvars + 1, sizeof *x.pos);
-	rows = x.pos ? json_array() : NULL;
+	x.w = calloc((size_t)x.e.ncvars + 1, sizeof *x.w);
+	rows = x.pos && x.w ? json_array() : NULL;
 	for (int64_t pu = 0; rows != NULL && pu < (u >= 0 ? x.e.vars[u].n : 1); pu++) {
-		const struct sp_dim *d = &q->space.dims[x.e.vars[v].dim];
 		int64_t mark = u >= 0 ? narrow_active(&x.e, u, pu, pu) : -2;
 		json_t *row = json_object();
 		int r = mark == -1 ? dn_error_set(err, DN_ENOMEM, NULL, "out of memory") : 0;
 		x.best = -1;
 		if (r == 0 && (u < 0 || mark >= 0))
-			r = search(&x, 0, x.e.vars[v].n - 1, err);
+			r = search(&x, 0, x.n - 1, err);
 		fs_unrestrict(&x.e, mark);
 		if (r != 0) {
 			json_decref(row);
@@ -258,13 +378,13 @@ ans_extreme(struct fs_engine *e, struct sq_query *q, const char *param, const ch
 		if (u >= 0)
 			json_object_set_new(row, per, sp_value_json(&q->space.dims[x.e.vars[u].dim],
 			    fs_dim_index_of(&x.e, u, pu)));
-		json_object_set_new(row, param, x.best >= 0 ? sp_value_json(d, fs_dim_index_of(&x.e, v, x.best)) :
-		    json_null());
+		json_object_set_new(row, param, best_json(&x));
 		json_array_append_new(rows, row);
 	}
 	if (rows == NULL && !dn_error_isset(err))
 		dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
 	free(x.pos);
+	free(x.w);
 	fs_free(&x.e);
 	return rows;
 }

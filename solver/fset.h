@@ -59,6 +59,8 @@ struct fs_cvar {
 	int bits;               /* the finest cells are 2^-bits of the range */
 	double L, H;            /* the dim's range */
 	double lo, hi;          /* the current cell (the whole range between searches) */
+	double rlo, rhi;        /* the values searches may take: [L, H], or a range of it
+	                         * (fs_real_restrict); its ends count as grid values */
 };
 
 enum fs_status { FS_EMPTY, FS_FULL, FS_MIXED, FS_UNKNOWN };
@@ -244,6 +246,16 @@ int fs_first_in_box(struct fs_engine *e, int64_t *pos, struct dn_error *err);
  * updated); fs_unrestrict returns to the box before. */
 int64_t fs_restrict(struct fs_engine *e, int v, int64_t lo, int64_t hi);
 void fs_unrestrict(struct fs_engine *e, int64_t mark);
+
+/* Restricts continuous var c to the values [lo, hi] (L <= lo <= hi <= H)
+ * for the following calls: the grid values inside, and lo and hi
+ * themselves (lo == hi: exactly that value). Returns the mark to give
+ * fs_real_unrestrict, -1 out of memory (nothing restricted). */
+int64_t fs_real_restrict(struct fs_engine *e, int c, double lo, double hi);
+/* The value at the end j of the 2^k cells of continuous var c's range (the
+ * grid: k = bits, j in [0, 2^bits]); the same number at every depth. */
+double fs_cell_value(const struct fs_cvar *c, int64_t j, int k);
+void fs_real_unrestrict(struct fs_engine *e, int c, int64_t mark);
 
 /* The engine var of a space parameter ("layer0/kernel_size"), or -1; the
  * position of a JSON value on its grid, or -1. */

@@ -349,8 +349,8 @@ init_cvars(struct fs_engine *e, struct dn_error *err)
 		c->active_pos = -1;
 		c->logscale = d->type == SP_LOGUNIFORM;
 		c->bits = bits < 3 ? 3 : bits;
-		c->L = c->lo = d->lo;
-		c->H = c->hi = d->hi;
+		c->L = c->lo = c->rlo = d->lo;
+		c->H = c->hi = c->rhi = d->hi;
 		e->dim_cvar[k] = n++;
 	}
 	return 0;

@@ -84,7 +84,6 @@ int fs_bound_status(const struct fs_engine *e);
 int fs_real_status(struct fs_engine *e);
 int fs_real_exists(struct fs_engine *e, double *r);
 int fs_real_hull(struct fs_engine *e, int c, int64_t *lo, int64_t *hi);
-double fs_cell_value(const struct fs_cvar *c, int64_t j, int k);
 
 /* Counts the current box at var d (fset_count.c); stores the search tree
  * under `node` when >= 0. 0 or -1 (out of memory). */

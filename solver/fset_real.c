@@ -23,9 +23,16 @@
  * the bound leaves open (fs_real_hull), which hold every feasible real
  * value.
  *
+ * Restricted ranges (fs_real_restrict): a search may take a var's values
+ * from [rlo, rhi] only (the largest value that fits, answer_extreme.c; a
+ * value to explain, rlo == rhi). Every cell is clipped to the range: a
+ * cell outside it is skipped, and the clipped ends stand for the cell's
+ * ends (corners, witnesses), so the range's ends count as grid values. An
+ * unrestricted var ([L, H]) clips nothing.
+ *
  * Ownership: searches narrow cells with fs_narrow_cell under a mark and
  * roll back before returning; between searches every cell is the whole
- * range. Errors: out of memory in the undo log makes a box search
+ * range (or the restricted range). Errors: out of memory in the undo log makes a box search
  * undecided (2), and a single configuration infeasible (as fs_feasible_at
  * has always answered on allocation failure).
  */
@@ -53,6 +60,40 @@ fs_cell_value(const struct fs_cvar *c, int64_t j, int k)
 	return c->L + t * (c->H - c->L);
 }
 
+/* Cell (k, j) of var c clipped to its restricted range, into [*a, *b]: 0
+ * when they do not meet. */
+static int
+clip_cell(const struct fs_cvar *cv, int64_t j, int k, double *a, double *b)
+{
+	*a = fmax(fs_cell_value(cv, j, k), cv->rlo);
+	*b = fmin(fs_cell_value(cv, j + 1, k), cv->rhi);
+	return *a <= *b;
+}
+
+int64_t
+fs_real_restrict(struct fs_engine *e, int c, double lo, double hi)
+{
+	struct fs_cvar *cv = &e->cvars[c];
+	int64_t mark = fs_mark(e);
+
+	if (fs_narrow_cell(e, c, lo, hi) != 0) {
+		fs_rollback(e, mark);
+		return -1;
+	}
+	cv->rlo = lo;
+	cv->rhi = hi;
+	return mark;
+}
+
+void
+fs_real_unrestrict(struct fs_engine *e, int c, int64_t mark)
+{
+	if (mark >= 0)
+		fs_rollback(e, mark);
+	e->cvars[c].rlo = e->cvars[c].L;
+	e->cvars[c].rhi = e->cvars[c].H;
+}
+
 /* A search over the cells of the continuous vars in the current box. */
 struct search {
 	struct fs_engine *e;
@@ -65,18 +106,18 @@ struct search {
 	double *r;              /* the witness, or NULL */
 };
 
-/* The witness of the current cell: its upper end in every var. */
+/* The witness of the current cell: its (clipped) upper end in every var. */
 static void
 cell_witness(const struct search *s)
 {
 	for (int c = 0; c < s->e->ncvars && s->r != NULL; c++) {
 		const struct fs_cvar *cv = &s->e->cvars[c];
-		s->r[c] = s->act[c] ? fs_cell_value(cv, s->j[c] + 1, s->k[c]) : NAN;
+		s->r[c] = s->act[c] ? fmin(fs_cell_value(cv, s->j[c] + 1, s->k[c]), cv->rhi) : NAN;
 	}
 }
 
-/* Exact evaluation at the corners of the current (finest) cell, the upper
- * ends first: 1 (the witness kept) or 0. */
+/* Exact evaluation at the corners of the current (finest) cell, clipped to
+ * the restricted ranges, the upper ends first: 1 (the witness kept) or 0. */
 static int
 eval_corners(struct search *s)
 {
@@ -92,7 +133,9 @@ eval_corners(struct search *s)
 	for (int mask = (1 << n) - 1; mask >= 0; mask--) {
 		for (int i = 0; i < n; i++) {
 			const struct fs_cvar *cv = &e->cvars[vars[i]];
-			e->config[cv->hp].r = fs_cell_value(cv, s->j[vars[i]] + ((mask >> i) & 1), s->k[vars[i]]);
+			double a, b;
+			clip_cell(cv, s->j[vars[i]], s->k[vars[i]], &a, &b);
+			e->config[cv->hp].r = (mask >> i) & 1 ? b : a;
 		}
 		e->evals++;
 		if (expr_tape_eval(&e->tape, e->g, e->config, e->point, NULL) == 0 && e->point[e->root].i != 0) {
@@ -144,8 +187,11 @@ search_cell(struct search *s)
 		int half = s->r != NULL ? 1 - i : i;
 		int64_t mark = fs_mark(e), j = 2 * s->j[c] + half;
 		int k = s->k[c] + 1, r;
+		double a, b;
+		if (!clip_cell(cv, j, k, &a, &b))
+			continue;       /* outside the restricted range */
 		s->budget--;
-		if (fs_narrow_cell(e, c, fs_cell_value(cv, j, k), fs_cell_value(cv, j + 1, k)) != 0) {
+		if (fs_narrow_cell(e, c, a, b) != 0) {
 			fs_rollback(e, mark);
 			return -1;
 		}

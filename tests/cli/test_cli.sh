@@ -66,10 +66,19 @@ check min-per 0 "depth = 3: smallest hidden = 768" -- min $Q --constraint "hidde
 check min-json 0 '"hidden": 1024' -- min $Q --constraint "hidden >= 1000" --param hidden --json
 check min-none-fits 0 "smallest hidden = none fits" -- min $Q --budget memory=1KiB --param hidden
 check min-no-param 2 "min: give --param NAME" -- min $Q
-check min-unknown 2 "--param: the space has no discrete parameter \"nope\"" -- min $Q --param nope
+check min-unknown 2 "--param: the space has no parameter \"nope\"" -- min $Q --param nope
 check max-no-order 2 "--param: \"activation\" has values that are not numbers" -- max $Q --param activation
 check min-no-order 2 "--param: \"activation\" has values that are not numbers" -- min $Q --param activation
-check min-continuous 2 "--param: \"learning_rate\" is continuous (loguniform)" -- min $Q --param learning_rate
+check min-passthrough 0 "smallest learning_rate = 0.0001" -- min $Q --param learning_rate
+check max-passthrough-none 0 "largest learning_rate = none fits" -- max $Q --budget memory=1KiB --param learning_rate
+check per-continuous 2 "--per: \"learning_rate\" is continuous (loguniform): one row per value" -- max $Q --param depth --per learning_rate
+# a width multiplier bound to the model: exact on its grid of 1025 values
+MW="--template mobilenet_v2 --space $top_srcdir/examples/spaces/mobilenet-width.json --device t4 --budget memory=2GiB"
+check max-continuous 0 "largest width_mult = 1.311279296875" -- max $MW --param width_mult
+check max-continuous-per 0 "batch_size = 32: largest width_mult = 0.555419921875" -- max $MW --param width_mult --per batch_size
+check explain-continuous-kept 0 "width_mult = 1.3113 is kept" -- explain $MW --param width_mult --value 1.3113
+check explain-continuous-removed 1 "width_mult = 1.32 is removed: no configuration with it satisfies" -- explain $MW --param width_mult --value 1.32
+check explain-continuous-range 2 "--value: 3 is outside the range of \"width_mult\"" -- explain $MW --param width_mult --value 3
 check min-per-itself 2 "--per: \"depth\" is param itself" -- min $Q --param depth --per depth
 check help-min 0 "min  *the smallest feasible value" -- --help
 check explain-config 1 "FAIL memory <= 3 GiB" -- explain $Q --config '{"batch_size": 16384, "hidden": 4096, "depth": 8, "activation": "gelu"}'

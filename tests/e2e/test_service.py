@@ -735,16 +735,26 @@ def phase_memory(st):
     for goal in ("max", "min"):
         base2 = "/v1/reductions/%s/%s?" % (rid2, goal)
         for what, qs, path, words in (
-                ("unknown param", "param=nope", "param", "no discrete parameter"),
+                ("unknown param", "param=nope", "param", "no parameter"),
                 ("param of strings (no order)", "param=block", "param", "no order"),
-                ("continuous param", "param=lr", "param", "continuous"),
-                ("unknown per", "param=batch_size&per=nope", "per", "no discrete parameter"),
+                ("unknown per", "param=batch_size&per=nope", "per", "no parameter"),
                 ("continuous per", "param=batch_size&per=lr", "per", "continuous"),
                 ("per = param", "param=width&per=width", "per", "param itself")):
             r = d.get(base2 + qs)
             if problem("%s %s" % (goal, what), r, 422, path=path):
                 check("%s %s: the detail says why" % (goal, what), words in (r.json or {}).get("detail", ""),
                       (r.json or {}).get("detail"))
+
+    # a continuous parameter that passes through (lr, loguniform [1e-4, 0.1]): its range's ends
+    r = d.get("/v1/reductions/%s/max?param=lr" % rid2)
+    eq("max lr (passing through): the range's end", (r.json or {}).get("rows"), [{"lr": 0.1}])
+    r = d.get("/v1/reductions/%s/min?param=lr&per=block" % rid2)
+    check("min lr per block: 1e-4 or null", r.status == 200 and all(row.get("lr") in (0.0001, None)
+          for row in (r.json or {}).get("rows", [None])), _short(r.json))
+    r = d.get("/v1/reductions/%s/explain?param=lr&value=0.01" % rid2)
+    eq("explain lr = 0.01: kept", (r.json or {}).get("kept"), True)
+    problem("explain lr outside its range", d.get("/v1/reductions/%s/explain?param=lr&value=5" % rid2), 422,
+            path="value")
 
     # ---- a small space: the mlp example, walked with cursors
     qm = mlp_query()

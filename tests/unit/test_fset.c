@@ -1496,18 +1496,167 @@ START_TEST(test_extreme_against_brute_force)
 }
 END_TEST
 
+/* Whether some configuration fits with continuous var c at exactly x (the
+ * other continuous vars on their grids), by brute force. */
+static int
+fits_at(struct fs_engine *e, int c, double x)
+{
+	int64_t *pos = calloc((size_t)e->nvars + 1, sizeof *pos);
+	const struct fs_cvar *cv = &e->cvars[c];
+	double save_l = cv->L, save_h = cv->H, best;
+	int found = 0;
+
+	for (int v = 0; v < e->nvars; v++) {
+		int par = e->vars[v].parent;
+		pos[v] = (par < 0 || pos[par] == e->vars[v].active_pos) ? 0 : -1;
+	}
+	/* real_exists samples var c over [L, H]: a range of one value is x alone */
+	e->cvars[c].L = e->cvars[c].H = x;
+	do {
+		if (cv->parent >= 0 && pos[cv->parent] != cv->active_pos)
+			continue;
+		found = real_exists(e, pos, 0, &best, NULL, NULL);
+	} while (!found && fs_increment(e, pos) == 0);
+	e->cvars[c].L = save_l;
+	e->cvars[c].H = save_h;
+	free(pos);
+	return found;
+}
+
+/* The largest and smallest values of continuous parameters, overall and
+ * per batch size, against brute force over their grids (the engine's
+ * default resolution); a parameter that passes through answers its range's
+ * ends where anything fits; explanations at grid values and between them
+ * agree with evaluation at exactly that value. */
+START_TEST(test_extreme_continuous)
+{
+	int answers = 0, explained = 0;
+
+	load_catalog();
+	for (int i = 0; i < 9; i++) {
+		json_t *req = random_real_query(i);
+		char *dump = json_dumps(req, JSON_COMPACT), what[4096];
+		struct sq_query q;
+		struct fs_engine e;
+		struct dn_error err;
+		int u, nrows;
+		int64_t *pos;
+		/* per continuous var (and the passthrough "lr", slot 8): per row
+		 * (row nrows: overall) the smallest and largest fitting values */
+		double lo[9][64], hi[9][64];
+
+		memset(&err, 0, sizeof err);
+		snprintf(what, sizeof what, "continuous extreme case %d: %s", i, dump);
+		ck_assert_msg(sq_parse(req, &cat, &q, &err) == 0, "%s: %s", what, err.message);
+		ck_assert_int_eq(fs_init(&e, &q, &err), 0);
+		u = fs_var_named(&e, "batch_size");
+		ck_assert(u >= 0 && e.vars[u].n < 63);
+		nrows = (int)e.vars[u].n;
+		for (int c = 0; c <= 8; c++)
+			for (int r = 0; r <= nrows; r++)
+				lo[c][r] = hi[c][r] = NAN;
+		pos = calloc((size_t)e.nvars + 1, sizeof *pos);
+		for (int v = 0; v < e.nvars; v++) {
+			int par = e.vars[v].parent;
+			pos[v] = (par < 0 || pos[par] == e.vars[v].active_pos) ? 0 : -1;
+		}
+		do {
+			double best, hl[8], hh[8];
+			for (int c = 0; c < e.ncvars; c++)
+				hl[c] = hh[c] = NAN;
+			if (!real_exists(&e, pos, 0, &best, hl, hh))
+				continue;
+			for (int c = 0; c < e.ncvars; c++)
+				for (int k = 0; k < 2 && !isnan(hl[c]); k++) {
+					int r = k ? nrows : (int)pos[u];
+					lo[c][r] = isnan(lo[c][r]) ? hl[c] : fmin(lo[c][r], hl[c]);
+					hi[c][r] = isnan(hi[c][r]) ? hh[c] : fmax(hi[c][r], hh[c]);
+				}
+			lo[8][pos[u]] = lo[8][nrows] = 1e-4;     /* "lr": [1e-4, 1e-1] */
+			hi[8][pos[u]] = hi[8][nrows] = 1e-1;
+		} while (fs_increment(&e, pos) == 0);
+		for (int c = 0; c <= e.ncvars; c++) {
+			const char *name = c < e.ncvars ? q.space.dims[e.cvars[c].dim].name : "lr";
+			int slot = c < e.ncvars ? c : 8;
+			if (c == e.ncvars && i % 3 != 0)
+				break;  /* "lr" is in MobileNetV2's queries only */
+			for (int goal = ANS_SMALLEST; goal <= ANS_LARGEST; goal++)
+				for (int per = 0; per < 2; per++) {
+					json_t *rows = ans_extreme(&e, &q, name, per ? "batch_size" : NULL, (enum ans_goal)goal,
+					    0, &err);
+					ck_assert_msg(rows != NULL, "%s: %s: %s", what, name, err.message);
+					ck_assert_int_eq((int)json_array_size(rows), per ? nrows : 1);
+					for (int r = 0; r < (per ? nrows : 1); r++) {
+						json_t *got = json_object_get(json_array_get(rows, (size_t)r), name);
+						double want = (goal == ANS_LARGEST ? hi : lo)[slot][per ? r : nrows];
+						ck_assert_msg(isnan(want) ? json_is_null(got) : json_is_number(got) &&
+						    json_number_value(got) == want, "%s: %s %s per %s, row %d: %.17g, brute force %.17g",
+						    what, goal == ANS_LARGEST ? "largest" : "smallest", name, per ? "batch_size" : "-",
+						    r, json_is_number(got) ? json_number_value(got) : NAN, want);
+						answers++;
+					}
+					json_decref(rows);
+				}
+		}
+		/* explanations: the largest value and the grid value above it, and values between */
+		for (int c = 0; c < e.ncvars; c++) {
+			const struct fs_cvar *cv = &e.cvars[c];
+			const char *name = q.space.dims[cv->dim].name;
+			double xs[4];
+			int nx = 0, top = !isnan(hi[c][nrows]);
+			if (top) {
+				xs[nx++] = hi[c][nrows];
+				if (hi[c][nrows] < cv->H) {
+					int64_t g = 0;
+					while (fs_cell_value(cv, g, cv->bits) <= hi[c][nrows])
+						g++;
+					xs[nx++] = fs_cell_value(cv, g, cv->bits);
+				}
+			}
+			xs[nx++] = cv->L + (cv->H - cv->L) * (double)rnd(1000) / 1000.0;
+			xs[nx++] = cv->L + (cv->H - cv->L) * (double)rnd(1000) / 1000.0;
+			for (int k = 0; k < nx; k++) {
+				int want = fits_at(&e, c, xs[k]);
+				json_t *val = json_real(xs[k]), *out = ans_explain_value(&e, &q, name, val, 0, &err);
+				ck_assert_msg(out != NULL, "%s: explain %s = %g: %s", what, name, xs[k], err.message);
+				ck_assert_msg(json_is_true(json_object_get(out, "kept")) == want, "%s: explain %s = %.17g: "
+				    "kept %d, brute force %d", what, name, xs[k], !want, want);
+				ck_assert_int_eq(json_array_size(json_object_get(out, "because")) > 0, !want);
+				if (k == 0 && top)
+					ck_assert_msg(want, "%s: the largest value fits", what);
+				if (k == 1 && top && hi[c][nrows] < cv->H)
+					ck_assert_msg(!want, "%s: the grid value above the largest fits", what);
+				json_decref(out);
+				json_decref(val);
+				explained++;
+			}
+		}
+		free(pos);
+		fs_free(&e);
+		sq_free(&q);
+		json_decref(req);
+		free(dump);
+	}
+	ck_assert_int_ge(answers, 100);
+	printf("9 queries: %d largest and smallest continuous values and %d explanations agree with brute force\n",
+	    answers, explained);
+	cm_catalog_free(&cat);
+}
+END_TEST
+
 /* What a user can get wrong: each error names its field. */
 START_TEST(test_extreme_errors)
 {
 	static const struct { const char *param, *per, *path, *msg; int code; } cases[] = {
-		{ "nope", NULL, "param", "no discrete parameter \"nope\"", DN_ENOENT },
-		{ "batch_size", "nope", "per", "no discrete parameter \"nope\"", DN_ENOENT },
+		{ "nope", NULL, "param", "no parameter \"nope\"", DN_ENOENT },
+		{ "batch_size", "nope", "per", "no parameter \"nope\"", DN_ENOENT },
 		{ "block", NULL, "param", "not numbers (\"basic\"): they have no order", DN_EINVAL },
-		{ "lr", NULL, "param", "\"lr\" is continuous (loguniform)", DN_EINVAL },
+		{ "noise", NULL, "param", "\"noise\" is normal: its values are unbounded", DN_EINVAL },
 		{ "batch_size", "lr", "per", "\"lr\" is continuous (loguniform): one row per value", DN_EINVAL },
 		{ "width", "width", "per", "\"width\" is param itself", DN_EINVAL },
 		{ "width", "seed", "per", "\"seed\" has 5000 values: at most 4096 rows", DN_ERANGE },
 		{ "batch_size", "block", NULL, NULL, 0 },       /* a per without order is fine */
+		{ "lr", "block", NULL, NULL, 0 },               /* passing through: the range's ends */
 	};
 	json_t *req = json_loads(
 	    "{\"model\": \"resnet18\", \"device\": \"a100-40gb\", \"budgets\": {\"memory\": \"3GiB\"},"
@@ -1515,6 +1664,7 @@ START_TEST(test_extreme_errors)
 	    "  \"width\": {\"_type\": \"choice\", \"_value\": [32, 64]},"
 	    "  \"block\": {\"_type\": \"choice\", \"_value\": [\"basic\", \"bottleneck\"]},"
 	    "  \"lr\": {\"_type\": \"loguniform\", \"_value\": [0.0001, 0.1]},"
+	    "  \"noise\": {\"_type\": \"normal\", \"_value\": [0, 1]},"
 	    "  \"seed\": {\"_type\": \"randint\", \"_value\": [0, 5000]}}}", 0, NULL);
 	struct sq_query q;
 	struct fs_engine e;
@@ -1532,6 +1682,10 @@ START_TEST(test_extreme_errors)
 			if (cases[i].path == NULL) {
 				ck_assert_msg(rows != NULL && json_array_size(rows) == 2, "case %zu: %s", i,
 				    err.message);
+				for (size_t r = 0; strcmp(cases[i].param, "lr") == 0 && r < 2; r++) {
+					json_t *y = json_object_get(json_array_get(rows, r), "lr");
+					ck_assert(json_is_null(y) || json_real_value(y) == (goal == ANS_LARGEST ? 0.1 : 0.0001));
+				}
 				json_decref(rows);
 				continue;
 			}
@@ -1996,6 +2150,7 @@ suite(void)
 	tcase_add_test(t, test_extreme_errors);
 	tcase_add_test(t, test_extreme_huge_grid);
 	tcase_add_test(t, test_extreme_against_brute_force);
+	tcase_add_test(t, test_extreme_continuous);
 	suite_add_tcase(s, t);
 	t = tcase_create("listing");
 	tcase_set_timeout(t, 600);
