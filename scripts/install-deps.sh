@@ -3,11 +3,20 @@
 # build, test and run (the one list shared by README's commands, .ci/run and
 # docker/Dockerfile, so they cannot drift). Safe to run again. Needs root or
 # sudo; skips apt when everything is already installed.
+#   --build-only   only what building needs (docker/Dockerfile's build stage)
 set -eu
 
 BUILD="build-essential autoconf automake pkg-config libjansson-dev libmicrohttpd-dev libz3-dev libpq-dev libgmp-dev libcurl4-openssl-dev check"
 TEST="clang libclang-rt-14-dev python3 python3-jsonschema python3-optuna valgrind postgresql chromium nodejs npm"
 PKGS="$BUILD $TEST ${DNNSAT_EXTRA_PACKAGES:-}"
+case "${1:-}" in
+--build-only) PKGS="$BUILD" ;;
+"") ;;
+*)
+	echo "install-deps: unknown option '$1' (expected --build-only or nothing)" >&2
+	exit 2
+	;;
+esac
 
 # installed, or provided by an installed package (NodeSource's nodejs
 # provides npm, and conflicts with Debian's)
