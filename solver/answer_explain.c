@@ -183,7 +183,7 @@ ans_heatmap(struct fs_engine *e, struct sq_query *q, const char *xname, const ch
 		return NULL;
 	}
 	/* a fresh engine: the reduction's own keeps its count tree untouched */
-	if (fs_init(&h, q, err) != 0) {
+	if (fs_init_root(&h, q, q->feasible, err) != 0) {
 		fs_free(&h);
 		return NULL;
 	}

@@ -344,7 +344,7 @@ ans_extreme(struct fs_engine *e, struct sq_query *q, const char *param, const ch
 	if (v >= 0 && (ascending = check_order(e, v, param, err)) < 0)
 		return NULL;
 	memset(&x, 0, sizeof x);
-	if (fs_init(&x.e, q, err) != 0) {
+	if (fs_init_root(&x.e, q, q->feasible, err) != 0) {
 		fs_free(&x.e);
 		return NULL;
 	}

@@ -86,12 +86,20 @@ struct fs_arg_key {
 	const char *key;
 };
 
-/* The tabulated nodes of one var that the check reads: fills
- * [first, first + count) of check_fill, whose values at position p are
- * the row check_tab[off + p * count ...]. */
+/* The tabulated nodes the check reads that depend on the same variables
+ * (at most FS_FILL_VARS of them, maybe none; fset_check.c): fills
+ * [first, first + count) of check_fill, whose values at the combination of
+ * positions pos are the row r = sum of pos[var[j]] * stride[j], at
+ * check_tab[off + r * count ...]; fault[r] marks a row where one of them
+ * overflows (fault NULL: none does). */
+#define FS_FILL_VARS 4
 struct fs_fill_group {
-	int32_t var, first, count;
-	int64_t off;
+	int32_t nv, var[FS_FILL_VARS];
+	int64_t n[FS_FILL_VARS];        /* positions of each */
+	int64_t stride[FS_FILL_VARS];
+	int32_t first, count;
+	int64_t rows, off;
+	uint8_t *fault;
 };
 
 struct fs_engine {
@@ -143,15 +151,15 @@ struct fs_engine {
 	struct fs_cvar *cvars;          /* continuous hyperparameters (quantified, fset_real.c) */
 	int ncvars;
 	int *dim_cvar;                  /* space dim -> continuous var, or -1 */
-	/* the per-trial check (answer_check.c): a partial tape of what a check
-	 * reads, and the tabulated nodes it reads (each with its var), copied
-	 * from their tables before it runs. Like the tape, the tables and the
-	 * space, immutable after fs_init. */
+	/* the per-trial check (answer_check.c, fset_check.c): a partial tape of
+	 * what a check reads, and the tabulated nodes it reads, copied from
+	 * their tables before it runs. Like the tape, the tables and the space,
+	 * immutable after fs_init (fs_init_root builds none). */
 	struct expr_tape check_tape;
-	int32_t *check_fill, ncheck_fill;       /* the tabulated nodes it reads, grouped by var */
-	struct fs_fill_group *check_groups;     /* per var: its nodes and their table */
+	int32_t *check_fill, ncheck_fill;       /* the tabulated nodes it reads, grouped by variables */
+	struct fs_fill_group *check_groups;     /* per set of variables: its nodes and their table */
 	int ncheck_groups;
-	union expr_val *check_tab;      /* the groups' tables, one block: a row per position */
+	union expr_val *check_tab;      /* the groups' tables, one block: a row per combination */
 	uint8_t *check_part_real;       /* per query part: its value is REAL */
 	/* reading a configuration's text pairs (fs_from_args): top-level dims
 	 * by name (open addressing, -1 empty), and each var's numeric value
@@ -168,13 +176,15 @@ struct fs_engine {
 };
 
 /* Copies the check's tabulated values for the configuration at pos into
- * vals (indexed by node). 0, or -1 when a position is off the grid (the
- * caller then evaluates the whole tape). */
+ * vals (indexed by node). 0, or -1 when a position is off the grid or a
+ * tabulated value overflows there (the caller then evaluates the whole
+ * tape). */
 int fs_check_fill(const struct fs_engine *e, const int64_t *pos, union expr_val *vals);
 
 /* Prepares the engine for a parsed query (which must outlive it), deciding
- * q->feasible; fs_init_root decides another boolean node of the same graph
- * (one budget alone, for explanations). */
+ * q->feasible, with the per-trial check's tape and tables; fs_init_root
+ * decides any boolean node of the same graph (one budget alone, for
+ * explanations) and builds no check (engines that only search). */
 int fs_init(struct fs_engine *e, struct sq_query *q, struct dn_error *err);
 int fs_init_root(struct fs_engine *e, struct sq_query *q, expr_id root, struct dn_error *err);
 void fs_free(struct fs_engine *e);

@@ -359,98 +359,10 @@ init_cvars(struct fs_engine *e, struct dn_error *err)
 int
 fs_init(struct fs_engine *e, struct sq_query *q, struct dn_error *err)
 {
-	return fs_init_root(e, q, q->feasible, err);
-}
-
-/*
- * The check's partial tape (answer_check.c): it computes what a check
- * reads - every part of the query and what cm_model_read reads - and
- * starts from the exact tables of top-level variables (always set in a
- * checked configuration; a nested variable may be inactive), which the
- * check copies in first: about a sixth of a model's nodes depend on one
- * variable alone. 0, or -1 when out of memory.
- */
-static int
-build_check_tape(struct fs_engine *e)
-{
-	const struct expr_graph *g = e->g;
-	uint8_t *need = calloc((size_t)g->n + 1, 1), *given = calloc((size_t)g->n + 1, 1);
-	uint8_t *reads = calloc((size_t)g->n + 1, 1);
-	int32_t nfill = 0;
-	int64_t ntab = 0;
-	int rc = -1;
-
-	if (need == NULL || given == NULL || reads == NULL)
-		goto out;
-	for (int i = 0; i < e->q->nparts; i++) {
-		if (e->q->parts[i].ok >= 0)
-			need[e->q->parts[i].ok] = 1;
-		if (e->q->parts[i].value >= 0)
-			need[e->q->parts[i].value] = 1;
-	}
-	cm_model_mark_read(e->q->model, need);
-	for (int32_t i = 0; i < g->n; i++)
-		given[i] = e->tab[i] != NULL && e->tab_var[i] >= 0 && e->vars[e->tab_var[i]].parent < 0;
-	if (expr_tape_build_part(g, need, given, &e->check_tape) != 0)
-		goto out;
-	expr_tape_mark_reads(&e->check_tape, reads);
-	/* the nodes to copy, grouped by var, and each group's table by rows:
-	 * one check copies one contiguous row per var */
-	for (int32_t i = 0; i < g->n; i++)
-		if (given[i] && (need[i] || reads[i]))
-			nfill++;
-	e->check_fill = malloc(sizeof *e->check_fill * ((size_t)nfill + 1));
-	e->check_groups = calloc((size_t)e->nvars + 1, sizeof *e->check_groups);
-	if (e->check_fill == NULL || e->check_groups == NULL)
-		goto out;
-	for (int v = 0; v < e->nvars; v++) {
-		struct fs_fill_group *gr = &e->check_groups[e->ncheck_groups];
-		gr->var = v;
-		gr->first = e->ncheck_fill;
-		gr->off = ntab;
-		for (int32_t i = 0; i < g->n; i++)
-			if (given[i] && (need[i] || reads[i]) && e->tab_var[i] == v)
-				e->check_fill[e->ncheck_fill++] = i;
-		gr->count = e->ncheck_fill - gr->first;
-		if (gr->count > 0) {
-			ntab += (int64_t)gr->count * e->vars[v].n;
-			e->ncheck_groups++;
-		}
-	}
-	e->check_tab = malloc(sizeof *e->check_tab * ((size_t)ntab + 1));
-	e->check_part_real = calloc((size_t)e->q->nparts + 1, 1);
-	if (e->check_tab == NULL || e->check_part_real == NULL)
-		goto out;
-	for (int i = 0; i < e->q->nparts; i++)
-		e->check_part_real[i] = e->q->parts[i].value >= 0 && g->nodes[e->q->parts[i].value].type == EXPR_REAL;
-	for (int k = 0; k < e->ncheck_groups; k++) {
-		const struct fs_fill_group *gr = &e->check_groups[k];
-		for (int64_t p = 0; p < e->vars[gr->var].n; p++)
-			for (int32_t j = 0; j < gr->count; j++)
-				e->check_tab[gr->off + p * gr->count + j] = e->tab[e->check_fill[gr->first + j]][p];
-	}
-	rc = 0;
-out:
-	free(need);
-	free(given);
-	free(reads);
-	return rc;
-}
-
-int
-fs_check_fill(const struct fs_engine *e, const int64_t *pos, union expr_val *vals)
-{
-	for (int k = 0; k < e->ncheck_groups; k++) {
-		const struct fs_fill_group *gr = &e->check_groups[k];
-		const int32_t *ids = e->check_fill + gr->first;
-		const union expr_val *row;
-		int64_t p = pos[gr->var];
-		if (p < 0 || p >= e->vars[gr->var].n)
-			return -1;
-		row = e->check_tab + gr->off + p * gr->count;
-		for (int32_t j = 0; j < gr->count; j++)
-			vals[ids[j]] = row[j];
-	}
+	if (fs_init_root(e, q, q->feasible, err) != 0)
+		return -1;
+	if (fs_check_build(e) != 0)
+		return dn_error_set(err, DN_ENOMEM, "$", "out of memory");
 	return 0;
 }
 
@@ -603,7 +515,7 @@ fs_init_root(struct fs_engine *e, struct sq_query *q, expr_id root, struct dn_er
 	free(bits);
 	if (build_tables(e) != 0)
 		return dn_error_set(err, DN_ENOMEM, "$", "out of memory");
-	if (expr_tape_build(g, &e->tape) != 0 || build_check_tape(e) != 0 || fs_args_index_build(e) != 0)
+	if (expr_tape_build(g, &e->tape) != 0 || fs_args_index_build(e) != 0)
 		return dn_error_set(err, DN_ENOMEM, "$", "out of memory");
 	/* the whole space's box */
 	for (int v = 0; v < e->nvars; v++) {
@@ -648,11 +560,7 @@ fs_free(struct fs_engine *e)
 	free(e->cvars);
 	free(e->dim_cvar);
 	expr_tape_free(&e->tape);
-	expr_tape_free(&e->check_tape);
-	free(e->check_fill);
-	free(e->check_groups);
-	free(e->check_tab);
-	free(e->check_part_real);
+	fs_check_free(e);
 	fs_args_index_free(e);
 	memset(e, 0, sizeof *e);
 }

@@ -80,6 +80,10 @@ int fs_bound_status(const struct fs_engine *e);
  * finest cells that the bound does not rule out for the box, widening
  * [*lo, *hi] (cell indices; *lo > *hi when empty).
  */
+/* The check's tape and tables (fset_check.c): 0, or -1 out of memory. */
+int fs_check_build(struct fs_engine *e);
+void fs_check_free(struct fs_engine *e);
+
 #define FS_MAX_CVARS 8     /* continuous vars an engine takes (cell corners: 2^n) */
 int fs_real_status(struct fs_engine *e);
 int fs_real_exists(struct fs_engine *e, double *r);

@@ -1393,20 +1393,32 @@ nested_extreme_query(int i)
 	return req;
 }
 
-/* A huge grid (10^12 batch sizes) per width: the largest batch fits and the
- * next one does not, found in a few searches; the smallest is 1. */
-START_TEST(test_extreme_huge_grid)
+/* A query of a two-layer MLP over batch n and width w (the space and the
+ * budgets given as JSON members); new reference. */
+static json_t *
+wide2_query(const char *space_and_budgets)
 {
-	json_t *req = json_loads(
+	char text[2048];
+
+	snprintf(text, sizeof text,
 	    "{\"model\": {\"dnnsat_model\": 1, \"name\": \"wide2\","
 	    "  \"hyperparameters\": {\"n\": {\"type\": \"int\", \"default\": 1, \"min\": 1},"
 	    "                       \"w\": {\"type\": \"int\", \"default\": 64, \"min\": 1}},"
 	    "  \"inputs\": [{\"shape\": [\"n\", 1024]}],"
 	    "  \"layers\": [{\"op\": \"linear\", \"out_features\": \"w\"}, {\"op\": \"relu\"},"
 	    "             {\"op\": \"linear\", \"out_features\": 10}]},"
+	    " %s}", space_and_budgets);
+	return json_loads(text, 0, NULL);
+}
+
+/* A huge grid (10^12 batch sizes) per width: the largest batch fits and the
+ * next one does not, found in a few searches; the smallest is 1. */
+START_TEST(test_extreme_huge_grid)
+{
+	json_t *req = wide2_query(
 	    " \"space\": {\"n\": {\"_type\": \"randint\", \"_value\": [1, 1000000000000]},"
 	    "           \"w\": {\"_type\": \"choice\", \"_value\": [4096, 256, 1024]}},"
-	    " \"budgets\": {\"memory\": \"8GiB\"}}", 0, NULL), *big, *small, *row;
+	    " \"budgets\": {\"memory\": \"8GiB\"}"), *big, *small, *row;
 	struct sq_query q;
 	struct fs_engine e;
 	struct dn_error err;
@@ -1640,6 +1652,69 @@ START_TEST(test_extreme_continuous)
 	ck_assert_int_ge(answers, 100);
 	printf("9 queries: %d largest and smallest continuous values and %d explanations agree with brute force\n",
 	    answers, explained);
+	cm_catalog_free(&cat);
+}
+END_TEST
+
+/* The check's tables (fset_check.c) where a tabulated node overflows: at
+ * those combinations fs_check_fill declines, and the check answers the
+ * overflow as the whole tape does; elsewhere it answers normally. */
+START_TEST(test_check_overflow_rows)
+{
+	json_t *req = wide2_query(
+	    " \"space\": {\"n\": {\"_type\": \"choice\", \"_value\": [8, 1000000000000000]},"
+	    "           \"w\": {\"_type\": \"choice\", \"_value\": [256, 100000000]}},"
+	    " \"budgets\": {\"memory\": \"8GiB\"}");
+	struct sq_query q;
+	struct fs_engine e;
+	struct dn_error err;
+	union expr_val *scratch, *vals, *cfg;
+	int faults = 0;
+
+	load_catalog();
+	memset(&err, 0, sizeof err);
+	ck_assert_msg(sq_parse(req, &cat, &q, &err) == 0, "%s", err.message);
+	ck_assert_int_eq(fs_init(&e, &q, &err), 0);
+	for (int k = 0; k < e.ncheck_groups; k++)
+		faults += e.check_groups[k].fault != NULL;
+	ck_assert_msg(faults > 0, "no table marks an overflow");
+	scratch = malloc(sizeof *scratch * (size_t)ans_scratch_len(&e));
+	vals = malloc(sizeof *vals * (size_t)e.nnodes_graph);
+	cfg = malloc(sizeof *cfg * ((size_t)q.def->nhps + 1));
+	for (int n = 0; n < 2; n++)
+		for (int w = 0; w < 2; w++) {
+			int64_t pos[2];
+			json_t *c = json_pack("{s:I,s:I}", "n", n ? (json_int_t)1000000000000000 : 8, "w",
+			    w ? (json_int_t)100000000 : 256);
+			size_t len;
+			char *text;
+			int whole;
+			pos[fs_var_named(&e, "n")] = n;
+			pos[fs_var_named(&e, "w")] = w;
+			fs_config_of(&e, pos, cfg);
+			whole = expr_tape_eval(&e.tape, e.g, cfg, vals, NULL);
+			memset(&err, 0, sizeof err);
+			text = ans_check_text(&e, c, scratch, 1, 0, NULL, &len, &err);
+			if (whole != 0) {
+				ck_assert_msg(text == NULL && strstr(err.message, "overflows 64 bits") != NULL,
+				    "n %d w %d: %s", n, w, text ? text : err.message);
+				ck_assert_str_eq(err.path, "config");
+			} else {
+				ck_assert_msg(text != NULL && strstr(text, "\"feasible\":") != NULL, "n %d w %d: %s", n, w,
+				    err.message);
+				ck_assert_int_eq(fs_check_fill(&e, pos, vals), 0);
+			}
+			faults += whole != 0;
+			free(text);
+			json_decref(c);
+		}
+	ck_assert_int_ge(faults, 2);    /* a marked table, and a configuration that overflows */
+	free(scratch);
+	free(vals);
+	free(cfg);
+	fs_free(&e);
+	sq_free(&q);
+	json_decref(req);
 	cm_catalog_free(&cat);
 }
 END_TEST
@@ -2151,6 +2226,7 @@ suite(void)
 	tcase_add_test(t, test_extreme_huge_grid);
 	tcase_add_test(t, test_extreme_against_brute_force);
 	tcase_add_test(t, test_extreme_continuous);
+	tcase_add_test(t, test_check_overflow_rows);
 	suite_add_tcase(s, t);
 	t = tcase_create("listing");
 	tcase_set_timeout(t, 600);
