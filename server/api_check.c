@@ -155,7 +155,7 @@ collect_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *val
 	struct args *a = cls;
 
 	(void)kind;
-	if (strcmp(key, "timeout") == 0)
+	if (key[0] == 't' && strcmp(key, "timeout") == 0)
 		return MHD_YES;
 	if (a->n == ARGS_MAX) {
 		a->overflow = 1;

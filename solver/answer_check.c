@@ -53,7 +53,7 @@ write_part(struct jt *w, const struct fs_engine *e, int i, const union expr_val 
 
 /* Evaluates what a check reads for the configuration at pos: the
  * tabulated nodes copied from their tables, the rest by the engine's check
- * tape (see build_check_tape). 0, or -1 when a value overflows. */
+ * tape (see fset_check.c). 0, or -1 when a value overflows. */
 static int
 check_eval(const struct fs_engine *e, const int64_t *pos, const union expr_val *cfg, union expr_val *vals)
 {
