@@ -101,7 +101,8 @@ case "$(field "$check" feasible)" in
 true | false) ok "GET /v1/reductions/$id/check: feasible $(field "$check" feasible)" ;;
 *) fail "the check answer has no feasible field: $check" ;;
 esac
-curl -fsS "$base/metrics" | grep -q '^dnnsat_http_requests_total' || fail "/metrics has no request counter"
+metrics=$(curl -fsS "$base/metrics") || fail "GET /metrics"
+echo "$metrics" | grep -q '^dnnsat_http_requests_total' || fail "/metrics has no request counter"
 ok "GET /metrics"
 
 t0=$(date +%s)
@@ -143,8 +144,9 @@ code=$(curl -sS -o "$tmp/r2" -w '%{http_code}' -X POST -H 'Content-Type: applica
 [ "$(field "$(cat "$tmp/r2")" feasible)" = "$(field "$(cat "$tmp/r1")" feasible)" ] ||
 	fail "the repeated request gave another count"
 # a new process starts with an empty memory: a hit is PostgreSQL's
-curl -fsS "$base/metrics" | grep -Eq '^dnnsat_cache_hits_total [1-9]' ||
-	fail "the new container did not answer from the PostgreSQL cache: $(curl -fsS "$base/metrics" | grep cache)"
+metrics=$(curl -fsS "$base/metrics") || fail "GET /metrics"
+echo "$metrics" | grep -Eq '^dnnsat_cache_hits_total [1-9]' ||
+	fail "the new container did not answer from the PostgreSQL cache: $(echo "$metrics" | grep cache)"
 ok "a new container answers the repeated request from PostgreSQL"
 $CONTAINER stop -t 30 "$name" >/dev/null
 echo "smoke-test: all checks passed"
