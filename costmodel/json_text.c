@@ -165,46 +165,43 @@ decimal_digits(uint64_t u)
 	return d > 0 ? d : 1;
 }
 
+/* The eight digits of x < 10^8 at p, leading zeros included: two
+ * divisions by constants and four digit pairs, no loop. */
+static inline void
+put8(char *p, uint32_t x)
+{
+	uint32_t hi = x / 10000, lo = x - hi * 10000;
+	uint32_t a = hi / 100, b = hi - a * 100, c = lo / 100, d = lo - c * 100;
+
+	memcpy(p, digit_pairs + 2 * a, 2);
+	memcpy(p + 2, digit_pairs + 2 * b, 2);
+	memcpy(p + 4, digit_pairs + 2 * c, 2);
+	memcpy(p + 6, digit_pairs + 2 * d, 2);
+}
+
 void
 jt_int(struct jt *w, int64_t v)
 {
 	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-	size_t n = (size_t)decimal_digits(u) + (v < 0);
-	char tmp[24], *end;
+	int d = decimal_digits(u);
+	size_t n = (size_t)d + (v < 0);
+	char tmp[24];           /* the digits right-aligned: 24 - d .. 23 */
 
-	/* straight into the buffer when it has room, two digits per division;
-	 * eight-digit groups in 32-bit arithmetic, cheaper than 64-bit division */
-	end = (w->len + n + 1 <= w->cap ? w->buf + w->len : tmp) + n;
-	while (u >= 100000000) {
-		uint32_t g = (uint32_t)(u % 100000000);
-		u /= 100000000;
-		for (int k = 0; k < 4; k++) {
-			uint32_t r = g % 100;
-			g /= 100;
-			*--end = digit_pairs[2 * r + 1];
-			*--end = digit_pairs[2 * r];
-		}
-	}
-	{
-		uint32_t x = (uint32_t)u;
-		while (x >= 100) {
-			uint32_t r = x % 100;
-			x /= 100;
-			*--end = digit_pairs[2 * r + 1];
-			*--end = digit_pairs[2 * r];
-		}
-		if (x >= 10) {
-			*--end = digit_pairs[2 * x + 1];
-			*--end = digit_pairs[2 * x];
-		} else
-			*--end = (char)('0' + (int)x);
+	/* eight-digit groups from the right, in 32-bit arithmetic */
+	put8(tmp + 16, (uint32_t)(u % 100000000));
+	if (d > 8) {
+		uint64_t q = u / 100000000;
+		put8(tmp + 8, (uint32_t)(q % 100000000));
+		if (d > 16)
+			put8(tmp, (uint32_t)(q / 100000000));
 	}
 	if (v < 0)
-		*--end = '-';
-	if (end == tmp)
-		jt_raw(w, tmp, n);
-	else
+		tmp[23 - d] = '-';
+	if (w->len + n + 1 <= w->cap) {
+		memcpy(w->buf + w->len, tmp + 24 - n, n);
 		w->len += n;
+	} else
+		jt_raw(w, tmp + 24 - n, n);
 }
 
 /* 10^k, exact in a double for k <= 22 */
