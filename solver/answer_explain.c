@@ -79,7 +79,7 @@ static int
 fixed_of(struct fs_engine *e, struct sq_query *q, const char *param, const json_t *value, struct fixed *f,
     struct dn_error *err)
 {
-	const struct sp_dim *d = NULL;
+	const struct sp_dim *d;
 
 	memset(f, 0, sizeof *f);
 	f->dim = f->parent = -1;
@@ -88,11 +88,10 @@ fixed_of(struct fs_engine *e, struct sq_query *q, const char *param, const json_
 		f->p = fs_position_of(e, f->v, value);
 		return f->p >= 0 ? 0 : dn_error_set(err, DN_EINVAL, "value", "not a value of \"%s\" in the space", param);
 	}
-	for (int k = 0; k < q->space.ndims && d == NULL; k++)
-		if (strcmp(q->space.dims[k].name, param) == 0)
-			d = &q->space.dims[f->dim = k];
-	if (d == NULL)
+	f->dim = sp_dim_named(&q->space, param);
+	if (f->dim < 0)
 		return dn_error_set(err, DN_ENOENT, "param", "the space has no parameter \"%s\"", param);
+	d = &q->space.dims[f->dim];
 	if (d->type != SP_UNIFORM && d->type != SP_LOGUNIFORM)
 		return dn_error_set(err, DN_EINVAL, "param", "\"%s\" is %s: explanations take parameters with a "
 		    "grid or a bounded range", param, sp_type_name(d->type));
@@ -103,12 +102,7 @@ fixed_of(struct fs_engine *e, struct sq_query *q, const char *param, const json_
 	if (!(f->x >= d->lo && f->x <= d->hi))
 		return dn_error_set(err, DN_EINVAL, "value", "%.17g is outside the range of \"%s\" [%.17g, %.17g]",
 		    f->x, param, d->lo, d->hi);
-	if (d->parent >= 0) {
-		f->parent = e->dim_var[d->parent];
-		for (int64_t p = 0; f->parent >= 0 && p < e->vars[f->parent].n; p++)
-			if (fs_dim_index_of(e, f->parent, p) == d->parent_option)
-				f->active_pos = p;
-	}
+	f->parent = fs_dim_parent(e, f->dim, &f->active_pos);
 	return 0;
 }
 

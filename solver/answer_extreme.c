@@ -242,26 +242,24 @@ search(struct extreme *x, int64_t lo, int64_t hi, struct dn_error *err)
 static int
 named_param(const struct fs_engine *e, const char *name, const char *field, int *dim, struct dn_error *err)
 {
-	const struct sp_space *sp = &e->q->space;
-	int v = fs_var_named(e, name);
+	int v = fs_var_named(e, name), k;
+	const struct sp_dim *d;
 
 	*dim = -1;
 	if (v >= 0)
 		return v;
-	for (int k = 0; k < sp->ndims; k++) {
-		const struct sp_dim *d = &sp->dims[k];
-		if (strcmp(d->name, name) != 0)
-			continue;
-		if (strcmp(field, "per") == 0)
-			return dn_error_set(err, DN_EINVAL, field, "\"%s\" is continuous (%s): one row per value needs "
-			    "a discrete parameter", name, sp_type_name(d->type));
-		if (d->discrete || (d->type != SP_UNIFORM && d->type != SP_LOGUNIFORM))
-			return dn_error_set(err, DN_EINVAL, field, "\"%s\" is %s: its values are unbounded, so it has "
-			    "no largest or smallest value", name, sp_type_name(d->type));
-		*dim = k;
-		return -1;
-	}
-	return dn_error_set(err, DN_ENOENT, field, "the space has no parameter \"%s\"", name);
+	k = sp_dim_named(&e->q->space, name);
+	if (k < 0)
+		return dn_error_set(err, DN_ENOENT, field, "the space has no parameter \"%s\"", name);
+	d = &e->q->space.dims[k];
+	if (strcmp(field, "per") == 0)
+		return dn_error_set(err, DN_EINVAL, field, "\"%s\" is continuous (%s): one row per value needs "
+		    "a discrete parameter", name, sp_type_name(d->type));
+	if (d->discrete || (d->type != SP_UNIFORM && d->type != SP_LOGUNIFORM))
+		return dn_error_set(err, DN_EINVAL, field, "\"%s\" is %s: its values are unbounded, so it has "
+		    "no largest or smallest value", name, sp_type_name(d->type));
+	*dim = k;
+	return -1;
 }
 
 /* Whether var v's values ascend with its positions; -1 with err on "param"
@@ -298,16 +296,10 @@ check_order(const struct fs_engine *e, int v, const char *name, struct dn_error 
 static void
 target_continuous(struct extreme *x, int dim)
 {
-	const struct sp_dim *d = &x->e.q->space.dims[dim];
-
 	x->c = x->e.dim_cvar[dim];
 	x->pt = x->c < 0 ? dim : -1;
 	x->n = x->c >= 0 ? ((int64_t)1 << x->e.cvars[x->c].bits) + 1 : 2;
-	x->parent = d->parent >= 0 ? x->e.dim_var[d->parent] : -1;
-	x->active_pos = -1;
-	for (int64_t p = 0; x->parent >= 0 && p < x->e.vars[x->parent].n; p++)
-		if (fs_dim_index_of(&x->e, x->parent, p) == d->parent_option)
-			x->active_pos = p;
+	x->parent = fs_dim_parent(&x->e, dim, &x->active_pos);
 }
 
 /* The best value found, as NNI writes it (null: nothing fits). */

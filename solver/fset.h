@@ -262,10 +262,15 @@ void fs_unrestrict(struct fs_engine *e, int64_t mark);
  * themselves (lo == hi: exactly that value). Returns the mark to give
  * fs_real_unrestrict, -1 out of memory (nothing restricted). */
 int64_t fs_real_restrict(struct fs_engine *e, int c, double lo, double hi);
+void fs_real_unrestrict(struct fs_engine *e, int c, int64_t mark);
 /* The value at the end j of the 2^k cells of continuous var c's range (the
  * grid: k = bits, j in [0, 2^bits]); the same number at every depth. */
 double fs_cell_value(const struct fs_cvar *c, int64_t j, int k);
-void fs_real_unrestrict(struct fs_engine *e, int c, int64_t mark);
+
+/* The engine var of the choice that encloses space dim `dim` (-1: top
+ * level, or a parent that is no engine var), and in *active_pos the
+ * position of the option that activates the dim (-1 when none does). */
+int fs_dim_parent(const struct fs_engine *e, int dim, int64_t *active_pos);
 
 /* The engine var of a space parameter ("layer0/kernel_size"), or -1; the
  * position of a JSON value on its grid, or -1. */

@@ -71,10 +71,11 @@ set_union(struct var_set *a, const struct var_set *b)
 	*a = r;
 }
 
+/* Whether group g's variables are exactly the set s. */
 static int
-set_equal(const struct var_set *a, const struct var_set *b)
+group_is(const struct fs_fill_group *g, const struct var_set *s)
 {
-	return a->n == b->n && memcmp(a->v, b->v, sizeof a->v[0] * (size_t)a->n) == 0;
+	return g->nv == s->n && memcmp(g->var, s->v, sizeof s->v[0] * (size_t)s->n) == 0;
 }
 
 /* Combinations of the set's positions, capped just above cap. */
@@ -211,12 +212,8 @@ form_groups(struct fs_engine *e, const struct var_set *s, const uint8_t *fill, i
 		int32_t k;
 		if (!fill[i])
 			continue;
-		for (k = 0; k < ngroups; k++) {
-			struct var_set t = { .n = (int8_t)gr[k].nv };
-			memcpy(t.v, gr[k].var, sizeof t.v);
-			if (set_equal(&t, &s[i]))
-				break;
-		}
+		for (k = 0; k < ngroups && !group_is(&gr[k], &s[i]); k++)
+			;
 		if (k == ngroups) {
 			int64_t stride = 1;
 			gr[k].nv = s[i].n;

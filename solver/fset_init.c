@@ -357,6 +357,19 @@ init_cvars(struct fs_engine *e, struct dn_error *err)
 }
 
 int
+fs_dim_parent(const struct fs_engine *e, int dim, int64_t *active_pos)
+{
+	const struct sp_dim *d = &e->q->space.dims[dim];
+	int p = d->parent >= 0 ? e->dim_var[d->parent] : -1;
+
+	*active_pos = -1;
+	for (int64_t x = 0; p >= 0 && x < e->vars[p].n; x++)
+		if (fs_dim_index(&e->vars[p], x) == d->parent_option)
+			*active_pos = x;
+	return p;
+}
+
+int
 fs_init(struct fs_engine *e, struct sq_query *q, struct dn_error *err)
 {
 	if (fs_init_root(e, q, q->feasible, err) != 0)
@@ -454,23 +467,12 @@ fs_init_root(struct fs_engine *e, struct sq_query *q, expr_id root, struct dn_er
 			continue;
 		if (e->dim_var[d->parent] < 0)
 			return dn_error_set(err, DN_EINTERNAL, d->path, "nested dim under a continuous parent");
-		e->vars[v].parent = e->dim_var[d->parent];
+		e->vars[v].parent = fs_dim_parent(e, e->vars[v].dim, &e->vars[v].active_pos);
 		e->vars[e->vars[v].parent].has_children = 1;
-		e->vars[v].active_pos = -1;
-		for (int64_t p = 0; p < e->vars[e->vars[v].parent].n; p++)
-			if (fs_dim_index(&e->vars[e->vars[v].parent], p) == d->parent_option)
-				e->vars[v].active_pos = p;
 	}
-	for (int c = 0; c < e->ncvars; c++) {
-		const struct sp_dim *d = &q->space.dims[e->cvars[c].dim];
-		int p;
-		if (d->parent < 0)
-			continue;
-		p = e->cvars[c].parent = e->dim_var[d->parent];
-		for (int64_t x = 0; p >= 0 && x < e->vars[p].n; x++)
-			if (fs_dim_index(&e->vars[p], x) == d->parent_option)
-				e->cvars[c].active_pos = x;
-	}
+	for (int c = 0; c < e->ncvars; c++)
+		if (q->space.dims[e->cvars[c].dim].parent >= 0)
+			e->cvars[c].parent = fs_dim_parent(e, e->cvars[c].dim, &e->cvars[c].active_pos);
 	/* subtree sizes, children before parents */
 	e->total = 1;
 	for (int v = e->nvars - 1; v >= 0; v--)

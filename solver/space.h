@@ -128,6 +128,9 @@ double sp_value_num(const struct sp_dim *d, int64_t i);
  * caller frees it); NULL when out of memory. */
 char *sp_count_total(const struct sp_space *sp);
 
+/* The dim of a parameter path ("lr", "layer0/kernel_size"), or -1. */
+int sp_dim_named(const struct sp_space *sp, const char *name);
+
 /* The NNI name of a type ("quniform"). */
 const char *sp_type_name(enum sp_type t);
 

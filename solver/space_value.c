@@ -1,6 +1,6 @@
 /*
- * space_value.c - what a parsed space holds, read back: the i-th value of a
- * grid as a number, as the model sees it and as NNI writes it in a sample,
+ * space_value.c - what a parsed space holds, read back: a dim by name, the
+ * i-th value of a grid as a number, as the model sees it and as NNI writes it in a sample,
  * and the exact number of configurations of the whole space.
  *
  * Invariants: nothing here allocates except the JSON values and the count
@@ -14,6 +14,16 @@
 #include <gmp.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
+
+int
+sp_dim_named(const struct sp_space *sp, const char *name)
+{
+	for (int k = 0; k < sp->ndims; k++)
+		if (strcmp(sp->dims[k].name, name) == 0)
+			return k;
+	return -1;
+}
 
 double
 sp_value_num(const struct sp_dim *d, int64_t i)
