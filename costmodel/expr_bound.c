@@ -209,11 +209,26 @@ bound_cmp(const struct expr_graph *g, const struct expr_node *n,
 	out->hi.i = cannot ? 0 : 1;
 }
 
+/* One end of a real interval as an integer, clamped to int64's range on
+ * both sides (beyond it exact evaluation faults; converting such a double
+ * is undefined); a NaN end gives if_nan. */
+static int64_t
+end_to_int(double x, int64_t if_nan)
+{
+	if (isnan(x))
+		return if_nan;
+	if (x <= -9.2233720368547758e18)
+		return INT64_MIN;
+	if (x >= 9.2233720368547758e18)
+		return INT64_MAX;
+	return (int64_t)x;
+}
+
 static void
 bound_to_int(double lo, double hi, struct expr_ival *out)
 {
-	out->lo.i = lo <= -9.2233720368547758e18 || isnan(lo) ? INT64_MIN : (int64_t)lo;
-	out->hi.i = hi >= 9.2233720368547758e18 || isnan(hi) ? INT64_MAX : (int64_t)hi;
+	out->lo.i = end_to_int(lo, INT64_MIN);
+	out->hi.i = end_to_int(hi, INT64_MAX);
 }
 
 void

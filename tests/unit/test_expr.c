@@ -163,6 +163,34 @@ random_tree(int depth)
 	}
 }
 
+/* floor, ceil and round of a real interval entirely beyond int64's range
+ * (a whole interval below INT64_MIN, or above INT64_MAX) bound to the
+ * range's nearest end instead of converting an unrepresentable double
+ * (undefined behaviour; found by fuzz_expr under UBSan). */
+START_TEST(test_bound_real_beyond_int64)
+{
+	static const double ends[][2] = { { -3e244, -1e244 }, { 1e244, 3e244 }, { -1e30, 1e30 } };
+	expr_id x = expr_var(&G, 2), f[3];
+	struct expr_ival vars[4], *out;
+
+	f[0] = expr_floor(&G, x);
+	f[1] = expr_ceil(&G, x);
+	f[2] = expr_round(&G, x);
+	out = malloc(sizeof *out * (size_t)G.n);
+	for (int k = 0; k < 3; k++) {
+		memset(vars, 0, sizeof vars);
+		vars[2].lo.r = ends[k][0];
+		vars[2].hi.r = ends[k][1];
+		expr_bound(&G, vars, out);
+		for (int j = 0; j < 3; j++) {
+			ck_assert(out[f[j]].lo.i == (k == 1 ? INT64_MAX : INT64_MIN));
+			ck_assert(out[f[j]].hi.i == (k == 0 ? INT64_MIN : INT64_MAX));
+		}
+	}
+	free(out);
+}
+END_TEST
+
 START_TEST(test_bound_soundness)
 {
 	for (int trial = 0; trial < 400; trial++) {
@@ -619,6 +647,7 @@ suite(void)
 	tcase_add_test(t, test_integer_semantics);
 	tcase_add_test(t, test_overflow_fault);
 	tcase_add_test(t, test_bound_soundness);
+	tcase_add_test(t, test_bound_real_beyond_int64);
 	tcase_add_test(t, test_tape_partial);
 	tcase_add_test(t, test_tape_partial_fault);
 	tcase_add_test(t, test_tape_min_max_nan_zero);
