@@ -3,7 +3,8 @@
  * workers under the query's write lock (they move the engine's box):
  *   GET  /v1/reductions/{id}/configurations?limit=&cursor=|offset=  a page
  *   GET  /v1/reductions/{id}/configurations?format=jsonl   every one, streamed
- *   GET  /v1/reductions/{id}/samples?n=&seed=              uniform samples
+ *   GET  /v1/reductions/{id}/samples?n=&seed=              seeded samples (uniform
+ *        with an exact count; else approximate, drawn within the deadline)
  *   GET  /v1/reductions/{id}/explain?param=&value=         why a value is gone
  *   POST /v1/reductions/{id}/explain {"config"}            one configuration
  *   GET  /v1/reductions/{id}/max?param=&per=               largest values
@@ -268,6 +269,7 @@ api_reduction_samples(struct srv_request *r)
 	double timeout = api_request_timeout(r);
 	struct dn_error err;
 	int64_t n, seed;
+	double end;
 	json_t *out;
 
 	if (timeout < 0 || int_arg(r, "n", 1, 100000, 10, &n) != 0 ||
@@ -278,12 +280,13 @@ api_reduction_samples(struct srv_request *r)
 		return;
 	memset(&err, 0, sizeof err);
 	pthread_rwlock_wrlock(&sq->lock);
-	if (need_exact(r, sq, timeout, "uniform sampling") != 0) {
-		pthread_rwlock_unlock(&sq->lock);
-		srv_registry_release(r->srv->registry, sq);
+	end = fs_now() + timeout;
+	/* half the deadline for the count; approximate samples when it does not finish */
+	if (api_reduction_count(r->srv, sq, timeout / 2, &err) != 0) {
+		reply_and_release(r, sq, NULL, &err);
 		return;
 	}
-	out = ans_samples(&sq->e, n, (uint64_t)seed, &err);
+	out = ans_samples_any(&sq->e, n, (uint64_t)seed, end, &err);
 	if (out != NULL)
 		json_object_set_new(out, "seed", json_integer(seed));
 	reply_and_release(r, sq, out, &err);

@@ -19,7 +19,8 @@ usage(FILE *f)
 	    "  estimate    every cost of one configuration (parameters, MACs, memory, latency, utilization)\n"
 	    "  count       how many configurations of an NNI space fit the budgets (exact, or certified bounds)\n"
 	    "  list        the feasible configurations as JSON lines (--offset K, --limit N, --cursor C)\n"
-	    "  sample      uniform samples of the feasible configurations (--n N --seed S)\n"
+	    "  sample      uniform samples of the feasible configurations (--n N --seed S); when the count\n"
+	    "              does not finish in half the --timeout, approximate ones drawn without it\n"
 	    "  reduce      the reduced NNI search space (values that occur in a feasible configuration)\n"
 	    "  explain     why a configuration (--config JSON) or a value (--param P --value V) does not fit\n"
 	    "  max         the largest feasible value of --param P (for each value of --per Q)\n"
@@ -48,7 +49,8 @@ usage(FILE *f)
 	    "example: dnnsat estimate --preset resnet50 batch_size=64 --device v100-16gb\n"
 	    "         dnnsat count --preset resnet50 --space examples/spaces/resnet.json --budget memory=16GiB\n"
 	    "         dnnsat prune examples/spaces --preset resnet50 --device t4,a100-40gb --out pruned/\n"
-	    "exit status: 0 fits, 1 invalid or does not fit, 2 bad input, 3 deadline passed (bounds only),\n"
+	    "exit status: 0 fits, 1 invalid or does not fit, 2 bad input, 3 deadline passed (bounds only, and\n"
+	    "             an estimate for count; sample: fewer than N samples, those drawn printed),\n"
 	    "             4 the server (prune --server) could not be reached or failed\n");
 }
 

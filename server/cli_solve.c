@@ -9,13 +9,16 @@
  *                 [--inference] [--set NAME=VALUE]... [--timeout S] [--json]
  *   dnnsat list   ... [--offset K] [--limit N] [--cursor C]     (JSON lines)
  *   dnnsat sample ... [--n N] [--seed S]                        (JSON lines)
+ *                 (the count gets half the deadline; when it does not
+ *                 finish, samples are drawn without it: approximate)
  *   dnnsat reduce ...                                           (NNI JSON)
  *   dnnsat explain ... (--config JSON | --param NAME --value V)
  *   dnnsat max    ... --param NAME [--per NAME]
  *   dnnsat min    ... --param NAME [--per NAME]
  *
  * Exit status: 0 answered, 1 nothing feasible (or the configuration is
- * infeasible, for explain), 2 bad input, 3 deadline passed (bounds only).
+ * infeasible, for explain), 2 bad input, 3 deadline passed (bounds only;
+ * for sample: fewer than N samples, those drawn printed).
  */
 #include "answer.h"
 #include "cli.h"
@@ -211,27 +214,38 @@ cmd_count(struct fs_engine *e, struct solve_opts *o)
 	double t0 = fs_now(), dt;
 	struct dn_error err;
 
+	double spare = o->timeout / 5 < 1.0 ? o->timeout / 5 : 1.0;
+	json_t *j;
+
 	memset(&err, 0, sizeof err);
-	if (fs_count_all(e, o->timeout, &err) != 0)
+	/* the last fifth of the deadline (a second at most) for the estimate */
+	if (fs_count_all(e, o->timeout - spare, &err) != 0)
+		return fail(&err);
+	j = ans_count_estimated(e, 0, spare, o->seed, &err);
+	if (j == NULL)
 		return fail(&err);
 	dt = fs_now() - t0;
 	fs_count_str(e->total, total, sizeof total);
 	fs_count_str(e->lower, lo, sizeof lo);
 	fs_count_str(e->upper, hi, sizeof hi);
 	if (o->json) {
-		json_t *j = ans_count(e);
 		json_object_set_new(j, "seconds", json_real(dt));
 		json_object_set_new(j, "boxes", json_integer((json_int_t)e->bound_calls));
 		print_real_grids(e, j);
 		json_dumpf(j, stdout, JSON_INDENT(2));
 		fputc('\n', stdout);
-		json_decref(j);
 	} else if (e->lower == e->upper)
 		printf("feasible %s of %s configurations (%.4g%%), exact, %.3f s\n", lo, total,
 		    e->total ? 100.0 * (double)e->lower / (double)e->total : 0.0, dt);
-	else
+	else {
+		json_t *est = json_object_get(j, "estimate");
 		printf("feasible between %s and %s of %s configurations (deadline of %g s passed)\n", lo, hi, total,
 		    o->timeout);
+		printf("estimate %.4g, 95%% interval %.4g to %.4g (%" JSON_INTEGER_FORMAT " draws)\n",
+		    json_number_value(json_object_get(est, "feasible")), json_number_value(json_object_get(est, "low")),
+		    json_number_value(json_object_get(est, "high")), json_integer_value(json_object_get(est, "draws")));
+	}
+	json_decref(j);
 	if (!o->json)
 		print_real_grids(e, NULL);
 	if (e->lower != e->upper)
@@ -298,26 +312,31 @@ cmd_sample(struct fs_engine *e, struct solve_opts *o)
 	json_t *out, *j;
 	size_t i;
 
+	double end = fs_now() + o->timeout;
+	int complete;
+
 	memset(&err, 0, sizeof err);
-	if (fs_count_all(e, o->timeout, &err) != 0)
+	/* half the deadline for the count; samples without it when it does not finish */
+	if (fs_count_all(e, o->timeout / 2, &err) != 0)
 		return fail(&err);
 	if (e->lower == 0 && e->upper == 0) {
 		fprintf(stderr, "dnnsat: no feasible configuration to sample\n");
 		return 1;
 	}
-	out = ans_samples(e, o->n, o->seed, &err);
-	if (out == NULL) {
-		if (err.code == DN_ETIMEOUT) {
-			dn_error_clear(&err);
-			dn_error_set(&err, DN_ETIMEOUT, "--timeout", "exact uniform sampling needs the count, "
-			    "which did not finish in %g s", o->timeout);
-		}
+	out = ans_samples_any(e, o->n, o->seed, end, &err);
+	if (out == NULL)
 		return fail(&err);
-	}
 	json_array_foreach(json_object_get(out, "items"), i, j)
 		print_config(NULL, json_incref(j));
+	complete = json_is_true(json_object_get(out, "complete"));
+	if (e->lower != e->upper)
+		fprintf(stderr, "dnnsat: the count did not finish in %g s: approximate samples (uniform within each "
+		    "region of the count, regions weighted by estimated counts)\n", o->timeout / 2);
+	if (!complete)
+		fprintf(stderr, "dnnsat: the deadline of %g s passed after %zu of %" PRId64 " samples\n", o->timeout,
+		    json_array_size(json_object_get(out, "items")), o->n);
 	json_decref(out);
-	return 0;
+	return complete ? 0 : 3;
 }
 
 static int

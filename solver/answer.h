@@ -51,6 +51,27 @@ int ans_walk(struct fs_engine *e, int64_t *pos, int started, int64_t max,
  * {"items": [...]}. Needs an exact count. */
 json_t *ans_samples(struct fs_engine *e, int64_t n, uint64_t seed, struct dn_error *err);
 
+/* n seeded samples whatever the state of the count (fs_count_all or
+ * fs_count_more done): with an exact count ans_samples' answer plus
+ * "distribution": "uniform"; otherwise drawn by fs_sampler_draw (fset.h),
+ * "distribution": "approximate" and the "estimate" the weights came from.
+ * "complete": false when `deadline` (fs_now() seconds, 0 none) passed
+ * before n were drawn: the items are those drawn. The sampler's estimate
+ * takes ANS_ESTIMATE_DRAWS draws, or what a third of the time left
+ * allows. Every item is verified by exact evaluation. NULL with err when
+ * nothing fits or there is no count. */
+#define ANS_ESTIMATE_DRAWS 20000
+json_t *ans_samples_any(struct fs_engine *e, int64_t n, uint64_t seed, double deadline, struct dn_error *err);
+
+/* An estimate as JSON: {"feasible","low","high" (numbers), "confidence":
+ * 0.95, "exact", "draws", "hits", "strata"}. */
+json_t *ans_estimate(const struct fs_estimate *est);
+
+/* ans_count, plus "estimate" (ans_estimate) when the count is unfinished:
+ * fs_sampler_build's (draws, seconds, seed as there). */
+json_t *ans_count_estimated(struct fs_engine *e, int64_t draws, double seconds, uint64_t seed,
+    struct dn_error *err);
+
 /* One configuration (an NNI sample) against every part of the query:
  * {"feasible", "constraints":[{"constraint","path","holds","value","limit"}],
  *  "violated":[...the failing ones...], "costs": {cost-model result}} with

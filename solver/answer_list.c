@@ -199,28 +199,6 @@ out:
 	return out;
 }
 
-static uint64_t
-splitmix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
-
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	return z ^ (z >> 31);
-}
-
-/* Uniform in [0, n) without modulo bias. */
-static fs_count
-uniform_below(uint64_t *s, fs_count n)
-{
-	fs_count limit = ~(fs_count)0 - (~(fs_count)0 % n), x;
-
-	do {
-		x = ((fs_count)splitmix(s) << 64) | splitmix(s);
-	} while (x >= limit);
-	return x % n;
-}
-
 json_t *
 ans_samples(struct fs_engine *e, int64_t n, uint64_t seed, struct dn_error *err)
 {
@@ -240,7 +218,7 @@ ans_samples(struct fs_engine *e, int64_t n, uint64_t seed, struct dn_error *err)
 	items = json_array();
 	for (int64_t i = 0; i < n && pos != NULL && items != NULL; i++) {
 		json_t *j;
-		if (fs_kth(e, uniform_below(&s, e->lower), pos, err) != 0) {
+		if (fs_kth(e, fs_rand_below(&s, e->lower), pos, err) != 0) {
 			json_decref(items);
 			free(pos);
 			return NULL;
@@ -257,4 +235,100 @@ ans_samples(struct fs_engine *e, int64_t n, uint64_t seed, struct dn_error *err)
 		return NULL;
 	}
 	return json_pack("{s:o}", "items", items);
+}
+
+/* Items and fields of an answer from the sampler (count unfinished). */
+static json_t *
+samples_approx(struct fs_engine *e, int64_t n, uint64_t seed, double deadline, struct dn_error *err)
+{
+	struct fs_sampler *sp;
+	const struct fs_estimate *est;
+	int64_t *pos = calloc((size_t)e->nvars + 1, sizeof *pos);
+	json_t *items = json_array(), *out = NULL;
+	double left = deadline > 0 ? deadline - fs_now() : 1.0;
+	uint64_t s = seed;
+	int r = 0;
+
+	if (pos == NULL || items == NULL) {
+		dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
+		goto out;
+	}
+	/* a fixed number of draws (the same weights for the same count), cut
+	 * short only when a third of the time left has gone */
+	if (fs_sampler_build(e, ANS_ESTIMATE_DRAWS, left > 0 ? left / 3 : 0.001, seed, &sp, err) != 0)
+		goto out;
+	est = fs_sampler_estimate(sp);
+	for (int64_t i = 0; i < n && r == 0; i++) {
+		json_t *j;
+		r = fs_sampler_draw(e, sp, &s, pos, deadline);
+		if (r != 0)
+			break;
+		j = fs_to_json(e, pos);
+		if (j == NULL || json_array_append_new(items, j) != 0) {
+			fs_sampler_free(sp);
+			dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
+			goto out;
+		}
+	}
+	out = json_pack("{s:O,s:s,s:b,s:o}", "items", items, "distribution", "approximate",
+	    "complete", (int64_t)json_array_size(items) == n, "estimate", ans_estimate(est));
+	fs_sampler_free(sp);
+	if (out == NULL)
+		dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
+out:
+	json_decref(items);
+	free(pos);
+	return out;
+}
+
+json_t *
+ans_samples_any(struct fs_engine *e, int64_t n, uint64_t seed, double deadline, struct dn_error *err)
+{
+	json_t *out;
+
+	if (!e->counted) {
+		dn_error_set(err, DN_EINVAL, NULL, "sampling needs a count first");
+		return NULL;
+	}
+	if (e->upper == 0) {
+		dn_error_set(err, DN_EINVAL, NULL, "no configuration fits: nothing to sample");
+		return NULL;
+	}
+	if (e->lower != e->upper)
+		return samples_approx(e, n, seed, deadline, err);
+	out = ans_samples(e, n, seed, err);
+	if (out != NULL) {
+		json_object_set_new(out, "distribution", json_string("uniform"));
+		json_object_set_new(out, "complete", json_true());
+	}
+	return out;
+}
+
+json_t *
+ans_estimate(const struct fs_estimate *est)
+{
+	return json_pack("{s:f,s:f,s:f,s:f,s:b,s:I,s:I,s:I}", "feasible", est->value, "low", est->low,
+	    "high", est->high, "confidence", 0.95, "exact", est->exact, "draws", (json_int_t)est->draws,
+	    "hits", (json_int_t)est->hits, "strata", (json_int_t)est->strata);
+}
+
+json_t *
+ans_count_estimated(struct fs_engine *e, int64_t draws, double seconds, uint64_t seed, struct dn_error *err)
+{
+	struct fs_sampler *sp;
+	json_t *j = ans_count(e);
+
+	if (j == NULL) {
+		dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
+		return NULL;
+	}
+	if (e->lower == e->upper || !e->counted)
+		return j;
+	if (fs_sampler_build(e, draws, seconds, seed, &sp, err) != 0) {
+		json_decref(j);
+		return NULL;
+	}
+	json_object_set_new(j, "estimate", ans_estimate(fs_sampler_estimate(sp)));
+	fs_sampler_free(sp);
+	return j;
 }

@@ -334,6 +334,69 @@ int fs_from_args(const struct fs_engine *e, const char *const *names, const char
 int fs_real_values_from_json(const struct fs_engine *e, const json_t *obj, const int64_t *pos,
     union expr_val *config, struct dn_error *err);
 
+/*
+ * Estimates and samples while a count is unfinished (fset_sample.c).
+ *
+ * The stored tree's leaves are FULL (every configuration fits), EMPTY,
+ * undecided (an unfinished count), or counted but not stored (a tree
+ * capped at max_nodes). The estimate is stratified Monte Carlo over the
+ * undecided leaves: a leaf whose share of the undecided configurations
+ * earns it at least FS_STRATUM_MIN of the draws is a stratum of its own
+ * (draws in proportion to its size), the others are pooled into one
+ * stratum (a leaf picked in proportion to its size, then a configuration
+ * of it). Every draw is uniform in its leaf's box and evaluated exactly.
+ * The estimate, lower + sum of stratum size x feasible fraction drawn, is
+ * unbiased; its 95% interval is +-1.96 standard deviations, each
+ * stratum's binomial variance taken at (hits + 1/2) / (draws + 1) (so a
+ * stratum where no draw fit, or every one did, still counts), clipped to
+ * the certified [lower, upper]. With an exact count: the count, no draws.
+ */
+#define FS_STRATUM_MIN 2
+
+struct fs_estimate {
+	int exact;              /* the count is exact: value = low = high = lower */
+	double value;           /* the unbiased estimate of the feasible count */
+	double low, high;       /* its 95% confidence interval, within [lower, upper] */
+	int64_t draws, hits;    /* configurations drawn in undecided leaves, feasible among them */
+	int64_t strata;         /* undecided leaves on their own, plus 1 when some are pooled */
+	int64_t leaves;         /* undecided leaves */
+};
+
+struct fs_sampler;
+
+/* Builds the sampler of an engine counted (exact or not, fs_count_all or
+ * fs_count_more or fs_progress_load) over the whole grid, and the estimate
+ * (draws > 0: that many draws, reproducible unless `seconds` > 0 passes
+ * first; else as many as fit in about `seconds`), seeded; every stratum
+ * gets FS_STRATUM_MIN draws whatever the time. The engine must not
+ * count further while the sampler is used. 0, or -1 with err (no count,
+ * a box narrowed by fs_restrict, out of memory). */
+int fs_sampler_build(struct fs_engine *e, int64_t draws, double seconds, uint64_t seed, struct fs_sampler **out,
+    struct dn_error *err);
+const struct fs_estimate *fs_sampler_estimate(const struct fs_sampler *s);
+void fs_sampler_free(struct fs_sampler *s);
+
+/*
+ * One feasible configuration into pos (-1 for inactive vars), verified by
+ * exact evaluation, drawn from the sampler's distribution: a leaf picked
+ * in proportion to its weight (FULL and counted leaves: their exact
+ * counts; undecided ones: their estimated counts, size x the feasible
+ * fraction drawn in their stratum), then uniformly among the feasible
+ * configurations of that leaf (decoded in a FULL leaf; else uniform draws
+ * in the box until one fits). With an exact count this is the uniform
+ * distribution over the feasible set; otherwise uniform within each leaf,
+ * leaves weighted by their estimated counts (unbiased up to the estimate's
+ * error; undecided leaves where no draw fit are never picked). *rng is the
+ * caller's seed state. 0 found, 1 none found before `deadline` (fs_now()
+ * seconds, 0 = none) or none can be (no weight anywhere).
+ */
+int fs_sampler_draw(struct fs_engine *e, struct fs_sampler *s, uint64_t *rng, int64_t *pos, double deadline);
+
+/* Seeded pseudo-random numbers (splitmix64) shared by every sampler: the
+ * next 64 bits, a count uniform in [0, n) without modulo bias (n > 0). */
+uint64_t fs_rand64(uint64_t *state);
+fs_count fs_rand_below(uint64_t *state, fs_count n);
+
 /* 128-bit counts as decimal text and back. */
 void fs_count_str(fs_count c, char *buf, size_t len);
 int fs_count_parse(const char *s, fs_count *out);

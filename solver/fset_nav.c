@@ -277,6 +277,15 @@ kth_box(struct fs_engine *e, int d, int32_t node, fs_count k, int64_t *pos)
 	}
 }
 
+void
+fs_decode_box(struct fs_engine *e, int d, fs_count k, int64_t *pos)
+{
+	prefix_of_box(e, d, pos);
+	if (d < e->nvars)
+		decode_suffix(e, d, k, pos);
+	canonical(e, pos);
+}
+
 /* 1 when the box is the whole grid (nothing fs_restrict'ed). */
 static int
 grid_box(const struct fs_engine *e)

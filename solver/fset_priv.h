@@ -114,6 +114,13 @@ int fs_passthrough_only(const struct fs_engine *e, int d);
 #define FS_ENUMERATE_UP_TO 4
 int fs_split(const struct fs_engine *e, int d, int *dv, int64_t *clo, int64_t *chi);
 
+/* The k-th configuration (0-based, k below fs_box_size(e, d), feasible or
+ * not) of the current box at active var d (vars < d single positions, or d
+ * = nvars: the box is one configuration), in the engine's order, into pos
+ * (-1 for inactive vars). No bounding: e->lo / e->hi may be any arrays
+ * (fset_nav.c; the approximate sampler of fset_sample.c decodes leaves). */
+void fs_decode_box(struct fs_engine *e, int d, fs_count k, int64_t *pos);
+
 /* Deadline check every few hundred bound calls, and the work limit at every
  * call; sets e->timed_out, which stays until the next operation clears it. */
 int fs_past_deadline(struct fs_engine *e);
