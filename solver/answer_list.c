@@ -260,6 +260,8 @@ samples_approx(struct fs_engine *e, int64_t n, uint64_t seed, double deadline, s
 	est = fs_sampler_estimate(sp);
 	for (int64_t i = 0; i < n && r == 0; i++) {
 		json_t *j;
+		if (deadline > 0 && fs_now() > deadline)
+			break;
 		r = fs_sampler_draw(e, sp, &s, pos, deadline);
 		if (r != 0)
 			break;

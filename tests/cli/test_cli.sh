@@ -90,6 +90,15 @@ check bad-constraint 2 "\$.constraints\[0\]" -- count $Q --constraint "hidden %"
 check bad-space 2 "randint" -- count --preset mnist_mlp --space "$top_srcdir/tests/data/bad_randint.json"
 check bad-cursor 2 "cursor belongs to another query" -- list $Q --cursor c1.0000000000000000.0-0-0-0
 check deadline 3 "deadline of" -- count --model "$top_srcdir/examples/models/cnn5.json" --space "$top_srcdir/examples/spaces/cnn5.json" --budget memory=16GiB --timeout 0.2
+# the 1.3e30-configuration transformer: nothing finishes, yet an estimate and samples come back
+T24="--model $top_srcdir/examples/models/transformer24.json --space $top_srcdir/examples/spaces/transformer24.json --device a100-40gb"
+check estimate-text 3 "^estimate [0-9.e+]*, 95% interval [0-9.e+]* to [0-9.e+]* ([0-9]* draws)" -- count $T24 --timeout 1
+check estimate-json 3 '"estimate": {' -- count $T24 --timeout 1 --json
+check sample-unfinished 0 "approximate samples" -- sample $T24 --timeout 4 --n 3 --seed 5
+[ "$(grep -c '"batch_size"' "$tmp/out")" -eq 3 ] && ok || bad "sample-unfinished: 3 samples"
+# ten million samples cannot be drawn in a second: exit 3 with those drawn
+check sample-deadline 3 "deadline of 1 s passed after [0-9]* of 10000000 samples" -- sample $T24 --timeout 1 --n 10000000
+check help-sample 0 "sample: fewer than N samples" -- --help
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
