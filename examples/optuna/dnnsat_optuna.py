@@ -158,19 +158,18 @@ def trial_config(params, space):
     return space.unflatten(flat)
 
 
-def _open_reduction(client, reduction):
+def _open_reduction(client, reduction, wait):
     """A reduction object from an id, a reduction object or a query (which
-    is reduced now, waiting until the count is exact)."""
+    is reduced now). The count gets up to `wait` seconds; one that does not
+    finish (a huge space) is fine: its samples are approximate (drawn
+    without the exact count, each feasible) and per-trial checks are exact."""
     if isinstance(reduction, dict) and "space" in reduction and "model" in reduction:
-        red = client.reduce(reduction)
+        _, red = client.create_reduction(reduction, timeout=wait)
     elif isinstance(reduction, dict) and "id" in reduction and "status" in reduction:
         red = reduction
     else:
-        red = client.reduction(reduction, timeout=30)
-    if red.get("status") != "exact":
-        raise RuntimeError("reduction %s is %s, not exact: uniform feasible samples need the exact count "
-                           "(GET it again to continue counting)" % (red.get("id"), red.get("status")))
-    if int(red["feasible"]) == 0:
+        red = client.reduction(reduction, timeout=wait)
+    if int(red.get("feasible", red["feasible_upper"])) == 0:
         raise ValueError("no configuration of the space fits (reduction %s): relax a budget" % red["id"])
     return red
 
@@ -219,6 +218,14 @@ class FeasibleSampler(optuna.samplers.BaseSampler):
             fallback (below).
         fallback_pool: how many uniform feasible samples the fallback draws
             to pick the one nearest to the base sampler's last proposal.
+        wait: seconds the count of a new reduction (or a GET of one that is
+            still running) may take in the constructor. On a huge space the
+            count does not finish: the sampler works anyway (samples are then
+            approximate: the server's "distribution": "approximate", each one
+            feasible), and `space` defaults to the query's space.
+        sample_timeout: the deadline of each samples request (seconds): a
+            trial gets its configuration within about that, whatever the
+            space's size.
         n_startup_trials: trials drawn uniformly from the feasible set before
             the base sampler is consulted (its own start-up would be random
             over the whole space; this is the feasible equivalent).
@@ -238,7 +245,8 @@ class FeasibleSampler(optuna.samplers.BaseSampler):
         parameter of the space (nested ones too; they stay conditional);
       * sample_relative() returns a whole feasible configuration:
           - uniform (no base sampler, or the first n_startup_trials trials):
-            GET /v1/reductions/{id}/samples?n=1&seed=S with a seed derived
+            GET /v1/reductions/{id}/samples?n=1&seed=S&timeout=sample_timeout
+            (approximate while the count is unfinished) with a seed derived
             from `seed` and the trial number; the continuous parameters
             (no budget depends on them; the server leaves them out of its
             samples) are drawn by a seeded RandomSampler;
@@ -269,12 +277,21 @@ class FeasibleSampler(optuna.samplers.BaseSampler):
     """
 
     def __init__(self, client, reduction, base_sampler=None, seed=None, space=None, max_tries=10,
-                 fallback_pool=64, n_startup_trials=10, tell_base=True, remember=1000):
-        red = _open_reduction(client, reduction)
+                 fallback_pool=64, n_startup_trials=10, tell_base=True, remember=1000, wait=30.0,
+                 sample_timeout=1.0):
+        red = _open_reduction(client, reduction, wait)
         self.client = client
         self.reduction_id = red["id"]
         self.reduction = red
-        self.space = space if space is not None else red["reduced_space"]
+        self.sample_timeout = sample_timeout
+        if space is None:
+            space = red.get("reduced_space")
+        if space is None and isinstance(reduction, dict) and "space" in reduction:
+            space = reduction["space"]
+        if space is None:
+            raise ValueError("reduction %s is %s: it has no reduced space yet; pass space= (the NNI space "
+                             "of the query)" % (red["id"], red.get("status")))
+        self.space = space
         self._space = _as_space(self.space)
         self._dists = distributions(self._space)
         self._base = base_sampler
@@ -345,11 +362,20 @@ class FeasibleSampler(optuna.samplers.BaseSampler):
         """A uniform feasible configuration (flat), continuous values from a
         seeded RandomSampler; the nearest of a pool to the fixed values."""
         n = self.fallback_pool if fixed else 1
-        pool = self.client.samples(self.reduction_id, n=n, seed=self._trial_seed(trial, "uniform"))
+        pool = self._samples(n, self._trial_seed(trial, "uniform"))
         flat = self._nearest(pool, fixed, fixed) if fixed else self._space.flatten(pool[0])
         self._fill(flat, lambda name, dist: self._random.sample_independent(study, trial, name, dist))
         self._count("uniform")
         return flat
+
+    def _samples(self, n, seed):
+        """Up to n feasible samples within sample_timeout (uniform once the
+        count is exact, approximate before); at least one."""
+        pool = self.client.samples(self.reduction_id, n=n, seed=seed, timeout=self.sample_timeout)
+        if not pool:
+            raise RuntimeError("dnnsat: no feasible sample of reduction %s within %g s: raise sample_timeout"
+                               % (self.reduction_id, self.sample_timeout))
+        return pool
 
     def _fill(self, flat, draw):
         """Adds a value, drawn by draw(name, distribution), for every active
@@ -390,8 +416,7 @@ class FeasibleSampler(optuna.samplers.BaseSampler):
             self._count("rejected")
             if self.tell_base:
                 self._remember(rejected, flat, trial)
-        pool = self.client.samples(self.reduction_id, n=self.fallback_pool,
-                                   seed=self._trial_seed(trial, "fallback"))
+        pool = self._samples(self.fallback_pool, self._trial_seed(trial, "fallback"))
         flat = flat or {}
         best = self._nearest(pool, flat, fixed)
         for p in self._space.continuous:

@@ -6,7 +6,8 @@ daemon ($top_builddir/dnnsatd) on free loopback ports and talks HTTP to it.
      returns exactly `feasible` distinct configurations, the JSON-lines stream
      the same set, samples are feasible per /check, explain names the
      constraint that removed a value, max and min agree with the walk), every
-     error status with its problem+json body, 202 and 503 on a huge space, 16
+     error status with its problem+json body, 202 with an estimate, approximate
+     samples and 503 on a huge space, 16
      concurrent clients, metrics that count exactly what the clients saw,
      clean shutdown with a slow request in flight, and an access log with
      method, path and status but never a body;
@@ -826,7 +827,8 @@ def phase_memory(st):
     problem("check without config", d.post("/v1/check", qm), 422, "/v1/check", "$.config")
     problem("check config wrong type", d.post("/v1/check", dict(qm, config=[1])), 422, "/v1/check", "$.config")
 
-    # ---- the huge space: 202 with bounds, 503 when an exact count is needed
+    # ---- the huge space: 202 with bounds and an estimate, approximate samples, 503 when an exact
+    # count is needed
     qt = t24_query(0.3)
     r = d.post("/v1/reductions", qt)
     jt = check_reduction("reduction transformer24 (0.3 s)", r, 202, SPACE_T24, cached=False)
@@ -843,8 +845,33 @@ def phase_memory(st):
               int(jt2["feasible_upper"]) <= int(jt["feasible_upper"]), _short((jt, jt2)))
     except (KeyError, TypeError, ValueError) as ex:
         check("GET transformer24: bounds and seconds present", False, ex)
-    for what, path in (("samples", "/v1/reductions/%s/samples?n=2&timeout=0.05" % ridt),
-                       ("jsonl", "/v1/reductions/%s/configurations?format=jsonl&timeout=0.05" % ridt),
+    try:
+        est = jt2["estimate"]
+        check("GET transformer24: estimate within the bounds and its interval",
+              int(jt2["feasible_lower"]) <= est["low"] <= est["feasible"] <= est["high"]
+              <= int(jt2["feasible_upper"]) * (1 + 1e-12) and est["confidence"] == 0.95 and est["draws"] > 0,
+              _short(est))
+    except (KeyError, TypeError, ValueError) as ex:
+        check("GET transformer24: estimate present", False, ex)
+    # samples without the exact count: approximate, each feasible, within the deadline
+    r = d.get("/v1/reductions/%s/samples?n=4&seed=2&timeout=2" % ridt)
+    js = r.json or {}
+    eq("samples of an unfinished count: 200", r.status, 200)
+    eq("samples of an unfinished count: approximate", js.get("distribution"), "approximate")
+    eq("samples of an unfinished count: complete", js.get("complete"), True)
+    eq("samples of an unfinished count: 4 items", len(js.get("items") or []), 4)
+    check("samples of an unfinished count: the estimate used",
+          isinstance(js.get("estimate"), dict) and js["estimate"].get("draws", 0) > 0, _short(js.get("estimate")))
+    for i, c in enumerate((js.get("items") or [])[:4]):
+        r = d.post("/v1/reductions/%s/check" % ridt, {"config": c})
+        eq("approximate sample %d feasible per /check" % i, (r.status, (r.json or {}).get("feasible")), (200, True))
+    # a hundred thousand samples cannot be drawn in 0.4 s: those drawn, complete false
+    r = d.get("/v1/reductions/%s/samples?n=100000&seed=2&timeout=0.4" % ridt)
+    js = r.json or {}
+    eq("samples past the deadline: 200", r.status, 200)
+    eq("samples past the deadline: complete false", js.get("complete"), False)
+    check("samples past the deadline: fewer items", len(js.get("items") or []) < 100000, len(js.get("items") or []))
+    for what, path in (("jsonl", "/v1/reductions/%s/configurations?format=jsonl&timeout=0.05" % ridt),
                        ("offset", "/v1/reductions/%s/configurations?offset=3&timeout=0.05" % ridt)):
         r = d.get(path)
         problem("%s of an unfinished count: 503" % what, r, 503, path.split("?")[0])
@@ -1138,7 +1165,7 @@ def phase_metrics_and_shutdown(st):
     for want in (("POST", "/v1/reductions", 201), ("POST", "/v1/reductions", 200), ("GET", "/v2/nothing", 404),
                  ("DELETE", "/v1/reductions", 405), ("POST", "/v1/reductions", 413),
                  ("POST", "/v1/reductions", 415), ("POST", "/v1/reductions", 422),
-                 ("GET", "/v1/reductions/%s/samples" % ridt, 503), ("POST", "/v1/reductions", 400)):
+                 ("GET", "/v1/reductions/%s/configurations" % ridt, 503), ("POST", "/v1/reductions", 400)):
         check("access log: a line %s %s %d" % want, want in got, "")
     check("access log: cache hits marked", any(m.group(4) for m in parsed if m), "")
 
@@ -1244,8 +1271,8 @@ def phase_limits(st):
     eq("metrics: 429s by route", metric(ms, "dnnsat_http_requests_total", route="reductions_create", code="429"),
        float(create429))
     ridt = ((res.get("first") and res["first"].json) or {}).get("id", "0" * 32)
-    r = d.retry429("GET", "/v1/reductions/%s/samples?n=2&timeout=0.05" % ridt)
-    problem("503 samples of an unfinished count", r, 503)
+    r = d.retry429("GET", "/v1/reductions/%s/configurations?offset=3&timeout=0.05" % ridt)
+    problem("503 offset of an unfinished count", r, 503)
     check("503: Retry-After", (r.h("Retry-After") or "").isdigit(), r.h("Retry-After"))
     # --registry-size 1: the mlp reduction was evicted by transformer24; its
     # reads compile it again from the cache's stored request

@@ -16,7 +16,10 @@ Studies of 200 trials; every proposal is checked with the server's /check:
      value per constraint of the query, > 0 exactly when /check says the
      trial does not fit; the infeasible fraction is printed;
   5. the NNI -> Optuna distributions, a nested space (POST checks), enqueued
-     trials.
+     trials;
+  6. a huge space (the 24-layer transformer, 1.3e30 configurations) whose
+     count never finishes: FeasibleSampler, uniform and wrapping TPE, still
+     proposes feasible configurations only (approximate samples).
 
 Prints "N passed, M failed"; exit 1 on any failure.
 """
@@ -214,6 +217,43 @@ def test_nested_and_enqueue(client):
             "an enqueued batch_size is kept and the rest chosen to fit: %r" % st.configs[0])
 
 
+def test_huge_space(client):
+    """The 24-layer transformer (1.3e30 configurations: the count never
+    finishes): FeasibleSampler, uniform and wrapping TPE, is built after a
+    1 s count and proposes only feasible configurations, each within about
+    its 1 s sample deadline (the times are printed, not asserted)."""
+    import time
+    with open(os.path.join(harness.EXAMPLES, "models", "transformer24.json")) as f:
+        model = json.load(f)
+    with open(os.path.join(harness.EXAMPLES, "spaces", "transformer24.json")) as f:
+        space = json.load(f)
+    query = {"model": model, "space": space, "device": "a100-40gb", "budgets": {"memory": "40GiB"}}
+    for base in (None, optuna.samplers.TPESampler(seed=4)):
+        t0 = time.monotonic()
+        s = dno.FeasibleSampler(client, query, base_sampler=base, seed=4, wait=1, n_startup_trials=3)
+        built = time.monotonic() - t0
+        T.check(s.reduction["status"] != "exact" and "estimate" in s.reduction,
+                "the transformer's count is unfinished and carries an estimate: %r" % s.reduction.get("status"))
+        T.check(s.space == space, "the sampler's space is the query's while the count runs")
+        times = []
+        orig = s.sample_relative
+
+        def timed(study, trial, search_space, orig=orig):
+            t = time.monotonic()
+            try:
+                return orig(study, trial, search_space)
+            finally:
+                times.append(time.monotonic() - t)
+        s.sample_relative = timed
+        st = Study(client, s.reduction_id, s.space, s).run(8)
+        print("  transformer24 (1.3e30 configurations), %s: sampler built in %.2f s, proposals in %s s; %s"
+              % ("uniform" if base is None else "wrapping TPE", built,
+                 ", ".join("%.2f" % t for t in times), s.stats))
+        T.check(st.infeasible == 0 and st.outside == 0, "transformer24, base %s: %d infeasible, %d off the space"
+                % (type(base).__name__, st.infeasible, st.outside))
+        T.check(len(st.configs) == 8, "8 trials ran: %d" % len(st.configs))
+
+
 def main():
     d = harness.Daemon()
     try:
@@ -233,6 +273,7 @@ def main():
         numbers["random"] = T.run(test_random, client, red, space)
         numbers["constraints"] = T.run(test_constraints_func, client, red, space)
         T.run(test_nested_and_enqueue, client)
+        T.run(test_huge_space, client)
         print("  infeasible proposals out of %d: FeasibleSampler uniform %s, FeasibleSampler(TPE) %s, "
               "RandomSampler %s; TPESampler(constraints_func) %s"
               % (N_TRIALS, numbers.get("uniform"), numbers.get("tpe"), numbers.get("random"),
