@@ -395,9 +395,11 @@ class DnnsatClient:
                 conn.close()
 
     def samples(self, reduction_id, n=10, seed=None, timeout=None):
-        """GET /v1/reductions/{id}/samples: `n` seeded uniform samples of the
-        feasible set (a list of configurations; the same seed gives the same
-        list). Continuous parameters (uniform, loguniform, normal, ...) are
+        """GET /v1/reductions/{id}/samples: `n` seeded samples of the
+        feasible set (a list of configurations, each feasible; the same seed
+        gives the same list), within `timeout` seconds: uniform once the
+        count is exact, approximate while it runs (a huge space), and fewer
+        than n when the deadline passed first. Continuous parameters (uniform, loguniform, normal, ...) are
         not part of a sample: they pass through and no budget depends on them."""
         params = {"n": n, "seed": seed, "timeout": timeout}
         return self._get("/v1/reductions/%s/samples" % self._rid(reduction_id), params,
