@@ -199,16 +199,6 @@ out:
 	return out;
 }
 
-static uint64_t
-splitmix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
-
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	return z ^ (z >> 31);
-}
-
 /* Uniform in [0, n) without modulo bias. */
 static fs_count
 uniform_below(uint64_t *s, fs_count n)
@@ -216,17 +206,35 @@ uniform_below(uint64_t *s, fs_count n)
 	fs_count limit = ~(fs_count)0 - (~(fs_count)0 % n), x;
 
 	do {
-		x = ((fs_count)splitmix(s) << 64) | splitmix(s);
+		x = ((fs_count)sp_splitmix(s) << 64) | sp_splitmix(s);
 	} while (x >= limit);
 	return x % n;
+}
+
+/*
+ * Continuous parameters that pass through take a value drawn from their own
+ * distribution in each sample: dim k's values come from its own stream,
+ * sp_draw_stream(seed, name), one draw per sample whether or not the dim is
+ * active in it, so they depend on the seed and the sample's rank alone,
+ * not on the discrete configuration drawn (that one comes from the seed's
+ * own stream, as before).
+ */
+static int
+is_drawn(const struct fs_engine *e, int k)
+{
+	const struct sp_dim *d = &e->q->space.dims[k];
+
+	return !d->discrete && d->hp < 0;
 }
 
 json_t *
 ans_samples(struct fs_engine *e, int64_t n, uint64_t seed, struct dn_error *err)
 {
+	int ndims = e->q->space.ndims;
 	int64_t *pos;
 	json_t *items;
-	uint64_t s = seed;
+	uint64_t s = seed, *streams;
+	double *drawn;
 
 	if (!e->counted || e->lower != e->upper) {
 		dn_error_set(err, DN_ETIMEOUT, NULL, "uniform sampling needs the exact count, which is not finished");
@@ -237,24 +245,35 @@ ans_samples(struct fs_engine *e, int64_t n, uint64_t seed, struct dn_error *err)
 		return NULL;
 	}
 	pos = calloc((size_t)e->nvars + 1, sizeof *pos);
+	streams = calloc((size_t)ndims + 1, sizeof *streams);
+	drawn = calloc((size_t)ndims + 1, sizeof *drawn);
 	items = json_array();
-	for (int64_t i = 0; i < n && pos != NULL && items != NULL; i++) {
+	for (int k = 0; k < ndims && streams != NULL; k++)
+		if (is_drawn(e, k))
+			streams[k] = sp_draw_stream(seed, e->q->space.dims[k].name);
+	for (int64_t i = 0; i < n && pos != NULL && items != NULL && streams != NULL && drawn != NULL; i++) {
 		json_t *j;
 		if (fs_kth(e, uniform_below(&s, e->lower), pos, err) != 0) {
 			json_decref(items);
-			free(pos);
-			return NULL;
+			items = NULL;
+			goto out;
 		}
-		j = fs_to_json(e, pos);
+		for (int k = 0; k < ndims; k++)
+			if (is_drawn(e, k))
+				drawn[k] = sp_value_draw(&e->q->space.dims[k], &streams[k]);
+		j = fs_to_json_drawn(e, pos, drawn);
 		if (j == NULL)
 			break;
 		json_array_append_new(items, j);
 	}
-	free(pos);
 	if (items == NULL || (int64_t)json_array_size(items) != n) {
 		json_decref(items);
+		items = NULL;
 		dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
-		return NULL;
 	}
-	return json_pack("{s:o}", "items", items);
+out:
+	free(pos);
+	free(streams);
+	free(drawn);
+	return items != NULL ? json_pack("{s:o}", "items", items) : NULL;
 }

@@ -305,8 +305,13 @@ void fs_config_of(struct fs_engine *e, const int64_t *pos, union expr_val *confi
 int fs_var_active(const struct fs_engine *e, const int64_t *pos, int v);
 
 /* NNI-style JSON sample of a position vector (nested choices as
- * {"_name": ...} objects); new reference. */
+ * {"_name": ...} objects); new reference. A complete NNI parameter set:
+ * every active parameter is present, a continuous one that passes through
+ * with its representative value (sp_value_typical), so that the result is
+ * a function of pos alone; fs_to_json_drawn writes drawn[k] for such a dim
+ * k instead (drawn is indexed by space dim; only those entries are read). */
 json_t *fs_to_json(struct fs_engine *e, const int64_t *pos);
+json_t *fs_to_json_drawn(struct fs_engine *e, const int64_t *pos, const double *drawn);
 
 /* Position vector of a JSON configuration (NNI sample). -1 with err naming
  * the field when a value is not on the grid. */

@@ -53,13 +53,27 @@ SP="$top_srcdir/examples/spaces/mlp.json"
 Q="--preset mnist_mlp --space $SP --budget memory=3GiB --budget params=5M --device t4"
 check count 0 "feasible 528 of 1536 configurations (34.38%), exact" -- count $Q
 check count-json 0 '"feasible": "528"' -- count $Q --json
-check list-first 0 '{"batch_size":32,"hidden":256,"depth":1,"activation":"relu"}' -- list $Q --limit 1
+# a complete NNI parameter set: learning_rate (loguniform, passes through) at
+# its geometric midpoint sqrt(0.0001 * 0.1) in pages
+check list-first 0 '{"batch_size":32,"hidden":256,"depth":1,"activation":"relu","learning_rate":0.00316227766016838}' -- list $Q --limit 1
 "$DNNSAT" list $Q --limit 2 >/dev/null 2>"$tmp/cursor"
 cursor=$(sed -n 's/^next cursor: //p' "$tmp/cursor")
 check list-cursor 0 '"activation":"tanh"' -- list $Q --limit 1 --cursor "$cursor"
 check list-offset 0 '"batch_size"' -- list $Q --offset 527 --limit 5
 check list-past-end 1 "^$" -- list $Q --offset 528 --limit 1
 check sample 0 '"hidden"' -- sample $Q --n 5 --seed 3
+# samples draw learning_rate from its loguniform: in range, the same for the same seed
+"$DNNSAT" sample $Q --n 20 --seed 3 >"$tmp/s1" 2>/dev/null
+"$DNNSAT" sample $Q --n 20 --seed 3 >"$tmp/s2" 2>/dev/null
+"$DNNSAT" sample $Q --n 20 --seed 4 >"$tmp/s3" 2>/dev/null
+if [ "$(sed -n 's/.*"learning_rate":\([0-9.e-]*\)}$/\1/p' "$tmp/s1" |
+    awk '$1 >= 0.0001 && $1 <= 0.1 { n++ } END { print n + 0 }')" -eq 20 ] && cmp -s "$tmp/s1" "$tmp/s2" &&
+    ! cmp -s "$tmp/s1" "$tmp/s3" && [ "$(grep -o '"learning_rate":[^}]*' "$tmp/s1" | sort -u | wc -l)" -gt 15 ]; then
+	ok
+else
+	cp "$tmp/s1" "$tmp/out"
+	bad "sample-continuous: learning_rate drawn in [0.0001, 0.1], seeded"
+fi
 check reduce 0 "\"_type\": \"randint\"" -- reduce $Q --budget macs=20M
 check max-per 0 "depth = 8: largest batch_size" -- max $Q --param batch_size --per depth
 check min-per 0 "depth = 3: smallest hidden = 768" -- min $Q --constraint "hidden * depth >= 2048" --param hidden --per depth
