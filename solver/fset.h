@@ -317,6 +317,13 @@ json_t *fs_to_json_drawn(struct fs_engine *e, const int64_t *pos, const double *
  * the field when a value is not on the grid. */
 int fs_from_json(struct fs_engine *e, const json_t *obj, int64_t *pos, struct dn_error *err);
 
+/* Checks a query string's name=value pairs for values it cannot carry:
+ * a top-level choice that lists null, true or false, given a text that is
+ * none of its values (the text "null" is the string "null"). 0, or -1 with
+ * err naming "$.config.NAME" and saying to POST the JSON form. */
+int fs_args_readable(struct fs_engine *e, const char *const *names, const char *const *values, int n,
+    struct dn_error *err);
+
 /* A query-string value read as a number, as the service reads them: 1 an
  * integer (*i), 2 a real (*d), 0 not a number (text, JSON, empty). */
 int fs_text_number(const char *text, int64_t *i, double *d);

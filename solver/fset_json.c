@@ -440,6 +440,43 @@ fs_from_args(const struct fs_engine *e, const char *const *names, const char *co
 	return given == e->arg_required ? 0 : 1;
 }
 
+/* Whether a choice lists null or a boolean: values no text stands for. */
+static int
+lists_non_text(const struct sp_dim *d)
+{
+	for (int64_t i = 0; d->type == SP_CHOICE && !d->nested && i < d->nvalues; i++)
+		if (json_is_null(d->values[i]) || json_is_boolean(d->values[i]))
+			return 1;
+	return 0;
+}
+
+int
+fs_args_readable(struct fs_engine *e, const char *const *names, const char *const *values, int n,
+    struct dn_error *err)
+{
+	for (int a = 0; a < n; a++) {
+		int k = sp_dim_named(&e->q->space, names[a]);
+		json_t *j;
+		int64_t p;
+		char path[512];
+		if (k < 0 || e->q->space.dims[k].parent >= 0 || e->dim_var[k] < 0 ||
+		    !lists_non_text(&e->q->space.dims[k]))
+			continue;
+		j = fs_text_value(values[a]);
+		p = j != NULL ? fs_position_of(e, e->dim_var[k], j) : 0;
+		json_decref(j);
+		if (p >= 0)
+			continue;
+		snprintf(path, sizeof path, "$.config.%s", names[a]);
+		return dn_error_set(err, DN_EINVAL, path,
+		    "\"%.80s\" is not a value of the space's \"%s\"; its null, true and false cannot come "
+		    "through a query string, where every value that is not a number or JSON text is a string: "
+		    "POST the configuration as JSON ({\"config\": {...}})", values[a] != NULL ? values[a] : "",
+		    names[a]);
+	}
+	return 0;
+}
+
 /* The JSON value of space dim k in a configuration object (nested dims
  * inside their option's object), or NULL. */
 static const json_t *
