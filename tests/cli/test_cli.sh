@@ -74,6 +74,11 @@ else
 	cp "$tmp/s1" "$tmp/out"
 	bad "sample-continuous: learning_rate drawn in [0.0001, 0.1], seeded"
 fi
+# a nested continuous parameter only where its option is chosen; lognormal at exp(mu)
+printf '{"batch_size": {"_type": "choice", "_value": [32]}, "layer1": {"_type": "choice", "_value": [{"_name": "Empty"}, {"_name": "Conv", "drop": {"_type": "uniform", "_value": [0, 0.5]}}]}, "mom": {"_type": "lognormal", "_value": [0, 1]}}' >"$tmp/nested.json"
+NQ="--preset mnist_mlp --space $tmp/nested.json --device t4"
+check list-nested-inactive 0 '^{"batch_size":32,"layer1":{"_name":"Empty"},"mom":1.0}$' -- list $NQ
+check list-nested-active 0 '^{"batch_size":32,"layer1":{"_name":"Conv","drop":0.25},"mom":1.0}$' -- list $NQ
 check reduce 0 "\"_type\": \"randint\"" -- reduce $Q --budget macs=20M
 check max-per 0 "depth = 8: largest batch_size" -- max $Q --param batch_size --per depth
 check min-per 0 "depth = 3: smallest hidden = 768" -- min $Q --constraint "hidden * depth >= 2048" --param hidden --per depth
