@@ -79,6 +79,17 @@ printf '{"batch_size": {"_type": "choice", "_value": [32]}, "layer1": {"_type": 
 NQ="--preset mnist_mlp --space $tmp/nested.json --device t4"
 check list-nested-inactive 0 '^{"batch_size":32,"layer1":{"_name":"Empty"},"mom":1.0}$' -- list $NQ
 check list-nested-active 0 '^{"batch_size":32,"layer1":{"_name":"Conv","drop":0.25},"mom":1.0}$' -- list $NQ
+# choice values of any JSON type (NNI's own tests' mixed list, BatchTuner's plain objects)
+printf '{"batch_size": {"_type": "choice", "_value": [32, 64]}, "mixed": {"_type": "choice", "_value": [0.5, "cat", 1, null]}, "combine_params": {"_type": "choice", "_value": [{"optimizer": "Adam", "lr": 0.001}, {"optimizer": "SGD", "lr": 0.01}]}, "shape": {"_type": "choice", "_value": [[1, 2], [3]]}}' >"$tmp/mixed.json"
+MQ="--preset mnist_mlp --space $tmp/mixed.json --device t4"
+check mixed-count 0 "feasible 32 of 32 configurations" -- count $MQ
+check mixed-list 0 '^{"batch_size":32,"mixed":null,"combine_params":{"optimizer":"SGD","lr":0.01},"shape":\[3\]}$' -- list $MQ
+check mixed-reduce 0 '"combine_params"' -- reduce $MQ
+check mixed-explain-null 0 "mixed = null is kept" -- explain $MQ --param mixed --value null
+check mixed-explain-object 0 'combine_params = {"optimizer": "SGD", "lr": 0.01} is kept' -- explain $MQ --param combine_params --value '{"optimizer": "SGD", "lr": 0.01}'
+check mixed-explain-list 0 'shape = \[3\] is kept' -- explain $MQ --param shape --value '[3]'
+check mixed-explain-absent 2 'value: not a value of "shape"' -- explain $MQ --param shape --value '[4]'
+check mixed-check 0 "feasible" -- explain $MQ --config '{"batch_size": 64, "mixed": null, "combine_params": {"lr": 0.001, "optimizer": "Adam"}, "shape": [1, 2]}'
 check reduce 0 "\"_type\": \"randint\"" -- reduce $Q --budget macs=20M
 check max-per 0 "depth = 8: largest batch_size" -- max $Q --param batch_size --per depth
 check min-per 0 "depth = 3: smallest hidden = 768" -- min $Q --constraint "hidden * depth >= 2048" --param hidden --per depth
