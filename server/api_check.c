@@ -228,6 +228,20 @@ api_reduction_check_get(struct srv_request *r)
 			return;
 		}
 	}
+	if (!a.overflow) {
+		struct dn_error err;
+		int rc;
+		memset(&err, 0, sizeof err);
+		pthread_rwlock_rdlock(&sq->lock);
+		rc = fs_args_readable(&sq->e, a.names, a.values, a.n, &err);
+		pthread_rwlock_unlock(&sq->lock);
+		if (rc != 0) {
+			srv_reply_error(r, &err);
+			if (pinned == NULL)
+				srv_registry_release(r->srv->registry, sq);
+			return;
+		}
+	}
 	config = args_json(r);
 	if (config == NULL)
 		srv_reply_problem(r, 503, "out-of-memory", "Out of memory", NULL, "out of memory");

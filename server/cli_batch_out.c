@@ -168,8 +168,10 @@ csv_value(FILE *f, const json_t *v)
 	free(text);
 }
 
-/* The CSV columns of an NNI space: its discrete parameters in the space's
- * order (continuous ones never appear in a configuration). */
+/* The CSV columns of an NNI space: its parameters in the space's order,
+ * continuous ones included (a configuration is a complete NNI parameter
+ * set); a nested one's cell is empty in rows where its option is not
+ * chosen. */
 static int
 csv_columns(struct batch_configs *c, const json_t *space, struct dn_error *err)
 {
@@ -191,7 +193,7 @@ csv_columns(struct batch_configs *c, const json_t *space, struct dn_error *err)
 	for (int i = 0; i < sp.ndims; i++) {
 		const struct sp_dim *d = &sp.dims[i];
 		col_of[i] = -1;
-		if (!d->discrete || (d->parent >= 0 && col_of[d->parent] < 0))
+		if (d->parent >= 0 && col_of[d->parent] < 0)
 			continue;
 		col_of[i] = c->ncols;
 		c->parent[c->ncols] = d->parent >= 0 ? col_of[d->parent] : -1;

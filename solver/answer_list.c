@@ -199,12 +199,52 @@ out:
 	return out;
 }
 
+/*
+ * Continuous parameters that pass through take a value drawn from their own
+ * distribution in each sample: dim k's values come from its own stream,
+ * sp_draw_stream(seed, name), one draw per sample whether or not the dim is
+ * active in it, so they depend on the seed and the sample's rank alone,
+ * not on the discrete configuration drawn (that one comes from the seed's
+ * own stream, as before).
+ */
+static int
+is_drawn(const struct fs_engine *e, int k)
+{
+	const struct sp_dim *d = &e->q->space.dims[k];
+
+	return !d->discrete && d->hp < 0;
+}
+
+/* The per-dim draw streams of a seed (0 for dims not drawn); NULL when out
+ * of memory. The caller frees them. */
+static uint64_t *
+draw_streams(const struct fs_engine *e, uint64_t seed)
+{
+	int ndims = e->q->space.ndims;
+	uint64_t *streams = calloc((size_t)ndims + 1, sizeof *streams);
+
+	for (int k = 0; k < ndims && streams != NULL; k++)
+		if (is_drawn(e, k))
+			streams[k] = sp_draw_stream(seed, e->q->space.dims[k].name);
+	return streams;
+}
+
+/* The next sample's values of the drawn dims, one draw per drawn dim. */
+static void
+draw_next(const struct fs_engine *e, uint64_t *streams, double *drawn)
+{
+	for (int k = 0; k < e->q->space.ndims; k++)
+		if (is_drawn(e, k))
+			drawn[k] = sp_value_draw(&e->q->space.dims[k], &streams[k]);
+}
 json_t *
 ans_samples(struct fs_engine *e, int64_t n, uint64_t seed, struct dn_error *err)
 {
+	int ndims = e->q->space.ndims;
 	int64_t *pos;
 	json_t *items;
-	uint64_t s = seed;
+	uint64_t s = seed, *streams;
+	double *drawn;
 
 	if (!e->counted || e->lower != e->upper) {
 		dn_error_set(err, DN_ETIMEOUT, NULL, "uniform sampling needs the exact count, which is not finished");
@@ -215,26 +255,32 @@ ans_samples(struct fs_engine *e, int64_t n, uint64_t seed, struct dn_error *err)
 		return NULL;
 	}
 	pos = calloc((size_t)e->nvars + 1, sizeof *pos);
+	streams = draw_streams(e, seed);
+	drawn = calloc((size_t)ndims + 1, sizeof *drawn);
 	items = json_array();
-	for (int64_t i = 0; i < n && pos != NULL && items != NULL; i++) {
+	for (int64_t i = 0; i < n && pos != NULL && items != NULL && streams != NULL && drawn != NULL; i++) {
 		json_t *j;
 		if (fs_kth(e, fs_rand_below(&s, e->lower), pos, err) != 0) {
 			json_decref(items);
-			free(pos);
-			return NULL;
+			items = NULL;
+			goto out;
 		}
-		j = fs_to_json(e, pos);
+		draw_next(e, streams, drawn);
+		j = fs_to_json_drawn(e, pos, drawn);
 		if (j == NULL)
 			break;
 		json_array_append_new(items, j);
 	}
-	free(pos);
 	if (items == NULL || (int64_t)json_array_size(items) != n) {
 		json_decref(items);
+		items = NULL;
 		dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
-		return NULL;
 	}
-	return json_pack("{s:o}", "items", items);
+out:
+	free(pos);
+	free(streams);
+	free(drawn);
+	return items != NULL ? json_pack("{s:o}", "items", items) : NULL;
 }
 
 /* Items and fields of an answer from the sampler (count unfinished). */
@@ -246,10 +292,11 @@ samples_approx(struct fs_engine *e, int64_t n, uint64_t seed, double deadline, s
 	int64_t *pos = calloc((size_t)e->nvars + 1, sizeof *pos);
 	json_t *items = json_array(), *out = NULL;
 	double left = deadline > 0 ? deadline - fs_now() : 1.0;
-	uint64_t s = seed;
+	double *drawn = calloc((size_t)e->q->space.ndims + 1, sizeof *drawn);
+	uint64_t s = seed, *streams = draw_streams(e, seed);
 	int r = 0;
 
-	if (pos == NULL || items == NULL) {
+	if (pos == NULL || items == NULL || drawn == NULL || streams == NULL) {
 		dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
 		goto out;
 	}
@@ -265,7 +312,8 @@ samples_approx(struct fs_engine *e, int64_t n, uint64_t seed, double deadline, s
 		r = fs_sampler_draw(e, sp, &s, pos, deadline);
 		if (r != 0)
 			break;
-		j = fs_to_json(e, pos);
+		draw_next(e, streams, drawn);
+		j = fs_to_json_drawn(e, pos, drawn);
 		if (j == NULL || json_array_append_new(items, j) != 0) {
 			fs_sampler_free(sp);
 			dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
@@ -280,6 +328,8 @@ samples_approx(struct fs_engine *e, int64_t n, uint64_t seed, double deadline, s
 out:
 	json_decref(items);
 	free(pos);
+	free(drawn);
+	free(streams);
 	return out;
 }
 

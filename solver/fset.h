@@ -305,12 +305,24 @@ void fs_config_of(struct fs_engine *e, const int64_t *pos, union expr_val *confi
 int fs_var_active(const struct fs_engine *e, const int64_t *pos, int v);
 
 /* NNI-style JSON sample of a position vector (nested choices as
- * {"_name": ...} objects); new reference. */
+ * {"_name": ...} objects); new reference. A complete NNI parameter set:
+ * every active parameter is present, a continuous one that passes through
+ * with its representative value (sp_value_typical), so that the result is
+ * a function of pos alone; fs_to_json_drawn writes drawn[k] for such a dim
+ * k instead (drawn is indexed by space dim; only those entries are read). */
 json_t *fs_to_json(struct fs_engine *e, const int64_t *pos);
+json_t *fs_to_json_drawn(struct fs_engine *e, const int64_t *pos, const double *drawn);
 
 /* Position vector of a JSON configuration (NNI sample). -1 with err naming
  * the field when a value is not on the grid. */
 int fs_from_json(struct fs_engine *e, const json_t *obj, int64_t *pos, struct dn_error *err);
+
+/* Checks a query string's name=value pairs for values it cannot carry:
+ * a top-level choice that lists null, true or false, given a text that is
+ * none of its values (the text "null" is the string "null"). 0, or -1 with
+ * err naming "$.config.NAME" and saying to POST the JSON form. */
+int fs_args_readable(struct fs_engine *e, const char *const *names, const char *const *values, int n,
+    struct dn_error *err);
 
 /* A query-string value read as a number, as the service reads them: 1 an
  * integer (*i), 2 a real (*d), 0 not a number (text, JSON, empty). */

@@ -1,10 +1,13 @@
 /*
  * fset_json.c - configurations as NNI writes them: {"batch_size": 64,
  * "layer0": {"_name": "Conv", "kernel_size": 3}}, from and to the engine's
- * position vectors. Continuous dims that pass through are not part of a
- * configuration (the engine never enumerates them); one bound to the model
- * is written as a value on its grid at which the configuration fits (the
- * largest, fs_real_witness), and ignored when read back.
+ * position vectors. Every active parameter is written, so that a
+ * configuration is a complete NNI parameter set: a continuous dim that
+ * passes through (the engine never enumerates it) with a drawn value (a
+ * sample's) or else its representative value (sp_value_typical); one bound
+ * to the model with a value on its grid at which the configuration fits
+ * (the largest, fs_real_witness). Both are ignored when read back (a bound
+ * one is checked by fs_real_values_from_json).
  */
 #include "fset_priv.h"
 
@@ -13,16 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int
-is_option_object(const struct sp_dim *d, int64_t i)
-{
-	return d->values != NULL && json_is_object(d->values[i]);
-}
-
 /* Dim k's value in configuration pos (r: the continuous vars' witness
- * values), or NULL when it has none (inactive, or passes through). */
+ * values; drawn: values of the continuous dims that pass through, by dim,
+ * or NULL), or NULL when it has none (inactive). */
 static json_t *
-dim_json(struct fs_engine *e, int k, const int64_t *pos, const double *r)
+dim_json(struct fs_engine *e, int k, const int64_t *pos, const double *r, const double *drawn)
 {
 	const struct sp_dim *d = &e->q->space.dims[k];
 	int v = e->dim_var[k];
@@ -30,10 +28,12 @@ dim_json(struct fs_engine *e, int k, const int64_t *pos, const double *r)
 
 	if (v < 0 && e->dim_cvar[k] >= 0 && r != NULL && !isnan(r[e->dim_cvar[k]]))
 		return json_real(r[e->dim_cvar[k]]);
+	if (v < 0 && !d->discrete && d->hp < 0)
+		return json_real(drawn != NULL ? drawn[k] : sp_value_typical(d));
 	if (v < 0 || pos[v] < 0)
 		return NULL;
 	i = fs_dim_index(&e->vars[v], pos[v]);
-	if (is_option_object(d, i)) {
+	if (d->nested) {
 		json_t *o = json_object();
 		json_object_set_new(o, "_name", sp_value_json(d, i));
 		for (int c = k + 1; c < e->q->space.ndims; c++) {
@@ -41,7 +41,7 @@ dim_json(struct fs_engine *e, int k, const int64_t *pos, const double *r)
 			json_t *cv;
 			if (cd->parent != k || cd->parent_option != i)
 				continue;
-			cv = dim_json(e, c, pos, r);
+			cv = dim_json(e, c, pos, r, drawn);
 			if (cv != NULL)
 				json_object_set_new(o, cd->key, cv);
 		}
@@ -52,6 +52,12 @@ dim_json(struct fs_engine *e, int k, const int64_t *pos, const double *r)
 
 json_t *
 fs_to_json(struct fs_engine *e, const int64_t *pos)
+{
+	return fs_to_json_drawn(e, pos, NULL);
+}
+
+json_t *
+fs_to_json_drawn(struct fs_engine *e, const int64_t *pos, const double *drawn)
 {
 	json_t *o = json_object();
 	double *r = NULL;
@@ -64,12 +70,25 @@ fs_to_json(struct fs_engine *e, const int64_t *pos)
 		json_t *v;
 		if (d->parent >= 0)
 			continue;
-		v = dim_json(e, k, pos, r);
+		v = dim_json(e, k, pos, r, drawn);
 		if (v != NULL)
 			json_object_set_new(o, d->key, v);
 	}
 	free(r);
 	return o;
+}
+
+/*
+ * Whether a number given for dim d is the grid value `got`: equal, or for a
+ * q-grid within q * 1e-9 of it, so that a value written with 15 significant
+ * digits (1.4 for 28 * 0.05 = 1.4000000000000001) reads back as itself.
+ * Grid values lie at least q apart, so no other value is that close.
+ */
+static int
+grid_equal(const struct sp_dim *d, double got, double want)
+{
+	return got == want ||
+	    ((d->type == SP_QUNIFORM || d->type == SP_QLOGUNIFORM) && fabs(got - want) <= d->q * 1e-9);
 }
 
 /* Position of the dim value equal to `j` (JSON equality, numbers by value). */
@@ -87,7 +106,7 @@ fs_position_of(struct fs_engine *e, int v, const json_t *j)
 	if (x->vals != NULL && !d->nested && json_is_number(j)) {
 		double want = json_number_value(j);
 		for (int64_t p = 0; p < x->n; p++)
-			if (sp_value_num(d, fs_dim_index(x, p)) == want)
+			if (grid_equal(d, sp_value_num(d, fs_dim_index(x, p)), want))
 				return p;
 		return -1;
 	}
@@ -119,7 +138,7 @@ fs_position_of(struct fs_engine *e, int v, const json_t *j)
 			}
 			return -1;
 		}
-		if (is_option_object(d, i)) {
+		if (d->nested) {
 			const json_t *name = json_is_object(j) ? json_object_get(j, "_name") : j;
 			eq = name != NULL && json_equal((json_t *)json_object_get(d->values[i], "_name"), (json_t *)name);
 		} else {
@@ -154,7 +173,7 @@ dim_from_json(struct fs_engine *e, int k, const json_t *j, const char *path, int
 	}
 	pos[v] = p;
 	i = fs_dim_index(&e->vars[v], p);
-	if (is_option_object(d, i)) {
+	if (d->nested) {
 		for (int c = k + 1; c < e->q->space.ndims; c++) {
 			const struct sp_dim *cd = &e->q->space.dims[c];
 			const json_t *cj;
@@ -380,7 +399,7 @@ position_of_text(const struct fs_engine *e, int v, const char *text)
 		want = (double)i;
 	if (kind != 0) {
 		for (int64_t p = 0; p < x->n; p++)
-			if (num[p] == want)
+			if (grid_equal(d, num[p], want))
 				return p;
 		return -1;
 	}
@@ -419,6 +438,43 @@ fs_from_args(const struct fs_engine *e, const char *const *names, const char *co
 	}
 	/* every top-level discrete parameter given (each once, so counting does) */
 	return given == e->arg_required ? 0 : 1;
+}
+
+/* Whether a choice lists null or a boolean: values no text stands for. */
+static int
+lists_non_text(const struct sp_dim *d)
+{
+	for (int64_t i = 0; d->type == SP_CHOICE && !d->nested && i < d->nvalues; i++)
+		if (json_is_null(d->values[i]) || json_is_boolean(d->values[i]))
+			return 1;
+	return 0;
+}
+
+int
+fs_args_readable(struct fs_engine *e, const char *const *names, const char *const *values, int n,
+    struct dn_error *err)
+{
+	for (int a = 0; a < n; a++) {
+		int k = sp_dim_named(&e->q->space, names[a]);
+		json_t *j;
+		int64_t p;
+		char path[512];
+		if (k < 0 || e->q->space.dims[k].parent >= 0 || e->dim_var[k] < 0 ||
+		    !lists_non_text(&e->q->space.dims[k]))
+			continue;
+		j = fs_text_value(values[a]);
+		p = j != NULL ? fs_position_of(e, e->dim_var[k], j) : 0;
+		json_decref(j);
+		if (p >= 0)
+			continue;
+		snprintf(path, sizeof path, "$.config.%s", names[a]);
+		return dn_error_set(err, DN_EINVAL, path,
+		    "\"%.80s\" is not a value of the space's \"%s\"; its null, true and false cannot come "
+		    "through a query string, where every value that is not a number or JSON text is a string: "
+		    "POST the configuration as JSON ({\"config\": {...}})", values[a] != NULL ? values[a] : "",
+		    names[a]);
+	}
+	return 0;
 }
 
 /* The JSON value of space dim k in a configuration object (nested dims

@@ -400,7 +400,7 @@ reduce_dim(const struct fs_engine *e, const struct fs_projection *p, int k)
 		json_t *x;
 		if (!dim_present(e, p, v, i))
 			continue;
-		if (d->values != NULL && json_is_object(d->values[i])) {
+		if (d->nested) {
 			x = reduce_option(e, p, k, i);
 			if (x == NULL)
 				continue;

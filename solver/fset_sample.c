@@ -59,11 +59,7 @@ struct fs_sampler {
 uint64_t
 fs_rand64(uint64_t *s)
 {
-	uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
-
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	return z ^ (z >> 31);
+	return sp_splitmix(s);
 }
 
 fs_count

@@ -6,6 +6,8 @@
  *   space_parse.c   JSON -> struct sp_space, grids, limits, errors
  *   space_bind.c    dims -> the model's hyperparameters, type and range checks
  *   space_value.c   the i-th value of a grid, and the exact count of the space
+ *   space_draw.c    continuous values: seeded draws from each parameter's own
+ *                   distribution, and one representative value per parameter
  *
  * Invariants of a parsed space:
  *  - dims[] lists every parameter, a nested one after the choice that holds
@@ -127,6 +129,30 @@ double sp_value_num(const struct sp_dim *d, int64_t i);
  * Continuous dims do not multiply the count. The string is malloc'd (the
  * caller frees it); NULL when out of memory. */
 char *sp_count_total(const struct sp_space *sp);
+
+/*
+ * Continuous parameters that no grid enumerates (uniform, loguniform,
+ * normal, lognormal, qnormal, qlognormal that pass through) still belong in
+ * every configuration handed out (docs/search-space.md, "Complete trials").
+ *
+ * sp_value_typical: the fixed value used in pages, cursors and the stream:
+ * the middle of the range (uniform: (low + high) / 2; loguniform: the
+ * geometric midpoint sqrt(low * high)), mu for normal, exp(mu) (the median)
+ * for lognormal, and for the q-types that value rounded to a multiple of q
+ * (then clipped to [low, high] for the bounded ones). NAN for a choice or
+ * randint.
+ *
+ * sp_value_draw: one draw from the dim's own NNI distribution (every type
+ * but choice), from the stream `*state`; each call consumes exactly two
+ * outputs of sp_splitmix(state). sp_draw_stream gives the initial state of
+ * parameter `name`'s stream for a request's seed: splitmix64 of (seed XOR
+ * FNV-1a-64(name)). sp_splitmix is one step of splitmix64 (Steele, Lea and
+ * Flood), the generator of every seeded sample.
+ */
+double sp_value_typical(const struct sp_dim *d);
+double sp_value_draw(const struct sp_dim *d, uint64_t *state);
+uint64_t sp_draw_stream(uint64_t seed, const char *name);
+uint64_t sp_splitmix(uint64_t *state);
 
 /* The dim of a parameter path ("lr", "layer0/kernel_size"), or -1. */
 int sp_dim_named(const struct sp_space *sp, const char *name);

@@ -108,7 +108,8 @@ values_show(const struct cm_hparam *h, char *buf, size_t len)
 /*
  * The text a choice value stands for when it sets a categorical: a string
  * itself, a sub-space its "_name", a boolean "true"/"false", a number as
- * cm_config_set would spell it. NULL when the text does not fit `buf`.
+ * cm_config_set would spell it. NULL for null, lists and objects (they set
+ * no hyperparameter) and when the text does not fit `buf`.
  */
 static const char *
 cat_text(const struct sp_dim *d, int64_t i, char *buf, size_t len)
@@ -121,9 +122,28 @@ cat_text(const struct sp_dim *d, int64_t i, char *buf, size_t len)
 		return json_is_true(v) ? "true" : "false";
 	if (json_is_integer(v))
 		dn_fmt(buf, len, "%lld", (long long)json_integer_value(v));
-	else
+	else if (json_is_real(v))
 		dn_fmt(buf, len, "%g", json_real_value(v));
+	else
+		return NULL;
 	return buf;
+}
+
+/* What a listed value that is not a number, string or boolean is, for
+ * messages: "a null", "a list", "an object". */
+static const char *
+kind_of(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_NULL:
+		return "a null";
+	case JSON_ARRAY:
+		return "a list";
+	case JSON_OBJECT:
+		return "an object";
+	default:
+		return "a value";
+	}
 }
 
 static int
@@ -141,6 +161,12 @@ bind_categorical(struct sp_dim *d, const struct cm_hparam *h, struct dn_error *e
 	for (int64_t i = 0; i < d->nvalues; i++) {
 		const char *t = cat_text(d, i, buf, sizeof buf);
 		int j;
+		if (t == NULL) {
+			dn_fmt(p, sizeof p, "%s._value[%lld]", d->path, (long long)i);
+			return dn_error_set(err, DN_EINVAL, p,
+			    "%s cannot set categorical hyperparameter %s (its values: strings, numbers or booleans)",
+			    kind_of(d->values[i]), h->name);
+		}
 		for (j = 0; j < h->nvalues; j++)
 			if (strcmp(h->values[j], t) == 0)
 				break;
@@ -167,6 +193,9 @@ bind_listed_number(struct sp_dim *d, int64_t i, const struct cm_hparam *h,
 
 	dn_fmt(p, sizeof p, d->nested ? "%s._value[%lld]._name" : "%s._value[%lld]",
 	    d->path, (long long)i);
+	if (!d->nested && !json_is_number(v) && !json_is_string(v) && !json_is_boolean(v))
+		return dn_error_set(err, DN_EINVAL, p, "%s cannot set %s hyperparameter %s (it takes numbers)",
+		    kind_of(v), h->type == CM_HP_INT ? "int" : "real", h->name);
 	if (!json_is_number(v))
 		return dn_error_set(err, DN_EINVAL, p,
 		    "%s hyperparameter %s takes numbers, not %s", h->type == CM_HP_INT ? "int" : "real",

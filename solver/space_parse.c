@@ -38,6 +38,7 @@ struct parser {
 /* A choice value with its position, sorted to find duplicates. */
 struct listed {
 	const json_t *v;
+	char *text;             /* canonical text of a list or object, else NULL */
 	size_t idx;
 };
 
@@ -109,7 +110,9 @@ path_member(const char *parent, const char *key)
 
 /*
  * Equality and order of choice values for the duplicate check: numbers by
- * value (1 and 1.0 are the same value), then strings, then booleans.
+ * value (1 and 1.0 are the same value), then strings, then booleans, then
+ * null, then lists and objects by their canonical text (sorted keys, so two
+ * values are equal exactly when json_equal says so).
  */
 static int
 value_rank(const json_t *v)
@@ -118,7 +121,11 @@ value_rank(const json_t *v)
 		return 0;
 	if (json_is_string(v))
 		return 1;
-	return 2;
+	if (json_is_boolean(v))
+		return 2;
+	if (json_is_null(v))
+		return 3;
+	return 4;
 }
 
 static int
@@ -137,7 +144,18 @@ int_real_cmp(json_int_t i, double r)
 }
 
 static int
-value_cmp(const json_t *a, const json_t *b)
+bytes_cmp(const char *a, size_t la, const char *b, size_t lb)
+{
+	int c = memcmp(a, b, la < lb ? la : lb);
+
+	if (c != 0)
+		return c < 0 ? -1 : 1;
+	return la < lb ? -1 : la > lb;
+}
+
+/* text: the canonical text of a list or object (NULL for other values) */
+static int
+value_cmp(const json_t *a, const char *ta, const json_t *b, const char *tb)
 {
 	int ra = value_rank(a), rb = value_rank(b);
 
@@ -155,21 +173,21 @@ value_cmp(const json_t *a, const json_t *b)
 		return json_real_value(a) < json_real_value(b) ? -1 :
 		    json_real_value(a) > json_real_value(b);
 	}
-	if (ra == 1) {
-		size_t la = json_string_length(a), lb = json_string_length(b);
-		int c = memcmp(json_string_value(a), json_string_value(b), la < lb ? la : lb);
-		if (c != 0)
-			return c < 0 ? -1 : 1;
-		return la < lb ? -1 : la > lb;
-	}
-	return json_is_true(a) - json_is_true(b);
+	if (ra == 1)
+		return bytes_cmp(json_string_value(a), json_string_length(a),
+		    json_string_value(b), json_string_length(b));
+	if (ra == 2)
+		return json_is_true(a) - json_is_true(b);
+	if (ra == 3)
+		return 0;
+	return strcmp(ta, tb);
 }
 
 static int
 listed_cmp(const void *x, const void *y)
 {
 	const struct listed *a = x, *b = y;
-	int c = value_cmp(a->v, b->v);
+	int c = value_cmp(a->v, a->text, b->v, b->text);
 
 	if (c != 0)
 		return c;
@@ -180,14 +198,27 @@ listed_cmp(const void *x, const void *y)
 static void
 value_show(const json_t *v, char *buf, size_t len)
 {
-	if (json_is_string(v))
+	char *s;
+
+	if (json_is_string(v)) {
 		dn_fmt(buf, len, "\"%.60s\"", json_string_value(v));
-	else if (json_is_integer(v))
-		dn_fmt(buf, len, "%lld", (long long)json_integer_value(v));
-	else if (json_is_real(v))
+		return;
+	}
+	if (json_is_real(v)) {
 		dn_fmt(buf, len, "%.15g", json_real_value(v));
-	else
-		dn_fmt(buf, len, "%s", json_is_true(v) ? "true" : "false");
+		return;
+	}
+	s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
+	dn_fmt(buf, len, "%.60s%s", s != NULL ? s : "?", s != NULL && strlen(s) > 60 ? "..." : "");
+	free(s);
+}
+
+static void
+listed_free(struct listed *l, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(l[i].text);
+	free(l);
 }
 
 /*
@@ -210,11 +241,18 @@ check_duplicates(struct parser *ps, const json_t *const *keys, size_t n,
 	for (size_t i = 0; i < n; i++) {
 		l[i].v = keys[i];
 		l[i].idx = i;
+		l[i].text = NULL;
 	}
+	for (size_t i = 0; i < n; i++)
+		if ((json_is_array(keys[i]) || json_is_object(keys[i])) &&
+		    (l[i].text = json_dumps(keys[i], JSON_COMPACT | JSON_SORT_KEYS)) == NULL) {
+			listed_free(l, n);
+			return dn_error_set(ps->err, DN_ENOMEM, path, "out of memory");
+		}
 	qsort(l, n, sizeof *l, listed_cmp);
 	/* of all equal pairs, report the one whose later index comes first */
 	for (size_t i = 1; i < n; i++)
-		if (value_cmp(l[i - 1].v, l[i].v) == 0 && (!found || l[i].idx < dup)) {
+		if (value_cmp(l[i - 1].v, l[i - 1].text, l[i].v, l[i].text) == 0 && (!found || l[i].idx < dup)) {
 			dup = l[i].idx;
 			found = 1;
 		}
@@ -223,14 +261,14 @@ check_duplicates(struct parser *ps, const json_t *const *keys, size_t n,
 		for (size_t i = 0; i < n; i++)
 			if (l[i].idx == dup) {
 				size_t j = i;
-				while (j > 0 && value_cmp(l[j - 1].v, l[i].v) == 0)
+				while (j > 0 && value_cmp(l[j - 1].v, l[j - 1].text, l[i].v, l[i].text) == 0)
 					j--;
 				first = l[j].idx;
 				break;
 			}
 		value_show(keys[dup], shown, sizeof shown);
 	}
-	free(l);
+	listed_free(l, n);
 	if (!found)
 		return 0;
 	if (nested) {
@@ -401,14 +439,26 @@ add_dim(struct parser *ps, const char *key, int parent, int option,
 	return sp->ndims - 1;
 }
 
+/* An option of a choice of sub-spaces: an object with "_name" (NNI). */
+static int
+is_subspace(const json_t *v)
+{
+	return json_is_object(v) && json_object_get(v, "_name") != NULL;
+}
+
 /*
- * choice: a non-empty list of distinct numbers, strings and booleans, or of
- * sub-spaces that each carry a string "_name" (then every option must).
+ * choice: a non-empty list of distinct JSON values (numbers, strings,
+ * booleans, null, lists, objects: NNI hands any of them to the trial), or
+ * of sub-spaces, objects that each carry a string "_name". As in NNI's own
+ * formatting (hpo_utils), a choice is nested only when every option is an
+ * object with "_name"; objects without "_name" are plain values. A list in
+ * which some options carry "_name" and others do not is refused: NNI would
+ * hand those objects over whole without exploring them, surely not meant.
  */
 static int
 parse_choice(struct parser *ps, int di, const json_t *vals, const char *path)
 {
-	size_t n = json_array_size(vals), nobj = 0;
+	size_t n = json_array_size(vals), nsub = 0;
 	const json_t **keys;
 	json_t **values;
 	char p[512];
@@ -425,31 +475,24 @@ parse_choice(struct parser *ps, int di, const json_t *vals, const char *path)
 	}
 	ps->nlisted += n;
 	for (size_t i = 0; i < n; i++)
-		if (json_is_object(json_array_get(vals, i)))
-			nobj++;
+		if (is_subspace(json_array_get(vals, i)))
+			nsub++;
 	for (size_t i = 0; i < n; i++) {
 		const json_t *v = json_array_get(vals, i);
 		dn_fmt(p, sizeof p, "%s._value[%zu]", path, i);
-		if (nobj > 0) {
-			const json_t *name = json_object_get(v, "_name");
-			if (!json_is_object(v))
-				return dn_error_set(ps->err, DN_EINVAL, p,
-				    "choice mixes sub-spaces and plain values: every option must be an object with \"_name\"");
-			if (name == NULL)
-				return dn_error_set(ps->err, DN_EINVAL, p,
-				    "a nested option needs \"_name\" (every option of a choice of sub-spaces names itself)");
-			if (!json_is_string(name)) {
-				dn_fmt(p, sizeof p, "%s._value[%zu]._name", path, i);
-				return dn_error_set(ps->err, DN_EINVAL, p, "\"_name\" must be a string");
-			}
-			continue;
-		}
-		if (!json_is_number(v) && !json_is_string(v) && !json_is_boolean(v))
+		if (nsub > 0 && nsub < n && !is_subspace(v))
 			return dn_error_set(ps->err, DN_EINVAL, p,
-			    "a choice value must be a number, a string or a boolean (or a sub-space with \"_name\")");
+			    "choice mixes sub-spaces and plain values: other options are sub-spaces (objects "
+			    "with \"_name\"), so this one needs \"_name\" too");
+		if (nsub > 0 && !json_is_string(json_object_get(v, "_name"))) {
+			dn_fmt(p, sizeof p, "%s._value[%zu]._name", path, i);
+			return dn_error_set(ps->err, DN_EINVAL, p, "\"_name\" must be a string");
+		}
 		if (!json_is_integer(v) && !(json_is_real(v) && is_integral(json_real_value(v))))
 			integer = 0;
 	}
+	if (nsub > 0)
+		integer = 0;
 	values = malloc(n * sizeof *values);
 	keys = malloc(n * sizeof *keys);
 	if (values == NULL || keys == NULL) {
@@ -459,19 +502,19 @@ parse_choice(struct parser *ps, int di, const json_t *vals, const char *path)
 	}
 	for (size_t i = 0; i < n; i++) {
 		values[i] = json_array_get(vals, i);
-		keys[i] = nobj > 0 ? json_object_get(values[i], "_name") : values[i];
+		keys[i] = nsub > 0 ? json_object_get(values[i], "_name") : values[i];
 	}
 	ps->sp->dims[di].values = values;
 	ps->sp->dims[di].nvalues = (int64_t)n;
 	ps->sp->dims[di].discrete = 1;
-	ps->sp->dims[di].nested = nobj > 0;
-	ps->sp->dims[di].integer = nobj == 0 && integer;
-	if (check_duplicates(ps, keys, n, path, nobj > 0) != 0) {
+	ps->sp->dims[di].nested = nsub > 0;
+	ps->sp->dims[di].integer = integer;
+	if (check_duplicates(ps, keys, n, path, nsub > 0) != 0) {
 		free(keys);
 		return -1;
 	}
 	free(keys);
-	if (nobj == 0)
+	if (nsub == 0)
 		return 0;
 	if (depth + 1 > SP_MAX_DEPTH) {
 		dn_fmt(p, sizeof p, "%s._value", path);

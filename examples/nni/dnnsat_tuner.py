@@ -329,13 +329,16 @@ class FeasibleTuner(_TunerBase):
         return random.Random("%s:%s:%s" % (self.seed, parameter_id, what)).getrandbits(62)
 
     def _complete(self, flat, like=None):
-        """Adds the continuous parameters a server sample lacks: the values
-        of `like` (the base's proposal) where active, else NNI-style draws."""
+        """The continuous parameters of a server sample (the server draws
+        them, docs/api.md): the values of `like` (the base's proposal) where
+        active, else the sample's own, else NNI-style draws."""
         for p in self.space.params:
-            if p.name in flat or not self.space.active(p, flat):
+            if p.discrete or not self.space.active(p, flat):
                 continue
             if like is not None and p.name in like:
                 flat[p.name] = like[p.name]
+            elif p.name in flat:
+                continue
             else:
                 with self._lock:
                     flat[p.name] = p.sample(self._rng)
@@ -385,8 +388,10 @@ def batch_tuner_space(client, reduction_id, limit=100, cursor=None, sample_seed=
     (`limit` of them, from `cursor`: batch_tuner_spaces() walks the pages),
     or, with sample_seed, `limit` seeded uniform samples: a spread over the
     whole set, where the first page of the ordered walk holds the smallest
-    values. Continuous parameters are not part of a feasible configuration:
-    `extra` ({name: value}) adds fixed values to every one (e.g. {"lr": 0.01}).
+    values. Each configuration is a complete NNI parameter set (continuous
+    parameters at their representative value on a page, drawn in samples:
+    docs/api.md); `extra` ({name: value}) sets fixed values in every one
+    (e.g. {"lr": 0.01}).
     """
     return _batch_page(client, reduction_id, limit, cursor, sample_seed, extra)[0]
 

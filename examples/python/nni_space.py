@@ -66,7 +66,8 @@ class Param:
         if self.type == "choice":
             if not self.args:
                 raise ValueError("%s: empty choice" % name)
-            self.nested = all(isinstance(v, dict) for v in self.args)
+            # nested as NNI and the server decide it: every option a dict with _name
+            self.nested = all(isinstance(v, dict) and "_name" in v for v in self.args)
             if self.nested:
                 self.values = [v["_name"] for v in self.args]
             else:

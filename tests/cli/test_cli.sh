@@ -53,13 +53,43 @@ SP="$top_srcdir/examples/spaces/mlp.json"
 Q="--preset mnist_mlp --space $SP --budget memory=3GiB --budget params=5M --device t4"
 check count 0 "feasible 528 of 1536 configurations (34.38%), exact" -- count $Q
 check count-json 0 '"feasible": "528"' -- count $Q --json
-check list-first 0 '{"batch_size":32,"hidden":256,"depth":1,"activation":"relu"}' -- list $Q --limit 1
+# a complete NNI parameter set: learning_rate (loguniform, passes through) at
+# its geometric midpoint sqrt(0.0001 * 0.1) in pages
+check list-first 0 '{"batch_size":32,"hidden":256,"depth":1,"activation":"relu","learning_rate":0.00316227766016838}' -- list $Q --limit 1
 "$DNNSAT" list $Q --limit 2 >/dev/null 2>"$tmp/cursor"
 cursor=$(sed -n 's/^next cursor: //p' "$tmp/cursor")
 check list-cursor 0 '"activation":"tanh"' -- list $Q --limit 1 --cursor "$cursor"
 check list-offset 0 '"batch_size"' -- list $Q --offset 527 --limit 5
 check list-past-end 1 "^$" -- list $Q --offset 528 --limit 1
 check sample 0 '"hidden"' -- sample $Q --n 5 --seed 3
+# samples draw learning_rate from its loguniform: in range, the same for the same seed
+"$DNNSAT" sample $Q --n 20 --seed 3 >"$tmp/s1" 2>/dev/null
+"$DNNSAT" sample $Q --n 20 --seed 3 >"$tmp/s2" 2>/dev/null
+"$DNNSAT" sample $Q --n 20 --seed 4 >"$tmp/s3" 2>/dev/null
+if [ "$(sed -n 's/.*"learning_rate":\([0-9.e-]*\)}$/\1/p' "$tmp/s1" |
+    awk '$1 >= 0.0001 && $1 <= 0.1 { n++ } END { print n + 0 }')" -eq 20 ] && cmp -s "$tmp/s1" "$tmp/s2" &&
+    ! cmp -s "$tmp/s1" "$tmp/s3" && [ "$(grep -o '"learning_rate":[^}]*' "$tmp/s1" | sort -u | wc -l)" -gt 15 ]; then
+	ok
+else
+	cp "$tmp/s1" "$tmp/out"
+	bad "sample-continuous: learning_rate drawn in [0.0001, 0.1], seeded"
+fi
+# a nested continuous parameter only where its option is chosen; lognormal at exp(mu)
+printf '{"batch_size": {"_type": "choice", "_value": [32]}, "layer1": {"_type": "choice", "_value": [{"_name": "Empty"}, {"_name": "Conv", "drop": {"_type": "uniform", "_value": [0, 0.5]}}]}, "mom": {"_type": "lognormal", "_value": [0, 1]}}' >"$tmp/nested.json"
+NQ="--preset mnist_mlp --space $tmp/nested.json --device t4"
+check list-nested-inactive 0 '^{"batch_size":32,"layer1":{"_name":"Empty"},"mom":1.0}$' -- list $NQ
+check list-nested-active 0 '^{"batch_size":32,"layer1":{"_name":"Conv","drop":0.25},"mom":1.0}$' -- list $NQ
+# choice values of any JSON type (NNI's own tests' mixed list, BatchTuner's plain objects)
+printf '{"batch_size": {"_type": "choice", "_value": [32, 64]}, "mixed": {"_type": "choice", "_value": [0.5, "cat", 1, null]}, "combine_params": {"_type": "choice", "_value": [{"optimizer": "Adam", "lr": 0.001}, {"optimizer": "SGD", "lr": 0.01}]}, "shape": {"_type": "choice", "_value": [[1, 2], [3]]}}' >"$tmp/mixed.json"
+MQ="--preset mnist_mlp --space $tmp/mixed.json --device t4"
+check mixed-count 0 "feasible 32 of 32 configurations" -- count $MQ
+check mixed-list 0 '^{"batch_size":32,"mixed":null,"combine_params":{"optimizer":"SGD","lr":0.01},"shape":\[3\]}$' -- list $MQ
+check mixed-reduce 0 '"combine_params"' -- reduce $MQ
+check mixed-explain-null 0 "mixed = null is kept" -- explain $MQ --param mixed --value null
+check mixed-explain-object 0 'combine_params = {"optimizer": "SGD", "lr": 0.01} is kept' -- explain $MQ --param combine_params --value '{"optimizer": "SGD", "lr": 0.01}'
+check mixed-explain-list 0 'shape = \[3\] is kept' -- explain $MQ --param shape --value '[3]'
+check mixed-explain-absent 2 'value: not a value of "shape"' -- explain $MQ --param shape --value '[4]'
+check mixed-check 0 "feasible" -- explain $MQ --config '{"batch_size": 64, "mixed": null, "combine_params": {"lr": 0.001, "optimizer": "Adam"}, "shape": [1, 2]}'
 check reduce 0 "\"_type\": \"randint\"" -- reduce $Q --budget macs=20M
 check max-per 0 "depth = 8: largest batch_size" -- max $Q --param batch_size --per depth
 check min-per 0 "depth = 3: smallest hidden = 768" -- min $Q --constraint "hidden * depth >= 2048" --param hidden --per depth

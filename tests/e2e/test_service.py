@@ -26,6 +26,7 @@ failure. DNNSAT_E2E_VERBOSE=1 prints each phase and its time.
 """
 import http.client
 import json
+import math
 import os
 import re
 import select
@@ -400,6 +401,36 @@ def key(cfg):
     return json.dumps(cfg, sort_keys=True)
 
 
+def dkey(cfg, space):
+    """The key of a configuration's discrete part (samples draw the
+    continuous parameters that pass through; pages use one fixed value)."""
+    return key({k: v for k, v in cfg.items() if discrete_values(space[k]) is not None})
+
+
+def typical(p):
+    """The value pages give a continuous parameter that passes through
+    (docs/api.md): the range's middle, the geometric one for loguniform."""
+    t, v = p["_type"], p["_value"]
+    return {"uniform": lambda: (v[0] + v[1]) / 2, "loguniform": lambda: math.sqrt(v[0]) * math.sqrt(v[1]),
+            "normal": lambda: v[0], "lognormal": lambda: math.exp(v[0])}[t]()
+
+
+def complete(items, space):
+    """Every item is a complete NNI parameter set: every (top-level)
+    parameter present, a continuous one within its range."""
+    for c in items:
+        if sorted(c) != sorted(space):
+            return False
+        for k, p in space.items():
+            if p["_type"] in ("uniform", "loguniform") and not p["_value"][0] <= c[k] <= p["_value"][1]:
+                return False
+    return True
+
+
+def near(a, b):
+    return isinstance(a, float) and abs(a - b) <= 1e-12 * abs(b)
+
+
 SPACE_RESNET = load("examples/spaces/resnet.json")
 SPACE_T24 = load("examples/spaces/transformer24.json")
 MODEL_T24 = load("examples/models/transformer24.json")
@@ -677,8 +708,9 @@ def phase_memory(st):
     eq("jsonl 2GiB: one line per feasible configuration", len(items2), int(j2.get("feasible", "-1")))
     eq("jsonl 2GiB: no duplicates", len({key(c) for c in items2}), len(items2))
     dn = discrete_names(SPACE_RESNET)
-    check("jsonl 2GiB: items carry the discrete parameters",
-          all(sorted(c) == dn for c in items2), _short(items2[:2]))
+    check("jsonl 2GiB: items are complete NNI parameter sets", complete(items2, SPACE_RESNET), _short(items2[:2]))
+    check("jsonl 2GiB: lr (passes through) at its geometric midpoint",
+          all(near(c["lr"], typical(SPACE_RESNET["lr"])) for c in items2), _short(items2[:2]))
     check("jsonl 2GiB: values on the grid", all(c[k] in discrete_values(SPACE_RESNET[k]) for c in items2 for k in dn),
           "")
     # max and min, per value of another parameter and overall, agree with the stream
@@ -774,7 +806,9 @@ def phase_memory(st):
     dnm = discrete_names(qm["space"])
     check("cursor walk: every item obeys the user constraint hidden * depth <= 16384",
           all(c["hidden"] * c["depth"] <= 16384 for c in walk), "")
-    check("cursor walk: items carry the discrete parameters", all(sorted(c) == dnm for c in walk), _short(walk[:1]))
+    check("cursor walk: items are complete NNI parameter sets", complete(walk, qm["space"]), _short(walk[:1]))
+    check("cursor walk: learning_rate at its geometric midpoint",
+          all(near(c["learning_rate"], typical(qm["space"]["learning_rate"])) for c in walk), _short(walk[:1]))
     r, itemsm = jsonl(d, ridm)
     eq("jsonl mlp: count == feasible", len(itemsm), fm)
     eq("jsonl mlp: same set as the cursor walk", {key(c) for c in itemsm}, {key(c) for c in walk})
@@ -789,16 +823,20 @@ def phase_memory(st):
     eq("samples: 200", r.status, 200)
     samples = (r.json or {}).get("items") or []
     eq("samples: n items", len(samples), 8)
-    ws = {key(c) for c in walk}
-    check("samples: each is a feasible configuration of the walk", all(key(c) in ws for c in samples),
+    ws = {dkey(c, qm["space"]) for c in walk}
+    check("samples: each is a feasible configuration of the walk", all(dkey(c, qm["space"]) in ws for c in samples),
           _short(samples))
+    check("samples: complete NNI parameter sets", complete(samples, qm["space"]), _short(samples))
+    check("samples: learning_rate drawn from its loguniform (not one value)",
+          len({c["learning_rate"] for c in samples}) == len(samples), _short(samples))
     r2 = d.get("/v1/reductions/%s/samples?n=8&seed=3" % ridm)
     eq("samples: same seed, same samples", (r2.json or {}).get("items"), samples)
     r3 = d.get("/v1/reductions/%s/samples?n=8&seed=4" % ridm)
     check("samples: another seed, other samples", (r3.json or {}).get("items") != samples, "")
-    for i, c in enumerate(samples[:4]):
-        r = d.post("/v1/reductions/%s/check" % ridm, {"config": dict(c, learning_rate=0.001)})
-        eq("sample %d feasible per /check" % i, (r.status, (r.json or {}).get("feasible")), (200, True))
+    for i, c in enumerate(samples[:4] + walk[:2]):
+        r = d.post("/v1/reductions/%s/check" % ridm, {"config": c})     # unchanged: a round trip
+        eq("sample or item %d feasible per /check" % i, (r.status, (r.json or {}).get("feasible")), (200, True))
+    nni_values(d)
     for goal, param, per in (("max", "hidden", "depth"), ("min", "hidden", "depth"),
                              ("min", "batch_size", "activation")):  # a per without order
         check_extreme(d, ridm, goal, param, per, walk, qm["space"])
@@ -883,6 +921,51 @@ def phase_memory(st):
 
     # ---- errors
     errors_memory(d, rid6, ridm, qm)
+
+
+def nni_values(d):
+    """NNI's choice values of any JSON type (its tests' [0.3, "cat", 1, null],
+    lists, BatchTuner's plain objects) through the service: counted, listed,
+    sampled, checked, explained; null cannot come through a query string."""
+    space = {"batch_size": {"_type": "choice", "_value": [32, 64]},
+             "mixed": {"_type": "choice", "_value": [0.3, "cat", 1, None]},
+             "shape": {"_type": "choice", "_value": [[1, 2], [3]]},
+             "combine_params": {"_type": "choice", "_value": [{"optimizer": "Adam", "learning_rate": 0.001},
+                                                              {"optimizer": "SGD", "learning_rate": 0.01}]},
+             "momentum": {"_type": "normal", "_value": [0.9, 0.01]}}
+    q = {"model": {"template": "mlp"}, "space": space, "device": "l4", "budgets": {"memory": "90%"}}
+    r = d.post("/v1/reductions", q)
+    eq("NNI values: 201", r.status, 201)
+    j = r.json or {}
+    eq("NNI values: every configuration counted", (j.get("total"), j.get("feasible")), ("32", "32"))
+    eq("NNI values: the reduced space keeps every value", (j.get("reduced_space") or {}).get("mixed"), space["mixed"])
+    rid = j.get("id", "0" * 32)
+    r = d.get("/v1/reductions/%s/configurations?limit=32" % rid)
+    items = (r.json or {}).get("items") or []
+    eq("NNI values: 32 items", len(items), 32)
+    eq("NNI values: every value listed", sorted({key(c["mixed"]) for c in items}),
+       sorted(key(v) for v in space["mixed"]["_value"]))
+    check("NNI values: items complete, momentum at mu", all(sorted(c) == sorted(space) and c["momentum"] == 0.9
+                                                            for c in items), _short(items[:1]))
+    r = d.get("/v1/reductions/%s/samples?n=6&seed=1" % rid)
+    samples = (r.json or {}).get("items") or []
+    check("NNI values: samples draw momentum", len({c.get("momentum") for c in samples}) == 6, _short(samples))
+    for i, c in enumerate(items[:2] + samples[:2]):
+        r = d.post("/v1/reductions/%s/check" % rid, {"config": c})
+        eq("NNI values: %d checks back feasible" % i, (r.status, (r.json or {}).get("feasible")), (200, True))
+    r = d.get("/v1/reductions/%s/explain?param=mixed&value=null" % rid)
+    eq("NNI values: explain mixed = null: kept", (r.status, (r.json or {}).get("kept")), (200, True))
+    r = d.get("/v1/reductions/%s/explain?param=combine_params&value=%s"
+              % (rid, urllib.parse.quote(json.dumps(space["combine_params"]["_value"][1]))))
+    eq("NNI values: explain an object value: kept", (r.status, (r.json or {}).get("kept")), (200, True))
+    r = d.get("/v1/reductions/%s/check?batch_size=32&mixed=cat&shape=%%5B3%%5D&momentum=0.9&combine_params=%s"
+              % (rid, urllib.parse.quote(json.dumps(space["combine_params"]["_value"][0]))))
+    eq("NNI values: GET check of text values", (r.status, (r.json or {}).get("feasible")), (200, True))
+    r = d.get("/v1/reductions/%s/check?batch_size=32&mixed=null&shape=%%5B3%%5D&momentum=0.9&combine_params=%s"
+              % (rid, urllib.parse.quote(json.dumps(space["combine_params"]["_value"][0]))))
+    if problem("NNI values: GET check of null", r, 422, path="$.config.mixed"):
+        check("NNI values: GET check of null says to POST", "query string" in (r.json or {}).get("detail", ""),
+              (r.json or {}).get("detail"))
 
 
 def errors_memory(d, rid6, ridm, qm):
@@ -978,7 +1061,7 @@ def phase_concurrency(st):
     d = st["mem"]
     ridm, walk, pages, fm = st["ridm"], st["walk"], st["pages"], st["fm"]
     qm = mlp_query()
-    ws = {key(c) for c in walk}
+    ws = {dkey(c, qm["space"]) for c in walk}
     space = qm["space"]
     # grid points to /check: a feasible one and an infeasible one per request
     grid = [dict(batch_size=b, hidden=h, depth=dd, activation=a)

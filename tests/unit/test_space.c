@@ -9,6 +9,12 @@
  *  - binding to the built-in templates (resnet, nb201's edge0..edge5,
  *    mobilenet_v2's real width_mult, vgg's boolean batch_norm), name
  *    resolution of nested dims ("C_P" before "P");
+ *  - choice values of any JSON type (NNI's [0.3, "cat", 1, null], lists,
+ *    BatchTuner's plain objects) pass through; nested only when every
+ *    option carries "_name";
+ *  - continuous values (space_draw.c): the representative value of each
+ *    type, seeded draws in range, on q's grid, reproducible per seed and
+ *    name, with the right median, mean and spread over 10,000 draws;
  *  - tests/data/bad_spaces.json: every malformed space and every binding
  *    error, each with its JSON path and a fragment of its message.
  */
@@ -246,6 +252,154 @@ START_TEST(test_continuous)
 	ck_assert_str_eq(sp_type_name(sp.dims[2].type), "lognormal");
 	check_count(&sp, "1");
 	sp_free(&sp);
+}
+END_TEST
+
+/* NNI's own tests' mixed choice, lists, plain objects (BatchTuner): any
+ * JSON value is a plain value, kept as given, counted, found again. */
+START_TEST(test_choice_any_json)
+{
+	struct sp_space sp;
+
+	check_grid("{\"_type\": \"choice\", \"_value\": [0.5, \"cat\", 1, null]}", "0.5,\"cat\",1,null", 0);
+	check_grid("{\"_type\": \"choice\", \"_value\": [[1, 2], [3], []]}", "[1,2],[3],[]", 0);
+	/* [1] and [1.0] differ as json_equal says; so do objects of other keys */
+	check_grid("{\"_type\": \"choice\", \"_value\": [[1], [1.0], {\"a\": 1}, {\"a\": 1, \"b\": 2}]}",
+	    "[1],[1.0],{\"a\":1},{\"a\":1,\"b\":2}", 0);
+	parse_ok("{\"combine_params\": {\"_type\": \"choice\", \"_value\": ["
+	    "{\"optimizer\": \"Adam\", \"learning_rate\": 0.001},"
+	    "{\"optimizer\": \"SGD\", \"learning_rate\": 0.01}]},"
+	    " \"x\": {\"_type\": \"choice\", \"_value\": [{\"_name\": \"a\"}, {\"_name\": \"b\"}]}}", &sp);
+	ck_assert_int_eq(sp.ndims, 2);
+	ck_assert(!sp.dims[0].nested && !sp.dims[0].integer);
+	ck_assert(isnan(sp_value_num(&sp.dims[0], 1)));
+	ck_assert(sp.dims[1].nested);
+	check_count(&sp, "4");
+	{
+		json_t *v = sp_value_json(&sp.dims[0], 1);
+		ck_assert_str_eq(json_string_value(json_object_get(v, "optimizer")), "SGD");
+		json_decref(v);
+	}
+	sp_free(&sp);
+}
+END_TEST
+
+/* Draws of n values of the single dim of `spec` with `seed`; returns the
+ * dim's copy in *d (the space is freed: only numbers are read). */
+static double *
+draws(const char *spec, uint64_t seed, int n, struct sp_dim *d)
+{
+	char text[256];
+	struct sp_space sp;
+	double *x = malloc(sizeof *x * (size_t)n);
+	uint64_t st;
+
+	snprintf(text, sizeof text, "{\"p\": %s}", spec);
+	parse_ok(text, &sp);
+	*d = sp.dims[0];
+	st = sp_draw_stream(seed, sp.dims[0].name);
+	for (int i = 0; i < n; i++)
+		x[i] = sp_value_draw(&sp.dims[0], &st);
+	sp_free(&sp);
+	d->name = d->key = d->path = NULL;
+	d->values = NULL;
+	d->hp_vals = NULL;
+	return x;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double
+median(double *x, int n)
+{
+	qsort(x, (size_t)n, sizeof *x, cmp_double);
+	return (x[n / 2 - 1] + x[n / 2]) / 2;
+}
+
+START_TEST(test_draw)
+{
+	enum { N = 10000 };
+	struct sp_dim d;
+	double *x, *y, sum = 0, sq = 0;
+	uint64_t a, b;
+
+	/* uniform: in range, median near the middle, reproducible */
+	x = draws("{\"_type\": \"uniform\", \"_value\": [0.5, 0.9]}", 42, N, &d);
+	y = draws("{\"_type\": \"uniform\", \"_value\": [0.5, 0.9]}", 42, N, &d);
+	ck_assert(memcmp(x, y, sizeof *x * N) == 0);
+	for (int i = 0; i < N; i++)
+		ck_assert(x[i] >= 0.5 && x[i] <= 0.9);
+	ck_assert_double_eq_tol(median(x, N), 0.7, 0.01);
+	ck_assert(sp_value_typical(&d) == 0.7);
+	free(y);
+	/* another seed: another stream */
+	y = draws("{\"_type\": \"uniform\", \"_value\": [0.5, 0.9]}", 43, N, &d);
+	ck_assert(memcmp(x, y, sizeof *x * N) != 0);
+	free(x);
+	free(y);
+	/* loguniform: median near the geometric mean sqrt(1e-4 * 1e-1) */
+	x = draws("{\"_type\": \"loguniform\", \"_value\": [0.0001, 0.1]}", 7, N, &d);
+	for (int i = 0; i < N; i++)
+		ck_assert(x[i] >= 0.0001 && x[i] <= 0.1);
+	ck_assert_double_eq_tol(log10(median(x, N)), log10(sqrt(0.0001 * 0.1)), 0.05);
+	ck_assert_double_eq_tol(sp_value_typical(&d), sqrt(0.0001 * 0.1), 1e-15);
+	free(x);
+	/* quniform: every value clip(round(x / q) * q, low, high) */
+	x = draws("{\"_type\": \"quniform\", \"_value\": [2, 10, 5]}", 7, N, &d);
+	{
+		int seen[3] = { 0, 0, 0 };
+		for (int i = 0; i < N; i++) {
+			ck_assert_msg(x[i] == 2 || x[i] == 5 || x[i] == 10, "quniform drew %g", x[i]);
+			seen[x[i] == 2 ? 0 : x[i] == 5 ? 1 : 2]++;
+		}
+		/* x in [2, 10]: 2 on [2, 2.5), 5 on [2.5, 7.5], 10 on (7.5, 10] */
+		ck_assert_int_gt(seen[1], seen[0] * 6);
+		ck_assert_int_gt(seen[2], seen[0] * 2);
+	}
+	ck_assert(sp_value_typical(&d) == 5);
+	free(x);
+	x = draws("{\"_type\": \"qloguniform\", \"_value\": [1, 1000, 10]}", 7, N, &d);
+	for (int i = 0; i < N; i++)
+		ck_assert(x[i] == 1 || x[i] == 1000 || (fmod(x[i], 10) == 0 && x[i] >= 0 && x[i] <= 1000));
+	free(x);
+	/* normal: mean mu, standard deviation sigma */
+	x = draws("{\"_type\": \"normal\", \"_value\": [0.9, 0.05]}", 1, N, &d);
+	for (int i = 0; i < N; i++) {
+		sum += x[i];
+		sq += x[i] * x[i];
+	}
+	ck_assert_double_eq_tol(sum / N, 0.9, 0.003);
+	ck_assert_double_eq_tol(sqrt(sq / N - (sum / N) * (sum / N)), 0.05, 0.003);
+	ck_assert(sp_value_typical(&d) == 0.9);
+	free(x);
+	/* lognormal: positive, median exp(mu) */
+	x = draws("{\"_type\": \"lognormal\", \"_value\": [1, 0.5]}", 1, N, &d);
+	for (int i = 0; i < N; i++)
+		ck_assert(x[i] > 0);
+	ck_assert_double_eq_tol(median(x, N), exp(1), 0.05);
+	ck_assert(sp_value_typical(&d) == exp(1));
+	free(x);
+	/* q-normals: multiples of q */
+	x = draws("{\"_type\": \"qnormal\", \"_value\": [64, 16, 8]}", 1, N, &d);
+	for (int i = 0; i < N; i++)
+		ck_assert_msg(fmod(x[i], 8) == 0, "qnormal drew %g", x[i]);
+	ck_assert(sp_value_typical(&d) == 64);
+	free(x);
+	x = draws("{\"_type\": \"qlognormal\", \"_value\": [3, 1, 2]}", 1, N, &d);
+	for (int i = 0; i < N; i++)
+		ck_assert_msg(fmod(x[i], 2) == 0 && x[i] >= 0, "qlognormal drew %g", x[i]);
+	ck_assert(sp_value_typical(&d) == 20);      /* round(e^3 / 2) * 2 */
+	free(x);
+	/* streams: by seed and by name */
+	a = sp_draw_stream(1, "lr");
+	b = sp_draw_stream(1, "momentum");
+	ck_assert(a != b && a == sp_draw_stream(1, "lr") && a != sp_draw_stream(2, "lr"));
 }
 END_TEST
 
@@ -760,6 +914,8 @@ suite(void)
 	tcase_add_test(t, test_randint);
 	tcase_add_test(t, test_qgrids);
 	tcase_add_test(t, test_continuous);
+	tcase_add_test(t, test_choice_any_json);
+	tcase_add_test(t, test_draw);
 	tcase_add_test(t, test_nested);
 	tcase_add_test(t, test_count_huge);
 	tcase_add_test(t, test_limits);
