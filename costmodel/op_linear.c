@@ -140,6 +140,14 @@ embedding_build(struct op_build *ob)
 		ob_require(ob, expr_ge(g, num, expr_int(g, 1)), "num_embeddings >= 1", 1, n1, &num);
 		ob_require(ob, expr_ge(g, dim, expr_int(g, 1)), "embedding_dim >= 1", 1, n2, &dim);
 	}
+	if (x->id_end != EXPR_NONE) {
+		/* PyTorch raises IndexError for an id outside the table: the
+		 * input's ids (its id_range, e.g. positions 0 .. seq_len-1) must fit */
+		const char *n3[] = { "id_range", "num_embeddings" };
+		expr_id v3[] = { x->id_end, num };
+		ob_require(ob, expr_le(g, x->id_end, num),
+		    "ids within the table (id_range <= num_embeddings)", 2, n3, v3);
+	}
 	for (int i = 0; i < x->rank; i++)
 		dims[i] = x->dim[i];
 	dims[x->rank] = dim;
