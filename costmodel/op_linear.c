@@ -2,7 +2,10 @@
  * op_linear.c - linear (on the last dimension, optionally with its weight
  * tied to an embedding), matmul / bmm (batched, leading dimensions equal)
  * and embedding lookups. MACs: rows * in * out for linear, batch * M * K * N
- * for matmul; an embedding is a gather (no MACs).
+ * for matmul; an embedding is a gather (no MACs). Validity of an embedding:
+ * when its int64 input states the range of its ids (an input's "id_range",
+ * kept by views), the range fits the table, as PyTorch raises IndexError
+ * for an id beyond it (BERT's positions: seq_len <= max_position).
  */
 #include "op_rules.h"
 

@@ -457,7 +457,7 @@ def make_inputs(w, model):
     (positions 0 .. seq_len-1), the last one the largest id (the last token
     of the vocabulary, the last position), or 0 .. 1 without an id_range."""
     sc = Scope()
-    tensors, first = {}, None
+    first = None
     for i, spec in enumerate(model["inputs"]):
         shape = [w.val(sc, d) for d in spec["shape"]]
         if spec.get("dtype", "float") == "int64":
