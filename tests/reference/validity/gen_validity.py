@@ -26,7 +26,10 @@ Output: one JSON line per configuration,
   {"model": "bert", "file": "schemas/templates/bert.json", "config": {...},
    "valid": false, "error": "IndexError: index out of range in self",
    "shape": null}
-with "shape" the output tensor's shape when valid. The C test
+with "shape" the output tensor's shape when valid, and "beyond_range": true on
+the configurations whose resolution lies below the hyperparameter's declared
+minimum (dnnsat refuses those as requests; the test sets them directly to
+compare the validity expression itself). The C test
 tests/unit/test_validity.c reads it and needs no torch.
 
 Run (Debian's python3-torch 1.13, CPU; about 5 minutes on 2 cores):
@@ -639,6 +642,27 @@ def clamp(hp, c):
     return out
 
 
+BELOW_MIN = 20
+
+
+def below_min(model, sampler):
+    """Configurations whose resolution lies below the declared minimum (a
+    request dnnsat refuses before any validity rule): they check that the
+    validity expression itself agrees with PyTorch beyond the declared range,
+    where feature maps are pooled or strided down to nothing."""
+    hp = model["hyperparameters"]
+    if "resolution" not in hp:
+        return []
+    r = random.Random("dnnsat-validity-below-" + model["name"])
+    lo = int(hp["resolution"]["min"])
+    out = []
+    for _ in range(BELOW_MIN):
+        c = clamp(hp, sampler(r, hp))
+        c["resolution"] = r.randint(max(1, lo // 4), lo - 1)
+        out.append(c)
+    return out
+
+
 def main():
     torch.set_num_threads(1)
     torch.set_flush_denormal(True)     # uninitialised weights: no slow denormal arithmetic
@@ -648,11 +672,14 @@ def main():
         hp = model["hyperparameters"]
         r = random.Random("dnnsat-validity-" + model["name"])
         configs = [clamp(hp, c) for c in extra] + [clamp(hp, sampler(r, hp)) for _ in range(count)]
+        configs += below_min(model, sampler)
         nvalid = 0
         for c in configs:
             full = {k: h["default"] for k, h in hp.items()}
             full.update(c)
             rec = {"model": model["name"], "file": rel, "config": c}
+            if any(c[k] < hp[k]["min"] for k in c if hp[k]["type"] != "categorical"):
+                rec["beyond_range"] = True
             try:
                 shape = run_config(model, full)
                 rec.update(valid=True, error=None, shape=shape)
