@@ -401,3 +401,13 @@ cm_model_op_report(const struct cm_model *m, const union expr_val *v, int k,
 	o->fwd_seconds = v[m->perf.fwd_seconds[k]].r;
 	o->bwd_seconds = v[m->perf.bwd_seconds[k]].r;
 }
+
+int
+cm_model_output_shape(const struct cm_model *m, const union expr_val *v, int64_t shape[6])
+{
+	const struct cm_tensor *t = &m->graph.tensors[m->graph.output];
+
+	for (int i = 0; i < t->rank && i < 6; i++)
+		shape[i] = v[t->dim[i]].i;
+	return t->rank;
+}

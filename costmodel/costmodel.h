@@ -232,6 +232,12 @@ struct cm_op_report {
 	double fwd_seconds, bwd_seconds;
 };
 int cm_model_nops(const struct cm_model *m);
+
+/* Shape of the model's output (the last layer's tensor, before the loss a
+ * training build appends) for the configuration last evaluated in `scratch`;
+ * returns its rank (at most 6). */
+int cm_model_output_shape(const struct cm_model *m, const union expr_val *scratch,
+    int64_t shape[6]);
 void cm_model_op_report(const struct cm_model *m, const union expr_val *scratch,
     int op, struct cm_op_report *out);
 

@@ -224,6 +224,7 @@ make_select(struct model_builder *mb, const char *path, int n, const int *alts,
 		t.elems = expr_mul(g, t.elems, t.dim[d]);
 	t.storage = -1;
 	t.view_of = -1;
+	t.id_end = EXPR_NONE;
 	t.producer = m->nops - 1;
 	t.last_use = m->nops - 1;
 	t.alts = malloc(sizeof(int) * (size_t)n);
@@ -831,6 +832,30 @@ walk_list(struct model_builder *mb, const json_t *list, const char *fpath,
 
 /* ---- inputs and the whole model ---- */
 
+/* An int64 input's "id_range": the ids lie in [0, id_range), an integer
+ * expression of at least 1 (the embeddings that read the input require it to
+ * fit their tables). */
+static int
+input_id_range(struct model_builder *mb, const json_t *in, const char *path, struct cm_tensor *t)
+{
+	struct expr_graph *g = &mb->m->g;
+	const char *names[1] = { "id_range" };
+	char p[160];
+
+	dn_fmt(p, sizeof p, "%s.id_range", path);
+	if (t->dtype != CM_DT_I64)
+		return dn_error_set(mb->err, DN_EINVAL, p, "\"id_range\" is only for int64 inputs (token ids)");
+	t->id_end = mb_parse_value(mb, json_object_get(in, "id_range"), p, expr_int(g, 1));
+	if (t->id_end < 0)
+		return -1;
+	if (expr_type_of(g, t->id_end) != EXPR_INT)
+		return dn_error_set(mb->err, DN_EINVAL, p, "\"id_range\" must be an integer");
+	if (cm_graph_add_constraint(mb->m, expr_int(g, 1), expr_ge(g, t->id_end, expr_int(g, 1)),
+	    p, "id_range >= 1", 1, names, &t->id_end) != 0)
+		return dn_error_set(mb->err, DN_ENOMEM, path, "out of memory");
+	return 0;
+}
+
 static int
 build_inputs(struct model_builder *mb, struct scope *sc, int *first)
 {
@@ -858,7 +883,8 @@ build_inputs(struct model_builder *mb, struct scope *sc, int *first)
 			const char *key;
 			json_t *v;
 			json_object_foreach((json_t *)in, key, v) {
-				if (strcmp(key, "name") && strcmp(key, "shape") && strcmp(key, "dtype") && strcmp(key, "description"))
+				if (strcmp(key, "name") && strcmp(key, "shape") && strcmp(key, "dtype") &&
+				    strcmp(key, "id_range") && strcmp(key, "description"))
 					return dn_error_set(mb->err, DN_EINVAL, path, "unknown field \"%s\"", key);
 			}
 		}
@@ -885,6 +911,9 @@ build_inputs(struct model_builder *mb, struct scope *sc, int *first)
 			    p2, "input dimension >= 1", 1, names, &t.dim[d]) != 0)
 				return dn_error_set(mb->err, DN_ENOMEM, path, "out of memory");
 		}
+		t.id_end = EXPR_NONE;
+		if (json_object_get(in, "id_range") != NULL && input_id_range(mb, in, path, &t) != 0)
+			return -1;
 		t.elems = expr_int(g, 1);
 		for (int k = 0; k < t.rank; k++)
 			t.elems = expr_mul(g, t.elems, t.dim[k]);

@@ -43,6 +43,8 @@ struct cm_tensor {
 	int view_of;            /* tensor this is a view of, or -1 */
 	int producer;           /* op index; -1 for model inputs */
 	int last_use;           /* last op reading it or a view of it */
+	expr_id id_end;         /* int64 ids: their values lie in [0, id_end);
+	                         * EXPR_NONE when unknown (views keep it) */
 };
 
 struct cm_storage {

@@ -317,6 +317,7 @@ new_tensor(struct op_build *ob, int rank, const expr_id *dims, enum cm_dtype dt,
 	t.contiguous = (uint8_t)contiguous;
 	t.producer = ob->m->nops;
 	t.last_use = ob->m->nops;
+	t.id_end = alias != NULL ? alias->id_end : EXPR_NONE;
 	if (alias != NULL && storage < 0) {
 		t.alts = alias->alts;   /* borrowed: owned by the choice output */
 		t.nalts = alias->nalts;

@@ -2,7 +2,10 @@
  * op_linear.c - linear (on the last dimension, optionally with its weight
  * tied to an embedding), matmul / bmm (batched, leading dimensions equal)
  * and embedding lookups. MACs: rows * in * out for linear, batch * M * K * N
- * for matmul; an embedding is a gather (no MACs).
+ * for matmul; an embedding is a gather (no MACs). Validity of an embedding:
+ * when its int64 input states the range of its ids (an input's "id_range",
+ * kept by views), the range fits the table, as PyTorch raises IndexError
+ * for an id beyond it (BERT's positions: seq_len <= max_position).
  */
 #include "op_rules.h"
 
@@ -139,6 +142,14 @@ embedding_build(struct op_build *ob)
 		const char *n1[] = { "num_embeddings" }, *n2[] = { "embedding_dim" };
 		ob_require(ob, expr_ge(g, num, expr_int(g, 1)), "num_embeddings >= 1", 1, n1, &num);
 		ob_require(ob, expr_ge(g, dim, expr_int(g, 1)), "embedding_dim >= 1", 1, n2, &dim);
+	}
+	if (x->id_end != EXPR_NONE) {
+		/* PyTorch raises IndexError for an id outside the table: the
+		 * input's ids (its id_range, e.g. positions 0 .. seq_len-1) must fit */
+		const char *n3[] = { "id_range", "num_embeddings" };
+		expr_id v3[] = { x->id_end, num };
+		ob_require(ob, expr_le(g, x->id_end, num),
+		    "ids within the table (id_range <= num_embeddings)", 2, n3, v3);
 	}
 	for (int i = 0; i < x->rank; i++)
 		dims[i] = x->dim[i];
