@@ -81,7 +81,6 @@ fixed_of(struct fs_engine *e, struct sq_query *q, const char *param, const json_
     struct dn_error *err)
 {
 	const struct sp_dim *d;
-
 	int k = sp_dim_lookup(&q->space, param, "param", err);
 
 	memset(f, 0, sizeof *f);
