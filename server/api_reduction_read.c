@@ -357,8 +357,8 @@ reply_extreme(struct srv_request *r, enum ans_goal goal)
 	memset(&err, 0, sizeof err);
 	pthread_rwlock_wrlock(&sq->lock);
 	rows = ans_extreme(&sq->e, &sq->q, param, per, goal, timeout, &err);
-	reply_and_release(r, sq, rows ? json_pack("{s:s,s:s?,s:o}", "param", param, "per", per, "rows", rows) : NULL,
-	    &err);
+	reply_and_release(r, sq, rows ? json_pack("{s:s,s:s?,s:o}", "param", sp_dim_address(&sq->q.space, param),
+	    "per", per ? sp_dim_address(&sq->q.space, per) : NULL, "rows", rows) : NULL, &err);
 }
 
 void

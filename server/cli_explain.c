@@ -107,6 +107,7 @@ explain_value(struct fs_engine *e, struct sq_query *q, const char *param, const 
 		return fail(&err);
 	}
 	kept = json_is_true(json_object_get(out, "kept"));
+	param = sp_dim_address(&q->space, param);
 	if (json_out)
 		print_json(out);
 	else if (kept)
@@ -145,6 +146,9 @@ print_extreme(struct fs_engine *e, struct sq_query *q, const char *param, const 
 		memcpy(err.path, p, sizeof err.path);
 		return fail(&err);
 	}
+	param = sp_dim_address(&q->space, param);
+	if (per != NULL)
+		per = sp_dim_address(&q->space, per);
 	if (json_out)
 		print_json(rows);
 	else

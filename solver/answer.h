@@ -96,7 +96,14 @@ int ans_check_args_text(const struct fs_engine *e, const char *const *names, con
     int n, union expr_val *scratch, int with_costs, int all_parts, const char *id, char **text, size_t *len,
     struct dn_error *err);
 
-/* Why no feasible configuration has `param` = `value`:
+/* Parameters (param, per, x, y) are named as sp_dim_lookup takes them: an
+ * address ("attention/many_heads/n_head") or an unambiguous short form;
+ * unknown is DN_ENOENT, ambiguous DN_EINVAL, at the field. Answers name
+ * them by address (the "param", "x", "y" members, the rows' keys). A nested
+ * parameter fixed to a value (explain, a heat map's cell, a row of per)
+ * counts only configurations in which it takes part.
+ *
+ * Why no feasible configuration has `param` = `value`:
  * {"param","value","kept", "because":[{"constraint","path"}]} - the parts
  * no configuration with that value satisfies on their own, else the pairs
  * that cannot hold together. A continuous `param` (uniform, loguniform) is

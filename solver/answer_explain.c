@@ -22,9 +22,10 @@ struct fixed {
 	double x;
 };
 
-/* Narrows engine e to the configurations with the fixed value: the mark
- * to give fs_unrestrict (a restricted continuous var keeps its range: the
- * engine is freed afterwards), -1 out of memory. */
+/* Narrows engine e to the configurations with the fixed value (a nested
+ * one: its enclosing choices at the options that activate it, so that it
+ * takes part): the mark to give fs_unrestrict (a restricted continuous var
+ * keeps its range: the engine is freed afterwards), -1 out of memory. */
 static int64_t
 narrow_fixed(struct fs_engine *e, const struct fixed *f)
 {
@@ -32,8 +33,8 @@ narrow_fixed(struct fs_engine *e, const struct fixed *f)
 	int c;
 
 	if (f->v >= 0)
-		return fs_restrict(e, f->v, f->p, f->p);
-	if (f->parent >= 0 && (mark = fs_restrict(e, f->parent, f->active_pos, f->active_pos)) < 0)
+		return fs_restrict_active(e, f->v, f->p, f->p);
+	if (f->parent >= 0 && (mark = fs_restrict_active(e, f->parent, f->active_pos, f->active_pos)) < 0)
 		return -1;
 	c = e->dim_cvar[f->dim];
 	if (c < 0)
@@ -80,17 +81,19 @@ fixed_of(struct fs_engine *e, struct sq_query *q, const char *param, const json_
     struct dn_error *err)
 {
 	const struct sp_dim *d;
+	int k = sp_dim_lookup(&q->space, param, "param", err);
 
 	memset(f, 0, sizeof *f);
 	f->dim = f->parent = -1;
-	f->v = fs_var_named(e, param);
+	if (k < 0)
+		return -1;
+	param = q->space.dims[k].name;
+	f->v = e->dim_var[k];
 	if (f->v >= 0) {
 		f->p = fs_position_of(e, f->v, value);
 		return f->p >= 0 ? 0 : dn_error_set(err, DN_EINVAL, "value", "not a value of \"%s\" in the space", param);
 	}
-	f->dim = sp_dim_named(&q->space, param);
-	if (f->dim < 0)
-		return dn_error_set(err, DN_ENOENT, "param", "the space has no parameter \"%s\"", param);
+	f->dim = k;
 	d = &q->space.dims[f->dim];
 	if (d->type != SP_UNIFORM && d->type != SP_LOGUNIFORM)
 		return dn_error_set(err, DN_EINVAL, "param", "\"%s\" is %s: explanations take parameters with a "
@@ -153,24 +156,30 @@ ans_explain_value(struct fs_engine *e, struct sq_query *q, const char *param, co
 				    "path", q->parts[i].path));
 			}
 	}
-	return json_pack("{s:s,s:O,s:b,s:o}", "param", param, "value", value, "kept", x == 1, "because", because);
+	return json_pack("{s:s,s:O,s:b,s:o}", "param", sp_dim_address(&q->space, param), "value", value,
+	    "kept", x == 1, "because", because);
 }
 
 json_t *
 ans_heatmap(struct fs_engine *e, struct sq_query *q, const char *xname, const char *yname, double timeout,
     struct dn_error *err)
 {
-	int x = fs_var_named(e, xname), y = fs_var_named(e, yname);
+	int kx = sp_dim_lookup(&q->space, xname, "x", err), ky = kx < 0 ? -1 : sp_dim_lookup(&q->space, yname, "y", err);
+	int x = kx < 0 ? -1 : e->dim_var[kx], y = ky < 0 ? -1 : e->dim_var[ky];
 	struct fs_engine h;
 	json_t *xs, *ys, *rows;
 	int64_t *pos;
 
+	if (kx < 0 || ky < 0)
+		return NULL;
 	if (x < 0 || y < 0 || x == y) {
 		dn_error_set(err, x == y && x >= 0 ? DN_EINVAL : DN_ENOENT, x < 0 ? "x" : "y",
 		    x == y && x >= 0 ? "x and y must be two different parameters" :
 		    "the space has no discrete parameter \"%s\"", x < 0 ? xname : yname);
 		return NULL;
 	}
+	xname = q->space.dims[kx].name;
+	yname = q->space.dims[ky].name;
 	if (e->vars[x].n * e->vars[y].n > 4096) {
 		dn_error_set(err, DN_ERANGE, "x", "%lld x %lld cells: at most 4096",
 		    (long long)e->vars[x].n, (long long)e->vars[y].n);
@@ -189,12 +198,15 @@ ans_heatmap(struct fs_engine *e, struct sq_query *q, const char *xname, const ch
 	for (int64_t px = 0; px < h.vars[x].n; px++)
 		json_array_append_new(xs, sp_value_json(&q->space.dims[h.vars[x].dim], fs_dim_index_of(&h, x, px)));
 	for (int64_t py = 0; py < h.vars[y].n && pos != NULL; py++) {
-		int64_t my = fs_restrict(&h, y, py, py);
+		/* nested x or y: their enclosing choices at the options that
+		 * activate them (-2: none can, the cell is false) */
+		int64_t my = fs_restrict_active(&h, y, py, py);
 		json_t *row = json_array();
 		json_array_append_new(ys, sp_value_json(&q->space.dims[h.vars[y].dim], fs_dim_index_of(&h, y, py)));
 		for (int64_t px = 0; px < h.vars[x].n; px++) {
-			int64_t mx = fs_restrict(&h, x, px, px);
-			int r = fs_first_in_box(&h, pos, err);
+			int64_t mx = my == -2 ? -2 : fs_restrict_active(&h, x, px, px);
+			int r = my == -1 || mx == -1 ? dn_error_set(err, DN_ENOMEM, NULL, "out of memory") :
+			    mx == -2 ? 1 : fs_first_in_box(&h, pos, err);
 			fs_unrestrict(&h, mx);
 			if (r < 0 || (r == 1 && h.timed_out)) {
 				if (!dn_error_isset(err))

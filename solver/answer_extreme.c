@@ -95,33 +95,6 @@ key_bound(const struct extreme *x, int64_t lo, int64_t hi)
 	return b;
 }
 
-/*
- * Narrows var v to [lo, hi] and its enclosing choices to the options that
- * activate it, so that only configurations in which v takes part remain.
- * Returns the mark to give fs_unrestrict, -2 when the box holds no such
- * configuration (an enclosing choice is already fixed to another option;
- * nothing narrowed), -1 out of memory (nothing narrowed).
- */
-static int64_t
-narrow_active(struct fs_engine *e, int v, int64_t lo, int64_t hi)
-{
-	int64_t first = -1;
-
-	for (int w = v; w >= 0; w = e->vars[w].parent) {
-		int64_t a = lo > e->lo[w] ? lo : e->lo[w], b = hi < e->hi[w] ? hi : e->hi[w], m = -2;
-		if (a <= b)
-			m = fs_restrict(e, w, a, b);
-		if (m < 0) {
-			fs_unrestrict(e, first);
-			return m;
-		}
-		if (first < 0)
-			first = m;
-		lo = hi = e->vars[w].active_pos;
-	}
-	return first;
-}
-
 /* Whether the configuration pos lies in the engine's current box (every
  * var that takes part within its range). fs_first_in_box's configuration
  * does (test_fset checks it in random narrowed boxes); this guard keeps a
@@ -136,7 +109,7 @@ in_box(const struct fs_engine *e, const int64_t *pos)
 }
 
 /* Narrows the searched parameter to positions [lo, hi] (a continuous one
- * to the values between theirs): narrow_active's marks, and -3 when
+ * to the values between theirs): fs_restrict_active's marks, and -3 when
  * nothing needed narrowing (a top-level parameter that passes through). */
 static int64_t
 narrow_target(struct extreme *x, int64_t lo, int64_t hi)
@@ -144,8 +117,8 @@ narrow_target(struct extreme *x, int64_t lo, int64_t hi)
 	int64_t first = -3, m;
 
 	if (x->v >= 0)
-		return narrow_active(&x->e, x->v, lo, hi);
-	if (x->parent >= 0 && (first = narrow_active(&x->e, x->parent, x->active_pos, x->active_pos)) < 0)
+		return fs_restrict_active(&x->e, x->v, lo, hi);
+	if (x->parent >= 0 && (first = fs_restrict_active(&x->e, x->parent, x->active_pos, x->active_pos)) < 0)
 		return first;
 	if (x->c < 0)
 		return first;   /* passing through: every value of the range is attainable */
@@ -242,16 +215,16 @@ search(struct extreme *x, int64_t lo, int64_t hi, struct dn_error *err)
 static int
 named_param(const struct fs_engine *e, const char *name, const char *field, int *dim, struct dn_error *err)
 {
-	int v = fs_var_named(e, name), k;
+	int k = sp_dim_lookup(&e->q->space, name, field, err);
 	const struct sp_dim *d;
 
 	*dim = -1;
-	if (v >= 0)
-		return v;
-	k = sp_dim_named(&e->q->space, name);
 	if (k < 0)
-		return dn_error_set(err, DN_ENOENT, field, "the space has no parameter \"%s\"", name);
+		return -1;
+	if (e->dim_var[k] >= 0)
+		return e->dim_var[k];
 	d = &e->q->space.dims[k];
+	name = d->name;
 	if (strcmp(field, "per") == 0)
 		return dn_error_set(err, DN_EINVAL, field, "\"%s\" is continuous (%s): one row per value needs "
 		    "a discrete parameter", name, sp_type_name(d->type));
@@ -323,6 +296,10 @@ ans_extreme(struct fs_engine *e, struct sq_query *q, const char *param, const ch
 
 	if ((v < 0 && pdim < 0) || (per != NULL && (u = named_param(e, per, "per", &udim, err)) < 0))
 		return NULL;
+	/* the rows name both by their addresses */
+	param = e->q->space.dims[v >= 0 ? e->vars[v].dim : pdim].name;
+	if (u >= 0)
+		per = e->q->space.dims[e->vars[u].dim].name;
 	if (u >= 0 && u == v) {
 		dn_error_set(err, DN_EINVAL, "per", "\"%s\" is param itself: per names another parameter (leave it "
 		    "out for one value overall)", per);
@@ -354,7 +331,7 @@ ans_extreme(struct fs_engine *e, struct sq_query *q, const char *param, const ch
 	x.w = calloc((size_t)x.e.ncvars + 1, sizeof *x.w);
 	rows = x.pos && x.w ? json_array() : NULL;
 	for (int64_t pu = 0; rows != NULL && pu < (u >= 0 ? x.e.vars[u].n : 1); pu++) {
-		int64_t mark = u >= 0 ? narrow_active(&x.e, u, pu, pu) : -2;
+		int64_t mark = u >= 0 ? fs_restrict_active(&x.e, u, pu, pu) : -2;
 		json_t *row = json_object();
 		int r = mark == -1 ? dn_error_set(err, DN_ENOMEM, NULL, "out of memory") : 0;
 		x.best = -1;

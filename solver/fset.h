@@ -256,6 +256,13 @@ int fs_first_in_box(struct fs_engine *e, int64_t *pos, struct dn_error *err);
  * updated); fs_unrestrict returns to the box before. */
 int64_t fs_restrict(struct fs_engine *e, int v, int64_t lo, int64_t hi);
 void fs_unrestrict(struct fs_engine *e, int64_t mark);
+/* fs_restrict of var v to [lo, hi] (within its current range) and of its
+ * enclosing choices to the options that activate it, so that only the
+ * configurations in which v takes part remain. Returns the mark for
+ * fs_unrestrict, -2 when the box holds no such configuration (an enclosing
+ * choice already narrowed to another option; nothing narrowed), -1 out of
+ * memory (nothing narrowed). */
+int64_t fs_restrict_active(struct fs_engine *e, int v, int64_t lo, int64_t hi);
 
 /* Restricts continuous var c to the values [lo, hi] (L <= lo <= hi <= H)
  * for the following calls: the grid values inside, and lo and hi
@@ -272,7 +279,8 @@ double fs_cell_value(const struct fs_cvar *c, int64_t j, int k);
  * position of the option that activates the dim (-1 when none does). */
 int fs_dim_parent(const struct fs_engine *e, int dim, int64_t *active_pos);
 
-/* The engine var of a space parameter ("layer0/kernel_size"), or -1; the
+/* The engine var of a space parameter (its address "layer0/Conv/kernel_size"
+ * or an unambiguous short form, as sp_dim_named), or -1; the
  * position of a JSON value on its grid, or -1. */
 int fs_var_named(const struct fs_engine *e, const char *name);
 int64_t fs_position_of(struct fs_engine *e, int v, const json_t *value);

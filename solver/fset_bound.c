@@ -445,6 +445,26 @@ fs_restrict(struct fs_engine *e, int v, int64_t lo, int64_t hi)
 	return mark;
 }
 
+int64_t
+fs_restrict_active(struct fs_engine *e, int v, int64_t lo, int64_t hi)
+{
+	int64_t first = -1;
+
+	for (int w = v; w >= 0; w = e->vars[w].parent) {
+		int64_t a = lo > e->lo[w] ? lo : e->lo[w], b = hi < e->hi[w] ? hi : e->hi[w], m = -2;
+		if (a <= b)
+			m = fs_restrict(e, w, a, b);
+		if (m < 0) {
+			fs_unrestrict(e, first);
+			return m;
+		}
+		if (first < 0)
+			first = m;
+		lo = hi = e->vars[w].active_pos;
+	}
+	return first;
+}
+
 void
 fs_unrestrict(struct fs_engine *e, int64_t mark)
 {

@@ -513,8 +513,7 @@ fs_real_values_from_json(const struct fs_engine *e, const json_t *obj, const int
 int
 fs_var_named(const struct fs_engine *e, const char *name)
 {
-	for (int v = 0; v < e->nvars; v++)
-		if (strcmp(e->q->space.dims[e->vars[v].dim].name, name) == 0)
-			return v;
-	return -1;
+	int k = sp_dim_named(&e->q->space, name);
+
+	return k < 0 ? -1 : e->dim_var[k];
 }

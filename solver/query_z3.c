@@ -7,11 +7,20 @@
  * which Z3 decides far faster than the nested maxima of the peak) and each
  * user constraint. Z3 is the reference semantics the engine is tested
  * against, and answers what enumeration cannot.
+ *
+ * Nested dims: a hyperparameter set only by nested vars takes the grid of
+ * the var that is active (each enclosing choice's hyperparameter at the
+ * option that activates it), and its fixed value when none is, as the
+ * engine's fs_config_of has it; its domain is the union of those values.
+ * A var under a choice that sets no hyperparameter with a grid (it passes
+ * through) cannot be conditioned: its grid is asserted unconditionally.
  */
 #include "query_z3.h"
 
 #include <math.h>
 #include <stdlib.h>
+
+#include "space.h"
 
 /* The number of engine variables bound to hyperparameter hp. */
 static int
@@ -50,22 +59,152 @@ var_assertion(const struct fs_engine *e, const struct fs_var *x, struct z3c *z, 
 	return *a == NULL ? -1 : 0;
 }
 
+/* Whether engine var v takes part, as a Bool in *act: each enclosing
+ * choice's hyperparameter at the option that activates it. *act = NULL: a
+ * top-level var, or one under a choice Z3 cannot see (no hyperparameter or
+ * no grid). 0 or -1. */
+static int
+var_active(const struct fs_engine *e, int v, struct z3c *z, Z3_ast *act)
+{
+	Z3_ast parts[SP_MAX_DEPTH + 1];
+	unsigned k = 0;
+
+	*act = NULL;
+	for (int w = v; e->vars[w].parent >= 0 && k < SP_MAX_DEPTH + 1; w = e->vars[w].parent) {
+		const struct fs_var *p = &e->vars[e->vars[w].parent];
+		int64_t opt;
+		if (p->hp < 0 || p->vals == NULL || p->real)
+			return 0;
+		opt = p->vals[e->vars[w].active_pos].i;
+		if ((parts[k++] = z3c_var_in_ints(z, p->hp, &opt, 1)) == NULL)
+			return -1;
+	}
+	if (k > 0 && (*act = z3c_keep(z, Z3_mk_and(z->ctx, k, parts))) == NULL)
+		return -1;
+	return 0;
+}
+
+/* hp is one of x's grid values, as a Bool (no domain declared). */
+static Z3_ast
+in_grid(const struct fs_var *x, struct z3c *z)
+{
+	Z3_ast *eqs, r;
+	int64_t *ints;
+
+	if (!x->real) {
+		if ((ints = malloc(sizeof *ints * ((size_t)x->n + 1))) == NULL)
+			return NULL;
+		for (int64_t p = 0; p < x->n; p++)
+			ints[p] = x->vals[p].i;
+		r = z3c_var_in_ints(z, x->hp, ints, x->n);
+		free(ints);
+		return r;
+	}
+	if ((eqs = malloc(sizeof *eqs * ((size_t)x->n + 1))) == NULL)
+		return NULL;
+	for (int64_t p = 0; p < x->n; p++)
+		if ((eqs[p] = z3c_keep(z, Z3_mk_eq(z->ctx, z3c_var(z, x->hp), z3c_real(z, x->vals[p].r)))) == NULL) {
+			free(eqs);
+			return NULL;
+		}
+	r = z3c_keep(z, Z3_mk_or(z->ctx, (unsigned)x->n, eqs));
+	free(eqs);
+	return r;
+}
+
+static int
+val_cmp(const void *a, const void *b, void *real)
+{
+	const union expr_val *x = a, *y = b;
+
+	if (*(int *)real)
+		return (x->r > y->r) - (x->r < y->r);
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+/*
+ * Hyperparameter h, set only by nested vars that Z3 can condition (their
+ * nv vars in vs, the Bool of each taking part in acts): its domain (the
+ * vars' grids and its fixed value), each var's grid where it takes part,
+ * and the fixed value where none does. Appends to as[*n]. 0 or -1.
+ */
+static int
+nested_hp(const struct sq_query *q, const struct fs_engine *e, int h, const int *vs, const Z3_ast *acts, int nv,
+    struct z3c *z, Z3_ast *as, int *n)
+{
+	int real = e->vars[vs[0]].real;
+	int64_t nvals = 1, k = 0;
+	union expr_val *vals;
+	Z3_ast none, fixed;
+
+	for (int i = 0; i < nv; i++)
+		nvals += e->vars[vs[i]].n;
+	if ((vals = malloc(sizeof *vals * (size_t)nvals)) == NULL)
+		return -1;
+	vals[k++] = q->fixed[h];
+	for (int i = 0; i < nv; i++)
+		for (int64_t p = 0; p < e->vars[vs[i]].n; p++)
+			vals[k++] = e->vars[vs[i]].vals[p];
+	qsort_r(vals, (size_t)nvals, sizeof *vals, val_cmp, &real);
+	k = 0;
+	for (int64_t i = 0; i < nvals; i++)
+		if (k == 0 || val_cmp(&vals[k - 1], &vals[i], &real) != 0)
+			vals[k++] = vals[i];
+	as[(*n)++] = z3c_var_domain(z, h, vals, k);
+	free(vals);
+	if (as[*n - 1] == NULL)
+		return -1;
+	for (int i = 0; i < nv; i++) {
+		Z3_ast g = in_grid(&e->vars[vs[i]], z);
+		if (g == NULL || (as[(*n)++] = z3c_keep(z, Z3_mk_implies(z->ctx, acts[i], g))) == NULL)
+			return -1;
+	}
+	fixed = in_grid(&(struct fs_var){ .hp = h, .n = 1, .vals = &((union expr_val *)q->fixed)[h], .real = real }, z);
+	none = fixed ? z3c_keep(z, Z3_mk_not(z->ctx, z3c_keep(z, Z3_mk_or(z->ctx, (unsigned)nv, acts)))) : NULL;
+	if (none == NULL || (as[(*n)++] = z3c_keep(z, Z3_mk_implies(z->ctx, none, fixed))) == NULL)
+		return -1;
+	return 0;
+}
+
 int
 sq_z3_assertions(struct sq_query *q, const struct fs_engine *e, struct z3c *z, Z3_ast **out,
     struct dn_error *err)
 {
 	const struct expr_graph *g = cm_model_graph(q->model);
 	int n = 0, nhp = q->def->nhps;
-	Z3_ast *as = calloc((size_t)(q->nparts + e->nvars + nhp) + 1, sizeof *as);
+	Z3_ast *as = calloc((size_t)(q->nparts + 2 * e->nvars + 2 * nhp) + 1, sizeof *as);
+	Z3_ast *acts = calloc((size_t)e->nvars + 1, sizeof *acts);
+	int *vs = calloc((size_t)e->nvars + 1, sizeof *vs);
 
-	if (as == NULL)
+	if (as == NULL || acts == NULL || vs == NULL) {
+		free(as);
+		free(acts);
+		free(vs);
 		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
-	for (int v = 0; v < e->nvars; v++) {
-		Z3_ast a;
-		if (var_assertion(e, &e->vars[v], z, &a) != 0)
-			goto fail;
-		if (a != NULL)
-			as[n++] = a;
+	}
+	for (int h = 0; h < nhp; h++) {
+		int nv = 0, conditioned = 1;
+		/* its vars: all nested, all with Z3-visible choices and grids? */
+		for (int v = 0; v < e->nvars; v++) {
+			if (e->vars[v].hp != h)
+				continue;
+			if (var_active(e, v, z, &acts[nv]) != 0)
+				goto fail;
+			conditioned &= acts[nv] != NULL && e->vars[v].vals != NULL;
+			vs[nv++] = v;
+		}
+		if (nv > 0 && conditioned) {
+			if (nested_hp(q, e, h, vs, acts, nv, z, as, &n) != 0)
+				goto fail;
+			continue;
+		}
+		for (int i = 0; i < nv; i++) {
+			Z3_ast a;
+			if (var_assertion(e, &e->vars[vs[i]], z, &a) != 0)
+				goto fail;
+			if (a != NULL)
+				as[n++] = a;
+		}
 	}
 	for (int h = 0; h < nhp; h++) {
 		Z3_ast a;
@@ -88,10 +227,14 @@ sq_z3_assertions(struct sq_query *q, const struct fs_engine *e, struct z3c *z, Z
 			goto fail;
 		as[n++] = a;
 	}
+	free(acts);
+	free(vs);
 	*out = as;
 	return n;
 fail:
 	free(as);
+	free(acts);
+	free(vs);
 	if (z3c_error(z, err) == 0)
 		dn_error_set(err, DN_EINTERNAL, NULL, "could not compile the query for Z3");
 	return -1;

@@ -45,7 +45,11 @@ enum sp_type {
 };
 
 struct sp_dim {
-	char *name;             /* path: "lr", "layer0", "layer0/kernel_size" */
+	char *name;             /* address: "lr", "layer0", "layer0/Conv/kernel_size"
+	                         * (a nested dim: its parent's address, the "_name"
+	                         * of the option that holds it, its key); unique */
+	char *short_name;       /* the address without option names: "layer0/kernel_size"
+	                         * (accepted by sp_dim_lookup when unambiguous) */
 	char *key;              /* the key in its JSON object: "kernel_size" */
 	enum sp_type type;
 	int discrete;           /* 1: a finite grid of values; 0: a continuous range */
@@ -98,7 +102,7 @@ struct sp_space {
 
 /* Parses an NNI search space. Errors name the JSON path and the problem
  * (empty or duplicate domains, randint with low >= high, q <= 0, unknown
- * _type, ...). Returns 0 or -1; free with sp_free either way. */
+ * _type, two parameters with the same address, ...). Returns 0 or -1; free with sp_free either way. */
 int sp_parse(const json_t *space, struct sp_space *out, struct dn_error *err);
 /* Releases everything a space holds and zeroes it; safe to call twice. */
 void sp_free(struct sp_space *sp);
@@ -154,8 +158,21 @@ double sp_value_draw(const struct sp_dim *d, uint64_t *state);
 uint64_t sp_draw_stream(uint64_t seed, const char *name);
 uint64_t sp_splitmix(uint64_t *state);
 
-/* The dim of a parameter path ("lr", "layer0/kernel_size"), or -1. */
+
+/*
+ * The dim a parameter name designates: its address ("lr",
+ * "layer0/Conv/kernel_size"), or the short form without option names
+ * ("layer0/kernel_size") when exactly one dim has it. Returns the dim, or
+ * -1 with err (path: `field`) DN_ENOENT "the space has no parameter", or
+ * DN_EINVAL when the short form is ambiguous (the message lists every
+ * address it may mean). err may be NULL.
+ */
+int sp_dim_lookup(const struct sp_space *sp, const char *name, const char *field, struct dn_error *err);
+/* sp_dim_lookup without an error: the dim, or -1. */
 int sp_dim_named(const struct sp_space *sp, const char *name);
+/* The address of the dim `name` designates (as sp_dim_named), or `name`
+ * itself when it designates none: what answers echo back. */
+const char *sp_dim_address(const struct sp_space *sp, const char *name);
 
 /* The NNI name of a type ("quniform"). */
 const char *sp_type_name(enum sp_type t);

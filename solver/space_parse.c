@@ -402,7 +402,12 @@ build_qgrid(struct parser *ps, struct sp_dim *d, const char *path)
 	return 0;
 }
 
-/* Adds a dim with its names; returns its index or -1. */
+/*
+ * Adds a dim with its names; returns its index or -1. The address of a
+ * nested dim holds the chosen option's "_name" between its parent's address
+ * and its key ("attention/few_heads/n_head"); the short name leaves the
+ * option names out ("attention/n_head"), as addresses read before them.
+ */
 static int
 add_dim(struct parser *ps, const char *key, int parent, int option,
     const char *path, int depth)
@@ -430,11 +435,16 @@ add_dim(struct parser *ps, const char *key, int parent, int option,
 	sp->ndims++;
 	d->key = strdup(key);
 	d->path = strdup(path);
-	if (parent >= 0)
-		d->name = xprintf("%s/%s", sp->dims[parent].name, key);
-	else
+	if (parent >= 0) {
+		const struct sp_dim *pd = &sp->dims[parent];
+		d->name = xprintf("%s/%s/%s", pd->name,
+		    json_string_value(json_object_get(pd->values[option], "_name")), key);
+		d->short_name = xprintf("%s/%s", pd->short_name, key);
+	} else {
 		d->name = strdup(key);
-	if (d->key == NULL || d->path == NULL || d->name == NULL)
+		d->short_name = strdup(key);
+	}
+	if (d->key == NULL || d->path == NULL || d->name == NULL || d->short_name == NULL)
 		return dn_error_set(ps->err, DN_ENOMEM, path, "out of memory");
 	return sp->ndims - 1;
 }
@@ -709,6 +719,48 @@ parse_object(struct parser *ps, const json_t *obj, int parent, int option,
 	return 0;
 }
 
+static int
+address_cmp(const void *x, const void *y, void *arg)
+{
+	const struct sp_dim *dims = arg;
+	int a = *(const int *)x, b = *(const int *)y;
+	int c = strcmp(dims[a].name, dims[b].name);
+
+	return c != 0 ? c : (a > b) - (a < b);
+}
+
+/*
+ * Addresses are unique by construction unless a key or an option name holds
+ * a "/" (a top-level "a/x/b" and "b" in option "x" of choice "a" share the
+ * address "a/x/b"): such a space is refused, naming both JSON paths.
+ */
+static int
+check_addresses(struct parser *ps)
+{
+	struct sp_space *sp = ps->sp;
+	int *order;
+
+	if (sp->ndims < 2)
+		return 0;
+	if ((order = malloc((size_t)sp->ndims * sizeof *order)) == NULL)
+		return dn_error_set(ps->err, DN_ENOMEM, "$", "out of memory");
+	for (int k = 0; k < sp->ndims; k++)
+		order[k] = k;
+	qsort_r(order, (size_t)sp->ndims, sizeof *order, address_cmp, sp->dims);
+	for (int k = 1; k < sp->ndims; k++) {
+		const struct sp_dim *a = &sp->dims[order[k - 1]], *b = &sp->dims[order[k]];
+		if (strcmp(a->name, b->name) == 0) {
+			dn_error_set(ps->err, DN_EINVAL, b->path,
+			    "the parameter's address \"%.200s\" is also the address of %.200s (a \"/\" in a key "
+			    "or an option name makes two addresses equal: rename one)", b->name, a->path);
+			free(order);
+			return -1;
+		}
+	}
+	free(order);
+	return 0;
+}
+
 int
 sp_parse(const json_t *space, struct sp_space *out, struct dn_error *err)
 {
@@ -724,7 +776,9 @@ sp_parse(const json_t *space, struct sp_space *out, struct dn_error *err)
 	if (json_object_size(space) == 0)
 		return dn_error_set(err, DN_EINVAL, "$", "the search space is empty: it has no parameter");
 	out->root = json_incref((json_t *)space);
-	return parse_object(&ps, space, -1, -1, "$", 0);
+	if (parse_object(&ps, space, -1, -1, "$", 0) != 0)
+		return -1;
+	return check_addresses(&ps);
 }
 
 void
@@ -735,6 +789,7 @@ sp_free(struct sp_space *sp)
 	for (int i = 0; i < sp->ndims; i++) {
 		struct sp_dim *d = &sp->dims[i];
 		free(d->name);
+		free(d->short_name);
 		free(d->key);
 		free(d->path);
 		free(d->values);

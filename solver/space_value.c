@@ -1,5 +1,6 @@
 /*
- * space_value.c - what a parsed space holds, read back: a dim by name, the
+ * space_value.c - what a parsed space holds, read back: a dim by its address
+ * (or an unambiguous short form), the
  * i-th value of a grid as a number, as the model sees it and as NNI writes it in a sample,
  * and the exact number of configurations of the whole space.
  *
@@ -17,12 +18,48 @@
 #include <string.h>
 
 int
-sp_dim_named(const struct sp_space *sp, const char *name)
+sp_dim_lookup(const struct sp_space *sp, const char *name, const char *field, struct dn_error *err)
 {
+	char list[400];
+	size_t len = 0;
+	int found = -1, n = 0, shown = 0;
+
 	for (int k = 0; k < sp->ndims; k++)
 		if (strcmp(sp->dims[k].name, name) == 0)
 			return k;
-	return -1;
+	for (int k = 0; k < sp->ndims; k++)
+		if (sp->dims[k].parent >= 0 && strcmp(sp->dims[k].short_name, name) == 0) {
+			found = k;
+			n++;
+		}
+	if (n == 1)
+		return found;
+	if (n == 0)
+		return dn_error_set(err, DN_ENOENT, field, "the space has no parameter \"%.200s\"", name);
+	/* "a, b or c", as much of it as the message holds */
+	list[0] = '\0';
+	for (int k = 0; k < sp->ndims && len < sizeof list; k++) {
+		if (sp->dims[k].parent < 0 || strcmp(sp->dims[k].short_name, name) != 0)
+			continue;
+		shown++;
+		len += (size_t)dn_fmt(list + len, sizeof list - len, "%s%s",
+		    shown == 1 ? "" : shown == n ? " or " : ", ", sp->dims[k].name);
+	}
+	return dn_error_set(err, DN_EINVAL, field, "%.100s is ambiguous: %s", name, list);
+}
+
+int
+sp_dim_named(const struct sp_space *sp, const char *name)
+{
+	return sp_dim_lookup(sp, name, NULL, NULL);
+}
+
+const char *
+sp_dim_address(const struct sp_space *sp, const char *name)
+{
+	int k = sp_dim_named(sp, name);
+
+	return k >= 0 ? sp->dims[k].name : name;
 }
 
 double

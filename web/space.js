@@ -1,6 +1,6 @@
 // space.js - reading NNI search spaces in the browser: the parameters of a
-// space (nested choices flattened to "choice/param" names, as the server
-// names them), the values of each discrete parameter's grid (to show which
+// space (nested choices flattened to addresses "choice/option/param", as
+// the server names them), the values of each discrete parameter's grid (to show which
 // values a reduction kept), and example spaces for a model's
 // hyperparameters.
 
@@ -10,7 +10,8 @@ export const MAX_LISTED = 200;
 const isOption = (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && '_name' in v;
 
 // [{name, spec}] in the space's order; a nested choice's options add their
-// own parameters after it, named "choice/param".
+// own parameters after it, named "choice/option/param" (the option's _name:
+// two options may each hold a parameter of one key).
 export function params(space, prefix = '') {
 	const out = [];
 	for (const [key, spec] of Object.entries(space || {})) {
@@ -21,7 +22,7 @@ export function params(space, prefix = '') {
 		if (spec._type === 'choice' && Array.isArray(spec._value))
 			for (const opt of spec._value.filter(isOption)) {
 				const { _name, ...inner } = opt;
-				out.push(...params(inner, `${name}/`));
+				out.push(...params(inner, `${name}/${_name}/`));
 			}
 	}
 	return out;

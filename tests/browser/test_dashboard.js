@@ -363,6 +363,43 @@ async function desktop(browser) {
 			await showsBounds(page, answer, polls);
 			await page.unrouteAll();
 		}],
+		['a nested space whose options share a key: one row per address, heat map axes by address', async () => {
+			await solved(page, async () => {
+				await page.selectOption('#template', 'gpt');
+				await page.selectOption('#preset', 'gpt2');
+			});
+			const nest = {
+				batch_size: { _type: 'choice', _value: [8, 16] },
+				attention: { _type: 'choice', _value: [
+					{ _name: 'few_heads', n_head: { _type: 'choice', _value: [4, 8] } },
+					{ _name: 'many_heads', n_head: { _type: 'choice', _value: [12, 16, 20] } }] },
+			};
+			const got = await solved(page, () => paste(page, '#space', JSON.stringify(nest, null, 1)));
+			assert.deepEqual(got.sent.space, nest);
+			const own = await apiAnswer(got.sent);
+			const rows = await page.$$eval('#domains .dom-row', (rs) => rs.map((r) => ({
+				name: r.querySelector('code').textContent,
+				kept: [...r.querySelectorAll('.chip.kept')].map((c) => c.textContent),
+			})));
+			assert.deepEqual(rows.map((r) => r.name),
+				['batch_size', 'attention', 'attention/few_heads/n_head', 'attention/many_heads/n_head']);
+			const option = (name) => (own.reduced_space.attention._value.find((o) => o._name === name) || {}).n_head;
+			for (const [row, opt] of [[rows[2], 'few_heads'], [rows[3], 'many_heads']])
+				assert.deepEqual(row.kept, option(opt) ? option(opt)._value.map(String) : [], `${row.name}`);
+			assert.ok(rows[3].kept.length > 0, 'no value of attention/many_heads/n_head kept');
+			const axes = await page.$$eval('#hm-x option', (os) => os.map((o) => o.value));
+			assert.ok(axes.includes('attention/few_heads/n_head') && axes.includes('attention/many_heads/n_head'),
+				`heat map axes ${axes}`);
+			const drawn = page.waitForResponse((r) => isPath(/\/heatmap$/)(r) &&
+				new URL(r.url()).searchParams.get('x') === 'attention/many_heads/n_head');
+			await page.selectOption('#hm-y', 'batch_size');
+			await page.selectOption('#hm-x', 'attention/many_heads/n_head');
+			const hm = await (await drawn).json();
+			assert.equal(hm.x, 'attention/many_heads/n_head');
+			assert.deepEqual(hm.x_values, [12, 16, 20]);
+			const apiHm = (await api('GET', `/v1/reductions/${own.id}/heatmap?x=attention/many_heads/n_head&y=batch_size`)).data;
+			assert.deepEqual(hm.feasible, apiHm.feasible);
+		}],
 		['no script errors', async () => {
 			assert.deepEqual(errors, []);
 		}],

@@ -114,6 +114,36 @@ check help-min 0 "min  *the smallest feasible value" -- --help
 check explain-config 1 "FAIL memory <= 3 GiB" -- explain $Q --config '{"batch_size": 16384, "hidden": 4096, "depth": 8, "activation": "gelu"}'
 check explain-kept 0 "is kept" -- explain $Q --param hidden --value 512
 check explain-removed 1 "is removed: no configuration with it satisfies" -- explain $Q --budget params=100K --param hidden --value 4096
+
+# nested options with children of one key: one address each ("choice/option/key"); the
+# short form "choice/key" only where one parameter has it
+cat > "$tmp/nest.json" <<'EOF'
+{"batch_size": {"_type": "choice", "_value": [8, 16]},
+ "attention": {"_type": "choice", "_value": [
+    {"_name": "few_heads", "n_head": {"_type": "choice", "_value": [4, 8]}},
+    {"_name": "many_heads", "n_head": {"_type": "choice", "_value": [12, 16, 20]}}]}}
+EOF
+N="--preset gpt2 --space $tmp/nest.json --device a100-40gb --budget memory=40GiB"
+check nest-list 0 '^{"batch_size":8,"attention":{"_name":"many_heads","n_head":16}}$' -- list $N
+check nest-ambiguous 2 '--param: attention/n_head is ambiguous: attention/few_heads/n_head or attention/many_heads/n_head' -- max $N --param attention/n_head
+check nest-max 0 '^largest attention/many_heads/n_head = 16$' -- max $N --param attention/many_heads/n_head
+check nest-max-few 0 '^largest attention/few_heads/n_head = 8$' -- max $N --param attention/few_heads/n_head
+check nest-max-per 0 '^batch_size = 16: largest attention/many_heads/n_head = none fits$' -- max $N --param attention/many_heads/n_head --per batch_size
+check nest-min-per 0 '^attention/many_heads/n_head = 16: smallest batch_size = 8$' -- min $N --param batch_size --per attention/many_heads/n_head
+check nest-max-json 0 '"attention/many_heads/n_head": 16' -- max $N --param attention/many_heads/n_head --json
+check nest-per-ambiguous 2 '--per: attention/n_head is ambiguous' -- max $N --param batch_size --per attention/n_head
+check nest-explain-20 1 '^attention/many_heads/n_head = 20 is removed: no configuration with it satisfies' -- explain $N --param attention/many_heads/n_head --value 20
+check nest-explain-20-json 1 '"param": "attention/many_heads/n_head"' -- explain $N --param attention/many_heads/n_head --value 20 --json
+check nest-explain-16 0 '^attention/many_heads/n_head = 16 is kept' -- explain $N --param attention/many_heads/n_head --value 16
+check nest-explain-not-value 2 '--value: not a value of "attention/few_heads/n_head"' -- explain $N --param attention/few_heads/n_head --value 20
+check nest-explain-ambiguous 2 '--param: attention/n_head is ambiguous' -- explain $N --param attention/n_head --value 20
+sed 's/"_value": \[12, 16, 20\]}/&, "n_layer": {"_type": "choice", "_value": [2, 4]}/' "$tmp/nest.json" > "$tmp/nest2.json"
+N2="--preset gpt2 --space $tmp/nest2.json --device a100-40gb --budget memory=40GiB"
+check nest-short-unique 0 '^largest attention/many_heads/n_layer = 4$' -- max $N2 --param attention/n_layer
+check nest-explain-short 0 '^attention/many_heads/n_layer = 2 is kept' -- explain $N2 --param attention/n_layer --value 2
+check nest-unknown 2 '--param: the space has no parameter "attention/few_heads/n_layer"' -- max $N --param attention/few_heads/n_layer
+printf '{"a": {"_type": "choice", "_value": [{"_name": "x", "b": {"_type": "choice", "_value": [1]}}]}, "a/x/b": {"_type": "choice", "_value": [2]}}' > "$tmp/collide.json"
+check nest-collision 2 '$.space\["a/x/b"\]: the parameter.s address "a/x/b" is also the address of \$.a._value\[0\].b' -- count --preset gpt2 --space "$tmp/collide.json"
 check nothing-fits 1 "feasible 0 of" -- count $Q --budget memory=1KiB
 check bad-budget 2 "\$.budgets.memory: unknown unit" -- count $Q --budget memory=3parsecs
 check bad-constraint 2 "\$.constraints\[0\]" -- count $Q --constraint "hidden %"

@@ -556,6 +556,64 @@ def jsonl(d, rid, **kw):
     return r, items
 
 
+SPACE_NESTED = {
+    "batch_size": {"_type": "choice", "_value": [8, 16]},
+    "attention": {"_type": "choice", "_value": [
+        {"_name": "few_heads", "n_head": {"_type": "choice", "_value": [4, 8]}},
+        {"_name": "many_heads", "n_head": {"_type": "choice", "_value": [12, 16, 20]}}]}}
+FEW, MANY = "attention/few_heads/n_head", "attention/many_heads/n_head"
+
+
+def phase_memory_nested(d):
+    """Two options whose children share the key n_head: each is one parameter
+    with its own address ("attention/many_heads/n_head") in max, min, explain
+    and the heat map, answers echo the address; the short form
+    "attention/n_head" is ambiguous (422 naming both)."""
+    q = {"model": "gpt2", "space": SPACE_NESTED, "device": "a100-40gb", "budgets": {"memory": "40GiB"}}
+    r = d.post("/v1/reductions", q)
+    j = check_reduction("reduction nested", r, 201, cached=False)
+    eq("reduction nested: total counts each option's own grid", j.get("total"), "10")
+    rid = j.get("id", "0" * 32)
+    _, items = jsonl(d, rid)
+    heads = {opt: sorted({c["attention"]["n_head"] for c in items if c["attention"]["_name"] == opt})
+             for opt in ("few_heads", "many_heads")}
+    check("nested: some many_heads configuration fits, not every value", 0 < len(heads["many_heads"]) < 3,
+          _short(heads))
+    base = "/v1/reductions/%s/" % rid
+
+    def get(what, **args):
+        return d.get(base + what + "?" + urllib.parse.urlencode(args))
+
+    for name, opt in ((FEW, "few_heads"), (MANY, "many_heads")):
+        r = get("max", param=name)
+        eq("nested max %s" % name, (r.status, r.json), (200, {"param": name, "per": None, "rows": [{name: heads[opt][-1]}]}))
+        r = get("min", param="batch_size", per=name)
+        j = r.json or {}
+        eq("nested min batch_size per %s: param and per by address" % name, (j.get("param"), j.get("per")),
+           ("batch_size", name))
+        eq("nested min batch_size per %s: rows keyed by address" % name,
+           sorted(sorted(row) for row in j.get("rows", [])), [sorted(["batch_size", name])] * (2 if opt == "few_heads" else 3))
+    for what, args, path in (("max", {"param": "attention/n_head"}, "param"),
+                             ("min", {"param": "batch_size", "per": "attention/n_head"}, "per"),
+                             ("explain", {"param": "attention/n_head", "value": "20"}, "param"),
+                             ("heatmap", {"x": "attention/n_head", "y": "batch_size"}, "x")):
+        r = get(what, **args)
+        if problem("nested %s by the ambiguous short form" % what, r, 422, path=path):
+            check("nested %s: the detail lists both addresses" % what, "attention/n_head is ambiguous: %s or %s"
+                  % (FEW, MANY) in (r.json or {}).get("detail", ""), (r.json or {}).get("detail"))
+    for v in (12, 16, 20):
+        r = get("explain", param=MANY, value=str(v))
+        j = r.json or {}
+        eq("nested explain %s = %d" % (MANY, v), (r.status, j.get("param"), j.get("kept")),
+           (200, MANY, v in heads["many_heads"]))
+    r = get("heatmap", x=MANY, y="batch_size")
+    j = r.json or {}
+    eq("nested heat map: x and y by address", (r.status, j.get("x"), j.get("y")), (200, MANY, "batch_size"))
+    want = [[any(c["batch_size"] == b and c["attention"]["_name"] == "many_heads" and c["attention"]["n_head"] == h
+                 for c in items) for h in (12, 16, 20)] for b in (8, 16)]
+    eq("nested heat map: a cell is true where a configuration has both values", j.get("feasible"), want)
+
+
 # ======================================================= phase 1: memory ==
 def phase_memory(st):
     alog = os.path.join(WORK, "mem.access.log")
@@ -788,6 +846,7 @@ def phase_memory(st):
     eq("explain lr = 0.01: kept", (r.json or {}).get("kept"), True)
     problem("explain lr outside its range", d.get("/v1/reductions/%s/explain?param=lr&value=5" % rid2), 422,
             path="value")
+    phase_memory_nested(d)
 
     # ---- a small space: the mlp example, walked with cursors
     qm = mlp_query()

@@ -20,12 +20,16 @@ Studies of 200 trials; every proposal is checked with the server's /check:
   6. a huge space (the 24-layer transformer, 1.3e30 configurations) whose
      count never finishes: FeasibleSampler, uniform and wrapping TPE, still
      proposes feasible configurations only (approximate samples).
+  7. a nested space whose options share a key: Optuna's parameter names are
+     the addresses the CLI and the API take and answer with.
 
 Prints "N passed, M failed"; exit 1 on any failure.
 """
 import json
 import os
+import subprocess
 import sys
+import tempfile
 import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -254,6 +258,39 @@ def test_huge_space(client):
         T.check(len(st.configs) == 8, "8 trials ran: %d" % len(st.configs))
 
 
+def test_names_agree_with_cli(client):
+    """Two options whose children share the key n_head: the names Optuna's
+    distributions give (addresses "attention/few_heads/n_head") are the
+    names the CLI and the API take and answer with, for every parameter."""
+    sp = {"batch_size": {"_type": "choice", "_value": [8, 16]},
+          "attention": {"_type": "choice", "_value": [
+              {"_name": "few_heads", "n_head": {"_type": "choice", "_value": [4, 8]}},
+              {"_name": "many_heads", "n_head": {"_type": "choice", "_value": [12, 16, 20]}}]}}
+    dists = dno.distributions(sp)
+    T.check(sorted(dists) == ["attention", "attention/few_heads/n_head", "attention/many_heads/n_head", "batch_size"],
+            "Optuna names of a nested space: %r" % sorted(dists))
+    path = os.path.join(tempfile.mkdtemp(prefix="dnnsat-optuna."), "nest.json")
+    with open(path, "w") as f:
+        json.dump(sp, f)
+    env = dict(os.environ, DNNSAT_DATA_DIR=os.path.join(harness.TOP_SRCDIR, "schemas"))
+    query = ["--preset", "gpt2", "--space", path, "--device", "a100-40gb", "--budget", "memory=40GiB"]
+    red = client.reduce({"model": "gpt2", "space": sp, "device": "a100-40gb", "budgets": {"memory": "40GiB"}})
+    for name, dist in sorted(dists.items()):
+        value = dist.choices[-1]
+        cli = subprocess.run([os.path.join(harness.TOP_BUILDDIR, "dnnsat"), "explain"] + query +
+                             ["--param", name, "--value", json.dumps(value), "--json"],
+                             capture_output=True, text=True, env=env)
+        out = json.loads(cli.stdout) if cli.returncode in (0, 1) and cli.stdout else {}
+        T.check(out.get("param") == name, "the CLI takes Optuna's name %s and answers with it: %s %s"
+                % (name, cli.returncode, (cli.stdout or cli.stderr)[:300]))
+        api = client.explain(red["id"], param=name, value=value)
+        T.check(api.get("param") == name and api.get("kept") == (cli.returncode == 0),
+                "the API takes Optuna's name %s, and agrees with the CLI: %r" % (name, api))
+        if name != "attention":
+            rows = client.max(red["id"], name)
+            T.check(len(rows) == 1 and list(rows[0]) == [name], "max %s: rows keyed by the name: %r" % (name, rows))
+
+
 def main():
     d = harness.Daemon()
     try:
@@ -274,6 +311,7 @@ def main():
         numbers["constraints"] = T.run(test_constraints_func, client, red, space)
         T.run(test_nested_and_enqueue, client)
         T.run(test_huge_space, client)
+        T.run(test_names_agree_with_cli, client)
         print("  infeasible proposals out of %d: FeasibleSampler uniform %s, FeasibleSampler(TPE) %s, "
               "RandomSampler %s; TPESampler(constraints_func) %s"
               % (N_TRIALS, numbers.get("uniform"), numbers.get("tpe"), numbers.get("random"),

@@ -435,21 +435,25 @@ START_TEST(test_nested)
 	ck_assert_int_eq(d->integer, 0);
 	ck_assert_str_eq(grid_text(d), "\"Empty\",\"Conv\",\"Max_pool\",\"Avg_pool\"");
 	d = &sp.dims[1];
-	ck_assert_str_eq(d->name, "layer0/kernel_size");
+	ck_assert_str_eq(d->name, "layer0/Conv/kernel_size");
+	ck_assert_str_eq(d->short_name, "layer0/kernel_size");
 	ck_assert_str_eq(d->key, "kernel_size");
 	ck_assert_str_eq(d->path, "$.layer0._value[1].kernel_size");
 	ck_assert_int_eq(d->parent, 0);
 	ck_assert_int_eq(d->parent_option, 1);
 	ck_assert_int_eq(d->depth, 1);
-	ck_assert_str_eq(sp.dims[2].name, "layer0/pooling_size");
+	/* two options' children of one key: distinct addresses, one short form */
+	ck_assert_str_eq(sp.dims[2].name, "layer0/Max_pool/pooling_size");
 	ck_assert_int_eq(sp.dims[2].parent_option, 2);
-	ck_assert_str_eq(sp.dims[3].name, "layer0/pooling_size");
+	ck_assert_str_eq(sp.dims[3].name, "layer0/Avg_pool/pooling_size");
+	ck_assert_str_eq(sp.dims[3].short_name, "layer0/pooling_size");
 	ck_assert_int_eq(sp.dims[3].parent_option, 3);
 	ck_assert_str_eq(sp.dims[4].name, "layer1");
-	ck_assert_str_eq(sp.dims[8].name, "layer1/inner");
+	ck_assert_str_eq(sp.dims[8].name, "layer1/Deep/inner");
 	ck_assert_int_eq(sp.dims[8].parent_option, 2);
 	d = &sp.dims[9];
-	ck_assert_str_eq(d->name, "layer1/inner/k");
+	ck_assert_str_eq(d->name, "layer1/Deep/inner/a/k");
+	ck_assert_str_eq(d->short_name, "layer1/inner/k");
 	ck_assert_str_eq(d->path, "$.layer1._value[2].inner._value[0].k");
 	ck_assert_int_eq(d->parent, 8);
 	ck_assert_int_eq(d->depth, 2);
@@ -473,6 +477,88 @@ START_TEST(test_nested)
 	    "  {\"_name\": \"Conv\", \"kernel_size\": {\"_type\": \"choice\", \"_value\": [1, 3, 5]}},"
 	    "  {\"_name\": \"Pool\", \"pooling_size\": {\"_type\": \"choice\", \"_value\": [2, 3]}}]}}", &sp);
 	check_count(&sp, "144");
+	sp_free(&sp);
+}
+END_TEST
+
+/* The error of looking `name` up in sp: "" when found (at dim want). */
+static void
+check_lookup(const struct sp_space *sp, const char *name, int want, const char *msg)
+{
+	struct dn_error err;
+	int k;
+
+	memset(&err, 0, sizeof err);
+	k = sp_dim_lookup(sp, name, "param", &err);
+	ck_assert_msg(k == want, "%s: dim %d, want %d (%s)", name, k, want, err.message);
+	ck_assert_int_eq(sp_dim_named(sp, name), want);
+	if (want >= 0) {
+		ck_assert(!dn_error_isset(&err));
+		ck_assert_str_eq(sp_dim_address(sp, name), sp->dims[k].name);
+		return;
+	}
+	ck_assert_str_eq(err.path, "param");
+	ck_assert_msg(strstr(err.message, msg) != NULL, "%s: \"%s\" lacks \"%s\"", name, err.message, msg);
+	ck_assert_str_eq(sp_dim_address(sp, name), name);
+}
+
+/* Addresses: unique, looked up by address or an unambiguous short form. */
+START_TEST(test_addresses)
+{
+	struct sp_space sp;
+	struct dn_error err;
+
+	parse_ok(nested_space, &sp);
+	for (int i = 0; i < sp.ndims; i++) {
+		check_lookup(&sp, sp.dims[i].name, i, NULL);
+		for (int j = 0; j < i; j++)
+			ck_assert_str_ne(sp.dims[i].name, sp.dims[j].name);
+	}
+	/* short forms: unique ones resolve, shared ones list every candidate */
+	check_lookup(&sp, "layer0/kernel_size", 1, NULL);
+	check_lookup(&sp, "layer1/inner/k", 9, NULL);
+	check_lookup(&sp, "layer1/inner", 8, NULL);
+	check_lookup(&sp, "layer0/pooling_size", -1,
+	    "layer0/pooling_size is ambiguous: layer0/Max_pool/pooling_size or layer0/Avg_pool/pooling_size");
+	check_lookup(&sp, "layer1/kernel_size", 5, NULL);
+	/* half-canonical or unknown: not found */
+	check_lookup(&sp, "layer1/Deep/inner/k", -1, "the space has no parameter \"layer1/Deep/inner/k\"");
+	check_lookup(&sp, "kernel_size", -1, "no parameter");
+	check_lookup(&sp, "layer0/Conv", -1, "no parameter");
+	sp_free(&sp);
+
+	/* three candidates, the task's example at depth 2 */
+	parse_ok("{\"a\": {\"_type\": \"choice\", \"_value\": ["
+	    "  {\"_name\": \"x\", \"n\": {\"_type\": \"choice\", \"_value\": [1]}},"
+	    "  {\"_name\": \"y\", \"n\": {\"_type\": \"choice\", \"_value\": [2]}},"
+	    "  {\"_name\": \"z\", \"n\": {\"_type\": \"randint\", \"_value\": [3, 5]}}]}}", &sp);
+	check_lookup(&sp, "a/n", -1, "a/n is ambiguous: a/x/n, a/y/n or a/z/n");
+	check_lookup(&sp, "a/z/n", 3, NULL);
+	sp_free(&sp);
+
+	/* a "/" in a key: a top-level "a/x/b" beside "b" in option "x" of "a" */
+	ck_assert_int_eq(parse_text("{\"a\": {\"_type\": \"choice\", \"_value\": ["
+	    "  {\"_name\": \"x\", \"b\": {\"_type\": \"choice\", \"_value\": [1]}}]},"
+	    " \"a/x/b\": {\"_type\": \"choice\", \"_value\": [2]}}", &sp, &err), -1);
+	ck_assert_int_eq(err.code, DN_EINVAL);
+	ck_assert_str_eq(err.path, "$[\"a/x/b\"]");
+	ck_assert_msg(strstr(err.message, "\"a/x/b\" is also the address of $.a._value[0].b") != NULL, "%s",
+	    err.message);
+	sp_free(&sp);
+	/* the same through an option's "_name" holding a "/" */
+	ck_assert_int_eq(parse_text("{\"a\": {\"_type\": \"choice\", \"_value\": ["
+	    "  {\"_name\": \"x/b\", \"c\": {\"_type\": \"choice\", \"_value\": [1]}},"
+	    "  {\"_name\": \"x\", \"b/c\": {\"_type\": \"choice\", \"_value\": [2]}}]}}", &sp, &err), -1);
+	ck_assert_str_eq(err.path, "$.a._value[1][\"b/c\"]");
+	ck_assert_msg(strstr(err.message, "\"a/x/b/c\" is also the address of $.a._value[0].c") != NULL, "%s",
+	    err.message);
+	sp_free(&sp);
+	/* keys with "/" that do not collide stay valid and resolve by address */
+	parse_ok("{\"a/x\": {\"_type\": \"choice\", \"_value\": [1, 2]},"
+	    " \"a\": {\"_type\": \"choice\", \"_value\": [{\"_name\": \"x\"},"
+	    "  {\"_name\": \"y\", \"x\": {\"_type\": \"choice\", \"_value\": [3]}}]}}", &sp);
+	check_lookup(&sp, "a/x", 0, NULL);
+	check_lookup(&sp, "a/y/x", 2, NULL);
 	sp_free(&sp);
 }
 END_TEST
@@ -729,7 +815,7 @@ START_TEST(test_bind_nb201)
 	    " \"batch_size\": {\"_type\": \"choice\", \"_value\": [64, 256]}}", &sp);
 	bind_ok(&sp, def);
 	ck_assert_int_eq(sp.dims[0].hp, -1);
-	ck_assert_str_eq(sp.dims[1].name, "net/C");
+	ck_assert_str_eq(sp.dims[1].name, "net/small/C");
 	ck_assert_int_eq(sp.dims[1].hp, cm_def_find_hp(def, "C"));
 	ck_assert_int_eq(sp.dims[2].hp, cm_def_find_hp(def, "C"));
 	ck_assert_int_eq(sp.dims[3].hp, cm_def_find_hp(def, "cells_per_stage"));
@@ -846,7 +932,7 @@ START_TEST(test_bind_names)
 	ck_assert_int_eq(sp.dims[1].hp, cm_def_find_hp(def, "conv_kernel"));
 	ck_assert_int_eq(sp.dims[3].hp, cm_def_find_hp(def, "kernel"));
 	ck_assert_int_eq(sp.dims[4].hp, cm_def_find_hp(def, "kernel"));
-	ck_assert_str_eq(sp.dims[7].name, "a/b/k");
+	ck_assert_str_eq(sp.dims[7].name, "a/n/b/m/k");
 	ck_assert_int_eq(sp.dims[7].hp, cm_def_find_hp(def, "a_b_k"));
 	ck_assert_int_eq(sp.dims[8].hp, cm_def_find_hp(def, "b_q"));
 	sp_free(&sp);
@@ -917,6 +1003,7 @@ suite(void)
 	tcase_add_test(t, test_choice_any_json);
 	tcase_add_test(t, test_draw);
 	tcase_add_test(t, test_nested);
+	tcase_add_test(t, test_addresses);
 	tcase_add_test(t, test_count_huge);
 	tcase_add_test(t, test_limits);
 	tcase_add_test(t, test_bad_spaces);
