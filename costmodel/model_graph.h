@@ -43,6 +43,7 @@ struct cm_tensor {
 	int view_of;            /* tensor this is a view of, or -1 */
 	int producer;           /* op index; -1 for model inputs */
 	int last_use;           /* last op reading it or a view of it */
+	unsigned visit;         /* the graph's visit_clock when a liveness walk last reached it */
 };
 
 struct cm_storage {
@@ -105,6 +106,7 @@ struct cm_graph {
 	int ncons, capcons;
 	int output;             /* the final tensor */
 	int act_bytes;          /* bytes per element of the compute dtype */
+	unsigned visit_clock;   /* bumped per liveness walk (op_build.c): each tensor once per walk */
 };
 
 /* Appends elements; each returns the new index or -1 (out of memory). */

@@ -13,6 +13,8 @@
  */
 #include "srv_registry.h"
 
+#include "dn_deadline.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,6 +157,15 @@ hash_text(const char *text, char id[33])
 	snprintf(id, 33, "%016llx%016llx", (unsigned long long)h1, (unsigned long long)h2);
 }
 
+int
+srv_query_id_matches(const char *text, const char *id)
+{
+	char own[33];
+
+	hash_text(text, own);
+	return strcmp(own, id) == 0;
+}
+
 json_t *
 srv_query_canonical(const json_t *body, char id[33], char **text)
 {
@@ -200,7 +211,11 @@ compile(const struct cm_device_catalog *catalog, const char *id, const json_t *r
 		query_free(sq);
 		return NULL;
 	}
-	if (sq_parse(sq->request, catalog, &sq->q, err) != 0 || fs_init(&sq->e, &sq->q, err) != 0) {
+	/* the request's deadline (dn_deadline.h, set by the worker) stops the
+	 * model build inside; between the phases it is checked here */
+	if (sq_parse(sq->request, catalog, &sq->q, err) != 0 ||
+	    dn_deadline_check(err, "", "compiling the query") != 0 || fs_init(&sq->e, &sq->q, err) != 0 ||
+	    dn_deadline_check(err, "", "compiling the query") != 0) {
 		query_free(sq);
 		return NULL;
 	}

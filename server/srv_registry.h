@@ -40,6 +40,9 @@ void srv_registry_free(struct srv_registry *reg);
  * "config") and its id: 32 hex digits hashing the canonical text and the
  * cost model's version. Returns the canonical object (new reference). */
 json_t *srv_query_canonical(const json_t *body, char id[33], char **text);
+/* 1 when `id` is the id of the canonical request text `text` (a stored
+ * entry read by id answers that request and no other), else 0. */
+int srv_query_id_matches(const char *text, const char *id);
 
 /* The compiled query of `id`: from memory, else compiled from `request`
  * (the canonical query; NULL: only from memory). NULL with err: a query
@@ -62,8 +65,10 @@ struct srv_query *srv_registry_pinned(struct srv_registry *reg, const char *id);
 
 /* ---- shared by the reduction endpoints (api_reduction.c) ---- */
 
-/* The request's deadline in seconds: ?timeout= or the body's "timeout",
- * capped by --max-deadline; -1 with a 400 reply when malformed. */
+/* The seconds left of the request's deadline (?timeout= or the body's
+ * "timeout", capped by --max-deadline) counted from its first byte, so
+ * that time queued for a worker counts; at least 0.001. -1 with a 400/422
+ * reply when malformed. */
 double api_request_timeout(struct srv_request *r);
 
 /* Brings sq's count forward for up to `seconds` (sq->lock held for
