@@ -42,6 +42,8 @@ struct srv_config {
 	size_t cache_bytes;
 	int registry_size;              /* compiled queries kept in memory */
 	double progress_interval;       /* seconds of counting between progress saves */
+	size_t max_query_bytes;         /* one compiled query's memory, else 413 (0: none) */
+	size_t registry_bytes;          /* all kept compiled queries' memory (0: none) */
 	int db_pool;
 	char *token_file;
 	char *access_log;               /* "-" stderr, "off", or a file */

@@ -31,10 +31,21 @@ struct srv_query {
 	atomic_int computing;           /* a worker is counting it now */
 	json_t *result;                 /* the reduction body once exact, or NULL */
 	uint64_t used;                  /* LRU stamp */
+	size_t bytes;                   /* srv_query_bytes when last measured (registry lock) */
 };
 
 struct srv_registry *srv_registry_new(const struct cm_device_catalog *catalog, int capacity);
 void srv_registry_free(struct srv_registry *reg);
+/* Memory limits (0: none): a query whose compiled form needs more than
+ * max_query_bytes is refused (DN_ETOOBIG: 413); beyond max_bytes in all,
+ * the least recently used unreferenced entries are evicted (re-measured
+ * when their last reference goes, since counting grows the search tree),
+ * and a query that still does not fit is served without being kept. */
+void srv_registry_set_bytes(struct srv_registry *reg, size_t max_query_bytes, size_t max_bytes);
+/* An estimate of the memory a compiled query holds: its request as JSON
+ * and text, the expression graph with the engine's per-node arrays, the
+ * space's value tables, the search tree and its undo log. */
+size_t srv_query_bytes(const struct srv_query *sq);
 
 /* The canonical form of a query body (a copy without "timeout" and
  * "config") and its id: 32 hex digits hashing the canonical text and the

@@ -557,6 +557,53 @@ START_TEST(test_registry)
 }
 END_TEST
 
+
+/* Item 5: compiled queries are accounted in bytes. A registry of room for
+ * one mlp query evicts the other on the second compile, although its entry
+ * count (8) would keep both; a query beyond the per-query cap is refused
+ * with DN_ETOOBIG naming the flag. */
+START_TEST(test_registry_bytes)
+{
+	struct srv_registry *reg;
+	struct srv_query *a, *b;
+	struct dn_error err;
+	json_t *qa = mlp_query(512), *qb = mlp_query(1024), *ca, *cb;
+	char ida[33], idb[33];
+	size_t one;
+
+	load_catalog();
+	memset(&err, 0, sizeof err);
+	ca = srv_query_canonical(qa, ida, NULL);
+	cb = srv_query_canonical(qb, idb, NULL);
+	reg = srv_registry_new(&cat, 8);
+	a = srv_registry_get(reg, ida, ca, &err);
+	ck_assert_msg(a != NULL, "%s", err.message);
+	one = srv_query_bytes(a);
+	ck_assert_uint_gt(one, 1000);
+	srv_registry_release(reg, a);
+	srv_registry_set_bytes(reg, 0, one + one / 2);
+	b = srv_registry_get(reg, idb, cb, &err);
+	ck_assert_msg(b != NULL, "%s", err.message);
+	srv_registry_release(reg, b);
+	ck_assert_ptr_null(srv_registry_get(reg, ida, NULL, &err));       /* evicted for room */
+	b = srv_registry_get(reg, idb, NULL, &err);
+	ck_assert_ptr_nonnull(b);
+	srv_registry_release(reg, b);
+	/* the per-query cap */
+	srv_registry_set_bytes(reg, one / 2, 0);
+	dn_error_clear(&err);
+	ck_assert_ptr_null(srv_registry_get(reg, ida, ca, &err));
+	ck_assert_int_eq(err.code, DN_ETOOBIG);
+	ck_assert_msg(strstr(err.message, "--max-query-bytes") != NULL, "%s", err.message);
+	srv_registry_free(reg);
+	json_decref(ca);
+	json_decref(cb);
+	json_decref(qa);
+	json_decref(qb);
+	cm_catalog_free(&cat);
+}
+END_TEST
+
 /* ---- the whole server in this process ---- */
 
 static struct srv server;
@@ -923,6 +970,31 @@ START_TEST(test_server_progress_saved)
 }
 END_TEST
 
+
+/* Item 5 over HTTP: a 100,000-value pass-through choice (megabytes once
+ * compiled) beyond --max-query-bytes is answered 413 naming the flag. */
+START_TEST(test_server_query_bytes)
+{
+	static const char *const extra[] = { "--max-body", "4MiB", "--max-query-bytes", "4MiB", NULL };
+	static char buf[1 << 16];
+	json_t *q = mlp_query(512), *vals = json_array();
+	char *text;
+
+	for (int i = 0; i < 100000; i++)
+		json_array_append_new(vals, json_integer(i));
+	json_object_set_new(json_object_get(q, "space"), "seed", json_pack("{s:s,s:o}", "_type", "choice", "_value", vals));
+	text = json_dumps(q, JSON_COMPACT);
+	server_start_with(NULL, extra);
+	ck_assert_int_eq(http("POST", "/v1/reductions", "application/json", text, NULL, buf, sizeof buf), 413);
+	ck_assert_msg(strstr(body_of(buf), "--max-query-bytes") != NULL, "%s", buf);
+	ck_assert_int_eq(http("GET", "/metrics", NULL, NULL, NULL, buf, sizeof buf), 200);
+	ck_assert_msg(strstr(body_of(buf), "dnnsat_query_too_large_total 1\n") != NULL, "%s", buf);
+	srv_stop(&server);
+	free(text);
+	json_decref(q);
+}
+END_TEST
+
 START_TEST(test_server_tokens)
 {
 	static char buf[1 << 16];
@@ -958,12 +1030,14 @@ suite(void)
 	tcase_add_test(t, test_pool);
 	tcase_add_test(t, test_json_text);
 	tcase_add_test(t, test_registry);
+	tcase_add_test(t, test_registry_bytes);
 	tcase_add_test(t, test_check_args);
 	tcase_add_test(t, test_server_statuses);
 	tcase_add_test(t, test_server_tokens);
 	tcase_add_test(t, test_server_build_bounded);
 	tcase_add_test(t, test_server_queue_deadline);
 	tcase_add_test(t, test_server_progress_saved);
+	tcase_add_test(t, test_server_query_bytes);
 	suite_add_tcase(s, t);
 	return s;
 }
