@@ -18,7 +18,6 @@
  * canonical request differs from this request's (a hash collision) is
  * never used.
  */
-#include "dn_deadline.h"
 #include "fset_project.h"
 #include "srv_registry.h"
 
@@ -193,12 +192,6 @@ solve_and_reply(struct srv_request *r, struct srv_query *sq, const struct cache_
 		return;
 	}
 	r->cache_hit = 0;
-	if (!sq->counted && dn_deadline_check(&err, "", "compiling the query") != 0) {
-		/* nothing counted yet and no time left: no bounds to give */
-		pthread_rwlock_unlock(&sq->lock);
-		srv_reply_error(r, &err);
-		return;
-	}
 	if (api_reduction_count(s, sq, timeout, &err) != 0) {
 		pthread_rwlock_unlock(&sq->lock);
 		srv_reply_error(r, &err);

@@ -317,7 +317,10 @@ cache_put(struct cache *c, const char *key, const struct cache_entry *e)
 	entry_checksum(key, e, sealed.checksum);
 	if (c->ops->put(c, key, &sealed) == 0)
 		return 0;
-	wb_queue(c, key, &sealed);
+	/* only an outage is waited out: an entry the backend refuses for
+	 * itself (out of memory, beyond bytea's limit) would never go */
+	if (strcmp(c->ops->state(c, 0, NULL, 0), "down") == 0)
+		wb_queue(c, key, &sealed);
 	return -1;
 }
 

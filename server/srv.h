@@ -42,6 +42,7 @@ struct srv_config {
 	size_t cache_bytes;
 	int registry_size;              /* compiled queries kept in memory */
 	double progress_interval;       /* seconds of counting between progress saves */
+	double compile_grace;           /* seconds from a request's first byte that building and compiling may use at least */
 	size_t max_query_bytes;         /* one compiled query's memory, else 413 (0: none) */
 	size_t registry_bytes;          /* all kept compiled queries' memory (0: none) */
 	int db_pool;
@@ -180,7 +181,8 @@ double srv_request_timeout_value(struct srv_request *r);
  * timeout (--deadline when malformed: the handler answers that). */
 double srv_request_deadline(struct srv_request *r);
 /* Before a job's handler runs on a worker: 0 to run it (the thread's
- * dn_deadline is set to the request's, stopped by shutdown too), or -1
+ * dn_deadline is set to the request's, at least --compile-grace seconds
+ * from its first byte, stopped by shutdown too), or -1
  * with a 503 reply set when the client has gone or the deadline passed
  * while the job waited. srv_job_end clears the thread's deadline. */
 int srv_job_begin(struct srv_request *r);

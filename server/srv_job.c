@@ -8,8 +8,10 @@
  *   - a job whose deadline passed while it waited is answered 503
  *     (problem "deadline", Retry-After) without running;
  *   - otherwise the worker thread's deadline (dn_deadline.h) is set to the
- *     request's, with the server's stop flag, so parsing, model building,
- *     compiling and counting all stop at the deadline or at SIGTERM.
+ *     request's (but at least --compile-grace seconds from its first
+ *     byte), with the server's stop flag, so parsing, model building and
+ *     compiling stop at it or at SIGTERM; counting stops at the request's
+ *     own deadline (api_request_timeout).
  * Both drops are counted in dnnsat_jobs_dropped_total{reason}.
  */
 #include "srv.h"
@@ -90,6 +92,12 @@ srv_job_begin(struct srv_request *r)
 		    deadline - r->t_start, now - r->t_start);
 		return -1;
 	}
+	/* building and compiling may use at least --compile-grace seconds from
+	 * the first byte: a large legitimate model compiles once (and is kept)
+	 * even for clients that poll with short timeouts; counting then gets
+	 * what is left of the real deadline (api_request_timeout) */
+	if (deadline < r->t_start + s->cfg.compile_grace)
+		deadline = r->t_start + s->cfg.compile_grace;
 	dn_deadline_set(deadline, &s->stopping);
 	return 0;
 }

@@ -828,13 +828,15 @@ nested_query(int n1, int n2, int n3, double timeout)
 /* Item 1 of the adversarial run: nested repeats multiply (27,000 copies
  * are refused at once, naming the limit), and a model that builds for
  * longer than the request's deadline is cut by it (503 deadline with
- * Retry-After) instead of pinning a worker. */
+ * Retry-After) instead of pinning a worker. --compile-grace 0 holds the
+ * build to the request's own deadline (the default lets a build use 5 s). */
 START_TEST(test_server_build_bounded)
 {
 	static char buf[1 << 16];
 	char *q;
+	static const char *const extra[] = { "--compile-grace", "0", NULL };
 
-	server_start(NULL);
+	server_start_with(NULL, extra);
 	q = nested_query(30, 30, 30, 2);
 	ck_assert_int_eq(http("POST", "/v1/reductions", "application/json", q, NULL, buf, sizeof buf), 422);
 	ck_assert_msg(strstr(body_of(buf), "CM_MAX_UNROLLED") != NULL, "%s", buf);
@@ -889,7 +891,7 @@ post_and_leave(const char *body)
  * client left is dropped; both counted. */
 START_TEST(test_server_queue_deadline)
 {
-	static const char *const extra[] = { "--workers", "1", NULL };
+	static const char *const extra[] = { "--workers", "1", "--compile-grace", "0", NULL };
 	static char buf[1 << 16];
 	void *args[2];
 	int status = 0;
