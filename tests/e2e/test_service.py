@@ -1478,6 +1478,51 @@ def phase_postgres(st):
     check("A (after the outage): exits within %d s" % STOP_TIMEOUT, took <= STOP_TIMEOUT, "%.2f s" % took)
 
 
+def nested_mlp_query(n, timeout):
+    """The mlp template with its layers wrapped in three nested {"repeat": n}: 2.4 KB."""
+    m = load("schemas/templates/mlp.json")
+    layers = m["layers"]
+    for _ in range(3):
+        layers = [{"repeat": n, "body": layers}]
+    m["layers"] = layers
+    q = mlp_query()
+    q["model"] = m
+    q["timeout"] = timeout
+    return q
+
+
+def phase_pipeline(st):
+    """The request pipeline's bounds: nested repeats refused by size, a build cut by the
+    deadline (--compile-grace 0 holds builds to it), the worker free afterwards, and SIGTERM
+    stopping the daemon in its grace period while a build runs."""
+    d = Daemon("pipeline", ["--workers", "1", "--access-log", "off", "--compile-grace", "0"]).start()
+    st["pipeline"] = d
+    r = d.post("/v1/reductions", nested_mlp_query(30, 2))
+    problem("nested repeats beyond CM_MAX_UNROLLED", r, 422, "/v1/reductions",
+            "$.layers[0].body[0].body[0].repeat")
+    check("the 422 names the limit", "CM_MAX_UNROLLED" in r.body.decode("utf-8", "replace"), r)
+    r = d.post("/v1/reductions", nested_mlp_query(10, 0.5))
+    problem("a build cut by the deadline", r, 503, "/v1/reductions")
+    check("deadline problem with Retry-After", b"deadline" in r.body and r.h("retry-after") is not None, r)
+    r = d.post("/v1/reductions", mlp_query(1024))
+    eq("the worker is free again: a small reduction", r.status, 201)
+    # SIGTERM while the only worker builds the attack's model under a 60 s deadline
+    out = {}
+
+    def slow():
+        try:
+            out["r"] = d.post("/v1/reductions", nested_mlp_query(10, 60), timeout=HTTP_TIMEOUT)
+        except Exception as ex:         # the connection may close under it
+            out["r"] = ex
+    th = threading.Thread(target=slow)
+    th.start()
+    time.sleep(1.0)
+    rc, took = d.stop()
+    th.join(HTTP_TIMEOUT)
+    eq("SIGTERM during a model build: the daemon exits 0 within %d s" % STOP_TIMEOUT, rc, 0)
+    log("SIGTERM during a build: exited in %.2f s" % took)
+
+
 # ================================================================= main ==
 def run_phase(name, fn, st):
     t0 = time.time()
@@ -1504,6 +1549,7 @@ def main():
             if "mem" in st:
                 run_phase("metrics+shutdown", phase_metrics_and_shutdown, st)
             run_phase("limits", phase_limits, st)
+            run_phase("pipeline", phase_pipeline, st)
             run_phase("postgres", phase_postgres, st)
         finally:
             for d in DAEMONS:
