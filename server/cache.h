@@ -17,6 +17,7 @@
 #ifndef DN_CACHE_H
 #define DN_CACHE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -100,15 +101,28 @@ struct cache_ops {
 	void (*destroy)(struct cache *c);
 };
 
-struct cache_guard;
+struct cache_wb;
 
 struct cache {
 	const struct cache_ops *ops;
-	struct cache_guard *guard;      /* checksums and write-back (cache.c) */
+	struct cache_wb *wb;            /* the write-back queue (cache_wb.c) */
+	atomic_uint_fast64_t corrupt;   /* entries that failed their checksum (cache.c) */
 };
 
 /* Called by a backend's constructor once ops is set: 0, or -1 (out of
  * memory: the backend frees itself and fails). */
 int cache_base_init(struct cache *c);
+
+/* ---- the write-back queue (cache_wb.c), used by cache.c ---- */
+struct cache_wb *cache_wb_new(void);
+/* Queues a copy of a put the backend refused while down (replacing the
+ * key's older entry; dropping the oldest when full). */
+void cache_wb_queue(struct cache *c, const char *key, const struct cache_entry *e);
+/* The queued copy of `key` (CACHE_HIT, *out filled), else CACHE_MISS. */
+int cache_wb_get(struct cache *c, const char *key, int with_progress, struct cache_entry *out);
+void cache_wb_forget(struct cache *c, const char *key);
+void cache_wb_stats(struct cache *c, struct cache_stats *s);
+/* Stops the writer, tries what is left once, logs what is lost, frees. */
+void cache_wb_free(struct cache *c);
 
 #endif

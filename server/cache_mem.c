@@ -341,7 +341,7 @@ cache_mem_new(size_t max_bytes)
 	m->nbuckets = CACHE_MEM_MIN_BUCKETS;
 	m->buckets = calloc(m->nbuckets, sizeof *m->buckets);
 	if (m->buckets == NULL || cache_base_init(&m->base) != 0 || pthread_mutex_init(&m->lock, NULL) != 0) {
-		free(m->base.guard);
+		free(m->base.wb);
 		free(m->buckets);
 		free(m);
 		return NULL;

@@ -727,7 +727,7 @@ cache_pg_new(const char *conninfo, int pool, struct dn_error *err)
 	p->conninfo = strdup(conninfo);
 	p->idle = calloc((size_t)p->pool_max, sizeof *p->idle);
 	if (p->conninfo == NULL || p->idle == NULL || cache_base_init(&p->base) != 0) {
-		free(p->base.guard);
+		free(p->base.wb);
 		free(p->conninfo);
 		free(p->idle);
 		free(p);
