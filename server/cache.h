@@ -1,7 +1,8 @@
 /*
  * cache.h - the result cache behind the service: an in-memory store
  * (cache_mem.c, the default) or PostgreSQL through libpq (cache_pg.c), one
- * interface. Keys are the reduction ids (hex hashes of the canonical request
+ * interface, with checksums (cache.c) and a write-back queue for outages
+ * (cache_wb.c) in front of both. Keys are the reduction ids (hex hashes of the canonical request
  * and the cost model's version); a value is the result JSON text, the
  * canonical request it answers, whether it is final, and an optional opaque
  * progress blob (the solver's saved search tree) for computations that a

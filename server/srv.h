@@ -8,6 +8,7 @@
  *   srv_route.c     the route table: method + path -> handler, 404/405
  *   srv_reply.c     responses: JSON, text, files, problem+json errors
  *   srv_pool.c      the bounded pool of solver workers
+ *   srv_job.c       a queued job's checks and deadline before it runs
  *   srv_metrics.c   counters and histograms in Prometheus text format
  *   srv_registry.c  compiled queries kept in memory by reduction id
  *   api_*.c         one file per group of endpoints
