@@ -25,6 +25,20 @@
 
 #define CM_VERSION "1.0.0"
 
+/* Limits on a built model (DN_ERANGE naming the limit beyond them), far
+ * above the largest real models: the resnet template at its maxima builds
+ * 5.4k operators, GPT at 48 layers 1.4k, a llama-style 80-layer decoder
+ * about 2.4k. They bound the time and memory one request's model costs.
+ *   CM_MAX_UNROLLED   copies of the innermost body of nested repeats (the
+ *                     product of their counts or maxima)
+ *   CM_MAX_OPS        operators in the graph
+ *   CM_MAX_TENSORS    tensors in the graph
+ *   CM_MAX_EXPR_NODES nodes of the cost expressions */
+#define CM_MAX_UNROLLED 10000
+#define CM_MAX_OPS 50000
+#define CM_MAX_TENSORS 100000
+#define CM_MAX_EXPR_NODES 2000000
+
 /* ---- devices (device_catalog.c) ---- */
 
 struct cm_device {

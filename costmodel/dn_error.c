@@ -47,6 +47,7 @@ dn_error_code_name(enum dn_error_code code)
 	case DN_ENOMEM:    return "out_of_memory";
 	case DN_ETIMEOUT:  return "timeout";
 	case DN_EINTERNAL: return "internal";
+	case DN_ETOOBIG:   return "too_large";
 	}
 	return "unknown";
 }

@@ -19,7 +19,8 @@ enum dn_error_code {
 	DN_ERANGE,   /* absurd size or a value that overflows 64 bits */
 	DN_ENOMEM,   /* allocation failed */
 	DN_ETIMEOUT, /* a deadline passed */
-	DN_EINTERNAL
+	DN_EINTERNAL,
+	DN_ETOOBIG,  /* within the rules, but beyond a configured size limit (HTTP 413) */
 };
 
 struct dn_error {

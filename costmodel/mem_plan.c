@@ -22,6 +22,7 @@
  * storages) nodes and the peak is one balanced max.
  */
 #include "mem_plan.h"
+#include "dn_deadline.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -226,6 +227,10 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 			expr_id sz = storage_size(&c, s);
 			int saved = st->first_saver != INT_MAX;
 			int p = st->producer, lu = st->last_use;
+			if (dn_deadline_check(err, "$", "building the memory plan") != 0) {
+				free(in.v);
+				goto out;
+			}
 			if (p < 0) {            /* model inputs: held by the training loop */
 				if (tl_push(&in, sz)) {
 					free(in.v);
@@ -251,6 +256,8 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 	for (int t = 0; t < m->ntensors; t++) {
 		const struct cm_tensor *x = &m->tensors[t];
 		expr_id sz;
+		if (dn_deadline_check(err, "$", "building the memory plan") != 0)
+			goto out;
 		if (!x->requires_grad || x->view_of >= 0 || x->storage < 0 || x->producer < 0)
 			continue;
 		if (m->tensors[t].producer >= m->nops)

@@ -13,6 +13,7 @@
  * instance path (through defs and repeat copies) names operators in reports.
  */
 #include "model_build_priv.h"
+#include "dn_deadline.h"
 
 #include <limits.h>
 #include <math.h>
@@ -417,6 +418,7 @@ walk_repeat(struct model_builder *mb, const json_t *item, const char *fpath,
 	char p[600], fp[600], ip[600];
 	expr_id count;
 	int64_t copies, maxv = INT64_MAX;
+	int64_t outer_unrolled;
 	int *outs = NULL, cur = input, rc = -1;
 	expr_id *conds = NULL;
 
@@ -464,6 +466,13 @@ walk_repeat(struct model_builder *mb, const json_t *item, const char *fpath,
 	}
 	if (copies > MAX_UNROLL)
 		return dn_error_set(mb->err, DN_ERANGE, p, "repeat count %lld exceeds %d", (long long)copies, MAX_UNROLL);
+	/* nested repeats multiply: bound the copies of the innermost body */
+	if (copies > 0 && mb->unrolled * copies > CM_MAX_UNROLLED)
+		return dn_error_set(mb->err, DN_ERANGE, p, "nested repeats unroll to %lld copies of their body, "
+		    "more than the limit of %d (CM_MAX_UNROLLED)", (long long)(mb->unrolled * copies), CM_MAX_UNROLLED);
+	outer_unrolled = mb->unrolled;
+	if (copies > 0)
+		mb->unrolled *= copies;
 	outs = malloc(sizeof *outs * (size_t)(copies + 1));
 	conds = malloc(sizeof *conds * (size_t)(copies + 1));
 	if (outs == NULL || conds == NULL) {
@@ -497,6 +506,7 @@ walk_repeat(struct model_builder *mb, const json_t *item, const char *fpath,
 	}
 	rc = make_select(mb, ipath, (int)copies + 1, outs, conds);
 done:
+	mb->unrolled = outer_unrolled;
 	free(outs);
 	free(conds);
 	return rc;
@@ -956,6 +966,7 @@ model_graph_build(struct cm_model_def *def, const struct cm_workload *wl,
 	mb.wl = wl;
 	mb.bounds = bounds;
 	mb.err = err;
+	mb.unrolled = 1;
 	memset(&top, 0, sizeof top);
 	rc = build_inputs(&mb, &top, &first);
 	if (rc == 0)

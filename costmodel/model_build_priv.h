@@ -42,6 +42,7 @@ struct model_builder {
 	int ndivisors;
 	expr_id divisors[16];
 	int def_depth;
+	int64_t unrolled;                   /* product of the enclosing repeats' copies */
 	struct dn_error *err;
 };
 

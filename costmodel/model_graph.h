@@ -45,6 +45,7 @@ struct cm_tensor {
 	int last_use;           /* last op reading it or a view of it */
 	expr_id id_end;         /* int64 ids: their values lie in [0, id_end);
 	                         * EXPR_NONE when unknown (views keep it) */
+	unsigned visit;         /* the graph's visit_clock when a liveness walk last reached it */
 };
 
 struct cm_storage {
@@ -107,6 +108,7 @@ struct cm_graph {
 	int ncons, capcons;
 	int output;             /* the final tensor */
 	int act_bytes;          /* bytes per element of the compute dtype */
+	unsigned visit_clock;   /* bumped per liveness walk (op_build.c): each tensor once per walk */
 };
 
 /* Appends elements; each returns the new index or -1 (out of memory). */

@@ -8,6 +8,7 @@
  * alternatives down to the storages that really hold the data.
  */
 #include "model_build_priv.h"
+#include "dn_deadline.h"
 
 #include <limits.h>
 #include <math.h>
@@ -47,6 +48,7 @@ cm_graph_add_tensor(struct cm_graph *m, const struct cm_tensor *proto)
 {
 	GROW(m->tensors, m->ntensors, m->captensors);
 	m->tensors[m->ntensors] = *proto;
+	m->tensors[m->ntensors].visit = 0;     /* not reached by any walk yet */
 	return m->ntensors++;
 }
 
@@ -399,18 +401,28 @@ ob_save_new(struct op_build *ob, expr_id bytes)
 typedef void (*storage_fn)(struct cm_graph *m, int storage, int op);
 
 static void
-for_each_storage(struct cm_graph *m, int t, storage_fn fn, int op, int depth)
+walk_storages(struct cm_graph *m, int t, storage_fn fn, int op, int depth)
 {
-	const struct cm_tensor *x = &m->tensors[t];
+	struct cm_tensor *x = &m->tensors[t];
 
-	if (depth > 256)
+	/* nested repeats and choices share alternatives: a DAG that a plain
+	 * recursion walks an exponential number of times; each tensor once */
+	if (depth > 256 || x->visit == m->visit_clock)
 		return;
+	x->visit = m->visit_clock;
 	if (x->storage >= 0) {
 		fn(m, x->storage, op);
 		return;
 	}
 	for (int i = 0; i < x->nalts; i++)
-		for_each_storage(m, x->alts[i], fn, op, depth + 1);
+		walk_storages(m, x->alts[i], fn, op, depth + 1);
+}
+
+static void
+for_each_storage(struct cm_graph *m, int t, storage_fn fn, int op)
+{
+	m->visit_clock++;
+	walk_storages(m, t, fn, op, 0);
 }
 
 static void
@@ -430,20 +442,28 @@ mark_saved(struct cm_graph *m, int s, int op)
 /* Extends the tensor-level liveness (for gradients) of t, the tensors it is a
  * view of, and choice alternatives. */
 static void
-mark_tensor_used(struct cm_graph *m, int t, int op, int depth)
+walk_tensor_used(struct cm_graph *m, int t, int op, int depth)
 {
 	struct cm_tensor *x;
 
-	if (t < 0 || depth > 256)
+	if (t < 0 || depth > 256 || m->tensors[t].visit == m->visit_clock)
 		return;
 	x = &m->tensors[t];
+	x->visit = m->visit_clock;
 	if (x->last_use < op)
 		x->last_use = op;
 	if (x->view_of >= 0)
-		mark_tensor_used(m, x->view_of, op, depth + 1);
+		walk_tensor_used(m, x->view_of, op, depth + 1);
 	if (x->storage < 0)
 		for (int i = 0; i < x->nalts; i++)
-			mark_tensor_used(m, x->alts[i], op, depth + 1);
+			walk_tensor_used(m, x->alts[i], op, depth + 1);
+}
+
+static void
+mark_tensor_used(struct cm_graph *m, int t, int op)
+{
+	m->visit_clock++;
+	walk_tensor_used(m, t, op, 0);
 }
 
 int
@@ -455,6 +475,17 @@ mb_finish_op(struct model_builder *mb, struct op_build *ob)
 
 	if (ob->out < 0)
 		return dn_error_set(ob->err, DN_EINTERNAL, ob->file_path, "operator produced no output");
+	if (m->nops >= CM_MAX_OPS)
+		return dn_error_set(ob->err, DN_ERANGE, ob->file_path,
+		    "the model builds more than %d operators (CM_MAX_OPS)", CM_MAX_OPS);
+	if (m->ntensors > CM_MAX_TENSORS)
+		return dn_error_set(ob->err, DN_ERANGE, ob->file_path,
+		    "the model builds more than %d tensors (CM_MAX_TENSORS)", CM_MAX_TENSORS);
+	if (m->g.n > CM_MAX_EXPR_NODES)
+		return dn_error_set(ob->err, DN_ERANGE, ob->file_path,
+		    "the model's cost expressions exceed %d nodes (CM_MAX_EXPR_NODES)", CM_MAX_EXPR_NODES);
+	if (dn_deadline_check(ob->err, ob->file_path, "building the model") != 0)
+		return -1;
 	ob->op.path = strdup(ob->inst_path);
 	ob->op.guard = ob->guard;
 	ob->op.nin = ob->nin;
@@ -465,12 +496,12 @@ mb_finish_op(struct model_builder *mb, struct op_build *ob)
 		return dn_error_set(ob->err, DN_ENOMEM, ob->file_path, "out of memory");
 	}
 	for (int i = 0; i < ob->nin; i++) {
-		for_each_storage(m, ob->in[i], mark_used, idx, 0);
-		mark_tensor_used(m, ob->in[i], idx, 0);
+		for_each_storage(m, ob->in[i], mark_used, idx);
+		mark_tensor_used(m, ob->in[i], idx);
 		rg |= m->tensors[ob->in[i]].requires_grad;
 	}
 	for (int i = 0; i < ob->nsaved; i++)
-		for_each_storage(m, ob->saved[i] == -2 ? ob->out : ob->saved[i], mark_saved, idx, 0);
+		for_each_storage(m, ob->saved[i] == -2 ? ob->out : ob->saved[i], mark_saved, idx);
 	for (int i = 0; i < ob->nextra; i++) {
 		int s = cm_graph_add_storage(m, ob->extra_saved[i], ob->guard, idx);
 		if (s < 0)

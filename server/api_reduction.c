@@ -27,32 +27,27 @@
 
 #define PROGRESS_MAX ((size_t)64 << 20)
 
-/* The request's deadline in seconds: ?timeout= or the body's "timeout",
- * capped by --max-deadline; -1 with a 400 reply when malformed. */
+/* The seconds left of the request's deadline: ?timeout= or the body's
+ * "timeout", capped by --max-deadline, counted from the request's first
+ * byte; -1 with a 400/422 reply when malformed. */
 double
 api_request_timeout(struct srv_request *r)
 {
-	const char *q = srv_query_arg(r, "timeout");
-	const json_t *b = r->json ? json_object_get(r->json, "timeout") : NULL;
-	double t = r->srv->cfg.deadline;
+	double t = srv_request_timeout_value(r);
 
-	if (q != NULL) {
-		char *end;
-		t = strtod(q, &end);
-		if (end == q || *end != '\0' || !(t > 0)) {
+	if (t < 0) {
+		if (srv_query_arg(r, "timeout") != NULL)
 			srv_reply_problem(r, 400, "bad-parameter", "Bad parameter", "timeout",
 			    "timeout must be a number of seconds above 0");
-			return -1;
-		}
-	} else if (b != NULL) {
-		if (!json_is_number(b) || !(json_number_value(b) > 0)) {
+		else
 			srv_reply_problem(r, 422, "invalid-field", "Invalid field", "$.timeout",
 			    "$.timeout must be a number of seconds above 0");
-			return -1;
-		}
-		t = json_number_value(b);
+		return -1;
 	}
-	return t < r->srv->cfg.max_deadline ? t : r->srv->cfg.max_deadline;
+	/* counted from the request's first byte: time waiting for a worker
+	 * (and compiling) is part of it; at least a token slice remains */
+	t -= srv_now() - r->t_start;
+	return t > 0.001 ? t : 0.001;
 }
 
 /* The reduction body of sq in its current state (its lock held). */
@@ -144,7 +139,7 @@ restore(struct srv_query *sq, const struct cache_entry *ce)
 int
 api_reduction_count(struct srv *s, struct srv_query *sq, double seconds, struct dn_error *err)
 {
-	double t0 = srv_now(), end = t0 + seconds;
+	double t0 = srv_now(), end = t0 + seconds, saved = t0, start = t0;
 	int rc = 0;
 
 	if (sq->counted && sq->e.lower == sq->e.upper)
@@ -161,9 +156,22 @@ api_reduction_count(struct srv *s, struct srv_query *sq, double seconds, struct 
 			slice = 0.001;
 		rc = sq->counted ? fs_count_more(&sq->e, slice, err) : fs_count_all(&sq->e, slice, err);
 		sq->counted = 1;
+		if (rc == 0 && sq->e.lower != sq->e.upper && srv_now() - saved >= s->cfg.progress_interval) {
+			/* a long count's progress reaches the cache as it goes, not
+			 * only when the request ends: a kill -9 loses at most this */
+			double at = srv_now();
+			json_t *res;
+			sq->solve_seconds += at - t0;
+			t0 = at;
+			res = reduction_json(s, sq);
+			if (res != NULL)
+				store(s, sq, res, 0);
+			json_decref(res);
+			saved = srv_now();
+		}
 	} while (rc == 0 && sq->e.lower != sq->e.upper && srv_now() < end && !atomic_load(&s->stopping));
 	sq->solve_seconds += srv_now() - t0;
-	srv_metrics_solve(s->metrics, srv_now() - t0, sq->e.lower != sq->e.upper);
+	srv_metrics_solve(s->metrics, srv_now() - start, sq->e.lower != sq->e.upper);
 	return rc;
 }
 
@@ -210,6 +218,18 @@ solve_and_reply(struct srv_request *r, struct srv_query *sq, const struct cache_
 		srv_reply_json(r, sq->solve_seconds >= s->cfg.max_compute ? 200 : 202, res);
 }
 
+/* A read by id (GET): the stored request must be the one the id names;
+ * an entry that answers another query is never served. */
+static int
+stored_request_ok(const char *id, struct cache_entry *ce)
+{
+	if (srv_query_id_matches(ce->request, id))
+		return 1;
+	srv_log("reduction %s: the cached entry holds another query's request: ignored", id);
+	cache_entry_clear(ce);
+	return 0;
+}
+
 /* A final cache entry for `id` answering `request_text` (NULL: any):
  * replies 200 with the stored text and "cached": true spliced in before
  * its closing brace (no parse: reads of a large reduced space stay cheap).
@@ -227,6 +247,8 @@ reply_from_cache(struct srv_request *r, const char *id, const char *request_text
 		cache_entry_clear(ce);
 		return CACHE_MISS;      /* another query with the same hash: never use it */
 	}
+	if (request_text == NULL && !stored_request_ok(id, ce))
+		return CACHE_MISS;
 	if (!ce->final)
 		return CACHE_HIT;
 	n = strlen(ce->result);
@@ -356,6 +378,8 @@ find_query(struct srv_request *r, struct cache_entry *ce)
 		    "reduction %s is not in this server's memory and the database is down", r->params[0]);
 		return NULL;
 	}
+	if (hit == CACHE_HIT && !stored_request_ok(r->params[0], ce))
+		hit = CACHE_MISS;
 	if (hit == CACHE_MISS) {
 		srv_reply_problem(r, 404, "not-found", "Not found", NULL, "no reduction %.64s (create it with POST "
 		    "/v1/reductions)", r->params[0]);

@@ -73,6 +73,7 @@ cache_mem_copy_entry(struct cache_entry *dst, const struct cache_entry *src, int
 	dst->request = strdup(src->request != NULL ? src->request : "");
 	dst->result = strdup(src->result != NULL ? src->result : "");
 	dst->final = src->final != 0;
+	memcpy(dst->checksum, src->checksum, sizeof dst->checksum);
 	if (with_progress && src->progress != NULL && src->progress_len > 0) {
 		dst->progress = malloc(src->progress_len);
 		if (dst->progress != NULL) {
@@ -339,7 +340,8 @@ cache_mem_new(size_t max_bytes)
 	m->max_bytes = max_bytes;
 	m->nbuckets = CACHE_MEM_MIN_BUCKETS;
 	m->buckets = calloc(m->nbuckets, sizeof *m->buckets);
-	if (m->buckets == NULL || pthread_mutex_init(&m->lock, NULL) != 0) {
+	if (m->buckets == NULL || cache_base_init(&m->base) != 0 || pthread_mutex_init(&m->lock, NULL) != 0) {
+		free(m->base.wb);
 		free(m->buckets);
 		free(m);
 		return NULL;

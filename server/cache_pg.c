@@ -84,18 +84,18 @@ static const struct {
 	int nparams;
 } cache_pg_stmts[CACHE_PG_NSTMTS] = {
 	[CACHE_PG_GET] = { "dnnsat_get",
-	    "SELECT request, result, final, progress FROM dnnsat_results WHERE key = $1", 1 },
+	    "SELECT request, result, final, progress, checksum FROM dnnsat_results WHERE key = $1", 1 },
 	/* the read path: no progress blob, and a plain SELECT (no write per
 	 * read, so a hot key is not a hot row lock, and replicas can serve it) */
 	[CACHE_PG_GET_RESULT] = { "dnnsat_get_result",
-	    "SELECT request, result, final FROM dnnsat_results WHERE key = $1", 1 },
+	    "SELECT request, result, final, checksum FROM dnnsat_results WHERE key = $1", 1 },
 	[CACHE_PG_PUT] = { "dnnsat_put",
-	    "INSERT INTO dnnsat_results (key, request, result, final, progress, updated_at) "
-	    "VALUES ($1, $2, $3, $4, $5, now()) "
+	    "INSERT INTO dnnsat_results (key, request, result, final, progress, checksum, updated_at) "
+	    "VALUES ($1, $2, $3, $4, $5, $6, now()) "
 	    "ON CONFLICT (key) DO UPDATE SET request = EXCLUDED.request, "
 	    "result = EXCLUDED.result, final = EXCLUDED.final, "
-	    "progress = EXCLUDED.progress, updated_at = now() "
-	    "WHERE NOT dnnsat_results.final OR EXCLUDED.final", 5 },
+	    "progress = EXCLUDED.progress, checksum = EXCLUDED.checksum, updated_at = now() "
+	    "WHERE NOT dnnsat_results.final OR EXCLUDED.final", 6 },
 	[CACHE_PG_DEL] = { "dnnsat_delete",
 	    "DELETE FROM dnnsat_results WHERE key = $1", 1 },
 	[CACHE_PG_PING] = { "dnnsat_ping", "SELECT 1", 0 },
@@ -112,6 +112,9 @@ static const char *const cache_pg_migrations[] = {
 	"key text PRIMARY KEY, request text NOT NULL, result text NOT NULL, "
 	"final boolean NOT NULL, progress bytea, "
 	"created_at timestamptz DEFAULT now(), updated_at timestamptz)",
+	/* 2: a checksum over key, final, request and result (cache.c); rows
+	 * from before it have none and are recomputed when read */
+	"ALTER TABLE dnnsat_results ADD COLUMN IF NOT EXISTS checksum text",
 };
 
 #define CACHE_PG_NMIGRATIONS ((int)(sizeof cache_pg_migrations / sizeof cache_pg_migrations[0]))
@@ -125,25 +128,6 @@ cache_pg_now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* One line on stderr with a UTC timestamp prefix. */
-static void __attribute__((format(printf, 1, 2)))
-cache_pg_log(const char *fmt, ...)
-{
-	char stamp[64], line[512];
-	struct timespec ts;
-	struct tm tm;
-	va_list ap;
-
-	/* the same line format as the daemon's own log (srv_log) */
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	snprintf(stamp, sizeof stamp, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
-	    tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)(ts.tv_nsec / 1000000) % 1000);
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof line, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "%s dnnsatd: %s\n", stamp, line);
-}
 
 /* Copies a libpq message (often several lines ending in '\n') into `dst`
  * as one line: runs of whitespace become one space, ends trimmed. */
@@ -352,7 +336,7 @@ cache_pg_mark_down(struct cache_pg *p, const char *why)
 {
 	snprintf(p->reason, sizeof p->reason, "%s", why);
 	if (p->health != CACHE_PG_DOWN)
-		cache_pg_log("database down: %s", p->reason);
+		cache_log("database down: %s", p->reason);
 	p->health = CACHE_PG_DOWN;
 	p->schema_ready = 0;
 	while (p->nidle > 0) {
@@ -367,7 +351,7 @@ static void
 cache_pg_mark_up(struct cache_pg *p)
 {
 	if (p->health == CACHE_PG_DOWN)
-		cache_pg_log("database back");
+		cache_log("database back");
 	p->health = CACHE_PG_UP;
 	p->reason[0] = '\0';
 }
@@ -524,6 +508,11 @@ cache_pg_get(struct cache *c, const char *key, int with_progress, struct cache_e
 		int blob = with_progress && !PQgetisnull(res, 0, 3) && PQgetlength(res, 0, 3) > 0;
 		if (blob)
 			out->progress = cache_pg_copy_value(res, 3, &out->progress_len);
+		{
+			int col = with_progress ? 4 : 3;
+			if (!PQgetisnull(res, 0, col))
+				snprintf(out->checksum, sizeof out->checksum, "%s", PQgetvalue(res, 0, col));
+		}
 		if (out->request == NULL || out->result == NULL || (blob && out->progress == NULL)) {
 			cache_entry_clear(out);
 			rc = CACHE_DOWN;        /* out of memory: compute it instead */
@@ -548,11 +537,11 @@ cache_pg_put(struct cache *c, const char *key, const struct cache_entry *e)
 {
 	struct cache_pg *p = (struct cache_pg *)c;
 	int has_progress = e->progress != NULL && e->progress_len > 0;
-	const char *vals[5] = { key, e->request != NULL ? e->request : "",
+	const char *vals[6] = { key, e->request != NULL ? e->request : "",
 	    e->result != NULL ? e->result : "", e->final ? "t" : "f",
-	    has_progress ? e->progress : NULL };
-	int lens[5] = { 0, 0, 0, 0, has_progress ? (int)e->progress_len : 0 };
-	int fmts[5] = { 0, 0, 0, 0, 1 };
+	    has_progress ? e->progress : NULL, e->checksum };
+	int lens[6] = { 0, 0, 0, 0, has_progress ? (int)e->progress_len : 0, 0 };
+	int fmts[6] = { 0, 0, 0, 0, 1, 0 };
 	PGresult *res;
 	int stored;
 
@@ -737,7 +726,8 @@ cache_pg_new(const char *conninfo, int pool, struct dn_error *err)
 	p->pool_max = pool > 0 ? pool : 1;
 	p->conninfo = strdup(conninfo);
 	p->idle = calloc((size_t)p->pool_max, sizeof *p->idle);
-	if (p->conninfo == NULL || p->idle == NULL) {
+	if (p->conninfo == NULL || p->idle == NULL || cache_base_init(&p->base) != 0) {
+		free(p->base.wb);
 		free(p->conninfo);
 		free(p->idle);
 		free(p);

@@ -8,6 +8,7 @@
  *   srv_route.c     the route table: method + path -> handler, 404/405
  *   srv_reply.c     responses: JSON, text, files, problem+json errors
  *   srv_pool.c      the bounded pool of solver workers
+ *   srv_job.c       a queued job's checks and deadline before it runs
  *   srv_metrics.c   counters and histograms in Prometheus text format
  *   srv_registry.c  compiled queries kept in memory by reduction id
  *   api_*.c         one file per group of endpoints
@@ -41,6 +42,10 @@ struct srv_config {
 	unsigned max_connections, connection_timeout;
 	size_t cache_bytes;
 	int registry_size;              /* compiled queries kept in memory */
+	double progress_interval;       /* seconds of counting between progress saves */
+	double compile_grace;           /* seconds from a request's first byte that building and compiling may use at least */
+	size_t max_query_bytes;         /* one compiled query's memory, else 413 (0: none) */
+	size_t registry_bytes;          /* all kept compiled queries' memory (0: none) */
 	int db_pool;
 	char *token_file;
 	char *access_log;               /* "-" stderr, "off", or a file */
@@ -169,6 +174,21 @@ void srv_pool_load(struct srv_pool *p, int *waiting, int *running);
  * running ones, joins the threads and frees the pool. */
 void srv_pool_free(struct srv_pool *p, void (*drop)(void *));
 
+/* ---- a solver job's deadline (srv_job.c) ---- */
+/* The request's timeout in seconds (?timeout=, else the body's "timeout",
+ * else --deadline; capped by --max-deadline), -1 when malformed. */
+double srv_request_timeout_value(struct srv_request *r);
+/* The request's absolute deadline (srv_now clock): its first byte plus its
+ * timeout (--deadline when malformed: the handler answers that). */
+double srv_request_deadline(struct srv_request *r);
+/* Before a job's handler runs on a worker: 0 to run it (the thread's
+ * dn_deadline is set to the request's, at least --compile-grace seconds
+ * from its first byte, stopped by shutdown too), or -1
+ * with a 503 reply set when the client has gone or the deadline passed
+ * while the job waited. srv_job_end clears the thread's deadline. */
+int srv_job_begin(struct srv_request *r);
+void srv_job_end(void);
+
 /* ---- metrics (srv_metrics.c) ---- */
 struct srv_metrics *srv_metrics_new(void);
 void srv_metrics_free(struct srv_metrics *m);
@@ -176,6 +196,10 @@ void srv_metrics_request(struct srv_metrics *m, int route, int status, double se
 void srv_metrics_cache(struct srv_metrics *m, int hit);
 void srv_metrics_solve(struct srv_metrics *m, double seconds, int timed_out);
 void srv_metrics_rejected(struct srv_metrics *m);
+/* A queued job dropped before it ran: reason "deadline" or "client_gone". */
+void srv_metrics_dropped(struct srv_metrics *m, const char *reason);
+/* A query refused for its compiled size (--max-query-bytes, --registry-bytes). */
+void srv_metrics_too_large(struct srv_metrics *m);
 /* The Prometheus text exposition (malloc'd). */
 char *srv_metrics_render(struct srv *s, size_t *len);
 

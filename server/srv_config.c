@@ -36,6 +36,10 @@ static const struct option options[] = {
 	{ "connection-timeout", K_INT, 1, 86400, "idle connection timeout, seconds (default 30)" },
 	{ "cache-bytes", K_BYTES, 0, 1e12, "in-memory cache size in bytes (default 268435456)" },
 	{ "registry-size", K_INT, 1, 100000, "compiled queries kept in memory (default 64)" },
+	{ "max-query-bytes", K_BYTES, 0, 1e12, "memory one compiled query may hold, else 413 (default 268435456; 0: no limit)" },
+	{ "registry-bytes", K_BYTES, 0, 1e13, "memory all compiled queries kept may hold (default 1073741824; 0: no limit)" },
+	{ "compile-grace", K_SECONDS, 0, 3600, "seconds from a request's first byte that building its model and compiling its query may use even past its deadline (default 5)" },
+	{ "progress-interval", K_SECONDS, 0, 86400, "seconds of counting between saves of a count's progress to the cache (default 10; 0: every slice)" },
 	{ "db-pool", K_INT, 1, 256, "PostgreSQL connections (default 8)" },
 	{ "token-file", K_STR, 0, 0, "file of bearer tokens, one per line (default: no authentication)" },
 	{ "access-log", K_STR, 0, 0, "access log: - (stderr, default), off, or a file" },
@@ -72,6 +76,10 @@ set_defaults(struct srv_config *c)
 	c->connection_timeout = 30;
 	c->cache_bytes = (size_t)256 << 20;
 	c->registry_size = 64;
+	c->progress_interval = 10;
+	c->compile_grace = 5;
+	c->max_query_bytes = (size_t)256 << 20;
+	c->registry_bytes = (size_t)1 << 30;
 	c->db_pool = 8;
 }
 
@@ -170,6 +178,10 @@ apply(struct srv_config *c, const struct option *o, const char *v, const char *w
 	else if (strcmp(o->flag, "connection-timeout") == 0) c->connection_timeout = (unsigned)x;
 	else if (strcmp(o->flag, "cache-bytes") == 0) c->cache_bytes = (size_t)x;
 	else if (strcmp(o->flag, "registry-size") == 0) c->registry_size = (int)x;
+	else if (strcmp(o->flag, "progress-interval") == 0) c->progress_interval = x;
+	else if (strcmp(o->flag, "compile-grace") == 0) c->compile_grace = x;
+	else if (strcmp(o->flag, "max-query-bytes") == 0) c->max_query_bytes = (size_t)x;
+	else if (strcmp(o->flag, "registry-bytes") == 0) c->registry_bytes = (size_t)x;
 	else if (strcmp(o->flag, "db-pool") == 0) c->db_pool = (int)x;
 	return 0;
 }

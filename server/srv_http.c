@@ -159,9 +159,10 @@ run_job(void *arg)
 	if (atomic_load(&r->srv->stopping)) {
 		r->retry_after = 5;
 		srv_reply_problem(r, 503, "shutting-down", "Shutting down", NULL, "the server is stopping");
-	} else {
+	} else if (srv_job_begin(r) == 0) {     /* else dropped: deadline passed, client gone */
 		r->in_worker = 1;
 		r->route->handler(r);
+		srv_job_end();
 		if (r->status == 0)
 			srv_reply_problem(r, 500, "internal", "Internal error", NULL, "the handler gave no answer");
 	}

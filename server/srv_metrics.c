@@ -36,6 +36,7 @@ struct srv_metrics {
 	int nroutes;                            /* + 1: unmatched paths */
 	struct route_stats *routes;
 	atomic_uint_fast64_t cache_hits, cache_misses, rejected, timeouts;
+	atomic_uint_fast64_t dropped_deadline, dropped_client, too_large;
 	struct histogram solve;
 };
 
@@ -110,6 +111,19 @@ void
 srv_metrics_rejected(struct srv_metrics *m)
 {
 	atomic_fetch_add_explicit(&m->rejected, 1, memory_order_relaxed);
+}
+
+void
+srv_metrics_dropped(struct srv_metrics *m, const char *reason)
+{
+	atomic_fetch_add_explicit(strcmp(reason, "deadline") == 0 ? &m->dropped_deadline : &m->dropped_client, 1,
+	    memory_order_relaxed);
+}
+
+void
+srv_metrics_too_large(struct srv_metrics *m)
+{
+	atomic_fetch_add_explicit(&m->too_large, 1, memory_order_relaxed);
 }
 
 /* A growing text buffer; on allocation failure it stops growing and the
@@ -248,6 +262,22 @@ srv_metrics_render(struct srv *s, size_t *len)
 	    load(&m->timeouts));
 	scalar_print(&o, "dnnsat_rejected_total", "counter", "Requests refused because the solver queue was full.",
 	    load(&m->rejected));
+	out_printf(&o, "# HELP dnnsat_jobs_dropped_total Queued solver jobs dropped before they ran: their "
+	    "deadline passed in the queue, or their client had gone.\n# TYPE dnnsat_jobs_dropped_total counter\n"
+	    "dnnsat_jobs_dropped_total{reason=\"deadline\"} %llu\ndnnsat_jobs_dropped_total{reason=\"client_gone\"} %llu\n",
+	    (unsigned long long)load(&m->dropped_deadline), (unsigned long long)load(&m->dropped_client));
+	scalar_print(&o, "dnnsat_query_too_large_total", "counter",
+	    "Queries refused because their compiled form exceeds --max-query-bytes or --registry-bytes.",
+	    load(&m->too_large));
+	scalar_print(&o, "dnnsat_cache_corrupt_total", "counter",
+	    "Cached results that failed their checksum or answered another request: dropped and recomputed.",
+	    cs.corrupt);
+	scalar_print(&o, "dnnsat_cache_writeback_pending", "gauge",
+	    "Results computed while the database was down, waiting to be written back.", cs.wb_pending);
+	scalar_print(&o, "dnnsat_cache_writeback_written_total", "counter",
+	    "Results written back to the database after an outage.", cs.wb_written);
+	scalar_print(&o, "dnnsat_cache_writeback_dropped_total", "counter",
+	    "Results dropped from the full write-back queue (oldest first).", cs.wb_dropped);
 	if (s->pool != NULL)
 		srv_pool_load(s->pool, &waiting, &running);
 	out_printf(&o, "# HELP dnnsat_solver_jobs Solver jobs waiting and running.\n"

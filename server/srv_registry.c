@@ -13,6 +13,8 @@
  */
 #include "srv_registry.h"
 
+#include "dn_deadline.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +25,8 @@ struct srv_registry {
 	struct srv_query **items;
 	int n, cap;
 	uint64_t clock;
+	size_t max_query_bytes, max_bytes;      /* 0: no limit */
+	size_t bytes;                           /* sum of the kept entries' bytes */
 };
 
 struct srv_registry *
@@ -41,6 +45,35 @@ srv_registry_new(const struct cm_device_catalog *catalog, int capacity)
 	reg->catalog = catalog;
 	reg->cap = capacity;
 	return reg;
+}
+
+void
+srv_registry_set_bytes(struct srv_registry *reg, size_t max_query_bytes, size_t max_bytes)
+{
+	reg->max_query_bytes = max_query_bytes;
+	reg->max_bytes = max_bytes;
+}
+
+size_t
+srv_query_bytes(const struct srv_query *sq)
+{
+	const struct expr_graph *g = sq->e.g;
+	size_t b = sizeof *sq, per_node;
+
+	/* the request as JSON values (a value's json_t and slot cost about
+	 * 16 bytes per byte of its compact text) and as text */
+	b += (sq->request_text != NULL ? strlen(sq->request_text) : 0) * 17;
+	if (g != NULL) {
+		/* the graph (node, hash slot) and the engine's per-node arrays
+		 * (interval, stamp, cone, table pointer and var, tape) */
+		per_node = sizeof(struct expr_node) + 2 * sizeof(int32_t) + sizeof(struct expr_ival) + sizeof(uint32_t) +
+		    1 + sizeof(void *) + sizeof(int32_t) + 2 * sizeof(union expr_val) + 16;
+		b += (size_t)g->n * per_node;
+	}
+	for (int k = 0; k < sq->q.space.ndims; k++)
+		b += (size_t)sq->q.space.dims[k].nvalues * sizeof(union expr_val);
+	b += (size_t)sq->e.capnodes * sizeof(struct fs_node) + (size_t)sq->e.capundo * 32;
+	return b;
 }
 
 static void
@@ -155,6 +188,15 @@ hash_text(const char *text, char id[33])
 	snprintf(id, 33, "%016llx%016llx", (unsigned long long)h1, (unsigned long long)h2);
 }
 
+int
+srv_query_id_matches(const char *text, const char *id)
+{
+	char own[33];
+
+	hash_text(text, own);
+	return strcmp(own, id) == 0;
+}
+
 json_t *
 srv_query_canonical(const json_t *body, char id[33], char **text)
 {
@@ -200,7 +242,11 @@ compile(const struct cm_device_catalog *catalog, const char *id, const json_t *r
 		query_free(sq);
 		return NULL;
 	}
-	if (sq_parse(sq->request, catalog, &sq->q, err) != 0 || fs_init(&sq->e, &sq->q, err) != 0) {
+	/* the request's deadline (dn_deadline.h, set by the worker) stops the
+	 * model build inside; between the phases it is checked here */
+	if (sq_parse(sq->request, catalog, &sq->q, err) != 0 ||
+	    dn_deadline_check(err, "", "compiling the query") != 0 || fs_init(&sq->e, &sq->q, err) != 0 ||
+	    dn_deadline_check(err, "", "compiling the query") != 0) {
 		query_free(sq);
 		return NULL;
 	}
@@ -218,6 +264,7 @@ evict_one(struct srv_registry *reg)
 			victim = i;
 	if (victim < 0)
 		return -1;
+	reg->bytes -= reg->items[victim]->bytes;
 	query_free(reg->items[victim]);
 	reg->items[victim] = reg->items[--reg->n];
 	return 0;
@@ -252,16 +299,28 @@ srv_registry_get(struct srv_registry *reg, const char *id, const json_t *request
 	sq = compile(reg->catalog, id, request, err);
 	if (sq == NULL)
 		return NULL;
+	sq->bytes = srv_query_bytes(sq);
+	if (reg->max_query_bytes > 0 && sq->bytes > reg->max_query_bytes) {
+		dn_error_set(err, DN_ETOOBIG, "", "the compiled query needs about %zu bytes of memory, more than "
+		    "the limit of %zu (--max-query-bytes)", sq->bytes, reg->max_query_bytes);
+		query_free(sq);
+		return NULL;
+	}
 	pthread_mutex_lock(&reg->lock);
 	other = find_locked(reg, id);
 	if (other == NULL) {
 		if (reg->n == reg->cap)
 			evict_one(reg);
+		while (reg->max_bytes > 0 && reg->bytes + sq->bytes > reg->max_bytes && evict_one(reg) == 0)
+			;
 		sq->refs = 1;
 		sq->used = ++reg->clock;
-		sq->kept = reg->n < reg->cap;   /* every entry held: serve this request, then free it */
-		if (sq->kept)
+		/* every entry held, or no room left: serve this request, then free it */
+		sq->kept = reg->n < reg->cap && (reg->max_bytes == 0 || reg->bytes + sq->bytes <= reg->max_bytes);
+		if (sq->kept) {
 			reg->items[reg->n++] = sq;
+			reg->bytes += sq->bytes;
+		}
 	}
 	pthread_mutex_unlock(&reg->lock);
 	if (other != NULL) {
@@ -278,8 +337,18 @@ srv_registry_release(struct srv_registry *reg, struct srv_query *sq)
 
 	if (sq == NULL)
 		return;
+	/* a count grows the engine's search tree: account for it (the caller
+	 * no longer touches sq, so reading its sizes here is safe when the
+	 * last reference goes; others may hold it: then it is a snapshot) */
 	pthread_mutex_lock(&reg->lock);
+	if (sq->kept && sq->refs == 1) {
+		size_t now = srv_query_bytes(sq);
+		reg->bytes = reg->bytes - sq->bytes + now;
+		sq->bytes = now;
+	}
 	drop = --sq->refs == 0 && !sq->kept;
+	while (!drop && reg->max_bytes > 0 && reg->bytes > reg->max_bytes && evict_one(reg) == 0)
+		;
 	pthread_mutex_unlock(&reg->lock);
 	if (drop)
 		query_free(sq);

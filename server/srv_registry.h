@@ -31,15 +31,29 @@ struct srv_query {
 	atomic_int computing;           /* a worker is counting it now */
 	json_t *result;                 /* the reduction body once exact, or NULL */
 	uint64_t used;                  /* LRU stamp */
+	size_t bytes;                   /* srv_query_bytes when last measured (registry lock) */
 };
 
 struct srv_registry *srv_registry_new(const struct cm_device_catalog *catalog, int capacity);
 void srv_registry_free(struct srv_registry *reg);
+/* Memory limits (0: none): a query whose compiled form needs more than
+ * max_query_bytes is refused (DN_ETOOBIG: 413); beyond max_bytes in all,
+ * the least recently used unreferenced entries are evicted (re-measured
+ * when their last reference goes, since counting grows the search tree),
+ * and a query that still does not fit is served without being kept. */
+void srv_registry_set_bytes(struct srv_registry *reg, size_t max_query_bytes, size_t max_bytes);
+/* An estimate of the memory a compiled query holds: its request as JSON
+ * and text, the expression graph with the engine's per-node arrays, the
+ * space's value tables, the search tree and its undo log. */
+size_t srv_query_bytes(const struct srv_query *sq);
 
 /* The canonical form of a query body (a copy without "timeout" and
  * "config") and its id: 32 hex digits hashing the canonical text and the
  * cost model's version. Returns the canonical object (new reference). */
 json_t *srv_query_canonical(const json_t *body, char id[33], char **text);
+/* 1 when `id` is the id of the canonical request text `text` (a stored
+ * entry read by id answers that request and no other), else 0. */
+int srv_query_id_matches(const char *text, const char *id);
 
 /* The compiled query of `id`: from memory, else compiled from `request`
  * (the canonical query; NULL: only from memory). NULL with err: a query
@@ -62,8 +76,10 @@ struct srv_query *srv_registry_pinned(struct srv_registry *reg, const char *id);
 
 /* ---- shared by the reduction endpoints (api_reduction.c) ---- */
 
-/* The request's deadline in seconds: ?timeout= or the body's "timeout",
- * capped by --max-deadline; -1 with a 400 reply when malformed. */
+/* The seconds left of the request's deadline (?timeout= or the body's
+ * "timeout", capped by --max-deadline) counted from its first byte, so
+ * that time queued for a worker counts; at least 0.001. -1 with a 400/422
+ * reply when malformed. */
 double api_request_timeout(struct srv_request *r);
 
 /* Brings sq's count forward for up to `seconds` (sq->lock held for

@@ -180,6 +180,10 @@ srv_reply_error(struct srv_request *r, const struct dn_error *err)
 		srv_reply_problem(r, 422, "unknown-name", "Unknown name", path, "%s%s%s", path, path[0] ? ": " : "",
 		    err->message);
 		break;
+	case DN_ETOOBIG:
+		srv_metrics_too_large(r->srv->metrics);
+		srv_reply_problem(r, 413, "query-too-large", "Query too large", path, "%s", err->message);
+		break;
 	case DN_ETIMEOUT:
 		r->retry_after = 5;
 		srv_reply_problem(r, 503, "deadline", "Solver deadline passed", path, "%s", err->message);

@@ -103,6 +103,8 @@ srv_start(struct srv *s, struct dn_error *err)
 	s->metrics = srv_metrics_new();
 	s->pool = srv_pool_new(s->cfg.workers, s->cfg.max_queue);
 	s->registry = srv_registry_new(&s->catalog, s->cfg.registry_size);
+	if (s->registry != NULL)
+		srv_registry_set_bytes(s->registry, s->cfg.max_query_bytes, s->cfg.registry_bytes);
 	if (s->cache == NULL || s->metrics == NULL || s->pool == NULL || s->registry == NULL)
 		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory at start");
 	return srv_http_start(s, err);

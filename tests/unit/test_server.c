@@ -557,12 +557,60 @@ START_TEST(test_registry)
 }
 END_TEST
 
+
+/* Item 5: compiled queries are accounted in bytes. A registry of room for
+ * one mlp query evicts the other on the second compile, although its entry
+ * count (8) would keep both; a query beyond the per-query cap is refused
+ * with DN_ETOOBIG naming the flag. */
+START_TEST(test_registry_bytes)
+{
+	struct srv_registry *reg;
+	struct srv_query *a, *b;
+	struct dn_error err;
+	json_t *qa = mlp_query(512), *qb = mlp_query(1024), *ca, *cb;
+	char ida[33], idb[33];
+	size_t one;
+
+	load_catalog();
+	memset(&err, 0, sizeof err);
+	ca = srv_query_canonical(qa, ida, NULL);
+	cb = srv_query_canonical(qb, idb, NULL);
+	reg = srv_registry_new(&cat, 8);
+	a = srv_registry_get(reg, ida, ca, &err);
+	ck_assert_msg(a != NULL, "%s", err.message);
+	one = srv_query_bytes(a);
+	ck_assert_uint_gt(one, 1000);
+	srv_registry_release(reg, a);
+	srv_registry_set_bytes(reg, 0, one + one / 2);
+	b = srv_registry_get(reg, idb, cb, &err);
+	ck_assert_msg(b != NULL, "%s", err.message);
+	srv_registry_release(reg, b);
+	ck_assert_ptr_null(srv_registry_get(reg, ida, NULL, &err));       /* evicted for room */
+	b = srv_registry_get(reg, idb, NULL, &err);
+	ck_assert_ptr_nonnull(b);
+	srv_registry_release(reg, b);
+	/* the per-query cap */
+	srv_registry_set_bytes(reg, one / 2, 0);
+	dn_error_clear(&err);
+	ck_assert_ptr_null(srv_registry_get(reg, ida, ca, &err));
+	ck_assert_int_eq(err.code, DN_ETOOBIG);
+	ck_assert_msg(strstr(err.message, "--max-query-bytes") != NULL, "%s", err.message);
+	srv_registry_free(reg);
+	json_decref(ca);
+	json_decref(cb);
+	json_decref(qa);
+	json_decref(qb);
+	cm_catalog_free(&cat);
+}
+END_TEST
+
 /* ---- the whole server in this process ---- */
 
 static struct srv server;
 
+/* Starts `server`; `extra` (NULL-terminated, may be NULL) adds flags. */
 static void
-server_start(const char *token_file)
+server_start_with(const char *token_file, const char *const *extra)
 {
 	struct dn_error err;
 	char *argv[32] = { "test", "--listen", "127.0.0.1:0", "--access-log", "off", "--workers", "2",
@@ -573,6 +621,8 @@ server_start(const char *token_file)
 		argv[argc++] = "--token-file";
 		argv[argc++] = (char *)token_file;
 	}
+	for (int i = 0; extra != NULL && extra[i] != NULL && argc < 31; i++)
+		argv[argc++] = (char *)extra[i];
 	memset(&server, 0, sizeof server);
 	memset(&err, 0, sizeof err);
 	setenv("DNNSAT_DATA_DIR", src_path("schemas"), 1);
@@ -581,25 +631,40 @@ server_start(const char *token_file)
 	ck_assert_int_gt(server.cfg.port, 0);
 }
 
-/* One request on a fresh connection; returns the status, the response in
- * buf (headers and body). */
+static void
+server_start(const char *token_file)
+{
+	server_start_with(token_file, NULL);
+}
+
+/* A socket connected to the server. */
 static int
-http(const char *method, const char *path, const char *ctype, const char *body, const char *extra, char *buf,
-    size_t cap)
+connect_server(void)
 {
 	struct sockaddr_in a;
-	struct timeval tv = { 30, 0 };
-	char head[1024];
-	size_t got = 0;
-	int fd = socket(AF_INET, SOCK_STREAM, 0), n;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
 
 	ck_assert_int_ge(fd, 0);
 	memset(&a, 0, sizeof a);
 	a.sin_family = AF_INET;
 	a.sin_port = htons((uint16_t)server.cfg.port);
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 	ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+	return fd;
+}
+
+/* One request on a fresh connection; returns the status, the response in
+ * buf (headers and body). */
+static int
+http(const char *method, const char *path, const char *ctype, const char *body, const char *extra, char *buf,
+    size_t cap)
+{
+	struct timeval tv = { 30, 0 };
+	char head[1024];
+	size_t got = 0;
+	int fd = connect_server(), n;
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 	n = snprintf(head, sizeof head, "%s %s HTTP/1.1\r\nHost: t\r\nConnection: close\r\n%s%s%s%s"
 	    "Content-Length: %zu\r\n\r\n", method, path, ctype ? "Content-Type: " : "", ctype ? ctype : "",
 	    ctype ? "\r\n" : "", extra ? extra : "", body ? strlen(body) : 0);
@@ -734,6 +799,204 @@ START_TEST(test_server_statuses)
 }
 END_TEST
 
+
+/* A reduction of a model whose layers are three nested constant repeats
+ * (n1 x n2 x n3 copies of six linear layers), with the request's timeout. */
+static char *
+nested_query(int n1, int n2, int n3, double timeout)
+{
+	json_t *lin = json_pack("{s:s,s:i}", "op", "linear", "out_features", 64), *body = json_array(), *q;
+	char *text;
+
+	for (int i = 0; i < 6; i++)
+		json_array_append(body, lin);
+	json_decref(lin);
+	body = json_pack("[{s:i,s:o}]", "repeat", n3, "body", body);
+	body = json_pack("[{s:i,s:o}]", "repeat", n2, "body", body);
+	body = json_pack("[{s:i,s:o}]", "repeat", n1, "body", body);
+	q = json_pack("{s:{s:i,s:s,s:{s:{s:s,s:i,s:i,s:i}},s:[{s:s,s:[s,i],s:s}],s:o},"
+	    "s:{s:{s:s,s:[i,i]}},s:{s:s},s:f}",
+	    "model", "dnnsat_model", 1, "name", "nested", "hyperparameters", "batch_size", "type", "int", "default", 8,
+	    "min", 1, "max", 64, "inputs", "name", "x", "shape", "batch_size", 64, "dtype", "float", "layers", body,
+	    "space", "batch_size", "_type", "choice", "_value", 8, 16, "budgets", "memory", "2GiB", "timeout", timeout);
+	ck_assert_ptr_nonnull(q);
+	text = json_dumps(q, JSON_COMPACT);
+	json_decref(q);
+	return text;
+}
+
+/* Item 1 of the adversarial run: nested repeats multiply (27,000 copies
+ * are refused at once, naming the limit), and a model that builds for
+ * longer than the request's deadline is cut by it (503 deadline with
+ * Retry-After) instead of pinning a worker. --compile-grace 0 holds the
+ * build to the request's own deadline (the default lets a build use 5 s). */
+START_TEST(test_server_build_bounded)
+{
+	static char buf[1 << 16];
+	char *q;
+	static const char *const extra[] = { "--compile-grace", "0", NULL };
+
+	server_start_with(NULL, extra);
+	q = nested_query(30, 30, 30, 2);
+	ck_assert_int_eq(http("POST", "/v1/reductions", "application/json", q, NULL, buf, sizeof buf), 422);
+	ck_assert_msg(strstr(body_of(buf), "CM_MAX_UNROLLED") != NULL, "%s", buf);
+	ck_assert_msg(strstr(body_of(buf), "\"path\":\"$.layers[0].body[0].body[0].repeat\"") != NULL, "%s", buf);
+	free(q);
+	/* 8,000 copies of six layers: within the limits, far beyond 0.3 s of building */
+	q = nested_query(20, 20, 20, 0.3);
+	ck_assert_int_eq(http("POST", "/v1/reductions", "application/json", q, NULL, buf, sizeof buf), 503);
+	ck_assert_msg(strstr(body_of(buf), "deadline") != NULL, "%s", buf);
+	ck_assert_ptr_nonnull(strstr(buf, "Retry-After: "));
+	free(q);
+	/* the workers are free again */
+	{
+		json_t *m = mlp_query(512);
+		q = json_dumps(m, JSON_COMPACT);
+		json_decref(m);
+	}
+	ck_assert_int_eq(http("POST", "/v1/reductions", "application/json", q, NULL, buf, sizeof buf), 201);
+	free(q);
+	srv_stop(&server);
+}
+END_TEST
+
+static void *
+post_in_thread(void *arg)
+{
+	static char buf[1 << 16];
+	void **a = arg;
+	int *status = a[0];
+
+	*status = http("POST", "/v1/reductions", "application/json", a[1], NULL, buf, sizeof buf);
+	return NULL;
+}
+
+/* Sends a request and closes the connection without reading the answer. */
+static void
+post_and_leave(const char *body)
+{
+	char head[512];
+	int fd = connect_server(), n;
+
+	n = snprintf(head, sizeof head, "POST /v1/reductions HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+	    "Content-Length: %zu\r\n\r\n", strlen(body));
+	ck_assert_int_eq(send(fd, head, (size_t)n, MSG_NOSIGNAL), n);
+	ck_assert_int_eq(send(fd, body, strlen(body), MSG_NOSIGNAL), (ssize_t)strlen(body));
+	usleep(200 * 1000);             /* read and queued by the server */
+	close(fd);
+}
+
+/* Item 2: with one worker busy on a heavy job, a queued job whose deadline
+ * passes while it waits is answered 503 without running, and one whose
+ * client left is dropped; both counted. */
+START_TEST(test_server_queue_deadline)
+{
+	static const char *const extra[] = { "--workers", "1", "--compile-grace", "0", NULL };
+	static char buf[1 << 16];
+	void *args[2];
+	int status = 0;
+	pthread_t th;
+	char *heavy, *gone, *late;
+	json_t *q;
+
+	server_start_with(NULL, extra);
+	heavy = nested_query(20, 20, 20, 3);      /* holds the worker until its deadline */
+	q = mlp_query(1024);
+	gone = json_dumps(q, JSON_COMPACT);
+	json_decref(q);
+	q = mlp_query(2048);
+	json_object_set_new(q, "timeout", json_real(1));
+	late = json_dumps(q, JSON_COMPACT);
+	json_decref(q);
+	args[0] = &status;
+	args[1] = heavy;
+	ck_assert_int_eq(pthread_create(&th, NULL, post_in_thread, args), 0);
+	usleep(500 * 1000);
+	post_and_leave(gone);
+	ck_assert_int_eq(http("POST", "/v1/reductions", "application/json", late, NULL, buf, sizeof buf), 503);
+	ck_assert_msg(strstr(body_of(buf), "waited") != NULL, "%s", buf);
+	ck_assert_ptr_nonnull(strstr(buf, "Retry-After: "));
+	pthread_join(th, NULL);
+	ck_assert_int_eq(status, 503);
+	ck_assert_int_eq(http("GET", "/metrics", NULL, NULL, NULL, buf, sizeof buf), 200);
+	ck_assert_msg(strstr(body_of(buf), "dnnsat_jobs_dropped_total{reason=\"deadline\"} 1\n") != NULL, "%s", buf);
+	ck_assert_msg(strstr(body_of(buf), "dnnsat_jobs_dropped_total{reason=\"client_gone\"} 1\n") != NULL, "%s", buf);
+	free(heavy);
+	free(gone);
+	free(late);
+	srv_stop(&server);
+}
+END_TEST
+
+/* Item 6: a long count's progress reaches the cache while it counts
+ * (--progress-interval 0: after every slice), before its request ends. */
+START_TEST(test_server_progress_saved)
+{
+	static const char *const extra[] = { "--workers", "1", "--progress-interval", "0", "--max-body", "1048576",
+		NULL };
+	void *args[2];
+	int status = 0;
+	pthread_t th;
+	json_t *q = json_object(), *canon;
+	struct cache_entry ce;
+	char id[33], *text, *body;
+	json_error_t jerr;
+
+	json_object_set_new(q, "model", json_load_file(src_path("examples/models/transformer24.json"), 0, &jerr));
+	json_object_set_new(q, "space", json_load_file(src_path("examples/spaces/transformer24.json"), 0, &jerr));
+	json_object_set_new(q, "device", json_string("a100-40gb"));
+	json_object_set_new(q, "budgets", json_pack("{s:s}", "memory", "40GiB"));
+	ck_assert_ptr_nonnull(json_object_get(q, "model"));
+	ck_assert_ptr_nonnull(json_object_get(q, "space"));
+	canon = srv_query_canonical(q, id, &text);
+	json_object_set_new(q, "timeout", json_real(6));
+	body = json_dumps(q, JSON_COMPACT);
+	server_start_with(NULL, extra);
+	args[0] = &status;
+	args[1] = body;
+	ck_assert_int_eq(pthread_create(&th, NULL, post_in_thread, args), 0);
+	sleep(4);                       /* compiled, and counting for seconds: not yet answered */
+	memset(&ce, 0, sizeof ce);
+	ck_assert_int_eq(cache_get(server.cache, id, &ce), CACHE_HIT);
+	ck_assert_int_eq(ce.final, 0);
+	ck_assert_ptr_nonnull(ce.progress);
+	ck_assert_str_eq(ce.request, text);
+	cache_entry_clear(&ce);
+	pthread_join(th, NULL);
+	ck_assert_int_eq(status, 202);
+	srv_stop(&server);
+	json_decref(canon);
+	json_decref(q);
+	free(text);
+	free(body);
+}
+END_TEST
+
+
+/* Item 5 over HTTP: a 100,000-value pass-through choice (megabytes once
+ * compiled) beyond --max-query-bytes is answered 413 naming the flag. */
+START_TEST(test_server_query_bytes)
+{
+	static const char *const extra[] = { "--max-body", "4MiB", "--max-query-bytes", "4MiB", NULL };
+	static char buf[1 << 16];
+	json_t *q = mlp_query(512), *vals = json_array();
+	char *text;
+
+	for (int i = 0; i < 100000; i++)
+		json_array_append_new(vals, json_integer(i));
+	json_object_set_new(json_object_get(q, "space"), "seed", json_pack("{s:s,s:o}", "_type", "choice", "_value", vals));
+	text = json_dumps(q, JSON_COMPACT);
+	server_start_with(NULL, extra);
+	ck_assert_int_eq(http("POST", "/v1/reductions", "application/json", text, NULL, buf, sizeof buf), 413);
+	ck_assert_msg(strstr(body_of(buf), "--max-query-bytes") != NULL, "%s", buf);
+	ck_assert_int_eq(http("GET", "/metrics", NULL, NULL, NULL, buf, sizeof buf), 200);
+	ck_assert_msg(strstr(body_of(buf), "dnnsat_query_too_large_total 1\n") != NULL, "%s", buf);
+	srv_stop(&server);
+	free(text);
+	json_decref(q);
+}
+END_TEST
+
 START_TEST(test_server_tokens)
 {
 	static char buf[1 << 16];
@@ -769,9 +1032,14 @@ suite(void)
 	tcase_add_test(t, test_pool);
 	tcase_add_test(t, test_json_text);
 	tcase_add_test(t, test_registry);
+	tcase_add_test(t, test_registry_bytes);
 	tcase_add_test(t, test_check_args);
 	tcase_add_test(t, test_server_statuses);
 	tcase_add_test(t, test_server_tokens);
+	tcase_add_test(t, test_server_build_bounded);
+	tcase_add_test(t, test_server_queue_deadline);
+	tcase_add_test(t, test_server_progress_saved);
+	tcase_add_test(t, test_server_query_bytes);
 	suite_add_tcase(s, t);
 	return s;
 }
