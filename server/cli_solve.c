@@ -232,8 +232,10 @@ cmd_count(struct fs_engine *e, struct solve_opts *o)
 	else
 		printf("feasible between %s and %s of %s configurations (deadline of %g s passed)\n", lo, hi, total,
 		    o->timeout);
-	if (!o->json)
+	if (!o->json) {
+		cli_print_budgets(stdout, e->q);
 		print_real_grids(e, NULL);
+	}
 	if (e->lower != e->upper)
 		return 3;
 	return e->lower > 0 ? 0 : 1;
@@ -366,6 +368,7 @@ cli_solve(int argc, char **argv)
 		status = fail(&err);
 		goto out;
 	}
+	cli_print_warnings(&q, NULL);
 	{
 		static struct progress prog;
 		prog.start = fs_now();
