@@ -993,6 +993,9 @@ def phase_trust(d):
                {"value": 15360.0 * 2 ** 20, "unit": "B", "text": "15 GiB", "source": "device"})
             r = d.get(R + "/" + str(j.get("id")))
             eq("24GiB on t4 (read back): warning", (r.json or {}).get("warnings"), j.get("warnings"))
+            r = d.get(R + "/" + str(j.get("id")) + "/check?batch_size=64&width=64")
+            eq("24GiB on t4: GET check carries the warning", (r.status, (r.json or {}).get("warnings")),
+               (200, j.get("warnings")))
         else:
             eq("24GiB on a100-40gb: no warning", j.get("warnings"), [])
     check("24GiB: fewer configurations fit the T4 than the A100", 0 <= counts["t4"] < counts["a100-40gb"], counts)
@@ -1001,11 +1004,21 @@ def phase_trust(d):
     check("estimate 200GiB on t4: warning", "more than t4's usable 15.0 GiB" in str((r.json or {}).get("warnings")),
           _short(r.json))
 
+    cq = {"model": "resnet50", "space": space, "device": "t4", "budgets": {"memory": "24GiB"},
+          "config": {"batch_size": 64, "width": 64}}
+    r = d.post("/v1/check", cq)
+    eq("check 24GiB on t4: warning", (r.status, (r.json or {}).get("warnings")),
+       (200, ["memory budget 24 GiB is more than t4's usable 15.0 GiB: using 15.0 GiB"]))
+    r = d.post("/v1/check", dict(cq, device="a100-40gb"))
+    check("check 24GiB on a100-40gb: no warnings member", r.status == 200 and "warnings" not in (r.json or {}),
+          _short(r.json))
+
     # parameters that set nothing in the model; explicit binding
     r = d.post(R, {"model": "bert-base", "space": SPACE_RESNET, "device": "h200-141gb"})
     j = check_reduction("resnet space on bert", r, 201, SPACE_RESNET)
+    # the service solves the canonical query (keys sorted): the names come in that order
     eq("resnet space on bert: warning", j.get("warnings"),
-       ["parameters block, layers3, width, resolution set nothing in model bert (they pass through)"])
+       ["parameters block, layers3, resolution, width set nothing in model bert (they pass through)"])
     hs = {"batch_size": {"_type": "choice", "_value": [8, 16]}, "hidden_size": {"_type": "choice", "_value": [384, 768]}}
     j = check_reduction("bind hidden_size", d.post(R, {"model": "bert-base", "space": hs, "device": "h200-141gb",
                                                         "bind": {"hidden_size": "hidden"}}), 201, hs)
