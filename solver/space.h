@@ -129,7 +129,8 @@ int sp_bind_map(struct sp_space *sp, const struct cm_model_def *def, const struc
     int nmap, struct dn_error *err);
 
 /* After binding: the parameters that set nothing in the model, as "block,
- * width" in buf (truncated to fit). A parameter with a well-known training
+ * width, opt/beta" in buf (truncated to fit; each by its address as
+ * sp_bind_pair takes it). A parameter with a well-known training
  * knob's name (lr, learning_rate, momentum, weight_decay, dropout, ...,
  * see docs/search-space.md) is not listed, nor a nested choice whose
  * options hold a bound parameter. Returns how many are listed. */

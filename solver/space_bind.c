@@ -371,6 +371,18 @@ addressed(const struct sp_space *sp, int i, const char *a)
 	    strncmp(a + ck + 1, opt, strlen(opt)) == 0;
 }
 
+/* Dim i's short address into buf: "key", or "choice/key" for a nested dim
+ * (its enclosing choice's key). Returns the length written. */
+static int
+address(const struct sp_space *sp, int i, char *buf, size_t len)
+{
+	const struct sp_dim *d = &sp->dims[i];
+
+	if (d->parent < 0)
+		return dn_fmt(buf, len, "%s", d->key);
+	return dn_fmt(buf, len, "%s/%s", sp->dims[d->parent].key, d->key);
+}
+
 /* "did you mean" for an address that matches nothing: the space's
  * addresses ("key", "choice/key"). */
 static int
@@ -386,8 +398,7 @@ unknown_address(const struct sp_space *sp, const struct sp_bind_pair *m, struct 
 		size_t n = strlen(d->key) + (d->parent >= 0 ? strlen(sp->dims[d->parent].key) + 2 : 1);
 		addr[i] = malloc(n);
 		if (addr[i] != NULL)
-			dn_fmt(addr[i], n, "%s%s%s", d->parent >= 0 ? sp->dims[d->parent].key : "",
-			    d->parent >= 0 ? "/" : "", d->key);
+			address(sp, i, addr[i], n);
 	}
 	dn_suggest(m->from, (const char *const *)addr, sp->ndims, near, sizeof near);
 	for (int i = 0; i < sp->ndims; i++)
@@ -533,7 +544,9 @@ sp_unbound_names(const struct sp_space *sp, char *buf, size_t len)
 		const struct sp_dim *d = &sp->dims[i];
 		if (d->hp >= 0 || training_knob(d->key) || (d->nested && holds_bound(sp, i)))
 			continue;
-		used += (size_t)dn_fmt(buf + used, len > used ? len - used : 0, "%s%s", n ? ", " : "", d->name);
+		/* named by its bind address ("choice/key"), not d->name */
+		used += (size_t)dn_fmt(buf + used, len > used ? len - used : 0, "%s", n ? ", " : "");
+		used += (size_t)address(sp, i, buf + used, len > used ? len - used : 0);
 		n++;
 	}
 	return n;
