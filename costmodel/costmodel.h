@@ -45,11 +45,13 @@ struct cm_device {
 	char name[64];
 	char display_name[96];
 	int64_t memory_bytes;
+	int64_t usable_memory_bytes; /* what one process can allocate (<= memory_bytes) */
 	double mem_bandwidth;      /* bytes/s */
 	int sm_count;
 	int max_threads_per_sm;
 	double peak_fp32, peak_tf32, peak_fp16, peak_bf16, peak_int8; /* FLOP/s */
 	int is_alias;              /* catalog entry that repeats another under an alias */
+	int entry;                 /* index of the device's own (non-alias) catalog entry */
 };
 
 struct cm_device_catalog {
@@ -60,11 +62,24 @@ struct cm_device_catalog {
 /* Loads schemas/devices.json (or another catalog file). */
 int cm_catalog_load(const char *path, struct cm_device_catalog *cat,
     struct dn_error *err);
+/* The same from a parsed document {"devices": [...]} (a catalog file or
+ * the GET /v1/devices answer). */
+int cm_catalog_from_json(const json_t *root, struct cm_device_catalog *cat,
+    struct dn_error *err);
 void cm_catalog_free(struct cm_device_catalog *cat);
 /* Finds a device by name or alias (case-insensitive); NULL if unknown. */
 const struct cm_device *cm_catalog_find(const struct cm_device_catalog *cat,
     const char *name);
-/* Reads an inline device description; `path` names it in errors. */
+/* Resolves a name the user typed: the entry cm_catalog_find gives, else an
+ * error at `path`: DN_EINVAL "ambiguous" listing every device whose name or
+ * alias starts with `name` followed by '-' when there are two or more
+ * ("a100": a100-40gb, a100-80gb, ...), DN_ENOENT with the closest names
+ * ("did you mean") otherwise. 0 or -1. */
+int cm_catalog_resolve(const struct cm_device_catalog *cat, const char *name,
+    const char *path, const struct cm_device **out, struct dn_error *err);
+/* Reads an inline device description; `path` names it in errors.
+ * "usable_memory_bytes" is optional (default: memory_bytes) and at most
+ * memory_bytes. */
 int cm_device_from_json(const json_t *obj, const char *path,
     struct cm_device *out, struct dn_error *err);
 

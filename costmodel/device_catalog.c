@@ -2,9 +2,14 @@
  * device_catalog.c - the GPU catalog (schemas/devices.json) and inline device
  * descriptions. A device is valid when it has a positive memory size,
  * bandwidth, SM count and FP32 peak; absent tensor-core peaks are 0 (the
- * performance model then falls back to the FP32 units).
+ * performance model then falls back to the FP32 units). The usable memory
+ * (what nvidia-smi / cudaMemGetInfo report as the total a process sees) is
+ * at most the capacity and defaults to it. A name the user types resolves
+ * exactly (cm_catalog_find) or fails with the candidates it could mean
+ * (cm_catalog_resolve).
  */
 #include "costmodel.h"
+#include "dn_suggest.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -38,7 +43,7 @@ cm_device_from_json(const json_t *obj, const char *path, struct cm_device *d,
 {
 	const char *name;
 	const json_t *peaks;
-	double mem, bw, sms, threads, v;
+	double mem, usable, bw, sms, threads, v;
 
 	memset(d, 0, sizeof *d);
 	if (!json_is_object(obj))
@@ -52,11 +57,13 @@ cm_device_from_json(const json_t *obj, const char *path, struct cm_device *d,
 	    json_string_value(json_object_get(obj, "display_name")) ?
 	    json_string_value(json_object_get(obj, "display_name")) : name);
 	if (num(obj, "memory_bytes", path, 1 << 20, 1.8e13, 1, &mem, err) ||
+	    num(obj, "usable_memory_bytes", path, 1 << 20, mem, 0, &usable, err) ||
 	    num(obj, "memory_bandwidth_bytes_per_s", path, 1e9, 1e14, 1, &bw, err) ||
 	    num(obj, "sm_count", path, 1, 10000, 1, &sms, err) ||
 	    num(obj, "max_threads_per_sm", path, 0, 65536, 0, &threads, err))
 		return -1;
 	d->memory_bytes = (int64_t)mem;
+	d->usable_memory_bytes = usable > 0 ? (int64_t)usable : d->memory_bytes;
 	d->mem_bandwidth = bw;
 	d->sm_count = (int)sms;
 	d->max_threads_per_sm = threads > 0 ? (int)threads : 2048;
@@ -79,64 +86,62 @@ int
 cm_catalog_load(const char *path, struct cm_device_catalog *cat, struct dn_error *err)
 {
 	json_error_t jerr;
-	json_t *root, *devs, *d;
-	size_t i;
+	json_t *root;
+	int rc;
 
 	memset(cat, 0, sizeof *cat);
 	root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
 	if (root == NULL)
 		return dn_error_set(err, DN_EINVAL, "devices", "%s: line %d: %s", path, jerr.line, jerr.text);
+	rc = cm_catalog_from_json(root, cat, err);
+	if (rc != 0 && err != NULL && strncmp(err->message, path, strlen(path)) != 0) {
+		char m[sizeof err->message];
+		dn_fmt(m, sizeof m, "%s: %s", path, err->message);
+		memcpy(err->message, m, sizeof m);
+	}
+	json_decref(root);
+	return rc;
+}
+
+int
+cm_catalog_from_json(const json_t *root, struct cm_device_catalog *cat, struct dn_error *err)
+{
+	json_t *devs, *d;
+	size_t i, naliases = 0;
+
+	memset(cat, 0, sizeof *cat);
 	devs = json_object_get(root, "devices");
-	if (!json_is_array(devs)) {
-		json_decref(root);
-		return dn_error_set(err, DN_EINVAL, "devices", "%s: \"devices\" must be a list", path);
-	}
-	cat->devices = calloc(json_array_size(devs) + 1, sizeof *cat->devices);
-	if (cat->devices == NULL) {
-		json_decref(root);
+	if (!json_is_array(devs))
+		return dn_error_set(err, DN_EINVAL, "devices", "\"devices\" must be a list");
+	json_array_foreach(devs, i, d)
+		naliases += json_array_size(json_object_get(d, "aliases"));
+	cat->devices = calloc(json_array_size(devs) + naliases + 1, sizeof *cat->devices);
+	if (cat->devices == NULL)
 		return dn_error_set(err, DN_ENOMEM, "devices", "out of memory");
-	}
-	/* aliases are kept by storing every alias as its own entry name */
 	json_array_foreach(devs, i, d) {
 		char p[64];
 		snprintf(p, sizeof p, "$.devices[%zu]", i);
 		if (cm_device_from_json(d, p, &cat->devices[cat->n], err) != 0) {
 			cm_catalog_free(cat);
-			json_decref(root);
 			return -1;
 		}
+		cat->devices[cat->n].entry = cat->n;
 		cat->n++;
 	}
-	/* second pass: aliases */
-	{
-		size_t naliases = 0;
-		json_array_foreach(devs, i, d)
-			naliases += json_array_size(json_object_get(d, "aliases"));
-		if (naliases > 0) {
-			struct cm_device *all = realloc(cat->devices, sizeof *all * ((size_t)cat->n + naliases));
-			int base = cat->n;
-			if (all == NULL) {
-				cm_catalog_free(cat);
-				json_decref(root);
-				return dn_error_set(err, DN_ENOMEM, "devices", "out of memory");
-			}
-			cat->devices = all;
-			json_array_foreach(devs, i, d) {
-				size_t j;
-				json_t *a;
-				json_array_foreach(json_object_get(d, "aliases"), j, a) {
-					if (!json_is_string(a) || json_string_length(a) >= sizeof all->name)
-						continue;
-					all[cat->n] = all[i];
-					snprintf(all[cat->n].name, sizeof all->name, "%s", json_string_value(a));
-					all[cat->n].is_alias = 1;
-					cat->n++;
-				}
-			}
-			(void)base;
+	/* aliases: every alias is an entry of its own, a copy under that name */
+	json_array_foreach(devs, i, d) {
+		size_t j;
+		json_t *a;
+		json_array_foreach(json_object_get(d, "aliases"), j, a) {
+			struct cm_device *all = cat->devices;
+			if (!json_is_string(a) || json_string_length(a) >= sizeof all->name)
+				continue;
+			all[cat->n] = all[i];
+			snprintf(all[cat->n].name, sizeof all->name, "%s", json_string_value(a));
+			all[cat->n].is_alias = 1;
+			cat->n++;
 		}
 	}
-	json_decref(root);
 	return 0;
 }
 
@@ -154,4 +159,56 @@ cm_catalog_find(const struct cm_device_catalog *cat, const char *name)
 		if (strcasecmp(cat->devices[i].name, name) == 0)
 			return &cat->devices[i];
 	return NULL;
+}
+
+/* Whether catalog name `entry` starts with `name` followed by '-'. */
+static int
+name_extends(const char *entry, const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 0 && strncasecmp(entry, name, n) == 0 && entry[n] == '-';
+}
+
+int
+cm_catalog_resolve(const struct cm_device_catalog *cat, const char *name, const char *path,
+    const struct cm_device **out, struct dn_error *err)
+{
+	const char **cands;
+	char list[400], near[200];
+	size_t used = 0;
+	int nmatch = 0;
+
+	*out = cm_catalog_find(cat, name);
+	if (*out != NULL)
+		return 0;
+	list[0] = '\0';
+	for (int i = 0; i < cat->n; i++) {
+		const struct cm_device *d = &cat->devices[i];
+		int seen = 0;
+		if (!name_extends(d->name, name))
+			continue;
+		/* one line per device, whichever of its names matched */
+		for (int j = 0; j < i; j++)
+			seen |= cat->devices[j].entry == d->entry && name_extends(cat->devices[j].name, name);
+		if (seen)
+			continue;
+		used += (size_t)dn_fmt(list + used, sizeof list - used, "%s%s (%s)", nmatch ? ", " : "",
+		    cat->devices[d->entry].name, cat->devices[d->entry].display_name);
+		nmatch++;
+	}
+	if (nmatch >= 2)
+		return dn_error_set(err, DN_EINVAL, path, "device \"%.64s\" is ambiguous: it could be %s",
+		    name, list);
+	cands = calloc((size_t)cat->n + 1, sizeof *cands);
+	if (cands == NULL)
+		return dn_error_set(err, DN_ENOMEM, path, "out of memory");
+	for (int i = 0; i < cat->n; i++)
+		cands[i] = cat->devices[i].name;
+	dn_suggest(name, cands, cat->n, near, sizeof near);
+	free(cands);
+	if (near[0] != '\0')
+		return dn_error_set(err, DN_ENOENT, path, "unknown device \"%.64s\" (did you mean %s? "
+		    "dnnsat devices lists them)", name, near);
+	return dn_error_set(err, DN_ENOENT, path, "unknown device \"%.64s\" (dnnsat devices lists them)", name);
 }

@@ -68,6 +68,39 @@ thread_scratch(size_t n)
 	return ts->v;
 }
 
+/* The answer text with the query's warnings spliced in before its last
+ * '}' (a capped memory budget, parameters that set nothing); the text as it
+ * was when there are none, or when out of memory. */
+static char *
+with_warnings(char *text, size_t *len, const struct sq_query *q)
+{
+	json_t *w;
+	char *a, *out;
+	size_t alen, at = *len;
+
+	if (q->nwarnings == 0)
+		return text;
+	while (at > 0 && text[at - 1] != '}')
+		at--;
+	w = sq_warnings_json(q);
+	a = json_dumps(w, JSON_COMPACT);
+	json_decref(w);
+	if (at == 0 || a == NULL || (out = malloc(*len + strlen(a) + 16)) == NULL) {
+		free(a);
+		return text;
+	}
+	alen = strlen(a);
+	memcpy(out, text, at - 1);
+	memcpy(out + at - 1, ",\"warnings\":", 12);
+	memcpy(out + at - 1 + 12, a, alen);
+	memcpy(out + at - 1 + 12 + alen, text + at - 1, *len - (at - 1));
+	*len += 12 + alen;
+	out[*len] = '\0';
+	free(a);
+	free(text);
+	return out;
+}
+
 /* Evaluates config on sq and replies. */
 static void
 check_on(struct srv_request *r, struct srv_query *sq, const json_t *config)
@@ -86,6 +119,8 @@ check_on(struct srv_request *r, struct srv_query *sq, const json_t *config)
 	pthread_rwlock_rdlock(&sq->lock);
 	text = ans_check_text(&sq->e, config, scratch, 1, 0, sq->id, &len, &err);
 	pthread_rwlock_unlock(&sq->lock);
+	if (text != NULL)
+		text = with_warnings(text, &len, &sq->q);
 	if (text == NULL)
 		srv_reply_error(r, &err);
 	else
@@ -218,9 +253,10 @@ api_reduction_check_get(struct srv_request *r)
 		if (scratch != NULL)
 			rc = ans_check_args_text(&sq->e, a.names, a.values, a.n, scratch, 1, 0, sq->id, &text, &len,
 			    &err);
-		if (rc == 0)
+		if (rc == 0) {
+			text = with_warnings(text, &len, &sq->q);
 			srv_reply_owned(r, 200, "application/json", text, len);
-		else if (rc < 0)
+		} else if (rc < 0)
 			srv_reply_error(r, &err);
 		if (rc <= 0) {
 			if (pinned == NULL)

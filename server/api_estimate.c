@@ -94,6 +94,8 @@ api_estimate(struct srv_request *r)
 	}
 	json_object_set_new(fit, "config", cm_config_to_json(q.def, q.fixed));
 	json_object_set_new(fit, "costs", costs);
+	json_object_set_new(fit, "budgets", sq_budgets_json(&q));
+	json_object_set_new(fit, "warnings", sq_warnings_json(&q));
 	srv_reply_json(r, 200, fit);
 out:
 	free(ms);

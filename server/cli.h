@@ -7,6 +7,8 @@
 #ifndef DN_CLI_H
 #define DN_CLI_H
 
+#include <stdio.h>
+
 #include "costmodel.h"
 
 /* What estimate-like subcommands share: the model, its configuration, the
@@ -27,14 +29,21 @@ struct cli_query {
 int cli_query_parse(int argc, char **argv, struct cli_query *q, struct dn_error *err);
 void cli_query_free(struct cli_query *q);
 void cli_print_error(const struct dn_error *err);
+struct sq_query;
+/* A query's warnings on stderr, "dnnsat: [prefix: ]warning: ...". */
+void cli_print_warnings(const struct sq_query *q, const char *prefix);
+/* "budgets: memory <= 16 GiB, latency <= 10 ms" (each budget as the
+ * query understood it), one line on f; nothing when no budget applies. */
+void cli_print_budgets(FILE *f, const struct sq_query *q);
 
 /* The options that build a solver query (solver/query.h) as JSON, shared
  * by count ... max, min (cli_solve.c) and prune (cli_batch.c): --preset,
  * --template, --model FILE, --space FILE, --device, --budget NAME=VALUE,
- * --set NAME=VALUE, --constraint, --optimizer, --dtype, --inference. The
- * repeatable ones collect in their own objects until cli_req_finish. */
+ * --set NAME=VALUE, --constraint, --optimizer, --dtype, --inference,
+ * --bind PARAMETER=HYPERPARAMETER. The repeatable ones collect in their own
+ * objects until cli_req_finish. */
 struct cli_req {
-	json_t *req, *budgets, *constraints, *fixed, *workload;
+	json_t *req, *budgets, *constraints, *fixed, *workload, *bind;
 };
 void cli_req_init(struct cli_req *r);
 /* Takes option `a` with its value `v` (NULL when argv ends): returns the

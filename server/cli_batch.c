@@ -241,66 +241,44 @@ prepare_out_dir(const char *dir, struct dn_error *err)
 
 /* ---- devices, checked before any solving ---- */
 
-/* The device names this run may use: the local catalog, or the server's
- * (GET /v1/devices, which also proves the server is there and takes the
- * token). A JSON array of names. */
-static json_t *
+/* The devices this run may use, into r->catalog: the local catalog, or
+ * the server's (GET /v1/devices, which also proves the server is there and
+ * takes the token). 0 or -1. */
+static int
 known_devices(struct batch_run *r, struct dn_error *err)
 {
-	json_t *names = json_array(), *ans = NULL, *d;
-	size_t i;
+	json_t *ans = NULL;
 
 	if (r->server == NULL) {
 		char path[1024];
 		dn_fmt(path, sizeof path, "%s/devices.json", cm_data_dir());
-		if (cm_catalog_load(path, &r->catalog, err) != 0) {
-			json_decref(names);
-			return NULL;
-		}
-		for (int k = 0; k < r->catalog.n; k++)
-			json_array_append_new(names, json_string(r->catalog.devices[k].name));
-		return names;
+		return cm_catalog_load(path, &r->catalog, err);
 	}
 	if (cli_http_open(&r->http, r->server, r->token, err) == 0) {
 		int status = cli_http_json(&r->http, "/v1/devices", NULL, 10, &ans, err);
 		if (status >= 0 && status != 200)
 			cli_http_problem(&r->http, status, ans, err);
-		json_array_foreach(json_object_get(ans, "devices"), i, d)
-			json_array_append(names, json_object_get(d, "name"));
+		else if (status == 200 && cm_catalog_from_json(ans, &r->catalog, err) != 0)
+			dn_fmt(err->path, sizeof err->path, "%s/v1/devices", r->server);
 		json_decref(ans);
 	}
-	if (dn_error_isset(err)) {
-		json_decref(names);
-		return NULL;
-	}
-	return names;
-}
-
-static int
-check_device(const json_t *names, const char *name, const char *where, struct dn_error *err)
-{
-	size_t i;
-	json_t *n;
-
-	json_array_foreach(names, i, n)
-		if (strcmp(json_string_value(n), name) == 0)
-			return 0;
-	return dn_error_set(err, DN_ENOENT, where, "unknown device \"%s\" (dnnsat devices lists them)", name);
+	return dn_error_isset(err) ? -1 : 0;
 }
 
 /* Before any solving: every input has a model, every device is known. */
 static int
 check_inputs(struct batch_run *r, struct dn_error *err)
 {
-	json_t *names = known_devices(r, err), *d;
+	const struct cm_device *dev;
+	json_t *d;
 	size_t i;
 	int rc = 0;
 
-	if (names == NULL)
+	if (known_devices(r, err) != 0)
 		return -1;
 	json_array_foreach(r->devices, i, d)
 		if (rc == 0)
-			rc = check_device(names, json_string_value(d), "--device", err);
+			rc = cm_catalog_resolve(&r->catalog, json_string_value(d), "--device", &dev, err);
 	for (int k = 0; k < r->in.n && rc == 0 && json_object_get(r->overrides, "model") == NULL; k++)
 		if (json_object_get(r->in.v[k].query, "model") == NULL)
 			rc = dn_error_set(err, DN_EINVAL, r->in.v[k].file, "no model: give --preset, --template or --model, "
@@ -310,9 +288,8 @@ check_inputs(struct batch_run *r, struct dn_error *err)
 		char where[600];
 		dn_fmt(where, sizeof where, "%s: $.device", r->in.v[k].file);
 		if (json_is_string(own))
-			rc = check_device(names, json_string_value(own), where, err);
+			rc = cm_catalog_resolve(&r->catalog, json_string_value(own), where, &dev, err);
 	}
-	json_decref(names);
 	return rc;
 }
 
@@ -332,6 +309,20 @@ count_fields(const json_t *answer)
 			json_object_set(c, keys[i], v);
 	}
 	return c;
+}
+
+/* The answer's warnings (a memory budget capped to the device, parameters
+ * that set nothing) on stderr, after the item's file and device. */
+static void
+print_item_warnings(struct batch_run *r, const struct batch_item *it, const json_t *answer)
+{
+	size_t i;
+	json_t *w;
+
+	json_array_foreach(json_object_get(answer, "warnings"), i, w) {
+		cli_progress_clear(&r->prog);
+		fprintf(stderr, "dnnsat: %s (%s): warning: %s\n", it->in->file, it->device, json_string_value(w));
+	}
 }
 
 static int
@@ -429,6 +420,7 @@ item_solve_here(struct batch_run *r, struct batch_item *it, struct dn_error *err
 	{
 		json_t *c = ans_count(&e);
 		it->count = count_fields(c);
+		print_item_warnings(r, it, c);
 		json_decref(c);
 	}
 	if (e.lower == e.upper && e.lower > 0 && r->out_dir != NULL) {
@@ -567,6 +559,7 @@ item_solve_server(struct batch_run *r, struct batch_item *it, struct dn_error *e
 	}
 	dn_fmt(id, sizeof id, "%s", json_string_value(json_object_get(ans, "id")));
 	it->count = count_fields(ans);
+	print_item_warnings(r, it, ans);
 	if (json_is_object(json_object_get(ans, "reduced_space")) && item_exact(it))
 		it->reduced = json_incref(json_object_get(ans, "reduced_space"));
 	if (r->configs != BATCH_NONE && item_exact(it) && server_configs(r, it, id, err) != 0)

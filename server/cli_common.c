@@ -12,6 +12,7 @@
  * Errors name the option; nothing here exits the process.
  */
 #include "cli.h"
+#include "query.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,25 @@ cli_print_error(const struct dn_error *err)
 		fprintf(stderr, "dnnsat: %s: %s\n", err->path, err->message);
 	else
 		fprintf(stderr, "dnnsat: %s\n", err->message);
+}
+
+void
+cli_print_warnings(const struct sq_query *q, const char *prefix)
+{
+	for (int i = 0; i < q->nwarnings; i++)
+		fprintf(stderr, "dnnsat: %s%swarning: %s\n", prefix ? prefix : "", prefix ? ": " : "", q->warnings[i]);
+}
+
+void
+cli_print_budgets(FILE *f, const struct sq_query *q)
+{
+	int n = 0;
+
+	for (int i = 0; i < q->nparts; i++)
+		if (q->parts[i].kind == 1)
+			fprintf(f, "%s%s", n++ ? ", " : "budgets: ", q->parts[i].label);
+	if (n > 0)
+		fputc('\n', f);
 }
 
 void
@@ -174,11 +194,8 @@ cli_query_parse(int argc, char **argv, struct cli_query *q, struct dn_error *err
 		snprintf(path, sizeof path, "%s/devices.json", cm_data_dir());
 		if (cm_catalog_load(path, &q->catalog, err) != 0)
 			goto out;
-		d = cm_catalog_find(&q->catalog, device);
-		if (d == NULL) {
-			dn_error_set(err, DN_ENOENT, "--device", "unknown device \"%s\" (dnnsat devices lists them)", device);
+		if (cm_catalog_resolve(&q->catalog, device, "--device", &d, err) != 0)
 			goto out;
-		}
 		q->device = *d;
 	}
 	rc = 0;
@@ -209,6 +226,7 @@ cli_req_init(struct cli_req *r)
 	r->constraints = json_array();
 	r->fixed = json_object();
 	r->workload = json_object();
+	r->bind = json_object();
 }
 
 /* NAME=VALUE of --budget and --set into obj: the value as JSON when it
@@ -235,7 +253,7 @@ int
 cli_req_option(struct cli_req *r, const char *a, const char *v, struct dn_error *err)
 {
 	static const char *const with_value[] = { "--preset", "--template", "--model", "--space", "--device",
-		"--budget", "--set", "--constraint", "--optimizer", "--dtype" };
+		"--budget", "--set", "--constraint", "--optimizer", "--dtype", "--bind" };
 	json_t *j;
 	size_t i;
 
@@ -260,6 +278,14 @@ cli_req_option(struct cli_req *r, const char *a, const char *v, struct dn_error 
 	} else if (strcmp(a, "--budget") == 0 || strcmp(a, "--set") == 0) {
 		if (req_set_pair(a[2] == 'b' ? r->budgets : r->fixed, a, v, err) != 0)
 			return -1;
+	} else if (strcmp(a, "--bind") == 0) {
+		const char *eq = strchr(v, '=');
+		char name[256];
+		if (eq == NULL || eq == v || eq[1] == '\0' || (size_t)(eq - v) >= sizeof name)
+			return dn_error_set(err, DN_EINVAL, a, "\"%s\" is not PARAMETER=HYPERPARAMETER (e.g. hidden_size=hidden)", v);
+		memcpy(name, v, (size_t)(eq - v));
+		name[eq - v] = '\0';
+		json_object_set_new(r->bind, name, json_string(eq + 1));
 	} else if (strcmp(a, "--constraint") == 0) {
 		json_array_append_new(r->constraints, json_string(v));
 	} else
@@ -281,6 +307,8 @@ cli_req_finish(struct cli_req *r)
 		json_object_set(req, "fixed", r->fixed);
 	if (json_object_size(r->workload) > 0)
 		json_object_set(req, "workload", r->workload);
+	if (json_object_size(r->bind) > 0)
+		json_object_set(req, "bind", r->bind);
 	cli_req_free(r);
 	return req;
 }
@@ -293,5 +321,6 @@ cli_req_free(struct cli_req *r)
 	json_decref(r->constraints);
 	json_decref(r->fixed);
 	json_decref(r->workload);
+	json_decref(r->bind);
 	memset(r, 0, sizeof *r);
 }

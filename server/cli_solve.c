@@ -246,8 +246,10 @@ cmd_count(struct fs_engine *e, struct solve_opts *o)
 		    json_number_value(json_object_get(est, "high")), json_integer_value(json_object_get(est, "draws")));
 	}
 	json_decref(j);
-	if (!o->json)
+	if (!o->json) {
+		cli_print_budgets(stdout, e->q);
 		print_real_grids(e, NULL);
+	}
 	if (e->lower != e->upper)
 		return 3;
 	return e->lower > 0 ? 0 : 1;
@@ -385,6 +387,7 @@ cli_solve(int argc, char **argv)
 		status = fail(&err);
 		goto out;
 	}
+	cli_print_warnings(&q, NULL);
 	{
 		static struct progress prog;
 		prog.start = fs_now();

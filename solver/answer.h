@@ -22,7 +22,9 @@
 #include "fset.h"
 
 /* {"total","exact","feasible_lower","feasible_upper","feasible"(exact only),
- *  "ratio"}: counts as decimal strings. */
+ *  "ratio","budgets","warnings"}: counts as decimal strings; the budgets
+ *  that applied (sq_budgets_json) and the query's warnings
+ *  (sq_warnings_json). */
 json_t *ans_count(const struct fs_engine *e);
 
 /* A fingerprint of a query for cursors (FNV-1a of its canonical text). */

@@ -26,6 +26,10 @@ ans_count(const struct fs_engine *e)
 	    "ratio", e->total ? (double)e->lower / (double)e->total : 0.0);
 	if (j != NULL && e->lower == e->upper)
 		json_object_set_new(j, "feasible", json_string(lo));
+	if (j != NULL && e->q != NULL) {
+		json_object_set_new(j, "budgets", sq_budgets_json(e->q));
+		json_object_set_new(j, "warnings", sq_warnings_json(e->q));
+	}
 	return j;
 }
 

@@ -40,6 +40,10 @@ struct sq_query {
 	struct expr_ival *bounds;       /* per hyperparameter: the space's hull, or the fixed value */
 	int has_budget[SQ_B_COUNT];
 	double budget[SQ_B_COUNT];
+	int memory_from_device;         /* the memory budget is the device's usable memory
+	                                 * (none was given, or the one given was more) */
+	char **warnings;                /* things the user should know, one sentence each */
+	int nwarnings;
 	struct cm_model *model;
 	expr_id feasible;
 	struct sq_part *parts;
@@ -55,9 +59,16 @@ struct sq_query {
  *                "macs": "4G", "flops": 8e9, "latency": "10ms", "step_time": "0.5s",
  *                "min_utilization": 0.6},
  *    "constraints": ["hidden % heads == 0", ...],
- *    "fixed": {"num_classes": 100}}
- * A memory budget defaults to the device's memory. Errors name the JSON
- * path. `catalog` resolves device names. Returns 0 or -1; sq_free always.
+ *    "fixed": {"num_classes": 100},
+ *    "bind": {"hidden_size": "hidden", "layer0/kernel": "kernel_size"}}
+ * Budgets of bytes and seconds need a unit (a bare 16 is refused with a
+ * hint); counts may be bare. The device's usable memory always applies: a
+ * memory budget above it is capped with a warning, none at all means the
+ * usable memory; "90%" is a share of the usable memory. Parameters of the
+ * space that set nothing in the model (sp_unbound_names) are named in a
+ * warning. Errors name the JSON path. `catalog` resolves device names
+ * (cm_catalog_resolve: ambiguous and unknown names are errors). Returns 0 or
+ * -1; sq_free always.
  */
 int sq_parse(const json_t *req, const struct cm_device_catalog *catalog,
     struct sq_query *q, struct dn_error *err);
@@ -75,5 +86,17 @@ int sq_parse_count(const json_t *v, const char *path, double *out, struct dn_err
 int sq_parse_seconds(const json_t *v, const char *path, double *out, struct dn_error *err);
 
 const char *sq_budget_name(enum sq_budget_kind k);
+
+/* A budget's limit as people read it: "16 GiB", "10 ms", "4.1G", "60%". */
+void sq_budget_show(const struct sq_query *q, enum sq_budget_kind k, char *buf, size_t len);
+
+/* Every budget that applies, normalised, for answers:
+ * {"memory": {"value": 16106127360, "unit": "B", "text": "15 GiB",
+ *  "source": "device"}, "latency": {"value": 0.01, "unit": "s", "text":
+ * "10 ms", "source": "request"}}: unit "B", "s", "" (counts) or "ratio";
+ * source "device" when the device's usable memory is the limit. */
+json_t *sq_budgets_json(const struct sq_query *q);
+/* q's warnings as a JSON array of strings (empty when none). */
+json_t *sq_warnings_json(const struct sq_query *q);
 
 #endif

@@ -11,9 +11,11 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Re-roots an error path of a nested document ("$.layers[3]" of the model
  * object) under its field in the query ("$.model.layers[3]"). */
@@ -51,12 +53,48 @@ sq_free(struct sq_query *q)
 		free(q->parts[i].path);
 	}
 	free(q->parts);
+	for (int i = 0; i < q->nwarnings; i++)
+		free(q->warnings[i]);
+	free(q->warnings);
 	cm_model_free(q->model);
 	sp_free(&q->space);
 	free(q->fixed);
 	free(q->bounds);
 	cm_def_unref(q->def);
 	memset(q, 0, sizeof *q);
+}
+
+/* Adds a warning (printf-style). -1 with err only when out of memory. */
+static int sq_warn(struct sq_query *q, struct dn_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int
+sq_warn(struct sq_query *q, struct dn_error *err, const char *fmt, ...)
+{
+	char text[1024], **w;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof text, fmt, ap);
+	va_end(ap);
+	w = realloc(q->warnings, sizeof *w * (size_t)(q->nwarnings + 1));
+	if (w == NULL)
+		return dn_error_set(err, DN_ENOMEM, "$", "out of memory");
+	q->warnings = w;
+	if ((w[q->nwarnings] = strdup(text)) == NULL)
+		return dn_error_set(err, DN_ENOMEM, "$", "out of memory");
+	q->nwarnings++;
+	return 0;
+}
+
+json_t *
+sq_warnings_json(const struct sq_query *q)
+{
+	json_t *a = json_array();
+
+	for (int i = 0; i < q->nwarnings; i++)
+		json_array_append_new(a, json_string(q->warnings[i]));
+	return a;
 }
 
 /* ---- units ---- */
@@ -78,37 +116,67 @@ split_unit(const char *s, double *num, const char **unit)
 	return 0;
 }
 
-static int
-unit_scale(const char *unit, const char *const *names, const double *scales, int n, double *out)
+/*
+ * A unit of a budget. Units match exactly first, then case-insensitively
+ * unless `exact` ("M": mega, never milli). `refuse` marks spellings that
+ * could mean two things ("m": milli or mega, "b": bits or bytes): they are
+ * refused with `hint` rather than guessed.
+ */
+struct unit {
+	const char *name;
+	double scale;
+	int exact;
+	const char *refuse;     /* NULL, or why the spelling is refused */
+};
+
+static const struct unit *
+unit_find(const char *u, const struct unit *units)
 {
-	for (int i = 0; i < n; i++)
-		if (strcmp(unit, names[i]) == 0) {
-			*out = scales[i];
-			return 0;
-		}
-	return -1;
+	for (const struct unit *x = units; x->name != NULL; x++)
+		if (strcmp(u, x->name) == 0)
+			return x;
+	for (const struct unit *x = units; x->name != NULL; x++)
+		if (!x->exact && strcasecmp(u, x->name) == 0)
+			return x;
+	return NULL;
 }
 
+/*
+ * A budget value: a string "<number> <unit>", or a bare number (JSON or
+ * text) when `unitless` (NULL) allows it (counts); else a bare number is
+ * refused, suggesting the number with either of the two units `unitless`
+ * names ("GiB", "MB"). `what` names the quantity in messages, `hint` gives
+ * examples.
+ */
 static int
-parse_with_units(const json_t *v, const char *path, const char *what,
-    const char *const *names, const double *scales, int n, const char *hint,
-    double *out, struct dn_error *err)
+parse_with_units(const json_t *v, const char *path, const char *what, const struct unit *units,
+    const char *const *unitless, const char *hint, double *out, struct dn_error *err)
 {
-	double num, scale;
-	const char *unit;
+	double num;
+	const char *unit = "";
+	const struct unit *u;
 
 	if (json_is_number(v)) {
-		*out = json_number_value(v);
+		num = json_number_value(v);
 	} else if (json_is_string(v)) {
 		if (split_unit(json_string_value(v), &num, &unit) != 0)
 			return dn_error_set(err, DN_EINVAL, path, "\"%.60s\" is not a %s (e.g. %s)",
 			    json_string_value(v), what, hint);
-		if (unit_scale(unit, names, scales, n, &scale) != 0)
-			return dn_error_set(err, DN_EINVAL, path, "unknown unit \"%.20s\" in \"%.60s\" (e.g. %s)",
-			    unit, json_string_value(v), hint);
-		*out = num * scale;
 	} else
-		return dn_error_set(err, DN_EINVAL, path, "must be a number or a string with a unit (e.g. %s)", hint);
+		return dn_error_set(err, DN_EINVAL, path, "must be a string with a unit (e.g. %s)", hint);
+	if (unit[0] == '\0') {
+		if (unitless != NULL)
+			return dn_error_set(err, DN_EINVAL, path, "%.15g has no unit: did you mean \"%.15g%s\" or "
+			    "\"%.15g%s\"? (a %s needs a unit, e.g. %s)", num, num, unitless[0], num, unitless[1], what, hint);
+		*out = num;
+	} else if ((u = unit_find(unit, units)) == NULL || u->refuse != NULL) {
+		if (u != NULL)
+			return dn_error_set(err, DN_EINVAL, path, "unit \"%.20s\" in \"%.60s\" is ambiguous: %s",
+			    unit, json_string_value(v), u->refuse);
+		return dn_error_set(err, DN_EINVAL, path, "unknown unit \"%.20s\" in \"%.60s\" (e.g. %s)",
+		    unit, json_string_value(v), hint);
+	} else
+		*out = num * u->scale;
 	if (!(*out >= 0) || !isfinite(*out) || *out > 9.0e18)
 		return dn_error_set(err, DN_ERANGE, path, "%g is not a sensible %s", *out, what);
 	return 0;
@@ -117,29 +185,50 @@ parse_with_units(const json_t *v, const char *path, const char *what,
 int
 sq_parse_bytes(const json_t *v, const char *path, double *out, struct dn_error *err)
 {
-	static const char *const n[] = { "", "B", "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB", "k", "K", "M", "G", "T" };
-	static const double s[] = { 1, 1, 1e3, 1e6, 1e9, 1e12, 1024.0, 1048576.0, 1073741824.0, 1099511627776.0,
-	    1e3, 1e3, 1e6, 1e9, 1e12 };
+	static const struct unit u[] = {
+		{ "B", 1, 1, NULL }, { "bytes", 1, 0, NULL }, { "byte", 1, 0, NULL },
+		{ "KB", 1e3, 0, NULL }, { "MB", 1e6, 0, NULL }, { "GB", 1e9, 0, NULL }, { "TB", 1e12, 0, NULL },
+		{ "KiB", 1024.0, 0, NULL }, { "MiB", 1048576.0, 0, NULL }, { "GiB", 1073741824.0, 0, NULL },
+		{ "TiB", 1099511627776.0, 0, NULL },
+		{ "K", 1e3, 0, NULL }, { "M", 1e6, 1, NULL }, { "G", 1e9, 0, NULL }, { "T", 1e12, 0, NULL },
+		{ "b", 0, 1, "\"b\" could be bits or bytes: write \"B\" for bytes (or \"GiB\", \"MB\", ...)" },
+		{ "m", 0, 1, "\"m\" could be milli or mega: write \"M\" or \"MB\" for megabytes" },
+		{ NULL, 0, 0, NULL },
+	};
 
-	return parse_with_units(v, path, "size in bytes", n, s, 15, "\"16GiB\", \"500 MB\", 17179869184", out, err);
+	static const char *const bare[] = { "GiB", "MB" };
+
+	return parse_with_units(v, path, "size in bytes", u, bare, "\"16GiB\", \"500 MB\"", out, err);
 }
 
 int
 sq_parse_count(const json_t *v, const char *path, double *out, struct dn_error *err)
 {
-	static const char *const n[] = { "", "K", "k", "M", "G", "B", "T" };
-	static const double s[] = { 1, 1e3, 1e3, 1e6, 1e9, 1e9, 1e12 };
+	static const struct unit u[] = {
+		{ "K", 1e3, 0, NULL }, { "M", 1e6, 1, NULL }, { "G", 1e9, 0, NULL }, { "B", 1e9, 0, NULL },
+		{ "T", 1e12, 0, NULL },
+		{ "m", 0, 1, "\"m\" could be milli or mega: write \"M\" for millions" },
+		{ NULL, 0, 0, NULL },
+	};
 
-	return parse_with_units(v, path, "count", n, s, 7, "\"4.1G\", \"25M\", 25000000", out, err);
+	return parse_with_units(v, path, "count", u, NULL, "\"4.1G\", \"25M\", 25000000", out, err);
 }
 
 int
 sq_parse_seconds(const json_t *v, const char *path, double *out, struct dn_error *err)
 {
-	static const char *const n[] = { "", "s", "ms", "us", "ns", "min" };
-	static const double s[] = { 1, 1, 1e-3, 1e-6, 1e-9, 60 };
+	static const struct unit u[] = {
+		{ "s", 1, 0, NULL }, { "sec", 1, 0, NULL }, { "ms", 1e-3, 0, NULL }, { "us", 1e-6, 0, NULL },
+		{ "\xc2\xb5s", 1e-6, 0, NULL }, { "ns", 1e-9, 0, NULL }, { "min", 60, 0, NULL },
+		{ "m", 0, 1, "\"m\" could be minutes or milli: write \"min\" or \"ms\"" },
+		{ "M", 0, 1, "\"M\" could be minutes or mega: write \"min\" or \"ms\"" },
+		{ NULL, 0, 0, NULL },
+	};
 
-	return parse_with_units(v, path, "duration", n, s, 6, "\"10ms\", \"0.5s\", 0.01", out, err);
+	static const char *const bare[] = { "ms", "s" };
+
+	/* a bare 5 is 5 seconds in Python but 5 ms on most dashboards: refused */
+	return parse_with_units(v, path, "duration", u, bare, "\"10ms\", \"0.5s\"", out, err);
 }
 
 /* ---- parts ---- */
@@ -319,6 +408,18 @@ space_bounds(struct sq_query *q, struct dn_error *err)
 
 /* ---- budgets and constraints ---- */
 
+/* A JSON number, or a string holding only a number ("16", " 0.9 "). */
+static int
+bare_number(const json_t *v)
+{
+	double x;
+	const char *unit;
+
+	if (json_is_number(v))
+		return 1;
+	return json_is_string(v) && split_unit(json_string_value(v), &x, &unit) == 0 && unit[0] == '\0';
+}
+
 static int
 parse_budgets(const json_t *b, struct sq_query *q, struct dn_error *err)
 {
@@ -346,10 +447,17 @@ parse_budgets(const json_t *b, struct sq_query *q, struct dn_error *err)
 				const char *unit;
 				if (split_unit(json_string_value(v), &pct, &unit) != 0 || strcmp(unit, "%") != 0 ||
 				    pct <= 0 || pct > 100)
-					return dn_error_set(err, DN_EINVAL, path, "a percentage of the device's memory, "
-					    "0 to 100 (e.g. \"90%%\")");
-				q->budget[k] = (double)q->device.memory_bytes * pct / 100.0;
+					return dn_error_set(err, DN_EINVAL, path, "a percentage of the device's usable "
+					    "memory, 0 to 100 (e.g. \"90%%\")");
+				q->budget[k] = (double)q->device.usable_memory_bytes * pct / 100.0;
 				rc = 0;
+			} else if (bare_number(v)) {
+				double x = json_is_number(v) ? json_number_value(v) : atof(json_string_value(v));
+				if (x > 0 && x <= 1)
+					return dn_error_set(err, DN_EINVAL, path, "%.15g has no unit: did you mean "
+					    "\"%.15g%%\" of the device's usable memory, or \"%.15gGiB\"?", x, x * 100, x);
+				return dn_error_set(err, DN_EINVAL, path, "%.15g has no unit: did you mean \"%.15gGiB\" "
+				    "or \"%.15gGB\"? (or a share of the device's usable memory, e.g. \"90%%\")", x, x, x);
 			} else
 				rc = sq_parse_bytes(v, path, &q->budget[k], err);
 			break;
@@ -429,6 +537,35 @@ human(double v, const char *unit, char *buf, size_t len)
 	return buf;
 }
 
+/* The unit each budget is kept in: bytes, counts, seconds, a ratio. */
+static const char *const budget_units[SQ_B_COUNT] = { "B", "", "B", "", "", "s", "s", "ratio" };
+
+void
+sq_budget_show(const struct sq_query *q, enum sq_budget_kind k, char *buf, size_t len)
+{
+	if (k == SQ_B_MIN_UTIL)
+		snprintf(buf, len, "%.4g%%", q->budget[k] * 100);
+	else
+		human(q->budget[k], budget_units[k], buf, len);
+}
+
+json_t *
+sq_budgets_json(const struct sq_query *q)
+{
+	json_t *b = json_object();
+
+	for (int k = 0; k < SQ_B_COUNT; k++) {
+		char text[64];
+		if (!q->has_budget[k])
+			continue;
+		sq_budget_show(q, (enum sq_budget_kind)k, text, sizeof text);
+		json_object_set_new(b, budget_names[k], json_pack("{s:f,s:s,s:s,s:s}", "value", q->budget[k],
+		    "unit", budget_units[k], "text", text,
+		    "source", k == SQ_B_MEMORY && q->memory_from_device ? "device" : "request"));
+	}
+	return b;
+}
+
 static int
 build_feasible(struct sq_query *q, const json_t *constraints, struct dn_error *err)
 {
@@ -439,7 +576,6 @@ build_feasible(struct sq_query *q, const json_t *constraints, struct dn_error *e
 		CM_M_MEM, CM_M_PARAMS, CM_M_WEIGHT_BYTES, CM_M_MACS, CM_M_FLOPS,
 		CM_M_LAT_INFER, CM_M_LAT_TRAIN, CM_M_UTIL,
 	};
-	static const char *const units[SQ_B_COUNT] = { "B", "", "B", "", "", "s", "s", "" };
 
 	all = cm_model_metric(q->model, CM_M_VALID);
 	if (add_part(q, "the model's shapes are valid (Refty constraints)", "$.model", all, EXPR_NONE, 0, 0, err))
@@ -452,13 +588,18 @@ build_feasible(struct sq_query *q, const json_t *constraints, struct dn_error *e
 		snprintf(path, sizeof path, "$.budgets.%s", budget_names[k]);
 		if (k == SQ_B_MIN_UTIL) {
 			ok = expr_ge(g, val, expr_real(g, q->budget[k]));
-			snprintf(label, sizeof label, "utilization >= %.0f%%", q->budget[k] * 100);
+			sq_budget_show(q, (enum sq_budget_kind)k, lim, sizeof lim);
+			snprintf(label, sizeof label, "utilization >= %s", lim);
 		} else if (expr_type_of(g, val) == EXPR_INT) {
 			ok = expr_le(g, val, expr_int(g, (int64_t)floor(q->budget[k])));
-			snprintf(label, sizeof label, "%s <= %s", budget_names[k], human(q->budget[k], units[k], lim, sizeof lim));
-		} else {
+		} else
 			ok = expr_le(g, val, expr_real(g, q->budget[k]));
-			snprintf(label, sizeof label, "%s <= %s", budget_names[k], human(q->budget[k], units[k], lim, sizeof lim));
+		if (k != SQ_B_MIN_UTIL) {
+			sq_budget_show(q, (enum sq_budget_kind)k, lim, sizeof lim);
+			snprintf(label, sizeof label, "%s <= %s%s%.64s%s", budget_names[k], lim,
+			    k == SQ_B_MEMORY && q->memory_from_device ? " (" : "",
+			    k == SQ_B_MEMORY && q->memory_from_device ? q->device.name : "",
+			    k == SQ_B_MEMORY && q->memory_from_device ? "'s usable memory)" : "");
 		}
 		if (add_part(q, label, path, ok, val, q->budget[k], 1, err) != 0)
 			return -1;
@@ -493,6 +634,77 @@ build_feasible(struct sq_query *q, const json_t *constraints, struct dn_error *e
 	return 0;
 }
 
+/* The device's usable memory always applies: no memory budget means that
+ * much, a larger one is capped to it with a warning. */
+static int
+cap_memory(struct sq_query *q, struct dn_error *err)
+{
+	double usable = (double)q->device.usable_memory_bytes;
+	char asked[64];
+
+	if (!q->has_budget[SQ_B_MEMORY]) {
+		q->has_budget[SQ_B_MEMORY] = 1;
+		q->budget[SQ_B_MEMORY] = usable;
+		q->memory_from_device = 1;
+		return 0;
+	}
+	if (q->budget[SQ_B_MEMORY] <= usable)
+		return 0;
+	sq_budget_show(q, SQ_B_MEMORY, asked, sizeof asked);
+	q->budget[SQ_B_MEMORY] = usable;
+	q->memory_from_device = 1;
+	return sq_warn(q, err, "memory budget %s is more than %.64s's usable %.1f GiB: using %.1f GiB", asked,
+	    q->device.name, usable / 1073741824.0, usable / 1073741824.0);
+}
+
+/* Binds the parsed space to the model with the query's explicit "bind"
+ * map, and warns about the parameters that set nothing. */
+static int
+bind_space(struct sq_query *q, const json_t *map, struct dn_error *err)
+{
+	struct sp_bind_pair *pairs = NULL;
+	char (*paths)[160] = NULL;
+	const char *key;
+	json_t *v;
+	int n = 0, rc = -1;
+	char names[600];
+
+	if (map != NULL && !json_is_object(map))
+		return dn_error_set(err, DN_EINVAL, "$.bind", "must be an object: {\"space parameter\": \"model "
+		    "hyperparameter\"} (e.g. {\"hidden_size\": \"hidden\"})");
+	if (json_object_size(map) > SP_MAX_DIMS)
+		return dn_error_set(err, DN_EINVAL, "$.bind", "binds more than %d parameters", SP_MAX_DIMS);
+	pairs = calloc(json_object_size(map) + 1, sizeof *pairs);
+	paths = calloc(json_object_size(map) + 1, sizeof *paths);
+	if (pairs == NULL || paths == NULL) {
+		dn_error_set(err, DN_ENOMEM, "$.bind", "out of memory");
+		goto out;
+	}
+	json_object_foreach((json_t *)map, key, v) {
+		dn_fmt(paths[n], sizeof paths[n], "$.bind.%.100s", key);
+		if (!json_is_string(v)) {
+			dn_error_set(err, DN_EINVAL, paths[n], "must be the name of a hyperparameter of the model");
+			goto out;
+		}
+		pairs[n].from = key;
+		pairs[n].to = json_string_value(v);
+		pairs[n].path = paths[n];
+		n++;
+	}
+	if (sp_bind_map(&q->space, q->def, pairs, n, err) != 0) {
+		if (strncmp(err->path, "$.bind", 6) != 0)
+			reroot(err, "$.space");
+		goto out;
+	}
+	n = sp_unbound_names(&q->space, names, sizeof names);
+	rc = n == 0 ? 0 : sq_warn(q, err, n == 1 ? "parameter %s sets nothing in model %s (it passes through)" :
+	    "parameters %s set nothing in model %s (they pass through)", names, q->def->name);
+out:
+	free(pairs);
+	free(paths);
+	return rc;
+}
+
 /* sq_parse and sq_parse_point: `point` makes the space optional. */
 static int
 parse_query(const json_t *req, const struct cm_device_catalog *catalog, struct sq_query *q, int point,
@@ -501,7 +713,7 @@ parse_query(const json_t *req, const struct cm_device_catalog *catalog, struct s
 	const char *key, *preset = NULL;
 	json_t *v;
 	static const char *const keys[] = { "model", "space", "device", "workload", "budgets",
-	    "constraints", "fixed", NULL };
+	    "constraints", "fixed", "bind", NULL };
 	const json_t *dev;
 
 	memset(q, 0, sizeof *q);
@@ -514,7 +726,7 @@ parse_query(const json_t *req, const struct cm_device_catalog *catalog, struct s
 			ok |= strcmp(*k, key) == 0;
 		if (!ok)
 			return dn_error_set(err, DN_EINVAL, "$", "unknown field \"%.64s\" (model, space, device, "
-			    "workload, budgets, constraints, fixed)", key);
+			    "workload, budgets, constraints, fixed, bind)", key);
 	}
 	if (json_object_get(req, "model") == NULL)
 		return dn_error_set(err, DN_EINVAL, "$.model", "a query needs a model");
@@ -525,9 +737,11 @@ parse_query(const json_t *req, const struct cm_device_catalog *catalog, struct s
 	dev = json_object_get(req, "device");
 	if (dev == NULL || json_is_string(dev)) {
 		const char *name = dev ? json_string_value(dev) : "a100-40gb";
-		const struct cm_device *d = catalog ? cm_catalog_find(catalog, name) : NULL;
-		if (d == NULL)
-			return dn_error_set(err, DN_ENOENT, "$.device", "unknown device \"%.64s\"", name);
+		const struct cm_device *d = NULL;
+		if (catalog == NULL)
+			return dn_error_set(err, DN_ENOENT, "$.device", "unknown device \"%.64s\" (no catalog)", name);
+		if (cm_catalog_resolve(catalog, name, "$.device", &d, err) != 0)
+			return -1;
 		q->device = *d;
 	} else if (cm_device_from_json(dev, "$.device", &q->device, err) != 0)
 		return -1;
@@ -549,15 +763,16 @@ parse_query(const json_t *req, const struct cm_device_catalog *catalog, struct s
 	    cm_config_from_json(q->def, json_object_get(req, "fixed"), "$.fixed", q->fixed, err) != 0)
 		return -1;
 	if (json_object_get(req, "space") != NULL) {
-		if (sp_parse(json_object_get(req, "space"), &q->space, err) != 0 || sp_bind(&q->space, q->def, err) != 0)
+		if (sp_parse(json_object_get(req, "space"), &q->space, err) != 0)
 			return reroot(err, "$.space");
-	}
-	if (parse_budgets(json_object_get(req, "budgets"), q, err) != 0)
+		if (bind_space(q, json_object_get(req, "bind"), err) != 0)
+			return -1;
+	} else if (json_object_get(req, "bind") != NULL)
+		return dn_error_set(err, DN_EINVAL, "$.bind", "binds parameters of a space: the query has no \"space\"");
+	if (q->device.usable_memory_bytes <= 0 || q->device.usable_memory_bytes > q->device.memory_bytes)
+		q->device.usable_memory_bytes = q->device.memory_bytes;
+	if (parse_budgets(json_object_get(req, "budgets"), q, err) != 0 || cap_memory(q, err) != 0)
 		return -1;
-	if (!q->has_budget[SQ_B_MEMORY]) {
-		q->has_budget[SQ_B_MEMORY] = 1;
-		q->budget[SQ_B_MEMORY] = (double)q->device.memory_bytes;
-	}
 	if (space_bounds(q, err) != 0)
 		return -1;
 	if (cm_model_build(q->def, &q->wl, &q->device, q->bounds, &q->model, err) != 0)

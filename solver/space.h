@@ -116,6 +116,32 @@ void sp_free(struct sp_space *sp);
  * keeps no reference to `def`. */
 int sp_bind(struct sp_space *sp, const struct cm_model_def *def, struct dn_error *err);
 
+/* One explicit binding: the space parameter at address `from` sets the
+ * model hyperparameter `to`; `path` names the entry in errors
+ * ("$.bind.hidden_size"). An address is a top-level parameter's key
+ * ("hidden_size"), or a nested one's enclosing choice's key and its own
+ * ("layer0/kernel_size"), optionally with the option's _name between them
+ * ("layer0/conv/kernel_size"). */
+struct sp_bind_pair {
+	const char *from, *to, *path;
+};
+
+/* sp_bind with explicit bindings first: each addressed dim sets its `to`
+ * instead of the hyperparameter its name would find; the others bind by
+ * name as sp_bind does. An address that matches no parameter, or a `to`
+ * that is no hyperparameter of the model, is an error at the pair's path
+ * with the closest names ("did you mean"). */
+int sp_bind_map(struct sp_space *sp, const struct cm_model_def *def, const struct sp_bind_pair *map,
+    int nmap, struct dn_error *err);
+
+/* After binding: the parameters that set nothing in the model, as "block,
+ * width, opt/beta" in buf (truncated to fit; each by its address as
+ * sp_bind_pair takes it). A parameter with a well-known training
+ * knob's name (lr, learning_rate, momentum, weight_decay, dropout, ...,
+ * see docs/search-space.md) is not listed, nor a nested choice whose
+ * options hold a bound parameter. Returns how many are listed. */
+int sp_unbound_names(const struct sp_space *sp, char *buf, size_t len);
+
 /* The i-th grid value of a discrete dim as the model sees it (for bound
  * dims) and as NNI writes it (new JSON reference). Unbound dims: a choice
  * gives the option index in .i, an integer grid its value in .i, any other

@@ -10,13 +10,21 @@
  * rate is not a cost-model hyperparameter. Every value a bound dim can take
  * is inside the hyperparameter's [min, max], so a configuration built from
  * the space is one the model accepts. Rules: docs/search-space.md.
+ *
+ * An explicit map (sp_bind_map, a query's "bind") sets the hyperparameter
+ * of the dims it addresses before the rule by name; addresses use the dims'
+ * keys and their enclosing choices' keys and option names, never d->name.
+ * sp_unbound_names lists what set nothing, for the caller's warning.
  */
 #include "space.h"
+
+#include "dn_suggest.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static void
 bind_clear(struct sp_space *sp)
@@ -359,15 +367,140 @@ bind_exclusive(const struct sp_space *sp, int a, int b)
 	return 0;
 }
 
+/* The _name of option `opt` of nested choice dim c, or NULL. */
+static const char *
+option_name(const struct sp_dim *c, int opt)
+{
+	if (!c->nested || opt < 0 || opt >= c->nvalues)
+		return NULL;
+	return json_string_value(json_object_get(c->values[opt], "_name"));
+}
+
+/* Whether dim i answers to address a: "key" for a top-level dim,
+ * "choice/key" or "choice/option/key" for a nested one. */
+static int
+addressed(const struct sp_space *sp, int i, const char *a)
+{
+	const struct sp_dim *d = &sp->dims[i], *c;
+	const char *slash = strrchr(a, '/'), *opt;
+	size_t ck;
+
+	if (slash == NULL)
+		return d->parent < 0 && strcmp(d->key, a) == 0;
+	if (d->parent < 0 || strcmp(d->key, slash + 1) != 0)
+		return 0;
+	c = &sp->dims[d->parent];
+	ck = strlen(c->key);
+	if (strncmp(a, c->key, ck) != 0 || a[ck] != '/')
+		return 0;
+	if (a + ck == slash)
+		return 1;
+	opt = option_name(c, d->parent_option);
+	return opt != NULL && strlen(opt) == (size_t)(slash - a - ck - 1) &&
+	    strncmp(a + ck + 1, opt, strlen(opt)) == 0;
+}
+
+/* Dim i's short address into buf: "key", or "choice/key" for a nested dim
+ * (its enclosing choice's key). Returns the length written. */
+static int
+address(const struct sp_space *sp, int i, char *buf, size_t len)
+{
+	const struct sp_dim *d = &sp->dims[i];
+
+	if (d->parent < 0)
+		return dn_fmt(buf, len, "%s", d->key);
+	return dn_fmt(buf, len, "%s/%s", sp->dims[d->parent].key, d->key);
+}
+
+/* "did you mean" for an address that matches nothing: the space's
+ * addresses ("key", "choice/key"). */
+static int
+unknown_address(const struct sp_space *sp, const struct sp_bind_pair *m, struct dn_error *err)
+{
+	char near[200];
+	char **addr = calloc((size_t)sp->ndims + 1, sizeof *addr);
+
+	if (addr == NULL)
+		return dn_error_set(err, DN_ENOMEM, m->path, "out of memory");
+	for (int i = 0; i < sp->ndims; i++) {
+		const struct sp_dim *d = &sp->dims[i];
+		size_t n = strlen(d->key) + (d->parent >= 0 ? strlen(sp->dims[d->parent].key) + 2 : 1);
+		addr[i] = malloc(n);
+		if (addr[i] != NULL)
+			address(sp, i, addr[i], n);
+	}
+	dn_suggest(m->from, (const char *const *)addr, sp->ndims, near, sizeof near);
+	for (int i = 0; i < sp->ndims; i++)
+		free(addr[i]);
+	free(addr);
+	if (near[0] != '\0')
+		return dn_error_set(err, DN_ENOENT, m->path, "the space has no parameter \"%.100s\" (did you mean %s?)",
+		    m->from, near);
+	return dn_error_set(err, DN_ENOENT, m->path, "the space has no parameter \"%.100s\"", m->from);
+}
+
+static int
+unknown_hp(const struct cm_model_def *def, const struct sp_bind_pair *m, struct dn_error *err)
+{
+	char near[200];
+	const char **names = calloc((size_t)def->nhps + 1, sizeof *names);
+
+	if (names == NULL)
+		return dn_error_set(err, DN_ENOMEM, m->path, "out of memory");
+	for (int j = 0; j < def->nhps; j++)
+		names[j] = def->hps[j].name;
+	dn_suggest(m->to, names, def->nhps, near, sizeof near);
+	free(names);
+	if (near[0] != '\0')
+		return dn_error_set(err, DN_ENOENT, m->path, "model %s has no hyperparameter \"%.100s\" (did you mean %s?)",
+		    def->name, m->to, near);
+	return dn_error_set(err, DN_ENOENT, m->path, "model %s has no hyperparameter \"%.100s\"", def->name, m->to);
+}
+
+/* The hyperparameter each dim sets by the explicit map: hp_of[i] = index,
+ * or -2 where the map says nothing about dim i. */
+static int
+map_targets(const struct sp_space *sp, const struct cm_model_def *def, const struct sp_bind_pair *map,
+    int nmap, int *hp_of, struct dn_error *err)
+{
+	for (int i = 0; i < sp->ndims; i++)
+		hp_of[i] = -2;
+	for (int k = 0; k < nmap; k++) {
+		int h = cm_def_find_hp(def, map[k].to), hits = 0;
+		if (h < 0)
+			return unknown_hp(def, &map[k], err);
+		for (int i = 0; i < sp->ndims; i++)
+			if (addressed(sp, i, map[k].from)) {
+				hp_of[i] = h;
+				hits++;
+			}
+		if (hits == 0)
+			return unknown_address(sp, &map[k], err);
+	}
+	return 0;
+}
+
 int
 sp_bind(struct sp_space *sp, const struct cm_model_def *def, struct dn_error *err)
 {
+	return sp_bind_map(sp, def, NULL, 0, err);
+}
+
+int
+sp_bind_map(struct sp_space *sp, const struct cm_model_def *def, const struct sp_bind_pair *map, int nmap,
+    struct dn_error *err)
+{
 	int nbound = 0;
+	int *hp_of = calloc((size_t)sp->ndims + 1, sizeof *hp_of);
 
 	bind_clear(sp);
+	if (hp_of == NULL)
+		return dn_error_set(err, DN_ENOMEM, "$", "out of memory");
+	if (map_targets(sp, def, map, nmap, hp_of, err) != 0)
+		goto fail;
 	for (int i = 0; i < sp->ndims; i++) {
 		struct sp_dim *d = &sp->dims[i];
-		int h = bind_find(sp, d, def);
+		int h = hp_of[i] != -2 ? hp_of[i] : bind_find(sp, d, def);
 		if (h < 0)
 			continue;
 		d->hp = h;
@@ -394,8 +527,56 @@ sp_bind(struct sp_space *sp, const struct cm_model_def *def, struct dn_error *er
 		    def->name, def->nhps ? names : "none");
 		goto fail;
 	}
+	free(hp_of);
 	return 0;
 fail:
+	free(hp_of);
 	bind_clear(sp);
 	return -1;
+}
+
+/* Names that are training knobs, not model shape: they pass through
+ * without a warning. */
+static int
+training_knob(const char *key)
+{
+	static const char *const knobs[] = { "lr", "learning_rate", "momentum", "weight_decay", "wd", "dropout",
+		"dropout_rate", "drop_rate", "attention_dropout", "beta1", "beta2", "eps", "epsilon",
+		"warmup", "warmup_steps", "warmup_ratio", "lr_decay", "lr_schedule", "label_smoothing", "seed",
+		"epochs", "num_epochs", "grad_clip", "clip_norm", "max_grad_norm", "nesterov", "optimizer", NULL };
+
+	for (const char *const *k = knobs; *k; k++)
+		if (strcasecmp(*k, key) == 0)
+			return 1;
+	return 0;
+}
+
+/* Whether a dim inside nested choice c (at any depth) is bound. */
+static int
+holds_bound(const struct sp_space *sp, int c)
+{
+	for (int i = c + 1; i < sp->ndims; i++)
+		for (int p = sp->dims[i].parent; p >= 0; p = sp->dims[p].parent)
+			if (p == c && sp->dims[i].hp >= 0)
+				return 1;
+	return 0;
+}
+
+int
+sp_unbound_names(const struct sp_space *sp, char *buf, size_t len)
+{
+	size_t used = 0;
+	int n = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < sp->ndims; i++) {
+		const struct sp_dim *d = &sp->dims[i];
+		if (d->hp >= 0 || training_knob(d->key) || (d->nested && holds_bound(sp, i)))
+			continue;
+		/* named by its bind address ("choice/key"), not d->name */
+		used += (size_t)dn_fmt(buf + used, len > used ? len - used : 0, "%s", n ? ", " : "");
+		used += (size_t)address(sp, i, buf + used, len > used ? len - used : 0);
+		n++;
+	}
+	return n;
 }

@@ -118,19 +118,23 @@ function setExample() {
 	clearErrors('space');
 }
 
+// The memory a process can allocate on the device: the solver caps every
+// memory budget to it, so the slider ends there.
+const usable = (d) => d.usable_memory_bytes || d.memory_bytes;
+
 function fillDevices() {
 	$('device').replaceChildren(...st.devices.map((d) =>
-		option(d.name, `${d.display_name || d.name} · ${fmt.bytes(d.memory_bytes)}`, d.name === DEFAULTS.device)));
+		option(d.name, `${d.display_name || d.name} · ${fmt.bytes(usable(d))} usable`, d.name === DEFAULTS.device)));
 }
 
 function onDevice() {
 	const d = device();
 	const slider = $('memory');
 	const wasFull = !st.deviceMemory || st.memory >= st.deviceMemory;
-	st.deviceMemory = d.memory_bytes;
-	slider.max = Math.ceil(d.memory_bytes / MEM_STEP);
-	$('memory-num').max = d.memory_bytes / 2 ** 30;
-	setMemory(wasFull ? d.memory_bytes : Math.min(st.memory, d.memory_bytes));
+	st.deviceMemory = usable(d);
+	slider.max = Math.ceil(usable(d) / MEM_STEP);
+	$('memory-num').max = usable(d) / 2 ** 30;
+	setMemory(wasFull ? usable(d) : Math.min(st.memory, usable(d)));
 	const fp32 = d.peak_flops && d.peak_flops.fp32;
 	$('device-desc').textContent = [d.memory_type, d.memory_bandwidth_bytes_per_s && `${fmt.si(d.memory_bandwidth_bytes_per_s, 'B/s')}`,
 		fp32 && `fp32 ${fmt.si(fp32, 'FLOP/s')}`].filter(Boolean).join(' · ');
@@ -153,7 +157,7 @@ function setMemory(bytes) {
 	$('memory').value = Math.round(st.memory / MEM_STEP);
 	$('memory-num').value = Number((st.memory / 2 ** 30).toFixed(3));
 	const out = $('memory-out');
-	out.textContent = `${fmt.bytes(st.memory)} · ${fmt.percent(st.memory / d.memory_bytes)}`;
+	out.textContent = `${fmt.bytes(st.memory)} · ${fmt.percent(st.memory / usable(d))}`;
 	out.dataset.bytes = st.memory;
 }
 
@@ -200,7 +204,7 @@ function buildQuery() {
 	const workload = { mode: mode(), dtype: $('dtype').value, tf32: $('tf32').checked };
 	if (workload.mode === 'training')
 		workload.optimizer = $('optimizer').value;
-	const budgets = { memory: st.memory };
+	const budgets = { memory: `${st.memory}B` };       // sizes need a unit
 	if ($('compute-on').checked)
 		budgets[$('compute-kind').value] = computeValue();
 	if ($('latency-on').checked)
@@ -229,6 +233,9 @@ function renderSummary(a) {
 	$('status').textContent = !exact ? 'still counting: the bounds tighten every few seconds'
 		: a.cached ? 'exact · from the cache' : `exact · solved in ${fmt.seconds(a.seconds)}`;
 	$('pill').textContent = `${count.textContent} / ${fmt.count(a.total)} fit`;
+	const warnings = a.warnings || [];
+	$('warnings').replaceChildren(...warnings.map((w) => h('li', {}, w)));
+	$('warnings').hidden = warnings.length === 0;
 	$('download').disabled = !(exact && a.reduced_space);
 }
 
@@ -286,7 +293,7 @@ function loadCheck() {
 	renderEditor($('editor'), st.query.space, st.selected, pick);
 	return view('check', 'check', async (signal, id) => {
 		const { data } = await request(`/v1/reductions/${id}/check?${configQuery(st.selected)}`, { signal });
-		renderBreakdown($('breakdown'), data, st.query.budgets.memory);
+		renderBreakdown($('breakdown'), data, parseFloat(st.query.budgets.memory));
 	});
 }
 
@@ -423,11 +430,11 @@ function wire() {
 	on('mode', 'change', () => { $('optimizer').disabled = mode() !== 'training'; solveSoon(); });
 	for (const id of ['optimizer', 'dtype', 'tf32', 'compute-on', 'compute-kind', 'latency-on'])
 		on(id, 'change', () => { showBudgets(); solveSoon(); });
-	on('memory', 'input', () => { setMemory(Math.min(Number($('memory').value) * MEM_STEP, device().memory_bytes)); solveSoon(); });
+	on('memory', 'input', () => { setMemory(Math.min(Number($('memory').value) * MEM_STEP, usable(device()))); solveSoon(); });
 	on('memory-num', 'change', () => {
 		const gib = Number($('memory-num').value);
 		if (gib > 0)
-			setMemory(Math.min(gib * 2 ** 30, device().memory_bytes));
+			setMemory(Math.min(gib * 2 ** 30, usable(device())));
 		solveSoon();
 	});
 	for (const id of ['compute', 'latency'])

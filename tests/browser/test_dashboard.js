@@ -231,6 +231,17 @@ async function desktop(browser) {
 			assert.equal(shown.raw, first.answer.feasible);
 			assert.equal(shown.text.replace(/,/g, ''), first.answer.feasible);
 		}],
+		['the memory slider ends at the device\'s usable memory (T4: 15360 MiB)', async () => {
+			const t4 = await solved(page, () => page.selectOption('#device', 't4'));
+			const usable = 15360 * 2 ** 20;
+			assert.equal(t4.sent.budgets.memory, `${usable}B`);
+			assert.equal(Number(await page.$eval('#memory-out', (el) => el.dataset.bytes)), usable);
+			assert.deepEqual(t4.answer.warnings, []);
+			assert.equal(t4.answer.budgets.memory.text, '15 GiB');
+			assert.ok(await page.$eval('#warnings', (el) => el.hidden), 'no warning shown');
+			const back = await solved(page, () => page.selectOption('#device', 'a100-40gb'));
+			assert.equal(back.sent.budgets.memory, first.sent.budgets.memory);
+		}],
 		['memory slider (keyboard) changes the count to the API\'s', async () => {
 			second = await solved(page, async () => {
 				await page.focus('#memory');
@@ -239,11 +250,12 @@ async function desktop(browser) {
 					await page.keyboard.press('PageDown');
 			});
 			const bytes = Number(await page.$eval('#memory-out', (el) => el.dataset.bytes));
-			assert.ok(bytes < first.sent.budgets.memory, `memory budget ${bytes} not lowered`);
-			assert.equal(second.sent.budgets.memory, bytes);
+			assert.match(first.sent.budgets.memory, /^[0-9]+B$/, 'a size with its unit');
+			assert.ok(bytes < parseFloat(first.sent.budgets.memory), `memory budget ${bytes} not lowered`);
+			assert.equal(second.sent.budgets.memory, `${bytes}B`);
 			const shown = await shownCount(page);
 			assert.notEqual(shown.raw, first.answer.feasible, 'the count did not change');
-			const own = await apiAnswer({ ...first.sent, budgets: { memory: bytes } });
+			const own = await apiAnswer({ ...first.sent, budgets: { memory: `${bytes}B` } });
 			assert.equal(shown.raw, own.feasible, `shown ${shown.raw}, the API says ${own.feasible} for ${bytes} bytes`);
 			second.own = own;
 		}],

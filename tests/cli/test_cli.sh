@@ -149,6 +149,28 @@ check bad-budget 2 "\$.budgets.memory: unknown unit" -- count $Q --budget memory
 check bad-constraint 2 "\$.constraints\[0\]" -- count $Q --constraint "hidden %"
 check bad-space 2 "randint" -- count --preset mnist_mlp --space "$top_srcdir/tests/data/bad_randint.json"
 check bad-cursor 2 "cursor belongs to another query" -- list $Q --cursor c1.0000000000000000.0-0-0-0
+# budgets a user can trust: units, the device's usable memory, ambiguous devices
+check budgets-echo 0 "^budgets: memory <= 3 GiB, params <= 5M$" -- count $Q
+check budget-bare 2 '\$.budgets.memory: 16 has no unit: did you mean "16GiB"' -- count $Q --budget memory=16
+check budget-fraction 2 'did you mean "90%" of the device' -- count $Q --budget memory=0.9
+check budget-bare-latency 2 '\$.budgets.latency: 5 has no unit: did you mean "5ms" or "5s"' -- count $Q --budget latency=5
+check budget-bits 2 "\$.budgets.memory: unit \"b\" in \"3b\" is ambiguous" -- count $Q --budget memory=3b
+check budget-lowercase 0 "^budgets: memory <= 2.794 GiB" -- count $Q --budget memory=3gb
+check budget-capped 0 "warning: memory budget 200 GiB is more than t4's usable 15.0 GiB: using 15.0 GiB" -- count $Q --budget memory=200GiB
+check budget-capped-echo 0 "^budgets: memory <= 15 GiB (t4's usable memory)" -- count $Q --budget memory=200GiB
+check budget-capped-json 0 '"source": "device"' -- count $Q --budget memory=200GiB --json
+check device-ambiguous 2 '\$.device: device "a100" is ambiguous: it could be a100-40gb' -- count $Q --device a100
+check device-ambiguous-estimate 2 '\--device: device "v100" is ambiguous: it could be v100-16gb' -- estimate --preset resnet50 --device v100
+check device-suggest 2 "unknown device \"l40\" (did you mean l4, a40 or l40s" -- count $Q --device l40
+# parameters that set nothing in the model, and explicit binding
+check unbound-warning 0 "dnnsat: warning: parameters block, layers3, width, resolution set nothing in model bert (they pass through)" -- count --preset bert-base --space "$top_srcdir/examples/spaces/resnet.json"
+printf '{"batch_size": {"_type": "choice", "_value": [8, 16]}, "hidden_size": {"_type": "choice", "_value": [384, 768]}}' > "$tmp/hs.json"
+check unbound-one 0 "warning: parameter hidden_size sets nothing in model bert" -- count --preset bert-base --space "$tmp/hs.json"
+"$DNNSAT" count --preset bert-base --space "$tmp/hs.json" --bind hidden_size=hidden --device h200-141gb >"$tmp/out" 2>&1
+if [ $? -eq 0 ] && ! grep -q warning "$tmp/out" && grep -q "feasible 4 of 4" "$tmp/out"; then ok; else bad "bind-hidden"; fi
+check bind-unknown-hp 2 '\$.bind.hidden_size: model bert has no hyperparameter "hiden" (did you mean hidden' -- count --preset bert-base --space "$tmp/hs.json" --bind hidden_size=hiden
+check bind-unknown-param 2 '\$.bind.hiddensize: the space has no parameter "hiddensize" (did you mean hidden_size' -- count --preset bert-base --space "$tmp/hs.json" --bind hiddensize=hidden
+check bind-bad 2 "\--bind: \"hidden_size\" is not PARAMETER=HYPERPARAMETER" -- count --preset bert-base --space "$tmp/hs.json" --bind hidden_size
 check deadline 3 "deadline of" -- count --model "$top_srcdir/examples/models/cnn5.json" --space "$top_srcdir/examples/spaces/cnn5.json" --budget memory=16GiB --timeout 0.2
 # the 1.3e30-configuration transformer: nothing finishes, yet an estimate and samples come back
 T24="--model $top_srcdir/examples/models/transformer24.json --space $top_srcdir/examples/spaces/transformer24.json --device a100-40gb"

@@ -1113,6 +1113,85 @@ def errors_memory(d, rid6, ridm, qm):
             ("bad budget unit", resnet_query("6XB"), "$.budgets.memory"),
             ("invalid expression", resnet_query("6GiB", constraints=["batch_size +* 2"]), "$.constraints[0]")):
         problem("422 " + what, d.post(R, q), 422, R, path)
+    phase_trust(d)
+
+
+def phase_trust(d):
+    """Budgets, devices and parameters a user can trust: units refused or
+    echoed as understood, the device's usable memory capping the memory
+    budget, ambiguous device names, parameters that set nothing."""
+    R = "/v1/reductions"
+    for what, q, path, text in (
+            ("bare memory", resnet_query(16), "$.budgets.memory", 'did you mean "16GiB"'),
+            ("bare memory string", resnet_query("0.9"), "$.budgets.memory", 'did you mean "90%"'),
+            ("bare latency", resnet_query("6GiB", budgets={"memory": "6GiB", "latency": 5}), "$.budgets.latency",
+             'did you mean "5ms" or "5s"'),
+            ("memory in bits?", resnet_query("16b"), "$.budgets.memory", "bits or bytes"),
+            ("ambiguous device", resnet_query("6GiB", device="a100"), "$.device", "ambiguous: it could be a100-40gb"),
+            ("device typo", resnet_query("6GiB", device="rtx-4900"), "$.device", "did you mean rtx-4090"),
+            ("bind to an unknown hyperparameter", resnet_query("6GiB", bind={"width": "widht"}), "$.bind.width",
+             "did you mean width")):
+        r = d.post(R, q)
+        problem("422 " + what, r, 422, R, path)
+        check("422 " + what + ": detail", text in str((r.json or {}).get("detail")), _short(r.json))
+    r = d.post("/v1/estimate", dict(ESTIMATE_EXAMPLE, device="v100"))
+    problem("estimate ambiguous device", r, 422, "/v1/estimate", "$.device")
+    check("estimate ambiguous device: the candidates", "v100-16gb" in str((r.json or {}).get("detail")), _short(r.json))
+
+    # units as understood, in the answer
+    space = {"batch_size": {"_type": "choice", "_value": [64, 128, 256, 512]},
+             "width": {"_type": "choice", "_value": [64, 96]}}
+    q = {"model": "resnet50", "space": space, "device": "a100-40gb", "budgets": {"memory": "16gb", "latency": "50MS"}}
+    r = d.post(R, q)
+    j = check_reduction("units echoed", r, 201, space)
+    b = j.get("budgets") or {}
+    eq("units echoed: memory", b.get("memory"), {"value": 16e9, "unit": "B", "text": "14.9 GiB", "source": "request"})
+    eq("units echoed: latency", b.get("latency"), {"value": 0.05, "unit": "s", "text": "50 ms", "source": "request"})
+    eq("units echoed: no warnings", j.get("warnings"), [])
+
+    # a budget larger than the device: capped to its usable memory, per device
+    counts = {}
+    for dev in ("t4", "a100-40gb"):
+        q = {"model": "resnet50", "space": space, "device": dev, "budgets": {"memory": "24GiB"}}
+        j = check_reduction("24GiB on " + dev, d.post(R, q), 201, space)
+        counts[dev] = int(j.get("feasible", "-1"))
+        if dev == "t4":
+            eq("24GiB on t4: warning", j.get("warnings"),
+               ["memory budget 24 GiB is more than t4's usable 15.0 GiB: using 15.0 GiB"])
+            eq("24GiB on t4: budget", (j.get("budgets") or {}).get("memory"),
+               {"value": 15360.0 * 2 ** 20, "unit": "B", "text": "15 GiB", "source": "device"})
+            r = d.get(R + "/" + str(j.get("id")))
+            eq("24GiB on t4 (read back): warning", (r.json or {}).get("warnings"), j.get("warnings"))
+            r = d.get(R + "/" + str(j.get("id")) + "/check?batch_size=64&width=64")
+            eq("24GiB on t4: GET check carries the warning", (r.status, (r.json or {}).get("warnings")),
+               (200, j.get("warnings")))
+        else:
+            eq("24GiB on a100-40gb: no warning", j.get("warnings"), [])
+    check("24GiB: fewer configurations fit the T4 than the A100", 0 <= counts["t4"] < counts["a100-40gb"], counts)
+    r = d.post("/v1/estimate", dict(ESTIMATE_EXAMPLE, device="t4", budgets={"memory": "200GiB"}))
+    eq("estimate 200GiB on t4: 200", r.status, 200)
+    check("estimate 200GiB on t4: warning", "more than t4's usable 15.0 GiB" in str((r.json or {}).get("warnings")),
+          _short(r.json))
+
+    cq = {"model": "resnet50", "space": space, "device": "t4", "budgets": {"memory": "24GiB"},
+          "config": {"batch_size": 64, "width": 64}}
+    r = d.post("/v1/check", cq)
+    eq("check 24GiB on t4: warning", (r.status, (r.json or {}).get("warnings")),
+       (200, ["memory budget 24 GiB is more than t4's usable 15.0 GiB: using 15.0 GiB"]))
+    r = d.post("/v1/check", dict(cq, device="a100-40gb"))
+    check("check 24GiB on a100-40gb: no warnings member", r.status == 200 and "warnings" not in (r.json or {}),
+          _short(r.json))
+
+    # parameters that set nothing in the model; explicit binding
+    r = d.post(R, {"model": "bert-base", "space": SPACE_RESNET, "device": "h200-141gb"})
+    j = check_reduction("resnet space on bert", r, 201, SPACE_RESNET)
+    # the service solves the canonical query (keys sorted): the names come in that order
+    eq("resnet space on bert: warning", j.get("warnings"),
+       ["parameters block, layers3, resolution, width set nothing in model bert (they pass through)"])
+    hs = {"batch_size": {"_type": "choice", "_value": [8, 16]}, "hidden_size": {"_type": "choice", "_value": [384, 768]}}
+    j = check_reduction("bind hidden_size", d.post(R, {"model": "bert-base", "space": hs, "device": "h200-141gb",
+                                                        "bind": {"hidden_size": "hidden"}}), 201, hs)
+    eq("bind hidden_size: all fit, no warning", (j.get("feasible"), j.get("warnings")), ("4", []))
 
 
 # ================================================ phase 1b: concurrency ==

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dn_suggest.h"
 #include "test_util.h"
 
 static const char *
@@ -36,14 +37,109 @@ START_TEST(test_catalog)
 		ck_assert(d->peak_fp32 >= 5e12 && d->peak_fp32 <= 1e14);
 		ck_assert(d->peak_fp16 >= d->peak_fp32);
 	}
-	/* aliases and case */
-	ck_assert_ptr_nonnull(cm_catalog_find(&cat, "A100"));
-	ck_assert_str_eq(cm_catalog_find(&cat, "a100")->display_name, cm_catalog_find(&cat, "a100-40gb")->display_name);
+	/* aliases and case; "a100" names no one card any more (cm_catalog_resolve) */
+	ck_assert_ptr_nonnull(cm_catalog_find(&cat, "A100-40GB"));
+	ck_assert_ptr_null(cm_catalog_find(&cat, "a100"));
+	ck_assert_str_eq(cm_catalog_find(&cat, "a100-sxm4-40gb")->display_name,
+	    cm_catalog_find(&cat, "a100-40gb")->display_name);
 	ck_assert_ptr_null(cm_catalog_find(&cat, "tpu-v4"));
 	/* the datasheet figures the performance model relies on */
 	ck_assert_int_eq(cm_catalog_find(&cat, "a100-40gb")->sm_count, 108);
 	ck_assert(cm_catalog_find(&cat, "v100-16gb")->peak_bf16 == 0);
 	cm_catalog_free(&cat);
+}
+END_TEST
+
+/* The memory a process can use: its own field, at most the capacity, the
+ * published nvidia-smi totals where the notes cite one; the cards people
+ * rent now are there. */
+START_TEST(test_usable_memory)
+{
+	struct cm_device_catalog cat;
+	struct dn_error err;
+	static const struct { const char *name; long long mib; } seen[] = {
+		{ "t4", 15360 }, { "a10", 23028 }, { "l4", 23034 }, { "a100-40gb", 40960 }, { "a100-80gb", 81920 },
+		{ "h100-sxm-80gb", 81559 }, { "l40s", 46068 }, { "rtx-4090", 24564 },
+	};
+	static const struct { const char *name; long long gib; } added[] = {
+		{ "rtx-a6000", 48 }, { "l40s", 48 }, { "a40", 48 }, { "a100-pcie-40gb", 40 }, { "a100-pcie-80gb", 80 },
+		{ "rtx-3080", 10 }, { "rtx-4080", 16 },
+	};
+
+	memset(&err, 0, sizeof err);
+	ck_assert_msg(cm_catalog_load(catalog_path(), &cat, &err) == 0, "%s", err.message);
+	for (int i = 0; i < cat.n; i++) {
+		const struct cm_device *d = &cat.devices[i];
+		ck_assert_msg(d->usable_memory_bytes > 0 && d->usable_memory_bytes <= d->memory_bytes, "%s", d->name);
+		ck_assert_msg(d->usable_memory_bytes >= d->memory_bytes / 16 * 15 - (256LL << 20), "%s", d->name);
+	}
+	for (size_t i = 0; i < sizeof seen / sizeof seen[0]; i++) {
+		const struct cm_device *d = cm_catalog_find(&cat, seen[i].name);
+		ck_assert_msg(d != NULL, "no device %s", seen[i].name);
+		ck_assert_msg(d->usable_memory_bytes == seen[i].mib << 20, "%s: %lld", seen[i].name,
+		    (long long)d->usable_memory_bytes);
+	}
+	for (size_t i = 0; i < sizeof added / sizeof added[0]; i++) {
+		const struct cm_device *d = cm_catalog_find(&cat, added[i].name);
+		ck_assert_msg(d != NULL, "no device %s", added[i].name);
+		ck_assert_int_eq(d->memory_bytes, added[i].gib << 30);
+		ck_assert(d->peak_fp32 >= 1e13 && d->peak_fp16 >= d->peak_fp32 && d->sm_count >= 60);
+	}
+	cm_catalog_free(&cat);
+}
+END_TEST
+
+/* Ambiguous names list the cards they could be; unknown ones the closest. */
+START_TEST(test_resolve)
+{
+	struct cm_device_catalog cat;
+	struct dn_error err;
+	const struct cm_device *d;
+	static const struct { const char *name; int code; const char *const want[4]; } cases[] = {
+		{ "a100", DN_EINVAL, { "ambiguous", "a100-40gb", "a100-80gb", "a100-pcie-40gb" } },
+		{ "A100-PCIE", DN_EINVAL, { "ambiguous", "a100-pcie-40gb", "a100-pcie-80gb", NULL } },
+		{ "v100", DN_EINVAL, { "ambiguous", "v100-16gb", "v100-32gb", NULL } },
+		{ "h100", DN_EINVAL, { "ambiguous", "h100-sxm-80gb", "h100-pcie-80gb", NULL } },
+		{ "rtx-4900", DN_ENOENT, { "unknown device", "did you mean", "rtx-4090", NULL } },
+		{ "l40", DN_ENOENT, { "did you mean", "l40s", NULL, NULL } },
+		{ "tpu-v4", DN_ENOENT, { "unknown device \"tpu-v4\"", NULL, NULL, NULL } },
+	};
+
+	memset(&err, 0, sizeof err);
+	ck_assert_msg(cm_catalog_load(catalog_path(), &cat, &err) == 0, "%s", err.message);
+	ck_assert_int_eq(cm_catalog_resolve(&cat, "T4", "$.device", &d, &err), 0);
+	ck_assert_str_eq(d->name, "t4");
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		memset(&err, 0, sizeof err);
+		ck_assert_msg(cm_catalog_resolve(&cat, cases[i].name, "--device", &d, &err) != 0, "%s", cases[i].name);
+		ck_assert_ptr_null(d);
+		ck_assert_str_eq(err.path, "--device");
+		ck_assert_msg((int)err.code == cases[i].code, "%s: code %d", cases[i].name, (int)err.code);
+		for (int k = 0; k < 4 && cases[i].want[k] != NULL; k++)
+			ck_assert_msg(strstr(err.message, cases[i].want[k]) != NULL, "%s: \"%s\" lacks %s", cases[i].name,
+			    err.message, cases[i].want[k]);
+	}
+	cm_catalog_free(&cat);
+}
+END_TEST
+
+START_TEST(test_suggest)
+{
+	static const char *const names[] = { "hidden", "heads", "depth", "batch_size", NULL, "seq_len" };
+	char buf[128];
+
+	ck_assert_int_eq(dn_edit_distance("kitten", "SITTING"), 3);
+	ck_assert_int_eq(dn_edit_distance("", "abc"), 3);
+	ck_assert_int_eq(dn_suggest("hiden", names, 6, buf, sizeof buf), 1);
+	ck_assert_str_eq(buf, "hidden");
+	ck_assert_int_eq(dn_suggest("batch", names, 6, buf, sizeof buf), 1);
+	ck_assert_str_eq(buf, "batch_size");
+	ck_assert_int_eq(dn_suggest("zzzzzzzz", names, 6, buf, sizeof buf), 0);
+	ck_assert_str_eq(buf, "");
+	ck_assert_int_eq(dn_suggest("de", names, 6, buf, sizeof buf), 2);      /* substrings */
+	ck_assert_str_eq(buf, "hidden or depth");
+	ck_assert_int_eq(dn_suggest("heds", names, 6, buf, sizeof buf), 1);
+	ck_assert_str_eq(buf, "heads");
 }
 END_TEST
 
@@ -57,6 +153,7 @@ START_TEST(test_inline_device_errors)
 		{ "{\"name\": \"x\", \"memory_bytes\": 1e10, \"memory_bandwidth_bytes_per_s\": \"fast\", \"sm_count\": 10, \"peak_flops\": {\"fp32\": 1e13}}", "must be a number" },
 		{ "{\"name\": \"x\", \"memory_bytes\": 1e10, \"memory_bandwidth_bytes_per_s\": 1e12, \"sm_count\": 0, \"peak_flops\": {\"fp32\": 1e13}}", "\"sm_count\"" },
 		{ "{\"name\": \"x\", \"memory_bytes\": 1e30, \"memory_bandwidth_bytes_per_s\": 1e12, \"sm_count\": 10, \"peak_flops\": {\"fp32\": 1e13}}", "outside" },
+		{ "{\"name\": \"x\", \"memory_bytes\": 1e10, \"usable_memory_bytes\": 2e10, \"memory_bandwidth_bytes_per_s\": 1e12, \"sm_count\": 10, \"peak_flops\": {\"fp32\": 1e13}}", "\"usable_memory_bytes\" = 2e+10 is outside" },
 	};
 	struct cm_device d;
 
@@ -92,6 +189,9 @@ main(void)
 
 	tcase_add_test(t, test_catalog);
 	tcase_add_test(t, test_inline_device_errors);
+	tcase_add_test(t, test_usable_memory);
+	tcase_add_test(t, test_resolve);
+	tcase_add_test(t, test_suggest);
 	suite_add_tcase(s, t);
 	return run_suite(s, 0);
 }
