@@ -52,7 +52,12 @@ init_var(struct fs_engine *e, int k, struct fs_var *v, struct dn_error *err)
 		v->vals = malloc(sizeof *v->vals * (size_t)d->nvalues);
 		v->dim_index = malloc(sizeof *v->dim_index * (size_t)d->nvalues);
 		if (s == NULL || v->vals == NULL || v->dim_index == NULL) {
+			/* the caller does not count this var: nothing of it stays */
 			free(s);
+			free(v->vals);
+			free(v->dim_index);
+			v->vals = NULL;
+			v->dim_index = NULL;
 			return dn_error_set(err, DN_ENOMEM, d->path, "out of memory");
 		}
 		for (int64_t i = 0; i < d->nvalues; i++) {
@@ -451,6 +456,7 @@ fs_init_root(struct fs_engine *e, struct sq_query *q, expr_id root, struct dn_er
 				if (q->space.dims[k].discrete) {
 					if (init_var(e, k, &e->vars[e->nvars], err) != 0) {
 						free(units);
+						free(key);
 						return -1;
 					}
 					e->dim_var[k] = e->nvars++;
