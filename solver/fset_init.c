@@ -87,11 +87,16 @@ init_var(struct fs_engine *e, int k, struct fs_var *v, struct dn_error *err)
 /*
  * Sort key of a top-level dim's unit (smaller first). Dims that set the
  * model come before those that pass through; among them, huge grids (more
- * than 64 values, bisected) go last, and the others by decreasing
- * influence: how much the budgeted quantities change between the dim's
- * smallest and largest value with every other hyperparameter at its
- * default (the largest over the smallest value over the grid). Deciding the most influential variables first leaves boxes whose
- * remaining variables barely matter, which the bounds settle whole.
+ * than 64 values, bisected) go last, categorical hyperparameters first
+ * (they choose between operators: while one is open, every cost is bounded
+ * by the hull of its alternatives, each operator's time or memory guarded
+ * by its choice and summed over all of them, which nothing decides until it
+ * is fixed: ResNet-50's block choice made latency counts 70 times slower),
+ * and the others by decreasing influence: how much the budgeted quantities
+ * change between the dim's smallest and largest value with every other
+ * hyperparameter at its default (the largest over the smallest value over
+ * the grid). Deciding the most influential variables first leaves boxes
+ * whose remaining variables barely matter, which the bounds settle whole.
  */
 static double
 unit_key(const struct sq_query *q, int k)
@@ -139,6 +144,8 @@ unit_key(const struct sq_query *q, int k)
 	}
 	free(cfg);
 	free(vals);
+	if (q->def->hps[d->hp].type == CM_HP_CATEGORICAL)
+		return -1e9 - influence;        /* influences are sums of a few logarithms */
 	return -influence;
 }
 

@@ -56,7 +56,10 @@ check count-json 0 '"feasible": "528"' -- count $Q --json
 check list-first 0 '{"batch_size":32,"hidden":256,"depth":1,"activation":"relu"}' -- list $Q --limit 1
 "$DNNSAT" list $Q --limit 2 >/dev/null 2>"$tmp/cursor"
 cursor=$(sed -n 's/^next cursor: //p' "$tmp/cursor")
-check list-cursor 0 '"activation":"tanh"' -- list $Q --limit 1 --cursor "$cursor"
+# the page after the cursor is the third configuration (listing order: the engine's
+# variable order, categorical dims first)
+third=$("$DNNSAT" list $Q --offset 2 --limit 1 2>/dev/null)
+check list-cursor 0 "^$third\$" -- list $Q --limit 1 --cursor "$cursor"
 check list-offset 0 '"batch_size"' -- list $Q --offset 527 --limit 5
 check list-past-end 1 "^$" -- list $Q --offset 528 --limit 1
 check sample 0 '"hidden"' -- sample $Q --n 5 --seed 3
