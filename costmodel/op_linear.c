@@ -42,7 +42,11 @@ linear_build(struct op_build *ob)
 		ob_param(ob, expr_mul(g, fin, fout));
 	if (bias)
 		ob_param(ob, fout);
-	rows = expr_div(g, x->elems, fin);
+	/* rows: the product of the leading dims, not elems / fin (the same value,
+	 * but an interval bound divides the widest elems by the narrowest fin: a
+	 * flattened conv's rows came out 32 times the batch, and every latency
+	 * bound with them) */
+	rows = ob_elems(ob, r - 1, x->dim);
 	macs = expr_mul(g, rows, expr_mul(g, fin, fout));
 	ob->op.macs = macs;
 	ob->op.bwd_macs = x->requires_grad ? expr_mul(g, macs, expr_int(g, 2)) : macs;

@@ -31,7 +31,11 @@ load_tokens(struct srv *s, const char *file, struct dn_error *err)
 	if (f == NULL)
 		return dn_error_set(err, DN_EINVAL, "--token-file", "cannot open %s", file);
 	s->tokens = calloc(1, sizeof *s->tokens);
-	while (s->tokens != NULL && fgets(line, sizeof line, f) != NULL) {
+	if (s->tokens == NULL) {
+		fclose(f);
+		return dn_error_set(err, DN_ENOMEM, "--token-file", "out of memory reading %s", file);
+	}
+	while (fgets(line, sizeof line, f) != NULL) {
 		char **t;
 		size_t len = strcspn(line, "\r\n");
 		line[len] = '\0';
@@ -42,12 +46,17 @@ load_tokens(struct srv *s, const char *file, struct dn_error *err)
 			return dn_error_set(err, DN_EINVAL, "--token-file", "a token of %s is shorter than 16 characters",
 			    file);
 		}
+		/* out of memory: fail, never serve with part of the tokens (the
+		 * list stays NULL-terminated for srv_stop to free) */
 		t = realloc(s->tokens, sizeof *t * (size_t)(n + 2));
-		if (t == NULL)
-			break;
+		if (t == NULL || (t[n] = strdup(line)) == NULL) {
+			if (t != NULL)
+				s->tokens = t;
+			fclose(f);
+			return dn_error_set(err, DN_ENOMEM, "--token-file", "out of memory reading %s", file);
+		}
 		s->tokens = t;
-		s->tokens[n++] = strdup(line);
-		s->tokens[n] = NULL;
+		s->tokens[++n] = NULL;
 	}
 	fclose(f);
 	if (n == 0)

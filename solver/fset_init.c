@@ -52,7 +52,12 @@ init_var(struct fs_engine *e, int k, struct fs_var *v, struct dn_error *err)
 		v->vals = malloc(sizeof *v->vals * (size_t)d->nvalues);
 		v->dim_index = malloc(sizeof *v->dim_index * (size_t)d->nvalues);
 		if (s == NULL || v->vals == NULL || v->dim_index == NULL) {
+			/* the caller does not count this var: nothing of it stays */
 			free(s);
+			free(v->vals);
+			free(v->dim_index);
+			v->vals = NULL;
+			v->dim_index = NULL;
 			return dn_error_set(err, DN_ENOMEM, d->path, "out of memory");
 		}
 		for (int64_t i = 0; i < d->nvalues; i++) {
@@ -82,11 +87,16 @@ init_var(struct fs_engine *e, int k, struct fs_var *v, struct dn_error *err)
 /*
  * Sort key of a top-level dim's unit (smaller first). Dims that set the
  * model come before those that pass through; among them, huge grids (more
- * than 64 values, bisected) go last, and the others by decreasing
- * influence: how much the budgeted quantities change between the dim's
- * smallest and largest value with every other hyperparameter at its
- * default (the largest over the smallest value over the grid). Deciding the most influential variables first leaves boxes whose
- * remaining variables barely matter, which the bounds settle whole.
+ * than 64 values, bisected) go last, categorical hyperparameters first
+ * (they choose between operators: while one is open, every cost is bounded
+ * by the hull of its alternatives, each operator's time or memory guarded
+ * by its choice and summed over all of them, which nothing decides until it
+ * is fixed: ResNet-50's block choice made latency counts 70 times slower),
+ * and the others by decreasing influence: how much the budgeted quantities
+ * change between the dim's smallest and largest value with every other
+ * hyperparameter at its default (the largest over the smallest value over
+ * the grid). Deciding the most influential variables first leaves boxes
+ * whose remaining variables barely matter, which the bounds settle whole.
  */
 static double
 unit_key(const struct sq_query *q, int k)
@@ -134,6 +144,8 @@ unit_key(const struct sq_query *q, int k)
 	}
 	free(cfg);
 	free(vals);
+	if (q->def->hps[d->hp].type == CM_HP_CATEGORICAL)
+		return -1e9 - influence;        /* influences are sums of a few logarithms */
 	return -influence;
 }
 
@@ -451,6 +463,7 @@ fs_init_root(struct fs_engine *e, struct sq_query *q, expr_id root, struct dn_er
 				if (q->space.dims[k].discrete) {
 					if (init_var(e, k, &e->vars[e->nvars], err) != 0) {
 						free(units);
+						free(key);
 						return -1;
 					}
 					e->dim_var[k] = e->nvars++;

@@ -55,6 +55,7 @@ struct z3c {
 	const struct expr_graph *g;     /* borrowed; may grow after z3c_init */
 	/* private: use the functions below */
 	unsigned timeout_ms, rlimit;    /* per check; 0 = none */
+	int timer_fired;                /* the last check's timer interrupted it (z3c_query.c) */
 	Z3_sort int_sort, real_sort, bool_sort;
 	Z3_ast *vars;                   /* one constant per graph variable */
 	int32_t nvars;
@@ -91,7 +92,11 @@ enum z3c_answer {
 /*
  * Creates the context and one constant per variable of g (Int or Real,
  * named by the variable). timeout_ms and rlimit (0: none) apply to every
- * check a query makes. Returns 0, or -1 with err set (nothing to free).
+ * check a query makes. The rlimit is Z3's resource limit (work, the same
+ * on any machine); the timeout is a timer thread of ours that interrupts
+ * the check (Z3_interrupt), never Z3's own "timeout" parameter, whose
+ * timer deadlocks in some Z3 releases (4.8.10 to 4.8.12, Debian 12's).
+ * Returns 0, or -1 with err set (nothing to free).
  */
 int z3c_init(struct z3c *z, const struct expr_graph *g, unsigned timeout_ms,
     unsigned rlimit, struct dn_error *err);

@@ -15,13 +15,22 @@
  *  - Unknown answers carry Z3's reason in err: DN_ETIMEOUT for a timeout,
  *    the rlimit, or z3c_interrupt; DN_ENOMEM for Z3's memory limit;
  *    DN_EINTERNAL when Z3 gave up (an incomplete theory).
+ *  - The timeout is never Z3's "timeout" parameter (its scoped_timer
+ *    deadlocks in Z3 4.8.10 to 4.8.12: Z3Prover/z3 #5371, #5990): every
+ *    check with a timeout runs under a timer thread of ours (struct
+ *    watchdog) that calls Z3_interrupt once the time is up, and again every
+ *    10 ms until the check returns (an interrupt that lands before Z3 has
+ *    entered the check is lost). The rlimit is Z3's, counted in work.
  */
 #include "z3c.h"
 
+#include <errno.h>
 #include <gmp.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- answers ---- */
 
@@ -39,6 +48,9 @@ answer_unknown(struct z3c *z, const char *why, struct dn_error *err)
 {
 	if (atomic_load(&z->interrupted))
 		dn_error_set(err, DN_ETIMEOUT, NULL, "Z3 was interrupted (%s)", why);
+	else if (z->timer_fired)
+		dn_error_set(err, DN_ETIMEOUT, NULL,
+		    "Z3 stopped before an answer: timeout of %u ms (%s)", z->timeout_ms, why);
 	else if (reason_is_limit(why))
 		dn_error_set(err, DN_ETIMEOUT, NULL,
 		    "Z3 stopped before an answer: %s (timeout %u ms, rlimit %u)", why,
@@ -59,7 +71,8 @@ answer_of(struct z3c *z, Z3_lbool r, Z3_solver s, Z3_optimize o,
 	Z3_string reason;
 
 	if (dn_error_isset(&z->pending)) {
-		if (!reason_is_limit(z->pending.message) && !atomic_load(&z->interrupted)) {
+		if (!reason_is_limit(z->pending.message) && !atomic_load(&z->interrupted) &&
+		    !z->timer_fired) {
 			z3c_error(z, err);
 			return Z3C_ERROR;
 		}
@@ -105,22 +118,19 @@ query_start(struct z3c *z, const Z3_ast *assertions, int n, struct dn_error *err
 
 /* ---- solvers ---- */
 
-/* The context's limits as Z3 parameters (referenced), or NULL if none. */
+/* The context's rlimit as Z3 parameters (referenced), or NULL if none. */
 static Z3_params
 params_new(struct z3c *z)
 {
 	Z3_params p;
 
-	if (z->timeout_ms == 0 && z->rlimit == 0)
-		return NULL;
+	if (z->rlimit == 0)
+		return NULL;    /* the timeout is ours (struct watchdog), never Z3's */
 	p = Z3_mk_params(z->ctx);
 	if (p == NULL)
 		return NULL;
 	Z3_params_inc_ref(z->ctx, p);
-	if (z->timeout_ms != 0)
-		Z3_params_set_uint(z->ctx, p, Z3_mk_string_symbol(z->ctx, "timeout"), z->timeout_ms);
-	if (z->rlimit != 0)
-		Z3_params_set_uint(z->ctx, p, Z3_mk_string_symbol(z->ctx, "rlimit"), z->rlimit);
+	Z3_params_set_uint(z->ctx, p, Z3_mk_string_symbol(z->ctx, "rlimit"), z->rlimit);
 	return p;
 }
 
@@ -148,6 +158,114 @@ solver_new(struct z3c *z, const Z3_ast *assertions, int n, struct dn_error *err)
 		return NULL;
 	}
 	return s;
+}
+
+/* ---- the timeout: a timer thread of ours ---- */
+
+struct watchdog {
+	struct z3c *z;
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct timespec at;     /* CLOCK_MONOTONIC: the next interrupt */
+	int done, fired, running;
+};
+
+static void
+ts_add_ms(struct timespec *t, unsigned ms)
+{
+	t->tv_sec += (time_t)(ms / 1000);
+	t->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (t->tv_nsec >= 1000000000L) {
+		t->tv_sec++;
+		t->tv_nsec -= 1000000000L;
+	}
+}
+
+static void *
+watchdog_run(void *arg)
+{
+	struct watchdog *w = arg;
+
+	pthread_mutex_lock(&w->mu);
+	while (!w->done) {
+		if (pthread_cond_timedwait(&w->cv, &w->mu, &w->at) == ETIMEDOUT && !w->done) {
+			w->fired = 1;
+			Z3_interrupt(w->z->ctx);
+			ts_add_ms(&w->at, 10);
+		}
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+/* Starts the timer of one check (nothing without a timeout). 0, or -1
+ * with err set when the thread cannot be made. */
+static int
+watchdog_start(struct z3c *z, struct watchdog *w, struct dn_error *err)
+{
+	pthread_condattr_t ca;
+	int ok;
+
+	memset(w, 0, sizeof *w);
+	w->z = z;
+	z->timer_fired = 0;
+	if (z->timeout_ms == 0)
+		return 0;
+	if (pthread_condattr_init(&ca) != 0)
+		return dn_error_set(err, DN_ENOMEM, NULL, "cannot start Z3's timer");
+	ok = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 &&
+	    pthread_cond_init(&w->cv, &ca) == 0;
+	pthread_condattr_destroy(&ca);
+	if (!ok)
+		return dn_error_set(err, DN_ENOMEM, NULL, "cannot start Z3's timer");
+	if (pthread_mutex_init(&w->mu, NULL) != 0) {
+		pthread_cond_destroy(&w->cv);
+		return dn_error_set(err, DN_ENOMEM, NULL, "cannot start Z3's timer");
+	}
+	clock_gettime(CLOCK_MONOTONIC, &w->at);
+	ts_add_ms(&w->at, z->timeout_ms);
+	if (pthread_create(&w->th, NULL, watchdog_run, w) != 0) {
+		pthread_mutex_destroy(&w->mu);
+		pthread_cond_destroy(&w->cv);
+		return dn_error_set(err, DN_ENOMEM, NULL, "cannot start Z3's timer (a thread)");
+	}
+	w->running = 1;
+	return 0;
+}
+
+/* Stops the timer once the check has returned; z->timer_fired says
+ * whether it interrupted the check. */
+static void
+watchdog_stop(struct watchdog *w)
+{
+	if (!w->running)
+		return;
+	pthread_mutex_lock(&w->mu);
+	w->done = 1;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	pthread_join(w->th, NULL);
+	pthread_mutex_destroy(&w->mu);
+	pthread_cond_destroy(&w->cv);
+	w->z->timer_fired = w->fired;
+	w->running = 0;
+}
+
+/* The answer of solver s's check (with assumptions when n > 0) under the
+ * timer. */
+static enum z3c_answer
+solver_answer(struct z3c *z, Z3_solver s, unsigned n, const Z3_ast *assumptions,
+    struct dn_error *err)
+{
+	struct watchdog w;
+	Z3_lbool r;
+
+	if (watchdog_start(z, &w, err) != 0)
+		return Z3C_ERROR;
+	r = n > 0 ? Z3_solver_check_assumptions(z->ctx, s, n, assumptions) : Z3_solver_check(z->ctx, s);
+	watchdog_stop(&w);
+	return answer_of(z, r, s, NULL, err);
 }
 
 /* ---- models ---- */
@@ -251,7 +369,6 @@ z3c_check(struct z3c *z, const Z3_ast *assertions, int n,
 {
 	enum z3c_answer ans;
 	Z3_solver s;
-	Z3_lbool r;
 
 	if (query_start(z, assertions, n, err) != 0)
 		return Z3C_ERROR;
@@ -259,8 +376,7 @@ z3c_check(struct z3c *z, const Z3_ast *assertions, int n,
 		return answer_unknown(z, "interrupted", err);
 	if ((s = solver_new(z, assertions, n, err)) == NULL)
 		return Z3C_ERROR;
-	r = Z3_solver_check(z->ctx, s);
-	ans = answer_of(z, r, s, NULL, err);
+	ans = solver_answer(z, s, 0, NULL, err);
 	if (ans == Z3C_SAT && model != NULL) {
 		Z3_model m = Z3_solver_get_model(z->ctx, s);
 
@@ -350,7 +466,7 @@ z3c_enumerate(struct z3c *z, const Z3_ast *assertions, int n, int64_t limit,
 			count = -1;
 			break;
 		}
-		ans = answer_of(z, Z3_solver_check(z->ctx, s), s, NULL, err);
+		ans = solver_answer(z, s, 0, NULL, err);
 		if (ans == Z3C_UNSAT)
 			break;
 		if (ans != Z3C_SAT) {
@@ -428,7 +544,18 @@ z3c_optimize(struct z3c *z, const Z3_ast *assertions, int n, expr_id objective,
 	idx = maximize ? Z3_optimize_maximize(z->ctx, o, obj) : Z3_optimize_minimize(z->ctx, o, obj);
 	if (z3c_error(z, err) != 0)
 		goto out;
-	ans = answer_of(z, Z3_optimize_check(z->ctx, o, 0, NULL), NULL, o, err);
+	{
+		struct watchdog w;
+		Z3_lbool r;
+
+		if (watchdog_start(z, &w, err) != 0) {
+			ans = Z3C_ERROR;
+			goto out;
+		}
+		r = Z3_optimize_check(z->ctx, o, 0, NULL);
+		watchdog_stop(&w);
+		ans = answer_of(z, r, NULL, o, err);
+	}
 	if (ans != Z3C_SAT)
 		goto out;
 	/* a finite optimum is a numeral; oo or a bound +- epsilon is not */
@@ -550,7 +677,7 @@ z3c_explain(struct z3c *z, const Z3_ast *assertions, int n,
 	}
 	if (z3c_error(z, err) != 0)
 		goto out;
-	ans = answer_of(z, Z3_solver_check_assumptions(z->ctx, s, (unsigned)nl, ind), s, NULL, err);
+	ans = solver_answer(z, s, (unsigned)nl, ind, err);
 	if (ans != Z3C_UNSAT)
 		goto out;
 	if (core_read(z, s, ind, nl, in) != 0) {
@@ -569,7 +696,7 @@ z3c_explain(struct z3c *z, const Z3_ast *assertions, int n,
 		k = core_select(ind, in, nl, j, sel);
 		memset(&e2, 0, sizeof e2);
 		a = atomic_load(&z->interrupted) ? Z3C_UNKNOWN :
-		    answer_of(z, Z3_solver_check_assumptions(z->ctx, s, k, sel), s, NULL, &e2);
+		    solver_answer(z, s, k, sel, &e2);
 		if (a == Z3C_ERROR) {
 			dn_error_set(err, e2.code, e2.path, "%s", e2.message);
 			ans = Z3C_ERROR;

@@ -23,9 +23,14 @@
  *     the JSON-lines stream (ans_walk in the service's chunks), samples, on
  *     cnn5, the README's ResNet-50 space (42k-node graph) and the
  *     24-layer transformer (an unfinished count); every answer compared.
+ *  7. memory against latency budgets on the same space (cnn5, and the
+ *     README's ResNet-50 walkthrough space), each budget leaving 10-90% of
+ *     the space feasible: seconds, boxes bounded and search-tree nodes of
+ *     each count (a deadline of 60 s, 20 s with --quick, each), and the
+ *     latency bound's width at the root against the true range.
  *
- * Usage: bench_solver [--quick] [--listing]   (make bench-solver; --listing:
- * section 6 only)
+ * Usage: bench_solver [--quick] [--listing] [--budgets]   (make
+ * bench-solver; --listing: section 6 only; --budgets: section 7 only)
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -437,12 +442,64 @@ listing_bench(int quick)
 	return rc;
 }
 
+/* One count of section 7: budget kind=value on req (taken). */
+static void
+budget_case(const char *space, json_t *req, const char *kind, const char *value, double limit)
+{
+	struct sq_query q;
+	struct fs_engine e;
+	struct dn_error err;
+	char lo[64], hi[64], tot[64];
+	double t0;
+
+	memset(&err, 0, sizeof err);
+	json_object_set_new(req, "budgets", json_pack("{s:s}", kind, value));
+	if (open_query(req, &q, &e) != 0)
+		exit(1);
+	t0 = fs_now();
+	if (fs_count_all(&e, limit, &err) != 0) {
+		fprintf(stderr, "count: %s\n", err.message);
+		exit(1);
+	}
+	fs_count_str(e.lower, lo, sizeof lo);
+	fs_count_str(e.upper, hi, sizeof hi);
+	fs_count_str(e.total, tot, sizeof tot);
+	printf("%-9s %-8s %-6s %8.2f %11" PRId64 " %10d  %s%s%s of %s (%.1f%%)%s\n", space, kind, value,
+	    fs_now() - t0, e.bound_calls, e.nnodes, lo, e.lower == e.upper ? "" : "..", e.lower == e.upper ? "" : hi,
+	    tot, 100.0 * (double)e.lower / (double)e.total, e.lower == e.upper ? "" : " (deadline)");
+	fs_free(&e);
+	sq_free(&q);
+	json_decref(req);
+}
+
+static int
+budgets_bench(int quick)
+{
+	const char *top = getenv("top_srcdir") ? getenv("top_srcdir") : ".";
+	double limit = quick ? 20 : 60;
+	char a[1024];
+
+	printf("\n== 7. memory against latency budgets on the same space (deadline %.0f s each)\n", limit);
+	printf("%-9s %-8s %-6s %8s %11s %10s  %s\n", "space", "budget", "value", "seconds", "bound calls", "tree nodes",
+	    "feasible");
+	budget_case("cnn5", cnn5_query("16GiB"), "memory", "16GiB", limit);
+	budget_case("cnn5", cnn5_query("16GiB"), "memory", "4GiB", limit);
+	budget_case("cnn5", cnn5_query("16GiB"), "latency", "5ms", limit);
+	budget_case("cnn5", cnn5_query("16GiB"), "latency", "50ms", limit);
+	snprintf(a, sizeof a, "%s/examples/spaces/resnet.json", top);
+	budget_case("resnet50", json_pack("{s:s,s:o,s:s}", "model", "resnet50", "space", load(a), "device", "a100-40gb"),
+	    "memory", "16GiB", limit);
+	budget_case("resnet50", json_pack("{s:s,s:o,s:s}", "model", "resnet50", "space", load(a), "device", "a100-40gb"),
+	    "latency", "300ms", limit);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
 	static const char *const budgets[] = { "2GiB", "3GiB", "4GiB", "6GiB", "8GiB", "10GiB", "16GiB",
 	    "24GiB", "32GiB", "40GiB", "64GiB" };
-	int quick = 0, listing = 0;
+	int quick = 0, listing = 0, budgets_only = 0;
 	struct dn_error err;
 	char path[1024], tot[64], cnt[64];
 	double rate = 0, worst = 1e300;
@@ -450,6 +507,7 @@ main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		quick |= strcmp(argv[i], "--quick") == 0;
 		listing |= strcmp(argv[i], "--listing") == 0;
+		budgets_only |= strcmp(argv[i], "--budgets") == 0;
 	}
 	memset(&err, 0, sizeof err);
 	snprintf(path, sizeof path, "%s/devices.json", cm_data_dir());
@@ -457,8 +515,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "%s\n", err.message);
 		return 1;
 	}
-	if (listing) {
-		int rc = listing_bench(quick);
+	if (listing || budgets_only) {
+		int rc = listing ? listing_bench(quick) : budgets_bench(quick);
 		cm_catalog_free(&cat);
 		return rc != 0;
 	}
@@ -643,7 +701,7 @@ main(int argc, char **argv)
 				break;
 		}
 	}
-	if (listing_bench(quick) != 0)
+	if (listing_bench(quick) != 0 || budgets_bench(quick) != 0)
 		return 1;
 	cm_catalog_free(&cat);
 	return 0;

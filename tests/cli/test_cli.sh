@@ -58,7 +58,10 @@ check count-json 0 '"feasible": "528"' -- count $Q --json
 check list-first 0 '{"batch_size":32,"hidden":256,"depth":1,"activation":"relu","learning_rate":0.00316227766016838}' -- list $Q --limit 1
 "$DNNSAT" list $Q --limit 2 >/dev/null 2>"$tmp/cursor"
 cursor=$(sed -n 's/^next cursor: //p' "$tmp/cursor")
-check list-cursor 0 '"activation":"tanh"' -- list $Q --limit 1 --cursor "$cursor"
+# the page after the cursor is the third configuration (listing order: the engine's
+# variable order, categorical dims first)
+third=$("$DNNSAT" list $Q --offset 2 --limit 1 2>/dev/null)
+check list-cursor 0 "^$third\$" -- list $Q --limit 1 --cursor "$cursor"
 check list-offset 0 '"batch_size"' -- list $Q --offset 527 --limit 5
 check list-past-end 1 "^$" -- list $Q --offset 528 --limit 1
 check sample 0 '"hidden"' -- sample $Q --n 5 --seed 3
@@ -171,7 +174,8 @@ if [ $? -eq 0 ] && ! grep -q warning "$tmp/out" && grep -q "feasible 4 of 4" "$t
 check bind-unknown-hp 2 '\$.bind.hidden_size: model bert has no hyperparameter "hiden" (did you mean hidden' -- count --preset bert-base --space "$tmp/hs.json" --bind hidden_size=hiden
 check bind-unknown-param 2 '\$.bind.hiddensize: the space has no parameter "hiddensize" (did you mean hidden_size' -- count --preset bert-base --space "$tmp/hs.json" --bind hiddensize=hidden
 check bind-bad 2 "\--bind: \"hidden_size\" is not PARAMETER=HYPERPARAMETER" -- count --preset bert-base --space "$tmp/hs.json" --bind hidden_size
-check deadline 3 "deadline of" -- count --model "$top_srcdir/examples/models/cnn5.json" --space "$top_srcdir/examples/spaces/cnn5.json" --budget memory=16GiB --timeout 0.2
+# a deadline: a space (1.3e30 configurations) that no machine counts within it
+check deadline 3 "deadline of" -- count --model "$top_srcdir/examples/models/transformer24.json" --space "$top_srcdir/examples/spaces/transformer24.json" --budget memory=16GiB --timeout 0.2
 # the 1.3e30-configuration transformer: nothing finishes, yet an estimate and samples come back
 T24="--model $top_srcdir/examples/models/transformer24.json --space $top_srcdir/examples/spaces/transformer24.json --device a100-40gb"
 check estimate-text 3 "^estimate [0-9.e+]*, 95% interval [0-9.e+]* to [0-9.e+]* ([0-9]* draws)" -- count $T24 --timeout 1

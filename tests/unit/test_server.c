@@ -1019,6 +1019,49 @@ START_TEST(test_server_tokens)
 }
 END_TEST
 
+/* strdup failures injected: the test binary links with --wrap=strdup
+ * (Makefile.am); a copy of fail_strdup_of fails, every other is libc's */
+char *__real_strdup(const char *s);
+char *__wrap_strdup(const char *s);
+static const char *fail_strdup_of;
+
+char *
+__wrap_strdup(const char *s)
+{
+	if (fail_strdup_of != NULL && strcmp(s, fail_strdup_of) == 0)
+		return NULL;
+	return __real_strdup(s);
+}
+
+/* A token that cannot be copied fails the start: the server never runs
+ * with part of its tokens (it started with the first token only, and
+ * answered 401 to the second). */
+START_TEST(test_server_tokens_out_of_memory)
+{
+	char file[] = "/tmp/dnnsat-test-tokens-XXXXXX";
+	const char *text = "first-token-0123456789\nsecond-token-0123456789\n";
+	char *argv[] = { "test", "--listen", "127.0.0.1:0", "--access-log", "off", "--token-file", file };
+	struct dn_error err;
+	int fd = mkstemp(file);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	memset(&server, 0, sizeof server);
+	memset(&err, 0, sizeof err);
+	setenv("DNNSAT_DATA_DIR", src_path("schemas"), 1);
+	ck_assert_int_eq(srv_config_parse(7, argv, &server.cfg, &err), 0);
+	fail_strdup_of = "second-token-0123456789";
+	ck_assert_int_eq(srv_start(&server, &err), -1);
+	fail_strdup_of = NULL;
+	ck_assert_int_eq(err.code, DN_ENOMEM);
+	ck_assert_str_eq(err.path, "--token-file");
+	ck_assert_ptr_nonnull(strstr(err.message, "out of memory reading"));
+	srv_stop(&server);
+	unlink(file);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -1040,6 +1083,7 @@ suite(void)
 	tcase_add_test(t, test_server_queue_deadline);
 	tcase_add_test(t, test_server_progress_saved);
 	tcase_add_test(t, test_server_query_bytes);
+	tcase_add_test(t, test_server_tokens_out_of_memory);
 	suite_add_tcase(s, t);
 	return s;
 }
