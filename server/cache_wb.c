@@ -130,6 +130,12 @@ wb_main(void *arg)
 			struct wb_item *prev, *newer = wb_find(g, it->key, &prev);
 			if (newer != NULL) {
 				wb_item_free(it);
+			} else if (g->n + 1 > CACHE_WB_MAX_ENTRIES || g->bytes + it->bytes > CACHE_WB_MAX_BYTES) {
+				/* the queue filled while it was out: it is the oldest, so it goes */
+				g->dropped++;
+				cache_log("cache write-back queue full (%d entries, %zu bytes): dropped the oldest, %s",
+				    CACHE_WB_MAX_ENTRIES, (size_t)CACHE_WB_MAX_BYTES, it->key);
+				wb_item_free(it);
 			} else {
 				it->next = g->head;
 				g->head = it;
