@@ -20,6 +20,7 @@
  */
 #include "fset_project.h"
 #include "srv_registry.h"
+#include "dn_number.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,9 +38,7 @@ api_request_timeout(struct srv_request *r)
 	double t = r->srv->cfg.deadline;
 
 	if (q != NULL) {
-		char *end;
-		t = strtod(q, &end);
-		if (end == q || *end != '\0' || !(t > 0)) {
+		if (dn_decimal_all(q, &t) != 0 || !(t > 0)) {
 			srv_reply_problem(r, 400, "bad-parameter", "Bad parameter", "timeout",
 			    "timeout must be a number of seconds above 0");
 			return -1;

@@ -5,6 +5,8 @@
  *   srv_config.c    flags and DNNSAT_* environment variables
  *   srv_http.c      libmicrohttpd glue: bodies, limits, auth, dispatch,
  *                   suspend/resume around the worker pool, access log
+ *   srv_guard.c     slow, idle and oversized clients: the request
+ *                   deadline, the request line's limits
  *   srv_route.c     the route table: method + path -> handler, 404/405
  *   srv_reply.c     responses: JSON, text, files, problem+json errors
  *   srv_pool.c      the bounded pool of solver workers
@@ -39,6 +41,9 @@ struct srv_config {
 	size_t max_body;
 	double max_space;               /* configurations a listing may walk */
 	unsigned max_connections, connection_timeout;
+	unsigned max_per_ip;            /* connections from one client address */
+	double request_timeout;         /* seconds for a request's head and body */
+	int reuse_port;                 /* share the port (SO_REUSEPORT) */
 	size_t cache_bytes;
 	int registry_size;              /* compiled queries kept in memory */
 	int db_pool;
@@ -54,6 +59,7 @@ void srv_config_free(struct srv_config *c);
 struct srv_pool;
 struct srv_registry;
 struct srv_metrics;
+struct srv_guard;
 
 struct srv {
 	struct srv_config cfg;
@@ -62,6 +68,7 @@ struct srv {
 	struct srv_pool *pool;
 	struct srv_registry *registry;
 	struct srv_metrics *metrics;
+	struct srv_guard *guard;
 	struct cm_device_catalog catalog;
 	json_t *templates;              /* GET /v1/templates body, built at start */
 	char **tokens;                  /* bearer tokens, NULL-terminated; NULL: no auth */
@@ -120,6 +127,9 @@ struct srv_request {
 	int retry_after;                /* seconds, 0: no header */
 	int cache_hit;                  /* -1 none, 0 miss, 1 hit (metrics and X-Cache) */
 	int www_authenticate;           /* a 401: say which scheme */
+	int authenticated;              /* a valid bearer token came with it */
+	int refused;                    /* srv_guard answered it on the socket */
+	int encoded_nul;                /* the raw URI holds %00 */
 	/* dispatch */
 	int phase;                      /* 0 headers, 1 body, 2 queued to a worker, 3 answered */
 	int suspended;
@@ -153,6 +163,32 @@ void srv_text_clean(const char *in, char *out, size_t cap);
 void srv_reply_error(struct srv_request *r, const struct dn_error *err);
 /* A query-string parameter, or NULL. */
 const char *srv_query_arg(struct srv_request *r, const char *name);
+
+/* ---- the connection guard (srv_guard.c) ---- */
+#define SRV_MAX_URI 131072              /* bytes of a request's URI */
+#define SRV_MAX_QUERY_PARAMS 4100       /* a space's 4,096 parameters and a few more */
+#define SRV_MAX_HEADERS 65536           /* bytes of a request's header fields */
+#define SRV_CONNECTION_MEMORY ((size_t)512 << 10)      /* libmicrohttpd's pool per connection */
+/* Starts the reaper of requests not sent within request_timeout seconds;
+ * NULL when out of memory. srv_guard_free stops it (after libmicrohttpd). */
+struct srv_guard *srv_guard_new(double request_timeout);
+void srv_guard_free(struct srv_guard *g);
+/* Connections ended by the request deadline so far. */
+unsigned srv_guard_reaped(struct srv_guard *g);
+/* MHD_OPTION_NOTIFY_CONNECTION's callback (cls: the guard). */
+void srv_guard_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
+    enum MHD_ConnectionNotificationCode code);
+/* The request's head and body have arrived: its deadline no longer runs. */
+void srv_guard_read_done(struct MHD_Connection *conn);
+/* The request was answered: the next request's deadline starts now. */
+void srv_guard_answered(struct MHD_Connection *conn);
+/* Checks a request line's URI against SRV_MAX_URI and
+ * SRV_MAX_QUERY_PARAMS: 0, or -1 after a 414 problem+json was written and
+ * the socket shut down (the request must then be dropped). */
+int srv_guard_uri(struct srv_guard *g, struct MHD_Connection *conn, const char *uri);
+/* Writes a whole problem+json answer straight to socket fd and shuts it
+ * down; 0, or -1 when the answer could not be written at once. */
+int srv_guard_refuse(int fd, int status, const char *slug, const char *title, const char *detail);
 
 /* ---- the worker pool (srv_pool.c) ---- */
 struct srv_pool *srv_pool_new(int workers, int max_queue);
