@@ -32,36 +32,33 @@ static int
 load_tokens(struct srv *s, const char *file, struct dn_error *err)
 {
 	FILE *f = fopen(file, "r");
-	char line[1024];
-	int n = 0, lineno = 0;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t got;
+	int n = 0, lineno = 0, rc = 0;
 
 	if (f == NULL)
 		return dn_error_set(err, DN_EINVAL, "--token-file", "cannot open %s", file);
 	s->tokens = calloc(1, sizeof *s->tokens);
-	while (s->tokens != NULL && fgets(line, sizeof line, f) != NULL) {
+	while (rc == 0 && s->tokens != NULL && (got = getline(&line, &cap, f)) >= 0) {
 		char **t;
-		size_t len = strcspn(line, "\r\n");
+		size_t len = (size_t)got;
 		lineno++;
-		if (line[len] == '\0' && !feof(f)) {
-			fclose(f);
-			return dn_error_set(err, DN_EINVAL, "--token-file", "%s line %d: longer than %zu characters", file,
-			    lineno, sizeof line - 2);
-		}
+		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			len--;
 		line[len] = '\0';
 		if (len == 0 || line[0] == '#')
 			continue;
-		for (size_t i = 0; i < len; i++)
-			if ((unsigned char)line[i] <= 0x20 || (unsigned char)line[i] >= 0x7f) {
-				fclose(f);
-				return dn_error_set(err, DN_EINVAL, "--token-file", "%s line %d: a token may hold only "
-				    "printable ASCII characters without spaces (byte %zu is 0x%02x)", file, lineno, i + 1,
+		for (size_t i = 0; i < len && rc == 0; i++)
+			if ((unsigned char)line[i] <= 0x20 || (unsigned char)line[i] >= 0x7f)
+				rc = dn_error_set(err, DN_EINVAL, "--token-file", "%s line %d: a token may hold only printable "
+				    "ASCII characters without spaces (byte %zu is 0x%02x)", file, lineno, i + 1,
 				    (unsigned)(unsigned char)line[i]);
-			}
-		if (len < 16) {
-			fclose(f);
-			return dn_error_set(err, DN_EINVAL, "--token-file", "%s line %d: a token is shorter than 16 "
+		if (rc == 0 && len < 16)
+			rc = dn_error_set(err, DN_EINVAL, "--token-file", "%s line %d: a token is shorter than 16 "
 			    "characters", file, lineno);
-		}
+		if (rc != 0)
+			break;
 		t = realloc(s->tokens, sizeof *t * (size_t)(n + 2));
 		if (t == NULL)
 			break;
@@ -69,10 +66,11 @@ load_tokens(struct srv *s, const char *file, struct dn_error *err)
 		s->tokens[n++] = strdup(line);
 		s->tokens[n] = NULL;
 	}
+	free(line);
 	fclose(f);
-	if (n == 0)
+	if (rc == 0 && n == 0)
 		return dn_error_set(err, DN_EINVAL, "--token-file", "%s holds no token", file);
-	return 0;
+	return rc;
 }
 
 /* Room for --max-connections sockets: the soft limit on open files is
