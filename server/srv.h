@@ -165,10 +165,16 @@ void srv_reply_error(struct srv_request *r, const struct dn_error *err);
 const char *srv_query_arg(struct srv_request *r, const char *name);
 
 /* ---- the connection guard (srv_guard.c) ---- */
-#define SRV_MAX_URI 131072              /* bytes of a request's URI */
-#define SRV_MAX_QUERY_PARAMS 4100       /* a space's 4,096 parameters and a few more */
-#define SRV_MAX_HEADERS 65536           /* bytes of a request's header fields */
-#define SRV_CONNECTION_MEMORY ((size_t)512 << 10)      /* libmicrohttpd's pool per connection */
+/* What one connection's libmicrohttpd memory (SRV_CONNECTION_MEMORY) must
+ * hold: the request line (a parsed query parameter costs about 64 bytes
+ * more than its text), the header fields, the answer's head. The limits
+ * below keep every request that passes them inside it: 32 KiB + 512 * 64
+ * + 16 KiB leaves 48 KiB free. Larger pools are touched in full on
+ * every keep-alive request, so they cost resident memory per connection. */
+#define SRV_MAX_URI 32768               /* bytes of a request's URI */
+#define SRV_MAX_QUERY_PARAMS 512        /* query parameters: use a POST body beyond */
+#define SRV_MAX_HEADERS 16384           /* bytes of a request's header fields */
+#define SRV_CONNECTION_MEMORY ((size_t)128 << 10)      /* libmicrohttpd's pool per connection */
 /* Starts the reaper of requests not sent within request_timeout seconds;
  * NULL when out of memory. srv_guard_free stops it (after libmicrohttpd). */
 struct srv_guard *srv_guard_new(double request_timeout);
