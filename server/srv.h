@@ -55,6 +55,9 @@ struct srv_config {
  * (usage printed), -1 with err naming the flag. */
 int srv_config_parse(int argc, char **argv, struct srv_config *c, struct dn_error *err);
 void srv_config_free(struct srv_config *c);
+/* 1 when the server would listen beyond loopback (0.0.0.0, ::, a
+ * network address) without a token file: srv_start logs a warning. */
+int srv_config_exposed(const struct srv_config *c);
 
 struct srv_pool;
 struct srv_registry;

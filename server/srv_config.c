@@ -241,6 +241,15 @@ srv_config_parse(int argc, char **argv, struct srv_config *c, struct dn_error *e
 	return 0;
 }
 
+int
+srv_config_exposed(const struct srv_config *c)
+{
+	int loopback = strncmp(c->host, "127.", 4) == 0 || strcmp(c->host, "::1") == 0 ||
+	    strcmp(c->host, "::ffff:127.0.0.1") == 0;
+
+	return !loopback && c->token_file == NULL;
+}
+
 void
 srv_config_free(struct srv_config *c)
 {

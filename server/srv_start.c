@@ -89,13 +89,6 @@ raise_file_limit(const struct srv *s)
 		    (unsigned long long)rl.rlim_cur, s->cfg.max_connections);
 }
 
-/* 1 when host is a loopback address (127/8, ::1). */
-static int
-is_loopback(const char *host)
-{
-	return strncmp(host, "127.", 4) == 0 || strcmp(host, "::1") == 0 || strcmp(host, "localhost") == 0;
-}
-
 static int
 open_access_log(struct srv *s, struct dn_error *err)
 {
@@ -150,7 +143,7 @@ srv_start(struct srv *s, struct dn_error *err)
 	raise_file_limit(s);
 	if (srv_http_start(s, err) != 0)
 		return -1;
-	if (s->tokens == NULL && !is_loopback(s->cfg.host))
+	if (srv_config_exposed(&s->cfg))
 		srv_log("warning: listening on %s beyond loopback without --token-file: anyone who reaches port %d "
 		    "can use every endpoint", s->cfg.host, s->cfg.port);
 	return 0;

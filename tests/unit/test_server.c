@@ -217,6 +217,25 @@ START_TEST(test_config)
 		ck_assert_str_eq(err.path, "--deadline");
 		srv_config_free(&c);
 	}
+	{
+		/* beyond loopback without tokens: the start logs a warning */
+		char *any[] = { "dnnsatd", "--listen", "0.0.0.0:0", NULL };
+		char *any6[] = { "dnnsatd", "--listen", "[::]:0", NULL };
+		char *local[] = { "dnnsatd", "--listen", "127.0.0.2:0", NULL };
+		char *guarded[] = { "dnnsatd", "--listen", ":8080", "--token-file", "/etc/dnnsat/tokens", NULL };
+		ck_assert_int_eq(srv_config_parse(3, any, &c, &err), 0);
+		ck_assert_int_eq(srv_config_exposed(&c), 1);
+		srv_config_free(&c);
+		ck_assert_int_eq(srv_config_parse(3, any6, &c, &err), 0);
+		ck_assert_int_eq(srv_config_exposed(&c), 1);
+		srv_config_free(&c);
+		ck_assert_int_eq(srv_config_parse(3, local, &c, &err), 0);
+		ck_assert_int_eq(srv_config_exposed(&c), 0);
+		srv_config_free(&c);
+		ck_assert_int_eq(srv_config_parse(5, guarded, &c, &err), 0);
+		ck_assert_int_eq(srv_config_exposed(&c), 0);
+		srv_config_free(&c);
+	}
 }
 END_TEST
 
