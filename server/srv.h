@@ -131,7 +131,6 @@ struct srv_request {
 	int cache_hit;                  /* -1 none, 0 miss, 1 hit (metrics and X-Cache) */
 	int www_authenticate;           /* a 401: say which scheme */
 	int authenticated;              /* a valid bearer token came with it */
-	int refused;                    /* srv_guard answered it on the socket */
 	int encoded_nul;                /* the raw URI holds %00 */
 	/* dispatch */
 	int phase;                      /* 0 headers, 1 body, 2 queued to a worker, 3 answered */
@@ -193,8 +192,15 @@ void srv_guard_read_done(struct MHD_Connection *conn);
 void srv_guard_answered(struct MHD_Connection *conn);
 /* Checks a request line's URI against SRV_MAX_URI and
  * SRV_MAX_QUERY_PARAMS: 0, or -1 after a 414 problem+json was written and
- * the socket shut down (the request must then be dropped). */
+ * the socket shut down (the request must then be dropped). What it found
+ * stays on the connection for srv_guard_uri_flags. */
 int srv_guard_uri(struct srv_guard *g, struct MHD_Connection *conn, const char *uri);
+enum {
+	SRV_URI_REFUSED = 1,    /* answered 414 on the socket: drop the request */
+	SRV_URI_NUL = 2,        /* the raw URI holds %00 */
+};
+/* What srv_guard_uri found for the connection's current request. */
+int srv_guard_uri_flags(struct MHD_Connection *conn);
 /* Writes a whole problem+json answer straight to socket fd and shuts it
  * down; 0, or -1 when the answer could not be written at once. */
 int srv_guard_refuse(int fd, int status, const char *slug, const char *title, const char *detail);

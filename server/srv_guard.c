@@ -40,6 +40,7 @@ struct guard_conn {
 	_Atomic double since;           /* start of the request being read */
 	atomic_int reading;             /* 1 while a request is being read */
 	int refused;
+	int uri_flags;                  /* SRV_URI_*: the current request line */
 };
 
 struct srv_guard {
@@ -225,8 +226,10 @@ srv_guard_uri(struct srv_guard *g, struct MHD_Connection *conn, const char *uri)
 	const char *q = strchr(uri, '?');
 	size_t len = strlen(uri), params = 0;
 	char detail[300];
-	struct guard_conn *c;
+	struct guard_conn *c = conn_of(conn);
 
+	if (c != NULL)
+		c->uri_flags = strstr(uri, "%00") != NULL ? SRV_URI_NUL : 0;
 	if (q != NULL)
 		for (params = 1, q++; *q != '\0'; q++)
 			params += *q == '&';
@@ -235,8 +238,8 @@ srv_guard_uri(struct srv_guard *g, struct MHD_Connection *conn, const char *uri)
 	snprintf(detail, sizeof detail, "the URI has %zu bytes and %zu query parameters; the limits are %d bytes "
 	    "and %d parameters: send a configuration to check in a POST body instead (POST "
 	    "/v1/reductions/{id}/check)", len, params, SRV_MAX_URI, SRV_MAX_QUERY_PARAMS);
-	c = conn_of(conn);
 	if (c != NULL) {
+		c->uri_flags |= SRV_URI_REFUSED;
 		pthread_mutex_lock(&g->lock);
 		if (!c->refused) {
 			c->refused = 1;
@@ -245,4 +248,12 @@ srv_guard_uri(struct srv_guard *g, struct MHD_Connection *conn, const char *uri)
 		pthread_mutex_unlock(&g->lock);
 	}
 	return -1;
+}
+
+int
+srv_guard_uri_flags(struct MHD_Connection *conn)
+{
+	const struct guard_conn *c = conn_of(conn);
+
+	return c != NULL ? c->uri_flags : 0;
 }

@@ -1,14 +1,16 @@
 /*
  * srv_http.c - libmicrohttpd glue: one struct srv_request per request,
- * created on the first call of the access handler and freed in the
- * completion callback. Order of checks on the headers: route (404/405),
- * token (401), content type (415), declared length (413); the body is
- * copied into our own buffer with our own cap (413 once exceeded; the rest
- * is read and dropped), parsed with duplicate keys rejected (400 with line
- * and column). Then the handler runs inline on the HTTP thread (cheap
- * routes) or on a solver worker: the connection is suspended, the job
- * queued (429 when the queue is full, 503 while stopping), and resumed when
- * the worker has filled the response.
+ * created on the first call of the access handler (the request line was
+ * checked before: srv_guard, from the URI callback) and freed in the
+ * completion callback. Order of checks on the headers: %00 in the URI
+ * (400), route (404/405), token (401), header size (431), a query
+ * parameter given twice (400), content type (415), declared length (413);
+ * the body is copied into our own buffer with our own cap (413 once
+ * exceeded; the rest is read and dropped), parsed with duplicate keys
+ * rejected (400 with line and column). Then the handler runs inline on the
+ * HTTP thread (cheap routes) or on a solver worker: the connection is
+ * suspended, the job queued (429 when the queue is full, 503 while
+ * stopping), and resumed when the worker has filled the response.
  *
  * Invariants: a response is queued exactly once, on the last call; the
  * request is never freed while a worker holds it (a suspended connection
@@ -280,8 +282,8 @@ parse_body(struct srv_request *r)
 	return 0;
 }
 
-/* A new request (from the request line's callback, or the access
- * handler's first call when there was none). NULL when out of memory. */
+/* A new request, at the access handler's first call. NULL when out of
+ * memory. */
 static struct srv_request *
 request_new(struct srv *s, struct MHD_Connection *conn)
 {
@@ -298,23 +300,17 @@ request_new(struct srv *s, struct MHD_Connection *conn)
 }
 
 /* MHD_OPTION_URI_LOG_CALLBACK: the raw request line's URI, before
- * libmicrohttpd decodes it or parses its query string. What it returns is
- * the request's *con_cls. */
+ * libmicrohttpd decodes it or parses its query string. srv_guard checks
+ * and notes it on the connection; nothing is allocated here (libmicrohttpd
+ * does not complete a request it refuses itself after this call, so a
+ * request made here could leak). */
 static void *
 uri_early(void *cls, const char *uri, struct MHD_Connection *conn)
 {
 	struct srv *s = cls;
-	struct srv_request *r = request_new(s, conn);
 
-	if (r == NULL)
-		return NULL;
-	if (srv_guard_uri(s->guard, conn, uri) != 0) {
-		r->refused = 1;
-		r->status = 414;                /* for the access log and metrics */
-		snprintf(r->method, sizeof r->method, "-");
-	}
-	r->encoded_nul = strstr(uri, "%00") != NULL;
-	return r;
+	(void)srv_guard_uri(s->guard, conn, uri);
+	return NULL;
 }
 
 /* Qsort order of query-parameter names. */
@@ -336,6 +332,8 @@ collect_name(void *cls, enum MHD_ValueKind kind, const char *key, const char *va
 
 	(void)kind;
 	(void)value;
+	if (key[0] == '\0')
+		return MHD_YES;         /* "a=1&&b=2": an empty piece, not a parameter */
 	if (ns->n == ns->cap)
 		return MHD_NO;
 	ns->v[ns->n++] = key;
@@ -444,14 +442,15 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url, const ch
 
 	(void)version;
 	if (r == NULL) {
+		int uri = srv_guard_uri_flags(conn);
+		if (uri & SRV_URI_REFUSED)
+			return MHD_NO;          /* answered on the socket already */
 		if ((r = request_new(s, conn)) == NULL)
 			return MHD_NO;
 		*con_cls = r;
-	}
-	if (r->refused)
-		return MHD_NO;                  /* answered on the socket already */
-	if (r->method[0] == '\0')
+		r->encoded_nul = (uri & SRV_URI_NUL) != 0;
 		return request_head(s, r, url, method);
+	}
 	if (r->phase == 1 && *upload_size > 0) {
 		if (append_body(r, upload_data, *upload_size) != 0)
 			return MHD_NO;

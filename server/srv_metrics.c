@@ -248,6 +248,8 @@ srv_metrics_render(struct srv *s, size_t *len)
 	    load(&m->timeouts));
 	scalar_print(&o, "dnnsat_rejected_total", "counter", "Requests refused because the solver queue was full.",
 	    load(&m->rejected));
+	scalar_print(&o, "dnnsat_request_timeouts_total", "counter", "Connections closed with a 408 because their "
+	    "request was not sent within --request-timeout.", (unsigned long long)srv_guard_reaped(s->guard));
 	if (s->pool != NULL)
 		srv_pool_load(s->pool, &waiting, &running);
 	out_printf(&o, "# HELP dnnsat_solver_jobs Solver jobs waiting and running.\n"

@@ -1009,7 +1009,7 @@ START_TEST(test_server_slow_clients)
 		"--request-timeout", "1", "--connection-timeout", "60", NULL };
 	static const char probe[] = "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";
 	int fds[ATTACK];
-	char buf[4096];
+	static char buf[1 << 18];
 
 	server_start_with(NULL, extra);
 	/* slow: a head begun, then one byte at a time */
@@ -1035,7 +1035,10 @@ START_TEST(test_server_slow_clients)
 	}
 	ck_assert_int_ge(await_closed(fds, ATTACK, 20), 1);
 	ck_assert_uint_ge(srv_guard_reaped(server.guard), 2);
-	/* a keep-alive client that sends its requests in time is not cut */
+	ck_assert_int_eq(get_from("127.0.0.2", "/metrics", buf, sizeof buf), 200);
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "dnnsat_request_timeouts_total "));
+	ck_assert_ptr_null(strstr(body_of(buf), "dnnsat_request_timeouts_total 0\n"));
+	/* the attacking address is served again once its sockets are gone */
 	ck_assert_int_eq(raw_from("127.0.0.1", probe, sizeof probe - 1, buf, sizeof buf, 10), 200);
 	srv_stop(&server);
 }
