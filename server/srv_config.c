@@ -43,7 +43,8 @@ static const struct option options[] = {
 	{ "cache-bytes", K_BYTES, 0, 1e12, "in-memory cache size in bytes (default 268435456)" },
 	{ "registry-size", K_INT, 1, 100000, "compiled queries kept in memory (default 64)" },
 	{ "db-pool", K_INT, 1, 256, "PostgreSQL connections (default 8)" },
-	{ "token-file", K_STR, 0, 0, "file of bearer tokens, one per line (default: no authentication)" },
+	{ "token-file", K_STR, 0, 0, "file of bearer tokens, one per line: 16 or more printable ASCII characters, "
+	  "no spaces (default: no authentication)" },
 	{ "access-log", K_STR, 0, 0, "access log: - (stderr, default), off, or a file" },
 };
 #define NOPTIONS ((int)(sizeof options / sizeof options[0]))
@@ -54,8 +55,8 @@ usage(FILE *f)
 	fprintf(f, "usage: dnnsatd [options]\n\nThe dnnsat HTTP service (docs/api.md).\n\noptions "
 	    "(each also an environment variable DNNSAT_NAME, e.g. DNNSAT_DATABASE_URL):\n");
 	for (int i = 0; i < NOPTIONS; i++)
-		fprintf(f, "  --%-20s %s\n", options[i].flag, options[i].help);
-	fprintf(f, "  --%-20s %s\n", "help", "this text");
+		fprintf(f, "  --%-24s %s\n", options[i].flag, options[i].help);
+	fprintf(f, "  --%-24s %s\n", "help", "this text");
 }
 
 static void
