@@ -10,7 +10,9 @@
  *    per tick and ends the late ones: a 408 problem+json is written
  *    straight to the socket (nothing else is being written while a request
  *    is read) and the socket is shut down, which libmicrohttpd sees as the
- *    client leaving and cleans up as usual.
+ *    client leaving and cleans up as usual. A keep-alive connection whose
+ *    next request line has not arrived is only shut down: a 408 there could
+ *    be read as the answer to the request the client sends next.
  *  - The request line (MHD_OPTION_URI_LOG_CALLBACK, called before
  *    libmicrohttpd parses the query string into its per-connection memory):
  *    a query string of more than SRV_MAX_QUERY_PARAMS parameters or a URI
@@ -39,6 +41,8 @@ struct guard_conn {
 	int fd;
 	_Atomic double since;           /* start of the request being read */
 	atomic_int reading;             /* 1 while a request is being read */
+	atomic_int served;              /* an earlier request was answered */
+	atomic_int line_seen;           /* the current request line has arrived */
 	int refused;
 	int uri_flags;                  /* SRV_URI_*: the current request line */
 };
@@ -98,7 +102,11 @@ reaper_main(void *arg)
 			if (c->refused || !atomic_load(&c->reading) || now - atomic_load(&c->since) <= g->timeout)
 				continue;
 			c->refused = 1;
-			(void)srv_guard_refuse(c->fd, 408, "request-timeout", "Request timeout", detail);
+			if (atomic_load(&c->served) && !atomic_load(&c->line_seen))
+				shutdown(c->fd, SHUT_RDWR);     /* an idle keep-alive connection: no answer
+								 * a client could take for its next request's */
+			else
+				(void)srv_guard_refuse(c->fd, 408, "request-timeout", "Request timeout", detail);
 			n++;
 		}
 		if (n > 0) {
@@ -215,6 +223,8 @@ srv_guard_answered(struct MHD_Connection *conn)
 	struct guard_conn *c = conn_of(conn);
 
 	if (c != NULL) {
+		atomic_store(&c->line_seen, 0);
+		atomic_store(&c->served, 1);
 		atomic_store(&c->since, srv_now());
 		atomic_store(&c->reading, 1);
 	}
@@ -228,8 +238,10 @@ srv_guard_uri(struct srv_guard *g, struct MHD_Connection *conn, const char *uri)
 	char detail[300];
 	struct guard_conn *c = conn_of(conn);
 
-	if (c != NULL)
+	if (c != NULL) {
 		c->uri_flags = strstr(uri, "%00") != NULL ? SRV_URI_NUL : 0;
+		atomic_store(&c->line_seen, 1);
+	}
 	if (q != NULL)
 		for (params = 1, q++; *q != '\0'; q++)
 			params += *q == '&';

@@ -1038,6 +1038,24 @@ START_TEST(test_server_slow_clients)
 	ck_assert_int_eq(get_from("127.0.0.2", "/metrics", buf, sizeof buf), 200);
 	ck_assert_ptr_nonnull(strstr(body_of(buf), "dnnsat_request_timeouts_total "));
 	ck_assert_ptr_null(strstr(body_of(buf), "dnnsat_request_timeouts_total 0\n"));
+	{
+		/* an idle keep-alive connection is closed without a 408, which the
+		 * client could read as the answer to its next request */
+		static const char keep[] = "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n";
+		int fd = connect_from("127.0.0.3", 20);
+		size_t got = 0;
+		ssize_t k;
+		ck_assert_int_ge(fd, 0);
+		buf[0] = '\0';
+		ck_assert_int_eq(send(fd, keep, sizeof keep - 1, MSG_NOSIGNAL), (ssize_t)(sizeof keep - 1));
+		while (strstr(buf, "{\"status\":\"ok\"}") == NULL && (k = recv(fd, buf + got, 4000 - got, 0)) > 0) {
+			got += (size_t)k;
+			buf[got] = '\0';
+		}
+		ck_assert_ptr_nonnull(strstr(buf, "{\"status\":\"ok\"}"));
+		ck_assert_int_eq(recv(fd, buf, 4000, 0), 0);   /* closed after the deadline, nothing written */
+		close(fd);
+	}
 	/* the attacking address is served again once its sockets are gone */
 	ck_assert_int_eq(raw_from("127.0.0.1", probe, sizeof probe - 1, buf, sizeof buf, 10), 200);
 	srv_stop(&server);
