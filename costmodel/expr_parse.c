@@ -461,6 +461,16 @@ cmp(struct parser *ps)
 		fail(ps, at, "a string can only be compared with a categorical hyperparameter");
 		return node(EXPR_NONE);
 	}
+	if (t.enums != NULL || u.enums != NULL) {
+		/* its values are strings: `block == 1` would silently mean its
+		 * second value */
+		struct term c = t.enums != NULL ? t : u;
+		char msg[300];
+		snprintf(msg, sizeof msg, "a categorical hyperparameter can only be compared (==, !=) with one of its "
+		    "values as a string ('%.64s'%s)", c.enums[0], c.nenum > 1 ? ", ..." : "");
+		fail(ps, t.enums != NULL ? at : opat, msg);
+		return node(EXPR_NONE);
+	}
 	expr_id a = value(ps, t, at), b = value(ps, u, opat);
 	switch (op) {
 	case 'e': return node(expr_eq(ps->g, a, b));

@@ -291,11 +291,25 @@ api_reduction_check_get(struct srv_request *r)
 void
 api_reduction_check(struct srv_request *r)
 {
-	const json_t *config = config_of(r);
+	const json_t *config = config_of(r), *v;
 	struct srv_query *sq;
+	const char *key;
 
 	if (config == NULL)
 		return;
+	/* the query is the reduction's: a field beside config (a budget, a
+	 * space) would be silently ignored */
+	json_object_foreach(r->json, key, v) {
+		char path[80];
+		if (strcmp(key, "config") == 0 || strcmp(key, "timeout") == 0)
+			continue;
+		srv_text_clean(key, path + 2, sizeof path - 2);
+		path[0] = '$';
+		path[1] = '.';
+		srv_reply_problem(r, 422, "invalid-field", "Invalid field", path, "%s: unknown field (the body holds "
+		    "only \"config\"; the query is the reduction's)", path);
+		return;
+	}
 	sq = api_reduction_query(r);
 	if (sq == NULL)
 		return;

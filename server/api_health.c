@@ -1,12 +1,15 @@
 /*
  * api_health.c - what operators poll: GET /healthz (the process answers),
  * GET /readyz (ready for traffic, with the database's state: "memory"
- * without one, "ok", or "down" with libpq's reason; 503 only while
- * stopping, since a server whose database is down still answers, uncached)
+ * without one, "ok", or "down"; 503 only while stopping, since a server
+ * whose database is down still answers, uncached). libpq's reason names
+ * hosts, ports, roles and socket paths: it goes to the log (once per
+ * change) and into the answer only for a caller with a valid token)
  * and GET /metrics (Prometheus text).
  */
 #include "srv.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,8 +30,18 @@ api_readyz(struct srv_request *r)
 	json_t *j = json_pack("{s:s,s:s}", "status", stopping ? "stopping" : strcmp(db, "down") == 0 ? "degraded" :
 	    "ready", "database", db);
 
-	if (detail[0] != '\0')
-		json_object_set_new(j, "detail", json_string(detail));
+	if (detail[0] != '\0') {
+		static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+		static char logged[256];
+		pthread_mutex_lock(&lock);
+		if (strcmp(logged, detail) != 0) {
+			snprintf(logged, sizeof logged, "%s", detail);
+			srv_log("readyz: database %s: %s", db, detail);
+		}
+		pthread_mutex_unlock(&lock);
+		if (r->authenticated)
+			json_object_set_new(j, "detail", json_string(detail));
+	}
 	if (stopping)
 		r->retry_after = 5;
 	srv_reply_json(r, stopping ? 503 : 200, j);

@@ -20,6 +20,7 @@
  */
 #include "fset_project.h"
 #include "srv_registry.h"
+#include "dn_number.h"
 
 #include <stdio.h>
 #include <stdlib.h>

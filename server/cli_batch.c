@@ -25,6 +25,7 @@
 #include "answer.h"
 #include "cli.h"
 #include "cli_batch.h"
+#include "dn_number.h"
 #include "cli_http.h"
 #include "cli_progress.h"
 #include "fset.h"
@@ -170,8 +171,7 @@ parse_batch_option(struct batch_run *r, const char *a, const char *v, struct dn_
 			return dn_error_set(err, DN_EINVAL, a, "must be a count, 0 or more");
 		r->limit = x;
 	} else if (strcmp(a, "--timeout") == 0) {
-		r->timeout = strtod(v, &end);
-		if (*v == '\0' || *end != '\0' || !(r->timeout > 0 && r->timeout <= 86400))
+		if (dn_decimal_all(v, &r->timeout) != 0 || !(r->timeout > 0 && r->timeout <= 86400))
 			return dn_error_set(err, DN_EINVAL, a, "must be seconds, more than 0");
 	} else if (strcmp(a, "--server") == 0)
 		r->server = v;

@@ -171,7 +171,8 @@ inputs_add_dir(struct batch_inputs *in, const char *path, struct dn_error *err)
 	struct dirent *de;
 	char **names = NULL;
 	size_t n = 0, cap = 0;
-	int rc = 0;
+	int rc = 0, bad = 0;
+	struct dn_error first_bad, *first = &first_bad;
 
 	if (d == NULL)
 		return dn_error_set(err, DN_EINVAL, path, "cannot read the directory: %s", strerror(errno));
@@ -199,12 +200,24 @@ inputs_add_dir(struct batch_inputs *in, const char *path, struct dn_error *err)
 		rc = dn_error_set(err, DN_EINVAL, path, "the directory holds no .json file");
 	if (n > 0)
 		qsort(names, n, sizeof *names, by_name);
+	/* every file is read, and every bad one named, before stopping */
 	for (size_t i = 0; i < n; i++) {
-		if (rc == 0)
-			rc = inputs_add_file(in, names[i], err);
+		struct dn_error one;
+		memset(&one, 0, sizeof one);
+		if (rc == 0 && inputs_add_file(in, names[i], &one) != 0) {
+			cli_print_error(&one);
+			bad++;
+			if (bad == 1)
+				*first = one;
+		}
 		free(names[i]);
 	}
 	free(names);
+	if (rc == 0 && bad == 1)
+		return dn_error_set(err, first->code, first->path, "%s", first->message);
+	if (rc == 0 && bad > 1)
+		rc = dn_error_set(err, DN_EINVAL, path, "%d of its %zu .json files are not valid inputs (each named "
+		    "above)", bad, n);
 	return rc;
 }
 

@@ -14,9 +14,13 @@
 #include "cli.h"
 #include "query.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 void
 cli_print_error(const struct dn_error *err)
@@ -210,8 +214,28 @@ int
 cli_load_json_file(const char *file, const char *what, json_t **out, struct dn_error *err)
 {
 	json_error_t jerr;
+	struct stat st;
+	FILE *f;
+	int fd;
 
-	*out = json_load_file(file, JSON_REJECT_DUPLICATES, &jerr);
+	*out = NULL;
+	/* opened without blocking and checked before reading: a FIFO named
+	 * x.json would otherwise wait for a writer forever */
+	fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return dn_error_set(err, DN_EINVAL, what, "%s: cannot open it: %s", file, strerror(errno));
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		int dir = S_ISDIR(st.st_mode);
+		close(fd);
+		return dn_error_set(err, DN_EINVAL, what, "%s: %s", file, dir ? "is a directory, not a JSON file" :
+		    "is not a regular file (a FIFO, socket or device): refused, reading it could block forever");
+	}
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0 || (f = fdopen(fd, "r")) == NULL) {
+		close(fd);
+		return dn_error_set(err, DN_EINVAL, what, "%s: cannot read it: %s", file, strerror(errno));
+	}
+	*out = json_loadf(f, JSON_REJECT_DUPLICATES, &jerr);
+	fclose(f);
 	if (*out == NULL)
 		return dn_error_set(err, DN_EINVAL, what, "%s: line %d, column %d: %s", file, jerr.line,
 		    jerr.column, jerr.text);

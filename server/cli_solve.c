@@ -22,6 +22,7 @@
  */
 #include "answer.h"
 #include "cli.h"
+#include "dn_number.h"
 #include "fset.h"
 #include "fset_project.h"
 #include "query.h"
@@ -86,8 +87,7 @@ parse_args(int argc, char **argv, struct solve_opts *o, struct cli_req *r, struc
 		if (v == NULL)
 			return dn_error_set(err, DN_EINVAL, a, "needs a value");
 		if (strcmp(a, "--timeout") == 0) {
-			o->timeout = atof(v);
-			if (!(o->timeout > 0 && o->timeout <= 86400))
+			if (dn_decimal_all(v, &o->timeout) != 0 || !(o->timeout > 0 && o->timeout <= 86400))
 				return dn_error_set(err, DN_EINVAL, a, "must be seconds, more than 0");
 		} else if (strcmp(a, "--offset") == 0) {
 			o->offset = v;

@@ -5,6 +5,8 @@
  *   srv_config.c    flags and DNNSAT_* environment variables
  *   srv_http.c      libmicrohttpd glue: bodies, limits, auth, dispatch,
  *                   suspend/resume around the worker pool, access log
+ *   srv_guard.c     slow, idle and oversized clients: the request
+ *                   deadline, the request line's limits
  *   srv_route.c     the route table: method + path -> handler, 404/405
  *   srv_reply.c     responses: JSON, text, files, problem+json errors
  *   srv_pool.c      the bounded pool of solver workers
@@ -40,6 +42,9 @@ struct srv_config {
 	size_t max_body;
 	double max_space;               /* configurations a listing may walk */
 	unsigned max_connections, connection_timeout;
+	unsigned max_per_ip;            /* connections from one client address */
+	double request_timeout;         /* seconds for a request's head and body */
+	int reuse_port;                 /* share the port (SO_REUSEPORT) */
 	size_t cache_bytes;
 	int registry_size;              /* compiled queries kept in memory */
 	double progress_interval;       /* seconds of counting between progress saves */
@@ -55,10 +60,14 @@ struct srv_config {
  * (usage printed), -1 with err naming the flag. */
 int srv_config_parse(int argc, char **argv, struct srv_config *c, struct dn_error *err);
 void srv_config_free(struct srv_config *c);
+/* 1 when the server would listen beyond loopback (0.0.0.0, ::, a
+ * network address) without a token file: srv_start logs a warning. */
+int srv_config_exposed(const struct srv_config *c);
 
 struct srv_pool;
 struct srv_registry;
 struct srv_metrics;
+struct srv_guard;
 
 struct srv {
 	struct srv_config cfg;
@@ -67,6 +76,7 @@ struct srv {
 	struct srv_pool *pool;
 	struct srv_registry *registry;
 	struct srv_metrics *metrics;
+	struct srv_guard *guard;
 	struct cm_device_catalog catalog;
 	json_t *templates;              /* GET /v1/templates body, built at start */
 	char **tokens;                  /* bearer tokens, NULL-terminated; NULL: no auth */
@@ -125,6 +135,8 @@ struct srv_request {
 	int retry_after;                /* seconds, 0: no header */
 	int cache_hit;                  /* -1 none, 0 miss, 1 hit (metrics and X-Cache) */
 	int www_authenticate;           /* a 401: say which scheme */
+	int authenticated;              /* a valid bearer token came with it */
+	int encoded_nul;                /* the raw URI holds %00 */
 	/* dispatch */
 	int phase;                      /* 0 headers, 1 body, 2 queued to a worker, 3 answered */
 	int suspended;
@@ -158,6 +170,45 @@ void srv_text_clean(const char *in, char *out, size_t cap);
 void srv_reply_error(struct srv_request *r, const struct dn_error *err);
 /* A query-string parameter, or NULL. */
 const char *srv_query_arg(struct srv_request *r, const char *name);
+
+/* ---- the connection guard (srv_guard.c) ---- */
+/* What one connection's libmicrohttpd memory (SRV_CONNECTION_MEMORY) must
+ * hold: the request line (a parsed query parameter costs about 64 bytes
+ * more than its text), the header fields, the answer's head. The limits
+ * below keep every request that passes them inside it: 32 KiB + 512 * 64
+ * + 16 KiB leaves 48 KiB free. Larger pools are touched in full on
+ * every keep-alive request, so they cost resident memory per connection. */
+#define SRV_MAX_URI 32768               /* bytes of a request's URI */
+#define SRV_MAX_QUERY_PARAMS 512        /* query parameters: use a POST body beyond */
+#define SRV_MAX_HEADERS 16384           /* bytes of a request's header fields */
+#define SRV_CONNECTION_MEMORY ((size_t)128 << 10)      /* libmicrohttpd's pool per connection */
+/* Starts the reaper of requests not sent within request_timeout seconds;
+ * NULL when out of memory. srv_guard_free stops it (after libmicrohttpd). */
+struct srv_guard *srv_guard_new(double request_timeout);
+void srv_guard_free(struct srv_guard *g);
+/* Connections ended by the request deadline so far. */
+unsigned srv_guard_reaped(struct srv_guard *g);
+/* MHD_OPTION_NOTIFY_CONNECTION's callback (cls: the guard). */
+void srv_guard_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
+    enum MHD_ConnectionNotificationCode code);
+/* The request's head and body have arrived: its deadline no longer runs. */
+void srv_guard_read_done(struct MHD_Connection *conn);
+/* The request was answered: the next request's deadline starts now. */
+void srv_guard_answered(struct MHD_Connection *conn);
+/* Checks a request line's URI against SRV_MAX_URI and
+ * SRV_MAX_QUERY_PARAMS: 0, or -1 after a 414 problem+json was written and
+ * the socket shut down (the request must then be dropped). What it found
+ * stays on the connection for srv_guard_uri_flags. */
+int srv_guard_uri(struct srv_guard *g, struct MHD_Connection *conn, const char *uri);
+enum {
+	SRV_URI_REFUSED = 1,    /* answered 414 on the socket: drop the request */
+	SRV_URI_NUL = 2,        /* the raw URI holds %00 */
+};
+/* What srv_guard_uri found for the connection's current request. */
+int srv_guard_uri_flags(struct MHD_Connection *conn);
+/* Writes a whole problem+json answer straight to socket fd and shuts it
+ * down; 0, or -1 when the answer could not be written at once. */
+int srv_guard_refuse(int fd, int status, const char *slug, const char *title, const char *detail);
 
 /* ---- the worker pool (srv_pool.c) ---- */
 struct srv_pool *srv_pool_new(int workers, int max_queue);

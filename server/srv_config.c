@@ -5,14 +5,14 @@
  * it; an error names the flag or variable and the accepted range.
  */
 #include "srv.h"
+#include "dn_number.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-enum kind { K_LISTEN, K_STR, K_INT, K_SECONDS, K_BYTES, K_COUNT };
+enum kind { K_LISTEN, K_STR, K_INT, K_SECONDS, K_BYTES, K_COUNT, K_BOOL };
 
 struct option {
 	const char *flag;       /* without "--" */
@@ -32,8 +32,14 @@ static const struct option options[] = {
 	{ "max-compute", K_SECONDS, 1, 604800, "total solver time one reduction may use (default 600)" },
 	{ "max-body", K_BYTES, 1024, 1073741824, "largest request body in bytes (default 1048576)" },
 	{ "max-space", K_COUNT, 1, 1e30, "configurations one listing may walk (default 1e9)" },
-	{ "max-connections", K_INT, 1, 100000, "concurrent connections (default 1024)" },
+	{ "max-connections", K_INT, 2, 100000, "concurrent connections (default 1024)" },
+	{ "max-connections-per-ip", K_INT, 1, 100000, "concurrent connections from one client address, below "
+	  "--max-connections (default 128); more are closed at once" },
 	{ "connection-timeout", K_INT, 1, 86400, "idle connection timeout, seconds (default 30)" },
+	{ "request-timeout", K_SECONDS, 0.1, 3600, "seconds a client has to send a request's head and body, "
+	  "from the connection's start or its previous answer; not reset by each byte (default 30)" },
+	{ "reuse-port", K_BOOL, 0, 0, "share the port with another process (SO_REUSEPORT); without it a port "
+	  "in use is an error at start (flag alone, or =yes/no)" },
 	{ "cache-bytes", K_BYTES, 0, 1e12, "in-memory cache size in bytes (default 268435456)" },
 	{ "registry-size", K_INT, 1, 100000, "compiled queries kept in memory (default 64)" },
 	{ "max-query-bytes", K_BYTES, 0, 1e12, "memory one compiled query may hold, else 413 (default 268435456; 0: no limit)" },
@@ -41,7 +47,8 @@ static const struct option options[] = {
 	{ "compile-grace", K_SECONDS, 0, 3600, "seconds from a request's first byte that building its model and compiling its query may use even past its deadline (default 5)" },
 	{ "progress-interval", K_SECONDS, 0, 86400, "seconds of counting between saves of a count's progress to the cache (default 10; 0: every slice)" },
 	{ "db-pool", K_INT, 1, 256, "PostgreSQL connections (default 8)" },
-	{ "token-file", K_STR, 0, 0, "file of bearer tokens, one per line (default: no authentication)" },
+	{ "token-file", K_STR, 0, 0, "file of bearer tokens, one per line: 16 or more printable ASCII characters, "
+	  "no spaces (default: no authentication)" },
 	{ "access-log", K_STR, 0, 0, "access log: - (stderr, default), off, or a file" },
 };
 #define NOPTIONS ((int)(sizeof options / sizeof options[0]))
@@ -52,8 +59,8 @@ usage(FILE *f)
 	fprintf(f, "usage: dnnsatd [options]\n\nThe dnnsat HTTP service (docs/api.md).\n\noptions "
 	    "(each also an environment variable DNNSAT_NAME, e.g. DNNSAT_DATABASE_URL):\n");
 	for (int i = 0; i < NOPTIONS; i++)
-		fprintf(f, "  --%-20s %s\n", options[i].flag, options[i].help);
-	fprintf(f, "  --%-20s %s\n", "help", "this text");
+		fprintf(f, "  --%-24s %s\n", options[i].flag, options[i].help);
+	fprintf(f, "  --%-24s %s\n", "help", "this text");
 }
 
 static void
@@ -73,7 +80,9 @@ set_defaults(struct srv_config *c)
 	c->max_body = 1 << 20;
 	c->max_space = 1e9;
 	c->max_connections = 1024;
+	c->max_per_ip = 128;
 	c->connection_timeout = 30;
+	c->request_timeout = 30;
 	c->cache_bytes = (size_t)256 << 20;
 	c->registry_size = 64;
 	c->progress_interval = 10;
@@ -118,13 +127,11 @@ parse_listen(struct srv_config *c, const char *v, const char *who, struct dn_err
 static int
 parse_number(const char *v, enum kind kind, double *out)
 {
-	char *end;
+	const char *end;
 	double x;
 
-	errno = 0;
-	x = strtod(v, &end);
-	if (end == v || errno != 0)
-		return -1;
+	if (dn_decimal(v, &x, &end) != 0)
+		return -1;      /* decimal only: not 0x10, inf, nan */
 	while (*end == ' ')
 		end++;
 	if (kind == K_BYTES && *end != '\0') {
@@ -154,6 +161,13 @@ apply(struct srv_config *c, const struct option *o, const char *v, const char *w
 
 	if (o->kind == K_LISTEN)
 		return parse_listen(c, v, who, err);
+	if (o->kind == K_BOOL) {
+		int yes = strcmp(v, "1") == 0 || strcmp(v, "yes") == 0 || strcmp(v, "true") == 0;
+		if (!yes && strcmp(v, "0") != 0 && strcmp(v, "no") != 0 && strcmp(v, "false") != 0)
+			return dn_error_set(err, DN_EINVAL, who, "\"%s\" must be yes or no (1 or 0, true or false)", v);
+		c->reuse_port = yes;
+		return 0;
+	}
 	if (o->kind == K_STR) {
 		char **dst = strcmp(o->flag, "database-url") == 0 ? &c->database_url :
 		    strcmp(o->flag, "token-file") == 0 ? &c->token_file : &c->access_log;
@@ -175,7 +189,9 @@ apply(struct srv_config *c, const struct option *o, const char *v, const char *w
 	else if (strcmp(o->flag, "max-body") == 0) c->max_body = (size_t)x;
 	else if (strcmp(o->flag, "max-space") == 0) c->max_space = x;
 	else if (strcmp(o->flag, "max-connections") == 0) c->max_connections = (unsigned)x;
+	else if (strcmp(o->flag, "max-connections-per-ip") == 0) c->max_per_ip = (unsigned)x;
 	else if (strcmp(o->flag, "connection-timeout") == 0) c->connection_timeout = (unsigned)x;
+	else if (strcmp(o->flag, "request-timeout") == 0) c->request_timeout = x;
 	else if (strcmp(o->flag, "cache-bytes") == 0) c->cache_bytes = (size_t)x;
 	else if (strcmp(o->flag, "registry-size") == 0) c->registry_size = (int)x;
 	else if (strcmp(o->flag, "progress-interval") == 0) c->progress_interval = x;
@@ -218,6 +234,8 @@ srv_config_parse(int argc, char **argv, struct srv_config *c, struct dn_error *e
 			found = 1;
 			if (eq)
 				v = eq + 1;
+			else if (options[k].kind == K_BOOL)
+				v = "yes";      /* a switch: the flag alone turns it on */
 			else if (i + 1 < argc)
 				v = argv[++i];
 			else
@@ -230,7 +248,19 @@ srv_config_parse(int argc, char **argv, struct srv_config *c, struct dn_error *e
 	}
 	if (c->deadline > c->max_deadline)
 		c->deadline = c->max_deadline;
+	if (c->max_per_ip >= c->max_connections)
+		return dn_error_set(err, DN_EINVAL, "--max-connections-per-ip", "%u must be below --max-connections "
+		    "(%u): one client must not take every connection", c->max_per_ip, c->max_connections);
 	return 0;
+}
+
+int
+srv_config_exposed(const struct srv_config *c)
+{
+	int loopback = strncmp(c->host, "127.", 4) == 0 || strcmp(c->host, "::1") == 0 ||
+	    strcmp(c->host, "::ffff:127.0.0.1") == 0;
+
+	return !loopback && c->token_file == NULL;
 }
 
 void

@@ -1,14 +1,16 @@
 /*
  * srv_http.c - libmicrohttpd glue: one struct srv_request per request,
- * created on the first call of the access handler and freed in the
- * completion callback. Order of checks on the headers: route (404/405),
- * token (401), content type (415), declared length (413); the body is
- * copied into our own buffer with our own cap (413 once exceeded; the rest
- * is read and dropped), parsed with duplicate keys rejected (400 with line
- * and column). Then the handler runs inline on the HTTP thread (cheap
- * routes) or on a solver worker: the connection is suspended, the job
- * queued (429 when the queue is full, 503 while stopping), and resumed when
- * the worker has filled the response.
+ * created on the first call of the access handler (the request line was
+ * checked before: srv_guard, from the URI callback) and freed in the
+ * completion callback. Order of checks on the headers: %00 in the URI
+ * (400), route (404/405), token (401), header size (431), a query
+ * parameter given twice (400), content type (415), declared length (413);
+ * the body is copied into our own buffer with our own cap (413 once
+ * exceeded; the rest is read and dropped), parsed with duplicate keys
+ * rejected (400 with line and column). Then the handler runs inline on the
+ * HTTP thread (cheap routes) or on a solver worker: the connection is
+ * suspended, the job queued (429 when the queue is full, 503 while
+ * stopping), and resumed when the worker has filled the response.
  *
  * Invariants: a response is queued exactly once, on the last call; the
  * request is never freed while a worker holds it (a suspended connection
@@ -143,6 +145,7 @@ send_reply(struct srv_request *r)
 	ret = MHD_queue_response(r->conn, (unsigned)r->status, resp);
 	MHD_destroy_response(resp);
 	r->phase = 3;
+	srv_guard_read_done(r->conn);
 	/* counted before the client can read the answer (a stream, when it ends):
 	 * a client that reads /metrics next sees this request in it */
 	if (!streamed)
@@ -280,6 +283,157 @@ parse_body(struct srv_request *r)
 	return 0;
 }
 
+/* A new request, at the access handler's first call. NULL when out of
+ * memory. */
+static struct srv_request *
+request_new(struct srv *s, struct MHD_Connection *conn)
+{
+	struct srv_request *r = calloc(1, sizeof *r);
+
+	if (r == NULL)
+		return NULL;
+	atomic_fetch_add(&s->inflight, 1);
+	r->srv = s;
+	r->conn = conn;
+	r->t_start = srv_now();
+	r->cache_hit = -1;
+	return r;
+}
+
+/* MHD_OPTION_URI_LOG_CALLBACK: the raw request line's URI, before
+ * libmicrohttpd decodes it or parses its query string. srv_guard checks
+ * and notes it on the connection; nothing is allocated here (libmicrohttpd
+ * does not complete a request it refuses itself after this call, so a
+ * request made here could leak). */
+static void *
+uri_early(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+	struct srv *s = cls;
+
+	(void)srv_guard_uri(s->guard, conn, uri);
+	return NULL;
+}
+
+/* Qsort order of query-parameter names. */
+static int
+name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+struct names {
+	const char **v;
+	size_t n, cap;
+};
+
+static enum MHD_Result
+collect_name(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	struct names *ns = cls;
+
+	(void)kind;
+	(void)value;
+	if (key[0] == '\0')
+		return MHD_YES;         /* "a=1&&b=2": an empty piece, not a parameter */
+	if (ns->n == ns->cap)
+		return MHD_NO;
+	ns->v[ns->n++] = key;
+	return MHD_YES;
+}
+
+/* A query parameter given twice (which one wins would be a guess): 400
+ * naming it. 0 to go on, or -1 with the reply set. */
+static int
+check_query_names(struct srv_request *r)
+{
+	const char *stack[64];
+	struct names ns = { stack, 0, 64 };
+	int n = MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, NULL, NULL), rc = 0;
+
+	if (n < 2)
+		return 0;
+	if ((size_t)n > ns.cap && (ns.v = malloc(sizeof *ns.v * (size_t)n)) == NULL) {
+		srv_reply_problem(r, 503, "out-of-memory", "Out of memory", NULL, "out of memory");
+		return -1;
+	}
+	if ((size_t)n > ns.cap)
+		ns.cap = (size_t)n;
+	MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, collect_name, &ns);
+	qsort(ns.v, ns.n, sizeof *ns.v, name_cmp);
+	for (size_t i = 1; i < ns.n && rc == 0; i++)
+		if (strcmp(ns.v[i - 1], ns.v[i]) == 0) {
+			srv_reply_problem(r, 400, "bad-parameter", "Bad parameter", ns.v[i],
+			    "the query parameter \"%.64s\" is given more than once", ns.v[i]);
+			rc = -1;
+		}
+	if (ns.v != stack)
+		free(ns.v);
+	return rc;
+}
+
+static enum MHD_Result
+add_header_size(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	(void)kind;
+	*(size_t *)cls += strlen(key) + (value ? strlen(value) : 0) + 4;
+	return MHD_YES;
+}
+
+/* Header fields beyond SRV_MAX_HEADERS bytes: 431 naming the limit (a
+ * head beyond libmicrohttpd's connection memory never gets here: it
+ * answers that itself). 0 to go on, or -1 with the reply set. */
+static int
+check_head_size(struct srv_request *r)
+{
+	size_t n = 0;
+
+	MHD_get_connection_values(r->conn, MHD_HEADER_KIND, add_header_size, &n);
+	if (n <= SRV_MAX_HEADERS)
+		return 0;
+	srv_reply_problem(r, 431, "headers-too-large", "Request header fields too large", NULL,
+	    "the header fields have %zu bytes; the limit is %d", n, SRV_MAX_HEADERS);
+	return -1;
+}
+
+/* The first call for a request: route, token, query string and headers.
+ * MHD_YES to read the body, else what send_reply gives. */
+static enum MHD_Result
+request_head(struct srv *s, struct srv_request *r, const char *url, const char *method)
+{
+	int status;
+
+	snprintf(r->method, sizeof r->method, "%s", method);
+	r->path = strdup(url);
+	if (r->path == NULL)
+		return MHD_NO;
+	if (r->encoded_nul) {
+		/* libmicrohttpd decodes %00 and the path would end there */
+		srv_reply_problem(r, 400, "bad-path", "Bad path", NULL,
+		    "the URI holds an encoded NUL byte (%%00), which no path or parameter may contain");
+		return send_reply(r);
+	}
+	r->route = srv_route_find(method, url, &status, r->allow, sizeof r->allow, r->params);
+	if (r->route == NULL) {
+		if (status == 405)
+			srv_reply_problem(r, 405, "method-not-allowed", "Method not allowed", NULL,
+			    "%s is not allowed on %s (allowed: %s)", method, url, r->allow);
+		else
+			srv_reply_problem(r, 404, "not-found", "Not found", NULL, "no such resource: %s", url);
+		return send_reply(r);
+	}
+	r->authenticated = s->tokens != NULL && token_ok(s, r->conn);
+	if (!(r->route->flags & SRV_R_PUBLIC) && s->tokens != NULL && !r->authenticated) {
+		srv_reply_problem(r, 401, "unauthorized", "Unauthorized", NULL,
+		    "send Authorization: Bearer <token>");
+		r->www_authenticate = 1;
+		return send_reply(r);
+	}
+	if (check_head_size(r) != 0 || check_query_names(r) != 0 || check_headers(r) != 0)
+		return send_reply(r);
+	r->phase = 1;
+	return MHD_YES;
+}
+
 static enum MHD_Result
 access_handler(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
     const char *version, const char *upload_data, size_t *upload_size, void **con_cls)
@@ -289,39 +443,14 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url, const ch
 
 	(void)version;
 	if (r == NULL) {
-		int status;
-		r = calloc(1, sizeof *r);
-		if (r == NULL)
+		int uri = srv_guard_uri_flags(conn);
+		if (uri & SRV_URI_REFUSED)
+			return MHD_NO;          /* answered on the socket already */
+		if ((r = request_new(s, conn)) == NULL)
 			return MHD_NO;
 		*con_cls = r;
-		atomic_fetch_add(&s->inflight, 1);
-		r->srv = s;
-		r->conn = conn;
-		r->t_start = srv_now();
-		r->cache_hit = -1;
-		snprintf(r->method, sizeof r->method, "%s", method);
-		r->path = strdup(url);
-		if (r->path == NULL)
-			return MHD_NO;
-		r->route = srv_route_find(method, url, &status, r->allow, sizeof r->allow, r->params);
-		if (r->route == NULL) {
-			if (status == 405)
-				srv_reply_problem(r, 405, "method-not-allowed", "Method not allowed", NULL,
-				    "%s is not allowed on %s (allowed: %s)", method, url, r->allow);
-			else
-				srv_reply_problem(r, 404, "not-found", "Not found", NULL, "no such resource: %s", url);
-			return send_reply(r);
-		}
-		if (!(r->route->flags & SRV_R_PUBLIC) && !token_ok(s, conn)) {
-			srv_reply_problem(r, 401, "unauthorized", "Unauthorized", NULL,
-			    "send Authorization: Bearer <token>");
-			r->www_authenticate = 1;
-			return send_reply(r);
-		}
-		if (check_headers(r) != 0)
-			return send_reply(r);
-		r->phase = 1;
-		return MHD_YES;
+		r->encoded_nul = (uri & SRV_URI_NUL) != 0;
+		return request_head(s, r, url, method);
 	}
 	if (r->phase == 1 && *upload_size > 0) {
 		if (append_body(r, upload_data, *upload_size) != 0)
@@ -333,6 +462,7 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url, const ch
 		return send_reply(r);           /* a worker answered */
 	if (r->phase != 1)
 		return MHD_YES;
+	srv_guard_read_done(conn);              /* the head and body are in */
 	if ((r->route->flags & SRV_R_BODY) && parse_body(r) != 0)
 		return send_reply(r);
 	if (atomic_load(&s->stopping) && (r->route->flags & SRV_R_POOL)) {
@@ -379,8 +509,8 @@ request_completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum M
 	struct srv *s = cls;
 	struct srv_request *r = *con_cls;
 
-	(void)conn;
 	(void)toe;
+	srv_guard_answered(conn);               /* a next request's deadline starts */
 	if (r == NULL)
 		return;
 	if (r->status != 0) {
@@ -433,16 +563,29 @@ srv_http_start(struct srv *s, struct dn_error *err)
 		flags |= MHD_USE_IPv6;
 	} else
 		return dn_error_set(err, DN_EINVAL, "--listen", "\"%s\" is not an IPv4 or IPv6 address", s->cfg.host);
-	s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, access_handler, s,
-	    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-	    MHD_OPTION_SOCK_ADDR, addr,
-	    MHD_OPTION_THREAD_POOL_SIZE, (unsigned)(s->cfg.http_threads > 1 ? s->cfg.http_threads : 0),
-	    MHD_OPTION_CONNECTION_LIMIT, s->cfg.max_connections,
-	    MHD_OPTION_CONNECTION_TIMEOUT, s->cfg.connection_timeout,
-	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)8 * 1024,
-	    MHD_OPTION_NOTIFY_COMPLETED, request_completed, s,
-	    MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u,
-	    MHD_OPTION_END);
+	{
+		struct MHD_OptionItem opts[] = {
+			{ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL },
+			{ MHD_OPTION_SOCK_ADDR, 0, addr },
+			{ MHD_OPTION_THREAD_POOL_SIZE, s->cfg.http_threads > 1 ? s->cfg.http_threads : 0, NULL },
+			{ MHD_OPTION_CONNECTION_LIMIT, (intptr_t)s->cfg.max_connections, NULL },
+			{ MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t)s->cfg.max_per_ip, NULL },
+			{ MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)s->cfg.connection_timeout, NULL },
+			/* room for the longest request line srv_guard lets through and
+			 * its parsed parameters; mapped lazily, so idle connections cost
+			 * little of it */
+			{ MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)SRV_CONNECTION_MEMORY, NULL },
+			{ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)request_completed, s },
+			{ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)srv_guard_notify, s->guard },
+			{ MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)uri_early, s },
+			/* the port is shared only when asked: libmicrohttpd's default
+			 * (SO_REUSEADDR) lets a restart bind, not a second server */
+			{ s->cfg.reuse_port ? MHD_OPTION_LISTENING_ADDRESS_REUSE : MHD_OPTION_END, 1, NULL },
+			{ MHD_OPTION_END, 0, NULL },
+		};
+		s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, access_handler, s, MHD_OPTION_ARRAY, opts,
+		    MHD_OPTION_END);
+	}
 	if (s->mhd == NULL)
 		return dn_error_set(err, DN_EINVAL, "--listen", "cannot listen on %s:%d (in use, or not an address "
 		    "of this machine)", s->cfg.host, s->cfg.port);

@@ -21,6 +21,7 @@
 #include <sys/socket.h>
 
 #include "dn_deadline.h"
+#include "dn_number.h"
 
 double
 srv_request_timeout_value(struct srv_request *r)
@@ -30,9 +31,7 @@ srv_request_timeout_value(struct srv_request *r)
 	double t = r->srv->cfg.deadline;
 
 	if (q != NULL) {
-		char *end;
-		t = strtod(q, &end);
-		if (end == q || *end != '\0' || !(t > 0))
+		if (dn_decimal_all(q, &t) != 0 || !(t > 0))
 			return -1;
 	} else if (b != NULL) {
 		if (!json_is_number(b) || !(json_number_value(b) > 0))

@@ -278,6 +278,8 @@ srv_metrics_render(struct srv *s, size_t *len)
 	    "Results written back to the database after an outage.", cs.wb_written);
 	scalar_print(&o, "dnnsat_cache_writeback_dropped_total", "counter",
 	    "Results dropped from the full write-back queue (oldest first).", cs.wb_dropped);
+	scalar_print(&o, "dnnsat_request_timeouts_total", "counter", "Connections closed with a 408 because their "
+	    "request was not sent within --request-timeout.", (unsigned long long)srv_guard_reaped(s->guard));
 	if (s->pool != NULL)
 		srv_pool_load(s->pool, &waiting, &running);
 	out_printf(&o, "# HELP dnnsat_solver_jobs Solver jobs waiting and running.\n"

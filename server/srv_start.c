@@ -3,7 +3,9 @@
  * the request fuzzer, which runs the real server in its own process).
  * Up: the device catalog and the template listing, bearer tokens, the
  * access log, the cache (PostgreSQL with a database URL, else in memory),
- * metrics, the solver pool, the registry, then libmicrohttpd.
+ * metrics, the solver pool, the registry, the connection guard, then
+ * libmicrohttpd (a warning in the log when it listens beyond loopback
+ * without tokens).
  * Down, in this order: stop accepting (readyz turns 503), let solver work
  * in flight stop at its next one-second slice (queued jobs are answered
  * 503), give answered requests up to 3 s to reach their clients, stop
@@ -16,52 +18,81 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 void srv_http_drop_job(void *arg);
 
-/* Reads bearer tokens, one per line (blank lines and # comments skipped). */
+/* Reads bearer tokens, one per line (blank lines and # comments skipped).
+ * A token is printable ASCII without spaces (RFC 6750's b64token and
+ * more): a line with spaces around or inside a token, or with other bytes,
+ * makes the whole file an error naming the line, since such a token could
+ * never match what a client sends. */
 static int
 load_tokens(struct srv *s, const char *file, struct dn_error *err)
 {
 	FILE *f = fopen(file, "r");
-	char line[1024];
-	int n = 0;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t got;
+	int n = 0, lineno = 0, rc = 0;
 
 	if (f == NULL)
 		return dn_error_set(err, DN_EINVAL, "--token-file", "cannot open %s", file);
 	s->tokens = calloc(1, sizeof *s->tokens);
-	if (s->tokens == NULL) {
-		fclose(f);
-		return dn_error_set(err, DN_ENOMEM, "--token-file", "out of memory reading %s", file);
-	}
-	while (fgets(line, sizeof line, f) != NULL) {
+	if (s->tokens == NULL)
+		rc = dn_error_set(err, DN_ENOMEM, "--token-file", "out of memory reading %s", file);
+	while (rc == 0 && (got = getline(&line, &cap, f)) >= 0) {
 		char **t;
-		size_t len = strcspn(line, "\r\n");
+		size_t len = (size_t)got;
+		lineno++;
+		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			len--;
 		line[len] = '\0';
 		if (len == 0 || line[0] == '#')
 			continue;
-		if (len < 16) {
-			fclose(f);
-			return dn_error_set(err, DN_EINVAL, "--token-file", "a token of %s is shorter than 16 characters",
-			    file);
-		}
+		for (size_t i = 0; i < len && rc == 0; i++)
+			if ((unsigned char)line[i] <= 0x20 || (unsigned char)line[i] >= 0x7f)
+				rc = dn_error_set(err, DN_EINVAL, "--token-file", "%s line %d: a token may hold only printable "
+				    "ASCII characters without spaces (byte %zu is 0x%02x)", file, lineno, i + 1,
+				    (unsigned)(unsigned char)line[i]);
+		if (rc == 0 && len < 16)
+			rc = dn_error_set(err, DN_EINVAL, "--token-file", "%s line %d: a token is shorter than 16 "
+			    "characters", file, lineno);
+		if (rc != 0)
+			break;
 		/* out of memory: fail, never serve with part of the tokens (the
 		 * list stays NULL-terminated for srv_stop to free) */
 		t = realloc(s->tokens, sizeof *t * (size_t)(n + 2));
+		if (t != NULL)
+			s->tokens = t;
 		if (t == NULL || (t[n] = strdup(line)) == NULL) {
-			if (t != NULL)
-				s->tokens = t;
-			fclose(f);
-			return dn_error_set(err, DN_ENOMEM, "--token-file", "out of memory reading %s", file);
+			rc = dn_error_set(err, DN_ENOMEM, "--token-file", "out of memory reading %s", file);
+			break;
 		}
-		s->tokens = t;
 		s->tokens[++n] = NULL;
 	}
+	free(line);
 	fclose(f);
-	if (n == 0)
+	if (rc == 0 && n == 0)
 		return dn_error_set(err, DN_EINVAL, "--token-file", "%s holds no token", file);
-	return 0;
+	return rc;
+}
+
+/* Room for --max-connections sockets: the soft limit on open files is
+ * raised toward the hard one when it is lower (a warning when it cannot). */
+static void
+raise_file_limit(const struct srv *s)
+{
+	struct rlimit rl;
+	rlim_t want = (rlim_t)s->cfg.max_connections + 64 + (rlim_t)s->cfg.db_pool;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < want)
+		srv_log("warning: open files are limited to %llu, fewer than --max-connections %u needs",
+		    (unsigned long long)rl.rlim_cur, s->cfg.max_connections);
 }
 
 static int
@@ -114,9 +145,16 @@ srv_start(struct srv *s, struct dn_error *err)
 	s->registry = srv_registry_new(&s->catalog, s->cfg.registry_size);
 	if (s->registry != NULL)
 		srv_registry_set_bytes(s->registry, s->cfg.max_query_bytes, s->cfg.registry_bytes);
-	if (s->cache == NULL || s->metrics == NULL || s->pool == NULL || s->registry == NULL)
+	s->guard = srv_guard_new(s->cfg.request_timeout);
+	if (s->cache == NULL || s->metrics == NULL || s->pool == NULL || s->registry == NULL || s->guard == NULL)
 		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory at start");
-	return srv_http_start(s, err);
+	raise_file_limit(s);
+	if (srv_http_start(s, err) != 0)
+		return -1;
+	if (srv_config_exposed(&s->cfg))
+		srv_log("warning: listening on %s beyond loopback without --token-file: anyone who reaches port %d "
+		    "can use every endpoint", s->cfg.host, s->cfg.port);
+	return 0;
 }
 
 void
@@ -133,6 +171,8 @@ srv_stop(struct srv *s)
 		nanosleep(&ts, NULL);
 	}
 	srv_http_stop(s);
+	srv_guard_free(s->guard);
+	s->guard = NULL;
 	srv_registry_free(s->registry);
 	if (s->cache != NULL)
 		cache_free(s->cache);

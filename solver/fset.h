@@ -83,6 +83,7 @@ struct fs_node {
 struct fs_arg_key {
 	uint32_t hash;
 	int32_t var;
+	int32_t dim;            /* its dim in the space */
 	const char *key;
 };
 

@@ -10,7 +10,9 @@
  * one is checked by fs_real_values_from_json).
  */
 #include "fset_priv.h"
+#include "dn_number.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,6 +156,26 @@ fs_position_of(struct fs_engine *e, int v, const json_t *j)
 	return -1;
 }
 
+/* A continuous parameter's value in a configuration: not enumerated, but
+ * still a finite number in the range of its distribution (an lr of 5.0
+ * for a loguniform [1e-4, 0.1] is refused, not silently passed through). */
+static int
+continuous_ok(const struct sp_dim *d, const json_t *j, const char *path, struct dn_error *err)
+{
+	double x;
+
+	if (!json_is_number(j))
+		return dn_error_set(err, DN_EINVAL, path, "must be a number (\"%s\" is %s [%g, %g])", d->name,
+		    sp_type_name(d->type), d->lo, d->hi);
+	x = json_number_value(j);
+	if (!isfinite(x) || x < d->lo || x > d->hi ||
+	    ((d->type == SP_LOGNORMAL || d->type == SP_QLOGNORMAL) && !(x > 0)))
+		return dn_error_set(err, DN_ERANGE, path, "%g is outside the range of \"%s\": %s [%g, %g]%s", x,
+		    d->name, sp_type_name(d->type), d->lo, d->hi,
+		    d->type == SP_LOGNORMAL || d->type == SP_QLOGNORMAL ? ", above 0" : "");
+	return 0;
+}
+
 static int
 dim_from_json(struct fs_engine *e, int k, const json_t *j, const char *path, int64_t *pos,
     struct dn_error *err)
@@ -178,10 +200,15 @@ dim_from_json(struct fs_engine *e, int k, const json_t *j, const char *path, int
 			const struct sp_dim *cd = &e->q->space.dims[c];
 			const json_t *cj;
 			char cp[512];
-			if (cd->parent != k || cd->parent_option != i || !cd->discrete)
+			if (cd->parent != k || cd->parent_option != i)
 				continue;
 			snprintf(cp, sizeof cp, "%s.%s", path, cd->key);
 			cj = json_is_object(j) ? json_object_get(j, cd->key) : NULL;
+			if (!cd->discrete) {
+				if (cj != NULL && continuous_ok(cd, cj, cp, err) != 0)
+					return -1;
+				continue;
+			}
 			if (cj == NULL)
 				return dn_error_set(err, DN_EINVAL, cp, "missing (option \"%s\" needs it)",
 				    json_string_value(json_object_get(d->values[i], "_name")));
@@ -222,8 +249,11 @@ fs_from_json(struct fs_engine *e, const json_t *obj, int64_t *pos, struct dn_err
 		const json_t *j;
 		char path[512];
 		size_t n;
-		if (d->parent >= 0 || !d->discrete)
+		if (d->parent >= 0)
 			continue;
+		j = json_object_get(obj, d->key);
+		if (!d->discrete && j == NULL)
+			continue;       /* a continuous parameter may be left out */
 		/* a memcpy, not snprintf: this runs for every dim of every /check */
 		n = strlen(d->key);
 		if (n > sizeof path - 17)
@@ -231,7 +261,11 @@ fs_from_json(struct fs_engine *e, const json_t *obj, int64_t *pos, struct dn_err
 		memcpy(path, "$.configuration.", 16);
 		memcpy(path + 16, d->key, n);
 		path[16 + n] = '\0';
-		j = json_object_get(obj, d->key);
+		if (!d->discrete) {
+			if (continuous_ok(d, j, path, err) != 0)
+				return -1;
+			continue;
+		}
 		if (j == NULL)
 			return dn_error_set(err, DN_EINVAL, path, "missing");
 		if (dim_from_json(e, k, j, path, pos, err) != 0)
@@ -244,25 +278,31 @@ int
 fs_text_number(const char *text, int64_t *i, double *d)
 {
 	char *end;
+	long long x;
 
 	if (text == NULL || text[0] == '\0' || text[0] == '+')
 		return 0;
 	/* plain digits (what clients send), as strtoll reads them */
 	{
-		int64_t x = 0;
+		int64_t y = 0;
 		int k = 0;
 		while (k < 18 && text[k] >= '0' && text[k] <= '9')
-			x = x * 10 + (text[k++] - '0');
+			y = y * 10 + (text[k++] - '0');
 		if (text[k] == '\0') {
-			*i = x;
+			*i = y;
 			return 1;
 		}
 	}
-	*i = strtoll(text, &end, 10);
-	if (*end == '\0')
+	/* decimal only: no hexadecimal, inf, nan, spaces or out-of-range values */
+	if (dn_decimal_all(text, d) != 0)
+		return 0;
+	errno = 0;
+	x = strtoll(text, &end, 10);
+	if (*end == '\0' && errno == 0) {
+		*i = x;
 		return 1;
-	*d = strtod(text, &end);
-	return *end == '\0' && text[0] != ' ' ? 2 : 0;
+	}
+	return 2;
 }
 
 json_t *
@@ -329,6 +369,7 @@ fs_args_index_build(struct fs_engine *e)
 		ak->hash = name_hash(s->dims[k].key);
 		ak->key = s->dims[k].key;
 		ak->var = s->dims[k].discrete ? e->dim_var[k] : -1;
+		ak->dim = k;
 		if (s->dims[k].discrete) {
 			e->arg_required++;
 			if (e->dim_var[k] < 0)
@@ -427,8 +468,16 @@ fs_from_args(const struct fs_engine *e, const char *const *names, const char *co
 		const struct fs_arg_key *ak = arg_named(e, names[a]);
 		if (ak == NULL)
 			return 1;
-		if (ak->var < 0)
-			continue;       /* passes through: its value is not read */
+		if (ak->var < 0) {
+			/* passes through: a plain number in its range, else the JSON
+			 * form says what is wrong */
+			const struct sp_dim *d = &e->q->space.dims[ak->dim];
+			double x;
+			if (dn_decimal_all(values[a], &x) != 0 || x < d->lo || x > d->hi ||
+			    ((d->type == SP_LOGNORMAL || d->type == SP_QLOGNORMAL) && !(x > 0)))
+				return 1;
+			continue;
+		}
 		if (pos[ak->var] >= 0)
 			return 1;
 		pos[ak->var] = position_of_text(e, ak->var, values[a]);

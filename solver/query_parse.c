@@ -8,6 +8,7 @@
  * "$.constraints[2]", "$.space.batch_size._value") and the problem.
  */
 #include "query.h"
+#include "dn_number.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -103,13 +104,12 @@ sq_warnings_json(const struct sq_query *q)
 static int
 split_unit(const char *s, double *num, const char **unit)
 {
-	char *end;
+	const char *end;
 
 	while (isspace((unsigned char)*s))
 		s++;
-	*num = strtod(s, &end);
-	if (end == s || !isfinite(*num))
-		return -1;
+	if (dn_decimal(s, num, &end) != 0)
+		return -1;      /* decimal only: "0x10GiB", "inf GiB" are not sizes */
 	while (isspace((unsigned char)*end))
 		end++;
 	*unit = end;

@@ -230,6 +230,28 @@ sys.exit(0 if a == b else 1)' "$tmp/summary_off.json" "$tmp/summary_srv.json"
 	check server-unbound 0 "nested.json (t4): warning: parameters opt, opt/beta set nothing in model mlp" -- prune "$SP/nested.json" $Q --device t4 --server "$URL"
 fi
 
+# inputs that are not files: a FIFO named *.json is refused at once (it
+# blocked forever), a directory named *.json is called one, and every bad
+# file of a directory is named before prune stops
+mkdir -p "$tmp/badir" "$tmp/dir.json"
+mkfifo "$tmp/fifo.json" "$tmp/badir/c.json"
+printf '{' >"$tmp/badir/a.json"
+printf '[1]' >"$tmp/badir/b.json"
+timeout 20 "$DNNSAT" count --preset resnet50 --space "$tmp/fifo.json" >"$tmp/out" 2>&1
+got=$?
+if [ "$got" -eq 2 ] && grep -q "fifo.json: is not a regular file" "$tmp/out"; then ok; else bad "count --space FIFO: status $got"; fi
+timeout 20 "$DNNSAT" count --preset resnet50 --space "$tmp/dir.json" >"$tmp/out" 2>&1
+got=$?
+if [ "$got" -eq 2 ] && grep -q "dir.json: is a directory" "$tmp/out"; then ok; else bad "count --space DIR.json: status $got"; fi
+timeout 20 "$DNNSAT" prune "$tmp/badir" $Q --device t4 >"$tmp/out" 2>&1
+got=$?
+if [ "$got" -eq 2 ] && grep -q "a.json: line" "$tmp/out" && grep -q "b.json: holds no JSON object" "$tmp/out" &&
+    grep -q "c.json: is not a regular file" "$tmp/out" && grep -q "3 of its 3 .json files" "$tmp/out"; then
+	ok
+else
+	bad "prune DIR with three bad files names them all: status $got"
+fi
+
 echo "a-token-of-at-least-16-chars" >"$tmp/tokens"
 if start_server "$tmp/d2.log" --token-file "$tmp/tokens"; then
 	check token-missing 2 "answered 401.*give --token T or set DNNSAT_TOKEN" -- prune "$SP/small.json" $Q --server "http://127.0.0.1:$port"

@@ -581,6 +581,10 @@ START_TEST(test_parse_errors)
 		{ "a % 0", "division by zero" },
 		{ "kind == 'huge'", "not one of the categorical's values" },
 		{ "a == 'x'", "string can only be compared" },
+		/* a categorical's values are strings: 1 is not "bottleneck" */
+		{ "kind == 1", "categorical hyperparameter can only be compared" },
+		{ "0 != kind", "categorical hyperparameter can only be compared" },
+		{ "kind > 0", "categorical hyperparameter can only be compared" },
 		{ "'x'", "string can only be compared" },
 		{ "foo(1)", "unknown function" },
 		{ "min(1)", "takes 2 arguments" },

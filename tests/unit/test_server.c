@@ -11,12 +11,14 @@
 #include "test_util.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "json_text.h"
@@ -176,6 +178,64 @@ START_TEST(test_config)
 	ck_assert_str_eq(c.host, "::1");
 	ck_assert_int_eq(c.port, 8081);
 	srv_config_free(&c);
+	{
+		/* the limits against slow and greedy clients; decimal numbers only */
+		char *limits[] = { "dnnsatd", "--max-connections-per-ip", "16", "--request-timeout", "2.5s",
+			"--reuse-port", "--max-connections=64", NULL };
+		char *greedy[] = { "dnnsatd", "--max-connections", "64", "--max-connections-per-ip", "64", NULL };
+		char *hex[] = { "dnnsatd", "--max-body", "0x10KiB", NULL };
+		char *inf[] = { "dnnsatd", "--deadline", "inf", NULL };
+		ck_assert_int_eq(srv_config_parse(7, limits, &c, &err), 0);
+		ck_assert_uint_eq(c.max_per_ip, 16);
+		ck_assert(c.request_timeout == 2.5);
+		ck_assert_int_eq(c.reuse_port, 1);
+		ck_assert_uint_eq(c.max_connections, 64);
+		srv_config_free(&c);
+		ck_assert_int_eq(srv_config_parse(1, limits, &c, &err), 0);
+		ck_assert_int_eq(c.reuse_port, 0);             /* default: the port is not shared */
+		ck_assert(c.request_timeout == 30);
+		ck_assert_uint_lt(c.max_per_ip, c.max_connections);
+		srv_config_free(&c);
+		setenv("DNNSAT_REQUEST_TIMEOUT", "4", 1);
+		setenv("DNNSAT_REUSE_PORT", "yes", 1);
+		ck_assert_int_eq(srv_config_parse(1, limits, &c, &err), 0);
+		ck_assert(c.request_timeout == 4);
+		ck_assert_int_eq(c.reuse_port, 1);
+		srv_config_free(&c);
+		unsetenv("DNNSAT_REQUEST_TIMEOUT");
+		unsetenv("DNNSAT_REUSE_PORT");
+		dn_error_clear(&err);
+		ck_assert_int_eq(srv_config_parse(5, greedy, &c, &err), -1);
+		ck_assert_str_eq(err.path, "--max-connections-per-ip");
+		srv_config_free(&c);
+		dn_error_clear(&err);
+		ck_assert_int_eq(srv_config_parse(3, hex, &c, &err), -1);
+		ck_assert_str_eq(err.path, "--max-body");
+		srv_config_free(&c);
+		dn_error_clear(&err);
+		ck_assert_int_eq(srv_config_parse(3, inf, &c, &err), -1);
+		ck_assert_str_eq(err.path, "--deadline");
+		srv_config_free(&c);
+	}
+	{
+		/* beyond loopback without tokens: the start logs a warning */
+		char *any[] = { "dnnsatd", "--listen", "0.0.0.0:0", NULL };
+		char *any6[] = { "dnnsatd", "--listen", "[::]:0", NULL };
+		char *local[] = { "dnnsatd", "--listen", "127.0.0.2:0", NULL };
+		char *guarded[] = { "dnnsatd", "--listen", ":8080", "--token-file", "/etc/dnnsat/tokens", NULL };
+		ck_assert_int_eq(srv_config_parse(3, any, &c, &err), 0);
+		ck_assert_int_eq(srv_config_exposed(&c), 1);
+		srv_config_free(&c);
+		ck_assert_int_eq(srv_config_parse(3, any6, &c, &err), 0);
+		ck_assert_int_eq(srv_config_exposed(&c), 1);
+		srv_config_free(&c);
+		ck_assert_int_eq(srv_config_parse(3, local, &c, &err), 0);
+		ck_assert_int_eq(srv_config_exposed(&c), 0);
+		srv_config_free(&c);
+		ck_assert_int_eq(srv_config_parse(5, guarded, &c, &err), 0);
+		ck_assert_int_eq(srv_config_exposed(&c), 0);
+		srv_config_free(&c);
+	}
 }
 END_TEST
 
@@ -426,6 +486,23 @@ START_TEST(test_check_args)
 	};
 	static const char *odd[] = { "064", " 64", "64.0", "6.4e1", "+64", "", "abc", "65", "64 ", "0x40", "1e999" };
 	uint64_t rng = 7;
+	int64_t ti;
+	double td;
+
+	/* numbers from text are decimal: no hexadecimal, inf, nan, spaces, or
+	 * values beyond double's range turned into 0 or infinity */
+	ck_assert_int_eq(fs_text_number("0x20", &ti, &td), 0);
+	ck_assert_int_eq(fs_text_number("inf", &ti, &td), 0);
+	ck_assert_int_eq(fs_text_number("nan", &ti, &td), 0);
+	ck_assert_int_eq(fs_text_number("1e-400", &ti, &td), 0);
+	ck_assert_int_eq(fs_text_number("1e400", &ti, &td), 0);
+	ck_assert_int_eq(fs_text_number(" 5", &ti, &td), 0);
+	ck_assert_int_eq(fs_text_number("99999999999999999999", &ti, &td), 2);  /* not clamped to INT64_MAX */
+	ck_assert(td == 1e20);
+	ck_assert_int_eq(fs_text_number("-12", &ti, &td), 1);
+	ck_assert_int_eq(ti, -12);
+	ck_assert_int_eq(fs_text_number("2.5e-3", &ti, &td), 2);
+	ck_assert(td == 2.5e-3);
 
 	load_catalog();
 	for (int si = 0; si < 2; si++) {
@@ -608,12 +685,13 @@ END_TEST
 
 static struct srv server;
 
-/* Starts `server`; `extra` (NULL-terminated, may be NULL) adds flags. */
-static void
-server_start_with(const char *token_file, const char *const *extra)
+/* Starts srv on a free port (or `listen`) with the test's settings and
+ * `extra` flags (NULL-terminated, may be NULL); 0, or -1 with err. */
+static int
+server_start_on(struct srv *srv, const char *listen, const char *token_file, const char *const *extra,
+    struct dn_error *err)
 {
-	struct dn_error err;
-	char *argv[32] = { "test", "--listen", "127.0.0.1:0", "--access-log", "off", "--workers", "2",
+	char *argv[48] = { "test", "--listen", (char *)listen, "--access-log", "off", "--workers", "2",
 		"--http-threads", "2", "--max-body", "4096", "--deadline", "5" };
 	int argc = 13;
 
@@ -621,13 +699,22 @@ server_start_with(const char *token_file, const char *const *extra)
 		argv[argc++] = "--token-file";
 		argv[argc++] = (char *)token_file;
 	}
-	for (int i = 0; extra != NULL && extra[i] != NULL && argc < 31; i++)
+	for (int i = 0; extra != NULL && extra[i] != NULL && argc < 47; i++)
 		argv[argc++] = (char *)extra[i];
-	memset(&server, 0, sizeof server);
-	memset(&err, 0, sizeof err);
+	memset(srv, 0, sizeof *srv);
+	memset(err, 0, sizeof *err);
 	setenv("DNNSAT_DATA_DIR", src_path("schemas"), 1);
-	ck_assert_int_eq(srv_config_parse(argc, argv, &server.cfg, &err), 0);
-	ck_assert_msg(srv_start(&server, &err) == 0, "%s %s", err.path, err.message);
+	ck_assert_int_eq(srv_config_parse(argc, argv, &srv->cfg, err), 0);
+	return srv_start(srv, err);
+}
+
+static void
+server_start_with(const char *token_file, const char *const *extra)
+{
+	struct dn_error err;
+
+	ck_assert_msg(server_start_on(&server, "127.0.0.1:0", token_file, extra, &err) == 0, "%s %s", err.path,
+	    err.message);
 	ck_assert_int_gt(server.cfg.port, 0);
 }
 
@@ -1016,6 +1103,351 @@ START_TEST(test_server_tokens)
 	ck_assert_int_eq(http("GET", "/healthz", NULL, NULL, NULL, buf, sizeof buf), 200);     /* public */
 	srv_stop(&server);
 	unlink(file);
+	{
+		/* tokens that could never match what a client sends: the file is
+		 * refused, naming the line */
+		static const struct { const char *text; size_t len; const char *want; } bad[] = {
+			{ "# padded\n  secret-token-0123456789  \n", 0, "line 2" },
+			{ "secret-token-0123456789\t\n", 0, "line 1" },
+			{ "ok-token-0123456789abc\n\x9c\x01\xff\x10zz\xe2\x80\xa8garbage-bytes-here\n", 0, "line 2" },
+			{ "secret token 0123456789\n", 0, "line 1" },
+			{ "nul\0inside-a-token-0123456789\n", 31, "byte 4 is 0x00" },
+		};
+		for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+			struct srv other;
+			struct dn_error err;
+			size_t len = bad[i].len ? bad[i].len : strlen(bad[i].text);
+			fd = mkstemp(strcpy(file, "/tmp/dnnsat-test-tokens-XXXXXX"));
+			ck_assert_int_ge(fd, 0);
+			ck_assert_int_eq(write(fd, bad[i].text, len), (ssize_t)len);
+			close(fd);
+			ck_assert_int_eq(server_start_on(&other, "127.0.0.1:0", file, NULL, &err), -1);
+			ck_assert_str_eq(err.path, "--token-file");
+			ck_assert_msg(strstr(err.message, bad[i].want) != NULL, "file %zu: %s", i, err.message);
+			srv_stop(&other);
+			unlink(file);
+		}
+	}
+}
+END_TEST
+
+/* ---- hostile clients: raw sockets from a chosen loopback address ---- */
+
+/* A socket from src (any address of 127/8) connected to the test server;
+ * -1 when the connection is refused. */
+static int
+connect_from(const char *src, int timeout_s)
+{
+	struct sockaddr_in a, b;
+	struct timeval tv = { timeout_s, 0 };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	ck_assert_int_ge(fd, 0);
+	memset(&b, 0, sizeof b);
+	b.sin_family = AF_INET;
+	inet_pton(AF_INET, src, &b.sin_addr);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&b, sizeof b), 0);
+	memset(&a, 0, sizeof a);
+	a.sin_family = AF_INET;
+	a.sin_port = htons((uint16_t)server.cfg.port);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+	if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Sends len bytes of data from src and reads the answer into buf until
+ * the server closes (or timeout_s passes without a byte); the status, or
+ * 0 when no answer came. */
+static int
+raw_from(const char *src, const char *data, size_t len, char *buf, size_t cap, int timeout_s)
+{
+	int fd = connect_from(src, timeout_s);
+	size_t got = 0, sent = 0;
+
+	buf[0] = '\0';
+	if (fd < 0)
+		return 0;
+	while (sent < len) {
+		ssize_t k = send(fd, data + sent, len - sent, MSG_NOSIGNAL);
+		if (k <= 0)
+			break;  /* the server may answer before reading it all */
+		sent += (size_t)k;
+	}
+	for (;;) {
+		ssize_t k = recv(fd, buf + got, cap - 1 - got, 0);
+		if (k <= 0)
+			break;
+		got += (size_t)k;
+		if (got == cap - 1)
+			break;
+	}
+	close(fd);
+	buf[got] = '\0';
+	return strncmp(buf, "HTTP/1.1 ", 9) == 0 ? atoi(buf + 9) : 0;
+}
+
+/* GET path (any length) from src; the status, 0 when none came. */
+static int
+get_from(const char *src, const char *path, char *buf, size_t cap)
+{
+	size_t n = strlen(path) + 64;
+	char *req = malloc(n);
+	int status;
+
+	ck_assert_ptr_nonnull(req);
+	n = (size_t)snprintf(req, n, "GET %s HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", path);
+	status = raw_from(src, req, n, buf, cap, 40);
+	free(req);
+	return status;
+}
+
+static void
+msleep(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Waits (at most limit_s) until every socket of fds is closed by the
+ * server; the number that got a 408 problem+json first. */
+static int
+await_closed(int *fds, int n, int limit_s)
+{
+	int open_left = n, n408 = 0;
+	char buf[1024];
+
+	for (int round = 0; round < limit_s * 10 && open_left > 0; round++) {
+		open_left = 0;
+		for (int i = 0; i < n; i++) {
+			ssize_t k;
+			if (fds[i] < 0)
+				continue;
+			k = recv(fds[i], buf, sizeof buf - 1, MSG_DONTWAIT);
+			if (k > 0) {
+				buf[k] = '\0';
+				n408 += strncmp(buf, "HTTP/1.1 408", 12) == 0 && strstr(buf, "application/problem+json") != NULL;
+			}
+			if (k == 0 || (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK) || k > 0) {
+				close(fds[i]);
+				fds[i] = -1;
+			} else
+				open_left++;
+		}
+		if (open_left > 0)
+			msleep(100);
+	}
+	for (int i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	ck_assert_msg(open_left == 0, "%d sockets still open after %d s", open_left, limit_s);
+	return n408;
+}
+
+#define ATTACK 150
+
+/* Slow and idle sockets from one address (127.0.0.1) against a server of
+ * 48 connections, 8 per address, a 1 s request deadline: /healthz from
+ * another address (127.0.0.2) answers throughout, and every attacking
+ * socket is closed (the slow ones with a 408) without the attacker
+ * closing it. Before, one client could take every connection, and a byte
+ * every few seconds kept a request alive forever. */
+START_TEST(test_server_slow_clients)
+{
+	static const char *const extra[] = { "--max-connections", "48", "--max-connections-per-ip", "8",
+		"--request-timeout", "1", "--connection-timeout", "60", NULL };
+	static const char probe[] = "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";
+	int fds[ATTACK];
+	static char buf[1 << 18];
+
+	server_start_with(NULL, extra);
+	/* slow: a head begun, then one byte at a time */
+	for (int i = 0; i < ATTACK; i++) {
+		fds[i] = connect_from("127.0.0.1", 5);
+		if (fds[i] >= 0)
+			(void)send(fds[i], "GET /healthz HTTP/1.1\r\nHo", 25, MSG_NOSIGNAL);
+	}
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < ATTACK; i++)
+			if (fds[i] >= 0)
+				(void)send(fds[i], "s", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+		ck_assert_int_eq(raw_from("127.0.0.2", probe, sizeof probe - 1, buf, sizeof buf, 10), 200);
+		msleep(300);
+	}
+	ck_assert_int_ge(await_closed(fds, ATTACK, 20), 1);
+	/* idle: connected, nothing sent */
+	for (int i = 0; i < ATTACK; i++)
+		fds[i] = connect_from("127.0.0.1", 5);
+	for (int round = 0; round < 3; round++) {
+		ck_assert_int_eq(raw_from("127.0.0.2", probe, sizeof probe - 1, buf, sizeof buf, 10), 200);
+		msleep(200);
+	}
+	ck_assert_int_ge(await_closed(fds, ATTACK, 20), 1);
+	ck_assert_uint_ge(srv_guard_reaped(server.guard), 2);
+	ck_assert_int_eq(get_from("127.0.0.2", "/metrics", buf, sizeof buf), 200);
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "dnnsat_request_timeouts_total "));
+	ck_assert_ptr_null(strstr(body_of(buf), "dnnsat_request_timeouts_total 0\n"));
+	{
+		/* an idle keep-alive connection is closed without a 408, which the
+		 * client could read as the answer to its next request */
+		static const char keep[] = "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n";
+		int fd = connect_from("127.0.0.3", 20);
+		size_t got = 0;
+		ssize_t k;
+		ck_assert_int_ge(fd, 0);
+		buf[0] = '\0';
+		ck_assert_int_eq(send(fd, keep, sizeof keep - 1, MSG_NOSIGNAL), (ssize_t)(sizeof keep - 1));
+		while (strstr(buf, "{\"status\":\"ok\"}") == NULL && (k = recv(fd, buf + got, 4000 - got, 0)) > 0) {
+			got += (size_t)k;
+			buf[got] = '\0';
+		}
+		ck_assert_ptr_nonnull(strstr(buf, "{\"status\":\"ok\"}"));
+		ck_assert_int_eq(recv(fd, buf, 4000, 0), 0);   /* closed after the deadline, nothing written */
+		close(fd);
+	}
+	/* the attacking address is served again once its sockets are gone */
+	ck_assert_int_eq(raw_from("127.0.0.1", probe, sizeof probe - 1, buf, sizeof buf, 10), 200);
+	srv_stop(&server);
+}
+END_TEST
+
+/* Query strings, paths, headers and values an attacker sends: every one
+ * gets a problem+json answer naming what is wrong. */
+START_TEST(test_server_hostile_requests)
+{
+	static char buf[1 << 16];
+	static const char lr_query[] = "{\"model\":\"mlp\",\"space\":{\"hidden\":{\"_type\":\"choice\",\"_value\":[64,128]},"
+	    "\"depth\":{\"_type\":\"randint\",\"_value\":[1,4]},\"lr\":{\"_type\":\"loguniform\",\"_value\":[0.0001,0.1]}},"
+	    "\"budgets\":{\"memory\":\"2GiB\"}}";
+	char path[256], id[33], *big;
+	size_t cap = 200000, n;
+	json_t *j;
+
+	server_start(NULL);
+	ck_assert_int_eq(http("POST", "/v1/reductions", "application/json", lr_query, NULL, buf, sizeof buf), 201);
+	j = json_loads(body_of(buf), 0, NULL);
+	ck_assert_ptr_nonnull(j);
+	snprintf(id, sizeof id, "%s", json_string_value(json_object_get(j, "id")));
+	json_decref(j);
+	big = malloc(cap);
+	ck_assert_ptr_nonnull(big);
+
+	/* 200 query parameters: answered (422, unknown names), not dropped after 30 s */
+	n = (size_t)snprintf(big, cap, "/v1/reductions/%s/check?hidden=64&depth=2", id);
+	for (int i = 0; i < 200; i++)
+		n += (size_t)snprintf(big + n, cap - n, "&p%d=1", i);
+	ck_assert_int_eq(get_from("127.0.0.1", big, buf, sizeof buf), 422);
+	/* the most parameters and bytes allowed, with 15 KB of header fields: answered */
+	n = (size_t)snprintf(big, cap, "/v1/reductions/%s/check?hidden=64", id);
+	for (int i = 0; i < SRV_MAX_QUERY_PARAMS - 1; i++)
+		n += (size_t)snprintf(big + n, cap - n, "&param_%03d=%050d", i, i);
+	ck_assert_uint_le(n, SRV_MAX_URI);
+	{
+		char *req = malloc(cap);
+		size_t m;
+		ck_assert_ptr_nonnull(req);
+		m = (size_t)snprintf(req, cap, "GET %s HTTP/1.1\r\nHost: t\r\nConnection: close\r\nX-Pad: ", big);
+		memset(req + m, 'z', 15000);
+		m += 15000;
+		m += (size_t)snprintf(req + m, cap - m, "\r\n\r\n");
+		ck_assert_int_eq(raw_from("127.0.0.1", req, m, buf, sizeof buf, 40), 422);
+		ck_assert_ptr_nonnull(strstr(body_of(buf), "no parameter"));
+		free(req);
+	}
+	/* more parameters, even bare '&': 414 naming the limit and the POST form */
+	n = (size_t)snprintf(big, cap, "/v1/reductions/%s/check?", id);
+	memset(big + n, '&', 5000);
+	big[n + 5000] = '\0';
+	ck_assert_int_eq(get_from("127.0.0.1", big, buf, sizeof buf), 414);
+	ck_assert_ptr_nonnull(strstr(buf, "application/problem+json"));
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "512 parameters"));
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "POST /v1/reductions/{id}/check"));
+	/* a longer URI: 414 */
+	n = (size_t)snprintf(big, cap, "/v1/reductions/%s/check?x=", id);
+	memset(big + n, 'y', 40000);
+	big[n + 40000] = '\0';
+	ck_assert_int_eq(get_from("127.0.0.1", big, buf, sizeof buf), 414);
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "32768 bytes"));
+	/* header fields beyond 16 KiB: 431 as problem+json */
+	n = (size_t)snprintf(big, cap, "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n");
+	for (int i = 0; i < 8; i++) {
+		n += (size_t)snprintf(big + n, cap - n, "X-Pad-%d: ", i);
+		memset(big + n, 'z', 4000);
+		n += 4000;
+		n += (size_t)snprintf(big + n, cap - n, "\r\n");
+	}
+	n += (size_t)snprintf(big + n, cap - n, "\r\n");
+	ck_assert_int_eq(raw_from("127.0.0.1", big, n, buf, sizeof buf, 40), 431);
+	ck_assert_ptr_nonnull(strstr(buf, "application/problem+json"));
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "the limit is 16384"));
+	free(big);
+
+	/* an encoded NUL does not cut the path short */
+	ck_assert_int_eq(http("GET", "/healthz%00.html", NULL, NULL, NULL, buf, sizeof buf), 400);
+	ck_assert_ptr_nonnull(strstr(buf, "application/problem+json"));
+	ck_assert_int_eq(http("GET", "/v1/templates/resnet50%00junk", NULL, NULL, NULL, buf, sizeof buf), 400);
+	/* a parameter given twice: which one counts would be a guess */
+	snprintf(path, sizeof path, "/v1/reductions/%s/check?hidden=64&hidden=128&depth=2", id);
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 400);
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "\"path\":\"hidden\""));
+	/* numbers are decimal: 0x40 is not 64 */
+	snprintf(path, sizeof path, "/v1/reductions/%s/check?hidden=0x40&depth=2", id);
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 422);
+	snprintf(path, sizeof path, "/v1/reductions/%s?timeout=0x5", id);
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 400);
+	ck_assert_int_eq(http("POST", "/v1/reductions", "application/json",
+	    "{\"model\":\"mlp\",\"space\":{\"depth\":{\"_type\":\"randint\",\"_value\":[1,4]}},\"budgets\":{\"memory\":\"0x1GiB\"}}",
+	    NULL, buf, sizeof buf), 422);
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "\"path\":\"$.budgets.memory\""));
+	/* a continuous parameter that passes through: in its range, a number */
+	snprintf(path, sizeof path, "/v1/reductions/%s/check?hidden=64&depth=2&lr=0.01", id);
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 200);
+	snprintf(path, sizeof path, "/v1/reductions/%s/check?hidden=64&depth=2&lr=5.0", id);
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 422);
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "\"path\":\"$.config.lr\""));
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "loguniform [0.0001, 0.1]"));
+	snprintf(path, sizeof path, "/v1/reductions/%s/check?hidden=64&depth=2&lr=1e-400", id);
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 422);
+	snprintf(path, sizeof path, "/v1/reductions/%s/check?hidden=64&depth=2&lr=x", id);
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 422);
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "\"path\":\"$.config.lr\""));
+	snprintf(path, sizeof path, "/v1/reductions/%s/check", id);
+	ck_assert_int_eq(http("POST", path, "application/json", "{\"config\":{\"hidden\":64,\"depth\":2,\"lr\":5.0}}",
+	    NULL, buf, sizeof buf), 422);
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "\"path\":\"$.config.lr\""));
+	ck_assert_int_eq(http("POST", path, "application/json", "{\"config\":{\"hidden\":64,\"depth\":2,\"lr\":\"x\"}}",
+	    NULL, buf, sizeof buf), 422);
+	ck_assert_int_eq(http("POST", path, "application/json", "{\"config\":{\"hidden\":64,\"depth\":2,\"lr\":0.001}}",
+	    NULL, buf, sizeof buf), 200);
+	/* a field beside config is refused, not ignored */
+	ck_assert_int_eq(http("POST", path, "application/json", "{\"config\":{\"hidden\":64,\"depth\":2},"
+	    "\"budgets\":{\"memory\":\"1GiB\"}}", NULL, buf, sizeof buf), 422);
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "\"path\":\"$.budgets\""));
+	srv_stop(&server);
+}
+END_TEST
+
+/* A second server on a port in use fails at start (it shared the port,
+ * and the kernel split the connections between the two). */
+START_TEST(test_server_port_taken)
+{
+	struct srv second;
+	struct dn_error err;
+	char listen[64], buf[4096];
+
+	server_start(NULL);
+	snprintf(listen, sizeof listen, "127.0.0.1:%d", server.cfg.port);
+	ck_assert_int_eq(server_start_on(&second, listen, NULL, NULL, &err), -1);
+	ck_assert_str_eq(err.path, "--listen");
+	ck_assert_ptr_nonnull(strstr(err.message, "in use"));
+	srv_stop(&second);
+	ck_assert_int_eq(http("GET", "/healthz", NULL, NULL, NULL, buf, sizeof buf), 200);
+	srv_stop(&server);
 }
 END_TEST
 
@@ -1084,6 +1516,9 @@ suite(void)
 	tcase_add_test(t, test_server_progress_saved);
 	tcase_add_test(t, test_server_query_bytes);
 	tcase_add_test(t, test_server_tokens_out_of_memory);
+	tcase_add_test(t, test_server_slow_clients);
+	tcase_add_test(t, test_server_hostile_requests);
+	tcase_add_test(t, test_server_port_taken);
 	suite_add_tcase(s, t);
 	return s;
 }

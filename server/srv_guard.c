@@ -1,0 +1,271 @@
+/*
+ * srv_guard.c - what keeps slow, idle and oversized clients from taking the
+ * service down, where libmicrohttpd 0.9.75 has no setting for it:
+ *
+ *  - The request deadline (--request-timeout): a client has that long to
+ *    send a request's head and body, counted from the connection's start
+ *    or from its previous answer, and not reset by each byte (the idle
+ *    timeout, --connection-timeout, is). Every connection is tracked from
+ *    libmicrohttpd's connection notifications; a reaper thread looks once
+ *    per tick and ends the late ones: a 408 problem+json is written
+ *    straight to the socket (nothing else is being written while a request
+ *    is read) and the socket is shut down, which libmicrohttpd sees as the
+ *    client leaving and cleans up as usual. A keep-alive connection whose
+ *    next request line has not arrived is only shut down: a 408 there could
+ *    be read as the answer to the request the client sends next.
+ *  - The request line (MHD_OPTION_URI_LOG_CALLBACK, called before
+ *    libmicrohttpd parses the query string into its per-connection memory):
+ *    a query string of more than SRV_MAX_QUERY_PARAMS parameters or a URI
+ *    longer than SRV_MAX_URI is answered 414 problem+json the same way, so
+ *    libmicrohttpd never runs out of connection memory (before, it hung
+ *    and closed without an answer).
+ *
+ * Invariants: a tracked socket is only written to or shut down under the
+ * guard's lock, and libmicrohttpd's "closed" notification (which comes
+ * before it closes the socket) takes the same lock, so the reaper never
+ * touches a descriptor that was closed or reused. Each connection is
+ * refused at most once.
+ */
+#include "srv.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+struct guard_conn {
+	struct guard_conn *prev, *next;
+	int fd;
+	_Atomic double since;           /* start of the request being read */
+	atomic_int reading;             /* 1 while a request is being read */
+	atomic_int served;              /* an earlier request was answered */
+	atomic_int line_seen;           /* the current request line has arrived */
+	int refused;
+	int uri_flags;                  /* SRV_URI_*: the current request line */
+};
+
+struct srv_guard {
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	pthread_t reaper;
+	int started, stop;
+	double timeout;
+	struct guard_conn head;         /* circular list of live connections */
+	atomic_uint reaped;
+};
+
+int
+srv_guard_refuse(int fd, int status, const char *slug, const char *title, const char *detail)
+{
+	char type[128], head[256], *body;
+	const char *reason = status == 408 ? "Request Timeout" : status == 414 ? "URI Too Long" :
+	    status == 431 ? "Request Header Fields Too Large" : "Bad Request";
+	json_t *j;
+	int n, ok = -1;
+
+	snprintf(type, sizeof type, "https://dnnsat.dev/problems/%s", slug);
+	j = json_pack("{s:s,s:s,s:i,s:s}", "type", type, "title", title, "status", status, "detail", detail);
+	body = j != NULL ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	if (body != NULL) {
+		n = snprintf(head, sizeof head, "HTTP/1.1 %d %s\r\nContent-Type: application/problem+json\r\n"
+		    "Content-Length: %zu\r\nConnection: close\r\n\r\n", status, reason, strlen(body));
+		/* a fresh socket's send buffer takes this at once; when it does not,
+		 * the client only sees the connection close */
+		if (send(fd, head, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) == n &&
+		    send(fd, body, strlen(body), MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)strlen(body))
+			ok = 0;
+		free(body);
+	}
+	shutdown(fd, SHUT_RDWR);
+	return ok;
+}
+
+static void *
+reaper_main(void *arg)
+{
+	struct srv_guard *g = arg;
+	double tick = g->timeout / 4 < 1 ? g->timeout / 4 : 1;
+
+	pthread_mutex_lock(&g->lock);
+	while (!g->stop) {
+		struct timespec ts;
+		double now = srv_now();
+		unsigned n = 0;
+		char detail[160];
+
+		snprintf(detail, sizeof detail, "the request was not sent within %g s (--request-timeout)", g->timeout);
+		for (struct guard_conn *c = g->head.next; c != &g->head; c = c->next) {
+			if (c->refused || !atomic_load(&c->reading) || now - atomic_load(&c->since) <= g->timeout)
+				continue;
+			c->refused = 1;
+			if (atomic_load(&c->served) && !atomic_load(&c->line_seen))
+				shutdown(c->fd, SHUT_RDWR);     /* an idle keep-alive connection: no answer
+								 * a client could take for its next request's */
+			else
+				(void)srv_guard_refuse(c->fd, 408, "request-timeout", "Request timeout", detail);
+			n++;
+		}
+		if (n > 0) {
+			atomic_fetch_add(&g->reaped, n);
+			srv_log("closed %u connections that did not send their request within %g s", n, g->timeout);
+		}
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += (time_t)tick;
+		ts.tv_nsec += (long)((tick - floor(tick)) * 1e9);
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		if (!g->stop)
+			pthread_cond_timedwait(&g->wake, &g->lock, &ts);
+	}
+	pthread_mutex_unlock(&g->lock);
+	return NULL;
+}
+
+struct srv_guard *
+srv_guard_new(double request_timeout)
+{
+	struct srv_guard *g = calloc(1, sizeof *g);
+
+	if (g == NULL)
+		return NULL;
+	pthread_mutex_init(&g->lock, NULL);
+	pthread_cond_init(&g->wake, NULL);
+	g->timeout = request_timeout;
+	g->head.next = g->head.prev = &g->head;
+	if (pthread_create(&g->reaper, NULL, reaper_main, g) != 0) {
+		srv_guard_free(g);
+		return NULL;
+	}
+	g->started = 1;
+	return g;
+}
+
+void
+srv_guard_free(struct srv_guard *g)
+{
+	if (g == NULL)
+		return;
+	pthread_mutex_lock(&g->lock);
+	g->stop = 1;
+	pthread_cond_signal(&g->wake);
+	pthread_mutex_unlock(&g->lock);
+	if (g->started)
+		pthread_join(g->reaper, NULL);
+	/* libmicrohttpd has closed every connection by now (each notified) */
+	pthread_cond_destroy(&g->wake);
+	pthread_mutex_destroy(&g->lock);
+	free(g);
+}
+
+unsigned
+srv_guard_reaped(struct srv_guard *g)
+{
+	return g != NULL ? atomic_load(&g->reaped) : 0;
+}
+
+void
+srv_guard_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
+    enum MHD_ConnectionNotificationCode code)
+{
+	struct srv_guard *g = cls;
+	struct guard_conn *c = *socket_context;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		if (ci == NULL || (c = calloc(1, sizeof *c)) == NULL)
+			return;         /* untracked: only the idle timeout applies */
+		c->fd = ci->connect_fd;
+		atomic_store(&c->since, srv_now());
+		atomic_store(&c->reading, 1);
+		pthread_mutex_lock(&g->lock);
+		c->next = g->head.next;
+		c->prev = &g->head;
+		g->head.next->prev = c;
+		g->head.next = c;
+		pthread_mutex_unlock(&g->lock);
+		*socket_context = c;
+	} else if (code == MHD_CONNECTION_NOTIFY_CLOSED && c != NULL) {
+		pthread_mutex_lock(&g->lock);
+		c->prev->next = c->next;
+		c->next->prev = c->prev;
+		pthread_mutex_unlock(&g->lock);
+		free(c);
+		*socket_context = NULL;
+	}
+}
+
+static struct guard_conn *
+conn_of(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci != NULL ? ci->socket_context : NULL;
+}
+
+void
+srv_guard_read_done(struct MHD_Connection *conn)
+{
+	struct guard_conn *c = conn_of(conn);
+
+	if (c != NULL)
+		atomic_store(&c->reading, 0);
+}
+
+void
+srv_guard_answered(struct MHD_Connection *conn)
+{
+	struct guard_conn *c = conn_of(conn);
+
+	if (c != NULL) {
+		atomic_store(&c->line_seen, 0);
+		atomic_store(&c->served, 1);
+		atomic_store(&c->since, srv_now());
+		atomic_store(&c->reading, 1);
+	}
+}
+
+int
+srv_guard_uri(struct srv_guard *g, struct MHD_Connection *conn, const char *uri)
+{
+	const char *q = strchr(uri, '?');
+	size_t len = strlen(uri), params = 0;
+	char detail[300];
+	struct guard_conn *c = conn_of(conn);
+
+	if (c != NULL) {
+		c->uri_flags = strstr(uri, "%00") != NULL ? SRV_URI_NUL : 0;
+		atomic_store(&c->line_seen, 1);
+	}
+	if (q != NULL)
+		for (params = 1, q++; *q != '\0'; q++)
+			params += *q == '&';
+	if (len <= SRV_MAX_URI && params <= SRV_MAX_QUERY_PARAMS)
+		return 0;
+	snprintf(detail, sizeof detail, "the URI has %zu bytes and %zu query parameters; the limits are %d bytes "
+	    "and %d parameters: send a configuration to check in a POST body instead (POST "
+	    "/v1/reductions/{id}/check)", len, params, SRV_MAX_URI, SRV_MAX_QUERY_PARAMS);
+	if (c != NULL) {
+		c->uri_flags |= SRV_URI_REFUSED;
+		pthread_mutex_lock(&g->lock);
+		if (!c->refused) {
+			c->refused = 1;
+			(void)srv_guard_refuse(c->fd, 414, "uri-too-long", "URI too long", detail);
+		}
+		pthread_mutex_unlock(&g->lock);
+	}
+	return -1;
+}
+
+int
+srv_guard_uri_flags(struct MHD_Connection *conn)
+{
+	const struct guard_conn *c = conn_of(conn);
+
+	return c != NULL ? c->uri_flags : 0;
+}
