@@ -581,7 +581,7 @@ for name, v, body, want in [
 reduction_v = api_validator("reduction.schema.json")
 red = {"id": "0123456789abcdef0123456789abcdef", "status": "exact", "total": "4608", "feasible": "1200",
        "feasible_lower": "1200", "feasible_upper": "1200", "ratio": 0.26, "reduced_space": Q0["space"],
-       "seconds": 0.012, "cached": False, "model_version": "1.0.0"}
+       "seconds": 0.012, "cached": False, "model_version": "1.1.0"}
 check("reduction: exact", reduction_v.is_valid(red), errors(reduction_v, red))
 check("reduction: running without feasible",
       reduction_v.is_valid(dict({k: v for k, v in red.items() if k != "feasible"}, status="running", reduced_space=None)))
