@@ -196,12 +196,12 @@ void srv_guard_read_done(struct MHD_Connection *conn);
 /* The request was answered: the next request's deadline starts now. */
 void srv_guard_answered(struct MHD_Connection *conn);
 /* Checks a request line's URI against SRV_MAX_URI and
- * SRV_MAX_QUERY_PARAMS: 0, or -1 after a 414 problem+json was written and
- * the socket shut down (the request must then be dropped). What it found
- * stays on the connection for srv_guard_uri_flags. */
+ * SRV_MAX_QUERY_PARAMS: 0, or -1 when it is over (marked SRV_URI_REFUSED:
+ * the access handler answers 414). It writes nothing to the socket. What it
+ * found stays on the connection for srv_guard_uri_flags. */
 int srv_guard_uri(struct srv_guard *g, struct MHD_Connection *conn, const char *uri);
 enum {
-	SRV_URI_REFUSED = 1,    /* answered 414 on the socket: drop the request */
+	SRV_URI_REFUSED = 1,    /* over SRV_MAX_URI or SRV_MAX_QUERY_PARAMS: answer 414 */
 	SRV_URI_NUL = 2,        /* the raw URI holds %00 */
 };
 /* What srv_guard_uri found for the connection's current request. */

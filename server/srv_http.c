@@ -444,12 +444,20 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url, const ch
 	(void)version;
 	if (r == NULL) {
 		int uri = srv_guard_uri_flags(conn);
-		if (uri & SRV_URI_REFUSED)
-			return MHD_NO;          /* answered on the socket already */
 		if ((r = request_new(s, conn)) == NULL)
 			return MHD_NO;
 		*con_cls = r;
 		r->encoded_nul = (uri & SRV_URI_NUL) != 0;
+		if (uri & SRV_URI_REFUSED) {
+			snprintf(r->method, sizeof r->method, "%s", method);
+			r->path = strdup(url);
+			srv_reply_problem(r, 414, "uri-too-long", "URI too long", NULL,
+			    "the URI is longer than %d bytes or has more than %d query parameters (the limits are "
+			    "%d bytes and %d parameters): send a configuration to check in a POST body instead "
+			    "(POST /v1/reductions/{id}/check)", SRV_MAX_URI, SRV_MAX_QUERY_PARAMS, SRV_MAX_URI,
+			    SRV_MAX_QUERY_PARAMS);
+			return send_reply(r);
+		}
 		return request_head(s, r, url, method);
 	}
 	if (r->phase == 1 && *upload_size > 0) {

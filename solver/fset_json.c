@@ -168,11 +168,11 @@ continuous_ok(const struct sp_dim *d, const json_t *j, const char *path, struct 
 		return dn_error_set(err, DN_EINVAL, path, "must be a number (\"%s\" is %s [%g, %g])", d->name,
 		    sp_type_name(d->type), d->lo, d->hi);
 	x = json_number_value(j);
-	if (!isfinite(x) || x < d->lo || x > d->hi ||
-	    ((d->type == SP_LOGNORMAL || d->type == SP_QLOGNORMAL) && !(x > 0)))
+	/* lognormal is above 0; qlognormal rounds to multiples of q, so 0 is
+	 * one of its values (NNI: round(exp(normal) / q) * q) */
+	if (!isfinite(x) || x < d->lo || x > d->hi || (d->type == SP_LOGNORMAL && !(x > 0)))
 		return dn_error_set(err, DN_ERANGE, path, "%g is outside the range of \"%s\": %s [%g, %g]%s", x,
-		    d->name, sp_type_name(d->type), d->lo, d->hi,
-		    d->type == SP_LOGNORMAL || d->type == SP_QLOGNORMAL ? ", above 0" : "");
+		    d->name, sp_type_name(d->type), d->lo, d->hi, d->type == SP_LOGNORMAL ? ", above 0" : "");
 	return 0;
 }
 
