@@ -306,7 +306,7 @@ samples_approx(struct fs_engine *e, int64_t n, uint64_t seed, double deadline, s
 	}
 	/* a fixed number of draws (the same weights for the same count), cut
 	 * short only when a third of the time left has gone */
-	if (fs_sampler_build(e, ANS_ESTIMATE_DRAWS, left > 0 ? left / 3 : 0.001, seed, &sp, err) != 0)
+	if (fs_sampler_build(e, ANS_ESTIMATE_DRAWS, deadline <= 0 ? 0 : left > 0 ? left / 3 : 0.001, seed, &sp, err) != 0)
 		goto out;
 	est = fs_sampler_estimate(sp);
 	for (int64_t i = 0; i < n && r == 0; i++) {
