@@ -3,7 +3,7 @@
  * a model is a node here, built once over the hyperparameters and then
  *   evaluated  for one configuration          (expr_eval.c),
  *   bounded    over intervals of the variables (expr_bound.c),
- *   compiled   to Z3 terms by the solver       (solver/z3c_*.c),
+ *   compiled   to Z3 terms by the solver       (solver/z3/z3c_*.c),
  * so that each formula has exactly one definition.
  *
  * Invariants:

@@ -1,5 +1,5 @@
 /*
- * answer.h - the solver's answers as JSON, shared by the CLI (server/cli_*)
+ * answer.h - the solver's answers as JSON, shared by the CLI (cli/cli_*)
  * and the HTTP service (server/api_*): the count, pages with resumable
  * cursors, seeded uniform samples (answer_list.c), and per-configuration
  * checks (answer_check.c), explanations of removed values

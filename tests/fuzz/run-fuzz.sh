@@ -8,10 +8,10 @@ cd "$(dirname "$0")/../.."
 SECONDS_EACH="${FUZZ_SECONDS:-60}"
 out=tests/fuzz/out
 mkdir -p "$out"
-CFLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE -Icostmodel -Isolver -Iserver $(pkg-config --cflags jansson libmicrohttpd libpq)"
-SRCS="$(ls costmodel/*.c) $(ls solver/space_*.c solver/query_parse.c solver/fset_*.c solver/answer_*.c)"
+CFLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE -Icommon -Icostmodel -Isolver -Icache -Iserver $(pkg-config --cflags jansson libmicrohttpd libpq)"
+SRCS="$(ls common/*.c costmodel/*.c) $(ls solver/space_*.c solver/query_parse.c solver/fset_*.c solver/answer_*.c)"
 # the request target runs the whole server: every server file but main() and the CLI
-SERVER_SRCS="$(ls server/srv_*.c server/api_*.c server/cache*.c | grep -v srv_main.c)"
+SERVER_SRCS="$(ls server/srv_*.c server/api_*.c cache/cache*.c | grep -v srv_main.c)"
 VERSION="$(sed -n 's/^AC_INIT(\[dnnsat\], \[\([^]]*\)\].*/\1/p' configure.ac)"
 for target in ${FUZZ_TARGETS:-model expr space query progress request}; do
 	extra=""

@@ -1,5 +1,5 @@
 /*
- * test_cache.c - the result cache (server/cache.h) on both backends. The
+ * test_cache.c - the result cache (cache/cache.h) on both backends. The
  * semantic cases (get/put/miss, a final entry kept against a non-final one,
  * progress blobs with NUL bytes, exact statistics, concurrent threads) run
  * on the memory backend always and on PostgreSQL when
