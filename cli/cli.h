@@ -72,4 +72,35 @@ int cli_templates(int argc, char **argv);
 int cli_prune(int argc, char **argv);
 int cli_devices(int argc, char **argv);
 
+/* The commands (cli_help.c): each one's function, its line in dnnsat
+ * --help, its usage (dnnsat COMMAND --help) and every option its parser
+ * takes (NULL-terminated), the candidates of "did you mean". */
+struct cli_cmd {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+	const char *usage;
+	const char *const *options;
+};
+/* The command named `name`, or NULL. */
+const struct cli_cmd *cli_cmd_find(const char *name);
+/* dnnsat --help on f. */
+void cli_usage(FILE *f);
+/* The usage of command `name` on f: 0, or -1 with err (unknown command,
+ * with the closest names). */
+int cli_help(const char *name, FILE *f, struct dn_error *err);
+/* Sets err for an unknown command or option of command `cmd`, with the
+ * closest names that exist ("did you mean --device?"); returns -1. */
+int cli_unknown_command(const char *name, struct dn_error *err);
+int cli_unknown_option(const char *cmd, const char *opt, struct dn_error *err);
+
+/* "did you mean" added to an error the libraries set without one
+ * (cli_suggest.c); nothing changes when err is about something else.
+ * An unknown template or preset `name`: */
+void cli_suggest_model(struct dn_error *err, const char *name);
+/* An unknown hyperparameter `name` of def: */
+void cli_suggest_hparam(struct dn_error *err, const struct cm_model_def *def, const char *name);
+/* An error of sq_parse on the query req ($.model..., $.fixed.NAME): */
+void cli_suggest_query(struct dn_error *err, const json_t *req);
+
 #endif

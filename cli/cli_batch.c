@@ -74,26 +74,6 @@ struct batch_item {
 	int cfg_open;
 };
 
-static void
-usage_prune(FILE *f)
-{
-	fprintf(f,
-	    "usage: dnnsat prune SPACE.json|QUERY.json|DIR... --device D[,D...] [options]\n"
-	    "  inputs      NNI search spaces, query files (their own \"model\", \"device\", budgets, \"timeout\";\n"
-	    "              \"space\" and \"model\" may name JSON files), or directories (every *.json)\n"
-	    "  --device D  one or several devices (comma-separated, repeatable); default the query's, else a100-40gb\n"
-	    "  --preset P | --template T | --model F   the model of every input without its own\n"
-	    "  --budget NAME=VALUE  --constraint EXPR  --set NAME=VALUE  --optimizer O  --dtype T  --inference\n"
-	    "  --timeout S          seconds per item (default 60; a query file's \"timeout\" wins for its items);\n"
-	    "                       past it, certified bounds\n"
-	    "  --out DIR            write SPACE.DEVICE.search_space.json (the reduced space) per item\n"
-	    "  --configs jsonl|csv  also SPACE.DEVICE.configs.jsonl|csv: the feasible configurations\n"
-	    "  --limit N            at most N configurations per item (default: all)\n"
-	    "  --summary table|csv|json   the summary on stdout (default table)\n"
-	    "  --server URL         ask a dnnsatd instead of solving here; --token T or DNNSAT_TOKEN\n"
-	    "exit status: 0 done, 2 bad input, 3 some count only got bounds (deadline), 4 server failure\n");
-}
-
 /* Exit status of an error: the server's failures apart from bad input. */
 static int
 error_status(const struct dn_error *err)
@@ -152,7 +132,7 @@ parse_batch_option(struct batch_run *r, const char *a, const char *v, struct dn_
 	for (k = 0; k < sizeof known / sizeof known[0] && strcmp(a, known[k]) != 0; k++)
 		;
 	if (k == sizeof known / sizeof known[0])
-		return dn_error_set(err, DN_EINVAL, a, "unknown option (see dnnsat prune --help)");
+		return cli_unknown_option("prune", a, err);
 	if (v == NULL)
 		return dn_error_set(err, DN_EINVAL, a, "needs a value");
 	if (strcmp(a, "--device") == 0)
@@ -690,10 +670,6 @@ cli_prune(int argc, char **argv)
 	struct dn_error err;
 	int status = 0, ndev;
 
-	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-		usage_prune(stdout);
-		return 0;
-	}
 	memset(&r, 0, sizeof r);
 	memset(&err, 0, sizeof err);
 	r.devices = json_array();

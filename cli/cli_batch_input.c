@@ -226,6 +226,8 @@ batch_inputs_add(struct batch_inputs *in, const char *path, struct dn_error *err
 {
 	struct stat st;
 
+	if (stat(path, &st) != 0 && errno == ENOENT)
+		return dn_error_set(err, DN_EINVAL, path, "no such file or directory");
 	if (stat(path, &st) != 0)
 		return dn_error_set(err, DN_EINVAL, path, "cannot read it: %s", strerror(errno));
 	if (S_ISDIR(st.st_mode))

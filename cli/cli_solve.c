@@ -49,28 +49,76 @@ fail(struct dn_error *err)
 	return 2;
 }
 
+/* A positional argument: NAME=VALUE fixes a hyperparameter (as --set,
+ * unless a file has that name), anything else is a query file whose fields
+ * go into the query. */
+static int
+positional(const char *a, struct cli_req *r, struct dn_error *err)
+{
+	json_t *q, *x;
+	const char *key;
+
+	if (strchr(a, '=') != NULL && access(a, F_OK) != 0)
+		return cli_req_option(r, "--set", a, err) < 0 ? -1 : 0;
+	if (cli_load_json_file(a, "query", &q, err) != 0)
+		return -1;
+	if (!json_is_object(q)) {
+		json_decref(q);
+		return dn_error_set(err, DN_EINVAL, a, "a query file holds a JSON object");
+	}
+	json_object_foreach(q, key, x)
+		json_object_set(r->req, key, x);
+	json_decref(q);
+	return 0;
+}
+
+/* The options of the solver commands besides the query's: v is the value. */
+static int
+solve_option(const char *a, const char *v, struct solve_opts *o, struct dn_error *err)
+{
+	char *end;
+
+	if (strcmp(a, "--timeout") == 0) {
+		if (dn_decimal_all(v, &o->timeout) != 0 || !(o->timeout > 0 && o->timeout <= 86400))
+			return dn_error_set(err, DN_EINVAL, a, "must be seconds, more than 0");
+	} else if (strcmp(a, "--limit") == 0 || strcmp(a, "--n") == 0) {
+		long long x = strtoll(v, &end, 10);
+		if (*v == '\0' || *end || x < 0 || x > 100000000)
+			return dn_error_set(err, DN_EINVAL, a, "must be a count from 0 to 100000000");
+		*(a[2] == 'l' ? &o->limit : &o->n) = x;
+	} else if (strcmp(a, "--seed") == 0) {
+		o->seed = strtoull(v, NULL, 10);
+	} else if (strcmp(a, "--offset") == 0)
+		o->offset = v;
+	else if (strcmp(a, "--cursor") == 0)
+		o->cursor = v;
+	else if (strcmp(a, "--config") == 0)
+		o->config = v;
+	else if (strcmp(a, "--param") == 0)
+		o->param = v;
+	else if (strcmp(a, "--value") == 0)
+		o->value = v;
+	else
+		o->per = v;
+	return 0;
+}
+
 /* Reads argv into o->req: the query options through r (cli_common.c),
- * a positional argument as a query file, the rest here. */
+ * positional arguments (positional), the rest here. */
 static int
 parse_args(int argc, char **argv, struct solve_opts *o, struct cli_req *r, struct dn_error *err)
 {
+	static const char *const valued[] = { "--timeout", "--offset", "--limit", "--n", "--seed", "--cursor",
+		"--config", "--param", "--value", "--per" };
+
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		size_t k;
 		int used;
 		if (a[0] != '-') {
-			json_t *q;
-			const char *key;
-			json_t *x;
-			if (cli_load_json_file(a, "query", &q, err) != 0)
+			if (positional(a, r, err) != 0)
 				return -1;
-			if (!json_is_object(q)) {
-				json_decref(q);
-				return dn_error_set(err, DN_EINVAL, a, "a query file holds a JSON object");
-			}
-			json_object_foreach(q, key, x)
-				json_object_set(r->req, key, x);
-			json_decref(q);
 			continue;
 		}
 		used = cli_req_option(r, a, v, err);
@@ -84,36 +132,14 @@ parse_args(int argc, char **argv, struct solve_opts *o, struct cli_req *r, struc
 			o->json = 1;
 			continue;
 		}
+		for (k = 0; k < sizeof valued / sizeof valued[0] && strcmp(a, valued[k]) != 0; k++)
+			;
+		if (k == sizeof valued / sizeof valued[0])
+			return cli_unknown_option(argv[0], a, err);
 		if (v == NULL)
 			return dn_error_set(err, DN_EINVAL, a, "needs a value");
-		if (strcmp(a, "--timeout") == 0) {
-			if (dn_decimal_all(v, &o->timeout) != 0 || !(o->timeout > 0 && o->timeout <= 86400))
-				return dn_error_set(err, DN_EINVAL, a, "must be seconds, more than 0");
-		} else if (strcmp(a, "--offset") == 0) {
-			o->offset = v;
-		} else if (strcmp(a, "--limit") == 0 || strcmp(a, "--n") == 0) {
-			char *end;
-			long long x = strtoll(v, &end, 10);
-			if (*end || x < 0 || x > 100000000)
-				return dn_error_set(err, DN_EINVAL, a, "must be a count from 0 to 100000000");
-			if (a[2] == 'l')
-				o->limit = x;
-			else
-				o->n = x;
-		} else if (strcmp(a, "--seed") == 0) {
-			o->seed = strtoull(v, NULL, 10);
-		} else if (strcmp(a, "--cursor") == 0) {
-			o->cursor = v;
-		} else if (strcmp(a, "--config") == 0) {
-			o->config = v;
-		} else if (strcmp(a, "--param") == 0) {
-			o->param = v;
-		} else if (strcmp(a, "--value") == 0) {
-			o->value = v;
-		} else if (strcmp(a, "--per") == 0) {
-			o->per = v;
-		} else
-			return dn_error_set(err, DN_EINVAL, a, "unknown option (see dnnsat --help)");
+		if (solve_option(a, v, o, err) != 0)
+			return -1;
 		i++;
 	}
 	return 0;
@@ -384,6 +410,7 @@ cli_solve(int argc, char **argv)
 	memset(&e, 0, sizeof e);
 	if (parse_opts(argc, argv, &o, &err) != 0 || open_query(&o, &q, &cat, &err) != 0 ||
 	    fs_init(&e, &q, &err) != 0) {
+		cli_suggest_query(&err, o.req);
 		status = fail(&err);
 		goto out;
 	}

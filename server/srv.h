@@ -56,8 +56,8 @@ struct srv_config {
 	char *access_log;               /* "-" stderr, "off", or a file */
 };
 
-/* Reads DNNSAT_* variables, then flags (flags win). 0, 1 for --help
- * (usage printed), -1 with err naming the flag. */
+/* Reads DNNSAT_* variables, then flags (flags win). 0, 1 for --help or
+ * --version (printed), -1 with err naming the flag. */
 int srv_config_parse(int argc, char **argv, struct srv_config *c, struct dn_error *err);
 void srv_config_free(struct srv_config *c);
 /* 1 when the server would listen beyond loopback (0.0.0.0, ::, a

@@ -61,6 +61,7 @@ usage(FILE *f)
 	for (int i = 0; i < NOPTIONS; i++)
 		fprintf(f, "  --%-24s %s\n", options[i].flag, options[i].help);
 	fprintf(f, "  --%-24s %s\n", "help", "this text");
+	fprintf(f, "  --%-24s %s\n", "version", "the version of dnnsatd and of its cost model");
 }
 
 static void
@@ -222,6 +223,10 @@ srv_config_parse(int argc, char **argv, struct srv_config *c, struct dn_error *e
 		int found = 0;
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			usage(stdout);
+			return 1;
+		}
+		if (strcmp(a, "--version") == 0) {
+			printf("dnnsatd %s (cost model %s)\n", PACKAGE_VERSION, CM_VERSION);
 			return 1;
 		}
 		if (strncmp(a, "--", 2) != 0)

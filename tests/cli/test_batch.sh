@@ -155,7 +155,7 @@ check not-an-object 2 "array.json: holds no JSON object" -- prune "$tmp/array.js
 check no-space 2 "nospace.json: \$.space: a query file needs a space" -- prune "$tmp/nospace.json"
 check space-file-missing 2 "gonespace.json: \$.space: cannot read \".*gone.json\"" -- prune "$tmp/gonespace.json"
 check bad-timeout 2 "badtimeout.json: \$.timeout: must be seconds" -- prune "$tmp/badtimeout.json"
-check missing-path 2 "nope: cannot read it: No such file" -- prune "$tmp/nope" $Q
+check missing-path 2 "nope: no such file or directory" -- prune "$tmp/nope" $Q
 check empty-dir 2 "empty: the directory holds no .json file" -- prune "$tmp/empty" $Q
 if [ "$(id -u)" -ne 0 ]; then
 	mkdir -p "$tmp/locked" && chmod 000 "$tmp/locked"

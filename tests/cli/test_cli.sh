@@ -186,5 +186,53 @@ check sample-unfinished 0 "approximate samples" -- sample $T24 --timeout 4 --n 3
 check sample-deadline 3 "deadline of 1 s passed after [0-9]* of 10000000 samples" -- sample $T24 --timeout 1 --n 10000000
 check help-sample 0 "sample: fewer than N samples" -- --help
 
+# issue 14: the CLI as git and ripgrep users expect
+# every command has a help of its own: COMMAND --help (anywhere), help COMMAND
+for c in estimate count list sample reduce explain max min prune templates devices; do
+	check "help-$c" 0 "^usage: dnnsat $c" -- $c --help
+	check "help-command-$c" 0 "^usage: dnnsat $c" -- help $c
+done
+check help-after-options 0 "^usage: dnnsat count" -- count $Q --help
+check help-short 0 "^usage: dnnsat estimate" -- estimate --preset resnet50 -h
+check help-unknown 2 'unknown command "estimat" (did you mean estimate?' -- help estimat
+check help-lists-solver-workload 0 "^  --optimizer O  --dtype T  --inference" -- --help
+check help-count-optimizer 0 "^  --optimizer sgd|" -- count --help
+check version 0 "^dnnsat [0-9][0-9.]* (cost model [0-9.]*)$" -- --version
+"$top_builddir/dnnsatd" --version >"$tmp/out" 2>&1
+[ $? -eq 0 ] && grep -q "^dnnsatd [0-9][0-9.]* (cost model [0-9.]*)$" "$tmp/out" && ok || bad "dnnsatd-version"
+"$top_builddir/dnnsatd" --help >"$tmp/out" 2>&1
+[ $? -eq 0 ] && grep -q "^  --version " "$tmp/out" && ok || bad "dnnsatd-help-version"
+# did you mean: commands, options, devices, presets, templates, hyperparameters
+check suggest-command 2 '^dnnsat: unknown command "estimat" (did you mean estimate? see dnnsat --help)$' -- estimat
+check suggest-option 2 '^dnnsat: --devic: unknown option (did you mean --device or --device-file? see dnnsat estimate --help)$' -- estimate --preset resnet50 --devic t4
+check suggest-option-count 2 '^dnnsat: --devic: unknown option (did you mean --device? see dnnsat count --help)$' -- count $Q --devic t4
+check suggest-option-prune 2 '^dnnsat: --summry: unknown option (did you mean --summary?' -- prune "$SP" --summry csv
+check unknown-option-last 2 '^dnnsat: --frob: unknown option' -- count $Q --frob
+check unknown-option-devices 2 '^dnnsat: --jsn: unknown option (did you mean --json?' -- devices --jsn
+check suggest-device 2 'unknown device "RTX 4090" (did you mean rtx-4090' -- estimate --preset resnet50 --device "RTX 4090"
+check suggest-preset 2 'no template or preset named "bert_base" (did you mean bert-base?' -- estimate --preset bert_base
+check suggest-preset-prefix 2 '"gpt2-small" (did you mean gpt2?' -- estimate --preset gpt2-small
+check suggest-preset-solver 2 '^dnnsat: \$.model.preset: .*"bert_base" (did you mean bert-base?' -- count --preset bert_base --space "$SP"
+check suggest-template-solver 2 '^dnnsat: \$.model.template: .*"gpt2-small" (did you mean gpt2?' -- count --template gpt2-small --space "$SP"
+check suggest-hp 2 'no hyperparameter "batchsize" (did you mean batch_size?)' -- estimate --preset resnet50 batchsize=64
+check suggest-hp-solver 2 '^dnnsat: \$.fixed.hiden: .*no hyperparameter "hiden" (did you mean hidden?)' -- count $Q hiden=512
+# NAME=VALUE in every command, as --set; a missing file is "no such file"
+check set-positional-count 0 "^feasible 372 of 1536 configurations" -- count $Q in_features=2000
+check set-positional-max 0 "^largest hidden = 512$" -- max $Q --param hidden in_features=2000 --constraint "depth >= 8"
+check missing-query 2 "^dnnsat: query: $tmp/nope.json: no such file\$" -- count "$tmp/nope.json"
+check missing-model 2 "^dnnsat: --model: $tmp/nope.json: no such file\$" -- estimate --model "$tmp/nope.json"
+check missing-device-file 2 "^dnnsat: --device-file: $tmp/nope.json: no such file\$" -- estimate --preset resnet18 --device-file "$tmp/nope.json"
+check missing-space 2 "^dnnsat: --space: $tmp/nope.json: no such file\$" -- count --preset mnist_mlp --space "$tmp/nope.json"
+# devices: a header, each column starting at one place on every line
+"$DNNSAT" devices >"$tmp/out" 2>&1
+if head -1 "$tmp/out" | grep -q "^NAME  *GPU  *MEMORY  *BANDWIDTH" &&
+    [ "$(awk '{ print index($0, " GiB") }' "$tmp/out" | sed 1d | sort -u | wc -l)" -eq 1 ] &&
+    [ "$(awk '{ print index($0, " GB/s") }' "$tmp/out" | sed 1d | sort -u | wc -l)" -eq 1 ] &&
+    [ "$(awk '{ print length($0) }' "$tmp/out" | sort -u | wc -l)" -eq 1 ]; then
+	ok
+else
+	bad "devices-aligned"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,219 @@
+/*
+ * cli_help.c - what dnnsat can be asked, as data: the table of commands
+ * (name, the function that runs it, a one-line summary, its usage text and
+ * every option it takes). From it come `dnnsat --help`, `dnnsat COMMAND
+ * --help` and `dnnsat help COMMAND`, and the "did you mean" of unknown
+ * commands and options (common/dn_suggest.c), so that a command's help, its
+ * parser's suggestions and the top-level list cannot disagree: an option a
+ * parser accepts is in its command's list here (tests/cli/test_cli.sh
+ * checks every listed option against `dnnsat COMMAND --help`).
+ */
+#include "cli.h"
+#include "dn_suggest.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The options of every solver command (cli_req_option and cli_solve.c). */
+#define SOLVER_OPTIONS "--preset", "--template", "--model", "--space", "--device", "--budget", "--set", \
+	"--constraint", "--optimizer", "--dtype", "--inference", "--bind", "--timeout", "--json", "--help"
+
+static const char *const estimate_options[] = { "--template", "--model", "--preset", "--set", "--device",
+	"--device-file", "--optimizer", "--dtype", "--tf32", "--inference", "--per-op", "--json", "--help", NULL };
+/* cli_solve.c takes all of these for each solver command; the usage of each
+ * names those that change its answer */
+static const char *const solver_options[] = { SOLVER_OPTIONS, "--offset", "--limit", "--cursor", "--n",
+	"--seed", "--config", "--param", "--value", "--per", NULL };
+static const char *const prune_options[] = { "--preset", "--template", "--model", "--space", "--device",
+	"--budget", "--set", "--constraint", "--optimizer", "--dtype", "--inference", "--bind", "--timeout",
+	"--json", "--out", "--configs", "--limit", "--summary", "--server", "--token", "--help", NULL };
+static const char *const catalog_options[] = { "--json", "--help", NULL };
+
+#define MODEL_HELP \
+	"  --preset NAME | --template NAME | --model FILE   the model (a preset alone finds its template)\n"
+#define QUERY_HELP \
+	"  [QUERY.json]          a query file (solver/query.h): its fields, then the options below\n" \
+	MODEL_HELP \
+	"  --space FILE          the NNI search space (search_space.json)\n" \
+	"  --device NAME         the GPU (dnnsat devices; default a100-40gb)\n" \
+	"  --budget NAME=VALUE   memory=16GiB|90%, params=25M, weight_bytes=1GiB, macs=4G, flops=8G,\n" \
+	"                        latency=10ms, step_time=0.5s, min_utilization=0.5 (repeatable; memory,\n" \
+	"                        latency and step_time need a unit; memory is capped to the usable memory)\n" \
+	"  --constraint EXPR     e.g. 'hidden % heads == 0' (repeatable)\n" \
+	"  NAME=VALUE | --set NAME=VALUE   fix a hyperparameter (repeatable)\n" \
+	"  --bind PARAMETER=HYPERPARAMETER  the space's PARAMETER sets the model's HYPERPARAMETER\n" \
+	"  --optimizer sgd|sgd_momentum|adam|adamw|adagrad|rmsprop   default adam\n" \
+	"  --dtype fp32|fp16|bf16|mixed_fp16|mixed_bf16   default fp32\n" \
+	"  --inference           an inference workload (default: training)\n" \
+	"  --timeout SECONDS     the deadline (default 60)\n" \
+	"  --json                the answer as JSON\n"
+#define SOLVER_EXIT \
+	"exit status: 0 answered, 1 nothing feasible, 2 bad input, 3 deadline passed (certified bounds)\n"
+
+static const struct cli_cmd commands[] = {
+	{ "estimate", cli_estimate, "every cost of one configuration (parameters, MACs, memory, latency, utilization)",
+	  "usage: dnnsat estimate [PRESET] [NAME=VALUE...] [options]\n"
+	  MODEL_HELP
+	  "  NAME=VALUE | --set NAME=VALUE   a hyperparameter (repeatable; dnnsat templates lists them)\n"
+	  "  --device NAME | --device-file FILE   the GPU (dnnsat devices; default a100-40gb)\n"
+	  "  --optimizer sgd|sgd_momentum|adam|adamw|adagrad|rmsprop   default adam\n"
+	  "  --dtype fp32|fp16|bf16|mixed_fp16|mixed_bf16   default fp32\n"
+	  "  --tf32                TF32 tensor cores for fp32 matrix products\n"
+	  "  --inference           an inference workload (default: training)\n"
+	  "  --per-op              one row per operator\n"
+	  "  --json                the answer as JSON (the costs of POST /v1/estimate)\n"
+	  "exit status: 0 valid and fits, 1 invalid or does not fit the device's memory, 2 bad input\n",
+	  estimate_options },
+	{ "count", cli_solve, "how many configurations of an NNI space fit the budgets (exact, or certified bounds)",
+	  "usage: dnnsat count [QUERY.json] [options]\n" QUERY_HELP
+	  "past the deadline: certified bounds and an estimate (the last fifth of the deadline, 1 s at most)\n"
+	  SOLVER_EXIT, solver_options },
+	{ "list", cli_solve, "the feasible configurations as JSON lines (--offset K, --limit N, --cursor C)",
+	  "usage: dnnsat list [QUERY.json] [options]\n" QUERY_HELP
+	  "  --offset K            start at the K-th feasible configuration (0 first; needs the exact count)\n"
+	  "  --limit N             at most N configurations; the next page's cursor on stderr\n"
+	  "  --cursor C            continue where the page that printed C ended\n"
+	  SOLVER_EXIT, solver_options },
+	{ "sample", cli_solve, "uniform samples of the feasible configurations (--n N --seed S)",
+	  "usage: dnnsat sample [QUERY.json] [options]\n" QUERY_HELP
+	  "  --n N                 how many samples (default 10)\n"
+	  "  --seed S              the random seed (default 1): the same seed, the same samples\n"
+	  "when the count does not finish in half the --timeout, approximate samples drawn without it\n"
+	  "exit status: 0 N samples, 1 nothing feasible, 2 bad input, 3 fewer than N (those drawn printed)\n",
+	  solver_options },
+	{ "reduce", cli_solve, "the reduced NNI search space (values that occur in a feasible configuration)",
+	  "usage: dnnsat reduce [QUERY.json] [options]\n" QUERY_HELP
+	  "prints the reduced search space (NNI format, the keys in the space's order)\n"
+	  SOLVER_EXIT, solver_options },
+	{ "explain", cli_solve, "why a configuration (--config JSON) or a value (--param P --value V) does not fit",
+	  "usage: dnnsat explain [QUERY.json] [options] (--config JSON | --param NAME --value V)\n" QUERY_HELP
+	  "  --config JSON         check one configuration against every budget and constraint\n"
+	  "  --param NAME --value V   why no feasible configuration has NAME = V\n"
+	  "exit status: 0 feasible (kept), 1 infeasible (removed), 2 bad input\n", solver_options },
+	{ "max", cli_solve, "the largest feasible value of --param P (for each value of --per Q)",
+	  "usage: dnnsat max [QUERY.json] [options] --param NAME [--per NAME]\n" QUERY_HELP
+	  "  --param NAME          the parameter to maximize\n"
+	  "  --per NAME            one answer for each value of this parameter\n"
+	  SOLVER_EXIT, solver_options },
+	{ "min", cli_solve, "the smallest feasible value of --param P (for each value of --per Q)",
+	  "usage: dnnsat min [QUERY.json] [options] --param NAME [--per NAME]\n" QUERY_HELP
+	  "  --param NAME          the parameter to minimize\n"
+	  "  --per NAME            one answer for each value of this parameter\n"
+	  SOLVER_EXIT, solver_options },
+	{ "prune", cli_prune, "many spaces (files, directories) x devices at once: reduced spaces, configurations\n"
+	  "              (JSON lines, CSV) and a summary table; offline or --server URL",
+	  "usage: dnnsat prune SPACE.json|QUERY.json|DIR... --device D[,D...] [options]\n"
+	  "  inputs      NNI search spaces, query files (their own \"model\", \"device\", budgets, \"timeout\";\n"
+	  "              \"space\" and \"model\" may name JSON files), or directories (every *.json)\n"
+	  "  --device D  one or several devices (comma-separated, repeatable); default the query's, else a100-40gb\n"
+	  "  --preset P | --template T | --model F   the model of every input without its own\n"
+	  "  --budget NAME=VALUE  --constraint EXPR  --set NAME=VALUE  --bind P=H  --optimizer O  --dtype T\n"
+	  "  --inference\n"
+	  "  --timeout S          seconds per item (default 60; a query file's \"timeout\" wins for its items);\n"
+	  "                       past it, certified bounds\n"
+	  "  --out DIR            write SPACE.DEVICE.search_space.json (the reduced space) per item\n"
+	  "  --configs jsonl|csv  also SPACE.DEVICE.configs.jsonl|csv: the feasible configurations\n"
+	  "  --limit N            at most N configurations per item (default: all)\n"
+	  "  --summary table|csv|json   the summary on stdout (default table; --json: json)\n"
+	  "  --server URL         ask a dnnsatd instead of solving here; --token T or DNNSAT_TOKEN\n"
+	  "exit status: 0 done, 2 bad input, 3 some count only got bounds (deadline), 4 server failure\n",
+	  prune_options },
+	{ "templates", cli_templates, "the built-in model templates, their hyperparameters and presets",
+	  "usage: dnnsat templates [--json]\n", catalog_options },
+	{ "devices", cli_devices, "the GPU catalog",
+	  "usage: dnnsat devices [--json]\n"
+	  "  the columns: name (for --device), GPU, memory, memory bandwidth, SMs, peak dense FLOP/s\n",
+	  catalog_options },
+};
+#define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))
+
+const struct cli_cmd *
+cli_cmd_find(const char *name)
+{
+	for (int i = 0; i < NCOMMANDS; i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+int
+cli_unknown_command(const char *name, struct dn_error *err)
+{
+	const char *names[NCOMMANDS + 1];
+	char near[128];
+
+	for (int i = 0; i < NCOMMANDS; i++)
+		names[i] = commands[i].name;
+	names[NCOMMANDS] = "help";
+	if (dn_suggest(name, names, NCOMMANDS + 1, near, sizeof near) > 0)
+		return dn_error_set(err, DN_EINVAL, NULL, "unknown command \"%s\" (did you mean %s? see dnnsat --help)",
+		    name, near);
+	return dn_error_set(err, DN_EINVAL, NULL, "unknown command \"%s\" (see dnnsat --help)", name);
+}
+
+int
+cli_unknown_option(const char *cmd, const char *opt, struct dn_error *err)
+{
+	const struct cli_cmd *c = cli_cmd_find(cmd);
+	char near[128] = "";
+	int n = 0;
+
+	if (c != NULL) {
+		while (c->options[n] != NULL)
+			n++;
+		dn_suggest(opt, c->options, n, near, sizeof near);
+	}
+	if (near[0] != '\0')
+		return dn_error_set(err, DN_EINVAL, opt, "unknown option (did you mean %s? see dnnsat %s --help)",
+		    near, cmd);
+	return dn_error_set(err, DN_EINVAL, opt, "unknown option (see dnnsat %s --help)", cmd);
+}
+
+void
+cli_usage(FILE *f)
+{
+	fprintf(f, "usage: dnnsat COMMAND [options]     dnnsat COMMAND --help, dnnsat help COMMAND: its options\n"
+	    "       dnnsat --version\n\ncommands:\n");
+	for (int i = 0; i < NCOMMANDS; i++)
+		fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f,
+	    "\n"
+	    "estimate options:\n"
+	    "  --template NAME | --model FILE | --preset NAME   the model (a preset alone finds its template)\n"
+	    "  NAME=VALUE or --set NAME=VALUE                   a hyperparameter (repeatable)\n"
+	    "  --device NAME | --device-file FILE               default a100-40gb\n"
+	    "  --optimizer sgd|sgd_momentum|adam|adamw|adagrad|rmsprop   default adam\n"
+	    "  --dtype fp32|fp16|bf16|mixed_fp16|mixed_bf16     default fp32\n"
+	    "  --tf32  --inference  --per-op  --json\n"
+	    "\n"
+	    "solver options (count, list, sample, reduce, explain, max, min):\n"
+	    "  [QUERY.json] --space SPACE.json --preset P | --template T | --model F --device D\n"
+	    "  --budget memory=16GiB|90%%|params=25M|macs=4G|flops=8G|latency=10ms|step_time=0.5s|min_utilization=0.5\n"
+	    "           (memory, latency and step_time need a unit; memory is capped to the device's usable memory)\n"
+	    "  --constraint 'hidden %% heads == 0'  NAME=VALUE or --set NAME=VALUE  --bind PARAMETER=HYPERPARAMETER\n"
+	    "  --optimizer O  --dtype T  --inference  (as for estimate)  --timeout SECONDS  --json\n"
+	    "  list: --offset K --limit N --cursor C   sample: --n N --seed S\n"
+	    "  explain: --config JSON | --param P --value V   max, min: --param P [--per Q]\n"
+	    "\n"
+	    "prune options: SPACE.json|QUERY.json|DIR... --device D[,D...] --out DIR [--configs jsonl|csv]\n"
+	    "  [--limit N] [--summary table|csv|json] [--server URL] [--token T] and the solver options\n"
+	    "\n"
+	    "example: dnnsat estimate --preset resnet50 batch_size=64 --device v100-16gb\n"
+	    "         dnnsat count --preset resnet50 --space examples/spaces/resnet.json --budget memory=16GiB\n"
+	    "         dnnsat prune examples/spaces --preset resnet50 --device t4,a100-40gb --out pruned/\n"
+	    "exit status: 0 fits, 1 invalid or does not fit, 2 bad input, 3 deadline passed (bounds only, and\n"
+	    "             an estimate for count; sample: fewer than N samples, those drawn printed),\n"
+	    "             4 the server (prune --server) could not be reached or failed\n"
+	    "environment: DNNSAT_DATA_DIR (the device catalog and templates), DNNSAT_TOKEN (prune --server)\n");
+}
+
+int
+cli_help(const char *name, FILE *f, struct dn_error *err)
+{
+	const struct cli_cmd *c = cli_cmd_find(name);
+
+	if (c == NULL)
+		return cli_unknown_command(name, err);
+	fputs(c->usage, f);
+	return 0;
+}

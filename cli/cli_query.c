@@ -1,0 +1,208 @@
+/*
+ * cli_query.c - the options of `dnnsat estimate` into a struct cli_query:
+ *   --template NAME | --model FILE | --preset NAME   (one model; a preset
+ *                                   alone finds its template)
+ *   --set NAME=VALUE, or NAME=VALUE  (hyperparameters, repeatable)
+ *   --device NAME | --device-file FILE
+ *   --optimizer sgd|sgd_momentum|adam|adamw|adagrad|rmsprop
+ *   --dtype fp32|fp16|bf16|mixed_fp16|mixed_bf16   --tf32   --inference
+ *   --json   --per-op
+ * In steps: the arguments (query_option), the model (query_model), its
+ * configuration (query_config), the device (query_device). Errors name the
+ * option, with the closest names for unknown ones (cli_suggest.c).
+ */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The arguments as read, before anything is loaded. */
+struct query_args {
+	const char *tmpl, *file, *device, *device_file;
+	const char **sets;      /* NAME=VALUE texts, in order */
+	int nsets;
+};
+
+void
+cli_query_free(struct cli_query *q)
+{
+	cm_def_unref(q->def);
+	free(q->config);
+	cm_catalog_free(&q->catalog);
+	memset(q, 0, sizeof *q);
+}
+
+static const char *
+need_arg(int argc, char **argv, int *i, struct dn_error *err)
+{
+	if (*i + 1 >= argc) {
+		dn_error_set(err, DN_EINVAL, argv[*i], "needs a value");
+		return NULL;
+	}
+	return argv[++*i];
+}
+
+/* Options that take a value and only record it: where it goes. */
+static const char **
+value_slot(const char *a, struct cli_query *q, struct query_args *s)
+{
+	if (strcmp(a, "--template") == 0)
+		return &s->tmpl;
+	if (strcmp(a, "--model") == 0)
+		return &s->file;
+	if (strcmp(a, "--preset") == 0)
+		return &q->preset;
+	if (strcmp(a, "--device") == 0)
+		return &s->device;
+	if (strcmp(a, "--device-file") == 0)
+		return &s->device_file;
+	if (strcmp(a, "--set") == 0)
+		return &s->sets[s->nsets++];
+	return NULL;
+}
+
+/* argv[*i] (and its value): 0, or -1 with err. */
+static int
+query_option(int argc, char **argv, int *i, struct cli_query *q, struct query_args *s, struct dn_error *err)
+{
+	const char *a = argv[*i], *v, **slot = value_slot(a, q, s);
+
+	if (slot != NULL)
+		return (*slot = need_arg(argc, argv, i, err)) == NULL ? -1 : 0;
+	if (strcmp(a, "--optimizer") == 0) {
+		if ((v = need_arg(argc, argv, i, err)) == NULL)
+			return -1;
+		if (cm_optimizer_parse(v, &q->wl.optimizer) != 0)
+			return dn_error_set(err, DN_EINVAL, "--optimizer",
+			    "unknown optimizer \"%s\" (sgd, sgd_momentum, adam, adamw, adagrad, rmsprop)", v);
+	} else if (strcmp(a, "--dtype") == 0) {
+		if ((v = need_arg(argc, argv, i, err)) == NULL)
+			return -1;
+		if (cm_precision_parse(v, &q->wl.precision) != 0)
+			return dn_error_set(err, DN_EINVAL, "--dtype",
+			    "unknown dtype \"%s\" (fp32, fp16, bf16, mixed_fp16, mixed_bf16)", v);
+	} else if (strcmp(a, "--tf32") == 0) {
+		q->wl.tf32 = 1;
+	} else if (strcmp(a, "--inference") == 0) {
+		q->wl.training = 0;
+	} else if (strcmp(a, "--json") == 0) {
+		q->json = 1;
+	} else if (strcmp(a, "--per-op") == 0) {
+		q->per_op = 1;
+	} else if (a[0] != '-' && strchr(a, '=') != NULL) {
+		s->sets[s->nsets++] = a;
+	} else if (a[0] != '-' && s->tmpl == NULL && s->file == NULL && q->preset == NULL) {
+		q->preset = a;  /* `dnnsat estimate resnet50` */
+	} else if (a[0] != '-') {
+		return dn_error_set(err, DN_EINVAL, a, "unexpected argument: the model is already named "
+		    "(hyperparameters are NAME=VALUE)");
+	} else
+		return cli_unknown_option("estimate", a, err);
+	return 0;
+}
+
+/* The model: a file, a template (or a preset given as --template), or a
+ * preset (or a template given as --preset). */
+static int
+query_model(struct cli_query *q, const struct query_args *s, struct dn_error *err)
+{
+	const char *name = s->tmpl != NULL ? s->tmpl : q->preset;
+	json_t *root;
+	int rc;
+
+	if (s->tmpl != NULL && s->file != NULL)
+		return dn_error_set(err, DN_EINVAL, "--template", "give one of --template and --model");
+	if (s->file != NULL) {
+		if (cli_load_json_file(s->file, "--model", &root, err) != 0)
+			return -1;
+		rc = cm_def_load_json(root, &q->def, err);
+		json_decref(root);
+		return rc;
+	}
+	if (name == NULL)
+		return dn_error_set(err, DN_EINVAL, "--template", "name a model: --template NAME, --model FILE or "
+		    "--preset NAME");
+	if (cm_def_load_template(name, &q->def, err) == 0) {
+		if (s->tmpl == NULL)
+			q->preset = NULL;
+		return 0;
+	}
+	dn_error_clear(err);
+	if (cm_def_load_preset(name, &q->def, err) != 0) {
+		cli_suggest_model(err, name);
+		return -1;
+	}
+	q->preset = name;
+	return 0;
+}
+
+/* Defaults, then the preset, then each NAME=VALUE in order. */
+static int
+query_config(struct cli_query *q, const struct query_args *s, struct dn_error *err)
+{
+	q->config = calloc((size_t)q->def->nhps + 1, sizeof *q->config);
+	if (q->config == NULL)
+		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
+	cm_config_defaults(q->def, q->config);
+	if (q->preset != NULL && cm_config_apply_preset(q->def, q->preset, q->config, err) != 0)
+		return -1;
+	for (int i = 0; i < s->nsets; i++) {
+		char name[128];
+		const char *eq = strchr(s->sets[i], '=');
+		if (eq == NULL || eq == s->sets[i] || (size_t)(eq - s->sets[i]) >= sizeof name)
+			return dn_error_set(err, DN_EINVAL, "--set", "\"%s\" is not NAME=VALUE", s->sets[i]);
+		memcpy(name, s->sets[i], (size_t)(eq - s->sets[i]));
+		name[eq - s->sets[i]] = '\0';
+		if (cm_config_set(q->def, name, eq + 1, q->config, err) != 0) {
+			cli_suggest_hparam(err, q->def, name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int
+query_device(struct cli_query *q, const struct query_args *s, struct dn_error *err)
+{
+	const struct cm_device *d;
+	char path[1024];
+	json_t *j;
+	int rc;
+
+	if (s->device_file != NULL) {
+		if (cli_load_json_file(s->device_file, "--device-file", &j, err) != 0)
+			return -1;
+		rc = cm_device_from_json(j, "--device-file", &q->device, err);
+		json_decref(j);
+		return rc != 0 ? -1 : 0;
+	}
+	snprintf(path, sizeof path, "%s/devices.json", cm_data_dir());
+	if (cm_catalog_load(path, &q->catalog, err) != 0 ||
+	    cm_catalog_resolve(&q->catalog, s->device, "--device", &d, err) != 0)
+		return -1;
+	q->device = *d;
+	return 0;
+}
+
+int
+cli_query_parse(int argc, char **argv, struct cli_query *q, struct dn_error *err)
+{
+	struct query_args s = { .device = "a100-40gb" };
+	int rc = -1;
+
+	memset(q, 0, sizeof *q);
+	q->wl.training = 1;
+	q->wl.optimizer = CM_OPT_ADAM;
+	q->wl.precision = CM_PREC_FP32;
+	s.sets = calloc((size_t)argc + 1, sizeof *s.sets);
+	if (s.sets == NULL)
+		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
+	for (int i = 1; i < argc; i++)
+		if (query_option(argc, argv, &i, q, &s, err) != 0)
+			goto out;
+	if (query_model(q, &s, err) == 0 && query_config(q, &s, err) == 0 && query_device(q, &s, err) == 0)
+		rc = 0;
+out:
+	free(s.sets);
+	return rc;
+}
