@@ -59,6 +59,15 @@ void cli_req_free(struct cli_req *r);
  * the file, line and column. 0 or -1. */
 int cli_load_json_file(const char *file, const char *what, json_t **out, struct dn_error *err);
 
+/* Numbers for text answers (cli_units.c), written into buf and returned:
+ * 4.19 GiB (binary units; bytes below 1 KiB exact), 120.7M (SI, four
+ * digits), 605.9 ms (us, ms or s), and a budget's value in its own unit
+ * (budget: "memory", "latency", "params", "min_utilization", ...). */
+const char *cli_human_bytes(double b, char *buf, size_t len);
+const char *cli_human_count(double n, char *buf, size_t len);
+const char *cli_human_seconds(double s, char *buf, size_t len);
+const char *cli_human_budget(const char *budget, double v, char *buf, size_t len);
+
 int cli_estimate(int argc, char **argv);
 int cli_solve(int argc, char **argv);
 

@@ -12,22 +12,6 @@
 #include <string.h>
 
 static const char *
-human_bytes(int64_t b, char *buf, size_t len)
-{
-	double x = (double)b;
-
-	if (x >= 1024.0 * 1024 * 1024)
-		snprintf(buf, len, "%.2f GiB", x / (1024.0 * 1024 * 1024));
-	else if (x >= 1024.0 * 1024)
-		snprintf(buf, len, "%.1f MiB", x / (1024.0 * 1024));
-	else if (x >= 1024.0)
-		snprintf(buf, len, "%.1f KiB", x / 1024.0);
-	else
-		snprintf(buf, len, "%lld B", (long long)b);
-	return buf;
-}
-
-static const char *
 grouped(int64_t v, char *buf, size_t len)
 {
 	char tmp[32];
@@ -53,7 +37,8 @@ print_table(const struct cli_query *q, const struct cm_model *m, const union exp
 	const struct cm_model_def *def = q->def;
 
 	printf("model        %s%s%s\n", def->name, q->preset ? "  preset " : "", q->preset ? q->preset : "");
-	printf("device       %s (%s memory)\n", q->device.display_name, human_bytes(q->device.memory_bytes, a, sizeof a));
+	printf("device       %s (%s memory)\n", q->device.display_name,
+	    cli_human_bytes((double)q->device.memory_bytes, a, sizeof a));
 	printf("workload     %s, %s%s%s\n", q->wl.training ? "training" : "inference",
 	    cm_precision_name(q->wl.precision), q->wl.training ? ", " : "",
 	    q->wl.training ? cm_optimizer_name(q->wl.optimizer) : "");
@@ -83,23 +68,25 @@ print_table(const struct cli_query *q, const struct cm_model *m, const union exp
 	if (r->nviolations > 8)
 		printf("  ... and %d more violations\n", r->nviolations - 8);
 	printf("parameters   %s\n", grouped(r->params, a, sizeof a));
-	printf("weights      %s fp32, %s fp16/bf16, %s int8\n", human_bytes(r->weight_bytes_fp32, a, sizeof a),
-	    human_bytes(r->weight_bytes_fp16, b, sizeof b), human_bytes(r->weight_bytes_int8, c, sizeof c));
+	printf("weights      %s fp32, %s fp16/bf16, %s int8\n",
+	    cli_human_bytes((double)r->weight_bytes_fp32, a, sizeof a),
+	    cli_human_bytes((double)r->weight_bytes_fp16, b, sizeof b),
+	    cli_human_bytes((double)r->weight_bytes_int8, c, sizeof c));
 	printf("MACs         %s forward (%.3f G)  [conv, linear, matmul, recurrent]\n",
 	    grouped(r->macs, a, sizeof a), (double)r->macs / 1e9);
 	printf("FLOPs        %s forward (2 x MACs), %s per training step\n",
 	    grouped(r->flops, a, sizeof a), grouped(r->train_flops, b, sizeof b));
-	printf("activations  %s kept for backward\n", human_bytes(r->act_saved_bytes, a, sizeof a));
+	printf("activations  %s kept for backward\n", cli_human_bytes((double)r->act_saved_bytes, a, sizeof a));
 	printf("\nmemory       %s %s peak (%s), %s %s\n",
-	    human_bytes(r->mem, a, sizeof a), q->wl.training ? "training" : "inference",
+	    cli_human_bytes((double)r->mem, a, sizeof a), q->wl.training ? "training" : "inference",
 	    phases[r->peak_phase], r->mem <= q->device.memory_bytes ? "fits" : "DOES NOT FIT",
-	    human_bytes(q->device.memory_bytes, b, sizeof b));
+	    cli_human_bytes((double)q->device.memory_bytes, b, sizeof b));
 	for (int cat = 0; cat < CM_MEM_NCAT; cat++)
 		if (r->mem_breakdown[cat] != 0)
 			printf("  %-11s %12s\n", cm_mem_cat_name((enum cm_mem_cat)cat),
-			    human_bytes(r->mem_breakdown[cat], a, sizeof a));
+			    cli_human_bytes((double)r->mem_breakdown[cat], a, sizeof a));
 	if (q->wl.training)
-		printf("  (inference peak would be %s)\n", human_bytes(r->mem_infer, a, sizeof a));
+		printf("  (inference peak would be %s)\n", cli_human_bytes((double)r->mem_infer, a, sizeof a));
 	printf("\nlatency      %.3f ms inference, %.3f ms per training step\n", r->lat_infer * 1e3, r->lat_train * 1e3);
 	printf("utilization  %.0f%% of the SMs busy over a %s step (estimate)\n", r->util * 100.0,
 	    q->wl.training ? "training" : "inference");
@@ -118,7 +105,7 @@ print_table(const struct cli_query *q, const struct cm_model *m, const union exp
 				n += snprintf(shape + n, sizeof shape - (size_t)n, "%s%lld", d ? "x" : "", (long long)rep.shape[d]);
 			printf("%-52.52s %-10s %-22s %14s %14s %11s %11.4f\n", rep.path, rep.op, shape,
 			    grouped(rep.params, a, sizeof a), grouped(rep.macs, b, sizeof b),
-			    human_bytes(rep.saved_bytes, c, sizeof c), rep.fwd_seconds * 1e3);
+			    cli_human_bytes((double)rep.saved_bytes, c, sizeof c), rep.fwd_seconds * 1e3);
 		}
 	}
 }
