@@ -18,6 +18,7 @@ struct cli_query {
 	union expr_val *config;
 	struct cm_device_catalog catalog;
 	struct cm_device device;
+	json_t *device_json;    /* --device-file's object, else NULL */
 	struct cm_workload wl;
 	const char *preset;
 	int json;

@@ -4,6 +4,7 @@
  * configuration is valid and fits the device's memory, 1 when it is invalid
  * or does not fit, 2 on bad input.
  */
+#include "answer.h"
 #include "cli.h"
 #include "cm_report.h"
 
@@ -110,6 +111,29 @@ print_table(const struct cli_query *q, const struct cm_model *m, const union exp
 	}
 }
 
+/* The answer of POST /v1/estimate (solver/answer_estimate.c) for the
+ * configuration the options give: the same body the API takes, with the
+ * model as its JSON, the device by name (or --device-file's object) and
+ * every hyperparameter's value. */
+static json_t *
+estimate_json(const struct cli_query *q, struct dn_error *err)
+{
+	json_t *dev = q->device_json != NULL ? json_incref(q->device_json) : json_string(q->device.name);
+	json_t *body, *out;
+
+	body = json_pack("{s:O,s:o,s:{s:s,s:s,s:s,s:b},s:o,s:b}", "model", q->def->root, "device", dev,
+	    "workload", "mode", q->wl.training ? "training" : "inference",
+	    "optimizer", cm_optimizer_name(q->wl.optimizer), "dtype", cm_precision_name(q->wl.precision),
+	    "tf32", q->wl.tf32, "config", cm_config_to_json(q->def, q->config), "per_op", q->per_op);
+	if (body == NULL) {
+		dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
+		return NULL;
+	}
+	out = ans_cost_estimate(body, &q->catalog, err);
+	json_decref(body);
+	return out;
+}
+
 int
 cli_estimate(int argc, char **argv)
 {
@@ -136,10 +160,10 @@ cli_estimate(int argc, char **argv)
 	if (cm_model_eval(m, q.config, scratch, &r, &err) != 0)
 		goto out;
 	if (q.json) {
-		json_t *o = cm_result_to_json(m, q.config, scratch, &r, q.per_op);
-		json_object_set_new(o, "device", json_string(q.device.name));
-		json_object_set_new(o, "fits_device", json_boolean(r.mem <= q.device.memory_bytes));
-		json_dumpf(o, stdout, JSON_INDENT(2));
+		json_t *o = estimate_json(&q, &err);
+		if (o == NULL)
+			goto out;
+		json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
 		fputc('\n', stdout);
 		json_decref(o);
 	} else

@@ -29,6 +29,7 @@ cli_query_free(struct cli_query *q)
 	cm_def_unref(q->def);
 	free(q->config);
 	cm_catalog_free(&q->catalog);
+	json_decref(q->device_json);
 	memset(q, 0, sizeof *q);
 }
 
@@ -172,8 +173,8 @@ query_device(struct cli_query *q, const struct query_args *s, struct dn_error *e
 	if (s->device_file != NULL) {
 		if (cli_load_json_file(s->device_file, "--device-file", &j, err) != 0)
 			return -1;
+		q->device_json = j;
 		rc = cm_device_from_json(j, "--device-file", &q->device, err);
-		json_decref(j);
 		return rc != 0 ? -1 : 0;
 	}
 	snprintf(path, sizeof path, "%s/devices.json", cm_data_dir());

@@ -134,4 +134,11 @@ json_t *ans_extreme(struct fs_engine *e, struct sq_query *q, const char *param, 
 json_t *ans_heatmap(struct fs_engine *e, struct sq_query *q, const char *x, const char *y, double timeout,
     struct dn_error *err);
 
+/* POST /v1/estimate and dnnsat estimate --json (answer_estimate.c): body
+ * {"model","device","workload","config":{hp: value},"budgets","per_op"}
+ * -> {"feasible","constraints","config","costs","budgets","warnings"};
+ * NULL with err naming the field ("$.config.batch_size"). */
+struct cm_device_catalog;
+json_t *ans_cost_estimate(const json_t *body, const struct cm_device_catalog *catalog, struct dn_error *err);
+
 #endif

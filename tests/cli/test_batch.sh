@@ -228,6 +228,18 @@ sys.exit(0 if a == b else 1)' "$tmp/summary_off.json" "$tmp/summary_srv.json"
 	check server-ambiguous-device 2 "^dnnsat: --device: device \"a100\" is ambiguous" -- prune "$SP" $Q --device a100 --server "$URL"
 	check server-capped 0 "r50.json (t4): warning: memory budget 24 GiB is more than t4's usable 15.0 GiB" -- prune "$tmp/r50.json" --preset resnet50 --device t4 --budget memory=24GiB --server "$URL"
 	check server-unbound 0 "nested.json (t4): warning: parameters opt, opt/beta set nothing in model mlp" -- prune "$SP/nested.json" $Q --device t4 --server "$URL"
+	# estimate --json answers what POST /v1/estimate answers (issue 14): the same JSON
+	"$DNNSAT" estimate --preset resnet50 --device a100-40gb --optimizer sgd_momentum --dtype mixed_fp16 \
+	    batch_size=64 resolution=224 --json >"$tmp/est_cli.json" 2>"$tmp/est_cli.err"
+	expect "estimate --json is POST /v1/estimate's answer" "$PYTHON" -c '
+import json, sys, urllib.request
+body = open(sys.argv[2], "rb").read()
+req = urllib.request.Request(sys.argv[1] + "/v1/estimate", data=body, headers={"Content-Type": "application/json"})
+srv = json.load(urllib.request.urlopen(req, timeout=60))
+cli = json.load(open(sys.argv[3]))
+if srv != cli or "costs" not in cli:
+    print("server keys", list(srv), "cli keys", list(cli))
+    sys.exit(1)' "$URL" "$top_srcdir/examples/api/estimate.json" "$tmp/est_cli.json"
 fi
 
 # inputs that are not files: a FIFO named *.json is refused at once (it
