@@ -5,8 +5,9 @@
  * --help` and `dnnsat help COMMAND`, and the "did you mean" of unknown
  * commands and options (common/dn_suggest.c), so that a command's help, its
  * parser's suggestions and the top-level list cannot disagree: an option a
- * parser accepts is in its command's list here (tests/cli/test_cli.sh
- * checks every listed option against `dnnsat COMMAND --help`).
+ * parser accepts is in its command's list here. man/dnnsat.1 describes the
+ * same (tests/cli/test_cli.sh checks that every option of each `dnnsat
+ * COMMAND --help` is named there).
  */
 #include "cli.h"
 #include "dn_suggest.h"

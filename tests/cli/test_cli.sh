@@ -240,5 +240,27 @@ else
 	bad "devices-aligned"
 fi
 
+# the manual pages name every option of every command's help and of dnnsatd --help,
+# every command, and render without warnings (where man is installed)
+man1=$(sed 's/\\-/-/g; s/\\f[BIRP]//g' "$top_srcdir/man/dnnsat.1")
+man8=$(sed 's/\\-/-/g; s/\\f[BIRP]//g' "$top_srcdir/man/dnnsatd.8")
+missing=""
+for c in estimate count list sample reduce explain max min prune templates devices; do
+	printf '%s\n' "$man1" | grep -q "^\.B $c\|^\.B dnnsat $c\|^\.BR.* $c\|^\.B $c\\\\fR" || missing="$missing command:$c"
+	for o in $("$DNNSAT" $c --help | grep -o -- '--[a-z][a-z0-9-]*' | sort -u); do
+		printf '%s\n' "$man1" | grep -q -- "$o\\b" || missing="$missing $c:$o"
+	done
+done
+for o in $("$top_builddir/dnnsatd" --help | grep -o -- '^  --[a-z][a-z0-9-]*' | sort -u); do
+	printf '%s\n' "$man8" | grep -q -- "$o\\b" || missing="$missing dnnsatd:$o"
+done
+if [ -z "$missing" ]; then ok; else echo "missing from the manual pages:$missing" >"$tmp/out"; bad "man-complete"; fi
+for p in dnnsat.1 dnnsatd.8; do
+	if command -v man >/dev/null 2>&1; then
+		warn=$(LC_ALL=C.UTF-8 MANWIDTH=80 man -l --warnings=all "$top_srcdir/man/$p" 2>&1 >/dev/null)
+		if [ -z "$warn" ]; then ok; else echo "$warn" >"$tmp/out"; bad "man-render-$p"; fi
+	fi
+done
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
