@@ -571,7 +571,7 @@ item_finish(struct batch_run *r, struct batch_item *it, double seconds, struct d
 	if (r->out_dir != NULL) {
 		out_path(r, it->reduced_name, path, sizeof path);
 		if (it->reduced != NULL) {
-			json_t *ordered = batch_order_space(it->reduced, json_object_get(it->req, "space"));
+			json_t *ordered = fs_space_in_order(it->reduced, json_object_get(it->req, "space"));
 			int rc = ordered ? batch_write_json(path, ordered, err) : dn_error_set(err, DN_ENOMEM, NULL,
 			    "out of memory");
 			json_decref(ordered);

@@ -92,12 +92,9 @@ int batch_configs_put(void *ctx, json_t *sample);
 int batch_configs_close(struct batch_configs *c, int keep, struct dn_error *err);
 
 /* The solver answers on the canonical query (keys sorted, as dnnsatd
- * compiles it, so both ways enumerate in one order); these give the
- * answers back the user's order: a reduced space with its keys (and those
- * of nested choices' options) in the order of `space`, a configuration
- * likewise. New references. */
-json_t *batch_order_space(const json_t *reduced, const json_t *space);
-json_t *batch_order_sample(const json_t *sample, const json_t *space);
+ * compiles it, so both ways enumerate in one order); fs_space_in_order and
+ * fs_config_in_order (solver/fset.h) give the answers back the user's
+ * order. */
 
 /* Writes JSON (reduced spaces: indented, as `dnnsat reduce` prints them)
  * to PATH through PATH.tmp and a rename. 0 or -1 with err. */

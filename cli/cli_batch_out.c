@@ -6,6 +6,7 @@
  * reader never sees half a file and a failed run leaves no partial output.
  */
 #include "cli_batch.h"
+#include "fset.h"
 #include "space.h"
 
 #include <errno.h>
@@ -53,78 +54,6 @@ batch_write_json(const char *path, const json_t *j, struct dn_error *err)
 	}
 	free(tmp);
 	return 0;
-}
-
-/* ---- the user's order ---- */
-
-/* The option of an NNI choice parameter whose "_name" is `name`, or NULL. */
-static const json_t *
-find_option(const json_t *param, const char *name)
-{
-	size_t i;
-	const json_t *opt;
-
-	if (name == NULL)
-		return NULL;
-	json_array_foreach(json_object_get(param, "_value"), i, opt) {
-		const char *n = json_string_value(json_object_get(opt, "_name"));
-		if (n != NULL && strcmp(n, name) == 0)
-			return opt;
-	}
-	return NULL;
-}
-
-json_t *
-batch_order_space(const json_t *reduced, const json_t *space)
-{
-	json_t *out = json_object(), *v;
-	const char *key;
-
-	if (!json_is_object(reduced) || !json_is_object(space)) {
-		json_decref(out);
-		return json_incref((json_t *)reduced);
-	}
-	json_object_foreach((json_t *)space, key, v) {
-		json_t *mine = json_object_get(reduced, key);
-		if (mine == NULL)
-			continue;
-		if (json_is_object(mine)) {
-			json_object_set_new(out, key, batch_order_space(mine, v));
-		} else if (strcmp(key, "_value") == 0 && json_is_array(mine)) {
-			json_t *list = json_array(), *opt;
-			size_t i;
-			json_array_foreach(mine, i, opt) {
-				const json_t *like = find_option(space, json_string_value(json_object_get(opt, "_name")));
-				json_array_append_new(list, like ? batch_order_space(opt, like) : json_incref(opt));
-			}
-			json_object_set_new(out, key, list);
-		} else
-			json_object_set(out, key, mine);
-	}
-	json_object_foreach((json_t *)reduced, key, v)
-		if (json_object_get(out, key) == NULL)
-			json_object_set(out, key, v);
-	return out;
-}
-
-json_t *
-batch_order_sample(const json_t *sample, const json_t *space)
-{
-	json_t *out = json_object(), *v;
-	const char *key;
-
-	json_object_foreach((json_t *)space, key, v) {
-		json_t *mine = json_object_get(sample, key);
-		const json_t *like;
-		if (mine == NULL)
-			continue;
-		like = json_is_object(mine) ? find_option(v, json_string_value(json_object_get(mine, "_name"))) : NULL;
-		json_object_set_new(out, key, like ? batch_order_sample(mine, like) : json_incref(mine));
-	}
-	json_object_foreach((json_t *)sample, key, v)
-		if (json_object_get(out, key) == NULL)
-			json_object_set(out, key, v);
-	return out;
 }
 
 /* ---- configurations ---- */
@@ -248,7 +177,7 @@ batch_configs_put(void *ctx, json_t *sample)
 	struct batch_configs *c = ctx;
 
 	if (!c->csv) {
-		json_t *ordered = batch_order_sample(sample, c->space);
+		json_t *ordered = fs_config_in_order(sample, c->space);
 		if (ordered == NULL || json_dumpf(ordered, c->f, JSON_COMPACT | REAL_FORMAT) != 0)
 			c->failed = 1;
 		json_decref(ordered);

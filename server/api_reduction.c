@@ -176,6 +176,19 @@ api_reduction_count(struct srv *s, struct srv_query *sq, double seconds, struct 
 	return rc;
 }
 
+/* The reduced space of res in the key order of the request's space (the
+ * query was compiled with its keys sorted, srv_registry.c); a request
+ * without a space object (a GET) leaves it sorted. What is stored is what
+ * the request that finished the count saw. */
+static void
+in_request_order(struct srv_request *r, json_t *res)
+{
+	json_t *space = json_object_get(r->json, "space"), *rs = json_object_get(res, "reduced_space");
+
+	if (json_is_object(space) && json_is_object(rs))
+		json_object_set_new(res, "reduced_space", fs_space_in_order(rs, space));
+}
+
 /* Runs on a worker: brings sq's count forward for the request's deadline
  * and replies with the reduction. `created` picks 201 over 200. */
 static void
@@ -207,6 +220,7 @@ solve_and_reply(struct srv_request *r, struct srv_query *sq, const struct cache_
 	}
 	exact = sq->e.lower == sq->e.upper;
 	res = reduction_json(s, sq);
+	in_request_order(r, res);
 	if (exact)
 		sq->result = json_incref(res);
 	store(s, sq, res, exact);

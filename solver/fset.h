@@ -321,6 +321,14 @@ int fs_var_active(const struct fs_engine *e, const int64_t *pos, int v);
  * k instead (drawn is indexed by space dim; only those entries are read). */
 json_t *fs_to_json(struct fs_engine *e, const int64_t *pos);
 json_t *fs_to_json_drawn(struct fs_engine *e, const int64_t *pos, const double *drawn);
+/* The user's key order back on answers computed on a canonical query
+ * (keys sorted: dnnsatd and prune compile that, so that every process
+ * enumerates in one order): a reduced space with its keys, and those of
+ * nested choices' options, in the order of the user's `space`; a
+ * configuration likewise. Keys `space` lacks come last. New references
+ * (the input itself when either is not an object). */
+json_t *fs_space_in_order(const json_t *reduced, const json_t *space);
+json_t *fs_config_in_order(const json_t *config, const json_t *space);
 
 /* Position vector of a JSON configuration (NNI sample). -1 with err naming
  * the field when a value is not on the grid. */

@@ -566,3 +566,77 @@ fs_var_named(const struct fs_engine *e, const char *name)
 
 	return k < 0 ? -1 : e->dim_var[k];
 }
+
+/* ---- the user's order (fs_space_in_order, fs_config_in_order) ---- */
+
+/* The option of an NNI choice parameter whose "_name" is `name`, or NULL. */
+static const json_t *
+find_option(const json_t *param, const char *name)
+{
+	size_t i;
+	const json_t *opt;
+
+	if (name == NULL)
+		return NULL;
+	json_array_foreach(json_object_get(param, "_value"), i, opt) {
+		const char *n = json_string_value(json_object_get(opt, "_name"));
+		if (n != NULL && strcmp(n, name) == 0)
+			return opt;
+	}
+	return NULL;
+}
+
+json_t *
+fs_space_in_order(const json_t *reduced, const json_t *space)
+{
+	json_t *out, *v;
+	const char *key;
+
+	if (!json_is_object(reduced) || !json_is_object(space))
+		return json_incref((json_t *)reduced);
+	out = json_object();
+	json_object_foreach((json_t *)space, key, v) {
+		json_t *mine = json_object_get(reduced, key);
+		if (mine == NULL)
+			continue;
+		if (json_is_object(mine)) {
+			json_object_set_new(out, key, fs_space_in_order(mine, v));
+		} else if (strcmp(key, "_value") == 0 && json_is_array(mine)) {
+			json_t *list = json_array(), *opt;
+			size_t i;
+			json_array_foreach(mine, i, opt) {
+				const json_t *like = find_option(space, json_string_value(json_object_get(opt, "_name")));
+				json_array_append_new(list, like ? fs_space_in_order(opt, like) : json_incref(opt));
+			}
+			json_object_set_new(out, key, list);
+		} else
+			json_object_set(out, key, mine);
+	}
+	json_object_foreach((json_t *)reduced, key, v)
+		if (json_object_get(out, key) == NULL)
+			json_object_set(out, key, v);
+	return out;
+}
+
+json_t *
+fs_config_in_order(const json_t *config, const json_t *space)
+{
+	json_t *out, *v;
+	const char *key;
+
+	if (!json_is_object(config) || !json_is_object(space))
+		return json_incref((json_t *)config);
+	out = json_object();
+	json_object_foreach((json_t *)space, key, v) {
+		json_t *mine = json_object_get(config, key);
+		const json_t *like;
+		if (mine == NULL)
+			continue;
+		like = json_is_object(mine) ? find_option(v, json_string_value(json_object_get(mine, "_name"))) : NULL;
+		json_object_set_new(out, key, like ? fs_config_in_order(mine, like) : json_incref(mine));
+	}
+	json_object_foreach((json_t *)config, key, v)
+		if (json_object_get(out, key) == NULL)
+			json_object_set(out, key, v);
+	return out;
+}

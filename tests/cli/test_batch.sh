@@ -240,6 +240,26 @@ cli = json.load(open(sys.argv[3]))
 if srv != cli or "costs" not in cli:
     print("server keys", list(srv), "cli keys", list(cli))
     sys.exit(1)' "$URL" "$top_srcdir/examples/api/estimate.json" "$tmp/est_cli.json"
+	# a reduced space keeps the request's key order, nested options' keys included (issue 14):
+	# created, answered again from the cache, and read by id
+	expect "API reduced space in the request's key order" "$PYTHON" -c '
+import json, sys, urllib.request
+url = sys.argv[1]
+space = {"depth": {"_type": "randint", "_value": [1, 9]}, "activation": {"_type": "choice", "_value": ["relu", "gelu"]},
+         "batch_size": {"_type": "choice", "_value": [32, 256]},
+         "opt": {"_type": "choice", "_value": [{"_name": "b", "z": {"_type": "choice", "_value": [1, 2]},
+                                                "a": {"_type": "choice", "_value": [3]}}, {"_name": "c"}]}}
+body = json.dumps({"model": "mnist_mlp", "space": space, "device": "t4", "budgets": {"memory": "3GiB"}}).encode()
+got = []
+for _ in range(2):
+    req = urllib.request.Request(url + "/v1/reductions", data=body, headers={"Content-Type": "application/json"})
+    r = json.load(urllib.request.urlopen(req, timeout=60))
+    got.append(r["reduced_space"])
+got.append(json.load(urllib.request.urlopen(url + "/v1/reductions/" + r["id"], timeout=60))["reduced_space"])
+for rs in got:
+    if list(rs) != ["depth", "activation", "batch_size", "opt"] or list(rs["opt"]["_value"][0]) != ["_name", "z", "a"]:
+        print(rs)
+        sys.exit(1)' "$URL"
 fi
 
 # inputs that are not files: a FIFO named *.json is refused at once (it
