@@ -13,6 +13,11 @@ trap 'rm -rf "$tmp"' EXIT
 
 check resnet50-table 0 "parameters   25,557,032" -- estimate --preset resnet50
 check resnet50-json 0 '"params": 25557032' -- estimate --preset resnet50 --json
+# --json is POST /v1/estimate's answer (test_batch.sh compares it with a server's)
+check estimate-json-shape 0 '^  "costs": {' -- estimate --preset resnet50 --json
+check estimate-json-check 0 '"constraint": "memory <= 40 GiB (a100-40gb.s usable memory)"' -- estimate --preset resnet50 --json
+printf '{"name": "g", "memory_bytes": 10000000000, "memory_bandwidth_bytes_per_s": 1e12, "sm_count": 80, "peak_flops": {"fp32": 1e13}}' > "$tmp/gpu.json"
+check estimate-json-device-file 0 '"feasible": true' -- estimate --preset resnet18 --device-file "$tmp/gpu.json" --json
 check positional-preset 0 "MACs.*(4.089 G)" -- estimate resnet50 batch_size=1
 check template-set 0 "parameters   11,689,512" -- estimate --template resnet --set block=basic layers1=2 layers2=2 layers3=2 layers4=2
 check bert 0 "109,482,240" -- estimate --preset bert-base --device a100-80gb
