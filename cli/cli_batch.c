@@ -171,7 +171,11 @@ parse_prune_args(int argc, char **argv, struct batch_run *r, struct dn_error *er
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		int used;
 		if (a[0] != '-') {
-			rc = batch_inputs_add(&r->in, a, err);
+			/* NAME=VALUE fixes a hyperparameter (as --set) unless a file has that name */
+			if (strchr(a, '=') != NULL && access(a, F_OK) != 0)
+				rc = cli_req_option(&req, "--set", a, err) < 0 ? -1 : 0;
+			else
+				rc = batch_inputs_add(&r->in, a, err);
 			continue;
 		}
 		if (strcmp(a, "--json") == 0) {
