@@ -12,6 +12,7 @@
  * query does not take it).
  */
 #include "cli.h"
+#include "dn_grow.h"
 #include "cli_batch.h"
 
 #include <dirent.h>
@@ -143,15 +144,9 @@ inputs_add_file(struct batch_inputs *in, const char *file, struct dn_error *err)
 			input_free(&one);
 			return -1;
 		}
-	if (in->n == in->cap) {
-		int cap = in->cap ? 2 * in->cap : 16;
-		struct batch_input *v = realloc(in->v, (size_t)cap * sizeof *v);
-		if (v == NULL) {
-			input_free(&one);
-			return dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
-		}
-		in->v = v;
-		in->cap = cap;
+	if (dn_grow_int(&in->v, &in->cap, in->n + 1, sizeof *in->v) != 0) {
+		input_free(&one);
+		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
 	}
 	in->v[in->n++] = one;
 	return 0;
@@ -177,17 +172,11 @@ inputs_add_dir(struct batch_inputs *in, const char *path, struct dn_error *err)
 	if (d == NULL)
 		return dn_error_set(err, DN_EINVAL, path, "cannot read the directory: %s", strerror(errno));
 	while ((de = readdir(d)) != NULL) {
-		char **grown;
 		if (de->d_name[0] == '.' || !has_suffix(de->d_name, ".json"))
 			continue;
-		if (n == cap) {
-			cap = cap ? 2 * cap : 32;
-			grown = realloc(names, cap * sizeof *names);
-			if (grown == NULL) {
-				rc = dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
-				break;
-			}
-			names = grown;
+		if (dn_grow(&names, &cap, n + 1, sizeof *names) != 0) {
+			rc = dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
+			break;
 		}
 		if (asprintf(&names[n], "%s%s%s", path, has_suffix(path, "/") ? "" : "/", de->d_name) < 0) {
 			rc = dn_error_set(err, DN_ENOMEM, NULL, "out of memory");

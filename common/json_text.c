@@ -2,9 +2,11 @@
  * json_text.c - JSON text writer (see json_text.h).
  */
 #include "json_text.h"
+#include "dn_grow.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,24 +52,15 @@ jt_take(struct jt *w, size_t *len)
 static int
 reserve(struct jt *w, size_t n)
 {
-	size_t cap;
-	char *b;
-
 	if (w->failed)
 		return -1;
 	if (w->len + n + 1 <= w->cap)
 		return 0;
-	cap = w->cap * 2;
-	while (cap < w->len + n + 1)
-		cap *= 2;
-	b = realloc(w->buf, cap);
-	if (b == NULL) {
+	if (n > SIZE_MAX - w->len - 1 || dn_grow(&w->buf, &w->cap, w->len + n + 1, 1) != 0) {
 		w->failed = 1;
 		w->cap = 0;     /* the inline writers find no room, ever */
 		return -1;
 	}
-	w->buf = b;
-	w->cap = cap;
 	return 0;
 }
 

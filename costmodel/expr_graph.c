@@ -7,6 +7,7 @@
  * is a build error (an absurd constant in a model file), recorded in g->err.
  */
 #include "expr.h"
+#include "dn_grow.h"
 #include "expr_arith.h"
 
 #include <math.h>
@@ -115,14 +116,8 @@ expr_graph_free(struct expr_graph *g)
 int32_t
 expr_graph_add_var(struct expr_graph *g, const char *name, enum expr_type type)
 {
-	if (g->nvars == g->capvars) {
-		int32_t cap = g->capvars ? 2 * g->capvars : 16;
-		struct expr_var_info *v = realloc(g->vars, sizeof *v * (size_t)cap);
-		if (v == NULL)
-			return oom(g);
-		g->vars = v;
-		g->capvars = cap;
-	}
+	if (dn_grow_int(&g->vars, &g->capvars, g->nvars + 1, sizeof *g->vars) != 0)
+		return oom(g);
 	g->vars[g->nvars].name = strdup(name);
 	if (g->vars[g->nvars].name == NULL)
 		return oom(g);
@@ -189,15 +184,9 @@ intern(struct expr_graph *g, const struct expr_node *proto)
 		    EXPR_MAX_NODES);
 		return EXPR_NONE;
 	}
-	if (g->n == g->cap) {
-		int32_t cap = g->cap * 2;
-		struct expr_node *nodes = realloc(g->nodes, sizeof *nodes * (size_t)cap);
-		if (nodes == NULL) {
-			oom(g);
-			return EXPR_NONE;
-		}
-		g->nodes = nodes;
-		g->cap = cap;
+	if (dn_grow_int(&g->nodes, &g->cap, g->n + 1, sizeof *g->nodes) != 0) {
+		oom(g);
+		return EXPR_NONE;
 	}
 	id = g->n++;
 	g->nodes[id] = *proto;

@@ -14,6 +14,7 @@
  * query goes to a solver worker to compile it.
  */
 #include "srv_registry.h"
+#include "dn_grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -58,13 +59,8 @@ thread_scratch(size_t n)
 			return NULL;
 		}
 	}
-	if (ts->n < n) {
-		union expr_val *v = realloc(ts->v, sizeof *v * n);
-		if (v == NULL)
-			return NULL;
-		ts->v = v;
-		ts->n = n;
-	}
+	if (dn_grow(&ts->v, &ts->n, n, sizeof *ts->v) != 0)
+		return NULL;
 	return ts->v;
 }
 

@@ -63,13 +63,34 @@ need_exact(struct srv_request *r, struct srv_query *sq, double timeout, const ch
 	return 0;
 }
 
+/* The start of every read below: looks up the request's reduction (a
+ * reply, and NULL, when there is none), takes its lock for writing and
+ * clears err. Paired with release or reply_and_release. */
+static struct srv_query *
+acquire(struct srv_request *r, struct dn_error *err)
+{
+	struct srv_query *sq = api_reduction_query(r);
+
+	memset(err, 0, sizeof *err);
+	if (sq != NULL)
+		pthread_rwlock_wrlock(&sq->lock);
+	return sq;
+}
+
+/* Gives up sq (lock and reference) after a reply was already made. */
+static void
+release(struct srv_request *r, struct srv_query *sq)
+{
+	pthread_rwlock_unlock(&sq->lock);
+	srv_registry_release(r->srv->registry, sq);
+}
+
 /* The end of every read below: gives up sq (its lock held for writing)
  * and replies with out (stolen), or the error when out is NULL. */
 static void
 reply_and_release(struct srv_request *r, struct srv_query *sq, json_t *out, struct dn_error *err)
 {
-	pthread_rwlock_unlock(&sq->lock);
-	srv_registry_release(r->srv->registry, sq);
+	release(r, sq);
 	if (out == NULL) {
 		if (!dn_error_isset(err))
 			dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
@@ -173,22 +194,21 @@ stream_free(void *cls)
 	free(st);
 }
 
+/* Streams every configuration (sq locked for writing by the caller; the
+ * lock is given up here, the reference passes to the stream). */
 static void
 reply_stream(struct srv_request *r, struct srv_query *sq, double timeout)
 {
 	struct stream *st;
 
-	pthread_rwlock_wrlock(&sq->lock);
 	if (need_exact(r, sq, timeout, "streaming every configuration") != 0) {
-		pthread_rwlock_unlock(&sq->lock);
-		srv_registry_release(r->srv->registry, sq);
+		release(r, sq);
 		return;
 	}
 	if ((double)sq->e.lower > r->srv->cfg.max_space) {
 		char n[64];
 		fs_count_str(sq->e.lower, n, sizeof n);
-		pthread_rwlock_unlock(&sq->lock);
-		srv_registry_release(r->srv->registry, sq);
+		release(r, sq);
 		srv_reply_problem(r, 413, "space-too-large", "Too many configurations", "format",
 		    "%s feasible configurations are more than this server streams (--max-space %g): page with cursors",
 		    n, r->srv->cfg.max_space);
@@ -242,18 +262,15 @@ api_reduction_configurations(struct srv_request *r)
 		srv_reply_problem(r, 400, "bad-parameter", "Bad parameter", "cursor", "give a cursor or an offset, not both");
 		return;
 	}
-	sq = api_reduction_query(r);
+	sq = acquire(r, &err);
 	if (sq == NULL)
 		return;
 	if (format != NULL && strcmp(format, "jsonl") == 0) {
 		reply_stream(r, sq, timeout);
 		return;
 	}
-	memset(&err, 0, sizeof err);
-	pthread_rwlock_wrlock(&sq->lock);
 	if (offset != NULL && need_exact(r, sq, timeout, "an offset") != 0) {
-		pthread_rwlock_unlock(&sq->lock);
-		srv_registry_release(r->srv->registry, sq);
+		release(r, sq);
 		return;
 	}
 	sq->e.deadline = fs_now_plus(timeout);
@@ -275,11 +292,9 @@ api_reduction_samples(struct srv_request *r)
 	if (timeout < 0 || int_arg(r, "n", 1, 100000, 10, &n) != 0 ||
 	    int_arg(r, "seed", 0, INT64_MAX, 1, &seed) != 0)
 		return;
-	sq = api_reduction_query(r);
+	sq = acquire(r, &err);
 	if (sq == NULL)
 		return;
-	memset(&err, 0, sizeof err);
-	pthread_rwlock_wrlock(&sq->lock);
 	end = fs_now() + timeout;
 	/* half the deadline for the count; approximate samples when it does not finish */
 	if (api_reduction_count(r->srv, sq, timeout / 2, &err) != 0) {
@@ -314,11 +329,9 @@ api_reduction_explain(struct srv_request *r)
 		    "give param=NAME and value=V (or POST {\"config\": ...})");
 		return;
 	}
-	sq = api_reduction_query(r);
+	sq = acquire(r, &err);
 	if (sq == NULL)
 		return;
-	memset(&err, 0, sizeof err);
-	pthread_rwlock_wrlock(&sq->lock);
 	if (config != NULL) {
 		union expr_val *scratch = malloc(sizeof *scratch * (size_t)ans_scratch_len(&sq->e));
 		out = scratch ? ans_check(&sq->e, config, scratch, 1, &err) : NULL;
@@ -351,11 +364,9 @@ reply_extreme(struct srv_request *r, enum ans_goal goal)
 		    goal == ANS_LARGEST ? "largest" : "smallest");
 		return;
 	}
-	sq = api_reduction_query(r);
+	sq = acquire(r, &err);
 	if (sq == NULL)
 		return;
-	memset(&err, 0, sizeof err);
-	pthread_rwlock_wrlock(&sq->lock);
 	rows = ans_extreme(&sq->e, &sq->q, param, per, goal, timeout, &err);
 	reply_and_release(r, sq, rows ? json_pack("{s:s,s:s?,s:o}", "param", sp_dim_address(&sq->q.space, param),
 	    "per", per ? sp_dim_address(&sq->q.space, per) : NULL, "rows", rows) : NULL, &err);
@@ -389,11 +400,9 @@ api_reduction_heatmap(struct srv_request *r)
 		    "give x=NAME and y=NAME, two parameters of the space");
 		return;
 	}
-	sq = api_reduction_query(r);
+	sq = acquire(r, &err);
 	if (sq == NULL)
 		return;
-	memset(&err, 0, sizeof err);
-	pthread_rwlock_wrlock(&sq->lock);
 	out = ans_heatmap(&sq->e, &sq->q, x, y, timeout, &err);
 	reply_and_release(r, sq, out, &err);
 }

@@ -254,13 +254,19 @@ void srv_metrics_too_large(struct srv_metrics *m);
 /* The Prometheus text exposition (malloc'd). */
 char *srv_metrics_render(struct srv *s, size_t *len);
 
+/* ---- clock and log (srv_log.c) ---- */
+/* Seconds on the monotonic clock (deadlines, durations, uptime). */
+double srv_now(void);
+/* Writes the wall-clock time as "YYYY-MM-DDTHH:MM:SS.mmmZ" (UTC) into buf. */
+void srv_utc_stamp(char *buf, size_t len);
+/* Logs one line (UTC timestamp, "dnnsatd: " prefix) to stderr: state
+ * changes, errors, the access log. Lines longer than 1 KiB are cut. */
+void srv_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* ---- the HTTP layer (srv_http.c) ---- */
 int srv_http_start(struct srv *s, struct dn_error *err);
 void srv_http_quiesce(struct srv *s);
 void srv_http_stop(struct srv *s);
-/* Logs one line (timestamped) to stderr: state changes, errors. */
-void srv_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-double srv_now(void);
 
 /* ---- handlers (api_*.c) ---- */
 void api_dashboard(struct srv_request *r);

@@ -17,6 +17,7 @@
  * does not complete); every request gets one access-log line (no body).
  */
 #include "srv.h"
+#include "dn_grow.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -24,43 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-double
-srv_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void
-utc_stamp(char *buf, size_t len)
-{
-	struct timespec ts;
-	struct tm tm;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-	    tm.tm_hour, tm.tm_min, tm.tm_sec, (long)(ts.tv_nsec / 1000000) % 1000);
-}
-
-void
-srv_log(const char *fmt, ...)
-{
-	char stamp[64], line[1024];
-	va_list ap;
-
-	utc_stamp(stamp, sizeof stamp);
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof line, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "%s dnnsatd: %s\n", stamp, line);
-}
-
-/* Constant-time comparison of a presented token with each configured one. */
 static int
 token_ok(const struct srv *s, struct MHD_Connection *conn)
 {
@@ -238,17 +203,8 @@ append_body(struct srv_request *r, const char *data, size_t n)
 		r->body_too_large = 1;
 		return 0;
 	}
-	if (r->body_len + n + 1 > r->body_cap) {
-		size_t cap = r->body_cap ? r->body_cap : 4096;
-		char *b;
-		while (cap < r->body_len + n + 1)
-			cap *= 2;
-		b = realloc(r->body, cap);
-		if (b == NULL)
-			return -1;
-		r->body = b;
-		r->body_cap = cap;
-	}
+	if (dn_grow(&r->body, &r->body_cap, r->body_len + n + 1, 1) != 0)
+		return -1;
 	memcpy(r->body + r->body_len, data, n);
 	r->body_len += n;
 	r->body[r->body_len] = '\0';
@@ -503,7 +459,7 @@ access_log(struct srv_request *r)
 			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)ci->client_addr)->sin6_addr, addr,
 			    sizeof addr);
 	}
-	utc_stamp(stamp, sizeof stamp);
+	srv_utc_stamp(stamp, sizeof stamp);
 	srv_text_clean(r->path ? r->path : "-", path, sizeof path);     /* no forged lines, no raw bytes */
 	pthread_mutex_lock(&s->log_lock);
 	fprintf(s->access_log, "%s %s \"%s %s\" %d %.3fms%s\n", stamp, addr, r->method, path,

@@ -9,6 +9,7 @@
  * a scrape is not a consistent snapshot across series.
  */
 #include "srv.h"
+#include "dn_grow.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -153,15 +154,9 @@ out_printf(struct out *o, const char *fmt, ...)
 			o->len += (size_t)n;
 			return;
 		}
-		{
-			size_t cap = o->cap * 2 + (size_t)(n > 0 ? n : 0) + 256;
-			char *b = realloc(o->buf, cap);
-			if (b == NULL) {
-				o->failed = 1;
-				return;
-			}
-			o->buf = b;
-			o->cap = cap;
+		if (n < 0 || dn_grow(&o->buf, &o->cap, o->len + (size_t)n + 256, 1) != 0) {
+			o->failed = 1;
+			return;
 		}
 	}
 }

@@ -13,6 +13,7 @@
  * the box.
  */
 #include "fset_priv.h"
+#include "dn_grow.h"
 #include "dn_deadline.h"
 
 #include <stdlib.h>
@@ -109,12 +110,10 @@ static int
 push(struct fs_engine *e, const struct fs_undo *u)
 {
 	if (e->nundo == e->capundo) {
-		int64_t cap = e->capundo ? 2 * e->capundo : 4096;
-		struct fs_undo *n = realloc(e->undo, sizeof *n * (size_t)cap);
-		if (n == NULL)
+		size_t cap = (size_t)e->capundo;
+		if (dn_grow(&e->undo, &cap, cap < 4096 ? 4096 : cap + 1, sizeof *e->undo) != 0 || cap > INT64_MAX)
 			return -1;
-		e->undo = n;
-		e->capundo = cap;
+		e->capundo = (int64_t)cap;
 	}
 	e->undo[e->nundo++] = *u;
 	return 0;

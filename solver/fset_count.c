@@ -20,6 +20,7 @@
  * the sums of its children's after every count (sum_tree).
  */
 #include "fset_priv.h"
+#include "dn_grow.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,17 +90,9 @@ alloc_nodes(struct fs_engine *e, int n)
 {
 	if (e->nnodes + n > e->max_nodes)
 		return -1;
-	if (e->nnodes + n > e->capnodes) {
-		int32_t cap = e->capnodes ? e->capnodes : 1024;
-		struct fs_node *x;
-		while (cap < e->nnodes + n)
-			cap *= 2;
-		x = realloc(e->nodes, sizeof *x * (size_t)cap);
-		if (x == NULL)
-			return -1;
-		e->nodes = x;
-		e->capnodes = cap;
-	}
+	if (e->nnodes + n > e->capnodes &&
+	    dn_grow_int(&e->nodes, &e->capnodes, e->nnodes + n < 1024 ? 1024 : e->nnodes + n, sizeof *e->nodes) != 0)
+		return -1;
 	e->nnodes += n;
 	for (int32_t i = e->nnodes - n; i < e->nnodes; i++)
 		e->nodes[i].parent = -1;
@@ -253,14 +246,8 @@ heap_push(struct heap *h, const struct fs_engine *e, int32_t node)
 {
 	int32_t i;
 
-	if (h->n == h->cap) {
-		int32_t cap = h->cap ? 2 * h->cap : 1024;
-		int32_t *v = realloc(h->v, sizeof *v * (size_t)cap);
-		if (v == NULL)
-			return -1;
-		h->v = v;
-		h->cap = cap;
-	}
+	if (h->n == h->cap && dn_grow_int(&h->v, &h->cap, h->n < 1024 ? 1024 : h->n + 1, sizeof *h->v) != 0)
+		return -1;
 	i = h->n++;
 	while (i > 0 && e->nodes[h->v[(i - 1) / 2]].upper < e->nodes[node].upper) {
 		h->v[i] = h->v[(i - 1) / 2];

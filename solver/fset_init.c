@@ -391,20 +391,12 @@ fs_init(struct fs_engine *e, struct sq_query *q, struct dn_error *err)
 	return 0;
 }
 
-int
-fs_init_root(struct fs_engine *e, struct sq_query *q, expr_id root, struct dn_error *err)
+/* Counts the discrete dims (*nd) and the continuous ranges bound to the
+ * model (e->ncvars); an unbounded continuous hyperparameter is an error. */
+static int
+count_dims(struct fs_engine *e, const struct sq_query *q, int *nd, struct dn_error *err)
 {
-	const struct expr_graph *g = cm_model_graph(q->model);
-	int nhp = q->def->nhps, words = (nhp + 63) / 64;
-	uint64_t *bits = NULL;
-	int nd = 0;
-
-	memset(e, 0, sizeof *e);
-	e->q = q;
-	e->g = g;
-	e->root = root;
-	e->nnodes_graph = g->n;
-	e->max_nodes = 4 << 20;
+	*nd = 0;
 	for (int k = 0; k < q->space.ndims; k++) {
 		const struct sp_dim *d = &q->space.dims[k];
 		if (!d->discrete && d->hp >= 0 && d->type != SP_UNIFORM && d->type != SP_LOGUNIFORM)
@@ -413,67 +405,68 @@ fs_init_root(struct fs_engine *e, struct sq_query *q, expr_id root, struct dn_er
 			    "(give it as uniform or loguniform over the values that matter)", sp_type_name(d->type),
 			    q->def->hps[d->hp].name);
 		if (d->discrete)
-			nd++;
+			(*nd)++;
 		else if (d->hp >= 0)
 			e->ncvars++;
 	}
 	if (e->ncvars > FS_MAX_CVARS)
 		return dn_error_set(err, DN_ERANGE, "$.space", "the space has %d continuous ranges bound to the model; "
 		    "the engine searches at most %d", e->ncvars, FS_MAX_CVARS);
-	if (init_cvars(e, err) != 0)
-		return -1;
-	e->vars = calloc((size_t)nd + 1, sizeof *e->vars);
-	e->full = calloc((size_t)nd + 1, sizeof *e->full);
-	e->lo = calloc((size_t)nd + 1, sizeof *e->lo);
-	e->hi = calloc((size_t)nd + 1, sizeof *e->hi);
-	e->dim_var = malloc(sizeof *e->dim_var * ((size_t)q->space.ndims + 1));
-	if (!e->vars || !e->full || !e->lo || !e->hi || !e->dim_var)
-		return dn_error_set(err, DN_ENOMEM, "$.space", "out of memory");
-	/*
-	 * Engine order: each top-level dim with its nested dims as one unit
-	 * (parents before children), units by grid size ascending, dims that
-	 * pass through last. Large domains come last, where the other variables
-	 * are fixed and bisection finds each threshold in log steps.
-	 */
-	{
-		int *units = malloc(sizeof *units * ((size_t)q->space.ndims + 1)), nu = 0;
-		if (units == NULL)
-			return dn_error_set(err, DN_ENOMEM, "$.space", "out of memory");
-		for (int k = 0; k < q->space.ndims; k++) {
-			e->dim_var[k] = -1;
-			if (q->space.dims[k].parent < 0)
-				units[nu++] = k;
-		}
-		double *key = calloc((size_t)q->space.ndims + 1, sizeof *key);
-		if (key == NULL) {
-			free(units);
-			return dn_error_set(err, DN_ENOMEM, "$.space", "out of memory");
-		}
-		for (int u = 0; u < nu; u++)
-			key[units[u]] = unit_key(q, units[u]);
-		for (int i = 1; i < nu; i++)    /* insertion sort: stable, few units */
-			for (int j = i; j > 0 && key[units[j]] < key[units[j - 1]]; j--) {
-				int t = units[j];
-				units[j] = units[j - 1];
-				units[j - 1] = t;
-			}
-		for (int u = 0; u < nu; u++) {
-			int k = units[u];
-			do {
-				if (q->space.dims[k].discrete) {
-					if (init_var(e, k, &e->vars[e->nvars], err) != 0) {
-						free(units);
-						free(key);
-						return -1;
-					}
-					e->dim_var[k] = e->nvars++;
-				}
-				k++;
-			} while (k < q->space.ndims && q->space.dims[k].parent >= 0);
-		}
+	return 0;
+}
+
+/*
+ * Engine order: each top-level dim with its nested dims as one unit
+ * (parents before children), units by grid size ascending, dims that
+ * pass through last. Large domains come last, where the other variables
+ * are fixed and bisection finds each threshold in log steps. Fills
+ * e->vars, e->nvars and e->dim_var.
+ */
+static int
+order_vars(struct fs_engine *e, const struct sq_query *q, struct dn_error *err)
+{
+	int *units = malloc(sizeof *units * ((size_t)q->space.ndims + 1)), nu = 0, rc = 0;
+	double *key = calloc((size_t)q->space.ndims + 1, sizeof *key);
+
+	if (units == NULL || key == NULL) {
 		free(units);
 		free(key);
+		return dn_error_set(err, DN_ENOMEM, "$.space", "out of memory");
 	}
+	for (int k = 0; k < q->space.ndims; k++) {
+		e->dim_var[k] = -1;
+		if (q->space.dims[k].parent < 0)
+			units[nu++] = k;
+	}
+	for (int u = 0; u < nu; u++)
+		key[units[u]] = unit_key(q, units[u]);
+	for (int i = 1; i < nu; i++)    /* insertion sort: stable, few units */
+		for (int j = i; j > 0 && key[units[j]] < key[units[j - 1]]; j--) {
+			int t = units[j];
+			units[j] = units[j - 1];
+			units[j - 1] = t;
+		}
+	for (int u = 0; u < nu && rc == 0; u++) {
+		int k = units[u];
+		do {
+			if (q->space.dims[k].discrete) {
+				if ((rc = init_var(e, k, &e->vars[e->nvars], err)) != 0)
+					break;
+				e->dim_var[k] = e->nvars++;
+			}
+			k++;
+		} while (k < q->space.ndims && q->space.dims[k].parent >= 0);
+	}
+	free(units);
+	free(key);
+	return rc != 0 ? -1 : 0;
+}
+
+/* Links nested variables to their parents and computes subtree sizes
+ * (children before parents) and the whole space's size. */
+static int
+link_and_size(struct fs_engine *e, const struct sq_query *q, struct dn_error *err)
+{
 	for (int v = 0; v < e->nvars; v++) {
 		const struct sp_dim *d = &q->space.dims[e->vars[v].dim];
 		if (d->parent < 0)
@@ -486,7 +479,6 @@ fs_init_root(struct fs_engine *e, struct sq_query *q, expr_id root, struct dn_er
 	for (int c = 0; c < e->ncvars; c++)
 		if (q->space.dims[e->cvars[c].dim].parent >= 0)
 			e->cvars[c].parent = fs_dim_parent(e, e->cvars[c].dim, &e->cvars[c].active_pos);
-	/* subtree sizes, children before parents */
 	e->total = 1;
 	for (int v = e->nvars - 1; v >= 0; v--)
 		e->full[v] = fs_contrib(e, v, 0, e->vars[v].n - 1);
@@ -495,7 +487,19 @@ fs_init_root(struct fs_engine *e, struct sq_query *q, expr_id root, struct dn_er
 			e->total = fs_mul(e->total, e->full[v]);
 	if (e->total == FS_COUNT_MAX)
 		return dn_error_set(err, DN_ERANGE, "$.space", "the space has more than 1.7e38 configurations");
-	/* bounding structures */
+	return 0;
+}
+
+/* The bounding structures over the expression graph: each node's cone
+ * and dependencies, interval and point scratch, the tabulated nodes, the
+ * tape and the argument index. */
+static int
+build_bounding(struct fs_engine *e, expr_id root, struct dn_error *err)
+{
+	const struct expr_graph *g = e->g;
+	int nhp = e->q->def->nhps, words = (nhp + 63) / 64;
+	uint64_t *bits;
+
 	e->cone = malloc((size_t)g->n + 1);
 	e->cone_list = malloc(sizeof *e->cone_list * ((size_t)g->n + 1));
 	e->iv = calloc((size_t)g->n + 1, sizeof *e->iv);
@@ -504,34 +508,49 @@ fs_init_root(struct fs_engine *e, struct sq_query *q, expr_id root, struct dn_er
 	e->ndep = calloc((size_t)nhp + 1, sizeof *e->ndep);
 	e->point = calloc((size_t)g->n + 1, sizeof *e->point);
 	e->config = calloc((size_t)nhp + 1, sizeof *e->config);
-	bits = calloc((size_t)g->n * (size_t)words + 1, sizeof *bits);
-	if (!e->cone || !e->cone_list || !e->iv || !e->hpiv || !e->dep || !e->ndep || !e->point ||
-	    !e->config || !bits) {
-		free(bits);
-		return dn_error_set(err, DN_ENOMEM, "$", "out of memory");
-	}
-	for (int h = 0; h < nhp; h++) {
-		e->dep[h] = malloc(sizeof *e->dep[h] * ((size_t)g->n + 1));
-		if (e->dep[h] == NULL) {
-			free(bits);
-			return dn_error_set(err, DN_ENOMEM, "$", "out of memory");
-		}
-	}
 	e->tab_var = malloc(sizeof *e->tab_var * ((size_t)g->n + 1));
 	e->tab = calloc((size_t)g->n + 1, sizeof *e->tab);
 	e->stamp = calloc((size_t)g->n + 1, sizeof *e->stamp);
-	if (e->tab_var == NULL || e->tab == NULL || e->stamp == NULL) {
-		free(bits);
+	if (!e->cone || !e->cone_list || !e->iv || !e->hpiv || !e->dep || !e->ndep || !e->point ||
+	    !e->config || !e->tab_var || !e->tab || !e->stamp)
 		return dn_error_set(err, DN_ENOMEM, "$", "out of memory");
-	}
+	for (int h = 0; h < nhp; h++)
+		if ((e->dep[h] = malloc(sizeof *e->dep[h] * ((size_t)g->n + 1))) == NULL)
+			return dn_error_set(err, DN_ENOMEM, "$", "out of memory");
 	for (int32_t i = 0; i < g->n; i++)
 		e->tab_var[i] = -1;
+	bits = calloc((size_t)g->n * (size_t)words + 1, sizeof *bits);
+	if (bits == NULL)
+		return dn_error_set(err, DN_ENOMEM, "$", "out of memory");
 	compute_cone_and_deps(e, root, bits, words);
 	free(bits);
-	if (build_tables(e) != 0)
+	if (build_tables(e) != 0 || expr_tape_build(g, &e->tape) != 0 || fs_args_index_build(e) != 0)
 		return dn_error_set(err, DN_ENOMEM, "$", "out of memory");
-	if (expr_tape_build(g, &e->tape) != 0 || fs_args_index_build(e) != 0)
-		return dn_error_set(err, DN_ENOMEM, "$", "out of memory");
+	return 0;
+}
+
+int
+fs_init_root(struct fs_engine *e, struct sq_query *q, expr_id root, struct dn_error *err)
+{
+	int nd;
+
+	memset(e, 0, sizeof *e);
+	e->q = q;
+	e->g = cm_model_graph(q->model);
+	e->root = root;
+	e->nnodes_graph = e->g->n;
+	e->max_nodes = 4 << 20;
+	if (count_dims(e, q, &nd, err) != 0 || init_cvars(e, err) != 0)
+		return -1;
+	e->vars = calloc((size_t)nd + 1, sizeof *e->vars);
+	e->full = calloc((size_t)nd + 1, sizeof *e->full);
+	e->lo = calloc((size_t)nd + 1, sizeof *e->lo);
+	e->hi = calloc((size_t)nd + 1, sizeof *e->hi);
+	e->dim_var = malloc(sizeof *e->dim_var * ((size_t)q->space.ndims + 1));
+	if (!e->vars || !e->full || !e->lo || !e->hi || !e->dim_var)
+		return dn_error_set(err, DN_ENOMEM, "$.space", "out of memory");
+	if (order_vars(e, q, err) != 0 || link_and_size(e, q, err) != 0 || build_bounding(e, root, err) != 0)
+		return -1;
 	/* the whole space's box */
 	for (int v = 0; v < e->nvars; v++) {
 		e->lo[v] = 0;

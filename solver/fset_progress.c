@@ -52,6 +52,7 @@
  * is not trusted.
  */
 #include "fset_priv.h"
+#include "dn_grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -161,17 +162,9 @@ put_bytes(struct wbuf *w, const void *src, size_t n)
 {
 	if (w->oom)
 		return;
-	if (w->n + n > w->cap) {
-		size_t cap = w->cap ? w->cap : 256;
-		uint8_t *x;
-		while (cap < w->n + n)
-			cap *= 2;
-		if ((x = realloc(w->p, cap)) == NULL) {
-			w->oom = 1;
-			return;
-		}
-		w->p = x;
-		w->cap = cap;
+	if (n > SIZE_MAX - w->n || dn_grow(&w->p, &w->cap, w->n + n, 1) != 0) {
+		w->oom = 1;
+		return;
 	}
 	memcpy(w->p + w->n, src, n);
 	w->n += n;
@@ -369,14 +362,8 @@ read_node(struct loader *l, int32_t n)
 		struct frame *f;
 		if (d >= e->nvars)
 			return bad(l, "a configuration is split");
-		if (l->depth == l->capdepth) {
-			int32_t cap = l->capdepth ? 2 * l->capdepth : 64;
-			struct frame *s = realloc(l->stack, sizeof *s * (size_t)cap);
-			if (s == NULL)
-				return dn_error_set(l->err, DN_ENOMEM, NULL, "out of memory loading the count's progress");
-			l->stack = s;
-			l->capdepth = cap;
-		}
+		if (dn_grow_int(&l->stack, &l->capdepth, l->depth + 1, sizeof *l->stack) != 0)
+			return dn_error_set(l->err, DN_ENOMEM, NULL, "out of memory loading the count's progress");
 		f = &l->stack[l->depth];
 		f->nch = fs_split(e, d, &f->dv, f->clo, f->chi);
 		if (f->nch == 0)

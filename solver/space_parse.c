@@ -12,6 +12,7 @@
  * from the root, of which the space holds one reference.
  */
 #include "space.h"
+#include "dn_grow.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -418,14 +419,8 @@ add_dim(struct parser *ps, const char *key, int parent, int option,
 	if (sp->ndims == SP_MAX_DIMS)
 		return dn_error_set(ps->err, DN_ERANGE, path,
 		    "the space has more than %d parameters", SP_MAX_DIMS);
-	if (sp->ndims == ps->cap) {
-		int ncap = ps->cap ? ps->cap * 2 : 16;
-		struct sp_dim *nd = realloc(sp->dims, (size_t)ncap * sizeof *nd);
-		if (nd == NULL)
-			return dn_error_set(ps->err, DN_ENOMEM, path, "out of memory");
-		sp->dims = nd;
-		ps->cap = ncap;
-	}
+	if (dn_grow_int(&sp->dims, &ps->cap, sp->ndims + 1, sizeof *sp->dims) != 0)
+		return dn_error_set(ps->err, DN_ENOMEM, path, "out of memory");
 	d = &sp->dims[sp->ndims];
 	memset(d, 0, sizeof *d);
 	d->parent = parent;

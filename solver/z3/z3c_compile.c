@@ -27,6 +27,7 @@
  * compile time, so the common case stays linear and free of ite.
  */
 #include "z3c.h"
+#include "dn_grow.h"
 
 #include <gmp.h>
 #include <math.h>
@@ -84,19 +85,12 @@ fail_nomem(struct z3c *z)
 static int
 grow(void **arr, size_t *cap, size_t need, size_t size)
 {
-	size_t ncap = *cap ? *cap : 16;
-	void *p;
+	size_t old = *cap;
 
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	p = realloc(*arr, ncap * size);
-	if (p == NULL)
+	if (dn_grow(arr, cap, need, size) != 0)
 		return -1;
-	memset((char *)p + *cap * size, 0, (ncap - *cap) * size);
-	*arr = p;
-	*cap = ncap;
+	if (*cap > old)
+		memset((char *)*arr + old * size, 0, (*cap - old) * size);
 	return 0;
 }
 
