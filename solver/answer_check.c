@@ -14,6 +14,7 @@
 #include "answer.h"
 #include "cm_report.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +47,12 @@ write_part(struct jt *w, const struct fs_engine *e, int i, const union expr_val 
 	}
 	if (p->kind == 1) {
 		jt_lit(w, ",\"limit\":");
-		jt_real(w, p->limit);
+		/* a whole limit on a whole quantity (bytes, MACs) stays exact:
+		 * 3221225472, not 3221225472.0 */
+		if (!e->check_part_real[i] && p->limit == floor(p->limit) && fabs(p->limit) < 9.0e15)
+			jt_int(w, (int64_t)p->limit);
+		else
+			jt_real(w, p->limit);
 	}
 	jt_lit(w, "}");
 }
