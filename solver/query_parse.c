@@ -559,7 +559,10 @@ sq_budgets_json(const struct sq_query *q)
 		if (!q->has_budget[k])
 			continue;
 		sq_budget_show(q, (enum sq_budget_kind)k, text, sizeof text);
-		json_object_set_new(b, budget_names[k], json_pack("{s:f,s:s,s:s,s:s}", "value", q->budget[k],
+		/* bytes, MACs and FLOPs stay exact: a whole limit is an integer */
+		json_t *v = q->budget[k] == floor(q->budget[k]) && fabs(q->budget[k]) < 9.0e15 ?
+		    json_integer((json_int_t)q->budget[k]) : json_real(q->budget[k]);
+		json_object_set_new(b, budget_names[k], json_pack("{s:o,s:s,s:s,s:s}", "value", v,
 		    "unit", budget_units[k], "text", text,
 		    "source", k == SQ_B_MEMORY && q->memory_from_device ? "device" : "request"));
 	}

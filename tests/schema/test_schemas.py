@@ -544,6 +544,25 @@ if os.access(dnnsat, os.X_OK):
             cfg = ex.pop("config", None)
             rc, out = run_cli(ex, *(["explain", "--config", json.dumps(cfg)] if cfg else []))
             check("dnnsat answers the openapi example of " + ref, rc in (0, 1, 3), "exit %d: %s" % (rc, out))
+    # estimate --json answers in estimate-result.schema.json's shape (as POST
+    # /v1/estimate does), bytes and counts as integers
+    result_v = api_validator("estimate-result.schema.json")
+    for args in (["--template", "mlp", "--device", "t4", "batch_size=256", "hidden=1024", "depth=4"],
+                 ["--template", "mlp", "--device", "t4", "batch_size=65536", "hidden=8192", "depth=16"],
+                 ["resnet50", "--device", "v100-16gb", "--per-op", "batch_size=32"]):
+        r = subprocess.run([dnnsat, "estimate", "--json"] + args, env=cli_env, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=300)
+        try:
+            ans = json.loads(r.stdout)
+        except ValueError:
+            ans = None
+        errs = [e.message for e in result_v.iter_errors(ans)] if ans is not None else ["not JSON: " + r.stderr]
+        check("estimate --json %s fits estimate-result.schema.json" % " ".join(args), not errs, errs[:3])
+        if ans is not None:
+            whole = [p.get("limit") for p in ans.get("constraints", []) if "limit" in p] + \
+                    [b["value"] for b in ans.get("budgets", {}).values() if b.get("unit") == "B"]
+            check("estimate --json %s: byte limits are integers" % " ".join(args), all(isinstance(x, int) for x in whole),
+                  whole)
 else:
     print("skip: no %s to check the examples with (build first)" % dnnsat)
 shutil.rmtree(tmpdir, ignore_errors=True)
