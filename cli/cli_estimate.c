@@ -1,7 +1,7 @@
 /*
  * cli_estimate.c - `dnnsat estimate`: every cost of one configuration as a
  * readable table, or as JSON (--json) for scripts. Exit status 0 when the
- * configuration is valid and fits the device's memory, 1 when it is invalid
+ * configuration is valid and fits the device's usable memory, 1 when it is invalid
  * or does not fit, 2 on bad input.
  */
 #include "answer.h"
@@ -27,6 +27,13 @@ grouped(int64_t v, char *buf, size_t len)
 	}
 	buf[j] = '\0';
 	return buf;
+}
+
+/* What one process can allocate on the device (the default memory budget). */
+static int64_t
+usable_bytes(const struct cli_query *q)
+{
+	return q->device.usable_memory_bytes > 0 ? q->device.usable_memory_bytes : q->device.memory_bytes;
 }
 
 static void
@@ -78,10 +85,11 @@ print_table(const struct cli_query *q, const struct cm_model *m, const union exp
 	printf("FLOPs        %s forward (2 x MACs), %s per training step\n",
 	    grouped(r->flops, a, sizeof a), grouped(r->train_flops, b, sizeof b));
 	printf("activations  %s kept for backward\n", cli_human_bytes((double)r->act_saved_bytes, a, sizeof a));
-	printf("\nmemory       %s %s peak (%s), %s %s\n",
+	printf("\nmemory       %s %s peak (%s), %s %s usable (%s on the card)\n",
 	    cli_human_bytes((double)r->mem, a, sizeof a), q->wl.training ? "training" : "inference",
-	    phases[r->peak_phase], r->mem <= q->device.memory_bytes ? "fits" : "DOES NOT FIT",
-	    cli_human_bytes((double)q->device.memory_bytes, b, sizeof b));
+	    phases[r->peak_phase], r->mem <= usable_bytes(q) ? "fits" : "DOES NOT FIT",
+	    cli_human_bytes((double)usable_bytes(q), b, sizeof b),
+	    cli_human_bytes((double)q->device.memory_bytes, c, sizeof c));
 	for (int cat = 0; cat < CM_MEM_NCAT; cat++)
 		if (r->mem_breakdown[cat] != 0)
 			printf("  %-11s %12s\n", cm_mem_cat_name((enum cm_mem_cat)cat),
@@ -168,7 +176,8 @@ cli_estimate(int argc, char **argv)
 		json_decref(o);
 	} else
 		print_table(&q, m, scratch, &r);
-	status = (r.valid && r.mem <= q.device.memory_bytes) ? 0 : 1;
+	/* the same verdict as the JSON's "feasible": the usable memory, not the card's */
+	status = (r.valid && r.mem <= usable_bytes(&q)) ? 0 : 1;
 out:
 	if (dn_error_isset(&err))
 		cli_print_error(&err);

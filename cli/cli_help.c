@@ -63,7 +63,7 @@ static const struct cli_cmd commands[] = {
 	  "  --inference           an inference workload (default: training)\n"
 	  "  --per-op              one row per operator\n"
 	  "  --json                the answer as JSON (the costs of POST /v1/estimate)\n"
-	  "exit status: 0 valid and fits, 1 invalid or does not fit the device's memory, 2 bad input\n",
+	  "exit status: 0 valid and fits, 1 invalid or does not fit the device's usable memory, 2 bad input\n",
 	  estimate_options },
 	{ "count", cli_solve, "how many configurations of an NNI space fit the budgets (exact, or certified bounds)",
 	  "usage: dnnsat count [QUERY.json] [options]\n" QUERY_HELP
