@@ -5,6 +5,7 @@
  * it; an error names the flag or variable and the accepted range.
  */
 #include "srv.h"
+#include "dn_suggest.h"
 #include "dn_number.h"
 
 #include <stdio.h>
@@ -248,8 +249,29 @@ srv_config_parse(int argc, char **argv, struct srv_config *c, struct dn_error *e
 			if (apply(c, &options[k], v, a, err) != 0)
 				return -1;
 		}
-		if (!found)
+		if (!found) {
+			const char *flags[NOPTIONS + 2];
+			char name[64], hint[256];
+			for (int k = 0; k < NOPTIONS; k++)
+				flags[k] = options[k].flag;
+			flags[NOPTIONS] = "help";
+			flags[NOPTIONS + 1] = "version";
+			snprintf(name, sizeof name, "%.*s", (int)(n < 63 ? n : 63), a + 2);
+			if (dn_suggest(name, flags, NOPTIONS + 2, hint, sizeof hint) > 0) {
+				/* "--listen, --max-space or --workers" */
+				char dashed[300];
+				size_t m = 0;
+				for (const char *p = hint; *p != '\0' && m + 3 < sizeof dashed; p++) {
+					if (p == hint || (p[-1] == ' ' && strncmp(p, "or ", 3) != 0))
+						dashed[m++] = '-', dashed[m++] = '-';
+					dashed[m++] = *p;
+				}
+				dashed[m] = '\0';
+				return dn_error_set(err, DN_EINVAL, a, "unknown option; did you mean %s? (see dnnsatd --help)",
+				    dashed);
+			}
 			return dn_error_set(err, DN_EINVAL, a, "unknown option (see dnnsatd --help)");
+		}
 	}
 	if (c->deadline > c->max_deadline)
 		c->deadline = c->max_deadline;

@@ -216,6 +216,11 @@ check version 0 "^dnnsat [0-9][0-9.]* (cost model [0-9.]*)$" -- --version
 [ $? -eq 0 ] && grep -q "^dnnsatd [0-9][0-9.]* (cost model [0-9.]*)$" "$tmp/out" && ok || bad "dnnsatd-version"
 "$top_builddir/dnnsatd" --help >"$tmp/out" 2>&1
 [ $? -eq 0 ] && grep -q "^  --version " "$tmp/out" && ok || bad "dnnsatd-help-version"
+# a mistyped daemon option names the one meant, as the CLI's do
+"$top_builddir/dnnsatd" --max-conections 3 >"$tmp/out" 2>&1
+[ $? -ne 0 ] && grep -q "did you mean --max-connections?" "$tmp/out" && ok || bad "dnnsatd-did-you-mean"
+"$top_builddir/dnnsatd" --listn=127.0.0.1:1 >"$tmp/out" 2>&1
+[ $? -ne 0 ] && grep -q "did you mean --listen?" "$tmp/out" && ok || bad "dnnsatd-did-you-mean-eq"
 # did you mean: commands, options, devices, presets, templates, hyperparameters
 check suggest-command 2 '^dnnsat: unknown command "estimat" (did you mean estimate? see dnnsat --help)$' -- estimat
 check suggest-option 2 '^dnnsat: --devic: unknown option (did you mean --device or --device-file? see dnnsat estimate --help)$' -- estimate --preset resnet50 --devic t4
