@@ -24,7 +24,10 @@ pid=$!
 i=0
 until curl -sf -o /dev/null "http://127.0.0.1:$port/healthz"; do
 	i=$((i + 1))
-	[ $i -lt 300 ] && kill -0 "$pid" 2>/dev/null || { cat "$tmp/dnnsatd.log" >&2; exit 1; }
+	if [ $i -ge 300 ] || ! kill -0 "$pid" 2>/dev/null; then
+		cat "$tmp/dnnsatd.log" >&2
+		exit 1
+	fi
 	sleep 0.1
 done
 # the virtual time budget lets the page's scripts load the catalog and the
