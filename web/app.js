@@ -3,12 +3,16 @@
 // everything that hangs on it), polls a reduction that is still counting,
 // and hands each answer to the views (summary, domains, heat map, page of
 // configurations, breakdown). API errors land next to the field their
-// path names.
+// path names. Nothing stale: a query that cannot be sent or that the API
+// refuses clears every panel (clearResults), and a new answer redraws them
+// all. The inputs live in the URL fragment (state.js): written on every
+// change, read at load and when the fragment changes.
 
 import { configQuery, isAbort, request } from './api.js';
 import { $, h, put } from './dom.js';
 import * as fmt from './format.js';
-import { discrete, domain, exampleSpace, spaceText } from './space.js';
+import { discrete, domain, exampleSpace, fits, spaceText } from './space.js';
+import { decodeState, encodeState, MAX_FRAGMENT } from './state.js';
 import { renderDomains, showReasons } from './domains.js';
 import { renderHeatmap } from './heatmap.js';
 import { renderConfigs } from './configs.js';
@@ -47,6 +51,9 @@ const st = {
 	cursors: [null],    // the cursor of every page up to the one shown
 	nextCursor: null,
 	selected: null,     // the configuration in the breakdown
+	axes: null,         // {x, y}: heat map axes a link asked for
+	hash: null,         // the fragment this page last wrote or read
+	saving: 0,          // numbers the writes of the fragment (the last one wins)
 };
 
 const template = () => st.templates.find((t) => t.name === $('template').value) || null;
@@ -254,9 +261,50 @@ async function view(name, slot, load) {
 	try {
 		await load(signal, st.answer.id);
 	} catch (e) {
-		if (!isAbort(e))
+		if (!isAbort(e)) {
+			$(PANES[slot]).replaceChildren();
 			showError(slot, e);
+		}
 	}
+}
+
+// The element each view draws in.
+const PANES = { heatmap: 'heatmap', configs: 'configs', check: 'breakdown' };
+
+// Empties every panel that shows an answer, for a query that has none (not
+// valid JSON, or refused by the API): `why` goes under the count.
+function clearResults(why) {
+	st.ctl?.abort();
+	st.ctl = null;
+	for (const v of Object.values(st.views))
+		v.abort();
+	st.views = {};
+	st.sent = '';
+	st.answer = null;
+	st.query = null;
+	const count = $('feasible-count');
+	count.textContent = '–';
+	count.dataset.feasible = '';
+	count.title = '';
+	$('feasible-text').textContent = why;
+	$('meter-lo').style.width = '0%';
+	$('meter-hi').style.width = '0%';
+	$('status').textContent = '';
+	$('pill').textContent = '…';
+	$('warnings').replaceChildren();
+	$('warnings').hidden = true;
+	$('download').disabled = true;
+	$('domains').replaceChildren(h('p', { class: 'muted' }, 'No answer for these inputs.'));
+	$('hm-x').replaceChildren();
+	$('hm-y').replaceChildren();
+	$('heatmap').replaceChildren();
+	$('configs').replaceChildren();
+	$('page-info').textContent = '';
+	$('page-first').disabled = $('page-prev').disabled = $('page-next').disabled = true;
+	$('editor').replaceChildren();
+	$('breakdown').replaceChildren();
+	clearErrors('heatmap', 'configs', 'check');
+	busy(false);
 }
 
 function fillAxes(space) {
@@ -268,10 +316,12 @@ function fillAxes(space) {
 		return v.length >= 3 && v.length <= 12 && v.every((x) => typeof x === 'number');
 	}).map((p) => p.name).concat(names);
 	const keep = (id, other) => {
-		const v = $(id).value;
+		const wanted = st.axes && st.axes[id === 'hm-x' ? 'x' : 'y'];
+		const v = names.includes(wanted) ? wanted : $(id).value;
 		return names.includes(v) && v !== other ? v : handy.find((n) => n !== other);
 	};
 	const x = keep('hm-x', undefined), y = keep('hm-y', x);
+	st.axes = null;
 	$('hm-x').replaceChildren(...names.map((n) => option(n, n, n === x)));
 	$('hm-y').replaceChildren(...names.map((n) => option(n, n, n === y)));
 }
@@ -299,6 +349,7 @@ function loadCheck() {
 
 function pick(config) {
 	st.selected = config;
+	saveState();
 	return loadCheck();
 }
 
@@ -321,13 +372,6 @@ function loadPage(cursor) {
 		if (first)
 			await loadCheck();
 	});
-}
-
-// A configuration fits a space when it sets exactly its discrete parameters.
-function fits(config, space) {
-	const names = discrete(space).map((p) => p.name);
-	const keys = Object.keys(config || {});
-	return keys.length === names.length && names.every((n) => keys.includes(n));
 }
 
 async function explain(param, value, chip, why) {
@@ -367,9 +411,12 @@ async function show(answer, query, refresh) {
 }
 
 async function solve() {
+	saveState();
 	const query = buildQuery();
-	if (!query)
+	if (!query) {
+		clearResults('The inputs have an error: see the message next to the field.');
 		return;
+	}
 	const key = JSON.stringify(query);
 	if (key === st.sent)
 		return;
@@ -390,13 +437,125 @@ async function solve() {
 	} catch (e) {
 		if (isAbort(e))
 			return;
-		st.sent = '';
+		clearResults('The query has an error: see the message next to the field.');
 		showError(fieldOf(e.path)[1], e);
-		$('feasible-text').textContent = 'The query has an error: see the message next to the field.';
 	} finally {
 		if (st.ctl === ctl)
 			busy(false);
 	}
+}
+
+// ---- the inputs in the URL ----
+
+// The inputs as the fragment keeps them (state.js).
+function inputs() {
+	const t = $('template').value;
+	return {
+		model: t, preset: $('preset').value, model_json: t === CUSTOM ? $('model-json').value : '',
+		space: $('space').value, device: $('device').value, mode: mode(), optimizer: $('optimizer').value,
+		dtype: $('dtype').value, tf32: $('tf32').checked ? '1' : '', memory: st.memory,
+		compute: $('compute-on').checked ? `${$('compute-kind').value}:${$('compute').value}` : '',
+		latency: $('latency-on').checked ? $('latency').value : '',
+		x: $('hm-x').value, y: $('hm-y').value, config: st.selected ? JSON.stringify(st.selected) : '',
+	};
+}
+
+// Writes the inputs into the fragment (replacing the history entry: a
+// change is not a page to go back to); says when the texts were too long
+// to go with them.
+async function saveState() {
+	const n = ++st.saving;
+	const note = $('link-note');
+	let made;
+	try {
+		made = await encodeState(inputs());
+	} catch (e) {
+		note.textContent = `The link cannot keep these inputs in this browser: ${e.message}.`;
+		note.hidden = false;
+		return;
+	}
+	if (n !== st.saving)
+		return;
+	st.hash = made.fragment;
+	history.replaceState(null, '', `${location.pathname}${location.search}#${made.fragment}`);
+	note.hidden = made.dropped.length === 0;
+	note.textContent = made.dropped.length === 0 ? '' : `This page's link leaves out the ${made.dropped
+		.map((k) => (k === 'space' ? 'search space' : 'model JSON')).join(' and ')}: with them it would be ${made.length
+		.toLocaleString('en-US')} characters, more than ${MAX_FRAGMENT.toLocaleString('en-US')}. Share search_space.json instead.`;
+}
+
+// Sets the inputs from the fragment, if any; what cannot be used is named
+// in the page's error line and left as it was.
+async function restore() {
+	const fragment = location.hash.replace(/^#/, '');
+	st.hash = fragment;
+	if (!fragment)
+		return;
+	const { state: s, errors } = await decodeState(fragment);
+	const bad = [...errors];
+	const choose = (id, v) => {
+		if (v === undefined)
+			return;
+		if ([...$(id).options].some((o) => o.value === v))
+			$(id).value = v;
+		else
+			bad.push(`${id}: no ${JSON.stringify(v)} here`);
+	};
+	choose('template', s.model);
+	onTemplate();
+	choose('preset', s.preset);
+	if (s.model_json !== undefined)
+		$('model-json').value = s.model_json;
+	if (s.space !== undefined)
+		$('space').value = s.space;
+	else if (s.model_json !== undefined)
+		setExample();
+	choose('device', s.device);
+	st.deviceMemory = 0;
+	onDevice();
+	const radio = document.querySelector(`input[name="mode"][value="${CSS.escape(s.mode || DEFAULTS.mode)}"]`);
+	if (radio)
+		radio.checked = true;
+	else
+		bad.push(`mode: no ${JSON.stringify(s.mode)} here`);
+	choose('optimizer', s.optimizer);
+	choose('dtype', s.dtype);
+	$('optimizer').disabled = mode() !== 'training';
+	$('tf32').checked = s.tf32 === '1';
+	if (s.memory !== undefined) {
+		const bytes = Number(s.memory);
+		if (bytes > 0)
+			setMemory(Math.min(bytes, usable(device())));
+		else
+			bad.push(`memory: ${JSON.stringify(s.memory)} is not a number of bytes`);
+	}
+	const slider = (id, text, kinds) => {
+		const [kind, pos] = kinds ? (text || '').split(':') : [null, text];
+		$(`${id}-on`).checked = !!text && Number(pos) >= 0;
+		if (!text)
+			return;
+		if (!(Number(pos) >= 0) || (kinds && !kinds.includes(kind)))
+			bad.push(`${id}: ${JSON.stringify(text)} is not a position of the slider`);
+		else {
+			$(id).value = pos;
+			if (kinds)
+				$(`${id}-kind`).value = kind;
+		}
+	};
+	slider('compute', s.compute, ['flops', 'macs']);
+	slider('latency', s.latency, null);
+	showBudgets();
+	st.axes = { x: s.x, y: s.y };
+	st.selected = null;
+	if (s.config) {
+		try {
+			st.selected = JSON.parse(s.config);
+		} catch (e) {
+			bad.push(`config: ${e.message}`);
+		}
+	}
+	if (bad.length)
+		showError('link', { title: 'Part of the link could not be used:', detail: bad.join('; ') });
 }
 
 // One timer for every input, so that a quick change does not send a query
@@ -439,8 +598,15 @@ function wire() {
 	});
 	for (const id of ['compute', 'latency'])
 		on(id, 'input', () => { showBudgets(); solveSoon(); });
-	on('hm-x', 'change', loadHeatmap);
-	on('hm-y', 'change', loadHeatmap);
+	on('hm-x', 'change', () => { saveState(); loadHeatmap(); });
+	on('hm-y', 'change', () => { saveState(); loadHeatmap(); });
+	window.addEventListener('hashchange', () => {
+		if (location.hash.replace(/^#/, '') === st.hash)
+			return;
+		clearErrors('link');
+		st.sent = '';
+		restore().then(solveSoon);
+	});
 	on('page-next', 'click', () => { st.cursors.push(st.nextCursor); loadPage(st.nextCursor); });
 	on('page-prev', 'click', () => { st.cursors.pop(); loadPage(st.cursors[st.cursors.length - 1]); });
 	on('page-first', 'click', () => { st.cursors = [null]; loadPage(null); });
@@ -469,6 +635,7 @@ async function init() {
 	onTemplate();
 	onDevice();
 	showBudgets();
+	await restore();
 	await solve();
 	document.body.dataset.ready = 'true';
 }

@@ -4,8 +4,9 @@
 // with the violated budgets and the other costs.
 
 import { h, put, s } from './dom.js';
-import { domain, discrete, valueKey } from './space.js';
+import { configValue, domain, discrete, valueKey, withValue } from './space.js';
 import * as fmt from './format.js';
+import { partText } from './units.js';
 
 // Drawing order and colors (Okabe-Ito, then greys) of the categories.
 const CATEGORIES = [
@@ -14,16 +15,20 @@ const CATEGORIES = [
 	['allocator', '#B8B8B8'], ['context', '#6E6E6E'],
 ];
 
-// One select per discrete parameter of `space`, set to `config`;
-// onChange(newConfig) when the user edits one.
+// One select per discrete parameter of `space` (nested ones by address),
+// set to `config`'s value; a nested parameter whose option `config` does
+// not choose is shown disabled. onChange(newConfig) when the user edits one.
 export function renderEditor(el, space, config, onChange) {
 	const fields = discrete(space).map((p) => {
 		const values = domain(p.spec).values;
-		const current = valueKey(config[p.name]);
-		const sel = h('select', { id: `cfg-${p.name}`, 'data-param': p.name },
-			values.map((v, i) => h('option', { value: i, selected: valueKey(v) === current }, fmt.value(v))));
-		sel.addEventListener('change', () => onChange({ ...config, [p.name]: values[Number(sel.value)] }));
-		return h('div', { class: 'field' }, h('label', { for: `cfg-${p.name}` }, p.name), sel);
+		const v = configValue(config, space, p.name);
+		const id = `cfg-${p.name}`;
+		const options = v === undefined ? [h('option', { value: '', selected: true }, '(option not chosen)')] : [];
+		const current = valueKey(v);
+		const sel = h('select', { id, 'data-param': p.name, disabled: v === undefined },
+			options, values.map((x, i) => h('option', { value: i, selected: v !== undefined && valueKey(x) === current }, fmt.value(x))));
+		sel.addEventListener('change', () => onChange(withValue(config, space, p.name, values[Number(sel.value)])));
+		return h('div', { class: 'field' }, h('label', { for: id }, p.name), sel);
 	});
 	const focused = el.contains(document.activeElement) ? document.activeElement.id : null;
 	el.replaceChildren(...fields);
@@ -58,12 +63,13 @@ function bar(W, peak, parts, budget) {
 		`peak ${fmt.bytes(peak)}`));
 }
 
+// The violated parts, as the CLI's `explain --config` prints them
+// ("memory 4.19 GiB > 3 GiB"), each with the path of what it checks.
 function violations(list) {
 	if (!list.length)
 		return null;
 	return h('ul', { class: 'violated' }, list.map((v) => h('li', {},
-		h('strong', {}, v.constraint),
-		v.value !== undefined && v.limit !== undefined ? ` (is ${fmt.sig(v.value)}, limit ${fmt.sig(v.limit)})` : '',
+		h('strong', {}, partText(v)),
 		v.path ? h('code', {}, ` ${v.path}`) : '')));
 }
 

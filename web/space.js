@@ -2,27 +2,31 @@
 // space (nested choices flattened to addresses "choice/option/param", as
 // the server names them), the values of each discrete parameter's grid (to show which
 // values a reduction kept), and example spaces for a model's
-// hyperparameters.
+// hyperparameters; reading and editing a configuration (an NNI sample, in
+// which a nested choice's value is its option {_name, param: value, ...})
+// by parameter address.
 
 // Grids longer than this are shown as a range, not value by value.
 export const MAX_LISTED = 200;
 
 const isOption = (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && '_name' in v;
 
-// [{name, spec}] in the space's order; a nested choice's options add their
-// own parameters after it, named "choice/option/param" (the option's _name:
-// two options may each hold a parameter of one key).
-export function params(space, prefix = '') {
+// [{name, spec, steps}] in the space's order; a nested choice's options
+// add their own parameters after it, named "choice/option/param" (the
+// option's _name: two options may each hold a parameter of one key).
+// steps: how a configuration reaches the parameter, [[key, option]...,
+// [key]]: the key at each level and the option chosen to go deeper.
+export function params(space, prefix = '', via = []) {
 	const out = [];
 	for (const [key, spec] of Object.entries(space || {})) {
 		if (!spec || typeof spec !== 'object' || !('_type' in spec))
 			continue;
 		const name = prefix + key;
-		out.push({ name, spec });
+		out.push({ name, spec, steps: [...via, [key]] });
 		if (spec._type === 'choice' && Array.isArray(spec._value))
 			for (const opt of spec._value.filter(isOption)) {
 				const { _name, ...inner } = opt;
-				out.push(...params(inner, `${name}/${_name}/`));
+				out.push(...params(inner, `${name}/${_name}/`, [...via, [key, _name]]));
 			}
 	}
 	return out;
@@ -132,4 +136,122 @@ function inline(v) {
 export function spaceText(space) {
 	const lines = Object.entries(space).map(([k, v]) => `  ${JSON.stringify(k)}: ${inline(v)}`);
 	return lines.length ? `{\n${lines.join(',\n')}\n}\n` : '{}\n';
+}
+
+// ---- configurations (NNI samples) ----
+
+const isObj = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+// A nested choice: every option an object with _name (docs/search-space.md).
+const isNested = (spec) => spec._type === 'choice' && Array.isArray(spec._value) && spec._value.length > 0 &&
+	spec._value.every(isOption);
+
+// The value a parameter takes when nothing else says which (a freshly
+// chosen option's parameters): a grid's first value, the middle of a range
+// as GET .../configurations gives it (docs/api.md), a nested choice's
+// first option with its own parameters' values.
+export function defaultValue(spec) {
+	const v = Array.isArray(spec._value) ? spec._value : [];
+	if (isNested(spec))
+		return optionSample(spec._value[0], {});
+	const d = domain(spec, 1);
+	if (d.kind === 'list' || d.kind === 'range')
+		return d.kind === 'list' ? d.values[0] : d.lo;
+	const q = v[2];
+	const onGrid = (x) => (q > 0 ? clean(Math.round(x / q) * q) : x);
+	switch (spec._type) {
+	case 'uniform': return clean((v[0] + v[1]) / 2);
+	case 'loguniform': return clean(Math.sqrt(v[0] * v[1]));
+	case 'normal': case 'qnormal': return onGrid(v[0]);
+	case 'lognormal': case 'qlognormal': return onGrid(Math.exp(v[0]));
+	default: return null;
+	}
+}
+
+// The sample of option `opt` ({_name, param: spec...}), keeping the values
+// `old` (the option's previous sample) has for its parameters.
+function optionSample(opt, old) {
+	const out = { _name: opt._name };
+	for (const [k, spec] of Object.entries(opt))
+		if (k !== '_name' && isObj(spec) && '_type' in spec)
+			out[k] = k in old ? old[k] : defaultValue(spec);
+	return out;
+}
+
+// How a configuration reaches parameter `address` (params()' steps), or
+// null when the space has no such parameter.
+const walk = (space, address) => (params(space).find((p) => p.name === address) || {}).steps || null;
+
+// The value parameter `address` has in `config`; undefined when the
+// configuration does not reach it (an option of its choice not chosen).
+// A nested choice's value is its chosen option's _name.
+export function configValue(config, space, address) {
+	const steps = walk(space, address);
+	let at = config;
+	for (const [key, via] of steps || []) {
+		if (!isObj(at) || !(key in at))
+			return undefined;
+		const v = at[key];
+		if (via === undefined)
+			return isObj(v) && typeof v._name === 'string' ? v._name : v;
+		if (!isObj(v) || v._name !== via)
+			return undefined;
+		at = v;
+	}
+	return undefined;
+}
+
+// `config` with parameter `address` set to `value` (for a nested choice,
+// an option's _name: that option's sample, its parameters at their
+// defaults). Unchanged when the address is not reached.
+export function withValue(config, space, address, value) {
+	const steps = walk(space, address);
+	if (!steps)
+		return config;
+	const specs = params(space).find((p) => p.name === address);
+	const set = (at, i) => {
+		const [key, via] = steps[i];
+		if (via === undefined) {
+			const spec = specs.spec;
+			if (!isNested(spec))
+				return { ...at, [key]: value };
+			const opt = spec._value.find((o) => o._name === value);
+			const old = isObj(at[key]) && at[key]._name === value ? at[key] : {};
+			return opt ? { ...at, [key]: optionSample(opt, old) } : at;
+		}
+		if (!isObj(at[key]) || at[key]._name !== via)
+			return at;
+		return { ...at, [key]: set(at[key], i + 1) };
+	};
+	return set(config, 0);
+}
+
+// Whether `config` is a configuration of `space`: exactly its parameters
+// (a nested choice's value one of its options, with exactly that option's
+// parameters), each discrete one on its grid, each continuous one a number.
+export function fits(config, space) {
+	if (!isObj(config) || !isObj(space))
+		return false;
+	const keys = Object.keys(space).filter((k) => isObj(space[k]) && '_type' in space[k]);
+	if (Object.keys(config).length !== keys.length)
+		return false;
+	return keys.every((k) => {
+		const spec = space[k], v = config[k];
+		if (!(k in config))
+			return false;
+		if (isNested(spec)) {
+			const opt = isObj(v) && spec._value.find((o) => o._name === v._name);
+			if (!opt)
+				return false;
+			const { _name, ...inner } = opt;
+			const { _name: chosen, ...rest } = v;
+			return fits(rest, inner);
+		}
+		const d = domain(spec);
+		if (d.kind === 'list')
+			return d.values.some((x) => valueKey(x) === valueKey(v));
+		if (d.kind === 'range')
+			return typeof v === 'number' && v >= d.lo && v <= d.hi;
+		return typeof v === 'number';
+	});
 }

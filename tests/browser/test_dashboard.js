@@ -9,6 +9,13 @@
 //     configuration's memory breakdown; the next page; an API error shown
 //     next to its field; a reduction still counting (202) shown as bounds;
 //     the downloaded search_space.json equal to the API's reduced_space;
+//     a reload keeps the inputs (the URL fragment) and the link opened
+//     elsewhere reproduces the view (query, heat map axes, picked
+//     configuration); a link too long for its space says so; warnings
+//     shown; an error clears every panel; the download keeps the user's key
+//     order; a nested space's configuration kept across queries and edited
+//     by address; violations written as the CLI writes them; the link to
+//     the AutoML payoff results;
 //   phone (390x844, touch): the same first load, nothing wider than the
 //     screen.
 // Screenshots go to tests/browser/artifacts/ (desktop.png, phone.png) and are
@@ -23,7 +30,8 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const zlib = require('node:zlib');
-const { spawn } = require('node:child_process');
+const { spawn, spawnSync } = require('node:child_process');
+const os = require('node:os');
 const { chromium } = require('playwright-core');
 
 const TOP_SRCDIR = process.env.top_srcdir || '.';
@@ -181,6 +189,25 @@ async function firstLoad(page) {
 	});
 }
 
+// After a query with an error: no panel shows the previous answer.
+async function noStalePanels(page) {
+	await page.waitForFunction(() => document.getElementById('feasible-count').textContent === '–', null,
+		{ timeout: STEP_TIMEOUT });
+	const left = await page.evaluate(() => ({
+		count: document.getElementById('feasible-count').dataset.feasible,
+		download: document.getElementById('download').disabled,
+		axes: document.querySelectorAll('#hm-x option, #hm-y option').length,
+		heatmap: document.querySelectorAll('#heatmap *').length,
+		domains: document.querySelectorAll('#domains .dom-row').length,
+		configs: document.querySelectorAll('#configs tr').length,
+		editor: document.querySelectorAll('#editor select').length,
+		breakdown: document.querySelectorAll('#breakdown *').length,
+		warnings: document.getElementById('warnings').hidden,
+	}));
+	assert.deepEqual(left, { count: '', download: true, axes: 0, heatmap: 0, domains: 0, configs: 0, editor: 0, breakdown: 0,
+		warnings: true });
+}
+
 // ---- PNG checks ----
 
 // {width, height, distinct}: the size from IHDR, and how many distinct
@@ -219,7 +246,7 @@ async function desktop(browser) {
 	const page = await context.newPage();
 	const errors = [];
 	page.on('pageerror', (e) => errors.push(e.message));
-	let first, second, polls;
+	let first, second, polls, picked;
 
 	await phase('desktop', page, [
 		['first load: resnet + example space + a100-40gb', async () => {
@@ -258,6 +285,15 @@ async function desktop(browser) {
 			const own = await apiAnswer({ ...first.sent, budgets: { memory: `${bytes}B` } });
 			assert.equal(shown.raw, own.feasible, `shown ${shown.raw}, the API says ${own.feasible} for ${bytes} bytes`);
 			second.own = own;
+		}],
+		['a reload keeps the inputs (the URL fragment)', async () => {
+			await page.waitForFunction((m) => new URLSearchParams(location.hash.slice(1)).get('memory') === m,
+				second.sent.budgets.memory.slice(0, -1), { timeout: STEP_TIMEOUT });
+			const again = await solved(page, () => page.reload());
+			await page.waitForSelector('body[data-ready="true"]', { timeout: STEP_TIMEOUT });
+			assert.deepEqual(again.sent, second.sent);
+			assert.deepEqual(Object.keys(again.sent.space), Object.keys(second.sent.space));
+			assert.equal((await shownCount(page)).raw, second.own.feasible);
 		}],
 		['reduced domains: kept/removed as reduced_space, a removed value explained', async () => {
 			const kept = await page.$$eval('#domains .dom-row', (rows) => rows.map((r) => ({
@@ -309,6 +345,30 @@ async function desktop(browser) {
 			assert.equal(segments, nonzero);
 			assert.equal(await page.$$eval('#breakdown .legend.cats li', (l) => l.length), 9);
 			assert.equal(await page.getAttribute('#configs tbody tr:nth-child(3)', 'aria-selected'), 'true');
+			picked = q;
+		}],
+		['the link opened by a colleague shows the same view', async () => {
+			await page.waitForFunction(() => {
+				const q = new URLSearchParams(location.hash.slice(1));
+				return q.get('config') && q.get('x') === 'batch_size' && q.get('y') === 'resolution';
+			}, null, { timeout: STEP_TIMEOUT });
+			const link = page.url();
+			const other = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+			try {
+				const page2 = await other.newPage();
+				const checked = page2.waitForResponse(isPath(/\/check$/), { timeout: STEP_TIMEOUT });
+				const drawn = page2.waitForResponse(isPath(/\/heatmap$/), { timeout: STEP_TIMEOUT });
+				const got = await solved(page2, () => page2.goto(link));
+				assert.deepEqual(got.sent, second.sent);
+				assert.equal(got.answer.feasible, second.own.feasible);
+				assert.deepEqual(Object.fromEntries(new URL((await checked).url()).searchParams), picked);
+				const hm = new URL((await drawn).url()).searchParams;
+				assert.deepEqual([hm.get('x'), hm.get('y')], ['batch_size', 'resolution']);
+				await page2.waitForSelector('#breakdown .bar', { timeout: STEP_TIMEOUT });
+				assert.equal(await page2.$eval('#cfg-batch_size', (el) => el.selectedOptions[0].textContent), picked.batch_size);
+			} finally {
+				await other.close();
+			}
 		}],
 		['next page of configurations', async () => {
 			const before = await page.locator('#configs tbody tr').first().textContent();
@@ -325,15 +385,48 @@ async function desktop(browser) {
 			assert.equal((await response).status(), 422);
 			await page.waitForSelector('#err-space:not([hidden])', { timeout: STEP_TIMEOUT });
 			assert.match(await page.textContent('#err-space'), /\$\.space\.width\._value\[0\]/);
+			await noStalePanels(page);
 			await solved(page, () => paste(page, '#space', text));
 			assert.equal(await page.isHidden('#err-space'), true);
+			assert.equal((await shownCount(page)).raw, second.own.feasible);
+			// a space that is not JSON clears them too
+			await paste(page, '#space', text.slice(0, -3));
+			await page.waitForSelector('#err-space:not([hidden])', { timeout: STEP_TIMEOUT });
+			await noStalePanels(page);
+			await solved(page, () => paste(page, '#space', text));
+			assert.equal((await shownCount(page)).raw, second.own.feasible);
+		}],
+		['warnings shown; a link too long for its space leaves the space out and says so', async () => {
+			const text = await page.inputValue('#space');
+			// 4000 random 16-letter strings: about 48,000 characters deflated
+			// and in base64url, more than the 32,768 a link keeps
+			const notes = Array.from({ length: 4000 }, (_, i) => `${i}-${Math.random().toString(36).slice(2, 14)}`);
+			const big = { ...JSON.parse(text), note: { _type: 'choice', _value: notes } };
+			const got = await solved(page, () => paste(page, '#space', JSON.stringify(big)));
+			assert.deepEqual(got.answer.warnings, ['parameter note sets nothing in model resnet (it passes through)']);
+			assert.equal(await page.isHidden('#warnings'), false, 'warnings hidden');
+			assert.deepEqual(await page.$$eval('#warnings li', (l) => l.map((x) => x.textContent)), got.answer.warnings);
+			await page.waitForSelector('#link-note:not([hidden])', { timeout: STEP_TIMEOUT });
+			assert.match(await page.textContent('#link-note'), /leaves out the search space: .* more than 32,768/);
+			const q = new URLSearchParams(new URL(page.url()).hash.slice(1));
+			assert.equal(q.get('space'), null);
+			assert.equal(q.get('model'), 'resnet');
+			await solved(page, () => paste(page, '#space', text));
+			assert.equal(await page.isHidden('#warnings'), true, 'a warning left over');
+			await page.waitForSelector('#link-note[hidden]', { state: 'attached', timeout: STEP_TIMEOUT });
+			await page.waitForFunction(() => new URLSearchParams(location.hash.slice(1)).get('space'), null, { timeout: STEP_TIMEOUT });
 		}],
 		['the downloaded search_space.json equals the API\'s reduced_space', async () => {
 			const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download')]);
 			assert.equal(download.suggestedFilename(), 'search_space.json');
 			const file = path.join(ARTIFACTS, 'search_space.json');
 			await download.saveAs(file);
-			assert.deepStrictEqual(JSON.parse(fs.readFileSync(file, 'utf8')), second.own.reduced_space);
+			const saved = JSON.parse(fs.readFileSync(file, 'utf8'));
+			assert.deepStrictEqual(saved, second.own.reduced_space);
+			// in the user's key order (deepStrictEqual ignores it)
+			assert.deepEqual(Object.keys(saved), Object.keys(second.sent.space).filter((k) => k in saved));
+			assert.deepEqual(await page.$$eval('#domains .dom-row code', (c) => c.map((x) => x.textContent)),
+				Object.keys(second.sent.space));
 		}],
 		['desktop screenshot', async () => {
 			await page.click('#domains .chip.removed');
@@ -432,6 +525,68 @@ async function desktop(browser) {
 			assert.deepEqual(hm.x_values, [12, 16, 20]);
 			const apiHm = (await api('GET', `/v1/reductions/${own.id}/heatmap?x=attention/many_heads/n_head&y=batch_size`)).data;
 			assert.deepEqual(hm.feasible, apiHm.feasible);
+		}],
+		['a nested space\'s configuration: editor by address, kept across queries', async () => {
+			const selectedText = (id) => page.$eval(`[id="${id}"]`, (el) => el.selectedOptions[0]?.textContent);
+			// the first configuration (few_heads) is picked: its nested field is set
+			await page.waitForSelector('#breakdown .bar', { timeout: STEP_TIMEOUT });
+			assert.equal(await selectedText('cfg-attention'), 'few_heads');
+			assert.equal(await selectedText('cfg-attention/few_heads/n_head'), '4');
+			assert.equal(await page.$eval('[id="cfg-attention/many_heads/n_head"]', (el) => el.disabled), true);
+			// the option chosen in the editor, then its parameter
+			let checked = page.waitForResponse(isPath(/\/check$/));
+			await page.selectOption('[id="cfg-attention"]', { label: 'many_heads' });
+			let q = Object.fromEntries(new URL((await checked).url()).searchParams);
+			assert.deepEqual(JSON.parse(q.attention), { _name: 'many_heads', n_head: 12 });
+			checked = page.waitForResponse(isPath(/\/check$/));
+			await page.selectOption('[id="cfg-attention/many_heads/n_head"]', { label: '16' });
+			q = Object.fromEntries(new URL((await checked).url()).searchParams);
+			assert.deepEqual(JSON.parse(q.attention), { _name: 'many_heads', n_head: 16 });
+			// a new query on the same space keeps that configuration
+			checked = page.waitForResponse(isPath(/\/check$/), { timeout: STEP_TIMEOUT });
+			await solved(page, () => page.check('#tf32'));
+			q = Object.fromEntries(new URL((await checked).url()).searchParams);
+			assert.deepEqual(JSON.parse(q.attention), { _name: 'many_heads', n_head: 16 });
+			assert.equal(await selectedText('cfg-attention/many_heads/n_head'), '16');
+		}],
+		['violations in the CLI\'s units, as `dnnsat explain --config` writes them', async () => {
+			const units = await page.evaluate(async () => {
+				const u = await import('/ui/units.js');
+				return [u.humanBytes(1207959552), u.humanBytes(1023), u.humanBytes(1536), u.humanBytes(4501392320),
+					u.humanCount(239035482112), u.humanCount(1.5e18), u.humanCount(999.95), u.humanSeconds(0.0203051717535751),
+					u.humanSeconds(5e-6), u.humanSeconds(12.5), u.humanBudget('min_utilization', 0.5)];
+			});
+			// printf's rounding: 1.125 GiB is "1.12" (ties to even), not toFixed's "1.13"
+			assert.deepEqual(units, ['1.12 GiB', '1023 B', '1.5 KiB', '4.19 GiB', '239G', '1500P', '1000', '20.31 ms',
+				'5 us', '12.5 s', '50%']);
+			const checked = page.waitForResponse(isPath(/\/check$/), { timeout: STEP_TIMEOUT });
+			const got = await solved(page, async () => {
+				await page.fill('#memory-num', '1');
+				await page.dispatchEvent('#memory-num', 'change');
+			});
+			assert.equal(got.sent.budgets.memory, `${2 ** 30}B`);
+			const result = await (await checked).json();
+			assert.equal(result.feasible, false);
+			await page.waitForSelector('#breakdown .violated li', { timeout: STEP_TIMEOUT });
+			const shown = await page.$$eval('#breakdown .violated li strong', (l) => l.map((x) => x.textContent));
+			assert.match(shown.find((x) => x.startsWith('memory ')) || '(none)', /^memory [0-9.]+ GiB > 1 GiB$/);
+			const file = path.join(os.tmpdir(), `dnnsat-dashboard-${process.pid}.json`);
+			fs.writeFileSync(file, JSON.stringify({ ...got.sent, timeout: undefined }));
+			const config = Object.fromEntries(new URL((await checked).url()).searchParams);
+			config.attention = JSON.parse(config.attention);
+			config.batch_size = Number(config.batch_size);
+			const cli = spawnSync(path.resolve(TOP_BUILDDIR, 'dnnsat'), ['explain', file, '--config', JSON.stringify(config)],
+				{ env: { ...process.env, DNNSAT_DATA_DIR: process.env.DNNSAT_DATA_DIR || path.join(TOP_SRCDIR, 'schemas') }, encoding: 'utf8' });
+			fs.rmSync(file);
+			assert.equal(cli.status, 1, `dnnsat explain: ${cli.stderr}`);
+			const fails = cli.stdout.split('\n').filter((l) => l.startsWith('FAIL ')).map((l) => l.slice(5));
+			assert.deepEqual(shown, fails);
+		}],
+		['the AutoML payoff results are linked', async () => {
+			assert.equal(await page.getAttribute('#automl-link', 'href'), '/ui/automl/index.html');
+			// written by `make bench-automl`; served when it has been run
+			if (fs.existsSync(path.join(TOP_SRCDIR, 'web/automl/index.html')))
+				assert.equal((await fetch(base + '/ui/automl/index.html')).status, 200);
 		}],
 		['no script errors', async () => {
 			assert.deepEqual(errors, []);
