@@ -78,6 +78,8 @@ struct sq_query;
 int cli_solve_more(const char *cmd, struct fs_engine *e, struct sq_query *q, double timeout,
     const char *config, const char *param, const char *value, const char *per, int json_out);
 int cli_templates(int argc, char **argv);
+/* dnnsat import (cli_import.c) */
+int cli_import(int argc, char **argv);
 /* prune: many spaces and devices at once, offline or through a server (cli_batch.c) */
 int cli_prune(int argc, char **argv);
 int cli_devices(int argc, char **argv);
