@@ -4,7 +4,7 @@
  * graph inputs' dimensions into hyperparameters, translates the nodes in
  * the file's order (ONNX requires a topological one) and writes the model
  * document. All memory but the JSON document is in one arena, freed at the
- * end of the import.
+ * end of the import; a file is mapped, not read.
  */
 #include "onnx_import_priv.h"
 
@@ -14,7 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define DEFAULT_MEMORY ((size_t)256 << 20)
 #define MAX_FILE ((size_t)2 << 30)
@@ -102,19 +105,38 @@ shape_json(struct onnx_imp *im, const struct onnx_val *v)
 	return a;
 }
 
+#define MAX_REF 64
+
+const char *
+onnx_imp_ref(struct onnx_imp *im, const char *name)
+{
+	size_t len = strlen(name);
+	char pre[24];
+	int n;
+
+	if (len > 0 && len <= MAX_REF)
+		return name;
+	n = dn_fmt(pre, sizeof pre, "t%d.", ++im->nrefs);
+	if (len > (size_t)(MAX_REF - n))
+		name += len - (size_t)(MAX_REF - n);
+	return onnx_arena_printf(im->ar, "%s%s", pre, name);
+}
+
 int
 onnx_imp_add_index_input(struct onnx_imp *im, struct onnx_val *v)
 {
 	json_t *in = json_object();
 
-	json_object_set_new(in, "name", json_string(v->name));
+	v->ref = onnx_imp_ref(im, v->name);
+	if (v->ref == NULL)
+		return dn_error_set(im->err, DN_ENOMEM, "", "out of memory");
+	json_object_set_new(in, "name", json_string(v->ref));
 	json_object_set_new(in, "shape", shape_json(im, v));
 	json_object_set_new(in, "dtype", json_string("int64"));
 	if (v->iota)
 		json_object_set_new(in, "id_range", dim_json(im, v->id_range));
 	json_array_append_new(im->inputs, in);
 	v->kind = ONNX_V_DATA;
-	v->ref = v->name;
 	return 0;
 }
 
@@ -166,7 +188,9 @@ add_input(struct onnx_imp *im, const struct onnx_value_info *vi)
 	if (vi->rank < 0)
 		return dn_error_set(im->err, DN_EINVAL, "", "graph input '%s' has no shape", vi->name);
 	v->kind = ONNX_V_DATA;
-	v->ref = vi->name;
+	v->ref = onnx_imp_ref(im, vi->name);
+	if (v->ref == NULL)
+		return dn_error_set(im->err, DN_ENOMEM, "", "out of memory");
 	v->rank = vi->rank;
 	for (int i = 0; i < vi->rank; i++) {
 		if (vi->dim_param[i] != NULL && vi->dim_param[i][0] != '\0') {
@@ -184,7 +208,7 @@ add_input(struct onnx_imp *im, const struct onnx_value_info *vi)
 		}
 	}
 	in = json_object();
-	json_object_set_new(in, "name", json_string(vi->name));
+	json_object_set_new(in, "name", json_string(v->ref));
 	json_object_set_new(in, "shape", shape_json(im, v));
 	if (vi->elem_type == ONNX_INT64 || vi->elem_type == ONNX_INT32)
 		json_object_set_new(in, "dtype", json_string("int64"));
@@ -349,7 +373,7 @@ onnx_import(const void *data, size_t len, const struct onnx_import_opts *opts, s
 	onnx_fuse_find(&im);
 	for (int i = 0; i < m.graph.nnodes; i++) {
 		im.node = i;
-		if (onnx_ops_translate(&im, i) < 0)
+		if (onnx_ops_translate(&im, i) < 0 || dn_error_isset(err))
 			goto fail;
 	}
 	if (json_array_size(im.layers) == 0) {
@@ -365,36 +389,41 @@ out:
 	return doc;
 }
 
+/* The file is mapped, not read: the weights' bytes are never touched (only
+ * their dimensions count), so a 100 MB model costs the pages of its graph. */
 json_t *
 onnx_import_file(const char *path, const struct onnx_import_opts *opts, struct dn_error *err)
 {
 	struct onnx_import_opts o = *opts;
-	FILE *f = fopen(path, "rb");
-	char *buf, *dir, *slash;
-	long size;
+	struct stat st;
+	char *dir, *slash;
+	void *map;
 	json_t *doc;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	if (f == NULL)
+	if (fd < 0)
 		return dn_error_set(err, DN_ENOENT, "", "cannot open '%s': %s", path, strerror(errno)), NULL;
-	if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-		fclose(f);
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
 		return dn_error_set(err, DN_EINVAL, "", "cannot read '%s': not a regular file", path), NULL;
 	}
-	if ((size_t)size > MAX_FILE) {
-		fclose(f);
-		return dn_error_set(err, DN_ETOOBIG, "", "'%s' is %ld bytes; ONNX files over 2 GiB keep weights as external data",
-		    path, size), NULL;
+	if ((size_t)st.st_size > MAX_FILE) {
+		close(fd);
+		return dn_error_set(err, DN_ETOOBIG, "", "'%s' is %lld bytes; ONNX files over 2 GiB keep weights as external data",
+		    path, (long long)st.st_size), NULL;
 	}
-	buf = malloc((size_t)size + 1);
-	if (buf == NULL || fread(buf, 1, (size_t)size, f) != (size_t)size) {
-		free(buf);
-		fclose(f);
-		return dn_error_set(err, DN_EINVAL, "", "cannot read '%s'", path), NULL;
+	if (st.st_size == 0) {
+		close(fd);
+		return dn_error_set(err, DN_EINVAL, "", "corrupt ONNX file: model: no graph (the file '%s' is empty)", path),
+		    NULL;
 	}
-	fclose(f);
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return dn_error_set(err, DN_EINVAL, "", "cannot read '%s': %s", path, strerror(errno)), NULL;
 	dir = strdup(path);
 	if (dir == NULL) {
-		free(buf);
+		munmap(map, (size_t)st.st_size);
 		return dn_error_set(err, DN_ENOMEM, "", "out of memory"), NULL;
 	}
 	slash = strrchr(dir, '/');
@@ -404,8 +433,8 @@ onnx_import_file(const char *path, const struct onnx_import_opts *opts, struct d
 		strcpy(dir, ".");
 	if (o.base_dir == NULL)
 		o.base_dir = dir;
-	doc = onnx_import(buf, (size_t)size, &o, err);
+	doc = onnx_import(map, (size_t)st.st_size, &o, err);
 	free(dir);
-	free(buf);
+	munmap(map, (size_t)st.st_size);
 	return doc;
 }

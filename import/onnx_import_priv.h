@@ -58,6 +58,7 @@ struct onnx_imp {
 	int nembeddings;
 	char warned[64][32];        /* op types warned about (--unknown elementwise) */
 	int nwarned;
+	int nrefs;                  /* names shortened so far */
 };
 
 /* The value named `name`, created (kind NONE) when new; NULL out of memory. */
@@ -72,6 +73,10 @@ void onnx_imp_warn(struct onnx_imp *im, const char *fmt, ...) __attribute__((for
  * value becomes DATA. 0 or -1. */
 int onnx_imp_add_index_input(struct onnx_imp *im, struct onnx_val *v);
 
+/* The model file's name for an ONNX value: the name itself when it fits
+ * the format's 64 characters, else "tN." and the name's tail (unique by N);
+ * NULL when out of memory. */
+const char *onnx_imp_ref(struct onnx_imp *im, const char *name);
 /* Translates node i (onnx_ops.c). 0 or -1 with im->err. */
 int onnx_ops_translate(struct onnx_imp *im, int i);
 /* Finds torch's LayerNorm and erf-GELU expansions (onnx_fuse.c), filling

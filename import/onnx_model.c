@@ -31,11 +31,36 @@ nomem(struct ctx *c)
 	    c->where);
 }
 
+/* 1 when s[0..len) is UTF-8 text without control characters (names end
+ * up in JSON and in messages). */
+static int
+utf8_text(const uint8_t *s, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		uint8_t b = s[i];
+		int n = b < 0x80 ? 0 : (b & 0xe0) == 0xc0 ? 1 : (b & 0xf0) == 0xe0 ? 2 : (b & 0xf8) == 0xf0 ? 3 : -1;
+		if (n < 0 || b < 0x20 || b == 0x7f || (n == 1 && b < 0xc2) || i + (size_t)n >= len + (n == 0))
+			return 0;
+		for (int k = 1; k <= n; k++)
+			if ((s[i + k] & 0xc0) != 0x80)
+				return 0;
+		if ((n == 2 && b == 0xe0 && s[i + 1] < 0xa0) || (n == 2 && b == 0xed && s[i + 1] >= 0xa0) ||
+		    (n == 3 && b == 0xf0 && s[i + 1] < 0x90) || (n == 3 && (b > 0xf4 || (b == 0xf4 && s[i + 1] >= 0x90))))
+			return 0;
+		i += (size_t)n + 1;
+	}
+	return 1;
+}
+
 static int
 str(struct ctx *c, const struct onnx_wire_field *f, const char **out)
 {
 	if (f->type != ONNX_WIRE_LEN)
 		return fail(c, "a string field has the wrong wire type");
+	if (!utf8_text(f->data, f->len))
+		return fail(c, "a name or string is not UTF-8 text");
 	if (f->len > ONNX_MAX_NAME)
 		return dn_error_set(c->err, DN_ETOOBIG, "", "ONNX file: %s: a name of %zu bytes (limit %d)", c->where,
 		    f->len, ONNX_MAX_NAME);

@@ -177,10 +177,12 @@ emit(struct onnx_imp *im, const char *op, struct onnx_val *o, const struct onnx_
 		json_object_set_new(l, "input", json_string(a->ref));
 	else
 		json_object_set_new(l, "inputs", json_pack("[ss]", a->ref, b->ref));
-	json_object_set_new(l, "name", json_string(o->name));
+	o->ref = onnx_imp_ref(im, o->name);
+	if (o->ref == NULL)
+		dn_error_set(im->err, DN_ENOMEM, "", "out of memory (or over the import's memory limit)");
+	json_object_set_new(l, "name", json_string(o->ref ? o->ref : "?"));
 	json_array_append_new(im->layers, l);
 	o->kind = ONNX_V_DATA;
-	o->ref = o->name;
 	return l;
 }
 
@@ -759,6 +761,9 @@ slice_axis(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o, int axis
 	l = json_object();
 	json_object_set_new(l, "op", json_string("slice"));
 	json_object_set_new(l, "input", json_string(x->ref));
+	name = name != NULL ? onnx_imp_ref(im, name) : NULL;
+	if (name == NULL)
+		return dn_error_set(im->err, DN_ENOMEM, "", "out of memory");
 	json_object_set_new(l, "name", json_string(name));
 	json_object_set_new(l, "dim", json_integer(axis));
 	json_object_set_new(l, "start", dimj(im, start));
@@ -1256,7 +1261,7 @@ op_fused(struct onnx_imp *im, int i, struct onnx_val *o)
 }
 
 /* Operators that are the identity on what the cost model sees. */
-static const char *const passthrough[] = { "Identity", "Dropout", "Cast", "CastLike", "Contiguous", NULL };
+static const char *const passthrough[] = { "Identity", "Cast", "CastLike", "Contiguous", NULL };
 /* Elementwise operators of one activation, priced as `scale`. */
 static const char *const elementwise[] = { "Sqrt", "Erf", "Exp", "Log", "Neg", "Reciprocal", "Abs", "Floor",
 	"Ceil", "Round", "Clip", "Not", "IsNaN", "Sign", NULL };
@@ -1360,6 +1365,34 @@ onnx_ops_translate(struct onnx_imp *im, int i)
 	if (x->kind != ONNX_V_DATA) {
 		/* anything else on tensors that do not depend on the inputs */
 		o->kind = ONNX_V_DERIVED;
+		copy_shape(o, x);
+		return 0;
+	}
+	if (strcmp(op, "Clip") == 0) {
+		/* ReLU6 (MobileNet) and ReLU exported as Clip(x, 0, 6) / Clip(x, 0) */
+		double lo = -1, hi = -1;
+		const struct onnx_attr *amin = onnx_node_attr(NODE(im), "min"), *amax = onnx_node_attr(NODE(im), "max");
+		if (amin != NULL)
+			lo = amin->f;
+		else if (!scalar(in(im, 1), &lo))
+			lo = -1;
+		if (amax != NULL)
+			hi = amax->f;
+		else if (in(im, 2) == NULL)
+			hi = INFINITY;
+		else if (!scalar(in(im, 2), &hi))
+			hi = -1;
+		if (lo == 0 && (hi == 6 || isinf(hi)))
+			return op_simple(im, hi == 6 ? "relu6" : "relu", x, o);
+	}
+	if (strcmp(op, "Dropout") == 0) {
+		double p = 0.5;
+		const struct onnx_attr *ratio = onnx_node_attr(NODE(im), "ratio");
+		if (ratio != NULL)
+			p = ratio->f;
+		else if (!scalar(in(im, 1), &p))
+			p = 0.5;
+		json_object_set_new(emit(im, "dropout", o, x, NULL), "p", json_real(p >= 0 && p < 1 ? p : 0.5));
 		copy_shape(o, x);
 		return 0;
 	}
