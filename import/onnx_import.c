@@ -373,8 +373,11 @@ onnx_import(const void *data, size_t len, const struct onnx_import_opts *opts, s
 	onnx_fuse_find(&im);
 	for (int i = 0; i < m.graph.nnodes; i++) {
 		im.node = i;
-		if (onnx_ops_translate(&im, i) < 0 || dn_error_isset(err))
+		if (onnx_ops_translate(&im, i) < 0 || dn_error_isset(err)) {
+			/* the few arithmetic failures that return without a message */
+			onnx_imp_fail(&im, DN_EINVAL, "shape arithmetic overflows, divides by zero or runs out of memory");
 			goto fail;
+		}
 	}
 	if (json_array_size(im.layers) == 0) {
 		dn_error_set(err, DN_EINVAL, "", "the ONNX graph computes nothing from its inputs");

@@ -511,7 +511,7 @@ static int
 reshape_shape(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o, const struct onnx_dim *s, int n,
     int allowzero, int layer)
 {
-	json_t *l, *shape = json_array();
+	json_t *l, *shape;
 	struct onnx_dim num = onnx_dim_int(1), den = onnx_dim_int(1), rest;
 	int minus = -1;
 	const char *syms_in[ONNX_MAX_RANK];
@@ -566,10 +566,9 @@ reshape_shape(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o, const
 			return onnx_imp_fail(im, DN_EINVAL, "the target shape does not divide the element count");
 		o->shape[minus] = rest;
 	}
-	if (!layer) {
-		json_decref(shape);
+	if (!layer)
 		return 0;
-	}
+	shape = json_array();
 	for (int i = 0; i < n; i++)
 		json_array_append_new(shape, dimj(im, o->shape[i]));
 	l = emit(im, "reshape", o, x, NULL);
@@ -704,7 +703,7 @@ op_transpose(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o)
 {
 	int64_t perm[ONNX_MAX_RANK];
 	int n = attr_ints(im, "perm", perm, ONNX_MAX_RANK);
-	json_t *l, *dims = json_array();
+	json_t *l, *dims;
 	int seen[ONNX_MAX_RANK] = { 0 };
 
 	if (n < 0) {
@@ -719,8 +718,10 @@ op_transpose(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o)
 		if (perm[i] < 0 || perm[i] >= n || seen[perm[i]]++)
 			return onnx_imp_fail(im, DN_EINVAL, "perm is not a permutation");
 		o->shape[i] = x->shape[perm[i]];
-		json_array_append_new(dims, json_integer(perm[i]));
 	}
+	dims = json_array();
+	for (int i = 0; i < n; i++)
+		json_array_append_new(dims, json_integer(perm[i]));
 	if (x->kind != ONNX_V_DATA) {
 		json_decref(dims);
 		if (x->kind == ONNX_V_CONST && x->rank == 2 && perm[0] == 1) {
@@ -943,12 +944,12 @@ op_concat(struct onnx_imp *im, struct onnx_val *o)
 	if (axis_norm(im, attr_i(im, "axis", 0), in(im, 0)->rank, &axis) < 0)
 		return -1;
 	copy_shape(o, in(im, 0));
+	for (int k = 1; k < n->ninputs; k++)
+		if (onnx_dim_arith(im->ar, ONNX_DIM_ADD, o->shape[axis], in(im, k)->shape[axis], &o->shape[axis]) < 0)
+			return onnx_imp_fail(im, DN_EINVAL, "the concatenated size overflows");
 	ins = json_array();
-	for (int k = 0; k < n->ninputs; k++) {
+	for (int k = 0; k < n->ninputs; k++)
 		json_array_append_new(ins, json_string(in(im, k)->ref));
-		if (k > 0 && onnx_dim_arith(im->ar, ONNX_DIM_ADD, o->shape[axis], in(im, k)->shape[axis], &o->shape[axis]) < 0)
-			return -1;
-	}
 	{
 		struct onnx_dim keep = o->shape[axis];
 		l = emit(im, "concat", o, in(im, 0), NULL);
