@@ -107,3 +107,23 @@ fail:
 	cli_print_error(&err);
 	return 2;
 }
+
+int
+cli_load_model_file(const char *file, json_t **out, struct dn_error *err)
+{
+	size_t len = strlen(file);
+	struct onnx_import_opts o;
+
+	if (len < 5 || strcmp(file + len - 5, ".onnx") != 0)
+		return cli_load_json_file(file, "--model", out, err);
+	memset(&o, 0, sizeof o);
+	o.warn = warn;
+	*out = onnx_import_file(file, &o, err);
+	if (*out == NULL) {
+		char msg[sizeof err->message];
+		dn_fmt(msg, sizeof msg, "%s", err->message);
+		dn_error_clear(err);
+		return dn_error_set(err, DN_EINVAL, "--model", "%s: %s", file, msg);
+	}
+	return 0;
+}

@@ -1285,8 +1285,8 @@ unknown(struct onnx_imp *im, const char *op, struct onnx_val *x, struct onnx_val
 
 	if (!im->opts->unknown_elementwise || x == NULL || x->kind != ONNX_V_DATA || n->noutputs != 1)
 		return onnx_imp_fail(im, DN_ENOENT,
-		    "unknown operator '%s%s%s' (node %d of %d; inputs: %s%s); rerun with --unknown elementwise to price it "
-		    "as an elementwise operator", n->domain, n->domain[0] ? "." : "", op, im->node, im->m->graph.nnodes,
+		    "unknown operator '%s%s%s' (node %d of %d; inputs: %s%s); `dnnsat import --unknown elementwise` "
+		    "prices it as elementwise", n->domain, n->domain[0] ? "." : "", op, im->node, im->m->graph.nnodes,
 		    n->ninputs > 0 ? n->inputs[0] : "none", n->ninputs > 1 ? ", ..." : "");
 	for (k = 0; k < im->nwarned; k++)
 		if (strcmp(im->warned[k], op) == 0)

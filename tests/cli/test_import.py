@@ -120,6 +120,19 @@ def main():
           err)
     d, err = costs(out, batch_size=1, seq_len=16)
     check("--dim: renamed model estimates", d is not None and d["costs"]["params"] == refs["bert_tiny"]["params"], err)
+    # --model FILE.onnx wherever a model file is: imported on the fly
+    rc, out, err = run("estimate", "--model", os.path.join(DATA, "bert_tiny.onnx"), "batch=1", "seq=16", "--json")
+    check("estimate --model FILE.onnx", rc == 0 and json.loads(out)["costs"]["params"] == refs["bert_tiny"]["params"],
+          err)
+    space = os.path.join(tmp, "space.json")
+    with open(space, "w") as f:
+        json.dump({"batch": {"_type": "randint", "_value": [1, 65]}, "seq": {"_type": "randint", "_value": [1, 257]}},
+                  f)
+    rc, out, err = run("count", "--model", os.path.join(DATA, "gpt_tiny.onnx"), "--space", space, "--json")
+    # valid only up to the 128 positions of the table
+    check("count --model FILE.onnx", rc == 0 and json.loads(out)["feasible"] == str(64 * 128), (out[:300], err))
+    rc, _, err = run("estimate", "--model", os.path.join(tmp, "missing.onnx"))
+    check("--model FILE.onnx missing", rc == 2 and "--model" in err and "missing.onnx" in err, err)
     rc, _, err = run("import", os.path.join(DATA, "bert_tiny.onnx"), "--dim", "batch=9x")
     check("--dim with a bad name", rc == 2 and "--dim" in err, err)
     rc, _, err = run("import", os.path.join(DATA, "bert_tiny.onnx"), "--bogus")
