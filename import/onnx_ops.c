@@ -186,6 +186,56 @@ emit(struct onnx_imp *im, const char *op, struct onnx_val *o, const struct onnx_
 	return l;
 }
 
+static void alias(struct onnx_val *o, const struct onnx_val *x);
+
+/* A parameter tensor used as an operand (ViT's class token and position
+ * embedding, a free-standing bias): the model format has parameters only in
+ * operators, so it becomes an embedding of numel/E rows of width E (its last
+ * dimension) read by an int64 input of the operand's leading shape (`shape`,
+ * which may be broadcast, e.g. the class token expanded over the batch);
+ * the parameters count once, the lookup costs what the copy does.
+ * Returns the new DATA value, or NULL with im->err. */
+static struct onnx_val *
+param_as_data(struct onnx_imp *im, const struct onnx_val *c, const struct onnx_val *shape)
+{
+	int64_t numel = onnx_tensor_numel(c->t), width;
+	struct onnx_val *ids, *v;
+	json_t *l;
+
+	if (c->rank < 1 || c->t->dims[c->rank - 1] < 1 || shape->rank < 1 || shape->rank > ONNX_MAX_RANK) {
+		onnx_imp_fail(im, DN_EINVAL, "initializer '%s' used as an operand has no width", c->name);
+		return NULL;
+	}
+	width = c->t->dims[c->rank - 1];
+	ids = onnx_imp_val(im, onnx_arena_printf(im->ar, "%s.ids", c->name));
+	v = ids == NULL ? NULL : onnx_imp_val(im, onnx_arena_printf(im->ar, "%s.value", c->name));
+	if (v == NULL || ids->name == NULL || v->name == NULL) {
+		dn_error_set(im->err, DN_ENOMEM, "", "out of memory");
+		return NULL;
+	}
+	if (ids->kind == ONNX_V_NONE) {
+		ids->kind = ONNX_V_DERIVED;
+		ids->rank = shape->rank > 1 ? shape->rank - 1 : 1;
+		for (int i = 0; i < ids->rank; i++)
+			ids->shape[i] = shape->rank > 1 ? shape->shape[i] : onnx_dim_int(1);
+		ids->iota = 1;
+		ids->id_range = onnx_dim_int(numel / width);
+		if (onnx_imp_add_index_input(im, ids) < 0)
+			return NULL;
+	}
+	if (v->kind == ONNX_V_DATA)
+		return v;
+	l = emit(im, "embedding", v, ids, NULL);
+	json_object_set_new(l, "num_embeddings", json_integer(numel / width));
+	json_object_set_new(l, "embedding_dim", json_integer(width));
+	copy_shape(v, ids);
+	v->shape[v->rank++] = onnx_dim_int(width);
+	onnx_imp_warn(im, "initializer '%s' (%lld values) is an operand of node %d '%s' (%s): imported as an embedding "
+	    "table of %lld x %lld read by the int64 input '%s'", c->name, (long long)numel, im->node, NODE(im)->name,
+	    NODE(im)->op_type, (long long)(numel / width), (long long)width, ids->ref);
+	return v;
+}
+
 static int
 axis_norm(struct onnx_imp *im, int64_t axis, int rank, int *out_axis)
 {
@@ -906,11 +956,14 @@ static int
 op_concat(struct onnx_imp *im, struct onnx_val *o)
 {
 	const struct onnx_node *n = NODE(im);
+	struct onnx_val *vals[ONNX_MAX_IO];
 	int all_sym = 1, ndata = 0, axis = 0, total = 0;
 	json_t *l, *ins;
 
+	if (n->ninputs < 1)
+		return onnx_imp_fail(im, DN_EINVAL, "no inputs");
 	for (int k = 0; k < n->ninputs; k++) {
-		struct onnx_val *v = in(im, k);
+		struct onnx_val *v = vals[k] = in(im, k);
 		if (v == NULL)
 			return onnx_imp_fail(im, DN_EINVAL, "input %d is missing", k);
 		if (!sym_of(im, v))
@@ -920,39 +973,43 @@ op_concat(struct onnx_imp *im, struct onnx_val *o)
 	}
 	if (all_sym) {
 		for (int k = 0; k < n->ninputs; k++)
-			total += in(im, k)->n;
+			total += vals[k]->n;
 		if (total > ONNX_SYM_MAX)
 			return onnx_imp_fail(im, DN_ETOOBIG, "a shape tensor over %d entries", ONNX_SYM_MAX);
 		if (new_sym(im, o, total, 1) < 0)
 			return -1;
 		total = 0;
 		for (int k = 0; k < n->ninputs; k++) {
-			struct onnx_val *v = in(im, k);
-			memcpy(o->e + total, v->e, sizeof *o->e * (size_t)v->n);
-			total += v->n;
+			memcpy(o->e + total, vals[k]->e, sizeof *o->e * (size_t)vals[k]->n);
+			total += vals[k]->n;
 		}
 		return 0;
 	}
-	if (ndata != n->ninputs) {
-		if (ndata == 0) {
-			o->kind = ONNX_V_DERIVED;
-			copy_shape(o, in(im, 0));
-			return 0;
-		}
-		return onnx_imp_fail(im, DN_EINVAL, "concatenating activations with constant tensors is not supported");
+	if (ndata == 0) {
+		o->kind = ONNX_V_DERIVED;
+		copy_shape(o, vals[0]);
+		return 0;
 	}
-	if (axis_norm(im, attr_i(im, "axis", 0), in(im, 0)->rank, &axis) < 0)
+	for (int k = 0; k < n->ninputs; k++) {
+		if (vals[k]->kind == ONNX_V_CONST && vals[k]->param && !vals[k]->transposed) {
+			if ((vals[k] = param_as_data(im, vals[k], vals[k])) == NULL)
+				return -1;
+		} else if (vals[k]->kind != ONNX_V_DATA) {
+			return onnx_imp_fail(im, DN_EINVAL, "concatenating activations with computed constant tensors is not supported");
+		}
+	}
+	if (axis_norm(im, attr_i(im, "axis", 0), vals[0]->rank, &axis) < 0)
 		return -1;
-	copy_shape(o, in(im, 0));
+	copy_shape(o, vals[0]);
 	for (int k = 1; k < n->ninputs; k++)
-		if (onnx_dim_arith(im->ar, ONNX_DIM_ADD, o->shape[axis], in(im, k)->shape[axis], &o->shape[axis]) < 0)
+		if (onnx_dim_arith(im->ar, ONNX_DIM_ADD, o->shape[axis], vals[k]->shape[axis], &o->shape[axis]) < 0)
 			return onnx_imp_fail(im, DN_EINVAL, "the concatenated size overflows");
 	ins = json_array();
 	for (int k = 0; k < n->ninputs; k++)
-		json_array_append_new(ins, json_string(in(im, k)->ref));
+		json_array_append_new(ins, json_string(vals[k]->ref));
 	{
 		struct onnx_dim keep = o->shape[axis];
-		l = emit(im, "concat", o, in(im, 0), NULL);
+		l = emit(im, "concat", o, vals[0], NULL);
 		o->shape[axis] = keep;
 	}
 	json_object_del(l, "input");
@@ -1030,6 +1087,16 @@ op_binary(struct onnx_imp *im, const char *op, struct onnx_val *o)
 	}
 	x = a->kind == ONNX_V_DATA ? a : b;
 	c = x == a ? b : a;
+	if (c->kind == ONNX_V_CONST && c->param && !c->transposed && onnx_tensor_numel(c->t) > 1) {
+		struct onnx_val *p = param_as_data(im, c, c);
+		int mul = strcmp(op, "Mul") == 0 || strcmp(op, "Div") == 0;
+		if (p == NULL)
+			return -1;
+		emit(im, mul ? "mul" : "add", o, x == a ? x : p, x == a ? p : x);
+		if (broadcast(o, x, p) < 0)
+			return onnx_imp_fail(im, DN_EINVAL, "shapes do not broadcast");
+		return 0;
+	}
 	if (scalar(c, &f)) {
 		if (strcmp(op, "Div") == 0 && x == a)
 			f = f != 0 ? 1.0 / f : 1.0;
@@ -1154,6 +1221,15 @@ op_expand(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o)
 	memset(&t, 0, sizeof t);
 	t.rank = s->n;
 	memcpy(t.shape, s->e, sizeof *s->e * (size_t)s->n);
+	if (x->kind == ONNX_V_CONST && x->param && !x->transposed && x->rank >= 1) {
+		struct onnx_val b, *p;
+		if (broadcast(&b, x, &t) < 0)
+			return onnx_imp_fail(im, DN_EINVAL, "shapes do not broadcast");
+		if ((p = param_as_data(im, x, &b)) == NULL)
+			return -1;
+		alias(o, p);
+		return 0;
+	}
 	if (x->kind == ONNX_V_SYM) {
 		struct onnx_val xs = *x;
 		xs.rank = x->rank;

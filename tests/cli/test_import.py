@@ -4,7 +4,7 @@
 1. The committed fixtures (tests/data/onnx/: a small CNN, a BERT-style encoder, a GPT-2-style
    decoder, exported by gen_onnx_fixtures.py with torch 1.13 and dynamic axes) import, and
    `dnnsat estimate` on the result gives PyTorch's parameter count and forward MACs
-   (tests/data/onnx/reference.json) exactly; the symbolic dimensions are hyperparameters
+   (tests/data/onnx/reference.json) exactly (and a small ViT); the symbolic dimensions are hyperparameters
    (renamed with --dim), MACs scale with batch size and sequence length, and a sequence longer
    than the position table is invalid (the position ids' id_range).
 2. Bad input gets exit status 2 and a message naming the problem, never a crash: a missing file,
@@ -99,6 +99,8 @@ def main():
         refs = json.load(f)
     tmp = tempfile.mkdtemp()
     check_model(tmp, os.path.join(DATA, "tiny_cnn.onnx"), "tiny_cnn", refs["tiny_cnn"], ["batch"])
+    # ViT: class token and position embedding (parameters outside any operator) as embeddings
+    check_model(tmp, os.path.join(DATA, "vit_tiny.onnx"), "vit_tiny", refs["vit_tiny"], ["batch"])
     for name in ("bert_tiny", "gpt_tiny"):
         check_model(tmp, os.path.join(DATA, name + ".onnx"), name, refs[name], ["batch", "seq"])
         # MACs of a transformer are linear in seq plus attention quadratic in seq

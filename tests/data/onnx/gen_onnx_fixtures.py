@@ -20,6 +20,11 @@ in the ONNX file (dim_param "batch", "seq"):
              (LayerNorm exported as ReduceMean/Sub/Pow/Sqrt/Div, GELU as its Erf expansion)
   gpt_tiny   the GPT-2 LM of gen_torch_reference.py at 64, 2 layers, 4 heads; opset 17
              (LayerNormalization as one node)
+  vit_tiny   torchvision's VisionTransformer at 32x32, patch 8, 2 layers, 4 heads, 64 wide;
+             opset 14. Its attention is nn.MultiheadAttention, whose projections and matmuls
+             forward hooks do not see, so its MACs are counted from the architecture instead:
+             the patch conv, per layer 4*L*E*E (q, k, v, out) + 2*L*L*E (QK^T, PV) + 2*L*E*M
+             (MLP), and the head E*C, with L = 17 tokens (16 patches and the class token)
 """
 import json
 import os
@@ -27,6 +32,7 @@ import sys
 
 import torch
 import torch.nn as nn
+from torchvision.models.vision_transformer import VisionTransformer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "reference"))
@@ -98,6 +104,17 @@ def main():
     m = ref.GPT2LMHeadModel(GptTiny)
     export(m, ids, os.path.join(out, "gpt_tiny.onnx"), ["input_ids"], tok, 17)
     record(refs, "gpt_tiny", m, ids, seq=seq)
+    m = VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=4, hidden_dim=64, mlp_dim=128,
+                          num_classes=10)
+    x = torch.randn(1, 3, 32, 32)
+    export(m, x, os.path.join(out, "vit_tiny.onnx"), ["x"], img, 14)
+    conv, _ = ref.count_macs(m, x)
+    tokens, width, mlp = 17, 64, 128
+    layer = 4 * tokens * width * width + 2 * tokens * tokens * width + 2 * tokens * width * mlp
+    conv = 3 * 64 * 8 * 8 * 16  # patch embedding: 16 patches of 3x8x8 into 64 channels
+    refs["vit_tiny"] = dict(params=sum(p.numel() for p in m.parameters()), resolution=32,
+                            macs=conv + 2 * layer + width * 10,
+                            macs_ops={"conv2d": conv, "layers": 2 * layer, "head": width * 10})
     if big:
         import torchvision.models as tv
         for name in ("resnet18", "resnet50", "mobilenet_v2"):
