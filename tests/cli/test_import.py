@@ -6,7 +6,9 @@
    `dnnsat estimate` on the result gives PyTorch's parameter count and forward MACs
    (tests/data/onnx/reference.json) exactly (and a small ViT); the symbolic dimensions are hyperparameters
    (renamed with --dim), MACs scale with batch size and sequence length, and a sequence longer
-   than the position table is invalid (the position ids' id_range).
+   than the position table is invalid (the position ids' id_range); the bytes saved for backward
+   are within 1% of what PyTorch's autograd saves (reference.json, two batch sizes and, for the
+   transformers, two sequence lengths).
 2. Bad input gets exit status 2 and a message naming the problem, never a crash: a missing file,
    an empty file, text, every truncation of a fixture at 64 points, bit flips, an unknown
    operator (named with its node; --unknown elementwise prices it with one warning per type),
@@ -75,6 +77,17 @@ def check_model(tmp, onnx_path, name, ref, dims):
     cfg["batch"] = 4
     d4, err = costs(out, **cfg)
     check(f"{name}: MACs scale with the batch", d4 is not None and d4["costs"]["macs"] == 4 * ref["macs"], err)
+    # saved activations within 1% of PyTorch's autograd (dropout as on CUDA), signed errors shown
+    for s in ref.get("saved", []):
+        cfg = {"batch": s["batch"]}
+        if s["seq"]:
+            cfg["seq"] = s["seq"]
+        d, err = costs(out, **cfg)
+        got = d["costs"]["activation_bytes_saved"] if d else None
+        rel = (got - s["bytes"]) / s["bytes"] if got is not None else None
+        print(f"{name} {cfg}: saved activations {got} vs PyTorch {s['bytes']}: "
+              f"{'%+.2f%%' % (100 * rel) if rel is not None else err}")
+        check(f"{name} {cfg}: saved activations within 1% of PyTorch", rel is not None and abs(rel) < 0.01, err)
 
 
 def make_onnx(path, op, extra_nodes=(), external=None):

@@ -8,7 +8,8 @@ Run with Debian's python3-torch (1.13, CPU) and python3-onnx:
 Writes OUTDIR/NAME.onnx for every model and OUTDIR/reference.json with, per model, the
 parameter count (sum of p.numel()) and the forward MACs at batch 1 (and sequence length
 `seq` for the transformers) counted by tests/reference/gen_torch_reference.py's count_macs:
-conv and linear layers by forward hooks, plus the two attention matmuls. The small models
+conv and linear layers by forward hooks, plus the two attention matmuls; and the bytes autograd
+saves for backward at two batch sizes (and two sequence lengths), dropout as on CUDA. The small models
 (tiny_cnn, bert_tiny, gpt_tiny: under 1 MB each) are committed in tests/data/onnx/; --big
 adds torchvision's resnet18, resnet50 and mobilenet_v2 (randomly initialised, weights=None,
 tens of MB each), which tests export at test time when python3-torch is present.
@@ -83,6 +84,18 @@ def record(refs, name, model, inp, **extra):
     refs[name] = dict(params=sum(p.numel() for p in model.parameters()), macs=macs, macs_ops=by, **extra)
 
 
+def record_saved(refs, name, model, make_input, sizes):
+    """Bytes autograd saves in one train-mode forward (gen_torch_reference.measure_saved) with
+    every nn.Dropout as torch.native_dropout (a bool mask, as on CUDA, which dnnsat prices),
+    at each (batch, seq) of sizes (seq None for images)."""
+    ref.with_native_dropout(model)
+    refs[name]["saved"] = []
+    for batch, seq in sizes:
+        torch.manual_seed(1)
+        res = ref.measure_saved(model, make_input(batch, seq), False)
+        refs[name]["saved"].append(dict(batch=batch, seq=seq, bytes=res["saved_activation_bytes"]))
+
+
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     big = "--big" in sys.argv
@@ -95,15 +108,19 @@ def main():
     x = torch.randn(1, 3, 32, 32)
     export(m, x, os.path.join(out, "tiny_cnn.onnx"), ["x"], img, 13)
     record(refs, "tiny_cnn", m, x, resolution=32)
+    record_saved(refs, "tiny_cnn", m, lambda b, s: torch.randn(b, 3, 32, 32), [(2, None), (8, None)])
     seq = 16
     ids = torch.randint(0, 500, (1, seq))
     tok = {"input_ids": {0: "batch", 1: "seq"}}
     m = ref.BertModel(BertTiny)
     export(m, ids, os.path.join(out, "bert_tiny.onnx"), ["input_ids"], tok, 14)
     record(refs, "bert_tiny", m, ids, seq=seq)
+    tok_sizes = [(2, 16), (8, 16), (2, 64)]
+    record_saved(refs, "bert_tiny", m, lambda b, s: torch.randint(0, 1000, (b, s)), tok_sizes)
     m = ref.GPT2LMHeadModel(GptTiny)
     export(m, ids, os.path.join(out, "gpt_tiny.onnx"), ["input_ids"], tok, 17)
     record(refs, "gpt_tiny", m, ids, seq=seq)
+    record_saved(refs, "gpt_tiny", m, lambda b, s: torch.randint(0, 500, (b, s)), tok_sizes)
     m = VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=4, hidden_dim=64, mlp_dim=128,
                           num_classes=10)
     x = torch.randn(1, 3, 32, 32)
@@ -115,6 +132,7 @@ def main():
     refs["vit_tiny"] = dict(params=sum(p.numel() for p in m.parameters()), resolution=32,
                             macs=conv + 2 * layer + width * 10,
                             macs_ops={"conv2d": conv, "layers": 2 * layer, "head": width * 10})
+    record_saved(refs, "vit_tiny", m, lambda b, s: torch.randn(b, 3, 32, 32), [(2, None), (8, None)])
     if big:
         import torchvision.models as tv
         for name in ("resnet18", "resnet50", "mobilenet_v2"):
@@ -122,6 +140,7 @@ def main():
             x = torch.randn(1, 3, 224, 224)
             export(m, x, os.path.join(out, name + ".onnx"), ["x"], img, 13)
             record(refs, name, m, x, resolution=224)
+            record_saved(refs, name, m, lambda b, s: torch.randn(b, 3, 224, 224), [(2, None), (8, None)])
     with open(os.path.join(out, "reference.json"), "w") as f:
         json.dump(refs, f, indent=1, sort_keys=True)
         f.write("\n")
