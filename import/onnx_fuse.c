@@ -9,6 +9,10 @@
  *   LayerNorm: m = ReduceMean(x, [-1]); d = Sub(x, m); v = ReduceMean(Pow(d, 2), [-1]);
  *              y = Div(d, Sqrt(Add(v, eps))) [; y = Mul(y, gamma) [; y = Add(y, beta)]]
  *   GELU:      y = Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5) (the 0.5 on either side)
+ *   tanh GELU: y = Mul(Mul(x, 0.5), Add(Tanh(Mul(Add(x, Mul(Pow(x, 3), c)), k)), 1)), Hugging Face's
+ *              NewGELUActivation (GPT-2) written as eager ops: gelu with approximate
+ *              "tanh_python", which keeps the intermediate tensors PyTorch keeps
+ * (operands of Add and Mul in either order)
  */
 #include "onnx_import_priv.h"
 
@@ -142,6 +146,90 @@ find_gelu(struct onnx_imp *im, int erf)
 	im->fuse_x[last] = x;
 }
 
+/* The other input of a two-input node than `name`, or NULL. */
+static const char *
+other(const struct onnx_node *n, const char *name)
+{
+	if (n->ninputs != 2)
+		return NULL;
+	if (strcmp(n->inputs[0], name) == 0)
+		return n->inputs[1];
+	if (strcmp(n->inputs[1], name) == 0)
+		return n->inputs[0];
+	return NULL;
+}
+
+/* The producer of value `name` when it is a node of type op read only once. */
+static int
+made_by(struct onnx_imp *im, const char *name, const char *op)
+{
+	struct onnx_val *v = onnx_imp_find(im, name);
+
+	if (v == NULL || v->producer < 0 || v->nconsumers != 1 || strcmp(node(im, v->producer)->op_type, op) != 0)
+		return -1;
+	return v->producer;
+}
+
+static void
+find_tanh_gelu(struct onnx_imp *im, int th)
+{
+	const struct onnx_node *t = node(im, th);
+	int mk, inner, mc, pw, add1, fin, half, chain[8], nc = 0;
+	const char *x, *h;
+
+	if ((mk = made_by(im, t->inputs[0], "Mul")) < 0)
+		return;
+	/* Mul(inner, k): inner = Add(x, Mul(Pow(x, 3), c)) */
+	inner = made_by(im, node(im, mk)->inputs[0], "Add");
+	if (inner < 0)
+		inner = made_by(im, node(im, mk)->inputs[1], "Add");
+	if (inner < 0 || node(im, inner)->ninputs != 2)
+		return;
+	for (int side = 0; side < 2; side++) {
+		x = node(im, inner)->inputs[side];
+		mc = made_by(im, node(im, inner)->inputs[1 - side], "Mul");
+		if (mc < 0)
+			continue;
+		pw = made_by(im, node(im, mc)->inputs[0], "Pow");
+		if (pw < 0)
+			pw = made_by(im, node(im, mc)->inputs[1], "Pow");
+		if (pw >= 0 && strcmp(node(im, pw)->inputs[0], x) == 0)
+			break;
+		pw = -1;
+	}
+	if (pw < 0 || (add1 = sole(im, t->outputs[0], "Add")) < 0 || (fin = sole(im, node(im, add1)->outputs[0], "Mul")) < 0)
+		return;
+	h = other(node(im, fin), node(im, add1)->outputs[0]);
+	if (h == NULL)
+		return;
+	chain[nc++] = pw;
+	chain[nc++] = mc;
+	chain[nc++] = inner;
+	chain[nc++] = mk;
+	chain[nc++] = th;
+	chain[nc++] = add1;
+	if (strcmp(h, x) != 0) {
+		/* (x * 0.5) * (1 + tanh(...)) */
+		if ((half = made_by(im, h, "Mul")) < 0 || other(node(im, half), x) == NULL)
+			return;
+		chain[nc++] = half;
+	} else {
+		/* (x * (1 + tanh(...))) * 0.5 */
+		int m2 = sole(im, node(im, fin)->outputs[0], "Mul");
+		if (m2 < 0)
+			return;
+		chain[nc++] = fin;
+		fin = m2;
+	}
+	for (int k = 0; k < nc; k++)
+		if (im->fuse[chain[k]] != ONNX_FUSE_NONE)
+			return;
+	for (int k = 0; k < nc; k++)
+		im->fuse[chain[k]] = ONNX_FUSE_SKIP;
+	im->fuse[fin] = ONNX_FUSE_GELU_TANH;
+	im->fuse_x[fin] = x;
+}
+
 void
 onnx_fuse_find(struct onnx_imp *im)
 {
@@ -153,5 +241,7 @@ onnx_fuse_find(struct onnx_imp *im)
 			find_layernorm(im, i);
 		else if (strcmp(n->op_type, "Erf") == 0)
 			find_gelu(im, i);
+		else if (strcmp(n->op_type, "Tanh") == 0)
+			find_tanh_gelu(im, i);
 	}
 }

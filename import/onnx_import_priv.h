@@ -40,7 +40,7 @@ struct onnx_val {
 	int producer;                           /* node index, -1 for inputs and initializers */
 };
 
-enum onnx_fuse { ONNX_FUSE_NONE, ONNX_FUSE_SKIP, ONNX_FUSE_GELU, ONNX_FUSE_LAYERNORM };
+enum onnx_fuse { ONNX_FUSE_NONE, ONNX_FUSE_SKIP, ONNX_FUSE_GELU, ONNX_FUSE_GELU_TANH, ONNX_FUSE_LAYERNORM };
 
 struct onnx_imp {
 	struct onnx_arena *ar;

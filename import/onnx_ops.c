@@ -1331,6 +1331,11 @@ op_fused(struct onnx_imp *im, int i, struct onnx_val *o)
 		return onnx_imp_fail(im, DN_EINVAL, "a fused operator's input is not an activation");
 	if (im->fuse[i] == ONNX_FUSE_GELU)
 		return op_simple(im, "gelu", x, o);
+	if (im->fuse[i] == ONNX_FUSE_GELU_TANH) {
+		json_object_set_new(emit(im, "gelu", o, x, NULL), "approximate", json_string("tanh_python"));
+		copy_shape(o, x);
+		return 0;
+	}
 	l = emit(im, "layernorm", o, x, NULL);
 	json_object_set_new(l, "affine", json_boolean(im->fuse_affine[i]));
 	copy_shape(o, x);
