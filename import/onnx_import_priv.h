@@ -31,6 +31,7 @@ struct onnx_val {
 	const struct onnx_tensor *t;            /* CONST */
 	int param;                              /* CONST: from an initializer */
 	int transposed;                         /* CONST 2-d: the initializer's transpose */
+	int permuted;                           /* DATA: a permuted (non-contiguous) view */
 	int n;                                  /* SYM: entries (rank 0: one) */
 	struct onnx_dim *e;                     /* SYM */
 	int iota;                               /* DERIVED: 0, 1, ... along the last axis */

@@ -618,6 +618,16 @@ reshape_shape(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o, const
 	}
 	if (!layer)
 		return 0;
+	if (x->permuted) {
+		/* a reshape of a permuted view copies it, as PyTorch's .contiguous() or
+		 * reshape does (torch exports drop the .contiguous()) */
+		struct onnx_val *c = onnx_imp_val(im, onnx_arena_printf(im->ar, "%s.contiguous", o->name));
+		if (c == NULL || c->name == NULL)
+			return dn_error_set(im->err, DN_ENOMEM, "", "out of memory");
+		emit(im, "contiguous", c, x, NULL);
+		copy_shape(c, x);
+		x = c;
+	}
 	shape = json_array();
 	for (int i = 0; i < n; i++)
 		json_array_append_new(shape, dimj(im, o->shape[i]));
@@ -786,6 +796,9 @@ op_transpose(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o)
 	}
 	l = emit(im, "permute", o, x, NULL);
 	json_object_set_new(l, "dims", dims);
+	for (int i = 0; i < n; i++)
+		if (perm[i] != i)
+			o->permuted = 1;
 	return 0;
 }
 

@@ -152,6 +152,33 @@ def main():
     rc, out, err = run("count", "--model", os.path.join(DATA, "gpt_tiny.onnx"), "--space", space, "--json")
     # valid only up to the 128 positions of the table
     check("count --model FILE.onnx", rc == 0 and json.loads(out)["feasible"] == str(64 * 128), (out[:300], err))
+    # the imported GPT against the gpt template at the same sizes, over batch x seq under a memory
+    # budget: parameters, MACs and saved bytes agree exactly, so the counts differ only through
+    # the allocator model's rounding, which follows the order operators run in (the file's
+    # topological order here, the template's own there): within 0.5%
+    gt = os.path.join(tmp, "gpt_renamed.json")
+    run("import", os.path.join(DATA, "gpt_tiny.onnx"), "--dim", "batch=batch_size", "--dim", "seq=seq_len",
+        "--out", gt)
+    with open(space, "w") as f:
+        json.dump({"batch_size": {"_type": "randint", "_value": [1, 257]},
+                   "seq_len": {"_type": "randint", "_value": [1, 257]}}, f)
+    tpl = ["--template", "gpt", "vocab=500", "n_embd=64", "n_layer=2", "n_head=4", "n_positions=128"]
+    rc1, o1, e1 = run("count", *tpl, "--space", space, "--budget", "memory=1.4GiB", "--json")
+    rc2, o2, e2 = run("count", "--model", gt, "--space", space, "--budget", "memory=1.4GiB", "--json")
+    if rc1 == 0 and rc2 == 0:
+        a, b = int(json.loads(o1)["feasible"]), int(json.loads(o2)["feasible"])
+        print(f"gpt_tiny count over batch 1-256 x seq 1-256, memory <= 1.4 GiB: template {a}, imported {b}")
+        check("count as the template (within 0.5%)", a > 0 and abs(b - a) <= 0.005 * a, (a, b))
+    else:
+        check("count as the template", False, (e1, e2))
+    for cfg in ({"batch_size": 3, "seq_len": 100}, {"batch_size": 64, "seq_len": 16}):
+        args = [f"{k}={v}" for k, v in cfg.items()]
+        _, o1, _ = run("estimate", *tpl, *args, "--json")
+        _, o2, _ = run("estimate", "--model", gt, *args, "--json")
+        c1, c2 = json.loads(o1)["costs"], json.loads(o2)["costs"]
+        check(f"gpt_tiny {cfg}: params, MACs and saved bytes as the template",
+              all(c1[k] == c2[k] for k in ("params", "macs", "activation_bytes_saved")),
+              [(c1[k], c2[k]) for k in ("params", "macs", "activation_bytes_saved")])
     rc, _, err = run("estimate", "--model", os.path.join(tmp, "missing.onnx"))
     check("--model FILE.onnx missing", rc == 2 and "--model" in err and "missing.onnx" in err, err)
     rc, _, err = run("import", os.path.join(DATA, "bert_tiny.onnx"), "--dim", "batch=9x")
