@@ -1,7 +1,8 @@
 /*
  * onnx_import_priv.h - the importer's state, shared by onnx_import.c (the
  * driver: values, inputs, hyperparameters, the JSON document), onnx_ops.c
- * (one translation per operator) and onnx_fuse.c (expansions folded back).
+ * with onnx_op_*.c (the translation of each operator, onnx_op.h) and
+ * onnx_fuse.c (expansions folded back).
  *
  * Every ONNX value is one of: DATA, an activation that depends on a graph
  * input (a layer of the model file, `ref` its name there, `shape` its
