@@ -78,6 +78,12 @@ struct sq_query;
 int cli_solve_more(const char *cmd, struct fs_engine *e, struct sq_query *q, double timeout,
     const char *config, const char *param, const char *value, const char *per, int json_out);
 int cli_templates(int argc, char **argv);
+/* dnnsat import (cli_import.c) */
+int cli_import(int argc, char **argv);
+/* A --model file: an ONNX model (FILE.onnx, imported with its defaults,
+ * warnings on stderr) or a model file (JSON). 0 with *out a new reference,
+ * or -1 with err naming --model. */
+int cli_load_model_file(const char *file, json_t **out, struct dn_error *err);
 /* prune: many spaces and devices at once, offline or through a server (cli_batch.c) */
 int cli_prune(int argc, char **argv);
 int cli_devices(int argc, char **argv);

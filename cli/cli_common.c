@@ -132,7 +132,7 @@ cli_req_option(struct cli_req *r, const char *a, const char *v, struct dn_error 
 	if (strcmp(a, "--preset") == 0 || strcmp(a, "--template") == 0) {
 		json_object_set_new(r->req, "model", json_pack("{s:s}", a + 2, v));
 	} else if (strcmp(a, "--model") == 0 || strcmp(a, "--space") == 0) {
-		if (cli_load_json_file(v, a, &j, err) != 0)
+		if ((a[2] == 'm' ? cli_load_model_file(v, &j, err) : cli_load_json_file(v, a, &j, err)) != 0)
 			return -1;
 		json_object_set_new(r->req, a + 2, j);
 	} else if (strcmp(a, "--device") == 0) {

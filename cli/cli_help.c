@@ -29,6 +29,7 @@ static const char *const prune_options[] = { "--preset", "--template", "--model"
 	"--budget", "--set", "--constraint", "--optimizer", "--dtype", "--inference", "--bind", "--timeout",
 	"--json", "--out", "--configs", "--limit", "--summary", "--server", "--token", "--help", NULL };
 static const char *const catalog_options[] = { "--json", "--help", NULL };
+static const char *const import_options[] = { "--name", "--dim", "--unknown", "--out", "--help", NULL };
 
 #define MODEL_HELP \
 	"  --preset NAME | --template NAME | --model FILE   the model (a preset alone finds its template)\n"
@@ -119,6 +120,16 @@ static const struct cli_cmd commands[] = {
 	  "  --server URL         ask a dnnsatd instead of solving here; --token T or DNNSAT_TOKEN\n"
 	  "exit status: 0 done, 2 bad input, 3 some count only got bounds (deadline), 4 server failure\n",
 	  prune_options },
+	{ "import", cli_import, "an ONNX model as a model file, its symbolic dimensions as hyperparameters",
+	  "usage: dnnsat import MODEL.onnx [options] > model.json\n"
+	  "  --name NAME           the model's name (default: the ONNX graph's)\n"
+	  "  --dim FROM=TO         name the hyperparameter of symbolic dimension FROM (dim_param) TO\n"
+	  "                        (repeatable), e.g. --dim batch=batch_size\n"
+	  "  --unknown error|elementwise   an operator the importer does not know: an error naming the\n"
+	  "                        node (default), or priced as elementwise with a warning per type\n"
+	  "  --out FILE            write the model file to FILE instead of stdout\n"
+	  "exit status: 0 imported, 2 bad input (the error names the node, its operator and position)\n",
+	  import_options },
 	{ "templates", cli_templates, "the built-in model templates, their hyperparameters and presets",
 	  "usage: dnnsat templates [--json]\n", catalog_options },
 	{ "devices", cli_devices, "the GPU catalog",

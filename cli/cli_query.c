@@ -114,7 +114,7 @@ query_model(struct cli_query *q, const struct query_args *s, struct dn_error *er
 	if (s->tmpl != NULL && s->file != NULL)
 		return dn_error_set(err, DN_EINVAL, "--template", "give one of --template and --model");
 	if (s->file != NULL) {
-		if (cli_load_json_file(s->file, "--model", &root, err) != 0)
+		if (cli_load_model_file(s->file, &root, err) != 0)
 			return -1;
 		rc = cm_def_load_json(root, &q->def, err);
 		json_decref(root);

@@ -202,7 +202,7 @@ check help-sample 0 "sample: fewer than N samples" -- --help
 
 # issue 14: the CLI as git and ripgrep users expect
 # every command has a help of its own: COMMAND --help (anywhere), help COMMAND
-for c in estimate count list sample reduce explain max min prune templates devices; do
+for c in estimate count list sample reduce explain max min prune templates devices import; do
 	check "help-$c" 0 "^usage: dnnsat $c" -- $c --help
 	check "help-command-$c" 0 "^usage: dnnsat $c" -- help $c
 done
@@ -258,7 +258,7 @@ fi
 man1=$(sed 's/\\-/-/g; s/\\f[BIRP]//g' "$top_srcdir/man/dnnsat.1")
 man8=$(sed 's/\\-/-/g; s/\\f[BIRP]//g' "$top_srcdir/man/dnnsatd.8")
 missing=""
-for c in estimate count list sample reduce explain max min prune templates devices; do
+for c in estimate count list sample reduce explain max min prune templates devices import; do
 	printf '%s\n' "$man1" | grep -q "^\.B $c\|^\.B dnnsat $c\|^\.BR.* $c\|^\.B $c\\\\fR" || missing="$missing command:$c"
 	for o in $("$DNNSAT" $c --help | grep -o -- '--[a-z][a-z0-9-]*' | sort -u); do
 		printf '%s\n' "$man1" | grep -q -- "$o\\b" || missing="$missing $c:$o"

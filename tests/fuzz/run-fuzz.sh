@@ -8,12 +8,12 @@ cd "$(dirname "$0")/../.."
 SECONDS_EACH="${FUZZ_SECONDS:-60}"
 out=tests/fuzz/out
 mkdir -p "$out"
-CFLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE -Icommon -Icostmodel -Isolver -Icache -Iserver $(pkg-config --cflags jansson libmicrohttpd libpq)"
-SRCS="$(ls common/*.c costmodel/*.c) $(ls solver/space_*.c solver/query_parse.c solver/fset_*.c solver/answer_*.c)"
+CFLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE -Icommon -Icostmodel -Iimport -Isolver -Icache -Iserver $(pkg-config --cflags jansson libmicrohttpd libpq)"
+SRCS="$(ls common/*.c costmodel/*.c import/*.c) $(ls solver/space_*.c solver/query_parse.c solver/fset_*.c solver/answer_*.c)"
 # the request target runs the whole server: every server file but main() and the CLI
 SERVER_SRCS="$(ls server/srv_*.c server/api_*.c cache/cache*.c | grep -v srv_main.c)"
 VERSION="$(sed -n 's/^AC_INIT(\[dnnsat\], \[\([^]]*\)\].*/\1/p' configure.ac)"
-for target in ${FUZZ_TARGETS:-model expr space query progress request}; do
+for target in ${FUZZ_TARGETS:-model expr space query progress request onnx}; do
 	extra=""
 	[ "$target" = request ] && extra="$SERVER_SRCS $(pkg-config --libs libmicrohttpd libpq) -lpthread"
 	clang $CFLAGS -DDNNSAT_DATA_DIR="\"$PWD/schemas\"" -DDNNSAT_WEB_DIR="\"$PWD/web\"" -DPACKAGE_VERSION="\"$VERSION\"" -o "$out/fuzz_$target" \

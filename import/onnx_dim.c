@@ -1,0 +1,122 @@
+/*
+ * onnx_dim.c - integer-or-expression dimensions (see onnx_dim.h). An
+ * expression operand that is not a bare name or number is parenthesised,
+ * so the text always parses as the arithmetic that built it.
+ */
+#include "onnx_dim.h"
+
+#include <ctype.h>
+#include <string.h>
+
+struct onnx_dim
+onnx_dim_int(int64_t v)
+{
+	struct onnx_dim d = { NULL, v };
+	return d;
+}
+
+struct onnx_dim
+onnx_dim_sym(const char *expr)
+{
+	struct onnx_dim d = { expr, 0 };
+	return d;
+}
+
+static int
+is_atom(const char *s)
+{
+	for (const char *p = s; *p; p++)
+		if (!isalnum((unsigned char)*p) && *p != '_')
+			return 0;
+	return 1;
+}
+
+static const char *
+operand(struct onnx_arena *ar, struct onnx_dim d)
+{
+	if (d.expr == NULL)
+		return d.v < 0 ? onnx_arena_printf(ar, "(%lld)", (long long)d.v) :
+		    onnx_arena_printf(ar, "%lld", (long long)d.v);
+	return is_atom(d.expr) ? d.expr : onnx_arena_printf(ar, "(%s)", d.expr);
+}
+
+static int
+int_arith(enum onnx_dim_op op, int64_t a, int64_t b, int64_t *out)
+{
+	switch (op) {
+	case ONNX_DIM_ADD: return __builtin_add_overflow(a, b, out) ? -1 : 0;
+	case ONNX_DIM_SUB: return __builtin_sub_overflow(a, b, out) ? -1 : 0;
+	case ONNX_DIM_MUL: return __builtin_mul_overflow(a, b, out) ? -1 : 0;
+	case ONNX_DIM_DIV:
+	case ONNX_DIM_MOD:
+		if (b == 0 || (a == INT64_MIN && b == -1))
+			return -1;
+		if (op == ONNX_DIM_DIV) {
+			int64_t q = a / b;
+			*out = (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+		} else {
+			int64_t r = a % b;
+			*out = (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+		}
+		return 0;
+	}
+	return -1;
+}
+
+int
+onnx_dim_arith(struct onnx_arena *ar, enum onnx_dim_op op, struct onnx_dim a, struct onnx_dim b,
+    struct onnx_dim *out)
+{
+	static const char *const sym[] = { "+", "-", "*", "/", "%" };
+	const char *x, *y;
+
+	if (a.expr == NULL && b.expr == NULL) {
+		out->expr = NULL;
+		return int_arith(op, a.v, b.v, &out->v);
+	}
+	if (b.expr == NULL && ((op == ONNX_DIM_ADD || op == ONNX_DIM_SUB) && b.v == 0)) {
+		*out = a;
+		return 0;
+	}
+	if (b.expr == NULL && (op == ONNX_DIM_MUL || op == ONNX_DIM_DIV) && b.v == 1) {
+		*out = a;
+		return 0;
+	}
+	if (a.expr == NULL && ((op == ONNX_DIM_ADD && a.v == 0) || (op == ONNX_DIM_MUL && a.v == 1))) {
+		*out = b;
+		return 0;
+	}
+	if (b.expr == NULL && b.v == 0 && (op == ONNX_DIM_DIV || op == ONNX_DIM_MOD))
+		return -1;
+	if ((op == ONNX_DIM_SUB && onnx_dim_same(a, b))) {
+		*out = onnx_dim_int(0);
+		return 0;
+	}
+	if (op == ONNX_DIM_DIV && onnx_dim_same(a, b)) {
+		*out = onnx_dim_int(1);
+		return 0;
+	}
+	x = operand(ar, a);
+	y = operand(ar, b);
+	if (x == NULL || y == NULL)
+		return -1;
+	out->expr = onnx_arena_printf(ar, "%s %s %s", x, sym[op], y);
+	out->v = 0;
+	return out->expr == NULL ? -1 : 0;
+}
+
+int
+onnx_dim_same(struct onnx_dim a, struct onnx_dim b)
+{
+	if (a.expr == NULL || b.expr == NULL)
+		return a.expr == NULL && b.expr == NULL && a.v == b.v;
+	return strcmp(a.expr, b.expr) == 0;
+}
+
+const char *
+onnx_dim_text(struct onnx_arena *ar, struct onnx_dim d)
+{
+	if (d.expr != NULL)
+		return d.expr;
+	return onnx_arena_printf(ar, "%lld", (long long)d.v);
+}

@@ -1,0 +1,88 @@
+/*
+ * onnx_import_priv.h - the importer's state, shared by onnx_import.c (the
+ * driver: values, inputs, hyperparameters, the JSON document), onnx_ops.c
+ * with onnx_op_*.c (the translation of each operator, onnx_op.h) and
+ * onnx_fuse.c (expansions folded back).
+ *
+ * Every ONNX value is one of: DATA, an activation that depends on a graph
+ * input (a layer of the model file, `ref` its name there, `shape` its
+ * dimensions); CONST, a tensor known from the file (an initializer when
+ * `param`); SYM, a small int64 tensor of rank 0 or 1 whose entries are
+ * dimensions (shape arithmetic); DERIVED, a tensor computed without the
+ * inputs whose values are unknown (masks, ids), of known shape.
+ */
+#ifndef DN_ONNX_IMPORT_PRIV_H
+#define DN_ONNX_IMPORT_PRIV_H
+
+#include "onnx_arena.h"
+#include "onnx_dim.h"
+#include "onnx_import.h"
+#include "onnx_model.h"
+
+#define ONNX_SYM_MAX 64 /* entries of a shape tensor */
+
+enum onnx_vkind { ONNX_V_NONE, ONNX_V_DATA, ONNX_V_CONST, ONNX_V_SYM, ONNX_V_DERIVED };
+
+struct onnx_val {
+	const char *name;
+	enum onnx_vkind kind;
+	int rank;
+	struct onnx_dim shape[ONNX_MAX_RANK];   /* DATA, DERIVED, CONST */
+	const char *ref;                        /* DATA: its name in the model file */
+	const struct onnx_tensor *t;            /* CONST */
+	int param;                              /* CONST: from an initializer */
+	int transposed;                         /* CONST 2-d: the initializer's transpose */
+	int permuted;                           /* DATA: a permuted (non-contiguous) view */
+	int n;                                  /* SYM: entries (rank 0: one) */
+	struct onnx_dim *e;                     /* SYM */
+	int iota;                               /* DERIVED: 0, 1, ... along the last axis */
+	struct onnx_dim id_range;               /* DERIVED iota: the count of distinct ids */
+	int nconsumers;
+	int consumers[4];                       /* the first nodes reading it */
+	int producer;                           /* node index, -1 for inputs and initializers */
+};
+
+enum onnx_fuse { ONNX_FUSE_NONE, ONNX_FUSE_SKIP, ONNX_FUSE_GELU, ONNX_FUSE_GELU_TANH, ONNX_FUSE_LAYERNORM };
+
+struct onnx_imp {
+	struct onnx_arena *ar;
+	const struct onnx_model *m;
+	const struct onnx_import_opts *opts;
+	struct dn_error *err;
+	struct onnx_val **tab;      /* open-addressing table by name */
+	size_t tabsize;
+	json_t *doc, *hps, *inputs, *layers;
+	int node;                   /* the node being translated */
+	int *fuse;                  /* per node: enum onnx_fuse */
+	const char **fuse_x;        /* per node: the fused operator's input */
+	int *fuse_affine;
+	const struct onnx_tensor **embeddings; /* the tables embeddings read (for tied heads) */
+	int nembeddings;
+	char warned[64][32];        /* op types warned about (--unknown elementwise) */
+	int nwarned;
+	int nrefs;                  /* names shortened so far */
+};
+
+/* The value named `name`, created (kind NONE) when new; NULL out of memory. */
+struct onnx_val *onnx_imp_val(struct onnx_imp *im, const char *name);
+/* The value, or NULL when unknown. */
+struct onnx_val *onnx_imp_find(struct onnx_imp *im, const char *name);
+/* An error about the current node: "node 12 'name' (Conv): ...". -1. */
+int onnx_imp_fail(struct onnx_imp *im, enum dn_error_code code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void onnx_imp_warn(struct onnx_imp *im, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Adds an int64 input to the model file for a DERIVED index tensor; its
+ * value becomes DATA. 0 or -1. */
+int onnx_imp_add_index_input(struct onnx_imp *im, struct onnx_val *v);
+
+/* The model file's name for an ONNX value: the name itself when it fits
+ * the format's 64 characters, else "tN." and the name's tail (unique by N);
+ * NULL when out of memory. */
+const char *onnx_imp_ref(struct onnx_imp *im, const char *name);
+/* Translates node i (onnx_ops.c). 0 or -1 with im->err. */
+int onnx_ops_translate(struct onnx_imp *im, int i);
+/* Finds torch's LayerNorm and erf-GELU expansions (onnx_fuse.c), filling
+ * im->fuse; runs after every value's consumers are known. */
+void onnx_fuse_find(struct onnx_imp *im);
+
+#endif

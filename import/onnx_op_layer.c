@@ -1,0 +1,372 @@
+/*
+ * onnx_op_layer.c - ONNX operators that compute, as model-format layers:
+ * Conv (conv1d/conv2d, symmetric pads only), pooling, Gemm and MatMul by an
+ * initializer (linear, a following bias Add folded in, a head tied to an
+ * embedding recognised), MatMul of two activations, elementwise arithmetic
+ * (add, mul, or scale by a constant), ReduceMean over the spatial axes, and
+ * the operators onnx_fuse.c folded (layernorm, gelu).
+ */
+#include "onnx_op.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static int
+conv_out(struct onnx_imp *im, struct onnx_dim h, int64_t k, int64_t s, int64_t p, int64_t d, int ceil_mode,
+    struct onnx_dim *o)
+{
+	struct onnx_dim t;
+	int64_t span = d * (k - 1) + 1;
+
+	if (onnx_dim_arith(im->ar, ONNX_DIM_ADD, h, onnx_dim_int(2 * p - span + (ceil_mode ? s - 1 : 0)), &t) < 0 ||
+	    onnx_dim_arith(im->ar, ONNX_DIM_DIV, t, onnx_dim_int(s), &t) < 0 ||
+	    onnx_dim_arith(im->ar, ONNX_DIM_ADD, t, onnx_dim_int(1), o) < 0)
+		return onnx_imp_fail(im, DN_EINVAL, "output size overflows");
+	return 0;
+}
+
+/* kernel, stride, padding and dilation of Conv and pools: spatial dims
+ * nsp; asymmetric padding is refused (the model format pads evenly). */
+struct window {
+	int nsp;
+	int64_t k[2], s[2], p[2], d[2];
+};
+
+static int
+window(struct onnx_imp *im, const struct onnx_val *x, const struct onnx_val *w, struct window *win)
+{
+	int64_t v[8];
+	int n;
+	const struct onnx_attr *ap = onnx_node_attr(NODE(im), "auto_pad");
+
+	win->nsp = x->rank - 2;
+	if (win->nsp < 1 || win->nsp > 2)
+		return onnx_imp_fail(im, DN_EINVAL, "only 1-d and 2-d windows are supported (input rank %d)", x->rank);
+	if (ap != NULL && ap->s != NULL && strcmp(ap->s, "NOTSET") != 0 && strcmp(ap->s, "VALID") != 0)
+		return onnx_imp_fail(im, DN_EINVAL, "auto_pad %s is not supported (export with explicit pads)", ap->s);
+	for (int i = 0; i < 2; i++)
+		win->k[i] = win->s[i] = win->d[i] = 1, win->p[i] = 0;
+	n = onnx_op_attr_ints(im, "kernel_shape", v, 2);
+	if (n == win->nsp)
+		memcpy(win->k, v, sizeof(int64_t) * (size_t)n);
+	else if (w != NULL && w->rank == x->rank)
+		for (int i = 0; i < win->nsp; i++)
+			win->k[i] = w->t->dims[2 + i];
+	else
+		return onnx_imp_fail(im, DN_EINVAL, "kernel_shape missing or of the wrong length");
+	if ((n = onnx_op_attr_ints(im, "strides", v, 2)) == win->nsp)
+		memcpy(win->s, v, sizeof(int64_t) * (size_t)n);
+	if ((n = onnx_op_attr_ints(im, "dilations", v, 2)) == win->nsp)
+		memcpy(win->d, v, sizeof(int64_t) * (size_t)n);
+	if ((n = onnx_op_attr_ints(im, "pads", v, 4)) == 2 * win->nsp) {
+		for (int i = 0; i < win->nsp; i++) {
+			if (v[i] != v[i + win->nsp])
+				return onnx_imp_fail(im, DN_EINVAL, "asymmetric pads (%lld, %lld) on spatial axis %d",
+				    (long long)v[i], (long long)v[i + win->nsp], i);
+			win->p[i] = v[i];
+		}
+	}
+	for (int i = 0; i < win->nsp; i++)
+		if (win->k[i] < 1 || win->k[i] > 4096 || win->s[i] < 1 || win->s[i] > 4096 || win->d[i] < 1 ||
+		    win->d[i] > 4096 || win->p[i] < 0 || win->p[i] > 4096)
+			return onnx_imp_fail(im, DN_EINVAL, "kernel, stride, dilation or pads out of range");
+	return 0;
+}
+
+static json_t *
+pair(int nsp, const int64_t *v)
+{
+	if (nsp == 1 || v[0] == v[1])
+		return json_integer(v[0]);
+	return json_pack("[II]", (json_int_t)v[0], (json_int_t)v[1]);
+}
+
+static int
+window_shape(struct onnx_imp *im, const struct onnx_val *x, const struct window *w, int ceil_mode,
+    struct onnx_val *o)
+{
+	onnx_op_copy_shape(o, x);
+	for (int i = 0; i < w->nsp; i++)
+		if (conv_out(im, x->shape[2 + i], w->k[i], w->s[i], w->p[i], w->d[i], ceil_mode, &o->shape[2 + i]) < 0)
+			return -1;
+	return 0;
+}
+
+int
+onnx_op_conv(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o)
+{
+	struct onnx_val *w = onnx_op_in(im, 1);
+	struct window win;
+	int64_t groups = onnx_op_attr_i(im, "group", 1);
+	json_t *l;
+
+	if (w == NULL || w->kind != ONNX_V_CONST || w->rank != x->rank)
+		return onnx_imp_fail(im, DN_EINVAL, "the weight must be an initializer of rank %d", x->rank);
+	if (window(im, x, w, &win) < 0)
+		return -1;
+	if (groups < 1 || w->t->dims[0] % groups != 0)
+		return onnx_imp_fail(im, DN_EINVAL, "group %lld does not divide %lld output channels", (long long)groups,
+		    (long long)w->t->dims[0]);
+	l = onnx_op_emit(im, win.nsp == 1 ? "conv1d" : "conv2d", o, x, NULL);
+	json_object_set_new(l, "out_channels", json_integer(w->t->dims[0]));
+	json_object_set_new(l, "kernel", pair(win.nsp, win.k));
+	if (win.s[0] != 1 || win.s[1] != 1)
+		json_object_set_new(l, "stride", pair(win.nsp, win.s));
+	if (win.p[0] != 0 || win.p[1] != 0)
+		json_object_set_new(l, "padding", pair(win.nsp, win.p));
+	if (win.d[0] != 1 || win.d[1] != 1)
+		json_object_set_new(l, "dilation", pair(win.nsp, win.d));
+	if (groups != 1)
+		json_object_set_new(l, "groups", json_integer(groups));
+	json_object_set_new(l, "bias", json_boolean(onnx_op_in(im, 2) != NULL));
+	if (window_shape(im, x, &win, 0, o) < 0)
+		return -1;
+	o->shape[1] = onnx_dim_int(w->t->dims[0]);
+	return 0;
+}
+
+int
+onnx_op_pool(struct onnx_imp *im, const char *op, struct onnx_val *x, struct onnx_val *o)
+{
+	struct window win;
+	int ceil_mode = (int)onnx_op_attr_i(im, "ceil_mode", 0);
+	char name[32];
+	json_t *l;
+
+	if (window(im, x, NULL, &win) < 0)
+		return -1;
+	if (win.d[0] != 1 || win.d[1] != 1)
+		return onnx_imp_fail(im, DN_EINVAL, "dilated pooling is not supported");
+	dn_fmt(name, sizeof name, "%s%dd", op, win.nsp);
+	l = onnx_op_emit(im, name, o, x, NULL);
+	json_object_set_new(l, "kernel", pair(win.nsp, win.k));
+	json_object_set_new(l, "stride", pair(win.nsp, win.s));
+	if (win.p[0] != 0 || win.p[1] != 0)
+		json_object_set_new(l, "padding", pair(win.nsp, win.p));
+	if (ceil_mode)
+		json_object_set_new(l, "ceil_mode", json_true());
+	if (op[0] == 'a')
+		json_object_set_new(l, "count_include_pad", json_boolean(onnx_op_attr_i(im, "count_include_pad", 0) != 0));
+	return window_shape(im, x, &win, ceil_mode, o);
+}
+
+/* 1 when W (as stored: [in, out] when trans == 0, [out, in] when 1) holds
+ * the same numbers as an embedding table [out, in] read earlier: a head tied
+ * to the embedding (GPT-2's lm_head), whose weight PyTorch counts once. */
+static int
+tied(struct onnx_imp *im, const struct onnx_tensor *w, int trans)
+{
+	for (int e = 0; e < im->nembeddings; e++) {
+		const struct onnx_tensor *t = im->embeddings[e];
+		int64_t rows = t->dims[0], cols = t->dims[1];
+		int same = 1;
+		if (t == w)
+			return 1;
+		if (w->rank != 2 || w->dtype != ONNX_FLOAT || t->dtype != ONNX_FLOAT || w->raw == NULL || t->raw == NULL ||
+		    (trans ? (w->dims[0] != rows || w->dims[1] != cols) : (w->dims[0] != cols || w->dims[1] != rows)))
+			continue;
+		for (int64_t r = 0; r < rows && same; r++)
+			for (int64_t c = 0; c < cols && same; c++) {
+				int64_t ti = r * cols + c, wi = trans ? ti : c * rows + r;
+				if ((size_t)(ti + 1) * 4 > t->raw_len || (size_t)(wi + 1) * 4 > w->raw_len ||
+				    memcmp(t->raw + ti * 4, w->raw + wi * 4, 4) != 0)
+					same = 0;
+			}
+		if (same)
+			return 1;
+	}
+	return 0;
+}
+
+/* MatMul or Gemm by an initializer: a linear layer; a following Add of a
+ * bias initializer (the only reader of the product) is folded into it. */
+int
+onnx_op_linear(struct onnx_imp *im, struct onnx_val *x, const struct onnx_val *w, int trans, int has_bias,
+    struct onnx_val *o)
+{
+	int64_t outf = trans ? w->t->dims[0] : w->t->dims[1];
+	int64_t inf = trans ? w->t->dims[1] : w->t->dims[0];
+	struct onnx_val *fin = o;
+	int is_tied;
+	json_t *l;
+
+	if (x->rank < 1)
+		return onnx_imp_fail(im, DN_EINVAL, "a linear layer on a scalar");
+	if (x->shape[x->rank - 1].expr == NULL && x->shape[x->rank - 1].v != inf)
+		return onnx_imp_fail(im, DN_EINVAL, "the weight's %lld inputs do not match the last dimension %lld",
+		    (long long)inf, (long long)x->shape[x->rank - 1].v);
+	if (!has_bias && o->nconsumers == 1) {
+		int k = o->consumers[0];
+		const struct onnx_node *a = &im->m->graph.nodes[k];
+		if (strcmp(a->op_type, "Add") == 0 && a->ninputs == 2 && im->fuse[k] == ONNX_FUSE_NONE) {
+			struct onnx_val *b = onnx_imp_find(im, strcmp(a->inputs[0], o->name) == 0 ? a->inputs[1] : a->inputs[0]);
+			if (b != NULL && b->kind == ONNX_V_CONST && b->param && b->rank == 1 && b->t->dims[0] == outf) {
+				im->fuse[k] = ONNX_FUSE_SKIP;
+				fin = onnx_imp_find(im, a->outputs[0]);
+				has_bias = 1;
+			}
+		}
+	}
+	is_tied = tied(im, w->t, trans);
+	l = onnx_op_emit(im, "linear", fin, x, NULL);
+	json_object_set_new(l, "out_features", json_integer(outf));
+	json_object_set_new(l, "bias", json_boolean(has_bias));
+	if (is_tied)
+		json_object_set_new(l, "tied", json_true());
+	onnx_op_copy_shape(fin, x);
+	fin->shape[x->rank - 1] = onnx_dim_int(outf);
+	return 0;
+}
+
+int
+onnx_op_matmul(struct onnx_imp *im, struct onnx_val *a, struct onnx_val *o)
+{
+	struct onnx_val *b = onnx_op_in(im, 1);
+	struct onnx_val ta, tb;
+
+	if (b != NULL && b->kind == ONNX_V_CONST && b->rank == 2)
+		return onnx_op_linear(im, a, b, b->transposed, 0, o);
+	if (b == NULL || b->kind != ONNX_V_DATA || a->rank < 2 || b->rank < 2)
+		return onnx_imp_fail(im, DN_EINVAL, "a product of two activations of rank >= 2 (or by a 2-d initializer) expected");
+	onnx_op_emit(im, "matmul", o, a, b);
+	ta = *a;
+	tb = *b;
+	ta.rank -= 2;
+	tb.rank -= 2;
+	if (onnx_op_broadcast(o, &ta, &tb) < 0)
+		return onnx_imp_fail(im, DN_EINVAL, "batch dimensions do not broadcast");
+	o->shape[o->rank++] = a->shape[a->rank - 2];
+	o->shape[o->rank++] = b->shape[b->rank - 1];
+	return 0;
+}
+
+int
+onnx_op_gemm(struct onnx_imp *im, struct onnx_val *a, struct onnx_val *o)
+{
+	struct onnx_val *b = onnx_op_in(im, 1), *c = onnx_op_in(im, 2);
+
+	if (onnx_op_attr_i(im, "transA", 0) != 0 || a->rank != 2)
+		return onnx_imp_fail(im, DN_EINVAL, "only Gemm of a 2-d activation, not transposed, is supported");
+	if (b == NULL || b->kind != ONNX_V_CONST || b->rank != 2)
+		return onnx_imp_fail(im, DN_EINVAL, "the weight B must be a 2-d initializer");
+	return onnx_op_linear(im, a, b, (onnx_op_attr_i(im, "transB", 0) != 0) != (b->transposed != 0), c != NULL, o);
+}
+
+/* Elementwise arithmetic: on shapes, on constants, or on activations. */
+int
+onnx_op_binary(struct onnx_imp *im, const char *op, struct onnx_val *o)
+{
+	struct onnx_val *a = onnx_op_in(im, 0), *b = onnx_op_in(im, 1), *x, *c;
+	double f = 1.0;
+	json_t *l;
+
+	if (a == NULL || b == NULL)
+		return onnx_imp_fail(im, DN_EINVAL, "two inputs expected");
+	if (a->kind != ONNX_V_DATA && b->kind != ONNX_V_DATA && a->kind != ONNX_V_DERIVED && b->kind != ONNX_V_DERIVED &&
+	    onnx_op_sym_of(im, a) && onnx_op_sym_of(im, b))
+		return onnx_op_sym_binary(im, op, a, b, o);
+	if (a->kind == ONNX_V_DATA && b->kind == ONNX_V_DATA) {
+		int mul = strcmp(op, "Mul") == 0 || strcmp(op, "Div") == 0;
+		onnx_op_emit(im, mul ? "mul" : "add", o, a, b);
+		if (onnx_op_broadcast(o, a, b) < 0)
+			return onnx_imp_fail(im, DN_EINVAL, "shapes do not broadcast");
+		return 0;
+	}
+	if (a->kind != ONNX_V_DATA && b->kind != ONNX_V_DATA) {
+		struct onnx_val sa = *a, sb = *b;
+		if (sa.kind == ONNX_V_SYM)
+			sa.rank = a->rank, sa.shape[0] = onnx_dim_int(a->n);
+		if (sb.kind == ONNX_V_SYM)
+			sb.rank = b->rank, sb.shape[0] = onnx_dim_int(b->n);
+		o->kind = ONNX_V_DERIVED;
+		if (onnx_op_broadcast(o, &sa, &sb) < 0)
+			return onnx_imp_fail(im, DN_EINVAL, "shapes do not broadcast");
+		return 0;
+	}
+	x = a->kind == ONNX_V_DATA ? a : b;
+	c = x == a ? b : a;
+	if (c->kind == ONNX_V_CONST && c->param && !c->transposed && onnx_tensor_numel(c->t) > 1) {
+		struct onnx_val *p = onnx_op_param_as_data(im, c, c);
+		int mul = strcmp(op, "Mul") == 0 || strcmp(op, "Div") == 0;
+		if (p == NULL)
+			return -1;
+		onnx_op_emit(im, mul ? "mul" : "add", o, x == a ? x : p, x == a ? p : x);
+		if (onnx_op_broadcast(o, x, p) < 0)
+			return onnx_imp_fail(im, DN_EINVAL, "shapes do not broadcast");
+		return 0;
+	}
+	if (onnx_op_scalar(c, &f)) {
+		if (strcmp(op, "Div") == 0 && x == a)
+			f = f != 0 ? 1.0 / f : 1.0;
+		else if (strcmp(op, "Mul") != 0)
+			f = 1.0;
+	} else {
+		f = 1.0;
+		if (c->kind == ONNX_V_CONST && c->param && onnx_tensor_numel(c->t) > 1)
+			onnx_imp_warn(im, "node %d '%s' (%s): initializer '%s' (%lld values) is an operand of arithmetic "
+			    "that the model format has no parameter for; its values are not counted", im->node,
+			    NODE(im)->name, op, c->name, (long long)onnx_tensor_numel(c->t));
+	}
+	if (onnx_op_broadcast(o, x, c) < 0)
+		return onnx_imp_fail(im, DN_EINVAL, "shapes do not broadcast");
+	if (o->rank != x->rank)
+		return onnx_imp_fail(im, DN_EINVAL, "a constant operand widens the activation (not supported)");
+	for (int i = 0; i < o->rank; i++)
+		if (!onnx_dim_same(o->shape[i], x->shape[i]))
+			return onnx_imp_fail(im, DN_EINVAL, "a constant operand widens the activation (not supported)");
+	l = onnx_op_emit(im, "scale", o, x, NULL);
+	json_object_set_new(l, "factor", json_real(isfinite(f) ? f : 1.0));
+	return 0;
+}
+
+int
+onnx_op_simple(struct onnx_imp *im, const char *op, struct onnx_val *x, struct onnx_val *o)
+{
+	onnx_op_emit(im, op, o, x, NULL);
+	onnx_op_copy_shape(o, x);
+	return 0;
+}
+
+/* ReduceMean over the spatial axes with keepdims: a global average pool. */
+int
+onnx_op_reduce_mean(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o)
+{
+	int64_t axes[ONNX_MAX_RANK];
+	int n = onnx_op_axes_of(im, axes, ONNX_MAX_RANK);
+	json_t *l;
+
+	if (n == 2 && x->rank == 4 && ((axes[0] == 2 && axes[1] == 3) || (axes[0] == -2 && axes[1] == -1))) {
+		l = onnx_op_emit(im, "adaptive_avgpool2d", o, x, NULL);
+		json_object_set_new(l, "output_size", json_integer(1));
+		onnx_op_copy_shape(o, x);
+		o->shape[2] = o->shape[3] = onnx_dim_int(1);
+		if (onnx_op_attr_i(im, "keepdims", 1) == 0) {
+			struct onnx_val p = *o;
+			return onnx_op_reshape_to(im, &p, o, x->shape, 2, 1);
+		}
+		return 0;
+	}
+	return onnx_imp_fail(im, DN_EINVAL, "a mean over axes other than the spatial ones has no model-format operator");
+}
+
+int
+onnx_op_fused(struct onnx_imp *im, int i, struct onnx_val *o)
+{
+	struct onnx_val *x = onnx_imp_find(im, im->fuse_x[i]);
+	json_t *l;
+
+	if (x == NULL || x->kind != ONNX_V_DATA)
+		return onnx_imp_fail(im, DN_EINVAL, "a fused operator's input is not an activation");
+	if (im->fuse[i] == ONNX_FUSE_GELU)
+		return onnx_op_simple(im, "gelu", x, o);
+	if (im->fuse[i] == ONNX_FUSE_GELU_TANH) {
+		json_object_set_new(onnx_op_emit(im, "gelu", o, x, NULL), "approximate", json_string("tanh_python"));
+		onnx_op_copy_shape(o, x);
+		return 0;
+	}
+	l = onnx_op_emit(im, "layernorm", o, x, NULL);
+	json_object_set_new(l, "affine", json_boolean(im->fuse_affine[i]));
+	onnx_op_copy_shape(o, x);
+	return 0;
+}

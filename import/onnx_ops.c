@@ -1,0 +1,242 @@
+/*
+ * onnx_ops.c - one ONNX node at a time into the model file: dispatches on
+ * the op type to onnx_op_shape.c and onnx_op_layer.c, lets through what is
+ * the identity to the cost model (Identity, Cast), prices the elementwise
+ * operators of one activation as `scale`, and refuses an unknown operator
+ * with its node and position (or, with --unknown elementwise, prices it as
+ * elementwise with one warning per op type). Values that do not depend on
+ * the graph's inputs are tracked, never emitted.
+ */
+#include "onnx_op.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Operators that are the identity on what the cost model sees. */
+static const char *const passthrough[] = { "Identity", "Cast", "CastLike", "Contiguous", NULL };
+/* Elementwise operators of one activation, priced as `scale`. */
+static const char *const elementwise[] = { "Sqrt", "Erf", "Exp", "Log", "Neg", "Reciprocal", "Abs", "Floor",
+	"Ceil", "Round", "Clip", "Not", "IsNaN", "Sign", NULL };
+
+static int
+in_list(const char *const *l, const char *s)
+{
+	for (; *l != NULL; l++)
+		if (strcmp(*l, s) == 0)
+			return 1;
+	return 0;
+}
+
+static int
+unknown(struct onnx_imp *im, const char *op, struct onnx_val *x, struct onnx_val *o)
+{
+	const struct onnx_node *n = NODE(im);
+	json_t *l;
+	int k;
+
+	if (!im->opts->unknown_elementwise || x == NULL || x->kind != ONNX_V_DATA || n->noutputs != 1)
+		return onnx_imp_fail(im, DN_ENOENT,
+		    "unknown operator '%s%s%s' (node %d of %d; inputs: %s%s); `dnnsat import --unknown elementwise` "
+		    "prices it as elementwise", n->domain, n->domain[0] ? "." : "", op, im->node, im->m->graph.nnodes,
+		    n->ninputs > 0 ? n->inputs[0] : "none", n->ninputs > 1 ? ", ..." : "");
+	for (k = 0; k < im->nwarned; k++)
+		if (strcmp(im->warned[k], op) == 0)
+			break;
+	if (k == im->nwarned && im->nwarned < 64) {
+		dn_fmt(im->warned[im->nwarned++], sizeof im->warned[0], "%s", op);
+		onnx_imp_warn(im, "operator '%s' (first at node %d '%s') is priced as elementwise; its output is assumed "
+		    "to have its input's shape", op, im->node, n->name);
+	}
+	l = onnx_op_emit(im, "scale", o, x, NULL);
+	json_object_set_new(l, "factor", json_real(1.0));
+	onnx_op_copy_shape(o, x);
+	return 0;
+}
+
+int
+onnx_ops_translate(struct onnx_imp *im, int i)
+{
+	const struct onnx_node *n = &im->m->graph.nodes[i];
+	const char *op = n->op_type;
+	struct onnx_val *x = onnx_op_in(im, 0), *o;
+
+	if (im->fuse[i] == ONNX_FUSE_SKIP)
+		return 0;
+	if (n->noutputs < 1)
+		return onnx_imp_fail(im, DN_EINVAL, "no output");
+	o = onnx_op_out(im, 0);
+	if (im->fuse[i] != ONNX_FUSE_NONE)
+		return onnx_op_fused(im, i, o);
+	if (n->domain[0] != '\0' && strcmp(n->domain, "ai.onnx") != 0)
+		return unknown(im, op, x, o);
+	if (strcmp(op, "Constant") == 0)
+		return onnx_op_constant(im, o);
+	if (strcmp(op, "Range") == 0)
+		return onnx_op_range(im, o);
+	if (strcmp(op, "Concat") == 0)
+		return onnx_op_concat(im, o);
+	if (strcmp(op, "Where") == 0)
+		return onnx_op_where(im, o);
+	if (x == NULL)
+		return onnx_imp_fail(im, DN_EINVAL, "input 0 '%s' is not defined before the node",
+		    n->ninputs > 0 ? n->inputs[0] : "");
+	if (x->kind == ONNX_V_NONE)
+		return onnx_imp_fail(im, DN_EINVAL, "input '%s' is not produced by any earlier node", x->name);
+	if (strcmp(op, "Shape") == 0)
+		return onnx_op_shape(im, x, o);
+	if (strcmp(op, "Size") == 0) {
+		if (onnx_op_new_sym(im, o, 1, 0) < 0)
+			return -1;
+		o->e[0] = onnx_dim_int(1);
+		for (int k = 0; k < x->rank; k++)
+			if (onnx_dim_arith(im->ar, ONNX_DIM_MUL, o->e[0], x->shape[k], &o->e[0]) < 0)
+				return -1;
+		return 0;
+	}
+	if (strcmp(op, "ConstantOfShape") == 0)
+		return onnx_op_constant_of_shape(im, x, o);
+	if (in_list(passthrough, op)) {
+		onnx_op_alias(o, x);
+		return 0;
+	}
+	if (strcmp(op, "Gather") == 0)
+		return onnx_op_gather(im, x, o);
+	if (strcmp(op, "Unsqueeze") == 0 || strcmp(op, "Squeeze") == 0)
+		return onnx_op_unsqueeze(im, op[0] == 'S', x, o);
+	if (strcmp(op, "Slice") == 0)
+		return onnx_op_slice(im, x, o);
+	if (strcmp(op, "Expand") == 0)
+		return onnx_op_expand(im, x, o);
+	if (strcmp(op, "Add") == 0 || strcmp(op, "Sub") == 0 || strcmp(op, "Mul") == 0 || strcmp(op, "Div") == 0 ||
+	    strcmp(op, "Equal") == 0 || strcmp(op, "Mod") == 0 || strcmp(op, "Max") == 0 || strcmp(op, "Min") == 0)
+		return onnx_op_binary(im, op, o);
+	if (strcmp(op, "Transpose") == 0)
+		return onnx_op_transpose(im, x, o);
+	if (strcmp(op, "Reshape") == 0)
+		return onnx_op_reshape(im, x, o);
+	if (x->kind != ONNX_V_DATA) {
+		/* anything else on tensors that do not depend on the inputs */
+		o->kind = ONNX_V_DERIVED;
+		onnx_op_copy_shape(o, x);
+		return 0;
+	}
+	if (strcmp(op, "Clip") == 0) {
+		/* ReLU6 (MobileNet) and ReLU exported as Clip(x, 0, 6) / Clip(x, 0) */
+		double lo = -1, hi = -1;
+		const struct onnx_attr *amin = onnx_node_attr(NODE(im), "min"), *amax = onnx_node_attr(NODE(im), "max");
+		if (amin != NULL)
+			lo = amin->f;
+		else if (!onnx_op_scalar(onnx_op_in(im, 1), &lo))
+			lo = -1;
+		if (amax != NULL)
+			hi = amax->f;
+		else if (onnx_op_in(im, 2) == NULL)
+			hi = INFINITY;
+		else if (!onnx_op_scalar(onnx_op_in(im, 2), &hi))
+			hi = -1;
+		if (lo == 0 && (hi == 6 || isinf(hi)))
+			return onnx_op_simple(im, hi == 6 ? "relu6" : "relu", x, o);
+	}
+	if (strcmp(op, "Dropout") == 0) {
+		double p = 0.5;
+		const struct onnx_attr *ratio = onnx_node_attr(NODE(im), "ratio");
+		if (ratio != NULL)
+			p = ratio->f;
+		else if (!onnx_op_scalar(onnx_op_in(im, 1), &p))
+			p = 0.5;
+		json_object_set_new(onnx_op_emit(im, "dropout", o, x, NULL), "p", json_real(p >= 0 && p < 1 ? p : 0.5));
+		onnx_op_copy_shape(o, x);
+		return 0;
+	}
+	if (strcmp(op, "Conv") == 0)
+		return onnx_op_conv(im, x, o);
+	if (strcmp(op, "Gemm") == 0)
+		return onnx_op_gemm(im, x, o);
+	if (strcmp(op, "MatMul") == 0)
+		return onnx_op_matmul(im, x, o);
+	if (strcmp(op, "Relu") == 0)
+		return onnx_op_simple(im, "relu", x, o);
+	if (strcmp(op, "Sigmoid") == 0)
+		return onnx_op_simple(im, "sigmoid", x, o);
+	if (strcmp(op, "Tanh") == 0)
+		return onnx_op_simple(im, "tanh", x, o);
+	if (strcmp(op, "Gelu") == 0)
+		return onnx_op_simple(im, "gelu", x, o);
+	if (strcmp(op, "Softmax") == 0 || strcmp(op, "LogSoftmax") == 0) {
+		int axis = 0;
+		if (onnx_op_axis_norm(im, onnx_op_attr_i(im, "axis", im->m->opset >= 13 ? -1 : 1), x->rank, &axis) < 0)
+			return -1;
+		if (im->m->opset < 13 && axis != x->rank - 1)
+			return onnx_imp_fail(im, DN_EINVAL, "softmax before opset 13 on an axis other than the last");
+		json_object_set_new(onnx_op_emit(im, "softmax", o, x, NULL), "dim", json_integer(axis - x->rank));
+		onnx_op_copy_shape(o, x);
+		return 0;
+	}
+	if (strcmp(op, "BatchNormalization") == 0) {
+		if (x->rank < 2)
+			return onnx_imp_fail(im, DN_EINVAL, "batch norm on rank %d", x->rank);
+		return onnx_op_simple(im, "batchnorm", x, o);
+	}
+	if (strcmp(op, "LayerNormalization") == 0) {
+		int axis = 0;
+		if (onnx_op_axis_norm(im, onnx_op_attr_i(im, "axis", -1), x->rank, &axis) < 0)
+			return -1;
+		if (axis != x->rank - 1)
+			return onnx_imp_fail(im, DN_EINVAL, "layer norm over more than the last axis is not supported");
+		json_object_set_new(onnx_op_emit(im, "layernorm", o, x, NULL), "affine", json_boolean(onnx_op_in(im, 1) != NULL));
+		onnx_op_copy_shape(o, x);
+		return 0;
+	}
+	if (strcmp(op, "MaxPool") == 0)
+		return onnx_op_pool(im, "maxpool", x, o);
+	if (strcmp(op, "AveragePool") == 0)
+		return onnx_op_pool(im, "avgpool", x, o);
+	if (strcmp(op, "GlobalAveragePool") == 0 || strcmp(op, "GlobalMaxPool") == 0) {
+		if (x->rank != 4)
+			return onnx_imp_fail(im, DN_EINVAL, "only 2-d global pooling is supported");
+		json_object_set_new(onnx_op_emit(im, op[6] == 'A' ? "adaptive_avgpool2d" : "adaptive_maxpool2d", o, x, NULL),
+		    "output_size", json_integer(1));
+		onnx_op_copy_shape(o, x);
+		o->shape[2] = o->shape[3] = onnx_dim_int(1);
+		return 0;
+	}
+	if (strcmp(op, "Flatten") == 0) {
+		int axis = 0;
+		struct onnx_dim s[2] = { onnx_dim_int(1), onnx_dim_int(1) };
+		if (onnx_op_axis_norm(im, onnx_op_attr_i(im, "axis", 1), x->rank + 1, &axis) < 0)
+			return -1;
+		for (int k = 0; k < x->rank; k++)
+			if (onnx_dim_arith(im->ar, ONNX_DIM_MUL, s[k >= axis], x->shape[k], &s[k >= axis]) < 0)
+				return -1;
+		if (axis == 1) {
+			json_object_set_new(onnx_op_emit(im, "flatten", o, x, NULL), "start_dim", json_integer(1));
+			o->rank = 2;
+			o->shape[0] = s[0];
+			o->shape[1] = s[1];
+			return 0;
+		}
+		return onnx_op_reshape_to(im, x, o, s, 2, 1);
+	}
+	if (strcmp(op, "Split") == 0)
+		return onnx_op_split(im, x);
+	if (strcmp(op, "ReduceMean") == 0)
+		return onnx_op_reduce_mean(im, x, o);
+	if (strcmp(op, "Pow") == 0) {
+		double e;
+		if (onnx_op_scalar(onnx_op_in(im, 1), &e) && e == 2.0) {
+			onnx_op_emit(im, "mul", o, x, x);
+			onnx_op_copy_shape(o, x);
+			return 0;
+		}
+		json_object_set_new(onnx_op_emit(im, "scale", o, x, NULL), "factor", json_real(1.0));
+		onnx_op_copy_shape(o, x);
+		return 0;
+	}
+	if (in_list(elementwise, op)) {
+		json_object_set_new(onnx_op_emit(im, "scale", o, x, NULL), "factor", json_real(1.0));
+		onnx_op_copy_shape(o, x);
+		return 0;
+	}
+	return unknown(im, op, x, o);
+}

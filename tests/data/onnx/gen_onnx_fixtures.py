@@ -1,0 +1,150 @@
+#!/usr/bin/python3
+"""Export the ONNX fixtures `dnnsat import` is tested on, and PyTorch's own numbers for them.
+
+Run with Debian's python3-torch (1.13, CPU) and python3-onnx:
+
+    /usr/bin/python3 tests/data/onnx/gen_onnx_fixtures.py [--big] OUTDIR
+
+Writes OUTDIR/NAME.onnx for every model and OUTDIR/reference.json with, per model, the
+parameter count (sum of p.numel()) and the forward MACs at batch 1 (and sequence length
+`seq` for the transformers) counted by tests/reference/gen_torch_reference.py's count_macs:
+conv and linear layers by forward hooks, plus the two attention matmuls; and the bytes autograd
+saves for backward at two batch sizes (and two sequence lengths), dropout as on CUDA. The small models
+(tiny_cnn, bert_tiny, gpt_tiny: under 1 MB each) are committed in tests/data/onnx/; --big
+adds torchvision's resnet18, resnet50 and mobilenet_v2 (randomly initialised, weights=None,
+tens of MB each), which tests export at test time when python3-torch is present.
+
+Every export is in training mode (batch norm and dropout kept) with dynamic axes, so the batch size (and the sequence length) stay symbolic
+in the ONNX file (dim_param "batch", "seq"):
+  tiny_cnn   conv-BN-ReLU-maxpool, conv-BN-ReLU, global average pool, flatten, linear; opset 13
+  bert_tiny  the BERT of gen_torch_reference.py at hidden 64, 2 layers, 4 heads; opset 14
+             (LayerNorm exported as ReduceMean/Sub/Pow/Sqrt/Div, GELU as its Erf expansion)
+  gpt_tiny   the GPT-2 LM of gen_torch_reference.py at 64, 2 layers, 4 heads; opset 17
+             (LayerNormalization as one node)
+  vit_tiny   torchvision's VisionTransformer at 32x32, patch 8, 2 layers, 4 heads, 64 wide;
+             opset 14. Its attention is nn.MultiheadAttention, whose projections and matmuls
+             forward hooks do not see, so its MACs are counted from the architecture instead:
+             the patch conv, per layer 4*L*E*E (q, k, v, out) + 2*L*L*E (QK^T, PV) + 2*L*E*M
+             (MLP), and the head E*C, with L = 17 tokens (16 patches and the class token)
+"""
+import json
+import os
+import sys
+
+import torch
+import torch.nn as nn
+from torchvision.models.vision_transformer import VisionTransformer
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "reference"))
+import gen_torch_reference as ref  # noqa: E402
+
+
+class TinyCNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(3, 16, 3, padding=1, bias=False), nn.BatchNorm2d(16), nn.ReLU(inplace=True),
+            nn.MaxPool2d(2),
+            nn.Conv2d(16, 32, 3, stride=2, padding=1, bias=False), nn.BatchNorm2d(32), nn.ReLU(inplace=True))
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(32, 10)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(self.pool(self.features(x)), 1))
+
+
+class BertTiny(ref.BertConfig):
+    vocab_size = 1000
+    hidden_size = 64
+    num_hidden_layers = 2
+    num_attention_heads = 4
+    intermediate_size = 128
+    max_position_embeddings = 128
+
+
+class GptTiny(ref.GPT2Config):
+    vocab_size = 500
+    n_positions = 128
+    n_embd = 64
+    n_layer = 2
+    n_head = 4
+
+
+def export(model, inp, path, names, axes, opset):
+    # training mode: batch norm stays a node of its own (an eval export folds it into the
+    # conv's bias) and dropout stays; dnnsat prices training
+    model.train()
+    torch.onnx.export(model, inp, path, input_names=names, dynamic_axes=axes, opset_version=opset,
+                      training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)
+
+
+def record(refs, name, model, inp, **extra):
+    macs, by = ref.count_macs(model, inp)
+    refs[name] = dict(params=sum(p.numel() for p in model.parameters()), macs=macs, macs_ops=by, **extra)
+
+
+def record_saved(refs, name, model, make_input, sizes):
+    """Bytes autograd saves in one train-mode forward (gen_torch_reference.measure_saved) with
+    every nn.Dropout as torch.native_dropout (a bool mask, as on CUDA, which dnnsat prices),
+    at each (batch, seq) of sizes (seq None for images)."""
+    ref.with_native_dropout(model)
+    refs[name]["saved"] = []
+    for batch, seq in sizes:
+        torch.manual_seed(1)
+        res = ref.measure_saved(model, make_input(batch, seq), False)
+        refs[name]["saved"].append(dict(batch=batch, seq=seq, bytes=res["saved_activation_bytes"]))
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    big = "--big" in sys.argv
+    out = args[0] if args else HERE
+    os.makedirs(out, exist_ok=True)
+    torch.manual_seed(0)
+    refs = {}
+    img = {"x": {0: "batch"}}
+    m = TinyCNN()
+    x = torch.randn(1, 3, 32, 32)
+    export(m, x, os.path.join(out, "tiny_cnn.onnx"), ["x"], img, 13)
+    record(refs, "tiny_cnn", m, x, resolution=32)
+    record_saved(refs, "tiny_cnn", m, lambda b, s: torch.randn(b, 3, 32, 32), [(2, None), (8, None)])
+    seq = 16
+    ids = torch.randint(0, 500, (1, seq))
+    tok = {"input_ids": {0: "batch", 1: "seq"}}
+    m = ref.BertModel(BertTiny)
+    export(m, ids, os.path.join(out, "bert_tiny.onnx"), ["input_ids"], tok, 14)
+    record(refs, "bert_tiny", m, ids, seq=seq)
+    tok_sizes = [(2, 16), (8, 16), (2, 64)]
+    record_saved(refs, "bert_tiny", m, lambda b, s: torch.randint(0, 1000, (b, s)), tok_sizes)
+    m = ref.GPT2LMHeadModel(GptTiny)
+    export(m, ids, os.path.join(out, "gpt_tiny.onnx"), ["input_ids"], tok, 17)
+    record(refs, "gpt_tiny", m, ids, seq=seq)
+    record_saved(refs, "gpt_tiny", m, lambda b, s: torch.randint(0, 500, (b, s)), tok_sizes)
+    m = VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=4, hidden_dim=64, mlp_dim=128,
+                          num_classes=10)
+    x = torch.randn(1, 3, 32, 32)
+    export(m, x, os.path.join(out, "vit_tiny.onnx"), ["x"], img, 14)
+    conv, _ = ref.count_macs(m, x)
+    tokens, width, mlp = 17, 64, 128
+    layer = 4 * tokens * width * width + 2 * tokens * tokens * width + 2 * tokens * width * mlp
+    conv = 3 * 64 * 8 * 8 * 16  # patch embedding: 16 patches of 3x8x8 into 64 channels
+    refs["vit_tiny"] = dict(params=sum(p.numel() for p in m.parameters()), resolution=32,
+                            macs=conv + 2 * layer + width * 10,
+                            macs_ops={"conv2d": conv, "layers": 2 * layer, "head": width * 10})
+    record_saved(refs, "vit_tiny", m, lambda b, s: torch.randn(b, 3, 32, 32), [(2, None), (8, None)])
+    if big:
+        import torchvision.models as tv
+        for name in ("resnet18", "resnet50", "mobilenet_v2"):
+            m = getattr(tv, name)(weights=None)
+            x = torch.randn(1, 3, 224, 224)
+            export(m, x, os.path.join(out, name + ".onnx"), ["x"], img, 13)
+            record(refs, name, m, x, resolution=224)
+            record_saved(refs, name, m, lambda b, s: torch.randn(b, 3, 224, 224), [(2, None), (8, None)])
+    with open(os.path.join(out, "reference.json"), "w") as f:
+        json.dump(refs, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()

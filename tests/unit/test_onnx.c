@@ -1,0 +1,399 @@
+/*
+ * test_onnx.c - the ONNX importer's parts on hand-made protobuf bytes: the
+ * wire reader refuses what is not a message (overlong varints, lengths past
+ * the end, groups, field 0), the model parser's limits and messages, a small
+ * graph (MatMul by an initializer + bias, Relu, Reshape through Shape
+ * arithmetic) imported with its symbolic batch kept as an expression,
+ * every truncation of it an error or a model (never a crash), the memory
+ * cap, unknown operators, and the dimension arithmetic's folding.
+ */
+#include <check.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx_dim.h"
+#include "onnx_import.h"
+#include "onnx_model.h"
+#include "onnx_wire.h"
+
+/* ---- a tiny protobuf encoder ---- */
+struct pb {
+	uint8_t b[8192];
+	size_t n;
+};
+
+static void
+put_varint(struct pb *p, uint64_t v)
+{
+	do {
+		uint8_t c = v & 0x7f;
+		v >>= 7;
+		p->b[p->n++] = c | (v ? 0x80 : 0);
+	} while (v);
+}
+
+static void
+put_int(struct pb *p, int field, int64_t v)
+{
+	put_varint(p, (uint64_t)field << 3);
+	put_varint(p, (uint64_t)v);
+}
+
+static void
+put_bytes(struct pb *p, int field, const void *d, size_t len)
+{
+	put_varint(p, (uint64_t)field << 3 | 2);
+	put_varint(p, len);
+	memcpy(p->b + p->n, d, len);
+	p->n += len;
+}
+
+static void
+put_str(struct pb *p, int field, const char *s)
+{
+	put_bytes(p, field, s, strlen(s));
+}
+
+static void
+put_msg(struct pb *p, int field, const struct pb *m)
+{
+	put_bytes(p, field, m->b, m->n);
+}
+
+/* a TensorProto: float tensor of dims with raw data (zeros) */
+static void
+tensor(struct pb *t, const char *name, int rank, const int64_t *dims)
+{
+	static const uint8_t zeros[4096];
+	int64_t n = 1;
+
+	memset(t, 0, sizeof *t);
+	for (int i = 0; i < rank; i++) {
+		put_int(t, 1, dims[i]);
+		n *= dims[i];
+	}
+	put_int(t, 2, 1);
+	put_str(t, 8, name);
+	put_bytes(t, 9, zeros, (size_t)n * 4);
+}
+
+static void
+node(struct pb *g, const char *op, const char *name, const char *const *in, int nin, const char *out)
+{
+	struct pb n;
+
+	memset(&n, 0, sizeof n);
+	for (int i = 0; i < nin; i++)
+		put_str(&n, 1, in[i]);
+	put_str(&n, 2, out);
+	put_str(&n, 3, name);
+	put_str(&n, 4, op);
+	put_msg(g, 1, &n);
+}
+
+/* x [batch, 8] -> MatMul(w [8,4]) -> Add(b [4]) -> Relu -> Reshape to
+ * [Shape(x)[0] * 2, 2] -> second op `last` (Relu unless given) */
+static void
+model(struct pb *m, const char *last)
+{
+	struct pb g, t, vi, ty, tt, sh, d;
+	const int64_t wd[2] = { 8, 4 }, bd[1] = { 4 };
+	const char *mm[] = { "x", "w" }, *ad[] = { "h", "b" }, *re[] = { "a" }, *shp[] = { "x" },
+		   *ga[] = { "s", "zero" }, *mu[] = { "n", "two" }, *un[] = { "m", "ax" }, *cc[] = { "mu", "twos" },
+		   *rs[] = { "r", "tgt" }, *fin[] = { "y0" };
+	const int64_t one[1] = { 1 };
+
+	memset(m, 0, sizeof *m);
+	memset(&g, 0, sizeof g);
+	node(&g, "MatMul", "fc", mm, 2, "h");
+	node(&g, "Add", "bias", ad, 2, "a");
+	node(&g, "Relu", "act", re, 1, "r");
+	node(&g, "Shape", "shape", shp, 1, "s");
+	node(&g, "Gather", "gather", ga, 2, "n");
+	node(&g, "Mul", "double", mu, 2, "m");
+	node(&g, "Unsqueeze", "unsq", un, 2, "mu");
+	node(&g, "Concat", "cat", cc, 2, "tgt");
+	node(&g, "Reshape", "reshape", rs, 2, "y0");
+	node(&g, last ? last : "Relu", "last", fin, 1, "y");
+	tensor(&t, "w", 2, wd);
+	put_msg(&g, 5, &t);
+	tensor(&t, "b", 1, bd);
+	put_msg(&g, 5, &t);
+	/* int64 constants as initializers (int64_data, packed) */
+	memset(&t, 0, sizeof t);
+	put_int(&t, 2, 7);
+	put_str(&t, 8, "zero");
+	put_bytes(&t, 7, "\0", 1);
+	put_msg(&g, 5, &t);
+	memset(&t, 0, sizeof t);
+	put_int(&t, 2, 7);
+	put_str(&t, 8, "two");
+	put_bytes(&t, 7, "\2", 1);
+	put_msg(&g, 5, &t);
+	memset(&t, 0, sizeof t);
+	put_int(&t, 1, one[0]);
+	put_int(&t, 2, 7);
+	put_str(&t, 8, "ax");
+	put_bytes(&t, 7, "\0", 1);
+	put_msg(&g, 5, &t);
+	memset(&t, 0, sizeof t);
+	put_int(&t, 1, one[0]);
+	put_int(&t, 2, 7);
+	put_str(&t, 8, "twos");
+	put_bytes(&t, 7, "\2", 1);
+	put_msg(&g, 5, &t);
+	/* input x: float [batch, 8] */
+	memset(&sh, 0, sizeof sh);
+	memset(&d, 0, sizeof d);
+	put_str(&d, 2, "batch");
+	put_msg(&sh, 1, &d);
+	memset(&d, 0, sizeof d);
+	put_int(&d, 1, 8);
+	put_msg(&sh, 1, &d);
+	memset(&tt, 0, sizeof tt);
+	put_int(&tt, 1, 1);
+	put_msg(&tt, 2, &sh);
+	memset(&ty, 0, sizeof ty);
+	put_msg(&ty, 1, &tt);
+	memset(&vi, 0, sizeof vi);
+	put_str(&vi, 1, "x");
+	put_msg(&vi, 2, &ty);
+	put_msg(&g, 11, &vi);
+	put_str(&g, 2, "g");
+	put_int(m, 1, 8);
+	put_msg(m, 7, &g);
+	memset(&t, 0, sizeof t);
+	put_str(&t, 1, "");
+	put_int(&t, 2, 13);
+	put_msg(m, 8, &t);
+}
+
+static const struct onnx_import_opts no_opts;
+
+START_TEST(test_wire_rejects)
+{
+	static const struct {
+		const char *bytes;
+		size_t len;
+	} bad[] = {
+		{ "\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\x7f", 11 }, /* varint of 11 bytes */
+		{ "\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\x02", 11 }, /* 10th byte over 64 bits */
+		{ "\x0a\x05" "ab", 4 },                                  /* length past the end */
+		{ "\x0b", 1 },                                          /* group start */
+		{ "\x00\x01", 2 },                                      /* field 0 */
+		{ "\x09\x01\x02", 3 },                                  /* truncated fixed64 */
+		{ "\x08", 1 },                                          /* truncated varint */
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		struct onnx_wire w;
+		struct onnx_wire_field f;
+		int r;
+		onnx_wire_init(&w, bad[i].bytes, bad[i].len);
+		while ((r = onnx_wire_next(&w, &f)) == 1)
+			;
+		ck_assert_msg(r == -1, "case %zu accepted", i);
+	}
+	{
+		struct onnx_wire w;
+		struct onnx_wire_field f;
+		onnx_wire_init(&w, "\x08\x96\x01\x12\x02hi", 7);
+		ck_assert_int_eq(onnx_wire_next(&w, &f), 1);
+		ck_assert_int_eq(f.num, 1);
+		ck_assert_uint_eq(f.u, 150);
+		ck_assert_int_eq(onnx_wire_next(&w, &f), 1);
+		ck_assert_int_eq(f.len, 2);
+		ck_assert_int_eq(memcmp(f.data, "hi", 2), 0);
+		ck_assert_int_eq(onnx_wire_next(&w, &f), 0);
+	}
+}
+END_TEST
+
+START_TEST(test_parse_errors)
+{
+	struct onnx_arena a;
+	struct onnx_model m;
+	struct dn_error err;
+	struct pb p, n, g;
+
+	onnx_arena_init(&a, 1 << 20);
+	memset(&err, 0, sizeof err);
+	ck_assert_int_eq(onnx_model_parse("", 0, &a, &m, &err), -1);
+	ck_assert_msg(strstr(err.message, "no graph") != NULL, "%s", err.message);
+	/* a node with 65 inputs */
+	memset(&n, 0, sizeof n);
+	for (int i = 0; i < 65; i++)
+		put_str(&n, 1, "x");
+	put_str(&n, 4, "Add");
+	memset(&g, 0, sizeof g);
+	put_msg(&g, 1, &n);
+	memset(&p, 0, sizeof p);
+	put_int(&p, 1, 8);
+	put_msg(&p, 7, &g);
+	memset(&err, 0, sizeof err);
+	ck_assert_int_eq(onnx_model_parse(p.b, p.n, &a, &m, &err), -1);
+	ck_assert_int_eq(err.code, DN_ETOOBIG);
+	ck_assert_msg(strstr(err.message, "node 0") && strstr(err.message, "inputs"), "%s", err.message);
+	/* a name that is not UTF-8 */
+	memset(&n, 0, sizeof n);
+	put_str(&n, 4, "Re\xfflu");
+	memset(&g, 0, sizeof g);
+	put_msg(&g, 1, &n);
+	memset(&p, 0, sizeof p);
+	put_int(&p, 1, 8);
+	put_msg(&p, 7, &g);
+	memset(&err, 0, sizeof err);
+	ck_assert_int_eq(onnx_model_parse(p.b, p.n, &a, &m, &err), -1);
+	ck_assert_msg(strstr(err.message, "UTF-8") != NULL, "%s", err.message);
+	onnx_arena_free(&a);
+}
+END_TEST
+
+START_TEST(test_import_small_graph)
+{
+	struct pb m;
+	struct dn_error err;
+	json_t *doc, *layers, *l;
+
+	model(&m, NULL);
+	memset(&err, 0, sizeof err);
+	doc = onnx_import(m.b, m.n, &no_opts, &err);
+	ck_assert_msg(doc != NULL, "%s", err.message);
+	ck_assert_ptr_nonnull(json_object_get(json_object_get(doc, "hyperparameters"), "batch"));
+	layers = json_object_get(doc, "layers");
+	ck_assert_int_eq(json_array_size(layers), 4); /* linear (bias folded), relu, reshape, relu */
+	l = json_array_get(layers, 0);
+	ck_assert_str_eq(json_string_value(json_object_get(l, "op")), "linear");
+	ck_assert_int_eq(json_integer_value(json_object_get(l, "out_features")), 4);
+	ck_assert(json_is_true(json_object_get(l, "bias")));
+	l = json_array_get(layers, 2);
+	ck_assert_str_eq(json_string_value(json_object_get(l, "op")), "reshape");
+	/* the batch stays symbolic: [batch * 2, 2] */
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(l, "shape"), 0)), "batch * 2");
+	ck_assert_int_eq(json_integer_value(json_array_get(json_object_get(l, "shape"), 1)), 2);
+	json_decref(doc);
+}
+END_TEST
+
+START_TEST(test_import_truncations)
+{
+	struct pb m;
+
+	model(&m, NULL);
+	for (size_t cut = 0; cut < m.n; cut++) {
+		struct dn_error err;
+		json_t *doc;
+		memset(&err, 0, sizeof err);
+		doc = onnx_import(m.b, cut, &no_opts, &err);
+		ck_assert_msg(doc != NULL || (dn_error_isset(&err) && err.message[0] != '\0'), "cut %zu", cut);
+		json_decref(doc);
+	}
+}
+END_TEST
+
+START_TEST(test_import_memory_limit)
+{
+	struct pb m;
+	struct dn_error err;
+	struct onnx_import_opts o = no_opts;
+
+	model(&m, NULL);
+	o.memory_limit = 512;
+	memset(&err, 0, sizeof err);
+	ck_assert_ptr_null(onnx_import(m.b, m.n, &o, &err));
+	ck_assert_msg(err.code == DN_ENOMEM || err.code == DN_ETOOBIG, "%d %s", err.code, err.message);
+	ck_assert_msg(strstr(err.message, "limit") != NULL, "%s", err.message);
+}
+END_TEST
+
+static int warnings;
+
+static void
+count_warning(void *ctx, const char *msg)
+{
+	(void)ctx;
+	(void)msg;
+	warnings++;
+}
+
+START_TEST(test_import_unknown)
+{
+	struct pb m;
+	struct dn_error err;
+	struct onnx_import_opts o = no_opts;
+	json_t *doc;
+
+	model(&m, "Softplus");
+	memset(&err, 0, sizeof err);
+	ck_assert_ptr_null(onnx_import(m.b, m.n, &no_opts, &err));
+	ck_assert_int_eq(err.code, DN_ENOENT);
+	ck_assert_msg(strstr(err.message, "node 9 'last' (Softplus)") && strstr(err.message, "node 9 of 10") &&
+	        strstr(err.message, "--unknown elementwise"), "%s", err.message);
+	o.unknown_elementwise = 1;
+	o.warn = count_warning;
+	warnings = 0;
+	memset(&err, 0, sizeof err);
+	doc = onnx_import(m.b, m.n, &o, &err);
+	ck_assert_msg(doc != NULL, "%s", err.message);
+	ck_assert_int_eq(warnings, 1);
+	json_decref(doc);
+}
+END_TEST
+
+START_TEST(test_dim_arith)
+{
+	struct onnx_arena a;
+	struct onnx_dim d;
+
+	onnx_arena_init(&a, 1 << 16);
+	ck_assert_int_eq(onnx_dim_arith(&a, ONNX_DIM_MUL, onnx_dim_sym("batch"), onnx_dim_int(1), &d), 0);
+	ck_assert_str_eq(d.expr, "batch");
+	ck_assert_int_eq(onnx_dim_arith(&a, ONNX_DIM_SUB, onnx_dim_sym("seq"), onnx_dim_sym("seq"), &d), 0);
+	ck_assert(d.expr == NULL && d.v == 0);
+	ck_assert_int_eq(onnx_dim_arith(&a, ONNX_DIM_DIV, onnx_dim_int(-7), onnx_dim_int(2), &d), 0);
+	ck_assert_int_eq(d.v, -4); /* floor, as the model format's `/` */
+	ck_assert_int_eq(onnx_dim_arith(&a, ONNX_DIM_MUL, onnx_dim_int(INT64_MAX), onnx_dim_int(2), &d), -1);
+	ck_assert_int_eq(onnx_dim_arith(&a, ONNX_DIM_DIV, onnx_dim_sym("n"), onnx_dim_int(0), &d), -1);
+	ck_assert_int_eq(onnx_dim_arith(&a, ONNX_DIM_ADD, onnx_dim_sym("a + b"), onnx_dim_int(-3), &d), 0);
+	ck_assert_str_eq(d.expr, "(a + b) + (-3)");
+	ck_assert_int_eq(onnx_dim_arith(&a, ONNX_DIM_MUL, onnx_dim_sym("a + b"), onnx_dim_sym("c"), &d), 0);
+	ck_assert_str_eq(d.expr, "(a + b) * c");
+	onnx_arena_free(&a);
+}
+END_TEST
+
+START_TEST(test_arena_limit)
+{
+	struct onnx_arena a;
+
+	onnx_arena_init(&a, 100);
+	ck_assert_ptr_nonnull(onnx_arena_alloc(&a, 1, 64));
+	ck_assert_ptr_null(onnx_arena_alloc(&a, 1, 64));
+	ck_assert_ptr_null(onnx_arena_alloc(&a, SIZE_MAX / 2, 4));
+	onnx_arena_free(&a);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("onnx");
+	TCase *t = tcase_create("import");
+	SRunner *r;
+	int failed;
+
+	tcase_add_test(t, test_wire_rejects);
+	tcase_add_test(t, test_parse_errors);
+	tcase_add_test(t, test_import_small_graph);
+	tcase_add_test(t, test_import_truncations);
+	tcase_add_test(t, test_import_memory_limit);
+	tcase_add_test(t, test_import_unknown);
+	tcase_add_test(t, test_dim_arith);
+	tcase_add_test(t, test_arena_limit);
+	suite_add_tcase(s, t);
+	r = srunner_create(s);
+	srunner_run_all(r, CK_NORMAL);
+	failed = srunner_ntests_failed(r);
+	srunner_free(r);
+	return failed == 0 ? 0 : 1;
+}
