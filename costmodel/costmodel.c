@@ -400,6 +400,12 @@ cm_model_op_report(const struct cm_model *m, const union expr_val *v, int k,
 		o->shape[i] = v[t->dim[i]].i;
 	o->fwd_seconds = v[m->perf.fwd_seconds[k]].r;
 	o->bwd_seconds = v[m->perf.bwd_seconds[k]].r;
+	o->fwd_bytes = v[op->fwd_bytes].i;
+	o->flops_other = v[op->flops_other].i;
+	o->kernel_area = v[op->kernel_area].i;
+	o->kernels_fwd = op->kernels_fwd;
+	o->lib_calls = op->lib_calls;
+	o->op_class = op->op_class;
 }
 
 int

@@ -265,6 +265,9 @@ struct cm_op_report {
 	int rank;
 	int64_t shape[6];
 	double fwd_seconds, bwd_seconds;
+	/* the latency model's inputs (bench/latency/fit_latency.py reads them) */
+	int64_t fwd_bytes, flops_other, kernel_area;
+	int kernels_fwd, lib_calls, op_class;
 };
 int cm_model_nops(const struct cm_model *m);
 

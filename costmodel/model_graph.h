@@ -78,6 +78,8 @@ struct cm_op {
 	expr_id parallel;       /* independent work items (output elements or GEMM tiles) */
 	uint8_t op_class;       /* enum cm_op_class */
 	uint8_t kernels_fwd, kernels_bwd;
+	uint8_t lib_calls;      /* forward calls into cuDNN/cuBLAS (host cost beyond a launch) */
+	expr_id kernel_area;    /* conv: kh * kw (its efficiency class); 0 otherwise */
 	/* memory */
 	expr_id ws_fwd, ws_bwd; /* transient workspace bytes */
 	expr_id bwd_extra;      /* bytes of backward temporaries beyond gradients */
