@@ -120,7 +120,8 @@ build_totals(struct cm_model *m, struct dn_error *err)
 		const struct cm_op *op = &gr->ops[k];
 		const struct cm_tensor *o = &gr->tensors[op->out];
 		p[k] = expr_mul(g, op->guard, op->params);
-		mac[k] = expr_mul(g, op->guard, op->macs);
+		mac[k] = expr_mul(g, op->guard, m->wl.macs_convention == CM_MACS_NB201 ?
+		    expr_add(g, op->macs, op->bias_adds) : op->macs);
 		bmac[k] = expr_mul(g, op->guard, op->bwd_macs);
 		m->op_out_bytes[k] = o->producer == k ?
 		    expr_mul(g, o->elems, expr_int(g, cm_dtype_bytes(gr, (enum cm_dtype)o->dtype))) : expr_int(g, 0);

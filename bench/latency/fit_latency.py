@@ -243,7 +243,7 @@ def main():
         for b in BATCHES:
             net, y = nets[(dev, b)], meas["%s_%d" % (DEVICES[dev], b)]
             # to 0.1 us, as tests/unit/test_latency.c: equal cells stay tied
-            pred = [round(net.latency(o, k) * 1e7) for o in net.ops_cache]
+            pred = [round(net.latency(o, k) * 1e7) / 1e7 for o in net.ops_cache]
             macs = [sum(f[0] for f in o) for o in net.ops_cache]
             err = [100.0 * (p - m) / m for p, m in zip(pred, y)]
             r = (dev, b, kendall_tau(pred, y), kendall_tau(macs, y), median([abs(e) for e in err]), median(err),

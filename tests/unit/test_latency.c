@@ -196,6 +196,51 @@ out:
 }
 END_TEST
 
+/* Under the nb201 convention MACs equal NAS-Bench-201's published FLOPs
+ * (../shared/benchmarks/nb201_merged_15625.csv, c10_flops_M) to the digits
+ * shown; the default (torchvision) convention is num_classes below them. */
+START_TEST(test_nb201_convention)
+{
+	static const struct { int edges[6]; const char *mflops; } cells[] = {
+		{ { 0, 0, 0, 0, 0, 0 }, "7.78305" },            /* all none */
+		{ { 4, 2, 1, 2, 1, 1 }, "15.64737" },           /* index 0 */
+		{ { 3, 3, 4, 1, 3, 1 }, "113.95137" },          /* index 1 */
+	};
+	for (int conv = 0; conv < 2; conv++) {
+		struct cm_workload wl = test_workload(0);
+		struct tmodel t;
+		int hp[6];
+
+		wl.macs_convention = conv ? CM_MACS_NB201 : CM_MACS_TORCHVISION;
+		memset(&t, 0, sizeof t);
+		ck_assert(cm_def_load_template("nb201", &t.def, &t.err) == 0);
+		ck_assert(tmodel_build_def(&t, &wl) == 0);
+		tmodel_set(&t, "batch_size", "1");
+		for (int k = 0; k < 6; k++) {
+			char name[8];
+			snprintf(name, sizeof name, "edge%d", k);
+			hp[k] = cm_def_find_hp(t.def, name);
+		}
+		for (size_t i = 0; i < sizeof cells / sizeof cells[0]; i++) {
+			char ours[32];
+			for (int k = 0; k < 6; k++)
+				t.cfg[hp[k]].i = cells[i].edges[k];
+			tmodel_eval(&t);
+			snprintf(ours, sizeof ours, "%.5f", (double)(t.r.macs + (conv ? 0 : 10)) / 1e6);
+			ck_assert_msg(strcmp(ours, cells[i].mflops) == 0, "convention %d cell %zu: %s M, NB201 %s M",
+			    conv, i, ours, cells[i].mflops);
+		}
+		tmodel_free(&t);
+	}
+	{
+		enum cm_macs_convention c;
+		ck_assert_int_eq(cm_macs_convention_parse("nb201", &c), 0);
+		ck_assert_int_eq(c, CM_MACS_NB201);
+		ck_assert_int_eq(cm_macs_convention_parse("fvcore", &c), -1);
+	}
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -203,6 +248,7 @@ suite(void)
 	TCase *t = tcase_create("help");
 
 	tcase_set_timeout(t, 600);
+	tcase_add_test(t, test_nb201_convention);
 	tcase_add_test(t, test_nb201_latency_help);
 	suite_add_tcase(s, t);
 	return s;
