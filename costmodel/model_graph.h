@@ -80,6 +80,7 @@ struct cm_op {
 	uint8_t kernels_fwd, kernels_bwd;
 	uint8_t lib_calls;      /* forward calls into cuDNN/cuBLAS (host cost beyond a launch) */
 	expr_id kernel_area;    /* conv: kh * kw (its efficiency class); 0 otherwise */
+	expr_id tap_macs;       /* conv: MACs of one kernel tap (macs / kernel_area); 0 otherwise */
 	expr_id bias_adds;      /* bias additions (output elements of a biased conv or
 	                         * linear), counted as MACs under CM_MACS_NB201 */
 	/* memory */

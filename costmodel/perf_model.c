@@ -121,15 +121,20 @@ struct op_time {
 	expr_id busy;           /* gpu * occupancy */
 };
 
-/* 1 / efficiency of a convolution on the FP32 units: 1x1 kernels (a GEMM
- * over channels) and larger ones (implicit GEMM or Winograd) separately. */
+/* Seconds of a convolution on the FP32 units: larger kernels (implicit GEMM
+ * or Winograd) at PF_CONV_EFF_KXK, but never faster than one tap (the 1x1
+ * GEMM over channels) at PF_CONV_EFF_1X1. For 1x1 the second term rules, for
+ * 3x3 and up the first (with the fitted values): the kernel-size classes of
+ * fit_latency.py, written as a max of terms that grow with every
+ * hyperparameter, so that interval bounds stay exact (an ite on the kernel
+ * size paired the largest MACs with the 1x1 efficiency). */
 static expr_id
-conv_inv_eff(struct perf_ctx *c, const struct cm_op *op)
+conv_seconds(struct perf_ctx *c, const struct cm_op *op, expr_id macs)
 {
 	struct expr_graph *g = c->g;
 
-	return expr_ite(g, expr_le(g, op->kernel_area, expr_int(g, 1)),
-	    R(c, 1.0 / PF_CONV_EFF_1X1), R(c, 1.0 / PF_CONV_EFF_KXK));
+	return expr_max(g, expr_div(g, expr_mul(g, real_of(c, macs), R(c, 2.0)), R(c, c->mm_peak * PF_CONV_EFF_KXK)),
+	    expr_div(g, expr_mul(g, real_of(c, op->tap_macs), R(c, 2.0)), R(c, c->mm_peak * PF_CONV_EFF_1X1)));
 }
 
 static struct op_time
@@ -145,9 +150,8 @@ op_time(struct perf_ctx *c, const struct cm_op *op, int backward)
 	double cap;
 
 	mm = expr_div(g, expr_mul(g, real_of(c, macs), R(c, 2.0)), R(c, c->mm_peak * eff));
-	if (op->op_class == CM_CLASS_CONV && !c->tensor_cores)
-		mm = expr_mul(g, expr_div(g, expr_mul(g, real_of(c, macs), R(c, 2.0)), R(c, c->mm_peak)),
-		    conv_inv_eff(c, op));
+	if (op->op_class == CM_CLASS_CONV && !c->tensor_cores && !backward)
+		mm = conv_seconds(c, op, macs);
 	compute = expr_add(g, mm,
 	    expr_div(g, real_of(c, op->flops_other), R(c, c->simt_peak * 0.5)));
 	memory = expr_div(g, real_of(c, bytes), R(c, c->dev->mem_bandwidth * PF_MEM_EFF));
