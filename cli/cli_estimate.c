@@ -129,10 +129,11 @@ estimate_json(const struct cli_query *q, struct dn_error *err)
 	json_t *dev = q->device_json != NULL ? json_incref(q->device_json) : json_string(q->device.name);
 	json_t *body, *out;
 
-	body = json_pack("{s:O,s:o,s:{s:s,s:s,s:s,s:b},s:o,s:b}", "model", q->def->root, "device", dev,
+	body = json_pack("{s:O,s:o,s:{s:s,s:s,s:s,s:b,s:s},s:o,s:b}", "model", q->def->root, "device", dev,
 	    "workload", "mode", q->wl.training ? "training" : "inference",
 	    "optimizer", cm_optimizer_name(q->wl.optimizer), "dtype", cm_precision_name(q->wl.precision),
-	    "tf32", q->wl.tf32, "config", cm_config_to_json(q->def, q->config), "per_op", q->per_op);
+	    "tf32", q->wl.tf32, "macs_convention",
+	    cm_macs_convention_name((enum cm_macs_convention)q->wl.macs_convention), "config", cm_config_to_json(q->def, q->config), "per_op", q->per_op);
 	if (body == NULL) {
 		dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
 		return NULL;

@@ -17,10 +17,10 @@
 
 /* The options of every solver command (cli_req_option and cli_solve.c). */
 #define SOLVER_OPTIONS "--preset", "--template", "--model", "--space", "--device", "--budget", "--set", \
-	"--constraint", "--optimizer", "--dtype", "--inference", "--bind", "--timeout", "--json", "--help"
+	"--constraint", "--optimizer", "--dtype", "--convention", "--inference", "--bind", "--timeout", "--json", "--help"
 
 static const char *const estimate_options[] = { "--template", "--model", "--preset", "--set", "--device",
-	"--device-file", "--optimizer", "--dtype", "--tf32", "--inference", "--per-op", "--json", "--help", NULL };
+	"--device-file", "--optimizer", "--dtype", "--convention", "--tf32", "--inference", "--per-op", "--json", "--help", NULL };
 /* cli_solve.c takes all of these for each solver command; the usage of each
  * names those that change its answer */
 static const char *const solver_options[] = { SOLVER_OPTIONS, "--offset", "--limit", "--cursor", "--n",
@@ -61,6 +61,7 @@ static const struct cli_cmd commands[] = {
 	  "  --optimizer sgd|sgd_momentum|adam|adamw|adagrad|rmsprop   default adam\n"
 	  "  --dtype fp32|fp16|bf16|mixed_fp16|mixed_bf16   default fp32\n"
 	  "  --tf32                TF32 tensor cores for fp32 matrix products\n"
+	  "  --convention torchvision|nb201   how MACs count (nb201 adds biases; default torchvision)\n"
 	  "  --inference           an inference workload (default: training)\n"
 	  "  --per-op              one row per operator\n"
 	  "  --json                the answer as JSON (the costs of POST /v1/estimate)\n"
@@ -196,6 +197,7 @@ cli_usage(FILE *f)
 	    "  --device NAME | --device-file FILE               default a100-40gb\n"
 	    "  --optimizer sgd|sgd_momentum|adam|adamw|adagrad|rmsprop   default adam\n"
 	    "  --dtype fp32|fp16|bf16|mixed_fp16|mixed_bf16     default fp32\n"
+	    "  --convention torchvision|nb201                   how MACs count (default torchvision)\n"
 	    "  --tf32  --inference  --per-op  --json\n"
 	    "\n"
 	    "solver options (count, list, sample, reduce, explain, max, min):\n"

@@ -84,6 +84,14 @@ query_option(int argc, char **argv, int *i, struct cli_query *q, struct query_ar
 			    "unknown dtype \"%s\" (fp32, fp16, bf16, mixed_fp16, mixed_bf16)", v);
 	} else if (strcmp(a, "--tf32") == 0) {
 		q->wl.tf32 = 1;
+	} else if (strcmp(a, "--convention") == 0) {
+		enum cm_macs_convention c;
+		if ((v = need_arg(argc, argv, i, err)) == NULL)
+			return -1;
+		if (cm_macs_convention_parse(v, &c) != 0)
+			return dn_error_set(err, DN_EINVAL, "--convention",
+			    "unknown MACs convention \"%s\" (torchvision, nb201)", v);
+		q->wl.macs_convention = (int)c;
 	} else if (strcmp(a, "--inference") == 0) {
 		q->wl.training = 0;
 	} else if (strcmp(a, "--json") == 0) {

@@ -160,12 +160,15 @@ cm_result_to_json(const struct cm_model *m, const union expr_val *config,
 			shape = json_array();
 			for (int d = 0; d < rep.rank; d++)
 				json_array_append_new(shape, json_integer(rep.shape[d]));
-			json_array_append_new(ops, json_pack("{s:s,s:s,s:o,s:I,s:I,s:I,s:I,s:o,s:o}",
+			json_array_append_new(ops, json_pack("{s:s,s:s,s:o,s:I,s:I,s:I,s:I,s:o,s:o,s:{s:I,s:I,s:I,s:i,s:i}}",
 			    "path", rep.path, "op", rep.op, "shape", shape,
 			    "params", (json_int_t)rep.params, "macs", (json_int_t)rep.macs,
 			    "output_bytes", (json_int_t)rep.out_bytes, "saved_bytes", (json_int_t)rep.saved_bytes,
 			    "forward_seconds", number_or_null(rep.fwd_seconds),
-			    "backward_seconds", number_or_null(rep.bwd_seconds)));
+			    "backward_seconds", number_or_null(rep.bwd_seconds),
+			    "latency_inputs", "forward_bytes", (json_int_t)rep.fwd_bytes,
+			    "flops_other", (json_int_t)rep.flops_other, "kernel_area", (json_int_t)rep.kernel_area,
+			    "kernels", rep.kernels_fwd, "library_calls", rep.lib_calls));
 		}
 		json_object_set_new(o, "operators", ops);
 	}

@@ -120,7 +120,8 @@ build_totals(struct cm_model *m, struct dn_error *err)
 		const struct cm_op *op = &gr->ops[k];
 		const struct cm_tensor *o = &gr->tensors[op->out];
 		p[k] = expr_mul(g, op->guard, op->params);
-		mac[k] = expr_mul(g, op->guard, op->macs);
+		mac[k] = expr_mul(g, op->guard, m->wl.macs_convention == CM_MACS_NB201 ?
+		    expr_add(g, op->macs, op->bias_adds) : op->macs);
 		bmac[k] = expr_mul(g, op->guard, op->bwd_macs);
 		m->op_out_bytes[k] = o->producer == k ?
 		    expr_mul(g, o->elems, expr_int(g, cm_dtype_bytes(gr, (enum cm_dtype)o->dtype))) : expr_int(g, 0);
@@ -400,6 +401,12 @@ cm_model_op_report(const struct cm_model *m, const union expr_val *v, int k,
 		o->shape[i] = v[t->dim[i]].i;
 	o->fwd_seconds = v[m->perf.fwd_seconds[k]].r;
 	o->bwd_seconds = v[m->perf.bwd_seconds[k]].r;
+	o->fwd_bytes = v[op->fwd_bytes].i;
+	o->flops_other = v[op->flops_other].i;
+	o->kernel_area = v[op->kernel_area].i;
+	o->kernels_fwd = op->kernels_fwd;
+	o->lib_calls = op->lib_calls;
+	o->op_class = op->op_class;
 }
 
 int

@@ -158,7 +158,19 @@ struct cm_workload {
 	enum cm_optimizer optimizer;
 	enum cm_precision precision;
 	int tf32;                   /* fp32 matmuls may use TF32 tensor cores */
+	int macs_convention;        /* enum cm_macs_convention: how "macs"/"flops" count */
 };
+
+/* How MACs are counted. TORCHVISION (the default; fvcore and torchvision's
+ * published "GFLOPS" count conv and linear this way): multiply-accumulates of
+ * conv, linear, matmul, attention and recurrent layers, no bias. NB201:
+ * NAS-Bench-201's counter (xautodl get_model_infos), which also adds each
+ * biased conv's and linear's bias, one per output element. */
+enum cm_macs_convention { CM_MACS_TORCHVISION, CM_MACS_NB201 };
+
+/* "torchvision" or "nb201" (also "nas-bench-201"); 0, or -1 when unknown. */
+int cm_macs_convention_parse(const char *s, enum cm_macs_convention *out);
+const char *cm_macs_convention_name(enum cm_macs_convention c);
 
 int cm_optimizer_parse(const char *s, enum cm_optimizer *out);
 int cm_precision_parse(const char *s, enum cm_precision *out);
@@ -265,6 +277,9 @@ struct cm_op_report {
 	int rank;
 	int64_t shape[6];
 	double fwd_seconds, bwd_seconds;
+	/* the latency model's inputs (bench/latency/fit_latency.py reads them) */
+	int64_t fwd_bytes, flops_other, kernel_area;
+	int kernels_fwd, lib_calls, op_class;
 };
 int cm_model_nops(const struct cm_model *m);
 

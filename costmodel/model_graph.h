@@ -78,6 +78,11 @@ struct cm_op {
 	expr_id parallel;       /* independent work items (output elements or GEMM tiles) */
 	uint8_t op_class;       /* enum cm_op_class */
 	uint8_t kernels_fwd, kernels_bwd;
+	uint8_t lib_calls;      /* forward calls into cuDNN/cuBLAS (host cost beyond a launch) */
+	expr_id kernel_area;    /* conv: kh * kw (its efficiency class); 0 otherwise */
+	expr_id tap_macs;       /* conv: MACs of one kernel tap (macs / kernel_area); 0 otherwise */
+	expr_id bias_adds;      /* bias additions (output elements of a biased conv or
+	                         * linear), counted as MACs under CM_MACS_NB201 */
 	/* memory */
 	expr_id ws_fwd, ws_bwd; /* transient workspace bytes */
 	expr_id bwd_extra;      /* bytes of backward temporaries beyond gradients */

@@ -142,6 +142,11 @@ conv_build(struct op_build *ob, int spatial)
 		ob->op.ws_bwd = ob->op.ws_fwd;
 	}
 	ob->op.kernels_fwd = (uint8_t)(bias ? 2 : 1);
+	ob->op.lib_calls = 1;   /* cuDNN (perf_model.c) */
+	if (bias)
+		ob->op.bias_adds = ob->m->tensors[ob->out].elems;
+	ob->op.kernel_area = ksz;
+	ob->op.tap_macs = expr_mul(g, ob->m->tensors[ob->out].elems, cin_g);
 	ob->op.kernels_bwd = (uint8_t)((x->requires_grad ? 2 : 1) + (bias ? 1 : 0));
 	return 0;
 }

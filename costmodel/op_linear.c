@@ -57,6 +57,9 @@ linear_build(struct op_build *ob)
 		    expr_mul(g, expr_mul(g, fin, fout), expr_int(g, ob->m->act_bytes)));
 	ob->op.parallel = expr_mul(g, expr_cdiv(g, rows, expr_int(g, 128)), expr_cdiv(g, fout, expr_int(g, 64)));
 	ob->op.kernels_fwd = 1;
+	ob->op.lib_calls = 1;   /* cuBLAS (perf_model.c) */
+	if (bias)
+		ob->op.bias_adds = expr_mul(g, rows, fout);
 	ob->op.kernels_bwd = (uint8_t)((x->requires_grad ? 2 : 1) + (bias ? 1 : 0));
 	return 0;
 }
@@ -124,6 +127,7 @@ matmul_build(struct op_build *ob)
 	ob->op.parallel = expr_mul(g, batch, expr_mul(g, expr_cdiv(g, m, expr_int(g, 128)),
 	    expr_cdiv(g, n, expr_int(g, 64))));
 	ob->op.kernels_bwd = (uint8_t)((a->requires_grad ? 1 : 0) + (b->requires_grad ? 1 : 0));
+	ob->op.lib_calls = 1;   /* cuBLAS (perf_model.c) */
 	return 0;
 }
 

@@ -38,6 +38,7 @@ batchnorm_build(struct op_build *ob)
 	ob_save_input(ob, 0);
 	ob_save_new(ob, expr_mul(g, c, expr_int(g, 8)));       /* save_mean, save_invstd */
 	op_elementwise_costs(ob, 5);
+	ob->op.lib_calls = 1;   /* F.batch_norm on CUDA calls cuDNN (perf_model.c) */
 	return 0;
 }
 

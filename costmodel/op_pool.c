@@ -85,8 +85,17 @@ pool_build(struct op_build *ob, int spatial, int is_max)
 	if (is_max)
 		ob_save_new(ob, ob_bytes(ob, ob->m->tensors[ob->out].elems, CM_DT_I64));
 	op_elementwise_costs(ob, 1);
-	ob->op.flops_other = expr_mul(g, ob->m->tensors[ob->out].elems,
-	    spatial == 2 ? expr_mul(g, k[0], k[1]) : k[0]);
+	{
+		/* PyTorch's pooling kernels (NCHW) run one thread per output that
+		 * loads every element of its window: the memory traffic is the
+		 * window's loads plus the output's store, not one read of the
+		 * input (the loads hit the cache, but each is a transaction) */
+		expr_id win = spatial == 2 ? expr_mul(g, k[0], k[1]) : k[0];
+		expr_id out = ob->m->tensors[ob->out].elems;
+		ob->op.flops_other = expr_mul(g, out, win);
+		ob->op.fwd_bytes = ob_bytes(ob, expr_mul(g, out, expr_add(g, win, expr_int(g, 1))),
+		    (enum cm_dtype)x->dtype);
+	}
 	return 0;
 }
 

@@ -320,6 +320,7 @@ load_workload(const json_t *w, struct cm_workload *wl, struct dn_error *err)
 	wl->optimizer = CM_OPT_ADAM;
 	wl->precision = CM_PREC_FP32;
 	wl->tf32 = 0;
+	wl->macs_convention = CM_MACS_TORCHVISION;
 	if (w == NULL)
 		return 0;
 	if (!json_is_object(w))
@@ -342,6 +343,12 @@ load_workload(const json_t *w, struct cm_workload *wl, struct dn_error *err)
 			if (!json_is_boolean(v))
 				return dn_error_set(err, DN_EINVAL, "$.workload.tf32", "must be true or false");
 			wl->tf32 = json_is_true(v);
+		} else if (strcmp(key, "macs_convention") == 0) {
+			enum cm_macs_convention c;
+			if (!json_is_string(v) || cm_macs_convention_parse(json_string_value(v), &c) != 0)
+				return dn_error_set(err, DN_EINVAL, "$.workload.macs_convention",
+				    "must be \"torchvision\" or \"nb201\"");
+			wl->macs_convention = (int)c;
 		} else
 			return dn_error_set(err, DN_EINVAL, "$.workload", "unknown field \"%s\"", key);
 	}

@@ -745,7 +745,8 @@ START_TEST(test_resnet_latency_in_little_work)
 	ck_assert_int_eq(fs_count_all(&e, 0, &err), 0);
 	ck_assert_msg(e.lower == e.upper && !e.timed_out, "not decided in %lld bound calls",
 	    (long long)e.work_limit);
-	ck_assert_int_eq((int64_t)e.lower, 7323);
+	/* 7323 before the latency model's calibration (docs/latency.md) */
+	ck_assert_int_eq((int64_t)e.lower, 5508);
 	printf("ResNet-50 walkthrough, latency <= 300 ms: %lld bound calls\n", (long long)e.bound_calls);
 	fs_free(&e);
 	sq_free(&q);

@@ -1,0 +1,283 @@
+#!/usr/bin/env python3
+"""fit_latency.py - fits the latency model's host and GPU constants to the
+measured latency of all 15,625 NAS-Bench-201 cells (HELP, GTX 1080 Ti and
+Titan Xp at batch 1, 32 and 256) and writes them to costmodel/perf_fit.h.
+
+Design: dnnsat itself gives each operator's latency inputs (MACs, bytes moved,
+other FLOPs, kernel area, kernels launched, cuDNN/cuBLAS calls) through
+`dnnsat estimate --per-op --json`. A cell's operators are the fixed network's
+plus its six edges', so five runs per batch (all edges one operation) give
+the operators of every cell. This script evaluates perf_model.c's formula
+(per-operator host and GPU time, the issue queue) on those inputs for given
+constants and searches the constants that minimise the squared log error on
+the FIT device (default gtx-1080-ti, all three batch sizes), then reports
+Kendall tau, the median absolute and the median signed percentage error
+on both GPUs (the other GPU is the held-out check), with FLOPs' tau beside.
+
+Usage: bench/latency/fit_latency.py [--dnnsat ./dnnsat] [--fit-device gtx-1080-ti]
+       [--sample N] [--write costmodel/perf_fit.h]
+Plain Python 3 (no numpy): Kendall tau by merge sort, the search by
+coordinate descent on a log scale.
+"""
+import argparse
+import json
+import math
+import os
+import random
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+# the shared data beside the checkout (../shared), or where DNNSAT_SHARED says
+SHARED = os.environ.get("DNNSAT_SHARED", os.path.join(ROOT, "..", "shared"))
+HELP = os.path.join(SHARED, "reference-data", "help_nb201_latency_pascal.csv")
+OPS = ["none", "skip_connect", "nor_conv_1x1", "nor_conv_3x3", "avg_pool_3x3"]
+DEVICES = {"gtx-1080-ti": "1080ti", "titan-xp": "titanxp"}
+BATCHES = [1, 32, 256]
+NAMES = ["PF_HOST_KERNEL_S", "PF_HOST_LIB_S", "PF_MEM_EFF", "PF_CONV_EFF_1X1", "PF_CONV_EFF_KXK"]
+CONV, TENSOR = 1, None
+
+
+def edge_of(path):
+    """(slot key, edge index) of an edge operator's path, else None."""
+    if ".options." not in path:
+        return None
+    pre = path.split(".options.")[0]
+    m = re.search(r"/cell\[(\d)\](?:\.branches\[(\d)\])?", pre)
+    node, br = int(m.group(1)), int(m.group(2) or 0)
+    edge = {1: 0, 2: 1, 3: 3}[node] + br
+    return pre, edge
+
+
+def per_op(dnnsat, device, batch, op):
+    args = [dnnsat, "estimate", "--template", "nb201", "--device", device, "--inference",
+            "--per-op", "--json", "batch_size=%d" % batch]
+    args += ["edge%d=%s" % (e, op) for e in range(6)]
+    out = subprocess.run(args, capture_output=True, text=True, check=False)
+    if out.returncode not in (0, 1):
+        sys.exit("dnnsat failed: %s\n%s" % (" ".join(args), out.stderr))
+    costs = json.loads(out.stdout)["costs"]
+    return costs["operators"], costs["latency"]["inference_seconds"], costs["macs"]
+
+
+def device_specs(name):
+    with open(os.path.join(ROOT, "schemas", "devices.json")) as f:
+        for d in json.load(f)["devices"]:
+            if d["name"] == name:
+                return d["peak_flops"]["fp32"], d["memory_bandwidth_bytes_per_s"]
+    sys.exit("no device " + name)
+
+
+def feature(o):
+    li = o["latency_inputs"]
+    return (o["macs"], li["flops_other"], li["forward_bytes"], li["kernel_area"],
+            li["kernels"], li["library_calls"])
+
+
+class Net:
+    """The operators of every cell at one batch size on one device."""
+
+    def __init__(self, dnnsat, device, batch):
+        self.skeleton, self.slots, self.macs = [], {}, {}
+        self.dnnsat_seconds = {}
+        for o, name in enumerate(OPS):
+            ops, secs, macs = per_op(dnnsat, device, batch, name)
+            self.dnnsat_seconds[name] = secs
+            self.macs[name] = macs
+            seen = set()
+            for op in ops:
+                e = edge_of(op["path"])
+                if e is None:
+                    if o == 0:
+                        self.skeleton.append(("op", feature(op)))
+                    continue
+                key = e[0]
+                if o == 0 and key not in seen:
+                    self.skeleton.append(("slot", key, e[1]))
+                seen.add(key)
+                self.slots.setdefault((key, o), []).append(feature(op))
+        self.peak, self.bw = device_specs(device)
+
+    def cell_ops(self, cell):
+        out = []
+        for it in self.skeleton:
+            if it[0] == "op":
+                out.append(it[1])
+            else:
+                out.extend(self.slots.get((it[1], cell[it[2]]), []))
+        return out
+
+    def latency(self, ops, k):
+        hk, hl, me, e1, ek = k
+        h = t = 0.0
+        inv_bw = 1.0 / (self.bw * me)
+        for macs, fo, by, area, kern, lib in ops:
+            if kern == 0:
+                continue
+            comp = 2.0 * macs / self.peak / (e1 if area <= 1 else ek) + fo / (self.peak * 0.5)
+            g = max(comp, by * inv_bw)
+            h += hk * kern + hl * lib
+            t = max(t, h) + g
+        return max(t, h)
+
+
+def kendall_tau(x, y):
+    """Kendall tau-b, O(n log n) (Knight's algorithm)."""
+    n = len(x)
+    pairs = sorted(zip(x, y))
+    def count_ties(v):
+        s, run = 0, 1
+        for i in range(1, len(v) + 1):
+            if i < len(v) and v[i] == v[i - 1]:
+                run += 1
+            else:
+                s += run * (run - 1) // 2
+                run = 1
+        return s
+    xs = [p[0] for p in pairs]
+    tx = count_ties(xs)
+    txy, run = 0, 1
+    for i in range(1, n + 1):
+        if i < n and pairs[i] == pairs[i - 1]:
+            run += 1
+        else:
+            txy += run * (run - 1) // 2
+            run = 1
+    ys = [p[1] for p in pairs]
+    swaps = 0
+    buf = ys[:]
+    width = 1
+    while width < n:   # bottom-up merge sort counting inversions
+        out = []
+        for lo in range(0, n, 2 * width):
+            a, b = buf[lo:lo + width], buf[lo + width:lo + 2 * width]
+            i = j = 0
+            while i < len(a) and j < len(b):
+                if b[j] < a[i]:
+                    out.append(b[j]); swaps += len(a) - i; j += 1
+                else:
+                    out.append(a[i]); i += 1
+            out.extend(a[i:]); out.extend(b[j:])
+        buf = out
+        width *= 2
+    ty = count_ties(buf)
+    n0 = n * (n - 1) // 2
+    num = n0 - tx - ty + txy - 2 * swaps
+    return num / math.sqrt((n0 - tx) * (n0 - ty))
+
+
+def median(v):
+    s = sorted(v)
+    m = len(s) // 2
+    return s[m] if len(s) % 2 else 0.5 * (s[m - 1] + s[m])
+
+
+def load_help():
+    cells, meas = [], {}
+    with open(HELP) as f:
+        hdr = f.readline().strip().split(",")
+        for line in f:
+            r = dict(zip(hdr, line.strip().split(",")))
+            ops = re.findall(r"\|([a-z_0-9]+)~\d", r["arch_str"])
+            cells.append(tuple(OPS.index(o) for o in ops))
+            for c in hdr[2:]:
+                meas.setdefault(c, []).append(float(r[c]) * 1e-3)
+    return cells, meas
+
+
+def loss(nets, cells, meas, dev, k):
+    s = 0.0
+    for b in BATCHES:
+        net, y = nets[(dev, b)], meas["%s_%d" % (DEVICES[dev], b)]
+        for i in cells:
+            s += math.log(net.latency(net.ops_cache[i], k) / y[i]) ** 2
+    return s
+
+
+def fit(nets, cells, meas, dev, k0):
+    k = list(k0)
+    bounds = [(1e-6, 2e-4), (0.0, 2e-4), (0.2, 1.0), (0.05, 1.0), (0.05, 1.0)]
+    best = loss(nets, cells, meas, dev, k)
+    step = 0.5
+    while step > 0.01:
+        improved = False
+        for j in range(len(k)):
+            for sgn in (1, -1):
+                trial = list(k)
+                trial[j] = k[j] * math.exp(sgn * step) if k[j] > 0 else 1e-6
+                trial[j] = min(max(trial[j], bounds[j][0]), bounds[j][1])
+                l = loss(nets, cells, meas, dev, trial)
+                if l < best:
+                    best, k, improved = l, trial, True
+        if not improved:
+            step /= 2
+    return k, best
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--dnnsat", default=os.path.join(ROOT, "dnnsat"))
+    ap.add_argument("--fit-device", default="gtx-1080-ti", choices=sorted(DEVICES))
+    ap.add_argument("--sample", type=int, default=600, help="cells the search fits on (all are reported)")
+    ap.add_argument("--write", default=None, help="header to write the constants to")
+    a = ap.parse_args()
+    cells, meas = load_help()
+    nets = {}
+    for dev in DEVICES:
+        for b in BATCHES:
+            nets[(dev, b)] = net = Net(a.dnnsat, dev, b)
+            net.ops_cache = [net.cell_ops(c) for c in cells]
+    rnd = random.Random(201)
+    sample = rnd.sample(range(len(cells)), min(a.sample, len(cells)))
+    k0 = [20e-6, 40e-6, 0.8, 0.5, 0.5]
+    k, l = fit(nets, sample, meas, a.fit_device, k0)
+    print("fitted on %s, %d cells x %d batches (sum of squared log errors %.3f):" %
+          (a.fit_device, len(sample), len(BATCHES), l))
+    for n, v in zip(NAMES, k):
+        print("  %-18s %.4g" % (n, v))
+    rows = []
+    print("\n%-12s %5s %9s %9s %9s %9s %9s" % ("gpu", "batch", "tau", "tau_flops", "MdAPE%", "median%", "role"))
+    for dev in DEVICES:
+        for b in BATCHES:
+            net, y = nets[(dev, b)], meas["%s_%d" % (DEVICES[dev], b)]
+            # to 0.1 us, as tests/unit/test_latency.c: equal cells stay tied
+            pred = [round(net.latency(o, k) * 1e7) / 1e7 for o in net.ops_cache]
+            macs = [sum(f[0] for f in o) for o in net.ops_cache]
+            err = [100.0 * (p - m) / m for p, m in zip(pred, y)]
+            r = (dev, b, kendall_tau(pred, y), kendall_tau(macs, y), median([abs(e) for e in err]), median(err),
+                 "fit" if dev == a.fit_device else "held out")
+            rows.append(r)
+            print("%-12s %5d %9.4f %9.4f %9.1f %+9.1f %9s" % r)
+    if a.write:
+        with open(a.write, "w") as f:
+            f.write("/*\n * perf_fit.h - latency constants fitted by bench/latency/fit_latency.py\n"
+                    " * (generated: do not edit; regenerate with\n"
+                    " *   bench/latency/fit_latency.py --write costmodel/perf_fit.h).\n *\n"
+                    " * Source: measured inference latency of all 15,625 NAS-Bench-201 cells,\n"
+                    " * ../shared/reference-data/help_nb201_latency_pascal.csv (HELP, MIT), fitted\n"
+                    " * on the %s columns (batch 1, 32, 256; %d sampled cells, seed 201),\n"
+                    " * minimising the squared log error of perf_model.c's queue model; the\n"
+                    " * other GPU is held out. Eager PyTorch, FP32, no tensor cores.\n *\n"
+                    " *  PF_HOST_KERNEL_S  host time to issue one kernel (Python module call,\n"
+                    " *                    dispatcher, cudaLaunchKernel)\n"
+                    " *  PF_HOST_LIB_S     extra host time of a cuDNN/cuBLAS call (descriptors,\n"
+                    " *                    algorithm lookup)\n"
+                    " *  PF_MEM_EFF        achieved fraction of the datasheet memory bandwidth\n"
+                    " *  PF_CONV_EFF_1X1   fraction of the FP32 peak a 1x1 convolution reaches\n"
+                    " *  PF_CONV_EFF_KXK   the same for larger kernels\n *\n"
+                    " * Check (Kendall tau, MdAPE %%, median signed error %%, FLOPs' tau):\n"
+                    % (a.fit_device, len(sample)))
+            for r in rows:
+                f.write(" *   %-11s b%-3d tau %.3f  MdAPE %4.1f  signed %+5.1f  FLOPs tau %.3f  (%s)\n"
+                        % (r[0], r[1], r[2], r[4], r[5], r[3], r[6]))
+            f.write(" */\n#ifndef DN_PERF_FIT_H\n#define DN_PERF_FIT_H\n\n")
+            for n, v in zip(NAMES, k):
+                f.write("#define %-18s %.4g\n" % (n, v))
+            f.write("\n#endif\n")
+        print("wrote", a.write)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,261 @@
+/*
+ * test_latency.c - the latency model against measurements: every one of the
+ * 15,625 NAS-Bench-201 cells (CIFAR-10 network) measured by HELP on a GTX
+ * 1080 Ti and a Titan Xp at batch 1, 32 and 256
+ * (../shared/reference-data/help_nb201_latency_pascal.csv, beside the
+ * checkout or under $DNNSAT_SHARED; skipped when absent).
+ *
+ * Per GPU and batch it prints Kendall tau of the predicted latency against
+ * the measured one, FLOPs' tau for comparison, the median absolute and the
+ * median signed percentage error, and fails when
+ *  - the median absolute error exceeds 20% (both GPUs; the Titan Xp is held
+ *    out of the fit, bench/latency/fit_latency.py),
+ *  - tau at batch 256 is below 0.93,
+ *  - tau at batch 1 and 32 is below 0.87 (the target is 0.93, but no model
+ *    that adds a cost per edge operation reaches it: a least-squares fit of
+ *    the measurements on the counts of each operation, made on each column
+ *    itself, ranks at 0.88-0.92; docs/latency.md),
+ *  - the latency ranks cells worse than FLOPs do.
+ */
+#include "test_util.h"
+
+#include <math.h>
+
+#define NCELLS 15625
+
+static const char *const ops[] = { "none", "skip_connect", "nor_conv_1x1", "nor_conv_3x3", "avg_pool_3x3" };
+
+/* Kendall tau-b (ties in either variable), by all pairs. */
+static double
+kendall(const double *x, const double *y, int n)
+{
+	double conc = 0, disc = 0, tx = 0, ty = 0;
+
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++) {
+			double a = x[i] - x[j], b = y[i] - y[j];
+			if (a == 0 && b == 0)
+				continue;
+			if (a == 0)
+				tx++;
+			else if (b == 0)
+				ty++;
+			else if ((a > 0) == (b > 0))
+				conc++;
+			else
+				disc++;
+		}
+	return (conc - disc) / sqrt((conc + disc + tx) * (conc + disc + ty));
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double
+median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static FILE *
+open_help(void)
+{
+	const char *rel = "reference-data/help_nb201_latency_pascal.csv";
+	const char *env = getenv("DNNSAT_SHARED");
+	char p[1024];
+
+	if (env != NULL && env[0] != '\0') {
+		snprintf(p, sizeof p, "%s/%s", env, rel);
+		return fopen(p, "r");
+	}
+	return fopen(src_path("../shared/reference-data/help_nb201_latency_pascal.csv"), "r");
+}
+
+/* cells[i][e]: the operation index of edge e of cell i; meas[c][i] ms. */
+static int
+load_help(int (*cells)[6], double *meas[6])
+{
+	FILE *f = open_help();
+	char line[512];
+	int n = 0;
+
+	if (f == NULL)
+		return -1;
+	ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+	{
+		static const char hdr[] = "index,arch_str,1080ti_1,1080ti_32,1080ti_256,titanxp_1,titanxp_32,titanxp_256";
+		ck_assert_msg(strncmp(line, hdr, sizeof hdr - 1) == 0, "unexpected header %s", line);
+	}
+	while (n < NCELLS && fgets(line, sizeof line, f)) {
+		char *p = strchr(line, ','), *q;
+		int e = 0;
+		ck_assert_ptr_nonnull(p);
+		for (p++; *p && *p != ',' && e < 6; p++) {
+			if (*p != '|' || p[1] == '+' || p[1] == ',')
+				continue;
+			for (int o = 0; o < 5; o++)
+				if (strncmp(p + 1, ops[o], strlen(ops[o])) == 0 && p[1 + strlen(ops[o])] == '~')
+					cells[n][e] = o;
+			e++;
+		}
+		ck_assert_int_eq(e, 6);
+		q = strchr(p, ',');
+		ck_assert_ptr_nonnull(q);
+		for (int c = 0; c < 6; c++) {
+			meas[c][n] = strtod(q + 1, &q);
+			ck_assert(meas[c][n] > 0);
+		}
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+START_TEST(test_nb201_latency_help)
+{
+	static const char *const devs[] = { "gtx-1080-ti", "titan-xp" };
+	static const int batches[] = { 1, 32, 256 };
+	static int cells[NCELLS][6];
+	double *meas[6], *pred = malloc(NCELLS * sizeof *pred), *flops = malloc(NCELLS * sizeof *flops);
+	double *err = malloc(NCELLS * sizeof *err), *aerr = malloc(NCELLS * sizeof *aerr);
+	struct cm_device_catalog cat;
+	struct dn_error e;
+	int n;
+
+	for (int c = 0; c < 6; c++)
+		meas[c] = malloc(NCELLS * sizeof *meas[c]);
+	n = load_help(cells, meas);
+	if (n < 0) {
+		printf("latency: help_nb201_latency_pascal.csv not found (../shared or $DNNSAT_SHARED), skipped\n");
+		goto out;
+	}
+	ck_assert_int_eq(n, NCELLS);
+	memset(&e, 0, sizeof e);
+	ck_assert_msg(cm_catalog_load(src_path("schemas/devices.json"), &cat, &e) == 0, "%s", e.message);
+	printf("%-12s %5s %7s %9s %7s %8s  (MdAPE and median signed error in %%)\n",
+	    "gpu", "batch", "tau", "tau_flops", "MdAPE", "signed");
+	for (int d = 0; d < 2; d++)
+		for (int b = 0; b < 3; b++) {
+			const struct cm_device *dev = cm_catalog_find(&cat, devs[d]);
+			struct cm_workload wl = test_workload(0);
+			struct tmodel t;
+			int hp[6], col = d * 3 + b;
+			char bs[16];
+			double tau, tau_f, mdape, msigned;
+
+			ck_assert_ptr_nonnull(dev);
+			memset(&t, 0, sizeof t);
+			ck_assert(cm_def_load_template("nb201", &t.def, &t.err) == 0);
+			t.cfg = calloc((size_t)t.def->nhps + 1, sizeof *t.cfg);
+			cm_config_defaults(t.def, t.cfg);
+			ck_assert_msg(cm_model_build(t.def, &wl, dev, NULL, &t.m, &t.err) == 0, "%s", t.err.message);
+			t.scratch = calloc((size_t)cm_model_scratch_len(t.m), sizeof *t.scratch);
+			snprintf(bs, sizeof bs, "%d", batches[b]);
+			tmodel_set(&t, "batch_size", bs);
+			for (int k = 0; k < 6; k++) {
+				char name[8];
+				snprintf(name, sizeof name, "edge%d", k);
+				hp[k] = cm_def_find_hp(t.def, name);
+				ck_assert_int_ge(hp[k], 0);
+			}
+			for (int i = 0; i < n; i++) {
+				for (int k = 0; k < 6; k++)
+					t.cfg[hp[k]].i = cells[i][k];
+				tmodel_eval(&t);
+				/* to 0.1 us: cells with the same operations differ only by
+				 * the order of float additions, which must not rank them */
+				pred[i] = round(t.r.lat_infer * 1e7) / 1e4;
+				flops[i] = (double)t.r.macs;
+				err[i] = 100.0 * (pred[i] - meas[col][i]) / meas[col][i];
+				aerr[i] = fabs(err[i]);
+			}
+			tau = kendall(pred, meas[col], n);
+			tau_f = kendall(flops, meas[col], n);
+			mdape = median(aerr, n);
+			msigned = median(err, n);
+			printf("%-12s %5d %7.4f %9.4f %7.1f %+8.1f%s\n", devs[d], batches[b], tau, tau_f, mdape, msigned,
+			    d == 0 ? "  (fitted)" : "  (held out)");
+			ck_assert_msg(mdape <= 20.0, "%s batch %d: MdAPE %.1f%% > 20%%", devs[d], batches[b], mdape);
+			ck_assert_msg(tau >= (batches[b] == 256 ? 0.93 : 0.87), "%s batch %d: Kendall tau %.4f",
+			    devs[d], batches[b], tau);
+			ck_assert_msg(tau > tau_f, "%s batch %d: latency tau %.4f <= FLOPs' %.4f", devs[d], batches[b],
+			    tau, tau_f);
+			tmodel_free(&t);
+		}
+	cm_catalog_free(&cat);
+out:
+	for (int c = 0; c < 6; c++)
+		free(meas[c]);
+	free(pred); free(flops); free(err); free(aerr);
+}
+END_TEST
+
+/* Under the nb201 convention MACs equal NAS-Bench-201's published FLOPs
+ * (../shared/benchmarks/nb201_merged_15625.csv, c10_flops_M) to the digits
+ * shown; the default (torchvision) convention is num_classes below them. */
+START_TEST(test_nb201_convention)
+{
+	static const struct { int edges[6]; const char *mflops; } cells[] = {
+		{ { 0, 0, 0, 0, 0, 0 }, "7.78305" },            /* all none */
+		{ { 4, 2, 1, 2, 1, 1 }, "15.64737" },           /* index 0 */
+		{ { 3, 3, 4, 1, 3, 1 }, "113.95137" },          /* index 1 */
+	};
+	for (int conv = 0; conv < 2; conv++) {
+		struct cm_workload wl = test_workload(0);
+		struct tmodel t;
+		int hp[6];
+
+		wl.macs_convention = conv ? CM_MACS_NB201 : CM_MACS_TORCHVISION;
+		memset(&t, 0, sizeof t);
+		ck_assert(cm_def_load_template("nb201", &t.def, &t.err) == 0);
+		ck_assert(tmodel_build_def(&t, &wl) == 0);
+		tmodel_set(&t, "batch_size", "1");
+		for (int k = 0; k < 6; k++) {
+			char name[8];
+			snprintf(name, sizeof name, "edge%d", k);
+			hp[k] = cm_def_find_hp(t.def, name);
+		}
+		for (size_t i = 0; i < sizeof cells / sizeof cells[0]; i++) {
+			char ours[32];
+			for (int k = 0; k < 6; k++)
+				t.cfg[hp[k]].i = cells[i].edges[k];
+			tmodel_eval(&t);
+			snprintf(ours, sizeof ours, "%.5f", (double)(t.r.macs + (conv ? 0 : 10)) / 1e6);
+			ck_assert_msg(strcmp(ours, cells[i].mflops) == 0, "convention %d cell %zu: %s M, NB201 %s M",
+			    conv, i, ours, cells[i].mflops);
+		}
+		tmodel_free(&t);
+	}
+	{
+		enum cm_macs_convention c;
+		ck_assert_int_eq(cm_macs_convention_parse("nb201", &c), 0);
+		ck_assert_int_eq(c, CM_MACS_NB201);
+		ck_assert_int_eq(cm_macs_convention_parse("fvcore", &c), -1);
+	}
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite *s = suite_create("latency");
+	TCase *t = tcase_create("help");
+
+	tcase_set_timeout(t, 600);
+	tcase_add_test(t, test_nb201_convention);
+	tcase_add_test(t, test_nb201_latency_help);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int
+main(void)
+{
+	return run_suite(suite(), 1);
+}
