@@ -26,10 +26,11 @@
 /* The cost model's version: part of every cached result's id, so a change
  * of what any answer says (a validity rule, a cost, the device's usable
  * memory, an answer's fields) must bump it, or a cache filled by the old
- * version would serve stale answers. 1.1.0: token ids within their
+ * version would serve stale answers. 1.2.0: the safe memory estimate,
+ * per-device CUDA context figures, the cuBLAS workspace. 1.1.0: token ids within their
  * embedding tables, the device's usable memory as the default memory
  * budget, budgets and warnings in answers, any JSON choice value. */
-#define CM_VERSION "1.1.0"
+#define CM_VERSION "1.2.0"
 
 /* Limits on a built model (DN_ERANGE naming the limit beyond them), far
  * above the largest real models: the resnet template at its maxima builds

@@ -75,7 +75,7 @@ cm_device_from_json(const json_t *obj, const char *path, struct cm_device *d,
 		const char *t = json_string_value(cc);
 		char tail;
 		if (t == NULL || sscanf(t, "%d.%d%c", &d->cc_major, &d->cc_minor, &tail) != 2 ||
-		    d->cc_major < 1 || d->cc_major > 99 || d->cc_minor < 0 || d->cc_minor > 9)
+		    d->cc_major < 1 || d->cc_major > 99 || d->cc_minor < 0 || d->cc_minor > 99)
 			return dn_error_set(err, DN_EINVAL, path, "\"compute_capability\" must be a string "
 			    "MAJOR.MINOR such as \"8.0\"");
 	}
