@@ -459,6 +459,9 @@ parse_memory_budget(const json_t *v, const char *path, struct sq_query *q, struc
 
 	if (!json_is_object(v))
 		return parse_memory_limit(v, path, q, &q->budget[SQ_B_MEMORY], err);
+	if (json_object_size(v) == 0)
+		return dn_error_set(err, DN_EINVAL, path, "an empty object: give a limit (\"16GiB\", \"90%%\") or "
+		    "{\"limit\": \"16GiB\", \"estimate\": \"safe\"}");
 	json_object_foreach((json_t *)v, key, x)
 		if (strcmp(key, "limit") != 0 && strcmp(key, "estimate") != 0)
 			return dn_error_set(err, DN_EINVAL, path, "unknown field \"%.64s\" (a memory budget object "

@@ -708,6 +708,7 @@ START_TEST(test_safe_memory_gives_up)
 			{ "{\"limit\": \"16GiB\", \"estimat\": \"safe\"}", "$.budgets.memory" },
 			{ "{\"limit\": 16, \"estimate\": \"safe\"}", "$.budgets.memory.limit" },
 			{ "{\"estimate\": 1}", "$.budgets.memory.estimate" },
+			{ "{}", "$.budgets.memory" },
 		};
 		for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 			struct sq_query q;
