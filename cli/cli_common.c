@@ -111,6 +111,26 @@ req_set_pair(json_t *obj, const char *opt, const char *v, struct dn_error *err)
 	return 0;
 }
 
+/* memory=LIMIT:safe or memory=LIMIT:expected (LIMIT may be empty: the
+ * device's usable memory) into the query's {"limit": LIMIT, "estimate": E}. */
+static int
+memory_estimate(json_t *budgets, const char *opt, struct dn_error *err)
+{
+	const char *v = json_string_value(json_object_get(budgets, "memory")), *colon;
+	json_t *o;
+
+	if (v == NULL || (colon = strrchr(v, ':')) == NULL)
+		return 0;
+	if (strcmp(colon + 1, "safe") != 0 && strcmp(colon + 1, "expected") != 0)
+		return dn_error_set(err, DN_EINVAL, opt, "memory=%s: the estimate after ':' must be \"safe\" "
+		    "or \"expected\" (e.g. memory=16GiB:safe)", v);
+	o = json_pack("{s:s}", "estimate", colon + 1);
+	if (colon > v)
+		json_object_set_new(o, "limit", json_stringn(v, (size_t)(colon - v)));
+	json_object_set_new(budgets, "memory", o);
+	return 0;
+}
+
 int
 cli_req_option(struct cli_req *r, const char *a, const char *v, struct dn_error *err)
 {
@@ -139,6 +159,8 @@ cli_req_option(struct cli_req *r, const char *a, const char *v, struct dn_error 
 		json_object_set_new(r->req, "device", json_string(v));
 	} else if (strcmp(a, "--budget") == 0 || strcmp(a, "--set") == 0) {
 		if (req_set_pair(a[2] == 'b' ? r->budgets : r->fixed, a, v, err) != 0)
+			return -1;
+		if (a[2] == 'b' && strncmp(v, "memory=", 7) == 0 && memory_estimate(r->budgets, a, err) != 0)
 			return -1;
 	} else if (strcmp(a, "--bind") == 0) {
 		const char *eq = strchr(v, '=');

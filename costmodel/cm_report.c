@@ -90,6 +90,7 @@ cm_result_write(struct jt *w, const struct cm_model *m, const union expr_val *co
 	key_int(w, ",\"memory\":{\"training_peak_bytes\":", r->mem_train);
 	key_int(w, ",\"inference_peak_bytes\":", r->mem_infer);
 	key_int(w, ",\"peak_bytes\":", r->mem);
+	key_int(w, ",\"safe_peak_bytes\":", r->mem_safe);
 	jt_lit(w, ",\"peak_phase\":");
 	jt_str(w, phases[r->peak_phase]);
 	/* the categories of cm_mem_cat_name, in its order (test_costmodel compares) */

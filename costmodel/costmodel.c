@@ -33,7 +33,7 @@ struct cm_model {
 static const char *const metric_names[CM_M_NMETRICS] = {
 	"valid", "params", "macs", "flops", "train_flops", "weight_bytes",
 	"activation_bytes", "memory_train", "memory_inference", "memory",
-	"latency_inference", "latency_train_step", "utilization",
+	"latency_inference", "latency_train_step", "utilization", "memory_safe",
 };
 
 const char *
@@ -163,6 +163,7 @@ build_totals(struct cm_model *m, struct dn_error *err)
 	m->metrics[CM_M_LAT_INFER] = m->perf.infer_seconds;
 	m->metrics[CM_M_LAT_TRAIN] = m->perf.train_seconds;
 	m->metrics[CM_M_UTIL] = m->wl.training ? m->perf.train_util : m->perf.infer_util;
+	m->metrics[CM_M_MEM_SAFE] = m->wl.training ? m->mem.train_safe : m->mem.infer_safe;
 	free(p); free(mac); free(bmac); free(ok);
 	if (dn_error_isset(&g->err))
 		return dn_error_set(err, g->err.code, g->err.path, "%s", g->err.message);
@@ -175,6 +176,7 @@ cm_model_build(struct cm_model_def *def, const struct cm_workload *wl,
     struct cm_model **out, struct dn_error *err)
 {
 	struct cm_model *m;
+	struct mem_profile prof;
 
 	*out = NULL;
 	m = calloc(1, sizeof *m);
@@ -184,8 +186,9 @@ cm_model_build(struct cm_model_def *def, const struct cm_workload *wl,
 	m->def = def;
 	m->wl = *wl;
 	m->dev = *dev;
+	mem_profile_pytorch(dev, &prof);
 	if (model_graph_build(def, wl, bounds, &m->graph, err) != 0 ||
-	    mem_plan_build(&m->graph, wl, mem_profile_pytorch(), &m->mem, err) != 0 ||
+	    mem_plan_build(&m->graph, wl, &prof, &m->mem, err) != 0 ||
 	    perf_build(&m->graph, wl, dev, &m->mem, &m->perf, err) != 0 ||
 	    build_totals(m, err) != 0) {
 		cm_model_free(m);
@@ -300,6 +303,7 @@ cm_model_read(const struct cm_model *m, const union expr_val *v, struct cm_resul
 	r->mem_train = v[m->metrics[CM_M_MEM_TRAIN]].i;
 	r->mem_infer = v[m->metrics[CM_M_MEM_INFER]].i;
 	r->mem = v[m->metrics[CM_M_MEM]].i;
+	r->mem_safe = v[m->metrics[CM_M_MEM_SAFE]].i;
 	r->lat_infer = v[m->metrics[CM_M_LAT_INFER]].r;
 	r->lat_train = v[m->metrics[CM_M_LAT_TRAIN]].r;
 	r->util = v[m->metrics[CM_M_UTIL]].r;

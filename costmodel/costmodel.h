@@ -26,10 +26,11 @@
 /* The cost model's version: part of every cached result's id, so a change
  * of what any answer says (a validity rule, a cost, the device's usable
  * memory, an answer's fields) must bump it, or a cache filled by the old
- * version would serve stale answers. 1.1.0: token ids within their
+ * version would serve stale answers. 1.2.0: the safe memory estimate,
+ * per-device CUDA context figures, the cuBLAS workspace. 1.1.0: token ids within their
  * embedding tables, the device's usable memory as the default memory
  * budget, budgets and warnings in answers, any JSON choice value. */
-#define CM_VERSION "1.1.0"
+#define CM_VERSION "1.2.0"
 
 /* Limits on a built model (DN_ERANGE naming the limit beyond them), far
  * above the largest real models: the resnet template at its maxima builds
@@ -56,6 +57,11 @@ struct cm_device {
 	int sm_count;
 	int max_threads_per_sm;
 	double peak_fp32, peak_tf32, peak_fp16, peak_bf16, peak_int8; /* FLOP/s */
+	int cc_major, cc_minor;    /* compute capability ("8.0"); 0.0 when not given */
+	/* CUDA context with PyTorch's kernels, expected and upper bound, in
+	 * bytes: the entry's "cuda_context_bytes" / "cuda_context_upper_bytes",
+	 * 0 = the figures of its compute capability (mem_profile.c) */
+	int64_t context_bytes, context_upper_bytes;
 	int is_alias;              /* catalog entry that repeats another under an alias */
 	int entry;                 /* index of the device's own (non-alias) catalog entry */
 };
@@ -85,7 +91,9 @@ int cm_catalog_resolve(const struct cm_device_catalog *cat, const char *name,
     const char *path, const struct cm_device **out, struct dn_error *err);
 /* Reads an inline device description; `path` names it in errors.
  * "usable_memory_bytes" is optional (default: memory_bytes) and at most
- * memory_bytes. */
+ * memory_bytes. "compute_capability" ("8.0") is optional; so are
+ * "cuda_context_bytes" and "cuda_context_upper_bytes" (at least the
+ * expected figure), which default to their compute capability's. */
 int cm_device_from_json(const json_t *obj, const char *path,
     struct cm_device *out, struct dn_error *err);
 
@@ -214,6 +222,7 @@ enum cm_metric {
 	CM_M_LAT_INFER,         /* seconds */
 	CM_M_LAT_TRAIN,         /* seconds per training step */
 	CM_M_UTIL,              /* estimated SM-busy share of the workload's step, 0..1 */
+	CM_M_MEM_SAFE,          /* the workload's safe (upper) peak estimate, device level */
 	CM_M_NMETRICS
 };
 const char *cm_metric_name(enum cm_metric m);
@@ -235,6 +244,7 @@ struct cm_result {
 	int64_t macs, flops, train_flops;
 	int64_t act_saved_bytes;
 	int64_t mem_train, mem_infer, mem;
+	int64_t mem_safe;                     /* upper estimate of the workload's peak */
 	int64_t mem_breakdown[CM_MEM_NCAT];   /* of the workload's peak */
 	enum cm_phase peak_phase;
 	int peak_op;                          /* op index at the peak, -1 none */

@@ -42,8 +42,8 @@ cm_device_from_json(const json_t *obj, const char *path, struct cm_device *d,
     struct dn_error *err)
 {
 	const char *name;
-	const json_t *peaks;
-	double mem, usable, bw, sms, threads, v;
+	const json_t *peaks, *cc;
+	double mem, usable, bw, sms, threads, v, ctx, ctx_up;
 
 	memset(d, 0, sizeof *d);
 	if (!json_is_object(obj))
@@ -62,6 +62,23 @@ cm_device_from_json(const json_t *obj, const char *path, struct cm_device *d,
 	    num(obj, "sm_count", path, 1, 10000, 1, &sms, err) ||
 	    num(obj, "max_threads_per_sm", path, 0, 65536, 0, &threads, err))
 		return -1;
+	if (num(obj, "cuda_context_bytes", path, 0, mem, 0, &ctx, err) ||
+	    num(obj, "cuda_context_upper_bytes", path, 0, mem, 0, &ctx_up, err))
+		return -1;
+	if (ctx_up > 0 && ctx_up < ctx)
+		return dn_error_set(err, DN_ERANGE, path, "\"cuda_context_upper_bytes\" = %.0f is less than "
+		    "\"cuda_context_bytes\" = %.0f (it is the upper bound)", ctx_up, ctx);
+	d->context_bytes = (int64_t)ctx;
+	d->context_upper_bytes = (int64_t)ctx_up;
+	cc = json_object_get(obj, "compute_capability");
+	if (cc != NULL) {
+		const char *t = json_string_value(cc);
+		char tail;
+		if (t == NULL || sscanf(t, "%d.%d%c", &d->cc_major, &d->cc_minor, &tail) != 2 ||
+		    d->cc_major < 1 || d->cc_major > 99 || d->cc_minor < 0 || d->cc_minor > 99)
+			return dn_error_set(err, DN_EINVAL, path, "\"compute_capability\" must be a string "
+			    "MAJOR.MINOR such as \"8.0\"");
+	}
 	d->memory_bytes = (int64_t)mem;
 	d->usable_memory_bytes = usable > 0 ? (int64_t)usable : d->memory_bytes;
 	d->mem_bandwidth = bw;

@@ -146,6 +146,7 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 	struct termlist *saved_at = NULL, *kept_by = NULL;
 	struct termlist *inf_alive = NULL, *nk_alive = NULL, *grad_alive = NULL;
 	expr_id *fwd_tot = NULL, *bwd_tot = NULL, *inf_tot = NULL, *wgrad = NULL, *bwd_cached = NULL;
+	expr_id *ws_all = NULL, *ws_inf = NULL, *g_bwd = NULL;
 
 	memset(plan, 0, sizeof *plan);
 	plan->nsteps = K;
@@ -162,6 +163,13 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 	inf_tot = calloc((size_t)K + 1, sizeof *inf_tot);
 	wgrad = calloc((size_t)K + 2, sizeof *wgrad);
 	bwd_cached = calloc((size_t)K + 1, sizeof *bwd_cached);
+	ws_all = calloc((size_t)K + 1, sizeof *ws_all);
+	ws_inf = calloc((size_t)K + 1, sizeof *ws_inf);
+	g_bwd = calloc((size_t)K + 1, sizeof *g_bwd);
+	if (!ws_all || !ws_inf || !g_bwd) {
+		fail_oom(err);
+		goto out;
+	}
 	if (!plan->fwd || !plan->bwd || !plan->infer || !saved_at || !kept_by || !inf_alive ||
 	    !nk_alive || !grad_alive || !fwd_tot || !bwd_tot || !inf_tot || !wgrad || !bwd_cached) {
 		fail_oom(err);
@@ -285,6 +293,7 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 			plan->infer[k].workspace = ws;
 			plan->infer[k].total = expr_add(g, I, ws);
 			inf_tot[k] = plan->infer[k].total;
+			ws_inf[k] = ws;
 			plan->fwd[k].saved = S;
 			plan->fwd[k].transient = N;
 			plan->fwd[k].grads = zero;
@@ -315,6 +324,8 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 			plan->bwd[k].workspace = ws;
 			plan->bwd[k].total = expr_add(g, expr_add(g, expr_add(g, kept[k], G), W), ws);
 			bwd_tot[k] = plan->bwd[k].total;
+			ws_all[k] = expr_max(g, plan->fwd[k].workspace, ws);
+			g_bwd[k] = G;
 			/* what the caching allocator holds: activations freed during
 			 * backward stay cached, too small for the larger gradients of the
 			 * earlier layers, so the device keeps all of them */
@@ -333,7 +344,7 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 		expr_id dyn = expr_max(g, expr_max(g, plan->fwd_peak, plan->bwd_peak), plan->opt_peak);
 		expr_id ipers = expr_add(g, expr_add(g, plan->weights, plan->buffers), plan->inputs);
 		plan->train_peak = expr_add(g, expr_add(g, persistent, plan->autocast_cache), dyn);
-		plan->context = expr_int(g, prof->context_bytes);
+		plan->context = expr_int(g, prof->context_bytes + prof->library_bytes);
 		/* the device holds the larger of the allocated peak and what the
 		 * caching allocator keeps (see bwd_cached above); the reserve is
 		 * reported separately and is not a term of the total */
@@ -343,6 +354,39 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 		plan->train_total = expr_add(g, expr_add(g, expr_add(g, persistent, plan->autocast_cache),
 		    plan->train_reserved_dyn), plan->context);
 		plan->infer_total = expr_add(g, expr_add(g, ipers, plan->infer_peak), plan->context);
+		/*
+		 * The safe (upper) estimate: the expected peak's composition with
+		 * each term at its own maximum over the step instead of their
+		 * joint maximum at one step, so that whatever the caching
+		 * allocator cannot hand from one use to the next is still covered:
+		 *  - every activation kept for backward stays cached (as above);
+		 *  - the largest set of activation gradients in flight at any
+		 *    backward step (the blocks of one step may be the wrong sizes
+		 *    for the next step's gradients, so they stay reserved);
+		 *  - all weight gradients;
+		 *  - the largest cuDNN workspace of any convolution (a freed
+		 *    workspace block stays cached and may not be reusable);
+		 *  - one more input batch: the training loop copies the next
+		 *    batch to the device while the previous one is still
+		 *    referenced (inputs = inputs.to(device) rebinds the name only
+		 *    after the copy), so two batches were alive at once and the
+		 *    cache keeps the second block;
+		 *  - the context's upper bound instead of its expected size.
+		 * Each term is a bound on bytes the device holds, never a multiple
+		 * of the expected peak.
+		 */
+		plan->ws_max = expr_max_n(g, ws_all, m->nops);
+		plan->grad_flight_max = expr_max_n(g, g_bwd, m->nops);
+		plan->context_upper = expr_int(g, prof->context_upper_bytes + prof->library_bytes);
+		{
+			expr_id bound = expr_add(g, expr_add(g, plan->saved_bytes, plan->grad_flight_max),
+			    expr_add(g, plan->grads_all, plan->ws_max));
+			expr_id sdyn = expr_max(g, plan->train_reserved_dyn, bound);
+			plan->train_safe = expr_add(g, expr_add(g, expr_add(g, persistent, plan->autocast_cache), sdyn),
+			    expr_add(g, plan->inputs, plan->context_upper));
+			plan->infer_safe = expr_add(g, expr_add(g, expr_add(g, ipers, plan->infer_peak),
+			    expr_max_n(g, ws_inf, m->nops)), plan->context_upper);
+		}
 	}
 	if (dn_error_isset(&g->err)) {
 		dn_error_set(err, g->err.code, g->err.path, "%s", g->err.message);
@@ -363,6 +407,9 @@ out:
 	free(inf_tot);
 	free(wgrad);
 	free(bwd_cached);
+	free(ws_all);
+	free(ws_inf);
+	free(g_bwd);
 	return rc;
 }
 

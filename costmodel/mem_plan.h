@@ -19,11 +19,16 @@ struct mem_profile {
 	int64_t round_bytes;            /* every allocation rounded up to this */
 	int64_t small_limit;            /* allocations up to this share small segments */
 	int64_t large_round;            /* large segments rounded up to this */
-	int64_t context_bytes;          /* CUDA context + kernels + library handles */
+	int64_t context_bytes;          /* CUDA context + kernels (expected) */
+	int64_t context_upper_bytes;    /* its upper bound (the safe estimate) */
+	int64_t library_bytes;          /* library workspaces the allocator holds (cuBLAS) */
 	double reserve_fraction;        /* cached-but-free share of the peak (fragmentation) */
 };
 
-const struct mem_profile *mem_profile_pytorch(void);
+/* PyTorch's allocator constants with the context and library figures of
+ * `dev` (its catalog entry's, else those of its compute capability;
+ * mem_profile.c states each figure's source). */
+void mem_profile_pytorch(const struct cm_device *dev, struct mem_profile *out);
 
 struct mem_step {
 	expr_id saved;          /* activations kept for backward */
@@ -47,6 +52,11 @@ struct mem_plan {
 	expr_id train_reserve, infer_reserve, context;
 	expr_id train_reserved_dyn; /* max(allocated peak, cached at backward) */
 	expr_id saved_bytes;    /* all activation storages kept for backward */
+	/* the safe (upper) estimate, see mem_plan.c */
+	expr_id ws_max;         /* largest workspace of any op */
+	expr_id grad_flight_max; /* largest set of activation gradients in flight */
+	expr_id context_upper;  /* context upper bound + library workspaces */
+	expr_id train_safe, infer_safe;
 };
 
 /* Builds the plan's expressions into m->g. Returns 0 or -1 (out of memory,

@@ -42,6 +42,8 @@ struct sq_query {
 	double budget[SQ_B_COUNT];
 	int memory_from_device;         /* the memory budget is the device's usable memory
 	                                 * (none was given, or the one given was more) */
+	int memory_safe;                /* the memory budget bounds the safe (upper)
+	                                 * estimate, CM_M_MEM_SAFE, not the expected peak */
 	char **warnings;                /* things the user should know, one sentence each */
 	int nwarnings;
 	struct cm_model *model;
@@ -55,7 +57,8 @@ struct sq_query {
  *   {"model": "resnet50" | {"template": T, "preset": P} | {model object},
  *    "space": {NNI search space}, "device": "a100-40gb" | {device object},
  *    "workload": {"mode": "training"|"inference", "optimizer": "adam", "dtype": "fp32", "tf32": false},
- *    "budgets": {"memory": "16GiB" | bytes | "90%", "params": 1e8, "weight_bytes": "200MB",
+ *    "budgets": {"memory": "16GiB" | bytes | "90%" | {"limit": "16GiB", "estimate": "safe"},
+ *                "params": 1e8, "weight_bytes": "200MB",
  *                "macs": "4G", "flops": 8e9, "latency": "10ms", "step_time": "0.5s",
  *                "min_utilization": 0.6},
  *    "constraints": ["hidden % heads == 0", ...],
@@ -64,7 +67,9 @@ struct sq_query {
  * Budgets of bytes and seconds need a unit (a bare 16 is refused with a
  * hint); counts may be bare. The device's usable memory always applies: a
  * memory budget above it is capped with a warning, none at all means the
- * usable memory; "90%" is a share of the usable memory. Parameters of the
+ * usable memory; "90%" is a share of the usable memory; "estimate": "safe"
+ * bounds the upper estimate of the peak instead of the expected one
+ * (default "expected"). Parameters of the
  * space that set nothing in the model (sp_unbound_names) are named in a
  * warning. Errors name the JSON path. `catalog` resolves device names
  * (cm_catalog_resolve: ambiguous and unknown names are errors). Returns 0 or

@@ -427,6 +427,71 @@ bare_number(const json_t *v)
 	return json_is_string(v) && split_unit(json_string_value(v), &x, &unit) == 0 && unit[0] == '\0';
 }
 
+/* A memory limit: a size with a unit or a share of the usable memory. */
+static int
+parse_memory_limit(const json_t *v, const char *path, struct sq_query *q, double *out, struct dn_error *err)
+{
+	int rc;
+
+	if (json_is_string(v) && strchr(json_string_value(v), '%') != NULL) {
+		double pct;
+		const char *unit;
+		if (split_unit(json_string_value(v), &pct, &unit) != 0 || strcmp(unit, "%") != 0 ||
+		    pct <= 0 || pct > 100)
+			return dn_error_set(err, DN_EINVAL, path, "a percentage of the device's usable "
+			    "memory, 0 to 100 (e.g. \"90%%\")");
+		*out = (double)q->device.usable_memory_bytes * pct / 100.0;
+		rc = 0;
+	} else if (bare_number(v)) {
+		double x = json_is_number(v) ? json_number_value(v) : atof(json_string_value(v));
+		if (x > 0 && x <= 1)
+			return dn_error_set(err, DN_EINVAL, path, "%.15g has no unit: did you mean "
+			    "\"%.15g%%\" of the device's usable memory, or \"%.15gGiB\"?", x, x * 100, x);
+		return dn_error_set(err, DN_EINVAL, path, "%.15g has no unit: did you mean \"%.15gGiB\" "
+		    "or \"%.15gGB\"? (or a share of the device's usable memory, e.g. \"90%%\")", x, x, x);
+	} else
+		rc = sq_parse_bytes(v, path, out, err);
+	return rc;
+}
+
+/* The memory budget: a limit, or {"limit": L, "estimate": "expected" |
+ * "safe"} choosing which estimate of the peak it bounds (the limit may be
+ * left out: the device's usable memory). */
+static int
+parse_memory_budget(const json_t *v, const char *path, struct sq_query *q, struct dn_error *err)
+{
+	const char *key, *est;
+	const json_t *x, *lim;
+	char sub[160];
+
+	if (!json_is_object(v))
+		return parse_memory_limit(v, path, q, &q->budget[SQ_B_MEMORY], err);
+	if (json_object_size(v) == 0)
+		return dn_error_set(err, DN_EINVAL, path, "an empty object: give a limit (\"16GiB\", \"90%%\") or "
+		    "{\"limit\": \"16GiB\", \"estimate\": \"safe\"}");
+	json_object_foreach((json_t *)v, key, x)
+		if (strcmp(key, "limit") != 0 && strcmp(key, "estimate") != 0)
+			return dn_error_set(err, DN_EINVAL, path, "unknown field \"%.64s\" (a memory budget object "
+			    "has \"limit\" and \"estimate\")", key);
+	x = json_object_get(v, "estimate");
+	if (x != NULL) {
+		snprintf(sub, sizeof sub, "%s.estimate", path);
+		est = json_string_value(x);
+		if (est == NULL || (strcmp(est, "expected") != 0 && strcmp(est, "safe") != 0))
+			return dn_error_set(err, DN_EINVAL, sub, "must be \"expected\" (the expected peak) or "
+			    "\"safe\" (its upper estimate, for those who cannot afford an out-of-memory error)");
+		q->memory_safe = strcmp(est, "safe") == 0;
+	}
+	lim = json_object_get(v, "limit");
+	if (lim == NULL) {
+		q->budget[SQ_B_MEMORY] = (double)q->device.usable_memory_bytes;
+		q->memory_from_device = 1;
+		return 0;
+	}
+	snprintf(sub, sizeof sub, "%s.limit", path);
+	return parse_memory_limit(lim, sub, q, &q->budget[SQ_B_MEMORY], err);
+}
+
 static int
 parse_budgets(const json_t *b, struct sq_query *q, struct dn_error *err)
 {
@@ -449,24 +514,7 @@ parse_budgets(const json_t *b, struct sq_query *q, struct dn_error *err)
 			    "weight_bytes, macs, flops, latency, step_time, min_utilization)", key);
 		switch (k) {
 		case SQ_B_MEMORY:
-			if (json_is_string(v) && strchr(json_string_value(v), '%') != NULL) {
-				double pct;
-				const char *unit;
-				if (split_unit(json_string_value(v), &pct, &unit) != 0 || strcmp(unit, "%") != 0 ||
-				    pct <= 0 || pct > 100)
-					return dn_error_set(err, DN_EINVAL, path, "a percentage of the device's usable "
-					    "memory, 0 to 100 (e.g. \"90%%\")");
-				q->budget[k] = (double)q->device.usable_memory_bytes * pct / 100.0;
-				rc = 0;
-			} else if (bare_number(v)) {
-				double x = json_is_number(v) ? json_number_value(v) : atof(json_string_value(v));
-				if (x > 0 && x <= 1)
-					return dn_error_set(err, DN_EINVAL, path, "%.15g has no unit: did you mean "
-					    "\"%.15g%%\" of the device's usable memory, or \"%.15gGiB\"?", x, x * 100, x);
-				return dn_error_set(err, DN_EINVAL, path, "%.15g has no unit: did you mean \"%.15gGiB\" "
-				    "or \"%.15gGB\"? (or a share of the device's usable memory, e.g. \"90%%\")", x, x, x);
-			} else
-				rc = sq_parse_bytes(v, path, &q->budget[k], err);
+			rc = parse_memory_budget(v, path, q, err);
 			break;
 		case SQ_B_WEIGHT_BYTES:
 			rc = sq_parse_bytes(v, path, &q->budget[k], err);
@@ -572,6 +620,9 @@ sq_budgets_json(const struct sq_query *q)
 		json_object_set_new(b, budget_names[k], json_pack("{s:o,s:s,s:s,s:s}", "value", v,
 		    "unit", budget_units[k], "text", text,
 		    "source", k == SQ_B_MEMORY && q->memory_from_device ? "device" : "request"));
+		if (k == SQ_B_MEMORY)
+			json_object_set_new(json_object_get(b, budget_names[k]), "estimate",
+			    json_string(q->memory_safe ? "safe" : "expected"));
 	}
 	return b;
 }
@@ -591,7 +642,7 @@ build_feasible(struct sq_query *q, const json_t *constraints, struct dn_error *e
 	if (add_part(q, "the model's shapes are valid (Refty constraints)", "$.model", all, EXPR_NONE, 0, 0, err))
 		return -1;
 	for (int k = 0; k < SQ_B_COUNT; k++) {
-		expr_id val = cm_model_metric(q->model, metric[k]), ok;
+		expr_id val = cm_model_metric(q->model, k == SQ_B_MEMORY && q->memory_safe ? CM_M_MEM_SAFE : metric[k]), ok;
 		char path[64];
 		if (!q->has_budget[k])
 			continue;
@@ -606,7 +657,8 @@ build_feasible(struct sq_query *q, const json_t *constraints, struct dn_error *e
 			ok = expr_le(g, val, expr_real(g, q->budget[k]));
 		if (k != SQ_B_MIN_UTIL) {
 			sq_budget_show(q, (enum sq_budget_kind)k, lim, sizeof lim);
-			snprintf(label, sizeof label, "%s <= %s%s%.64s%s", budget_names[k], lim,
+			snprintf(label, sizeof label, "%s%s <= %s%s%.64s%s", budget_names[k],
+			    k == SQ_B_MEMORY && q->memory_safe ? " (safe estimate)" : "", lim,
 			    k == SQ_B_MEMORY && q->memory_from_device ? " (" : "",
 			    k == SQ_B_MEMORY && q->memory_from_device ? q->device.name : "",
 			    k == SQ_B_MEMORY && q->memory_from_device ? "'s usable memory)" : "");

@@ -122,13 +122,13 @@ check explain-continuous-removed 1 "width_mult = 1.32 is removed: no configurati
 check explain-continuous-range 2 "--value: 3 is outside the range of \"width_mult\"" -- explain $MW --param width_mult --value 3
 check min-per-itself 2 "--per: \"depth\" is param itself" -- min $Q --param depth --per depth
 check help-min 0 "min  *the smallest feasible value" -- --help
-check explain-config 1 "^FAIL memory 8.90 GiB > 3 GiB$" -- explain $Q --config '{"batch_size": 16384, "hidden": 4096, "depth": 8, "activation": "gelu"}'
+check explain-config 1 "^FAIL memory 8.92 GiB > 3 GiB$" -- explain $Q --config '{"batch_size": 16384, "hidden": 4096, "depth": 8, "activation": "gelu"}'
 # human units in text, the exact numbers in JSON
 EC='{"batch_size": 16384, "hidden": 4096, "depth": 8, "activation": "gelu"}'
 check explain-config-params 1 "^FAIL params 120.7M > 5M$" -- explain $Q --config "$EC"
 check explain-config-latency 1 "^FAIL latency 605.9 ms > 1 ms$" -- explain $Q --budget latency=1ms --config "$EC"
 check explain-config-utilization 1 "^ok   utilization 99.4% >= 50%$" -- explain $Q --budget min_utilization=0.5 --config "$EC"
-check explain-config-json 1 '"value": 9561347520,' -- explain $Q --config "$EC" --json
+check explain-config-json 1 '"value": 9582319040,' -- explain $Q --config "$EC" --json
 check explain-kept 0 "is kept" -- explain $Q --param hidden --value 512
 check explain-removed 1 "is removed: no configuration with it satisfies" -- explain $Q --budget params=100K --param hidden --value 4096
 

@@ -154,6 +154,10 @@ START_TEST(test_inline_device_errors)
 		{ "{\"name\": \"x\", \"memory_bytes\": 1e10, \"memory_bandwidth_bytes_per_s\": 1e12, \"sm_count\": 0, \"peak_flops\": {\"fp32\": 1e13}}", "\"sm_count\"" },
 		{ "{\"name\": \"x\", \"memory_bytes\": 1e30, \"memory_bandwidth_bytes_per_s\": 1e12, \"sm_count\": 10, \"peak_flops\": {\"fp32\": 1e13}}", "outside" },
 		{ "{\"name\": \"x\", \"memory_bytes\": 1e10, \"usable_memory_bytes\": 2e10, \"memory_bandwidth_bytes_per_s\": 1e12, \"sm_count\": 10, \"peak_flops\": {\"fp32\": 1e13}}", "\"usable_memory_bytes\" = 2e+10 is outside" },
+		{ "{\"name\": \"x\", \"memory_bytes\": 1e10, \"memory_bandwidth_bytes_per_s\": 1e12, \"sm_count\": 10, \"peak_flops\": {\"fp32\": 1e13}, \"cuda_context_bytes\": 5e8, \"cuda_context_upper_bytes\": 4e8}", "\"cuda_context_upper_bytes\" = 400000000 is less than" },
+		{ "{\"name\": \"x\", \"memory_bytes\": 1e10, \"memory_bandwidth_bytes_per_s\": 1e12, \"sm_count\": 10, \"peak_flops\": {\"fp32\": 1e13}, \"cuda_context_bytes\": 2e10}", "\"cuda_context_bytes\" = 2e+10 is outside" },
+		{ "{\"name\": \"x\", \"memory_bytes\": 1e10, \"memory_bandwidth_bytes_per_s\": 1e12, \"sm_count\": 10, \"peak_flops\": {\"fp32\": 1e13}, \"compute_capability\": \"eight\"}", "\"compute_capability\" must be" },
+		{ "{\"name\": \"x\", \"memory_bytes\": 1e10, \"memory_bandwidth_bytes_per_s\": 1e12, \"sm_count\": 10, \"peak_flops\": {\"fp32\": 1e13}, \"compute_capability\": 8.0}", "\"compute_capability\" must be" },
 	};
 	struct cm_device d;
 
@@ -181,6 +185,52 @@ START_TEST(test_inline_device_errors)
 }
 END_TEST
 
+/* The context figures of a device flow into the memory estimates: the
+ * expected peak by cuda_context_bytes, the safe one by
+ * cuda_context_upper_bytes; every catalog entry states both. */
+START_TEST(test_context_figures)
+{
+	struct cm_device_catalog cat;
+	struct dn_error err;
+	struct cm_model_def *def = NULL;
+	struct cm_result r[2];
+	struct cm_workload wl = { 1, CM_OPT_ADAM, CM_PREC_FP32, 0 };
+	const struct cm_device *a100;
+
+	memset(&err, 0, sizeof err);
+	ck_assert_msg(cm_catalog_load(src_path("schemas/devices.json"), &cat, &err) == 0, "%s", err.message);
+	for (int i = 0; i < cat.n; i++) {
+		ck_assert_msg(cat.devices[i].context_bytes > 0 && cat.devices[i].context_upper_bytes >=
+		    cat.devices[i].context_bytes, "%s: context figures missing", cat.devices[i].name);
+		ck_assert_msg(cat.devices[i].cc_major >= 5, "%s: compute capability missing", cat.devices[i].name);
+	}
+	a100 = cm_catalog_find(&cat, "a100-40gb");
+	ck_assert_ptr_nonnull(a100);
+	ck_assert_int_eq(cm_def_load_preset("resnet50", &def, &err), 0);
+	for (int k = 0; k < 2; k++) {
+		struct cm_device d = *a100;
+		struct cm_model *m;
+		union expr_val *vals = calloc((size_t)def->nhps + 1, sizeof *vals), *scratch;
+		if (k == 1) {
+			d.context_bytes += 100 << 20;
+			d.context_upper_bytes += 300 << 20;
+		}
+		ck_assert_msg(cm_model_build(def, &wl, &d, NULL, &m, &err) == 0, "%s", err.message);
+		ck_assert_int_eq(cm_config_apply_preset(def, "resnet50", vals, &err), 0);
+		scratch = calloc((size_t)cm_model_scratch_len(m), sizeof *scratch);
+		ck_assert_int_eq(cm_model_eval(m, vals, scratch, &r[k], &err), 0);
+		ck_assert(r[k].mem_safe >= r[k].mem);
+		free(scratch);
+		free(vals);
+		cm_model_free(m);
+	}
+	ck_assert_int_eq(r[1].mem - r[0].mem, 100 << 20);
+	ck_assert_int_eq(r[1].mem_safe - r[0].mem_safe, 300 << 20);
+	cm_def_unref(def);
+	cm_catalog_free(&cat);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -192,6 +242,7 @@ main(void)
 	tcase_add_test(t, test_usable_memory);
 	tcase_add_test(t, test_resolve);
 	tcase_add_test(t, test_suggest);
+	tcase_add_test(t, test_context_figures);
 	suite_add_tcase(s, t);
 	return run_suite(s, 0);
 }

@@ -650,6 +650,83 @@ part_quantile(json_t *req, const char *kind, double which)
 	return r;
 }
 
+/* Feasible configurations of resnet50's example space on an A100 40GB under
+ * a memory budget bounding the expected or the safe estimate. */
+static int64_t
+count_memory(const char *space, const char *preset, json_t *memory)
+{
+	struct sq_query q;
+	struct fs_engine e;
+	struct dn_error err;
+	json_t *req = json_pack("{s:s,s:o,s:s,s:{s:o}}", "model", preset,
+	    "space", json_load_file(src_path(space), 0, NULL), "device", "a100-40gb", "budgets", "memory", memory);
+	int64_t n;
+
+	if (cat.n == 0)
+		load_catalog();
+	memset(&err, 0, sizeof err);
+	ck_assert_msg(sq_parse(req, &cat, &q, &err) == 0, "%s: %s", err.path, err.message);
+	ck_assert_msg(fs_init(&e, &q, &err) == 0, "%s", err.message);
+	ck_assert_int_eq(fs_count_all(&e, 0, &err), 0);
+	ck_assert(e.lower == e.upper && !e.timed_out);
+	n = (int64_t)e.lower;
+	fs_free(&e);
+	sq_free(&q);
+	json_decref(req);
+	return n;
+}
+
+/* The safe estimate is an upper estimate, so its feasible set is a subset:
+ * the count can only shrink; printed, what it gives up. The estimate's
+ * value ("safe") and unknown values or fields are checked as parsed. */
+START_TEST(test_safe_memory_gives_up)
+{
+	static const char *const limits[] = { "8GiB", "16GiB", "24GiB" };
+	static const char *const cases[][2] = {
+		{ "examples/spaces/resnet.json", "resnet50" },
+		{ "examples/spaces/mobilenet-width.json", "mobilenet_v2" },
+	};
+
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+		for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
+			int64_t exp = count_memory(cases[c][0], cases[c][1], json_string(limits[i]));
+			int64_t same = count_memory(cases[c][0], cases[c][1],
+			    json_pack("{s:s,s:s}", "limit", limits[i], "estimate", "expected"));
+			int64_t safe = count_memory(cases[c][0], cases[c][1],
+			    json_pack("{s:s,s:s}", "limit", limits[i], "estimate", "safe"));
+			printf("%-38s %-12s memory <= %-5s feasible: expected %6lld, safe %6lld (gives up %lld, %.1f%%)\n",
+			    cases[c][0], cases[c][1], limits[i], (long long)exp, (long long)safe, (long long)(exp - safe),
+			    exp > 0 ? 100.0 * (double)(exp - safe) / (double)exp : 0.0);
+			ck_assert_int_eq(same, exp);
+			ck_assert_int_le(safe, exp);
+			if (c == 0 && i == 1)   /* the safe estimate is above the expected one here */
+				ck_assert_int_lt(safe, exp);
+		}
+	{
+		static const char *const bad[][2] = {
+			{ "{\"limit\": \"16GiB\", \"estimate\": \"sure\"}", "$.budgets.memory.estimate" },
+			{ "{\"limit\": \"16GiB\", \"estimat\": \"safe\"}", "$.budgets.memory" },
+			{ "{\"limit\": 16, \"estimate\": \"safe\"}", "$.budgets.memory.limit" },
+			{ "{\"estimate\": 1}", "$.budgets.memory.estimate" },
+			{ "{}", "$.budgets.memory" },
+		};
+		for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+			struct sq_query q;
+			struct dn_error err;
+			json_t *req = json_pack("{s:s,s:o,s:s,s:{s:o}}", "model", "resnet50", "space",
+			    json_load_file(src_path("examples/spaces/resnet.json"), 0, NULL), "device", "a100-40gb",
+			    "budgets", "memory", json_loads(bad[i][0], 0, NULL));
+			memset(&err, 0, sizeof err);
+			ck_assert_int_ne(sq_parse(req, &cat, &q, &err), 0);
+			ck_assert_msg(strcmp(err.path, bad[i][1]) == 0, "%s: path %s, want %s (%s)", bad[i][0], err.path,
+			    bad[i][1], err.message);
+			sq_free(&q);
+			json_decref(req);
+		}
+	}
+}
+END_TEST
+
 /* The value of node `val` (REAL) at the configuration pos. */
 static double
 value_at(struct fs_engine *e, const int64_t *pos, expr_id val)
@@ -2978,6 +3055,10 @@ suite(void)
 	t = tcase_create("alloc");
 	tcase_set_timeout(t, 600);
 	tcase_add_test(t, test_init_allocation_failures);
+	suite_add_tcase(s, t);
+	t = tcase_create("safe_memory");
+	tcase_set_timeout(t, 600);
+	tcase_add_test(t, test_safe_memory_gives_up);
 	suite_add_tcase(s, t);
 	t = tcase_create("latency");
 	tcase_set_timeout(t, 600);

@@ -27,6 +27,7 @@ test_device(void)
 	d.mem_bandwidth = 1555e9;
 	d.sm_count = 108;
 	d.max_threads_per_sm = 2048;
+	d.cc_major = 8;         /* compute capability 8.0 */
 	d.peak_fp32 = 19.5e12;
 	d.peak_tf32 = 156e12;
 	d.peak_fp16 = 312e12;
