@@ -183,7 +183,7 @@ cm_model_build(struct cm_model_def *def, const struct cm_workload *wl,
 	m->def = def;
 	m->wl = *wl;
 	m->dev = *dev;
-	if (model_graph_build(def, wl, bounds, &m->graph, err) != 0 ||
+	if (model_graph_build(def, wl, dev, bounds, &m->graph, err) != 0 ||
 	    mem_plan_build(&m->graph, wl, mem_profile_pytorch(), &m->mem, err) != 0 ||
 	    perf_build(&m->graph, wl, dev, &m->mem, &m->perf, err) != 0 ||
 	    build_totals(m, err) != 0) {

@@ -67,6 +67,18 @@ cm_device_from_json(const json_t *obj, const char *path, struct cm_device *d,
 	d->mem_bandwidth = bw;
 	d->sm_count = (int)sms;
 	d->max_threads_per_sm = threads > 0 ? (int)threads : 2048;
+	{
+		/* "major.minor" (schemas/devices.schema.json); optional */
+		const json_t *cc = json_object_get(obj, "compute_capability");
+		unsigned maj, min;
+		char tail;
+		if (cc != NULL && (!json_is_string(cc) ||
+		    sscanf(json_string_value(cc), "%u.%u%c", &maj, &min, &tail) != 2 || maj > 99 || min > 9))
+			return dn_error_set(err, DN_EINVAL, path,
+			    "\"compute_capability\" must be a string \"major.minor\" such as \"8.0\"");
+		if (cc != NULL)
+			d->compute_capability = (int)(maj * 10 + min);
+	}
 	peaks = json_object_get(obj, "peak_flops");
 	if (!json_is_object(peaks))
 		return dn_error_set(err, DN_EINVAL, path, "\"peak_flops\" must be an object with at least \"fp32\"");

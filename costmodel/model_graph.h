@@ -67,6 +67,11 @@ struct cm_op {
 	/* weights */
 	int nparam_tensors;
 	expr_id param_elems[CM_MAX_PARAM_TENSORS];
+	/* Adafactor's factored second moment of weight i: param_rows[i] and
+	 * param_cols[i] values (the weight's dims folded as Hugging Face's
+	 * Adafactor folds them), when param_factored[i]; else it is 1-D */
+	expr_id param_rows[CM_MAX_PARAM_TENSORS], param_cols[CM_MAX_PARAM_TENSORS];
+	uint8_t param_factored[CM_MAX_PARAM_TENSORS];
 	expr_id params;         /* sum of param_elems, 0 when tied */
 	expr_id buffer_elems;   /* non-learnable persistent fp32 state */
 	/* compute */

@@ -320,6 +320,8 @@ load_workload(const json_t *w, struct cm_workload *wl, struct dn_error *err)
 	wl->optimizer = CM_OPT_ADAM;
 	wl->precision = CM_PREC_FP32;
 	wl->tf32 = 0;
+	wl->attention = CM_ATTN_SDPA;
+	wl->grad_accum = 1;
 	if (w == NULL)
 		return 0;
 	if (!json_is_object(w))
@@ -333,7 +335,8 @@ load_workload(const json_t *w, struct cm_workload *wl, struct dn_error *err)
 		} else if (strcmp(key, "optimizer") == 0) {
 			if (!json_is_string(v) || cm_optimizer_parse(json_string_value(v), &wl->optimizer) != 0)
 				return dn_error_set(err, DN_EINVAL, "$.workload.optimizer",
-				    "must be sgd, sgd_momentum, adam, adamw, adagrad or rmsprop");
+				    "must be sgd, sgd_momentum, adam, adamw, adagrad, rmsprop, adam_8bit, "
+				    "adafactor or lion");
 		} else if (strcmp(key, "dtype") == 0) {
 			if (!json_is_string(v) || cm_precision_parse(json_string_value(v), &wl->precision) != 0)
 				return dn_error_set(err, DN_EINVAL, "$.workload.dtype",
@@ -342,6 +345,15 @@ load_workload(const json_t *w, struct cm_workload *wl, struct dn_error *err)
 			if (!json_is_boolean(v))
 				return dn_error_set(err, DN_EINVAL, "$.workload.tf32", "must be true or false");
 			wl->tf32 = json_is_true(v);
+		} else if (strcmp(key, "attention") == 0) {
+			if (!json_is_string(v) || cm_attention_parse(json_string_value(v), &wl->attention) != 0)
+				return dn_error_set(err, DN_EINVAL, "$.workload.attention",
+				    "must be sdpa, eager, math, mem_efficient or flash");
+		} else if (strcmp(key, "grad_accum") == 0) {
+			if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 65536)
+				return dn_error_set(err, DN_EINVAL, "$.workload.grad_accum",
+				    "must be an integer from 1 to 65536 (micro-batches per optimizer step)");
+			wl->grad_accum = (int)json_integer_value(v);
 		} else
 			return dn_error_set(err, DN_EINVAL, "$.workload", "unknown field \"%s\"", key);
 	}
