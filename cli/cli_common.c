@@ -124,6 +124,10 @@ cli_req_option(struct cli_req *r, const char *a, const char *v, struct dn_error 
 		json_object_set_new(r->workload, "mode", json_string("inference"));
 		return 1;
 	}
+	if (strcmp(a, "--checkpointing") == 0) {
+		json_object_set_new(r->workload, "checkpointing", json_true());
+		return 1;
+	}
 	for (i = 0; i < sizeof with_value / sizeof with_value[0] && strcmp(a, with_value[i]) != 0; i++)
 		;
 	if (i == sizeof with_value / sizeof with_value[0])

@@ -47,6 +47,8 @@ print_table(const struct cli_query *q, const struct cm_model *m, const union exp
 		printf(" (%s here)", cm_attention_name(cm_attention_resolve(&q->wl, &q->device)));
 	if (q->wl.training && q->wl.grad_accum > 1)
 		printf(", %d micro-batches per step", q->wl.grad_accum);
+	if (q->wl.training && q->wl.checkpointing)
+		printf(", gradient checkpointing");
 	printf("\n");
 	printf("config      ");
 	for (int i = 0; i < def->nhps; i++) {
@@ -126,11 +128,11 @@ estimate_json(const struct cli_query *q, struct dn_error *err)
 	json_t *dev = q->device_json != NULL ? json_incref(q->device_json) : json_string(q->device.name);
 	json_t *body, *out;
 
-	body = json_pack("{s:O,s:o,s:{s:s,s:s,s:s,s:b,s:s,s:i},s:o,s:b}", "model", q->def->root, "device", dev,
+	body = json_pack("{s:O,s:o,s:{s:s,s:s,s:s,s:b,s:s,s:i,s:b},s:o,s:b}", "model", q->def->root, "device", dev,
 	    "workload", "mode", q->wl.training ? "training" : "inference",
 	    "optimizer", cm_optimizer_name(q->wl.optimizer), "dtype", cm_precision_name(q->wl.precision),
 	    "tf32", q->wl.tf32, "attention", cm_attention_name(q->wl.attention),
-	    "grad_accum", q->wl.grad_accum > 1 ? q->wl.grad_accum : 1,
+	    "grad_accum", q->wl.grad_accum > 1 ? q->wl.grad_accum : 1, "checkpointing", q->wl.checkpointing,
 	    "config", cm_config_to_json(q->def, q->config), "per_op", q->per_op);
 	if (body == NULL) {
 		dn_error_set(err, DN_ENOMEM, NULL, "out of memory");

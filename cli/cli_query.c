@@ -6,7 +6,7 @@
  *   --device NAME | --device-file FILE
  *   --optimizer sgd|sgd_momentum|adam|adamw|adagrad|rmsprop|adam_8bit|adafactor|lion
  *   --dtype fp32|fp16|bf16|mixed_fp16|mixed_bf16   --tf32   --inference
- *   --attention sdpa|eager|math|mem_efficient|flash   --grad-accum N
+ *   --attention sdpa|eager|math|mem_efficient|flash   --grad-accum N   --checkpointing
  *   --json   --per-op
  * In steps: the arguments (query_option), the model (query_model), its
  * configuration (query_config), the device (query_device). Errors name the
@@ -100,6 +100,8 @@ query_option(int argc, char **argv, int *i, struct cli_query *q, struct query_ar
 		if (cm_precision_parse(v, &q->wl.precision) != 0)
 			return dn_error_set(err, DN_EINVAL, "--dtype",
 			    "unknown dtype \"%s\" (fp32, fp16, bf16, mixed_fp16, mixed_bf16)", v);
+	} else if (strcmp(a, "--checkpointing") == 0) {
+		q->wl.checkpointing = 1;
 	} else if (strcmp(a, "--tf32") == 0) {
 		q->wl.tf32 = 1;
 	} else if (strcmp(a, "--inference") == 0) {

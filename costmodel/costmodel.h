@@ -190,6 +190,8 @@ struct cm_workload {
 	enum cm_attention attention; /* CM_ATTN_SDPA (0) is the default */
 	int grad_accum;             /* micro-batches per optimizer step; 0 or 1: none.
 	                             * The model's batch is one micro-batch */
+	int checkpointing;          /* gradient checkpointing of every block (each
+	                             * iteration of a top-level repeat) */
 };
 
 int cm_optimizer_parse(const char *s, enum cm_optimizer *out);

@@ -24,6 +24,13 @@
  * new gradient is a temporary while it is added). The activations are
  * those of one micro-batch (the model's batch).
  *
+ * Gradient checkpointing (wl->checkpointing, ckpt_plan.h): activations
+ * kept inside a checkpointed block are not kept by the forward (they live
+ * as unkept outputs); in the backward, the block's forward runs again when
+ * the backward reaches it, and its kept activations are alive from then
+ * until the backward of their earliest keeper. The recompute's own peak is
+ * that of the block's first backward step.
+ *
  * Every allocation is rounded as the allocator rounds it (mem_profile).
  * Sums along the timeline are running sums, so the plan has O(ops +
  * storages) nodes and the peak is one balanced max.
@@ -206,6 +213,7 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 	struct expr_graph *g = &m->g;
 	int K = m->nops, rc = -1;
 	int wbytes, gbytes, sbytes, accum = wl->training && wl->grad_accum > 1;
+	int ckpt = wl->training && wl->checkpointing;
 	expr_id zero = expr_int(g, 0);
 	/* per-step term lists, index k + 1 so that producer -1 has a slot */
 	/* per step k (index k + 1; k = -1 for the model inputs): storages made
@@ -214,7 +222,7 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 	 * out term by term, never as a running total with subtractions, so that
 	 * interval bounds of the peak stay tight (each variable enters once). */
 	struct termlist *saved_at = NULL, *kept_by = NULL;
-	struct termlist *inf_alive = NULL, *nk_alive = NULL, *grad_alive = NULL;
+	struct termlist *inf_alive = NULL, *nk_alive = NULL, *grad_alive = NULL, *rec_alive = NULL;
 	expr_id *fwd_tot = NULL, *bwd_tot = NULL, *inf_tot = NULL, *wgrad = NULL, *bwd_cached = NULL;
 
 	memset(plan, 0, sizeof *plan);
@@ -227,13 +235,14 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 	inf_alive = calloc((size_t)K + 2, sizeof *inf_alive);
 	nk_alive = calloc((size_t)K + 2, sizeof *nk_alive);
 	grad_alive = calloc((size_t)K + 2, sizeof *grad_alive);
+	rec_alive = calloc((size_t)K + 2, sizeof *rec_alive);
 	fwd_tot = calloc((size_t)K + 1, sizeof *fwd_tot);
 	bwd_tot = calloc((size_t)K + 1, sizeof *bwd_tot);
 	inf_tot = calloc((size_t)K + 1, sizeof *inf_tot);
 	wgrad = calloc((size_t)K + 2, sizeof *wgrad);
 	bwd_cached = calloc((size_t)K + 1, sizeof *bwd_cached);
 	if (!plan->fwd || !plan->bwd || !plan->infer || !saved_at || !kept_by || !inf_alive ||
-	    !nk_alive || !grad_alive || !fwd_tot || !bwd_tot || !inf_tot || !wgrad || !bwd_cached) {
+	    !nk_alive || !grad_alive || !rec_alive || !fwd_tot || !bwd_tot || !inf_tot || !wgrad || !bwd_cached) {
 		fail_oom(err);
 		goto out;
 	}
@@ -295,6 +304,10 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 			expr_id sz = storage_size(&c, s);
 			int saved = st->first_saver != INT_MAX;
 			int p = st->producer, lu = st->last_use;
+			/* checkpointed (ckpt_plan.h): in the forward it lives as an
+			 * unkept output (never made if only kept for backward); in the
+			 * backward from the block's recompute to its earliest keeper */
+			int rec = ckpt && st->recompute;
 			if (dn_deadline_check(err, "$", "building the memory plan") != 0) {
 				free(in.v);
 				goto out;
@@ -305,6 +318,15 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 					fail_oom(err);
 					goto out;
 				}
+				continue;
+			}
+			if (rec) {
+				for (int k = st->first_saver; k <= m->ops[p].ckpt_last && k < K; k++)
+					if (tl_push(&rec_alive[k + 1], sz))
+						goto oom;
+				for (int k = p; k <= lu && k < K; k++)
+					if (!st->extra && (tl_push(&inf_alive[k + 1], sz) || tl_push(&nk_alive[k + 1], sz)))
+						goto oom;
 				continue;
 			}
 			if (saved && (tl_push(&saved_at[p + 1], sz) || tl_push(&kept_by[st->first_saver + 1], sz)))
@@ -378,16 +400,18 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 			expr_id G = expr_sum(g, grad_alive[k + 1].v, grad_alive[k + 1].n);
 			/* accumulating: all gradients exist, and the new one is in flight */
 			W = accum ? expr_add(g, plan->grads_all, wgrad[k]) : expr_add(g, W, wgrad[k]);
-			plan->bwd[k].saved = kept[k];
+			/* checkpointing: the recomputed block's kept activations */
+			expr_id R = expr_sum(g, rec_alive[k + 1].v, rec_alive[k + 1].n);
+			plan->bwd[k].saved = expr_add(g, kept[k], R);
 			plan->bwd[k].transient = G;
 			plan->bwd[k].grads = W;
 			plan->bwd[k].workspace = ws;
-			plan->bwd[k].total = expr_add(g, expr_add(g, expr_add(g, kept[k], G), W), ws);
+			plan->bwd[k].total = expr_add(g, expr_add(g, expr_add(g, plan->bwd[k].saved, G), W), ws);
 			bwd_tot[k] = plan->bwd[k].total;
 			/* what the caching allocator holds: activations freed during
 			 * backward stay cached, too small for the larger gradients of the
 			 * earlier layers, so the device keeps all of them */
-			bwd_cached[k] = expr_add(g, expr_add(g, expr_add(g, plan->saved_bytes, G), W), ws);
+			bwd_cached[k] = expr_add(g, expr_add(g, expr_add(g, expr_add(g, plan->saved_bytes, R), G), W), ws);
 		}
 		free(kept);
 	}
@@ -427,6 +451,7 @@ out:
 	tl_free_all(inf_alive, K + 2);
 	tl_free_all(nk_alive, K + 2);
 	tl_free_all(grad_alive, K + 2);
+	tl_free_all(rec_alive, K + 2);
 	free(fwd_tot);
 	free(bwd_tot);
 	free(inf_tot);

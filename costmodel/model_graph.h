@@ -55,6 +55,7 @@ struct cm_storage {
 	int last_use;           /* last op reading it (forward) */
 	int first_saver;        /* earliest op saving it for backward, or INT32_MAX */
 	uint8_t extra;          /* made only to be kept for backward (masks, indices) */
+	uint8_t recompute;      /* kept inside a checkpointed block: remade in backward (ckpt_plan.h) */
 };
 
 struct cm_op {
@@ -86,6 +87,9 @@ struct cm_op {
 	/* memory */
 	expr_id ws_fwd, ws_bwd; /* transient workspace bytes */
 	expr_id bwd_extra;      /* bytes of backward temporaries beyond gradients */
+	/* gradient checkpointing (ckpt_plan.h): block number + 1 (0: none) and
+	 * the block's last operator (-1: none) */
+	int ckpt, ckpt_last;
 };
 
 enum cm_op_class { CM_CLASS_GEMM, CM_CLASS_CONV, CM_CLASS_ELEMENTWISE,

@@ -177,8 +177,14 @@ perf_build(struct cm_graph *m, const struct cm_workload *wl, const struct cm_dev
 		free(fw); free(fb); free(bw); free(bb);
 		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
 	}
+	expr_id recompute = expr_real(g, 0.0), rbusy = expr_real(g, 0.0);
 	for (int k = 0; k < K; k++) {
 		struct op_time f = op_time(&c, &m->ops[k], 0);
+		/* gradient checkpointing: a checkpointed block's forward runs again */
+		if (wl->training && wl->checkpointing && m->ops[k].ckpt) {
+			recompute = expr_add(g, recompute, f.wall);
+			rbusy = expr_add(g, rbusy, f.busy);
+		}
 		struct op_time b = op_time(&c, &m->ops[k], 1);
 		fw[k] = f.wall;
 		fb[k] = f.busy;
@@ -197,13 +203,15 @@ perf_build(struct cm_graph *m, const struct cm_workload *wl, const struct cm_dev
 		    R(&c, 10 * LAUNCH_S));
 		/* gradient accumulation: forward and backward once per micro-batch */
 		int micro = wl->grad_accum > 1 ? wl->grad_accum : 1;
-		expr_id step = expr_add(g, expr_mul(g, expr_add(g, fwd, bwd), R(&c, (double)micro)), opt);
+		expr_id step = expr_add(g, expr_mul(g, expr_add(g, expr_add(g, fwd, bwd), recompute),
+		    R(&c, (double)micro)), opt);
 		expr_id tiny = R(&c, 1e-12);
 
 		out->infer_seconds = fwd;
 		out->train_seconds = step;
 		out->infer_util = expr_div(g, fbusy, expr_max(g, fwd, tiny));
-		out->train_util = expr_div(g, expr_add(g, expr_mul(g, expr_add(g, fbusy, bbusy), R(&c, (double)micro)),
+		out->train_util = expr_div(g, expr_add(g, expr_mul(g, expr_add(g, expr_add(g, fbusy, bbusy), rbusy),
+		    R(&c, (double)micro)),
 		    expr_sub(g, opt, R(&c, 10 * LAUNCH_S))), expr_max(g, step, tiny));
 	}
 	free(fw); free(fb); free(bw); free(bb);

@@ -349,6 +349,10 @@ load_workload(const json_t *w, struct cm_workload *wl, struct dn_error *err)
 			if (!json_is_string(v) || cm_attention_parse(json_string_value(v), &wl->attention) != 0)
 				return dn_error_set(err, DN_EINVAL, "$.workload.attention",
 				    "must be sdpa, eager, math, mem_efficient or flash");
+		} else if (strcmp(key, "checkpointing") == 0) {
+			if (!json_is_boolean(v))
+				return dn_error_set(err, DN_EINVAL, "$.workload.checkpointing", "must be true or false");
+			wl->checkpointing = json_is_true(v);
 		} else if (strcmp(key, "grad_accum") == 0) {
 			if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 65536)
 				return dn_error_set(err, DN_EINVAL, "$.workload.grad_accum",

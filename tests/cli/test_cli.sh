@@ -212,7 +212,7 @@ done
 check help-after-options 0 "^usage: dnnsat count" -- count $Q --help
 check help-short 0 "^usage: dnnsat estimate" -- estimate --preset resnet50 -h
 check help-unknown 2 'unknown command "estimat" (did you mean estimate?' -- help estimat
-check help-lists-solver-workload 0 "^  --optimizer O  --dtype T  --attention A  --grad-accum N  --inference" -- --help
+check help-lists-solver-workload 0 "^  --optimizer O  --dtype T  --attention A  --grad-accum N  --checkpointing  --inference" -- --help
 check help-count-optimizer 0 "^  --optimizer sgd|" -- count --help
 check version 0 "^dnnsat [0-9][0-9.]* (cost model [0-9.]*)$" -- --version
 "$top_builddir/dnnsatd" --version >"$tmp/out" 2>&1

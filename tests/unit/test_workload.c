@@ -9,7 +9,9 @@
  *  - optimizer state per weight (Adam, 8-bit Adam, Adafactor, Lion, SGD with
  *    and without momentum) on a two-layer MLP, allocation by allocation;
  *  - gradient accumulation: gradients alive through the next micro-batch,
- *    forward and backward once per micro-batch.
+ *    forward and backward once per micro-batch;
+ *  - gradient checkpointing per block: what stays kept, the recompute's
+ *    activations in the backward and its time.
  */
 #include "test_util.h"
 #include "mem_plan.h"
@@ -341,6 +343,48 @@ START_TEST(test_grad_accum)
 }
 END_TEST
 
+/* ---- gradient checkpointing: 4 blocks of linear(4E), gelu, linear(E) ---- */
+
+static const char blocks_text[] =
+    "{\"dnnsat_model\": 1, \"name\": \"blocks\", \"hyperparameters\": {"
+    "\"b\": {\"type\": \"int\", \"default\": 8}},"
+    "\"inputs\": [{\"name\": \"x\", \"shape\": [\"b\", 128, 256], \"dtype\": \"float\"}],"
+    "\"layers\": [{\"repeat\": 4, \"body\": [{\"op\": \"linear\", \"out_features\": 1024},"
+    " {\"op\": \"gelu\"}, {\"op\": \"linear\", \"out_features\": 256}]}]}";
+
+START_TEST(test_checkpointing)
+{
+	struct cm_workload wl = test_workload(1);
+	struct tmodel t0, t1;
+	double block_fwd = 0;
+
+	ck_assert_msg(tmodel_from_text(&t0, blocks_text, &wl) == 0, "%s", t0.err.message);
+	tmodel_eval(&t0);
+	wl.checkpointing = 1;
+	ck_assert_msg(tmodel_from_text(&t1, blocks_text, &wl) == 0, "%s", t1.err.message);
+	tmodel_eval(&t1);
+	/* each block keeps its input (the first linear's input, made outside
+	 * it); the gelu's input and the second linear's input (8 x 128 x 1024
+	 * fp32 each) are recomputed */
+	ck_assert_int_eq(t0.r.act_saved_bytes - t1.r.act_saved_bytes, 4LL * 2 * 8 * 128 * 1024 * 4);
+	ck_assert_int_lt(t1.r.mem_train, t0.r.mem_train);
+	/* the backward of a block holds that block's recomputed activations */
+	ck_assert_int_ge(t1.r.mem_breakdown[CM_MEM_ACTIVATIONS], 2LL * 8 * 128 * 1024 * 4);
+	/* time: the blocks' forward once more */
+	for (int k = 0; k < cm_model_nops(t1.m); k++) {
+		struct cm_op_report r;
+		cm_model_op_report(t1.m, t1.scratch, k, &r);
+		if (strncmp(r.path, "$.layers[0][", 12) == 0)
+			block_fwd += r.fwd_seconds;
+	}
+	ck_assert(block_fwd > 0);
+	ck_assert_msg(fabs(t1.r.lat_train - t0.r.lat_train - block_fwd) <= 1e-9 * t1.r.lat_train,
+	    "step %g vs %g + %g", t1.r.lat_train, t0.r.lat_train, block_fwd);
+	tmodel_free(&t0);
+	tmodel_free(&t1);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -354,6 +398,7 @@ suite(void)
 	tcase_add_test(t, test_device_rules);
 	tcase_add_test(t, test_optimizer_state);
 	tcase_add_test(t, test_grad_accum);
+	tcase_add_test(t, test_checkpointing);
 	suite_add_tcase(s, t);
 	return s;
 }
