@@ -135,12 +135,17 @@ int
 cli_req_option(struct cli_req *r, const char *a, const char *v, struct dn_error *err)
 {
 	static const char *const with_value[] = { "--preset", "--template", "--model", "--space", "--device",
-		"--budget", "--set", "--constraint", "--optimizer", "--dtype", "--bind" };
+		"--budget", "--set", "--constraint", "--optimizer", "--dtype", "--attention", "--grad-accum",
+		"--bind" };
 	json_t *j;
 	size_t i;
 
 	if (strcmp(a, "--inference") == 0) {
 		json_object_set_new(r->workload, "mode", json_string("inference"));
+		return 1;
+	}
+	if (strcmp(a, "--checkpointing") == 0) {
+		json_object_set_new(r->workload, "checkpointing", json_true());
 		return 1;
 	}
 	for (i = 0; i < sizeof with_value / sizeof with_value[0] && strcmp(a, with_value[i]) != 0; i++)
@@ -172,6 +177,10 @@ cli_req_option(struct cli_req *r, const char *a, const char *v, struct dn_error 
 		json_object_set_new(r->bind, name, json_string(eq + 1));
 	} else if (strcmp(a, "--constraint") == 0) {
 		json_array_append_new(r->constraints, json_string(v));
+	} else if (strcmp(a, "--grad-accum") == 0) {
+		/* an integer when it reads as one; the query parser names anything else */
+		json_t *n = json_loads(v, JSON_DECODE_ANY, NULL);
+		json_object_set_new(r->workload, "grad_accum", n != NULL ? n : json_string(v));
 	} else
 		json_object_set_new(r->workload, a + 2, json_string(v));
 	return 2;

@@ -47,9 +47,16 @@ print_table(const struct cli_query *q, const struct cm_model *m, const union exp
 	printf("model        %s%s%s\n", def->name, q->preset ? "  preset " : "", q->preset ? q->preset : "");
 	printf("device       %s (%s memory)\n", q->device.display_name,
 	    cli_human_bytes((double)q->device.memory_bytes, a, sizeof a));
-	printf("workload     %s, %s%s%s\n", q->wl.training ? "training" : "inference",
+	printf("workload     %s, %s%s%s, attention %s", q->wl.training ? "training" : "inference",
 	    cm_precision_name(q->wl.precision), q->wl.training ? ", " : "",
-	    q->wl.training ? cm_optimizer_name(q->wl.optimizer) : "");
+	    q->wl.training ? cm_optimizer_name(q->wl.optimizer) : "", cm_attention_name(q->wl.attention));
+	if (q->wl.attention == CM_ATTN_SDPA)
+		printf(" (%s here)", cm_attention_name(cm_attention_resolve(&q->wl, &q->device)));
+	if (q->wl.training && q->wl.grad_accum > 1)
+		printf(", %d micro-batches per step", q->wl.grad_accum);
+	if (q->wl.training && q->wl.checkpointing)
+		printf(", gradient checkpointing");
+	printf("\n");
 	printf("config      ");
 	for (int i = 0; i < def->nhps; i++) {
 		const struct cm_hparam *h = &def->hps[i];
@@ -132,11 +139,13 @@ estimate_json(const struct cli_query *q, struct dn_error *err)
 	json_t *dev = q->device_json != NULL ? json_incref(q->device_json) : json_string(q->device.name);
 	json_t *body, *out;
 
-	body = json_pack("{s:O,s:o,s:{s:s,s:s,s:s,s:b,s:s},s:o,s:b}", "model", q->def->root, "device", dev,
+	body = json_pack("{s:O,s:o,s:{s:s,s:s,s:s,s:b,s:s,s:i,s:b,s:s},s:o,s:b}", "model", q->def->root, "device", dev,
 	    "workload", "mode", q->wl.training ? "training" : "inference",
 	    "optimizer", cm_optimizer_name(q->wl.optimizer), "dtype", cm_precision_name(q->wl.precision),
-	    "tf32", q->wl.tf32, "macs_convention",
-	    cm_macs_convention_name((enum cm_macs_convention)q->wl.macs_convention), "config", cm_config_to_json(q->def, q->config), "per_op", q->per_op);
+	    "tf32", q->wl.tf32, "attention", cm_attention_name(q->wl.attention),
+	    "grad_accum", q->wl.grad_accum > 1 ? q->wl.grad_accum : 1, "checkpointing", q->wl.checkpointing, "macs_convention",
+	    cm_macs_convention_name((enum cm_macs_convention)q->wl.macs_convention),
+	    "config", cm_config_to_json(q->def, q->config), "per_op", q->per_op);
 	if (body == NULL) {
 		dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
 		return NULL;

@@ -17,17 +17,19 @@
 
 /* The options of every solver command (cli_req_option and cli_solve.c). */
 #define SOLVER_OPTIONS "--preset", "--template", "--model", "--space", "--device", "--budget", "--set", \
-	"--constraint", "--optimizer", "--dtype", "--convention", "--inference", "--bind", "--timeout", "--json", "--help"
+	"--constraint", "--optimizer", "--dtype", "--convention", "--attention", "--grad-accum", "--checkpointing", \
+	"--inference", "--bind", "--timeout", "--json", "--help"
 
 static const char *const estimate_options[] = { "--template", "--model", "--preset", "--set", "--device",
-	"--device-file", "--optimizer", "--dtype", "--convention", "--tf32", "--inference", "--per-op", "--json", "--help", NULL };
+	"--device-file", "--optimizer", "--dtype", "--convention", "--attention", "--grad-accum", "--checkpointing", "--tf32", "--inference",
+	"--per-op", "--json", "--help", NULL };
 /* cli_solve.c takes all of these for each solver command; the usage of each
  * names those that change its answer */
 static const char *const solver_options[] = { SOLVER_OPTIONS, "--offset", "--limit", "--cursor", "--n",
 	"--seed", "--config", "--param", "--value", "--per", NULL };
 static const char *const prune_options[] = { "--preset", "--template", "--model", "--space", "--device",
-	"--budget", "--set", "--constraint", "--optimizer", "--dtype", "--inference", "--bind", "--timeout",
-	"--json", "--out", "--configs", "--limit", "--summary", "--server", "--token", "--help", NULL };
+	"--budget", "--set", "--constraint", "--optimizer", "--dtype", "--attention", "--grad-accum", "--checkpointing",
+	"--inference", "--bind", "--timeout", "--json", "--out", "--configs", "--limit", "--summary", "--server", "--token", "--help", NULL };
 static const char *const catalog_options[] = { "--json", "--help", NULL };
 static const char *const import_options[] = { "--name", "--dim", "--unknown", "--out", "--help", NULL };
 
@@ -44,8 +46,12 @@ static const char *const import_options[] = { "--name", "--dim", "--unknown", "-
 	"  --constraint EXPR     e.g. 'hidden % heads == 0' (repeatable)\n" \
 	"  NAME=VALUE | --set NAME=VALUE   fix a hyperparameter (repeatable)\n" \
 	"  --bind PARAMETER=HYPERPARAMETER  the space's PARAMETER sets the model's HYPERPARAMETER\n" \
-	"  --optimizer sgd|sgd_momentum|adam|adamw|adagrad|rmsprop   default adam\n" \
+	"  --optimizer sgd|sgd_momentum|adam|adamw|adagrad|rmsprop|adam_8bit|adafactor|lion   default adam\n" \
 	"  --dtype fp32|fp16|bf16|mixed_fp16|mixed_bf16   default fp32\n" \
+	"  --attention sdpa|eager|math|mem_efficient|flash   attention kernel (default sdpa: flash on\n" \
+	"                        compute capability >= 8.0 in fp16/bf16, else mem_efficient)\n" \
+	"  --grad-accum N        micro-batches per optimizer step (batch_size is one micro-batch)\n" \
+	"  --checkpointing       gradient checkpointing of every block (repeat iteration)\n" \
 	"  --inference           an inference workload (default: training)\n" \
 	"  --timeout SECONDS     the deadline (default 60)\n" \
 	"  --json                the answer as JSON\n"
@@ -58,8 +64,12 @@ static const struct cli_cmd commands[] = {
 	  MODEL_HELP
 	  "  NAME=VALUE | --set NAME=VALUE   a hyperparameter (repeatable; dnnsat templates lists them)\n"
 	  "  --device NAME | --device-file FILE   the GPU (dnnsat devices; default a100-40gb)\n"
-	  "  --optimizer sgd|sgd_momentum|adam|adamw|adagrad|rmsprop   default adam\n"
+	  "  --optimizer sgd|sgd_momentum|adam|adamw|adagrad|rmsprop|adam_8bit|adafactor|lion   default adam\n"
 	  "  --dtype fp32|fp16|bf16|mixed_fp16|mixed_bf16   default fp32\n"
+	  "  --attention sdpa|eager|math|mem_efficient|flash   attention kernel (default sdpa: flash on\n"
+	  "                        compute capability >= 8.0 in fp16/bf16, else mem_efficient)\n"
+	  "  --grad-accum N        micro-batches per optimizer step (batch_size is one micro-batch)\n"
+	  "  --checkpointing       gradient checkpointing of every block (repeat iteration)\n"
 	  "  --tf32                TF32 tensor cores for fp32 matrix products\n"
 	  "  --convention torchvision|nb201   how MACs count (nb201 adds biases; default torchvision)\n"
 	  "  --inference           an inference workload (default: training)\n"
@@ -111,7 +121,7 @@ static const struct cli_cmd commands[] = {
 	  "  --device D  one or several devices (comma-separated, repeatable); default the query's, else a100-40gb\n"
 	  "  --preset P | --template T | --model F   the model of every input without its own\n"
 	  "  --budget NAME=VALUE  --constraint EXPR  --set NAME=VALUE (or NAME=VALUE)  --bind P=H\n"
-	  "  --optimizer O  --dtype T  --inference\n"
+	  "  --optimizer O  --dtype T  --attention A  --grad-accum N  --checkpointing  --inference\n"
 	  "  --timeout S          seconds per item (default 60; a query file's \"timeout\" wins for its items);\n"
 	  "                       past it, certified bounds\n"
 	  "  --out DIR            write SPACE.DEVICE.search_space.json (the reduced space) per item\n"
@@ -195,9 +205,10 @@ cli_usage(FILE *f)
 	    "  --template NAME | --model FILE | --preset NAME   the model (a preset alone finds its template)\n"
 	    "  NAME=VALUE or --set NAME=VALUE                   a hyperparameter (repeatable)\n"
 	    "  --device NAME | --device-file FILE               default a100-40gb\n"
-	    "  --optimizer sgd|sgd_momentum|adam|adamw|adagrad|rmsprop   default adam\n"
+	    "  --optimizer sgd|sgd_momentum|adam|adamw|adagrad|rmsprop|adam_8bit|adafactor|lion   default adam\n"
 	    "  --dtype fp32|fp16|bf16|mixed_fp16|mixed_bf16     default fp32\n"
 	    "  --convention torchvision|nb201                   how MACs count (default torchvision)\n"
+	    "  --attention sdpa|eager|math|mem_efficient|flash  default sdpa  --grad-accum N  --checkpointing\n"
 	    "  --tf32  --inference  --per-op  --json\n"
 	    "\n"
 	    "solver options (count, list, sample, reduce, explain, max, min):\n"
@@ -206,7 +217,8 @@ cli_usage(FILE *f)
 	    "           (memory, latency and step_time need a unit; memory is capped to the device's usable memory;\n"
 	    "           memory=16GiB:safe bounds the safe (upper) estimate of the peak instead of the expected one)\n"
 	    "  --constraint 'hidden %% heads == 0'  NAME=VALUE or --set NAME=VALUE  --bind PARAMETER=HYPERPARAMETER\n"
-	    "  --optimizer O  --dtype T  --inference  (as for estimate)  --timeout SECONDS  --json\n"
+	    "  --optimizer O  --dtype T  --attention A  --grad-accum N  --checkpointing  --inference\n"
+	    "           (as for estimate)  --timeout SECONDS  --json\n"
 	    "  list: --offset K --limit N --cursor C   sample: --n N --seed S\n"
 	    "  explain: --config JSON | --param P --value V   max, min: --param P [--per Q]\n"
 	    "\n"

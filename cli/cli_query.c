@@ -4,8 +4,9 @@
  *                                   alone finds its template)
  *   --set NAME=VALUE, or NAME=VALUE  (hyperparameters, repeatable)
  *   --device NAME | --device-file FILE
- *   --optimizer sgd|sgd_momentum|adam|adamw|adagrad|rmsprop
+ *   --optimizer sgd|sgd_momentum|adam|adamw|adagrad|rmsprop|adam_8bit|adafactor|lion
  *   --dtype fp32|fp16|bf16|mixed_fp16|mixed_bf16   --tf32   --inference
+ *   --attention sdpa|eager|math|mem_efficient|flash   --grad-accum N   --checkpointing
  *   --json   --per-op
  * In steps: the arguments (query_option), the model (query_model), its
  * configuration (query_config), the device (query_device). Errors name the
@@ -75,13 +76,32 @@ query_option(int argc, char **argv, int *i, struct cli_query *q, struct query_ar
 			return -1;
 		if (cm_optimizer_parse(v, &q->wl.optimizer) != 0)
 			return dn_error_set(err, DN_EINVAL, "--optimizer",
-			    "unknown optimizer \"%s\" (sgd, sgd_momentum, adam, adamw, adagrad, rmsprop)", v);
+			    "unknown optimizer \"%s\" (sgd, sgd_momentum, adam, adamw, adagrad, rmsprop, "
+			    "adam_8bit, adafactor, lion)", v);
+	} else if (strcmp(a, "--attention") == 0) {
+		if ((v = need_arg(argc, argv, i, err)) == NULL)
+			return -1;
+		if (cm_attention_parse(v, &q->wl.attention) != 0)
+			return dn_error_set(err, DN_EINVAL, "--attention",
+			    "unknown attention kernel \"%s\" (sdpa, eager, math, mem_efficient, flash)", v);
+	} else if (strcmp(a, "--grad-accum") == 0) {
+		char *end;
+		long n;
+		if ((v = need_arg(argc, argv, i, err)) == NULL)
+			return -1;
+		n = strtol(v, &end, 10);
+		if (*v == '\0' || *end != '\0' || n < 1 || n > 65536)
+			return dn_error_set(err, DN_EINVAL, "--grad-accum",
+			    "\"%s\" is not an integer from 1 to 65536 (micro-batches per optimizer step)", v);
+		q->wl.grad_accum = (int)n;
 	} else if (strcmp(a, "--dtype") == 0) {
 		if ((v = need_arg(argc, argv, i, err)) == NULL)
 			return -1;
 		if (cm_precision_parse(v, &q->wl.precision) != 0)
 			return dn_error_set(err, DN_EINVAL, "--dtype",
 			    "unknown dtype \"%s\" (fp32, fp16, bf16, mixed_fp16, mixed_bf16)", v);
+	} else if (strcmp(a, "--checkpointing") == 0) {
+		q->wl.checkpointing = 1;
 	} else if (strcmp(a, "--tf32") == 0) {
 		q->wl.tf32 = 1;
 	} else if (strcmp(a, "--convention") == 0) {
@@ -203,6 +223,8 @@ cli_query_parse(int argc, char **argv, struct cli_query *q, struct dn_error *err
 	q->wl.training = 1;
 	q->wl.optimizer = CM_OPT_ADAM;
 	q->wl.precision = CM_PREC_FP32;
+	q->wl.attention = CM_ATTN_SDPA;
+	q->wl.grad_accum = 1;
 	s.sets = calloc((size_t)argc + 1, sizeof *s.sets);
 	if (s.sets == NULL)
 		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory");

@@ -10,6 +10,7 @@
 #include "costmodel.h"
 #include "model_build_priv.h"
 #include "mem_plan.h"
+#include "ckpt_plan.h"
 #include "perf_model.h"
 #include "expr_tape.h"
 
@@ -131,7 +132,8 @@ build_totals(struct cm_model *m, struct dn_error *err)
 	saved = expr_int(g, 0);
 	for (int s = 0; s < gr->nstorages; s++) {
 		const struct cm_storage *st = &gr->storages[s];
-		if (st->first_saver == INT_MAX || st->producer < -1)
+		if (st->first_saver == INT_MAX || st->producer < -1 ||
+		    (m->wl.training && m->wl.checkpointing && st->recompute))
 			continue;
 		expr_id b = expr_mul(g, st->guard, st->bytes);
 		saved = expr_add(g, saved, b);
@@ -187,7 +189,8 @@ cm_model_build(struct cm_model_def *def, const struct cm_workload *wl,
 	m->wl = *wl;
 	m->dev = *dev;
 	mem_profile_pytorch(dev, &prof);
-	if (model_graph_build(def, wl, bounds, &m->graph, err) != 0 ||
+	if (model_graph_build(def, wl, dev, bounds, &m->graph, err) != 0 ||
+	    (wl->training && wl->checkpointing && ckpt_plan_mark(&m->graph) < 0) ||
 	    mem_plan_build(&m->graph, wl, &prof, &m->mem, err) != 0 ||
 	    perf_build(&m->graph, wl, dev, &m->mem, &m->perf, err) != 0 ||
 	    build_totals(m, err) != 0) {

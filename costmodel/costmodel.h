@@ -29,7 +29,10 @@
  * version would serve stale answers. 1.2.0: the safe memory estimate,
  * per-device CUDA context figures, the cuBLAS workspace. 1.1.0: token ids within their
  * embedding tables, the device's usable memory as the default memory
- * budget, budgets and warnings in answers, any JSON choice value. */
+ * budget, budgets and warnings in answers, any JSON choice value. 1.2.0
+ * also: attention kernels (sdpa by default), gradient accumulation, 8-bit
+ * Adam, Adafactor and Lion, bf16 on a chip without it an invalid
+ * configuration, the nb201 MACs convention. */
 #define CM_VERSION "1.2.0"
 
 /* Limits on a built model (DN_ERANGE naming the limit beyond them), far
@@ -156,10 +159,36 @@ int cm_def_load_preset(const char *preset, struct cm_model_def **out,
 
 /* ---- workloads ---- */
 
+/* Optimizers, with the state each keeps per parameter element (the
+ * element counts come from the model; see docs/training-techniques.md):
+ *   sgd 0; sgd_momentum 1 copy; adam/adamw 2 copies; adagrad, rmsprop 1;
+ *   adam_8bit  bitsandbytes Adam8bit: 2 uint8 states + one fp32 absmax per
+ *              block of 2048 elements per state, for tensors of >= 4096
+ *              elements (min_8bit_size); smaller tensors keep 2 fp32 states
+ *   adafactor  Hugging Face Adafactor (beta1=None): fp32 row and column
+ *              second-moment factors for 2-D and larger weights, a full fp32
+ *              second moment for 1-D ones
+ *   lion       one momentum copy (exp_avg) */
 enum cm_optimizer { CM_OPT_SGD, CM_OPT_SGD_MOMENTUM, CM_OPT_ADAM, CM_OPT_ADAMW,
-	CM_OPT_ADAGRAD, CM_OPT_RMSPROP };
+	CM_OPT_ADAGRAD, CM_OPT_RMSPROP, CM_OPT_ADAM_8BIT, CM_OPT_ADAFACTOR, CM_OPT_LION };
 enum cm_precision { CM_PREC_FP32, CM_PREC_FP16, CM_PREC_BF16, CM_PREC_MIXED_FP16,
 	CM_PREC_MIXED_BF16 };
+/* How attention layers compute softmax(QK^T)V (PyTorch 2.2+ kernels):
+ *   sdpa           F.scaled_dot_product_attention, the Hugging Face default
+ *                  (attn_implementation="sdpa" since transformers 4.36 with
+ *                  torch >= 2.1.1): resolved per device and dtype by
+ *                  cm_attention_resolve
+ *   eager          the models' own Python code: scores, softmax, dropout
+ *                  and the probabilities kept for backward (seq^2 tensors)
+ *   math           SDPA's math fallback: the same seq^2 tensors, with q and
+ *                  k scaled by sqrt(1/sqrt(d)) each before the product
+ *   mem_efficient  the memory-efficient (xformers/cutlass) kernel: keeps
+ *                  Q, K, V, O and an fp32 log-sum-exp, no seq^2 tensor
+ *   flash          FlashAttention-2: keeps Q, K, V, O and an fp32
+ *                  log-sum-exp; needs compute capability >= 8.0 and fp16 or
+ *                  bf16 */
+enum cm_attention { CM_ATTN_SDPA, CM_ATTN_EAGER, CM_ATTN_MATH, CM_ATTN_MEM_EFFICIENT,
+	CM_ATTN_FLASH };
 
 struct cm_workload {
 	int training;               /* 1: a training step, 0: inference */
@@ -167,6 +196,11 @@ struct cm_workload {
 	enum cm_precision precision;
 	int tf32;                   /* fp32 matmuls may use TF32 tensor cores */
 	int macs_convention;        /* enum cm_macs_convention: how "macs"/"flops" count */
+	enum cm_attention attention; /* CM_ATTN_SDPA (0) is the default */
+	int grad_accum;             /* micro-batches per optimizer step; 0 or 1: none.
+	                             * The model's batch is one micro-batch */
+	int checkpointing;          /* gradient checkpointing of every block (each
+	                             * iteration of a top-level repeat) */
 };
 
 /* How MACs are counted. TORCHVISION (the default; fvcore and torchvision's
@@ -184,6 +218,18 @@ int cm_optimizer_parse(const char *s, enum cm_optimizer *out);
 int cm_precision_parse(const char *s, enum cm_precision *out);
 const char *cm_optimizer_name(enum cm_optimizer o);
 const char *cm_precision_name(enum cm_precision p);
+int cm_attention_parse(const char *s, enum cm_attention *out);
+const char *cm_attention_name(enum cm_attention a);
+/* The kernel an attention layer runs for a workload on a device:
+ * CM_ATTN_SDPA becomes what PyTorch's dispatcher picks (flash when the
+ * device has compute capability >= 8.0 and the dtype is fp16 or bf16, the
+ * memory-efficient kernel otherwise); the other choices are returned as
+ * given (whether the device can run them is a validity rule of the model). */
+enum cm_attention cm_attention_resolve(const struct cm_workload *wl, const struct cm_device *dev);
+/* The device's compute capability (major * 10 + minor): the catalog's, or,
+ * when unknown, 80 for a device with bf16 arithmetic (which arrived with
+ * sm80, Ampere) and 70 otherwise. */
+int cm_device_cc(const struct cm_device *dev);
 
 /* ---- building and evaluating ---- */
 

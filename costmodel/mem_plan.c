@@ -17,6 +17,20 @@
  *   optimizer   all weight gradients + the optimizer's temporaries
  * Inference: weights + buffers + inputs + outputs in flight + workspace.
  *
+ * Gradient accumulation (wl->grad_accum > 1 micro-batches per step): the
+ * weight gradients made by the first micro-batch stay allocated, so every
+ * later micro-batch runs its forward with all of them alive, and its
+ * backward adds each new weight gradient into them (AccumulateGrad: the
+ * new gradient is a temporary while it is added). The activations are
+ * those of one micro-batch (the model's batch).
+ *
+ * Gradient checkpointing (wl->checkpointing, ckpt_plan.h): activations
+ * kept inside a checkpointed block are not kept by the forward (they live
+ * as unkept outputs); in the backward, the block's forward runs again when
+ * the backward reaches it, and its kept activations are alive from then
+ * until the backward of their earliest keeper. The recompute's own peak is
+ * that of the block's first backward step.
+ *
  * Every allocation is rounded as the allocator rounds it (mem_profile).
  * Sums along the timeline are running sums, so the plan has O(ops +
  * storages) nodes and the peak is one balanced max.
@@ -64,33 +78,6 @@ storage_size(struct plan_ctx *c, int s)
 	return guarded(c, st->guard, alloc_size(c, st->bytes));
 }
 
-/* Bytes of one optimizer state copy per parameter element. */
-static int
-optimizer_states(enum cm_optimizer o)
-{
-	switch (o) {
-	case CM_OPT_SGD: return 0;
-	case CM_OPT_SGD_MOMENTUM: return 1;     /* momentum buffer */
-	case CM_OPT_ADAM: case CM_OPT_ADAMW: return 2;  /* exp_avg, exp_avg_sq */
-	case CM_OPT_ADAGRAD: return 1;          /* state sum */
-	case CM_OPT_RMSPROP: return 1;          /* square average */
-	}
-	return 0;
-}
-
-/* Temporaries of the foreach implementation's step, in parameter copies:
- * Adam/AdamW, Adagrad and RMSprop take a _foreach_sqrt of their state. */
-static int
-optimizer_temps(enum cm_optimizer o)
-{
-	switch (o) {
-	case CM_OPT_ADAM: case CM_OPT_ADAMW: case CM_OPT_ADAGRAD: case CM_OPT_RMSPROP:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
 static int
 fail_oom(struct dn_error *err)
 {
@@ -128,6 +115,96 @@ tl_free_all(struct termlist *t, int n)
 	free(t);
 }
 
+/* bitsandbytes' blockwise quantization block and the size under which its
+ * 8-bit optimizers keep 32-bit state (bitsandbytes/optim/optimizer.py,
+ * min_8bit_size=4096; functional.py quantize_blockwise, blocksize=2048 for
+ * the optimizer states) */
+#define BNB_BLOCK 2048
+#define BNB_MIN_8BIT 4096
+
+/* Pushes the optimizer state of one weight (`e` elements, state dtype of
+ * `sbytes`; `rows`/`cols` its Adafactor factors when `factored`), one
+ * allocation per state tensor, as each library allocates it:
+ *   torch.optim      sgd momentum_buffer, adagrad sum, rmsprop square_avg:
+ *                    1 copy; adam/adamw exp_avg + exp_avg_sq: 2 copies
+ *   lion-pytorch     exp_avg: 1 copy
+ *   bitsandbytes     Adam8bit (Optimizer2State): state1/state2 uint8 and
+ *                    absmax1/absmax2 fp32, one per block of 2048 elements
+ *                    (blocksize 2048 in bitsandbytes.functional's blockwise
+ *                    quantization); tensors under min_8bit_size = 4096
+ *                    elements keep two fp32 states instead
+ *   transformers     Adafactor (scale_parameter, beta1=None, the defaults):
+ *                    exp_avg_sq_row + exp_avg_sq_col fp32 for weights of 2+
+ *                    dims, exp_avg_sq fp32 for 1-D ones (plus a scalar RMS,
+ *                    not counted) */
+static int
+push_opt_state(struct plan_ctx *c, struct termlist *st, const struct cm_workload *wl,
+    expr_id guard, expr_id e, int sbytes, int factored, expr_id rows, expr_id cols)
+{
+	struct expr_graph *g = c->g;
+	int fail = 0, n = 0;
+	expr_id one = guarded(c, guard, alloc_size(c, expr_mul(g, e, expr_int(g, sbytes))));
+
+	switch (wl->optimizer) {
+	case CM_OPT_SGD:
+		return 0;
+	case CM_OPT_SGD_MOMENTUM: case CM_OPT_ADAGRAD: case CM_OPT_RMSPROP: case CM_OPT_LION:
+		n = 1;
+		break;
+	case CM_OPT_ADAM: case CM_OPT_ADAMW:
+		n = 2;
+		break;
+	case CM_OPT_ADAM_8BIT: {
+		expr_id q = alloc_size(c, e);   /* uint8 */
+		expr_id absmax = alloc_size(c, expr_mul(g, expr_cdiv(g, e, expr_int(g, BNB_BLOCK)),
+		    expr_int(g, 4)));
+		expr_id s32 = alloc_size(c, expr_mul(g, e, expr_int(g, 4)));
+		expr_id one8 = expr_ite(g, expr_ge(g, e, expr_int(g, BNB_MIN_8BIT)), expr_add(g, q, absmax), s32);
+		fail |= tl_push(st, guarded(c, guard, one8));
+		fail |= tl_push(st, guarded(c, guard, one8));
+		return fail;
+	}
+	case CM_OPT_ADAFACTOR:
+		/* fp32 whatever the weights' dtype: the update casts grad to fp32 first */
+		if (factored) {
+			fail |= tl_push(st, guarded(c, guard, alloc_size(c, expr_mul(g, rows, expr_int(g, 4)))));
+			fail |= tl_push(st, guarded(c, guard, alloc_size(c, expr_mul(g, cols, expr_int(g, 4)))));
+		} else
+			fail |= tl_push(st, guarded(c, guard, alloc_size(c, expr_mul(g, e, expr_int(g, 4)))));
+		return fail;
+	}
+	for (int j = 0; j < n; j++)
+		fail |= tl_push(st, one);
+	return fail;
+}
+
+/* Temporaries of the optimizer step for one weight, pushed to `all` when
+ * the implementation makes them for every weight at once (torch.optim's
+ * foreach path: Adam/AdamW, Adagrad and RMSprop take a _foreach_sqrt of
+ * their state) or to `one` when it loops over weights and frees them
+ * before the next (lion-pytorch: the sign of the interpolated update, one
+ * copy; transformers' Adafactor: grad**2 + eps and the factored
+ * approximation of its inverse square root, two fp32 copies); the step
+ * needs the sum of `all` plus the largest of `one`. */
+static int
+push_opt_temp(struct plan_ctx *c, struct termlist *all, struct termlist *one,
+    const struct cm_workload *wl, expr_id guard, expr_id e, int sbytes)
+{
+	struct expr_graph *g = c->g;
+
+	switch (wl->optimizer) {
+	case CM_OPT_ADAM: case CM_OPT_ADAMW: case CM_OPT_ADAGRAD: case CM_OPT_RMSPROP:
+		return tl_push(all, guarded(c, guard, alloc_size(c, expr_mul(g, e, expr_int(g, sbytes)))));
+	case CM_OPT_LION:
+		return tl_push(one, guarded(c, guard, alloc_size(c, expr_mul(g, e, expr_int(g, sbytes)))));
+	case CM_OPT_ADAFACTOR:
+		return tl_push(one, guarded(c, guard, expr_mul(g, expr_int(g, 2),
+		    alloc_size(c, expr_mul(g, e, expr_int(g, 4))))));
+	default:        /* sgd (momentum: in place), bitsandbytes' fused 8-bit kernel */
+		return 0;
+	}
+}
+
 int
 mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
     const struct mem_profile *prof, struct mem_plan *plan, struct dn_error *err)
@@ -135,7 +212,8 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 	struct plan_ctx c = { m, &m->g, prof };
 	struct expr_graph *g = &m->g;
 	int K = m->nops, rc = -1;
-	int wbytes, gbytes, sbytes;
+	int wbytes, gbytes, sbytes, accum = wl->training && wl->grad_accum > 1;
+	int ckpt = wl->training && wl->checkpointing;
 	expr_id zero = expr_int(g, 0);
 	/* per-step term lists, index k + 1 so that producer -1 has a slot */
 	/* per step k (index k + 1; k = -1 for the model inputs): storages made
@@ -144,7 +222,7 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 	 * out term by term, never as a running total with subtractions, so that
 	 * interval bounds of the peak stay tight (each variable enters once). */
 	struct termlist *saved_at = NULL, *kept_by = NULL;
-	struct termlist *inf_alive = NULL, *nk_alive = NULL, *grad_alive = NULL;
+	struct termlist *inf_alive = NULL, *nk_alive = NULL, *grad_alive = NULL, *rec_alive = NULL;
 	expr_id *fwd_tot = NULL, *bwd_tot = NULL, *inf_tot = NULL, *wgrad = NULL, *bwd_cached = NULL;
 	expr_id *ws_all = NULL, *ws_inf = NULL, *g_bwd = NULL;
 
@@ -158,6 +236,7 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 	inf_alive = calloc((size_t)K + 2, sizeof *inf_alive);
 	nk_alive = calloc((size_t)K + 2, sizeof *nk_alive);
 	grad_alive = calloc((size_t)K + 2, sizeof *grad_alive);
+	rec_alive = calloc((size_t)K + 2, sizeof *rec_alive);
 	fwd_tot = calloc((size_t)K + 1, sizeof *fwd_tot);
 	bwd_tot = calloc((size_t)K + 1, sizeof *bwd_tot);
 	inf_tot = calloc((size_t)K + 1, sizeof *inf_tot);
@@ -171,7 +250,7 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 		goto out;
 	}
 	if (!plan->fwd || !plan->bwd || !plan->infer || !saved_at || !kept_by || !inf_alive ||
-	    !nk_alive || !grad_alive || !fwd_tot || !bwd_tot || !inf_tot || !wgrad || !bwd_cached) {
+	    !nk_alive || !grad_alive || !rec_alive || !fwd_tot || !bwd_tot || !inf_tot || !wgrad || !bwd_cached) {
 		fail_oom(err);
 		goto out;
 	}
@@ -186,8 +265,7 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 		break;
 	}
 	{
-		struct termlist w = { 0 }, gr = { 0 }, st = { 0 }, tmp = { 0 }, ac = { 0 }, buf = { 0 };
-		int nstates = optimizer_states(wl->optimizer), ntemps = optimizer_temps(wl->optimizer);
+		struct termlist w = { 0 }, gr = { 0 }, st = { 0 }, tmp = { 0 }, tmp1 = { 0 }, ac = { 0 }, buf = { 0 };
 		int fail = 0;
 		for (int k = 0; k < m->nops; k++) {
 			const struct cm_op *op = &m->ops[k];
@@ -196,14 +274,12 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 				expr_id e = op->param_elems[i];
 				expr_id wb = guarded(&c, op->guard, alloc_size(&c, expr_mul(g, e, expr_int(g, wbytes))));
 				expr_id gb = guarded(&c, op->guard, alloc_size(&c, expr_mul(g, e, expr_int(g, gbytes))));
-				expr_id sb = guarded(&c, op->guard, alloc_size(&c, expr_mul(g, e, expr_int(g, sbytes))));
 				fail |= tl_push(&w, wb);
 				fail |= tl_push(&gr, gb);
 				pg = expr_add(g, pg, gb);
-				for (int j = 0; j < nstates; j++)
-					fail |= tl_push(&st, sb);
-				for (int j = 0; j < ntemps; j++)
-					fail |= tl_push(&tmp, sb);
+				fail |= push_opt_state(&c, &st, wl, op->guard, e, sbytes, op->param_factored[i],
+				    op->param_rows[i], op->param_cols[i]);
+				fail |= push_opt_temp(&c, &tmp, &tmp1, wl, op->guard, e, sbytes);
 				if ((wl->precision == CM_PREC_MIXED_FP16 || wl->precision == CM_PREC_MIXED_BF16) &&
 				    (op->op_class == CM_CLASS_CONV || op->op_class == CM_CLASS_GEMM || op->op_class == CM_CLASS_RNN))
 					fail |= tl_push(&ac, guarded(&c, op->guard,
@@ -217,10 +293,11 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 		plan->weights = expr_sum(g, w.v, w.n);
 		plan->grads_all = expr_sum(g, gr.v, gr.n);
 		plan->optimizer_state = wl->training ? expr_sum(g, st.v, st.n) : zero;
-		plan->optimizer_temp = wl->training ? expr_sum(g, tmp.v, tmp.n) : zero;
+		plan->optimizer_temp = wl->training ? expr_add(g, expr_sum(g, tmp.v, tmp.n),
+		    tmp1.n > 0 ? expr_max_n(g, tmp1.v, tmp1.n) : zero) : zero;
 		plan->autocast_cache = expr_sum(g, ac.v, ac.n);
 		plan->buffers = expr_sum(g, buf.v, buf.n);
-		free(w.v); free(gr.v); free(st.v); free(tmp.v); free(ac.v); free(buf.v);
+		free(w.v); free(gr.v); free(st.v); free(tmp.v); free(tmp1.v); free(ac.v); free(buf.v);
 		if (fail) {
 			fail_oom(err);
 			goto out;
@@ -235,6 +312,10 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 			expr_id sz = storage_size(&c, s);
 			int saved = st->first_saver != INT_MAX;
 			int p = st->producer, lu = st->last_use;
+			/* checkpointed (ckpt_plan.h): in the forward it lives as an
+			 * unkept output (never made if only kept for backward); in the
+			 * backward from the block's recompute to its earliest keeper */
+			int rec = ckpt && st->recompute;
 			if (dn_deadline_check(err, "$", "building the memory plan") != 0) {
 				free(in.v);
 				goto out;
@@ -245,6 +326,15 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 					fail_oom(err);
 					goto out;
 				}
+				continue;
+			}
+			if (rec) {
+				for (int k = st->first_saver; k <= m->ops[p].ckpt_last && k < K; k++)
+					if (tl_push(&rec_alive[k + 1], sz))
+						goto oom;
+				for (int k = p; k <= lu && k < K; k++)
+					if (!st->extra && (tl_push(&inf_alive[k + 1], sz) || tl_push(&nk_alive[k + 1], sz)))
+						goto oom;
 				continue;
 			}
 			if (saved && (tl_push(&saved_at[p + 1], sz) || tl_push(&kept_by[st->first_saver + 1], sz)))
@@ -296,9 +386,9 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 			ws_inf[k] = ws;
 			plan->fwd[k].saved = S;
 			plan->fwd[k].transient = N;
-			plan->fwd[k].grads = zero;
 			plan->fwd[k].workspace = ws;
-			plan->fwd[k].total = expr_add(g, expr_add(g, S, N), ws);
+			plan->fwd[k].grads = accum ? plan->grads_all : zero;
+			plan->fwd[k].total = expr_add(g, expr_add(g, expr_add(g, S, N), ws), plan->fwd[k].grads);
 			fwd_tot[k] = plan->fwd[k].total;
 		}
 		plan->saved_bytes = S;
@@ -317,19 +407,22 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 			/* gradients in flight: the gradient of t lives from its last consumer's
 			 * backward to its producer's */
 			expr_id G = expr_sum(g, grad_alive[k + 1].v, grad_alive[k + 1].n);
-			W = expr_add(g, W, wgrad[k]);
-			plan->bwd[k].saved = kept[k];
+			/* accumulating: all gradients exist, and the new one is in flight */
+			W = accum ? expr_add(g, plan->grads_all, wgrad[k]) : expr_add(g, W, wgrad[k]);
+			/* checkpointing: the recomputed block's kept activations */
+			expr_id R = expr_sum(g, rec_alive[k + 1].v, rec_alive[k + 1].n);
+			plan->bwd[k].saved = expr_add(g, kept[k], R);
 			plan->bwd[k].transient = G;
 			plan->bwd[k].grads = W;
 			plan->bwd[k].workspace = ws;
-			plan->bwd[k].total = expr_add(g, expr_add(g, expr_add(g, kept[k], G), W), ws);
+			plan->bwd[k].total = expr_add(g, expr_add(g, expr_add(g, plan->bwd[k].saved, G), W), ws);
 			bwd_tot[k] = plan->bwd[k].total;
 			ws_all[k] = expr_max(g, plan->fwd[k].workspace, ws);
 			g_bwd[k] = G;
 			/* what the caching allocator holds: activations freed during
 			 * backward stay cached, too small for the larger gradients of the
 			 * earlier layers, so the device keeps all of them */
-			bwd_cached[k] = expr_add(g, expr_add(g, expr_add(g, plan->saved_bytes, G), W), ws);
+			bwd_cached[k] = expr_add(g, expr_add(g, expr_add(g, expr_add(g, plan->saved_bytes, R), G), W), ws);
 		}
 		free(kept);
 	}
@@ -402,6 +495,7 @@ out:
 	tl_free_all(inf_alive, K + 2);
 	tl_free_all(nk_alive, K + 2);
 	tl_free_all(grad_alive, K + 2);
+	tl_free_all(rec_alive, K + 2);
 	free(fwd_tot);
 	free(bwd_tot);
 	free(inf_tot);

@@ -946,7 +946,8 @@ build_inputs(struct model_builder *mb, struct scope *sc, int *first)
 
 int
 model_graph_build(struct cm_model_def *def, const struct cm_workload *wl,
-    const struct expr_ival *bounds, struct cm_graph *m, struct dn_error *err)
+    const struct cm_device *dev, const struct expr_ival *bounds, struct cm_graph *m,
+    struct dn_error *err)
 {
 	struct model_builder mb;
 	struct scope top;
@@ -964,10 +965,21 @@ model_graph_build(struct cm_model_def *def, const struct cm_workload *wl,
 	mb.def = def;
 	mb.m = m;
 	mb.wl = wl;
+	mb.attention = cm_attention_resolve(wl, dev);
+	mb.dev_cc = cm_device_cc(dev);
 	mb.bounds = bounds;
 	mb.err = err;
 	mb.unrolled = 1;
 	memset(&top, 0, sizeof top);
+	if ((wl->precision == CM_PREC_BF16 || wl->precision == CM_PREC_MIXED_BF16) && dev->peak_bf16 <= 0) {
+		/* the catalog's bf16 rate is 0 where the chip has no bf16 arithmetic
+		 * (before sm80): a workload it cannot run, whatever the model */
+		const char *names[] = { "compute capability x10" };
+		expr_id cc = expr_int(&m->g, mb.dev_cc);
+		if (cm_graph_add_constraint(m, expr_int(&m->g, 1), expr_int(&m->g, 0), "$.workload.dtype",
+		    "bf16 needs a GPU with bf16 arithmetic (compute capability >= 8.0)", 1, names, &cc) < 0)
+			return dn_error_set(err, DN_ENOMEM, "$", "out of memory");
+	}
 	rc = build_inputs(&mb, &top, &first);
 	if (rc == 0)
 		rc = walk_list(&mb, json_object_get(def->root, "layers"), "$.layers", "$.layers",

@@ -34,6 +34,8 @@ struct model_builder {
 	struct cm_model_def *def;
 	struct cm_graph *m;
 	const struct cm_workload *wl;
+	enum cm_attention attention;        /* the kernel attention layers run (resolved) */
+	int dev_cc;                         /* the device's compute capability (cm_device_cc) */
 	const struct expr_ival *bounds;     /* per hyperparameter */
 	struct scope *scope;                /* scope for name resolution */
 	expr_id guard;                      /* guard of the item being parsed */
@@ -64,6 +66,7 @@ int mb_run_rule(struct model_builder *mb, const struct op_rule *rule,
 /* Builds the operator graph of `def` into `m` (model_build.c). On error
  * returns -1 with err set; `m` must still be freed with cm_graph_free. */
 int model_graph_build(struct cm_model_def *def, const struct cm_workload *wl,
-    const struct expr_ival *bounds, struct cm_graph *m, struct dn_error *err);
+    const struct cm_device *dev, const struct expr_ival *bounds, struct cm_graph *m,
+    struct dn_error *err);
 
 #endif

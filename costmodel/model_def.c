@@ -479,7 +479,9 @@ cm_optimizer_parse(const char *s, enum cm_optimizer *out)
 		{ "sgd", CM_OPT_SGD }, { "sgd_momentum", CM_OPT_SGD_MOMENTUM },
 		{ "momentum", CM_OPT_SGD_MOMENTUM }, { "adam", CM_OPT_ADAM },
 		{ "adamw", CM_OPT_ADAMW }, { "adagrad", CM_OPT_ADAGRAD },
-		{ "rmsprop", CM_OPT_RMSPROP },
+		{ "rmsprop", CM_OPT_RMSPROP }, { "adam_8bit", CM_OPT_ADAM_8BIT },
+		{ "adam8bit", CM_OPT_ADAM_8BIT }, { "adamw_8bit", CM_OPT_ADAM_8BIT },
+		{ "adafactor", CM_OPT_ADAFACTOR }, { "lion", CM_OPT_LION },
 	};
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
 		if (strcasecmp(s, t[i].name) == 0) {
@@ -499,6 +501,9 @@ cm_optimizer_name(enum cm_optimizer o)
 	case CM_OPT_ADAMW: return "adamw";
 	case CM_OPT_ADAGRAD: return "adagrad";
 	case CM_OPT_RMSPROP: return "rmsprop";
+	case CM_OPT_ADAM_8BIT: return "adam_8bit";
+	case CM_OPT_ADAFACTOR: return "adafactor";
+	case CM_OPT_LION: return "lion";
 	}
 	return "?";
 }

@@ -55,6 +55,7 @@ struct cm_storage {
 	int last_use;           /* last op reading it (forward) */
 	int first_saver;        /* earliest op saving it for backward, or INT32_MAX */
 	uint8_t extra;          /* made only to be kept for backward (masks, indices) */
+	uint8_t recompute;      /* kept inside a checkpointed block: remade in backward (ckpt_plan.h) */
 };
 
 struct cm_op {
@@ -67,6 +68,11 @@ struct cm_op {
 	/* weights */
 	int nparam_tensors;
 	expr_id param_elems[CM_MAX_PARAM_TENSORS];
+	/* Adafactor's factored second moment of weight i: param_rows[i] and
+	 * param_cols[i] values (the weight's dims folded as Hugging Face's
+	 * Adafactor folds them), when param_factored[i]; else it is 1-D */
+	expr_id param_rows[CM_MAX_PARAM_TENSORS], param_cols[CM_MAX_PARAM_TENSORS];
+	uint8_t param_factored[CM_MAX_PARAM_TENSORS];
 	expr_id params;         /* sum of param_elems, 0 when tied */
 	expr_id buffer_elems;   /* non-learnable persistent fp32 state */
 	/* compute */
@@ -86,6 +92,9 @@ struct cm_op {
 	/* memory */
 	expr_id ws_fwd, ws_bwd; /* transient workspace bytes */
 	expr_id bwd_extra;      /* bytes of backward temporaries beyond gradients */
+	/* gradient checkpointing (ckpt_plan.h): block number + 1 (0: none) and
+	 * the block's last operator (-1: none) */
+	int ckpt, ckpt_last;
 };
 
 enum cm_op_class { CM_CLASS_GEMM, CM_CLASS_CONV, CM_CLASS_ELEMENTWISE,

@@ -11,9 +11,25 @@
  *   probs  = dropout(softmax(scores)); ctx = matmul(probs, v)
  *   ctx:     permute back, contiguous copy, reshape [N, L, E], output linear
  *
+ * That is the "eager" kernel. The workload's attention kernel (cm_workload.c
+ * resolves "sdpa" per device and dtype) changes the middle part:
+ *   math           SDPA's math path (aten _scaled_dot_product_attention_math):
+ *                  q and k each scaled by sqrt(1/sqrt(d)) (new tensors that
+ *                  the product keeps), the mask added in place, softmax,
+ *                  dropout, matmul with v: the same seq^2 tensors as eager
+ *   flash,         one fused kernel (sdpa_fused below) that keeps for
+ *   mem_efficient  backward Q, K, V (views of the projections, so their
+ *                  storages), its output O and an fp32 log-sum-exp per
+ *                  query row (the memory-efficient kernel pads the rows to
+ *                  a multiple of 32), plus the dropout RNG's seed and offset
+ *                  (two int64); no seq^2 tensor. O comes out laid out as
+ *                  [N, L, h, d], so merging the heads is a view.
+ *
  * The sizes reach the sub-operators through names bound in a private scope
  * (__attn_*), so each sub-operator is the ordinary rule with its ordinary
- * costs and validity. Validity here: heads >= 1 and heads divides E.
+ * costs and validity. Validity here: heads >= 1 and heads divides E; for
+ * flash, compute capability >= 8.0, an fp16/bf16 dtype and head dim <= 256;
+ * for mem_efficient, compute capability >= 5.0 (sdp_utils.cpp).
  */
 #include "model_build_priv.h"
 #include "op_rules.h"
@@ -51,10 +67,149 @@ split_heads(struct op_build *ob, const char *name, int t, int transposed)
 	    json_pack("{s:[iiii]}", "dims", 0, 2, 1, 3), r, -1);
 }
 
+/* scores, softmax, dropout and the product with v; the math kernel scales q
+ * and k instead of the scores and adds the mask in place. Returns the
+ * merged context [N, L, E] or -1. */
+static int
+attention_eager(struct op_build *ob, int math, int q, int k, int v, int causal, double p)
+{
+	int s, ctx;
+
+	k = split_heads(ob, "k", k, 1);
+	v = split_heads(ob, "v", v, 0);
+	if (k < 0 || v < 0)
+		return -1;
+	if (math) {
+		q = sub(ob, "scale", "q_scale", json_pack("{s:f}", "factor", 1.0), q, -1);
+		if (q < 0)
+			return -1;
+		k = sub(ob, "scale", "k_scale", json_pack("{s:f}", "factor", 1.0), k, -1);
+		if (k < 0)
+			return -1;
+	}
+	s = sub(ob, "matmul", "scores", json_object(), q, k);
+	if (s < 0)
+		return -1;
+	if (!math) {
+		s = sub(ob, "scale", "scale", json_pack("{s:f}", "factor", 1.0), s, -1);
+		if (s < 0)
+			return -1;
+		/* BERT adds the extended attention mask; GPT-2 applies a causal where() */
+		s = sub(ob, "scale", causal ? "causal_mask" : "mask", json_pack("{s:f}", "factor", 1.0), s, -1);
+		if (s < 0)
+			return -1;
+	}
+	s = sub(ob, "softmax", "softmax", json_pack("{s:i}", "dim", -1), s, -1);
+	if (s < 0)
+		return -1;
+	if (p > 0.0) {
+		s = sub(ob, "dropout", "attn_dropout", json_pack("{s:f}", "p", p), s, -1);
+		if (s < 0)
+			return -1;
+	}
+	ctx = sub(ob, "matmul", "context", json_object(), s, v);
+	if (ctx < 0)
+		return -1;
+	ctx = sub(ob, "permute", "merge_permute", json_pack("{s:[iiii]}", "dims", 0, 2, 1, 3), ctx, -1);
+	if (ctx < 0)
+		return -1;
+	ctx = sub(ob, "contiguous", "merge_contiguous", json_object(), ctx, -1);
+	if (ctx < 0)
+		return -1;
+	return sub(ob, "reshape", "merge_heads", json_pack("{s:[sss]}", "shape", "__attn_n", "__attn_l",
+	    "__attn_e"), ctx, -1);
+}
+
+/* ---- the fused kernels (flash, memory-efficient) ---- */
+
+/* FlashAttention-2's and the cutlass kernel's row tile: the forward
+ * launches one block per 128 query rows per (batch, head) (flash_fwd
+ * kernel traits kBlockM = 128 for the head dims BERT and GPT-2 use) */
+#define FUSED_ROWS_PER_BLOCK 128
+/* The memory-efficient kernel pads its log-sum-exp rows to a multiple of
+ * 32 (mem_eff_attention kernel_forward.h, kAlignLSE) */
+#define MEM_EFF_LSE_ALIGN 32
+
+static int
+sdpa_fused_build(struct op_build *ob)
+{
+	struct expr_graph *g = &ob->m->g;
+	const struct cm_tensor *q = ob_in(ob, 0);
+	expr_id n = q->dim[0], h = q->dim[1], l = q->dim[2], d = q->dim[3], dims[4];
+	expr_id rows, pairs, macs, lse, qkvo;
+	int flash = ob_bool(ob, "flash", 0), causal = ob_bool(ob, "causal", 0);
+	double p = ob_number(ob, "dropout", 0.0, 0.0, 1.0);
+
+	if (flash < 0 || causal < 0 || isnan(p))
+		return -1;
+	if (flash) {
+		const char *nc[] = { "compute capability x10" }, *nd[] = { "head_dim" };
+		expr_id cc = expr_int(g, ob_device_cc(ob));
+		ob_require(ob, expr_ge(g, cc, expr_int(g, 80)),
+		    "flash attention needs compute capability >= 8.0 (Ampere or newer)", 1, nc, &cc);
+		if (ob->m->act_bytes != 2)
+			ob_require(ob, expr_int(g, 0), "flash attention needs fp16 or bf16 (dtype is fp32)",
+			    0, NULL, NULL);
+		ob_require(ob, expr_le(g, d, expr_int(g, 256)), "flash attention needs head_dim <= 256",
+		    1, nd, &d);
+	} else {
+		const char *nc[] = { "compute capability x10" };
+		expr_id cc = expr_int(g, ob_device_cc(ob));
+		ob_require(ob, expr_ge(g, cc, expr_int(g, 50)),
+		    "memory-efficient attention needs compute capability >= 5.0", 1, nc, &cc);
+	}
+	dims[0] = n;
+	dims[1] = l;
+	dims[2] = h;
+	dims[3] = d;
+	if (ob_out_new(ob, 4, dims, CM_DT_ACT) < 0)
+		return -1;
+	rows = expr_mul(g, expr_mul(g, n, h), flash ? l :
+	    expr_mul(g, expr_cdiv(g, l, expr_int(g, MEM_EFF_LSE_ALIGN)), expr_int(g, MEM_EFF_LSE_ALIGN)));
+	lse = expr_mul(g, rows, expr_int(g, 4));
+	ob_save_input(ob, 0);
+	ob_save_input(ob, 1);
+	ob_save_input(ob, 2);
+	ob_save_output(ob);
+	ob_save_new(ob, lse);
+	if (p > 0.0 && ob_training(ob))
+		ob_save_new(ob, expr_int(g, 16));       /* philox seed and offset */
+	/* score pairs computed: all L*L, or L(L+1)/2 under a causal mask (the
+	 * kernels skip tiles above the diagonal) */
+	pairs = causal ? expr_div(g, expr_mul(g, l, expr_add(g, l, expr_int(g, 1))), expr_int(g, 2)) :
+	    expr_mul(g, l, l);
+	/* forward: S = QK^T and O = PV; backward recomputes S, then dV = P^T dO,
+	 * dP = dO V^T, dQ = dS K, dK = dS^T Q: five products of the same size */
+	macs = expr_mul(g, expr_mul(g, expr_mul(g, n, h), pairs), expr_mul(g, d, expr_int(g, 2)));
+	ob->op.macs = macs;
+	ob->op.bwd_macs = expr_div(g, expr_mul(g, macs, expr_int(g, 5)), expr_int(g, 2));
+	/* softmax on the fly: scale, max, exp, sum, rescale per score */
+	ob->op.flops_other = expr_mul(g, expr_mul(g, expr_mul(g, n, h), pairs), expr_int(g, 5));
+	/* traffic: Q, K, V read and O written once (forward); backward reads
+	 * them with dO and writes dQ, dK, dV, through an fp32 dQ accumulator */
+	qkvo = expr_mul(g, ob_bytes(ob, q->elems, CM_DT_ACT), expr_int(g, 4));
+	ob->op.fwd_bytes = expr_add(g, qkvo, lse);
+	ob->op.bwd_bytes = expr_add(g, expr_mul(g, qkvo, expr_int(g, 2)),
+	    expr_add(g, expr_mul(g, q->elems, expr_int(g, 8)), lse));
+	/* backward workspace: the fp32 dQ accumulator [N, L, h, d] and the
+	 * fp32 rowsum(dO * O) per row (flash_api.cpp mha_bwd dq_accum and
+	 * softmax_d; the cutlass kernel's gQ accumulation and delta) */
+	ob->op.ws_bwd = expr_add(g, expr_mul(g, q->elems, expr_int(g, 4)), lse);
+	ob->op.parallel = expr_mul(g, expr_mul(g, n, h), expr_cdiv(g, l, expr_int(g, FUSED_ROWS_PER_BLOCK)));
+	ob->op.kernels_fwd = 1;
+	ob->op.kernels_bwd = flash ? 3 : 2;     /* flash: dot(dO, O), the main kernel, dQ conversion */
+	return 0;
+}
+
+static const char *const fused_attrs[] = { "flash", "causal", "dropout", NULL };
+static const struct op_rule sdpa_fused_rule = { "sdpa_fused", fused_attrs, 3, 3, CM_CLASS_GEMM,
+	sdpa_fused_build };
+
 static int
 attention_body(struct op_build *ob, int fused, int bias, int causal, double p)
 {
-	int x = ob->in[0], q, k, v, s, ctx;
+	enum cm_attention kernel = ob_attention(ob);
+	int x = ob->in[0], q, k, v, ctx;
 
 	if (fused) {
 		/* GPT-2: c_attn to 3E; q, k, v are views into it, copied by matmul */
@@ -82,41 +237,34 @@ attention_body(struct op_build *ob, int fused, int bias, int causal, double p)
 	}
 	if (q < 0)
 		return -1;
-	k = split_heads(ob, "k", k, 1);
-	v = split_heads(ob, "v", v, 0);
-	if (k < 0 || v < 0)
-		return -1;
-	s = sub(ob, "matmul", "scores", json_object(), q, k);
-	if (s < 0)
-		return -1;
-	s = sub(ob, "scale", "scale", json_pack("{s:f}", "factor", 1.0), s, -1);
-	if (s < 0)
-		return -1;
-	/* BERT adds the extended attention mask; GPT-2 applies a causal where() */
-	s = sub(ob, "scale", causal ? "causal_mask" : "mask", json_pack("{s:f}", "factor", 1.0), s, -1);
-	if (s < 0)
-		return -1;
-	s = sub(ob, "softmax", "softmax", json_pack("{s:i}", "dim", -1), s, -1);
-	if (s < 0)
-		return -1;
-	if (p > 0.0) {
-		s = sub(ob, "dropout", "attn_dropout", json_pack("{s:f}", "p", p), s, -1);
-		if (s < 0)
+	if (kernel == CM_ATTN_FLASH || kernel == CM_ATTN_MEM_EFFICIENT) {
+		int in[3];
+		json_t *attrs = json_pack("{s:b,s:b,s:f}", "flash", kernel == CM_ATTN_FLASH,
+		    "causal", causal, "dropout", ob_training(ob) ? p : 0.0);
+		k = split_heads(ob, "k", k, 0);
+		v = split_heads(ob, "v", v, 0);
+		if (k < 0 || v < 0 || attrs == NULL) {
+			json_decref(attrs);
+			return attrs == NULL ? dn_error_set(ob->err, DN_ENOMEM, ob->file_path, "out of memory") : -1;
+		}
+		in[0] = q;
+		in[1] = k;
+		in[2] = v;
+		ctx = ob_sub_rule(ob, &sdpa_fused_rule, kernel == CM_ATTN_FLASH ? "flash" : "mem_efficient",
+		    attrs, 3, in);
+		json_decref(attrs);
+		if (ctx < 0)
+			return -1;
+		/* [N, L, h, d] already: merging the heads is a view */
+		ctx = sub(ob, "reshape", "merge_heads", json_pack("{s:[sss]}", "shape", "__attn_n", "__attn_l",
+		    "__attn_e"), ctx, -1);
+		if (ctx < 0)
+			return -1;
+	} else {
+		ctx = attention_eager(ob, kernel == CM_ATTN_MATH, q, k, v, causal, p);
+		if (ctx < 0)
 			return -1;
 	}
-	ctx = sub(ob, "matmul", "context", json_object(), s, v);
-	if (ctx < 0)
-		return -1;
-	ctx = sub(ob, "permute", "merge_permute", json_pack("{s:[iiii]}", "dims", 0, 2, 1, 3), ctx, -1);
-	if (ctx < 0)
-		return -1;
-	ctx = sub(ob, "contiguous", "merge_contiguous", json_object(), ctx, -1);
-	if (ctx < 0)
-		return -1;
-	ctx = sub(ob, "reshape", "merge_heads", json_pack("{s:[sss]}", "shape", "__attn_n", "__attn_l",
-	    "__attn_e"), ctx, -1);
-	if (ctx < 0)
-		return -1;
 	ctx = sub(ob, "linear", fused ? "c_proj" : "output", json_pack("{s:s,s:b}", "out_features",
 	    "__attn_e", "bias", bias), ctx, -1);
 	if (ctx < 0)

@@ -252,6 +252,18 @@ ob_training(const struct op_build *ob)
 	return ob->mb->wl->training;
 }
 
+enum cm_attention
+ob_attention(const struct op_build *ob)
+{
+	return ob->mb->attention;
+}
+
+int
+ob_device_cc(const struct op_build *ob)
+{
+	return ob->mb->dev_cc;
+}
+
 /* ---- shapes and constraints ---- */
 
 expr_id
@@ -367,6 +379,19 @@ ob_param(struct op_build *ob, expr_id elems)
 	if (ob->op.nparam_tensors < CM_MAX_PARAM_TENSORS)
 		ob->op.param_elems[ob->op.nparam_tensors++] = elems;
 	ob->op.params = expr_add(&ob->m->g, ob->op.params, elems);
+}
+
+void
+ob_param_2d(struct op_build *ob, expr_id elems, expr_id rows, expr_id cols)
+{
+	int i = ob->op.nparam_tensors;
+
+	ob_param(ob, elems);
+	if (i < CM_MAX_PARAM_TENSORS) {
+		ob->op.param_rows[i] = rows;
+		ob->op.param_cols[i] = cols;
+		ob->op.param_factored[i] = 1;
+	}
 }
 
 void
@@ -593,11 +618,19 @@ ob_sub(struct op_build *ob, const char *rule_name, const char *suffix,
     json_t *attrs, int nin, const int *in)
 {
 	const struct op_rule *rule = op_rule_find(rule_name);
-	char ipath[512];
-	int r;
 
 	if (rule == NULL)
 		return dn_error_set(ob->err, DN_EINTERNAL, ob->file_path, "no rule %s", rule_name);
+	return ob_sub_rule(ob, rule, suffix, attrs, nin, in);
+}
+
+int
+ob_sub_rule(struct op_build *ob, const struct op_rule *rule, const char *suffix,
+    json_t *attrs, int nin, const int *in)
+{
+	char ipath[512];
+	int r;
+
 	dn_fmt(ipath, sizeof ipath, "%s.%s", ob->inst_path, suffix);
 	/* attribute errors in a sub-operator point at the composite's item */
 	r = mb_run_rule(ob->mb, rule, attrs, ob->file_path, ipath, ob->guard, nin, in);

@@ -87,6 +87,12 @@ int ob_out_inplace(struct op_build *ob, int i);
 
 /* Costs. */
 void ob_param(struct op_build *ob, expr_id elems);
+/* A weight of two or more dims, shape [..., rows_last, cols_last] folded
+ * into `rows` = prod(shape[:-1]) and `cols` = prod(shape[:-2]) * shape[-1]
+ * (what Adafactor keeps: rows + cols fp32 values instead of one per
+ * element); its elements are rows * cols / prod(shape[:-2]), given as
+ * `elems`. */
+void ob_param_2d(struct op_build *ob, expr_id elems, expr_id rows, expr_id cols);
 void ob_buffer(struct op_build *ob, expr_id elems);
 void ob_save_input(struct op_build *ob, int i);
 void ob_save_output(struct op_build *ob);
@@ -97,5 +103,13 @@ void ob_save_new(struct op_build *ob, expr_id bytes);
  * returns the sub-operator's output tensor or -1. */
 int ob_sub(struct op_build *ob, const char *rule, const char *suffix,
     json_t *attrs, int nin, const int *in);
+/* The same with a rule that is not in the registry (a composite's own
+ * kernel that model files cannot name). */
+int ob_sub_rule(struct op_build *ob, const struct op_rule *rule, const char *suffix,
+    json_t *attrs, int nin, const int *in);
+/* The attention kernel of this build (cm_attention_resolve) and the
+ * device's compute capability (cm_device_cc). */
+enum cm_attention ob_attention(const struct op_build *ob);
+int ob_device_cc(const struct op_build *ob);
 
 #endif

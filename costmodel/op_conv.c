@@ -113,7 +113,15 @@ conv_build(struct op_build *ob, int spatial)
 
 	cin_g = expr_div(g, cin, groups);
 	ksz = spatial == 2 ? expr_mul(g, k[0], k[1]) : k[0];
-	ob_param(ob, expr_mul(g, expr_mul(g, cout, cin_g), ksz));
+	{
+		/* weight [cout, cin_g, kh, kw] (conv2d) or [cout, cin_g, k]:
+		 * Adafactor's rows fold all but the last dim, its cols all but the
+		 * second to last */
+		expr_id oc = expr_mul(g, cout, cin_g);
+		expr_id rows = spatial == 2 ? expr_mul(g, oc, k[0]) : oc;
+		expr_id cols = spatial == 2 ? expr_mul(g, oc, k[1]) : expr_mul(g, cout, k[0]);
+		ob_param_2d(ob, expr_mul(g, oc, ksz), rows, cols);
+	}
 	if (bias)
 		ob_param(ob, cout);
 	macs = expr_mul(g, ob->m->tensors[ob->out].elems, expr_mul(g, cin_g, ksz));

@@ -39,7 +39,7 @@ linear_build(struct op_build *ob)
 	if (ob_out_new(ob, r, dims, CM_DT_ACT) < 0)
 		return -1;
 	if (!tied)
-		ob_param(ob, expr_mul(g, fin, fout));
+		ob_param_2d(ob, expr_mul(g, fin, fout), fout, fin);    /* weight [out, in] */
 	if (bias)
 		ob_param(ob, fout);
 	/* rows: the product of the leading dims, not elems / fin (the same value,
@@ -164,7 +164,7 @@ embedding_build(struct op_build *ob)
 	dims[x->rank] = dim;
 	if (ob_out_new(ob, x->rank + 1, dims, CM_DT_ACT) < 0)
 		return -1;
-	ob_param(ob, expr_mul(g, num, dim));
+	ob_param_2d(ob, expr_mul(g, num, dim), num, dim);
 	ob_save_input(ob, 0);   /* the indices, for the sparse weight gradient */
 	op_io_bytes(ob, 0);
 	ob->op.parallel = ob->m->tensors[ob->out].elems;

@@ -13,8 +13,11 @@
  *     h_i = h_{i-1} + host_i,   t_i = max(t_{i-1}, h_i) + gpu_i,
  * so a small batch is host bound (latency = the sum of host costs) and a
  * large one GPU bound (the sum of kernel times), with the mix in between.
- * Backward continues the queue with the backward MACs and bytes; the
- * optimizer step is memory bound over weights, gradients and state.
+ * Backward continues the queue with the backward MACs and bytes (with
+ * gradient checkpointing, each checkpointed operator's forward again just
+ * before its backward); with gradient accumulation forward and backward
+ * repeat once per micro-batch; the optimizer step is memory bound over
+ * weights, gradients and state.
  *
  * Utilization (DNN-occu, low-utilization study): the share of the step in
  * which the SMs are busy: sum over kernels of time * occupancy, where
@@ -187,8 +190,9 @@ perf_build(struct cm_graph *m, const struct cm_workload *wl, const struct cm_dev
 {
 	struct perf_ctx c;
 	struct expr_graph *g = &m->g;
-	expr_id *fb = NULL, *bb = NULL, *bw = NULL, *bh = NULL;
+	expr_id *fb = NULL, *bb = NULL, *bw = NULL, *bh = NULL, *rh = NULL, *rg = NULL;
 	struct queue q;
+	expr_id rbusy;
 	int K = m->nops;
 
 	c.m = m;
@@ -200,9 +204,9 @@ perf_build(struct cm_graph *m, const struct cm_workload *wl, const struct cm_dev
 		c.mm_peak = dev->peak_fp16;
 		break;
 	case CM_PREC_BF16: case CM_PREC_MIXED_BF16:
+		/* 0 on a chip without bf16: the model states that rule as a
+		 * violated constraint (model_build.c); times use the fp32 rate */
 		c.mm_peak = dev->peak_bf16;
-		if (c.mm_peak <= 0)
-			return dn_error_set(err, DN_EINVAL, "device", "%s does not support bf16", dev->name);
 		break;
 	default:
 		c.mm_peak = (wl->tf32 && dev->peak_tf32 > 0) ? dev->peak_tf32 : dev->peak_fp32;
@@ -216,15 +220,26 @@ perf_build(struct cm_graph *m, const struct cm_workload *wl, const struct cm_dev
 	bb = calloc((size_t)K + 1, sizeof *bb);
 	bw = calloc((size_t)K + 1, sizeof *bw);
 	bh = calloc((size_t)K + 1, sizeof *bh);
+	rh = calloc((size_t)K + 1, sizeof *rh);
+	rg = calloc((size_t)K + 1, sizeof *rg);
 	out->fwd_seconds = calloc((size_t)K + 1, sizeof *out->fwd_seconds);
 	out->bwd_seconds = calloc((size_t)K + 1, sizeof *out->bwd_seconds);
-	if (!fb || !bb || !bw || !bh || !out->fwd_seconds || !out->bwd_seconds) {
-		free(fb); free(bb); free(bw); free(bh);
+	if (!fb || !bb || !bw || !bh || !rh || !rg || !out->fwd_seconds || !out->bwd_seconds) {
+		free(fb); free(bb); free(bw); free(bh); free(rh); free(rg);
 		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
 	}
 	q.h = q.t = R(&c, 0.0);
+	rbusy = R(&c, 0.0);
 	for (int k = 0; k < K; k++) {
 		struct op_time f = op_time(&c, &m->ops[k], 0);
+		/* gradient checkpointing: a checkpointed block's forward runs
+		 * again in backward, just before the block's own backward */
+		rh[k] = EXPR_NONE;
+		if (wl->training && wl->checkpointing && m->ops[k].ckpt && m->ops[k].kernels_fwd > 0) {
+			rh[k] = f.host;
+			rg[k] = f.gpu;
+			rbusy = expr_add(g, rbusy, f.busy);
+		}
 		struct op_time b = op_time(&c, &m->ops[k], 1);
 		if (m->ops[k].kernels_fwd > 0)
 			queue_push(&c, &q, f.host, f.gpu);
@@ -241,12 +256,23 @@ perf_build(struct cm_graph *m, const struct cm_workload *wl, const struct cm_dev
 		/* optimizer: read weights, gradients, state; write weights and state */
 		expr_id opt_bytes = expr_add(g, expr_add(g, expr_mul(g, plan->weights, expr_int(g, 2)),
 		    plan->grads_all), expr_mul(g, plan->optimizer_state, expr_int(g, 2)));
+		/* gradient accumulation: forward and backward once per micro-batch */
+		int micro = wl->grad_accum > 1 ? wl->grad_accum : 1;
 		expr_id tiny = R(&c, 1e-12);
 
 		/* backward runs the ops in reverse, then the optimizer's kernels */
-		for (int k = K - 1; k >= 0; k--)
+		for (int k = K - 1; k >= 0; k--) {
+			if (rh[k] != EXPR_NONE)
+				queue_push(&c, &q, rh[k], rg[k]);
 			if (bh[k] != EXPR_NONE)
 				queue_push(&c, &q, bh[k], bw[k]);
+		}
+		/* the micro-batches run back to back: the host and the GPU clocks
+		 * of one, times their number (exact when either side bounds) */
+		if (micro > 1) {
+			q.t = expr_mul(g, expr_max(g, q.t, q.h), R(&c, (double)micro));
+			q.h = expr_mul(g, q.h, R(&c, (double)micro));
+		}
 		opt_gpu = expr_div(g, real_of(&c, opt_bytes), R(&c, dev->mem_bandwidth * PF_MEM_EFF));
 		queue_push(&c, &q, R(&c, OPT_KERNELS * PF_HOST_KERNEL_S), opt_gpu);
 		step = expr_max(g, q.t, q.h);
@@ -254,10 +280,10 @@ perf_build(struct cm_graph *m, const struct cm_workload *wl, const struct cm_dev
 		out->infer_seconds = fwd;
 		out->train_seconds = step;
 		out->infer_util = expr_div(g, fbusy, expr_max(g, fwd, tiny));
-		out->train_util = expr_div(g, expr_add(g, expr_add(g, fbusy, bbusy), opt_gpu),
-		    expr_max(g, step, tiny));
+		out->train_util = expr_div(g, expr_add(g, expr_mul(g, expr_add(g, expr_add(g, fbusy, bbusy), rbusy),
+		    R(&c, (double)micro)), opt_gpu), expr_max(g, step, tiny));
 	}
-	free(fb); free(bb); free(bw); free(bh);
+	free(fb); free(bb); free(bw); free(bh); free(rh); free(rg);
 	if (dn_error_isset(&g->err))
 		return dn_error_set(err, g->err.code, g->err.path, "%s", g->err.message);
 	return 0;

@@ -321,6 +321,8 @@ load_workload(const json_t *w, struct cm_workload *wl, struct dn_error *err)
 	wl->precision = CM_PREC_FP32;
 	wl->tf32 = 0;
 	wl->macs_convention = CM_MACS_TORCHVISION;
+	wl->attention = CM_ATTN_SDPA;
+	wl->grad_accum = 1;
 	if (w == NULL)
 		return 0;
 	if (!json_is_object(w))
@@ -334,7 +336,8 @@ load_workload(const json_t *w, struct cm_workload *wl, struct dn_error *err)
 		} else if (strcmp(key, "optimizer") == 0) {
 			if (!json_is_string(v) || cm_optimizer_parse(json_string_value(v), &wl->optimizer) != 0)
 				return dn_error_set(err, DN_EINVAL, "$.workload.optimizer",
-				    "must be sgd, sgd_momentum, adam, adamw, adagrad or rmsprop");
+				    "must be sgd, sgd_momentum, adam, adamw, adagrad, rmsprop, adam_8bit, "
+				    "adafactor or lion");
 		} else if (strcmp(key, "dtype") == 0) {
 			if (!json_is_string(v) || cm_precision_parse(json_string_value(v), &wl->precision) != 0)
 				return dn_error_set(err, DN_EINVAL, "$.workload.dtype",
@@ -349,6 +352,19 @@ load_workload(const json_t *w, struct cm_workload *wl, struct dn_error *err)
 				return dn_error_set(err, DN_EINVAL, "$.workload.macs_convention",
 				    "must be \"torchvision\" or \"nb201\"");
 			wl->macs_convention = (int)c;
+		} else if (strcmp(key, "attention") == 0) {
+			if (!json_is_string(v) || cm_attention_parse(json_string_value(v), &wl->attention) != 0)
+				return dn_error_set(err, DN_EINVAL, "$.workload.attention",
+				    "must be sdpa, eager, math, mem_efficient or flash");
+		} else if (strcmp(key, "checkpointing") == 0) {
+			if (!json_is_boolean(v))
+				return dn_error_set(err, DN_EINVAL, "$.workload.checkpointing", "must be true or false");
+			wl->checkpointing = json_is_true(v);
+		} else if (strcmp(key, "grad_accum") == 0) {
+			if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 65536)
+				return dn_error_set(err, DN_EINVAL, "$.workload.grad_accum",
+				    "must be an integer from 1 to 65536 (micro-batches per optimizer step)");
+			wl->grad_accum = (int)json_integer_value(v);
 		} else
 			return dn_error_set(err, DN_EINVAL, "$.workload", "unknown field \"%s\"", key);
 	}

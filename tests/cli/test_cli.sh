@@ -26,7 +26,7 @@ check inference 0 "inference peak" -- estimate --preset vgg16 --inference --dtyp
 check model-file 0 "parameters   5,288,548" -- estimate --model "$top_srcdir/examples/models/efficientnet_b0.json"
 check does-not-fit 1 "DOES NOT FIT" -- estimate --preset gpt2 batch_size=64 --device t4
 # between the usable 15 GiB and the card's 16 GiB: does not fit, as the JSON says
-check usable-not-card 1 "15.43 GiB training peak (backward), DOES NOT FIT 15.00 GiB usable (16.00 GiB on the card)" -- estimate --preset resnet50 --device t4 batch_size=148
+check usable-not-card 1 "15.45 GiB training peak (backward), DOES NOT FIT 15.00 GiB usable (16.00 GiB on the card)" -- estimate --preset resnet50 --device t4 batch_size=148
 check usable-not-card-json 1 '"feasible": false' -- estimate --preset resnet50 --device t4 batch_size=148 --json
 printf '{"dnnsat_model": 1, "hyperparameters": {"k": {"type": "int", "default": 3}, "n": {"type": "int", "default": 2}}, "inputs": [{"shape": ["n", 3, 4, 4]}], "layers": [{"op": "conv2d", "out_channels": 8, "kernel": "k"}]}' > "$tmp/small.json"
 check valid-small 0 "valid        yes" -- estimate --model "$tmp/small.json"
@@ -44,7 +44,12 @@ check bad-value 2 "batch_size.*not a number" -- estimate --preset resnet50 batch
 check out-of-range 2 "outside the model's range" -- estimate --preset resnet50 batch_size=0
 check bad-categorical 2 "\"huge\" is not one of the values of block" -- estimate --preset resnet50 block=huge
 check unknown-device 2 "--device: unknown device \"tpu\"" -- estimate --preset resnet50 --device tpu
-check unknown-optimizer 2 "unknown optimizer" -- estimate --preset resnet50 --optimizer lion
+check unknown-optimizer 2 "unknown optimizer" -- estimate --preset resnet50 --optimizer lamb
+check unknown-attention 2 "--attention: unknown attention kernel \"flash3\"" -- estimate --preset gpt2 --attention flash3
+check bad-grad-accum 2 "--grad-accum: \"0\" is not an integer from 1 to 65536" -- estimate --preset gpt2 --grad-accum 0
+check flash-on-v100 1 "flash attention needs compute capability >= 8.0" -- estimate --preset gpt2 --device v100-32gb --dtype mixed_fp16 --attention flash
+check bf16-on-v100 1 "bf16 needs a GPU with bf16 arithmetic" -- estimate --preset gpt2 --device v100-32gb --dtype mixed_bf16
+check sdpa-resolved 0 "attention sdpa (flash here)" -- estimate --preset gpt2 batch_size=1 --dtype mixed_bf16
 check unknown-dtype 2 "unknown dtype" -- estimate --preset resnet50 --dtype fp8
 check missing-file 2 "nope.json" -- estimate --model "$tmp/nope.json"
 printf '{"dnnsat_model": 1, "inputs": [{"shape": [2, 3]}], "layers": [{"op": "linear", "out_features": "w * 2"}]}' > "$tmp/bad.json"
@@ -59,6 +64,7 @@ check unknown-command 2 "unknown command" -- frobnicate
 # the solver's offline commands on a small MLP space (1536 configurations)
 SP="$top_srcdir/examples/spaces/mlp.json"
 Q="--preset mnist_mlp --space $SP --budget memory=3GiB --budget params=5M --device t4"
+check solver-bad-grad-accum 2 "\$.workload.grad_accum: must be an integer" -- count $Q --grad-accum x
 check count 0 "feasible 528 of 1536 configurations (34.38%), exact" -- count $Q
 check count-json 0 '"feasible": "528"' -- count $Q --json
 # a complete NNI parameter set: learning_rate (loguniform, passes through) at
@@ -126,7 +132,7 @@ check explain-config 1 "^FAIL memory 8.92 GiB > 3 GiB$" -- explain $Q --config '
 # human units in text, the exact numbers in JSON
 EC='{"batch_size": 16384, "hidden": 4096, "depth": 8, "activation": "gelu"}'
 check explain-config-params 1 "^FAIL params 120.7M > 5M$" -- explain $Q --config "$EC"
-check explain-config-latency 1 "^FAIL latency 605.9 ms > 1 ms$" -- explain $Q --budget latency=1ms --config "$EC"
+check explain-config-latency 1 "^FAIL latency 608.6 ms > 1 ms$" -- explain $Q --budget latency=1ms --config "$EC"
 check explain-config-utilization 1 "^ok   utilization 99.4% >= 50%$" -- explain $Q --budget min_utilization=0.5 --config "$EC"
 check explain-config-json 1 '"value": 9582319040,' -- explain $Q --config "$EC" --json
 check explain-kept 0 "is kept" -- explain $Q --param hidden --value 512
@@ -140,7 +146,7 @@ cat > "$tmp/nest.json" <<'EOF'
     {"_name": "few_heads", "n_head": {"_type": "choice", "_value": [4, 8]}},
     {"_name": "many_heads", "n_head": {"_type": "choice", "_value": [12, 16, 20]}}]}}
 EOF
-N="--preset gpt2 --space $tmp/nest.json --device a100-40gb --budget memory=40GiB"
+N="--preset gpt2 --space $tmp/nest.json --device a100-40gb --budget memory=40GiB --attention eager"
 check nest-list 0 '^{"batch_size":8,"attention":{"_name":"many_heads","n_head":16}}$' -- list $N
 check nest-ambiguous 2 '--param: attention/n_head is ambiguous: attention/few_heads/n_head or attention/many_heads/n_head' -- max $N --param attention/n_head
 check nest-max 0 '^largest attention/many_heads/n_head = 16$' -- max $N --param attention/many_heads/n_head
@@ -209,7 +215,7 @@ done
 check help-after-options 0 "^usage: dnnsat count" -- count $Q --help
 check help-short 0 "^usage: dnnsat estimate" -- estimate --preset resnet50 -h
 check help-unknown 2 'unknown command "estimat" (did you mean estimate?' -- help estimat
-check help-lists-solver-workload 0 "^  --optimizer O  --dtype T  --inference" -- --help
+check help-lists-solver-workload 0 "^  --optimizer O  --dtype T  --attention A  --grad-accum N  --checkpointing  --inference" -- --help
 check help-count-optimizer 0 "^  --optimizer sgd|" -- count --help
 check version 0 "^dnnsat [0-9][0-9.]* (cost model [0-9.]*)$" -- --version
 "$top_builddir/dnnsatd" --version >"$tmp/out" 2>&1

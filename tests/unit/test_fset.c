@@ -2464,7 +2464,11 @@ START_TEST(test_query_errors)
 		{ "{\"model\": \"resnet50\", \"space\": {\"batch_size\": {\"_type\": \"choice\", \"_value\": [8]}},"
 		  " \"constraints\": [\"depth > 3\"]}", "$.constraints[0]", "unknown name 'depth'" },
 		{ "{\"model\": \"resnet50\", \"space\": {\"batch_size\": {\"_type\": \"choice\", \"_value\": [8]}},"
-		  " \"workload\": {\"optimizer\": \"lion\"}}", "$.workload.optimizer", "must be sgd" },
+		  " \"workload\": {\"optimizer\": \"lamb\"}}", "$.workload.optimizer", "must be sgd" },
+		{ "{\"model\": \"resnet50\", \"space\": {\"batch_size\": {\"_type\": \"choice\", \"_value\": [8]}},"
+		  " \"workload\": {\"attention\": \"flash3\"}}", "$.workload.attention", "must be sdpa" },
+		{ "{\"model\": \"resnet50\", \"space\": {\"batch_size\": {\"_type\": \"choice\", \"_value\": [8]}},"
+		  " \"workload\": {\"grad_accum\": 0}}", "$.workload.grad_accum", "must be an integer from 1" },
 		{ "{\"model\": \"resnet50\", \"space\": {\"batch_size\": {\"_type\": \"choice\", \"_value\": [8]}},"
 		  " \"fixed\": {\"nope\": 1}}", "$.fixed.nope", "no hyperparameter" },
 		{ "{\"model\": \"resnet50\", \"space\": {\"lr\": {\"_type\": \"uniform\", \"_value\": [0, 1]}}}",

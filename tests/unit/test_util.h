@@ -44,6 +44,10 @@ test_workload(int training)
 	w.training = training;
 	w.optimizer = CM_OPT_ADAM;
 	w.precision = CM_PREC_FP32;
+	/* the PyTorch references (tests/reference) measure the models' eager
+	 * attention; the other kernels are tested in test_workload.c */
+	w.attention = CM_ATTN_EAGER;
+	w.grad_accum = 1;
 	return w;
 }
 

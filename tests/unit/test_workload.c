@@ -1,0 +1,418 @@
+/*
+ * test_workload.c - the workload choices against bytes computed by hand or
+ * measured with PyTorch:
+ *  - attention kernels: what each keeps for backward (eager and math against
+ *    torch's autograd, the fused kernels against their saved tensors), how
+ *    "sdpa" resolves per device and dtype, and the device rules (flash below
+ *    compute capability 8.0 or in fp32, bf16 on a chip without it) as named
+ *    violations;
+ *  - optimizer state per weight (Adam, 8-bit Adam, Adafactor, Lion, SGD with
+ *    and without momentum) on a two-layer MLP, allocation by allocation;
+ *  - gradient accumulation: gradients alive through the next micro-batch,
+ *    forward and backward once per micro-batch;
+ *  - gradient checkpointing per block: what stays kept, the recompute's
+ *    activations in the backward and its time.
+ */
+#include "test_util.h"
+#include "mem_plan.h"
+
+#include <math.h>
+
+static struct cm_device
+dev_v100(void)
+{
+	struct cm_device d = test_device();
+
+	snprintf(d.name, sizeof d.name, "v100");
+	d.cc_major = 7;
+	d.cc_minor = 0;
+	d.peak_tf32 = 0;
+	d.peak_fp16 = 125e12;
+	d.peak_bf16 = 0;
+	return d;
+}
+
+static struct cm_device
+dev_a100(void)
+{
+	struct cm_device d = test_device();
+
+	d.cc_major = 8;
+	d.cc_minor = 0;
+	return d;
+}
+
+/* One attention layer on x [N, L, E] (no gradient for x), GPT-2's fused
+ * qkv; `dropout` its attention dropout. */
+static void
+attn_model(struct tmodel *t, const struct cm_workload *wl, const struct cm_device *dev,
+    int n, int l, int e, int heads, double dropout, int causal)
+{
+	char text[1024];
+	json_error_t jerr;
+	json_t *root;
+
+	memset(t, 0, sizeof *t);
+	snprintf(text, sizeof text, "{\"dnnsat_model\": 1, \"name\": \"attn\", \"hyperparameters\": {"
+	    "\"n\": {\"type\": \"int\", \"default\": %d}, \"l\": {\"type\": \"int\", \"default\": %d},"
+	    "\"e\": {\"type\": \"int\", \"default\": %d}, \"h\": {\"type\": \"int\", \"default\": %d}},"
+	    "\"inputs\": [{\"name\": \"x\", \"shape\": [\"n\", \"l\", \"e\"], \"dtype\": \"float\"}],"
+	    "\"layers\": [{\"op\": \"attention\", \"heads\": \"h\", \"qkv\": \"fused\", \"dropout\": %g,"
+	    " \"causal\": %s}]}", n, l, e, heads, dropout, causal ? "true" : "false");
+	root = json_loads(text, 0, &jerr);
+	ck_assert_msg(root != NULL, "%s", jerr.text);
+	ck_assert_msg(cm_def_load_json(root, &t->def, &t->err) == 0, "%s", t->err.message);
+	json_decref(root);
+	t->cfg = calloc((size_t)t->def->nhps + 1, sizeof *t->cfg);
+	cm_config_defaults(t->def, t->cfg);
+	ck_assert_msg(cm_model_build(t->def, wl, dev, NULL, &t->m, &t->err) == 0, "%s", t->err.message);
+	t->scratch = calloc((size_t)cm_model_scratch_len(t->m), sizeof *t->scratch);
+	tmodel_eval(t);
+}
+
+/* Bytes kept for backward by the attention layer's own operators (the loss
+ * a training build appends is not part of it). */
+static int64_t
+attn_saved(struct tmodel *t)
+{
+	int64_t s = 0;
+
+	for (int k = 0; k < cm_model_nops(t->m); k++) {
+		struct cm_op_report r;
+		cm_model_op_report(t->m, t->scratch, k, &r);
+		if (strncmp(r.path, "$.layers[0]", 11) == 0)
+			s += r.saved_bytes;
+	}
+	return s;
+}
+
+static int
+has_violation(const struct cm_result *r, const char *text)
+{
+	for (int i = 0; i < r->nviolations && i < 8; i++)
+		if (strstr(r->violations[i].rule, text) != NULL)
+			return 1;
+	return 0;
+}
+
+START_TEST(test_attention_saved_bytes)
+{
+	struct cm_workload wl = test_workload(1);
+	struct cm_device a100 = dev_a100();
+	struct tmodel t;
+	/* N=2, L=64, E=64, h=4, fp32, no dropout. torch 1.13's autograd
+	 * (saved_tensors_hooks, storages once, the weights left out) keeps
+	 * 294,920 bytes for GPT-2's eager attention and 294,928 for SDPA's math
+	 * path written op by op as aten's _scaled_dot_product_attention_math
+	 * runs it (q * sqrt(scale), k^T * sqrt(scale), matmul, add_(mask),
+	 * softmax, matmul): both are x 32,768 + the q, k and v copies
+	 * 3 x 32,768 + the probabilities 131,072 + c_proj's input 32,768 =
+	 * 294,912, plus 0-dim scalar tensors (8 and 16 bytes) not modelled. */
+	const int64_t eager = 294912;
+	/* fused: x 32,768 + the c_attn output behind the q, k, v views
+	 * 98,304 + O 32,768 + fp32 log-sum-exp 2 * 4 * 64 * 4 = 2,048 */
+	const int64_t fused = 32768 + 98304 + 32768 + 2048;
+
+	wl.attention = CM_ATTN_EAGER;
+	attn_model(&t, &wl, &a100, 2, 64, 64, 4, 0.0, 0);
+	ck_assert_int_eq(attn_saved(&t), eager);
+	tmodel_free(&t);
+	wl.attention = CM_ATTN_MATH;
+	attn_model(&t, &wl, &a100, 2, 64, 64, 4, 0.0, 0);
+	ck_assert_int_eq(attn_saved(&t), eager);
+	tmodel_free(&t);
+	wl.attention = CM_ATTN_MEM_EFFICIENT;
+	attn_model(&t, &wl, &a100, 2, 64, 64, 4, 0.0, 0);
+	ck_assert_int_eq(attn_saved(&t), fused);
+	ck_assert(t.r.valid);
+	tmodel_free(&t);
+
+	/* L=40: flash keeps 40 log-sum-exp rows, the memory-efficient kernel
+	 * pads them to 64; dropout adds flash's philox seed and offset (16) */
+	wl.precision = CM_PREC_MIXED_FP16;
+	wl.attention = CM_ATTN_FLASH;
+	attn_model(&t, &wl, &a100, 2, 40, 64, 4, 0.1, 1);
+	ck_assert(t.r.valid);
+	ck_assert_int_eq(attn_saved(&t), (2 * 40 * 64 + 2 * 40 * 192 + 2 * 40 * 64) * 2 + 2 * 4 * 40 * 4 + 16);
+	tmodel_free(&t);
+	wl.attention = CM_ATTN_MEM_EFFICIENT;
+	attn_model(&t, &wl, &a100, 2, 40, 64, 4, 0.1, 1);
+	ck_assert_int_eq(attn_saved(&t), (2 * 40 * 64 + 2 * 40 * 192 + 2 * 40 * 64) * 2 + 2 * 4 * 64 * 4 + 16);
+	tmodel_free(&t);
+	/* eager with dropout: + the bool keep mask and the dropped copy of the
+	 * probabilities (which the second matmul keeps instead) */
+	wl.attention = CM_ATTN_EAGER;
+	attn_model(&t, &wl, &a100, 2, 40, 64, 4, 0.1, 1);
+	ck_assert_int_gt(attn_saved(&t), 2 * 4 * 40 * 40 * 2 * 2);
+	tmodel_free(&t);
+}
+END_TEST
+
+START_TEST(test_fused_attention_time)
+{
+	struct cm_workload wl = test_workload(1);
+	struct cm_device a100 = dev_a100();
+	struct tmodel t;
+	int64_t macs_full, macs_causal;
+
+	/* the two products: 2 * N * h * L^2 * d MACs; causal kernels skip the
+	 * tiles above the diagonal: L(L+1)/2 pairs */
+	wl.precision = CM_PREC_MIXED_BF16;
+	wl.attention = CM_ATTN_FLASH;
+	attn_model(&t, &wl, &a100, 2, 64, 64, 4, 0.0, 0);
+	macs_full = t.r.macs;
+	tmodel_free(&t);
+	attn_model(&t, &wl, &a100, 2, 64, 64, 4, 0.0, 1);
+	macs_causal = t.r.macs;
+	tmodel_free(&t);
+	ck_assert_int_eq(macs_full - macs_causal, 2LL * 2 * 4 * 16 * (64 * 64 - 64 * 65 / 2));
+}
+END_TEST
+
+START_TEST(test_sdpa_dispatch)
+{
+	struct cm_workload wl = test_workload(1);
+	struct cm_device a100 = dev_a100(), v100 = dev_v100(), unknown = test_device();
+
+	wl.attention = CM_ATTN_SDPA;
+	wl.precision = CM_PREC_MIXED_FP16;
+	ck_assert_int_eq(cm_attention_resolve(&wl, &a100), CM_ATTN_FLASH);
+	ck_assert_int_eq(cm_attention_resolve(&wl, &v100), CM_ATTN_MEM_EFFICIENT);
+	wl.precision = CM_PREC_BF16;
+	ck_assert_int_eq(cm_attention_resolve(&wl, &a100), CM_ATTN_FLASH);
+	wl.precision = CM_PREC_FP32;
+	ck_assert_int_eq(cm_attention_resolve(&wl, &a100), CM_ATTN_MEM_EFFICIENT);
+	/* no compute capability given: bf16 arithmetic means sm80 or newer */
+	unknown.cc_major = 0;
+	unknown.cc_minor = 0;
+	ck_assert_int_eq(cm_device_cc(&unknown), 80);
+	unknown.peak_bf16 = 0;
+	ck_assert_int_eq(cm_device_cc(&unknown), 70);
+	/* an explicit choice stays */
+	wl.attention = CM_ATTN_EAGER;
+	ck_assert_int_eq(cm_attention_resolve(&wl, &a100), CM_ATTN_EAGER);
+	wl.attention = CM_ATTN_FLASH;
+	ck_assert_int_eq(cm_attention_resolve(&wl, &v100), CM_ATTN_FLASH);
+	{
+		enum cm_attention a;
+		ck_assert_int_eq(cm_attention_parse("mem_efficient", &a), 0);
+		ck_assert_int_eq(a, CM_ATTN_MEM_EFFICIENT);
+		ck_assert_int_eq(cm_attention_parse("flash2", &a), -1);
+		ck_assert_str_eq(cm_attention_name(CM_ATTN_SDPA), "sdpa");
+	}
+}
+END_TEST
+
+START_TEST(test_device_rules)
+{
+	struct cm_workload wl = test_workload(1);
+	struct cm_device a100 = dev_a100(), v100 = dev_v100();
+	struct tmodel t;
+
+	/* flash on a V100: invalid, the rule named */
+	wl.precision = CM_PREC_MIXED_FP16;
+	wl.attention = CM_ATTN_FLASH;
+	attn_model(&t, &wl, &v100, 2, 64, 64, 4, 0.0, 0);
+	ck_assert(!t.r.valid);
+	ck_assert(has_violation(&t.r, "flash attention needs compute capability >= 8.0"));
+	tmodel_free(&t);
+	/* flash in fp32 */
+	wl.precision = CM_PREC_FP32;
+	attn_model(&t, &wl, &a100, 2, 64, 64, 4, 0.0, 0);
+	ck_assert(!t.r.valid);
+	ck_assert(has_violation(&t.r, "flash attention needs fp16 or bf16"));
+	tmodel_free(&t);
+	/* head_dim 512 > 256 */
+	wl.precision = CM_PREC_FP16;
+	attn_model(&t, &wl, &a100, 1, 8, 1024, 2, 0.0, 0);
+	ck_assert(!t.r.valid);
+	ck_assert(has_violation(&t.r, "head_dim <= 256"));
+	tmodel_free(&t);
+	/* sdpa on a V100 in fp16: the memory-efficient kernel, valid */
+	wl.attention = CM_ATTN_SDPA;
+	attn_model(&t, &wl, &v100, 2, 64, 64, 4, 0.0, 0);
+	ck_assert(t.r.valid);
+	tmodel_free(&t);
+	/* bf16 on a V100: invalid whatever the kernel */
+	wl.attention = CM_ATTN_EAGER;
+	wl.precision = CM_PREC_MIXED_BF16;
+	attn_model(&t, &wl, &v100, 2, 64, 64, 4, 0.0, 0);
+	ck_assert(!t.r.valid);
+	ck_assert(has_violation(&t.r, "bf16 needs a GPU with bf16"));
+	tmodel_free(&t);
+	attn_model(&t, &wl, &a100, 2, 64, 64, 4, 0.0, 0);
+	ck_assert(t.r.valid);
+	tmodel_free(&t);
+}
+END_TEST
+
+/* ---- optimizers and accumulation: x [B, 4096] -> linear 1024 -> linear 10 ---- */
+
+static const char mlp_text[] =
+    "{\"dnnsat_model\": 1, \"name\": \"mlp2\", \"hyperparameters\": {"
+    "\"b\": {\"type\": \"int\", \"default\": 65536}},"
+    "\"inputs\": [{\"name\": \"x\", \"shape\": [\"b\", 4096], \"dtype\": \"float\"}],"
+    "\"layers\": [{\"op\": \"linear\", \"out_features\": 1024}, {\"op\": \"relu\"},"
+    " {\"op\": \"linear\", \"out_features\": 10}]}";
+
+/* what the caching allocator gives a request of `b` bytes (mem_profile) */
+static int64_t
+alloc(int64_t b)
+{
+	struct cm_device d = test_device();
+	struct mem_profile p;
+	int64_t r;
+
+	mem_profile_pytorch(&d, &p);
+	r = b <= p.small_limit ? p.round_bytes : p.large_round;
+
+	return (b + r - 1) / r * r;
+}
+
+static void
+mlp_eval(struct tmodel *t, enum cm_optimizer o, int accum)
+{
+	struct cm_workload wl = test_workload(1);
+
+	wl.optimizer = o;
+	wl.grad_accum = accum;
+	ck_assert_msg(tmodel_from_text(t, mlp_text, &wl) == 0, "%s", t->err.message);
+	tmodel_eval(t);
+}
+
+START_TEST(test_optimizer_state)
+{
+	/* the weights: W1 [1024, 4096], b1 [1024], W2 [10, 1024], b2 [10] */
+	const int64_t w1 = 1024 * 4096, b1 = 1024, w2 = 10 * 1024, b2 = 10;
+	const int64_t one = alloc(w1 * 4) + alloc(b1 * 4) + alloc(w2 * 4) + alloc(b2 * 4);
+	/* bitsandbytes: uint8 states + fp32 absmax per 2048 elements for
+	 * tensors of >= 4096 elements (W1, W2), fp32 states below (b1, b2) */
+	const int64_t adam8 = 2 * (alloc(w1) + alloc(w1 / 2048 * 4)) + 2 * alloc(b1 * 4) +
+	    2 * (alloc(w2) + alloc(5 * 4)) + 2 * alloc(b2 * 4);
+	/* Adafactor: fp32 row (out) and column (in) factors of W1 and W2, the
+	 * full fp32 second moment of the biases */
+	const int64_t adafactor = alloc(1024 * 4) + alloc(4096 * 4) + alloc(b1 * 4) +
+	    alloc(10 * 4) + alloc(1024 * 4) + alloc(b2 * 4);
+	static const struct { enum cm_optimizer o; int copies; } cases[] = {
+		{ CM_OPT_SGD, 0 }, { CM_OPT_SGD_MOMENTUM, 1 }, { CM_OPT_LION, 1 }, { CM_OPT_ADAM, 2 },
+		{ CM_OPT_ADAMW, 2 }, { CM_OPT_ADAM_8BIT, -1 }, { CM_OPT_ADAFACTOR, -2 },
+	};
+	struct tmodel t;
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		int64_t want = cases[i].copies >= 0 ? cases[i].copies * one :
+		    cases[i].copies == -1 ? adam8 : adafactor;
+		mlp_eval(&t, cases[i].o, 1);
+		/* batch 65536: activations dwarf everything, the peak is in
+		 * backward, where the breakdown's optimizer share is the state */
+		ck_assert_int_ne(t.r.peak_phase, CM_PHASE_OPTIMIZER);
+		ck_assert_msg(t.r.mem_breakdown[CM_MEM_OPTIMIZER] == want, "%s: %lld, want %lld",
+		    cm_optimizer_name(cases[i].o), (long long)t.r.mem_breakdown[CM_MEM_OPTIMIZER],
+		    (long long)want);
+		tmodel_free(&t);
+	}
+	/* 8-bit Adam: about a quarter of Adam's state */
+	ck_assert(adam8 * 4 < 2 * one * 1.05 && adam8 * 4 > 2 * one * 0.95);
+	{
+		enum cm_optimizer o;
+		ck_assert_int_eq(cm_optimizer_parse("adam_8bit", &o), 0);
+		ck_assert_int_eq(o, CM_OPT_ADAM_8BIT);
+		ck_assert_int_eq(cm_optimizer_parse("lion", &o), 0);
+		ck_assert_str_eq(cm_optimizer_name(CM_OPT_ADAFACTOR), "adafactor");
+	}
+}
+END_TEST
+
+START_TEST(test_grad_accum)
+{
+	const int64_t grads = alloc(1024 * 4096 * 4) + alloc(1024 * 4) + alloc(10 * 1024 * 4) + alloc(10 * 4);
+	struct tmodel t1, t2, t4;
+
+	mlp_eval(&t1, CM_OPT_ADAM, 1);
+	mlp_eval(&t2, CM_OPT_ADAM, 2);
+	mlp_eval(&t4, CM_OPT_ADAM, 4);
+	/* the same micro-batch: the same activations */
+	ck_assert_int_eq(t1.r.act_saved_bytes, t2.r.act_saved_bytes);
+	/* every weight gradient is alive wherever the peak of a later
+	 * micro-batch falls; without accumulation the forward has none */
+	ck_assert_int_ge(t2.r.mem_breakdown[CM_MEM_GRADIENTS], grads);
+	ck_assert_int_ge(t2.r.mem_train, t1.r.mem_train);
+	ck_assert_int_eq(t2.r.mem_train, t4.r.mem_train);
+	/* time: forward + backward per micro-batch, one optimizer step */
+	{
+		double fb = t2.r.lat_train - t1.r.lat_train;
+		ck_assert(fb > 0);
+		ck_assert(fabs((t4.r.lat_train - t1.r.lat_train) - 3 * fb) <= 1e-9 * t4.r.lat_train);
+		ck_assert(t1.r.lat_train - fb > 0);     /* the optimizer step */
+	}
+	tmodel_free(&t1);
+	tmodel_free(&t2);
+	tmodel_free(&t4);
+}
+END_TEST
+
+/* ---- gradient checkpointing: 4 blocks of linear(4E), gelu, linear(E) ---- */
+
+static const char blocks_text[] =
+    "{\"dnnsat_model\": 1, \"name\": \"blocks\", \"hyperparameters\": {"
+    "\"b\": {\"type\": \"int\", \"default\": 8}},"
+    "\"inputs\": [{\"name\": \"x\", \"shape\": [\"b\", 128, 256], \"dtype\": \"float\"}],"
+    "\"layers\": [{\"repeat\": 4, \"body\": [{\"op\": \"linear\", \"out_features\": 1024},"
+    " {\"op\": \"gelu\"}, {\"op\": \"linear\", \"out_features\": 256}]}]}";
+
+START_TEST(test_checkpointing)
+{
+	struct cm_workload wl = test_workload(1);
+	struct tmodel t0, t1;
+	double block_fwd = 0;
+
+	ck_assert_msg(tmodel_from_text(&t0, blocks_text, &wl) == 0, "%s", t0.err.message);
+	tmodel_eval(&t0);
+	wl.checkpointing = 1;
+	ck_assert_msg(tmodel_from_text(&t1, blocks_text, &wl) == 0, "%s", t1.err.message);
+	tmodel_eval(&t1);
+	/* each block keeps its input (the first linear's input, made outside
+	 * it); the gelu's input and the second linear's input (8 x 128 x 1024
+	 * fp32 each) are recomputed */
+	ck_assert_int_eq(t0.r.act_saved_bytes - t1.r.act_saved_bytes, 4LL * 2 * 8 * 128 * 1024 * 4);
+	ck_assert_int_lt(t1.r.mem_train, t0.r.mem_train);
+	/* the backward of a block holds that block's recomputed activations */
+	ck_assert_int_ge(t1.r.mem_breakdown[CM_MEM_ACTIVATIONS], 2LL * 8 * 128 * 1024 * 4);
+	/* time: the blocks' forward once more */
+	for (int k = 0; k < cm_model_nops(t1.m); k++) {
+		struct cm_op_report r;
+		cm_model_op_report(t1.m, t1.scratch, k, &r);
+		if (strncmp(r.path, "$.layers[0][", 12) == 0)
+			block_fwd += r.fwd_seconds;
+	}
+	ck_assert(block_fwd > 0);
+	ck_assert_msg(fabs(t1.r.lat_train - t0.r.lat_train - block_fwd) <= 1e-9 * t1.r.lat_train,
+	    "step %g vs %g + %g", t1.r.lat_train, t0.r.lat_train, block_fwd);
+	tmodel_free(&t0);
+	tmodel_free(&t1);
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite *s = suite_create("workload");
+	TCase *t = tcase_create("workload");
+
+	tcase_set_timeout(t, 120);
+	tcase_add_test(t, test_attention_saved_bytes);
+	tcase_add_test(t, test_fused_attention_time);
+	tcase_add_test(t, test_sdpa_dispatch);
+	tcase_add_test(t, test_device_rules);
+	tcase_add_test(t, test_optimizer_state);
+	tcase_add_test(t, test_grad_accum);
+	tcase_add_test(t, test_checkpointing);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int
+main(void)
+{
+	return run_suite(suite(), 1);
+}
