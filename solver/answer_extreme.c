@@ -97,7 +97,7 @@ key_bound(const struct extreme *x, int64_t lo, int64_t hi)
 
 /* Whether the configuration pos lies in the engine's current box (every
  * var that takes part within its range). fs_first_in_box's configuration
- * does (test_fset checks it in random narrowed boxes); this guard keeps a
+ * does (test_fset_extreme checks it in random narrowed boxes); this guard keeps a
  * witness from outside the box from ever being reported. */
 static int
 in_box(const struct fs_engine *e, const int64_t *pos)

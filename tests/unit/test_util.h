@@ -168,6 +168,26 @@ run_suite(Suite *s, int nofork)
 	return failed == 0 ? 0 : 1;
 }
 
+/* Whether the Z3 cross-checks run (the tests that enumerate with Z3 to
+ * compare against the engine or brute force): not when DNNSAT_TEST_Z3=0.
+ * scripts/test.sh sets it for its plain pass only, so that they run once,
+ * under the sanitizers (Z3 itself is not instrumented, so that pass costs
+ * them little more, and it also checks our Z3 glue for memory errors). A
+ * skip is said on stdout, once per test process. */
+static __attribute__((unused)) int
+test_z3_enabled(void)
+{
+	static int said;
+	const char *v = getenv("DNNSAT_TEST_Z3");
+
+	if (v == NULL || strcmp(v, "0") != 0)
+		return 1;
+	if (!said)
+		printf("Z3 cross-checks skipped (DNNSAT_TEST_Z3=0)\n");
+	said = 1;
+	return 0;
+}
+
 /* Path of a file under the source tree. */
 static __attribute__((unused)) const char *
 src_path(const char *rel)
