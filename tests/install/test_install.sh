@@ -45,11 +45,16 @@ for dir in schemas web examples/spaces examples/models examples/api; do
 done
 [ "$missing" -eq 0 ] && ok all-data-files || bad all-data-files
 
-# no source or build path in the programs
+# no source or build path in the programs: their strings, less the install
+# directories they must name ($(pkgdatadir), $(bindir): under make distcheck
+# these lie inside the source tree), name neither tree
+pkgdatadir=${data#"$root"}
+bindir=$(dirname "${daemon#"$root"}")
 leak=0
 for p in "$daemon" "$cli"; do
-	if LC_ALL=C grep -a -q -F -e "$srcdir_abs" -e "$builddir_abs" "$p"; then
-		echo "$p names $srcdir_abs or $builddir_abs" >"$tmp/out"
+	LC_ALL=C tr -c '[:print:]' '\n' <"$p" | grep -v -x -F -e "$pkgdatadir" -e "$bindir" >"$tmp/strings"
+	if grep -q -F -e "$srcdir_abs" -e "$builddir_abs" "$tmp/strings"; then
+		{ echo "$p names $srcdir_abs or $builddir_abs:"; grep -F -e "$srcdir_abs" -e "$builddir_abs" "$tmp/strings"; } >"$tmp/out"
 		leak=1
 	fi
 done
