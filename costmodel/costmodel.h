@@ -133,8 +133,9 @@ void cm_def_ref(struct cm_model_def *def);
 void cm_def_unref(struct cm_model_def *def);
 int cm_def_find_hp(const struct cm_model_def *def, const char *name);
 
-/* Directory of built-in templates and data: $DNNSAT_DATA_DIR/templates, else
- * the build's schemas/ directory. */
+/* Directory of built-in templates and data (devices.json, templates/, api/):
+ * $DNNSAT_DATA_DIR, else the build tree's or the installed schemas/ (see
+ * dn_data_dir in dn_datadir.h). */
 const char *cm_data_dir(void);
 
 /* Names of the built-in templates (NULL-terminated, static). */

@@ -8,6 +8,7 @@
  * values; the JSON root is held (one reference) until the def is freed.
  */
 #include "costmodel.h"
+#include "dn_datadir.h"
 
 #include <ctype.h>
 #include <limits.h>
@@ -308,15 +309,7 @@ cm_template_names(void)
 const char *
 cm_data_dir(void)
 {
-	const char *d = getenv("DNNSAT_DATA_DIR");
-
-	if (d != NULL && d[0] != '\0')
-		return d;
-#ifdef DNNSAT_DATA_DIR
-	return DNNSAT_DATA_DIR;
-#else
-	return "schemas";
-#endif
+	return dn_data_dir(DN_DATA_SCHEMAS);
 }
 
 int

@@ -11,6 +11,7 @@
  * cm_data_dir(), and only names made of [A-Za-z0-9_.-/] without "..".
  */
 #include "srv.h"
+#include "dn_datadir.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,13 +102,12 @@ api_devices(struct srv_request *r)
 	json_decref(j);
 }
 
-/* The dashboard's files: $DNNSAT_WEB_DIR, else the source tree's web/. */
+/* The dashboard's files: $DNNSAT_WEB_DIR, else the build tree's or the
+ * installed web/ (dn_data_dir). */
 static const char *
 web_dir(void)
 {
-	const char *d = getenv("DNNSAT_WEB_DIR");
-
-	return d != NULL && d[0] != '\0' ? d : DNNSAT_WEB_DIR;
+	return dn_data_dir(DN_DATA_WEB);
 }
 
 /* Sends a file of directory `dir`; 404 when absent. */

@@ -20,10 +20,24 @@ if [ ! -x "$CHROMIUM" ]; then
 	echo "test_dashboard.sh: FAIL: $CHROMIUM is missing (scripts/install-deps.sh installs chromium)" >&2
 	exit 1
 fi
+# the packages go next to the sources when they are there already (an
+# in-tree build), else into the build tree: a VPATH build (make distcheck)
+# may not write into the source tree
+mods="$dir"
 if [ ! -f "$dir/node_modules/playwright-core/package.json" ]; then
-	(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) || {
-		echo "test_dashboard.sh: FAIL: npm ci in $dir failed" >&2
+	mods="$top_builddir/tests/browser"
+	mkdir -p "$mods" || exit 1
+	if [ "$(cd "$dir" && pwd)" != "$(cd "$mods" && pwd)" ]; then
+		cp "$dir/package.json" "$dir/package-lock.json" "$mods/" || exit 1
+		chmod u+w "$mods/package.json" "$mods/package-lock.json"
+	fi
+fi
+if [ ! -f "$mods/node_modules/playwright-core/package.json" ]; then
+	(cd "$mods" && npm ci --no-audit --no-fund --loglevel=error) || {
+		echo "test_dashboard.sh: FAIL: npm ci in $mods failed" >&2
 		exit 1
 	}
 fi
+NODE_PATH="$(cd "$mods" && pwd)/node_modules${NODE_PATH:+:$NODE_PATH}"
+export NODE_PATH
 exec node "$dir/test_dashboard.js"

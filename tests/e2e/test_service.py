@@ -183,7 +183,7 @@ class Daemon:
 
     def start(self):
         env = {k: v for k, v in os.environ.items()
-               if not k.startswith("DNNSAT_") or k == "DNNSAT_DATA_DIR"}
+               if not k.startswith("DNNSAT_") or k in ("DNNSAT_DATA_DIR", "DNNSAT_WEB_DIR")}
         if "DNNSAT_DATA_DIR" not in env and os.path.isdir(os.path.join(TOP_SRCDIR, "schemas")):
             env["DNNSAT_DATA_DIR"] = os.path.abspath(os.path.join(TOP_SRCDIR, "schemas"))
         env.update(self.env_extra)

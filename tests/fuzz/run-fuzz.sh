@@ -16,7 +16,7 @@ VERSION="$(sed -n 's/^AC_INIT(\[dnnsat\], \[\([^]]*\)\].*/\1/p' configure.ac)"
 for target in ${FUZZ_TARGETS:-model expr space query progress request onnx}; do
 	extra=""
 	[ "$target" = request ] && extra="$SERVER_SRCS $(pkg-config --libs libmicrohttpd libpq) -lpthread"
-	clang $CFLAGS -DDNNSAT_DATA_DIR="\"$PWD/schemas\"" -DDNNSAT_WEB_DIR="\"$PWD/web\"" -DPACKAGE_VERSION="\"$VERSION\"" -o "$out/fuzz_$target" \
+	clang $CFLAGS -DDNNSAT_PKGDATADIR="\"$PWD\"" -DPACKAGE_VERSION="\"$VERSION\"" -o "$out/fuzz_$target" \
 		"tests/fuzz/fuzz_$target.c" $SRCS $extra $(pkg-config --libs jansson) -lgmp -lm
 	rm -rf "$out/corpus_$target"
 	mkdir -p "$out/corpus_$target"

@@ -704,6 +704,7 @@ server_start_on(struct srv *srv, const char *listen, const char *token_file, con
 	memset(srv, 0, sizeof *srv);
 	memset(err, 0, sizeof *err);
 	setenv("DNNSAT_DATA_DIR", src_path("schemas"), 1);
+	setenv("DNNSAT_WEB_DIR", src_path("web"), 1);
 	ck_assert_int_eq(srv_config_parse(argc, argv, &srv->cfg, err), 0);
 	return srv_start(srv, err);
 }
