@@ -48,6 +48,7 @@ struct sq_query {
 	expr_id feasible;
 	struct sq_part *parts;
 	int nparts;
+	int engine_z3;                  /* "engine": "z3": Z3's enumeration cross-checks the count */
 };
 
 /*
@@ -60,7 +61,9 @@ struct sq_query {
  *                "min_utilization": 0.6},
  *    "constraints": ["hidden % heads == 0", ...],
  *    "fixed": {"num_classes": 100},
- *    "bind": {"hidden_size": "hidden", "layer0/kernel": "kernel_size"}}
+ *    "bind": {"hidden_size": "hidden", "layer0/kernel": "kernel_size"},
+ *    "engine": "bnb" | "z3"}  (z3: the engine's count cross-checked by Z3's
+ *    enumeration, answer_z3.h; the count itself is always the engine's)
  * Budgets of bytes and seconds need a unit (a bare 16 is refused with a
  * hint); counts may be bare. The device's usable memory always applies: a
  * memory budget above it is capped with a warning, none at all means the
