@@ -20,9 +20,10 @@
  *    handler answers it 414 problem+json through libmicrohttpd. Nothing is
  *    written to the socket here: writing and shutting it down from this
  *    callback crashed libmicrohttpd 0.9.75 (a NULL read in its connection
- *    thread, 1 run in 4 of test_server under ASan). The refused query string is emptied in place before
- *    libmicrohttpd parses it (see srv_guard_uri), so thousands of pieces
- *    cannot exhaust the connection's memory.
+ *    thread, 1 run in 4 of test_server under ASan). The refused query
+ *    string is emptied in place before libmicrohttpd parses it (see
+ *    srv_guard_uri), so thousands of pieces cannot exhaust the
+ *    connection's memory.
  *
  * Invariants: a tracked socket is only written to or shut down under the
  * guard's lock, and libmicrohttpd's "closed" notification (which comes

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Constant-time comparison of a presented token with each configured one. */
 static int
 token_ok(const struct srv *s, struct MHD_Connection *conn)
 {
