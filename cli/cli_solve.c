@@ -7,6 +7,7 @@
  *                 [--space SPACE.json] [--device D] [--budget NAME=VALUE]...
  *                 [--constraint EXPR]... [--optimizer O] [--dtype T]
  *                 [--inference] [--set NAME=VALUE]... [--timeout S] [--json]
+ *                 [--engine bnb|z3]
  *   dnnsat list   ... [--offset K] [--limit N] [--cursor C]     (JSON lines)
  *   dnnsat sample ... [--n N] [--seed S]                        (JSON lines)
  *                 (the count gets half the deadline; when it does not
@@ -253,19 +254,30 @@ print_real_grids(const struct fs_engine *e, json_t *j)
 	json_decref(a);
 }
 
+/* Seconds of the deadline left at this point, counted from t0; at least
+ * one. */
+static double
+seconds_left(const struct solve_opts *o, double t0)
+{
+	double left = o->timeout - (fs_now() - t0);
+
+	return left > 1.0 ? left : 1.0;
+}
+
 /* What Z3 adds to a count (answer_z3.h): with --engine z3 its enumeration
  * as a cross-check (*zc); when nothing fits, the conflicting parts and how
- * far each budget would have to move (*cf). Either may stay NULL. 0, or -1
- * with err. */
+ * far each budget would have to move (*cf). Either may stay NULL. Each gets
+ * what is left of the deadline counted from t0 (a second at least, as the
+ * server gives). 0, or -1 with err. */
 static int
-z3_answers(struct fs_engine *e, struct solve_opts *o, json_t **zc, json_t **cf, struct dn_error *err)
+z3_answers(struct fs_engine *e, struct solve_opts *o, double t0, json_t **zc, json_t **cf, struct dn_error *err)
 {
 	*zc = *cf = NULL;
 	if (e->q->engine_z3 &&
-	    (*zc = ans_z3_count(e->q, e, ANS_Z3_MAX_MODELS, ANS_Z3_RLIMIT, o->timeout, err)) == NULL)
+	    (*zc = ans_z3_count(e->q, e, ANS_Z3_MAX_MODELS, ANS_Z3_RLIMIT, seconds_left(o, t0), err)) == NULL)
 		return -1;
 	if (e->lower == e->upper && e->lower == 0 &&
-	    (*cf = ans_z3_conflict(e->q, e, ANS_Z3_RLIMIT, o->timeout, err)) == NULL) {
+	    (*cf = ans_z3_conflict(e->q, e, ANS_Z3_RLIMIT, seconds_left(o, t0), err)) == NULL) {
 		json_decref(*zc);
 		*zc = NULL;
 		return -1;
@@ -295,9 +307,9 @@ print_z3(const json_t *zc, const json_t *cf)
 	if (!json_is_true(json_object_get(cf, "decided")) || json_array_size(json_object_get(cf, "conflict")) == 0)
 		printf("nothing fits: %s\n", json_string_value(json_object_get(cf, "note")));
 	else
-		printf("nothing fits: these conflict (dropping any one leaves a configuration):\n");
+		printf("nothing fits: these conflict (without any one of them the others fit together):\n");
 	json_array_foreach(json_object_get(cf, "conflict"), i, item) {
-		json_t *least = json_object_get(item, "at_least");
+		json_t *least = json_object_get(item, "at_least"), *most = json_object_get(item, "at_most");
 		const char *path = json_string_value(json_object_get(item, "path"));
 		printf("  %s", json_string_value(json_object_get(item, "constraint")));
 		if (json_is_number(least)) {
@@ -306,7 +318,9 @@ print_z3(const json_t *zc, const json_t *cf)
 				printf("  (something fits from %s)", cli_human_bytes(json_number_value(least), h, sizeof h));
 			else
 				printf("  (something fits from %.6g)", json_number_value(least));
-		} else if (json_object_get(item, "limit") != NULL)
+		} else if (json_is_number(most))
+			printf("  (something fits up to %.6g)", json_number_value(most));
+		else if (json_object_get(item, "limit") != NULL)
 			printf("  (no value of it alone makes something fit, or Z3 did not decide)");
 		printf("\n");
 	}
@@ -330,7 +344,7 @@ cmd_count(struct fs_engine *e, struct solve_opts *o)
 	if (j == NULL)
 		return fail(&err);
 	dt = fs_now() - t0;
-	if (z3_answers(e, o, &zc, &cf, &err) != 0) {
+	if (z3_answers(e, o, t0, &zc, &cf, &err) != 0) {
 		json_decref(j);
 		return fail(&err);
 	}

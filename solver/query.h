@@ -29,6 +29,8 @@ struct sq_part {
 	expr_id value;          /* the constrained quantity (for explanations), or EXPR_NONE */
 	double limit;           /* the budget's limit, when a budget */
 	int kind;               /* 0 validity, 1 budget, 2 user constraint */
+	int minimum;            /* a budget the value must reach (min_utilization: value >= limit);
+	                         * every other budget is a most (value <= limit) */
 };
 
 struct sq_query {

@@ -606,6 +606,7 @@ build_feasible(struct sq_query *q, const json_t *constraints, struct dn_error *e
 		}
 		if (add_part(q, label, path, ok, val, q->budget[k], 1, err) != 0)
 			return -1;
+		q->parts[q->nparts - 1].minimum = k == SQ_B_MIN_UTIL;
 		all = expr_and(g, all, ok);
 	}
 	if (constraints != NULL) {

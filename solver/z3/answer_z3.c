@@ -121,71 +121,104 @@ kind_name(int kind)
 	return kind == 1 ? "budget" : kind == 2 ? "constraint" : "validity";
 }
 
-/* Is something feasible with budget part i's quantity at most `bound`
- * and every other part kept? The bound as z3c_at_most's linear split, which
- * Z3 decides far faster than an optimization over nested maxima. */
+/* Is something feasible with budget part i's limit moved to `bound` and
+ * every other part kept? A most (value <= bound) as z3c_at_most's linear
+ * split, which Z3 decides far faster than an optimization over nested
+ * maxima; a minimum (value >= bound) as the plain inequality. */
 static enum z3c_answer
 fits_at(struct sq_query *q, struct z3c *z, Z3_ast *rest, int k, int i, double bound)
 {
 	const struct expr_graph *g = cm_model_graph(q->model);
 	expr_id v = q->parts[i].value;
+	int real = g->nodes[v].type == EXPR_REAL;
+	Z3_ast b = real ? z3c_real(z, bound) : z3c_int(z, (int64_t)floor(bound));
 	struct dn_error err;
 
 	memset(&err, 0, sizeof err);
-	rest[k] = z3c_at_most(z, v, g->nodes[v].type == EXPR_REAL ? z3c_real(z, bound) :
-	    z3c_int(z, (int64_t)floor(bound)));
+	if (b == NULL)
+		return Z3C_ERROR;
+	if (q->parts[i].minimum) {
+		Z3_ast t = z3c_term(z, v);
+		rest[k] = t == NULL ? NULL : z3c_keep(z, Z3_mk_ge(z->ctx, t, b));
+	} else
+		rest[k] = z3c_at_most(z, v, b);
 	if (rest[k] == NULL)
 		return Z3C_ERROR;
 	return z3c_check(z, rest, k + 1, NULL, &err);
 }
 
-/*
- * How far budget part i would have to move: the smallest limit at which
- * something fits with every other part of the query kept (as: the
- * assertions, nb of them the base, the parts after), found by doubling the
- * limit until something fits and bisecting down to 1/1000 of it. A JSON
- * number, or JSON null when nothing fits even at 2^40 times the limit, or
- * Z3 could not decide, or the deadline passed. NULL when out of memory.
- */
+/* A limit as JSON: an integer for an integer quantity (or a whole limit
+ * below 2^53), else a real. */
 static json_t *
-at_least(struct sq_query *q, struct z3c *z, const Z3_ast *as, int nb, int i, double deadline)
+limit_json(double x, int real)
 {
-	int np = q->nparts, k = 0, steps = 0;
-	Z3_ast *rest = malloc(sizeof *rest * ((size_t)(nb + np) + 2));
+	if (!real && x == floor(x) && fabs(x) < 9.0e15)
+		return json_integer((json_int_t)x);
+	return json_real(x);
+}
+
+/*
+ * How far budget part i would have to move for something to fit with every
+ * other part of the query kept (as: the assertions, nb of them the base,
+ * the parts after). `good` is a limit at which something fits, `bad` one at
+ * which nothing does; the part's own limit is bad (nothing fits the query).
+ * A most (value <= limit) is doubled until good, a minimum halved, then the
+ * two are bisected to 1/1000 of the larger. Sets into item "at_least" (a
+ * most) or "at_most" (a minimum): good, JSON null when no limit up to 2^40
+ * times (down to 2^-40 times) the part's own is good, or Z3 could not
+ * decide, or the deadline passed; and "nothing_at": bad, the limit closest
+ * to good known to leave nothing (with good: the bracket; wider than 1/1000
+ * only when the deadline or Z3's limits cut the bisection short). -1 when
+ * out of memory.
+ */
+static int
+move_budget(struct sq_query *q, struct z3c *z, const Z3_ast *as, int nb, int i, double deadline, json_t *item)
+{
+	const struct sq_part *p = &q->parts[i];
 	const struct expr_graph *g = cm_model_graph(q->model);
-	double lo = q->parts[i].limit > 0 ? q->parts[i].limit : 1, hi = lo * 2;
-	enum z3c_answer a;
+	int np = q->nparts, k = 0, steps = 0, real = g->nodes[p->value].type == EXPR_REAL;
+	int up = !p->minimum;           /* a most relaxes upwards, a minimum downwards */
+	Z3_ast *rest = malloc(sizeof *rest * ((size_t)(nb + np) + 2));
+	double bad = p->limit, good;
+	enum z3c_answer a = Z3C_UNKNOWN;
+	const char *key = up ? "at_least" : "at_most";
 
 	if (rest == NULL)
-		return NULL;
+		return -1;
 	for (int x = 0; x < nb; x++)
 		rest[k++] = as[x];
-	for (int p = 0; p < np; p++)
-		if (p != i)
-			rest[k++] = as[nb + p];
-	while ((a = fits_at(q, z, rest, k, i, hi)) == Z3C_UNSAT && ++steps < 40 && fs_now() < deadline) {
-		lo = hi;
-		hi *= 2;
+	for (int x = 0; x < np; x++)
+		if (x != i)
+			rest[k++] = as[nb + x];
+	/* a most of 0 doubles from 1; a minimum of 0 or less is no constraint */
+	good = up ? (bad > 0 ? bad * 2 : 1) : bad / 2;
+	while ((up || bad > 0) && fs_now() < deadline && (a = fits_at(q, z, rest, k, i, good)) == Z3C_UNSAT &&
+	    ++steps < 40) {
+		bad = good;
+		good = up ? good * 2 : good / 2;
 	}
 	if (a != Z3C_SAT) {
 		free(rest);
-		return json_null();
+		json_object_set_new(item, key, json_null());
+		return 0;
 	}
-	/* invariant: nothing fits at lo, something at hi */
-	while (hi - lo > hi * 1e-3 && fs_now() < deadline) {
-		double mid = g->nodes[q->parts[i].value].type == EXPR_REAL ? (lo + hi) / 2 : floor((lo + hi) / 2);
-		if (mid <= lo)
-			break;
+	/* invariant: nothing fits at bad, something at good */
+	while (fabs(good - bad) > fmax(good, bad) * 1e-3 && fs_now() < deadline) {
+		double mid = real ? (bad + good) / 2 : floor((bad + good) / 2);
+		if (mid == bad || mid == good)
+			break;          /* integers: adjacent */
 		a = fits_at(q, z, rest, k, i, mid);
 		if (a == Z3C_SAT)
-			hi = mid;
+			good = mid;
 		else if (a == Z3C_UNSAT)
-			lo = mid;
+			bad = mid;
 		else
 			break;
 	}
 	free(rest);
-	return g->nodes[q->parts[i].value].type == EXPR_REAL ? json_real(hi) : json_integer((json_int_t)ceil(hi));
+	json_object_set_new(item, key, limit_json(good, real));
+	json_object_set_new(item, "nothing_at", limit_json(bad, real));
+	return 0;
 }
 
 json_t *
@@ -231,9 +264,10 @@ ans_z3_conflict(struct sq_query *q, const struct fs_engine *e, unsigned rlimit, 
 	if (a == Z3C_UNSAT && ncore == 0)
 		note = "the space's values alone admit no configuration";
 	else if (a == Z3C_UNSAT)
-		note = "nothing fits while these hold together; dropping any one of them leaves a configuration "
-		    "that satisfies the rest (at_least: the smallest value of a budget's quantity with every other "
-		    "part kept)";
+		note = "nothing fits while these hold together, and dropping any one of them lets the others "
+		    "hold together (other parts may conflict too); a budget's at_least (at_most for a minimum): "
+		    "the limit from which something fits with every other part of the query kept, and nothing_at: "
+		    "a limit at which nothing does yet";
 	else if (a == Z3C_SAT)
 		note = "Z3 finds a configuration that satisfies every part: the engine and Z3 disagree (report it)";
 	else
@@ -246,14 +280,11 @@ ans_z3_conflict(struct sq_query *q, const struct fs_engine *e, unsigned rlimit, 
 			goto oom;
 		if (p->kind == 1 && p->value >= 0) {
 			/* past the deadline: the core stands, the distances are unknown */
-			json_t *least = fs_now() < deadline ? at_least(q, &z, as, nb, core[c], deadline) : json_null();
-			if (least == NULL) {
+			json_object_set_new(item, "limit", limit_json(p->limit, 0));
+			if (move_budget(q, &z, as, nb, core[c], deadline, item) != 0) {
 				json_decref(item);
 				goto oom;
 			}
-			json_object_set_new(item, "limit", p->limit == floor(p->limit) && fabs(p->limit) < 9.0e15 ?
-			    json_integer((json_int_t)p->limit) : json_real(p->limit));
-			json_object_set_new(item, "at_least", least);
 		}
 		json_array_append_new(list, item);
 	}

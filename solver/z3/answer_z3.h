@@ -9,8 +9,9 @@
  *   ans_z3_conflict  when nothing fits: a smallest set of budgets and
  *                    constraints that conflict (a minimal unsat core), and
  *                    for each budget in it how far it would have to move
- *                    for something to fit (Z3's optimizer on that budget's
- *                    quantity under every other part of the query)
+ *                    for something to fit (doubling and bisection of its
+ *                    limit, a satisfiability check each, under every other
+ *                    part of the query)
  *
  * Bounds: Z3 runs only under its resource limit (rlimit, per check: work,
  * the same on every machine) and an interrupt of our own at `seconds`
@@ -44,11 +45,19 @@ json_t *ans_z3_count(struct sq_query *q, const struct fs_engine *e, int64_t max_
     double seconds, struct dn_error *err);
 
 /* {"decided": bool, "conflict": [{"constraint", "path", "kind": "budget" |
- *  "constraint" | "validity", "limit" (budgets), "at_least" (budgets: the
- *  smallest limit, within 1/1000, at which something fits with every other
- *  part kept; null when relaxing it alone is not enough, or Z3 could not
- *  decide, or the deadline passed)}], "note"}. "decided": false when Z3 could not decide within its
- *  limits (then "conflict" is empty). Call it only when nothing fits. */
+ *  "constraint" | "validity", and for a budget: "limit"; "at_least" (a most,
+ *  value <= limit) or "at_most" (a minimum, min_utilization): the limit
+ *  from which something fits with every other part of the query kept, null
+ *  when moving it alone (up to 2^40 times, down to 2^-40 times the limit) is
+ *  not enough, or Z3 could not decide, or the deadline passed; when not
+ *  null, "nothing_at": a limit at which nothing fits yet, within 1/1000 of
+ *  it unless the deadline or Z3's limits cut the search short}], "note"}.
+ *  The conflict is a minimal unsat core: its parts admit no configuration
+ *  together, any one of them dropped the rest do (other parts of the query
+ *  may conflict as well). "decided": false when Z3 could not decide within
+ *  its limits (then "conflict" is empty). Each check gets a share of
+ *  `seconds` (our timer) and at most `rlimit` of work. Call it only when
+ *  the engine counted nothing. */
 json_t *ans_z3_conflict(struct sq_query *q, const struct fs_engine *e, unsigned rlimit, double seconds,
     struct dn_error *err);
 
