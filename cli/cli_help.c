@@ -26,7 +26,7 @@ static const char *const estimate_options[] = { "--template", "--model", "--pres
 /* cli_solve.c takes all of these for each solver command; the usage of each
  * names those that change its answer */
 static const char *const solver_options[] = { SOLVER_OPTIONS, "--offset", "--limit", "--cursor", "--n",
-	"--seed", "--config", "--param", "--value", "--per", NULL };
+	"--seed", "--config", "--param", "--value", "--per", "--engine", NULL };
 static const char *const prune_options[] = { "--preset", "--template", "--model", "--space", "--device",
 	"--budget", "--set", "--constraint", "--optimizer", "--dtype", "--attention", "--grad-accum", "--checkpointing",
 	"--inference", "--bind", "--timeout", "--json", "--out", "--configs", "--limit", "--summary", "--server", "--token", "--help", NULL };
@@ -79,7 +79,11 @@ static const struct cli_cmd commands[] = {
 	  estimate_options },
 	{ "count", cli_solve, "how many configurations of an NNI space fit the budgets (exact, or certified bounds)",
 	  "usage: dnnsat count [QUERY.json] [options]\n" QUERY_HELP
+	  "  --engine bnb|z3       z3: Z3 also enumerates the feasible configurations (blocking clauses,\n"
+	  "                        at most 20000) as a cross-check of the count (default bnb: the engine alone)\n"
 	  "past the deadline: certified bounds and an estimate (the last fifth of the deadline, 1 s at most)\n"
+	  "nothing feasible: Z3 names the budgets and constraints that conflict and the limit from which\n"
+	  "  something fits for each budget among them\n"
 	  SOLVER_EXIT, solver_options },
 	{ "list", cli_solve, "the feasible configurations as JSON lines (--offset K, --limit N, --cursor C)",
 	  "usage: dnnsat list [QUERY.json] [options]\n" QUERY_HELP
@@ -219,7 +223,7 @@ cli_usage(FILE *f)
 	    "  --constraint 'hidden %% heads == 0'  NAME=VALUE or --set NAME=VALUE  --bind PARAMETER=HYPERPARAMETER\n"
 	    "  --optimizer O  --dtype T  --attention A  --grad-accum N  --checkpointing  --inference\n"
 	    "           (as for estimate)  --timeout SECONDS  --json\n"
-	    "  list: --offset K --limit N --cursor C   sample: --n N --seed S\n"
+	    "  count: --engine bnb|z3   list: --offset K --limit N --cursor C   sample: --n N --seed S\n"
 	    "  explain: --config JSON | --param P --value V   max, min: --param P [--per Q]\n"
 	    "\n"
 	    "prune options: SPACE.json|QUERY.json|DIR... --device D[,D...] --out DIR [--configs jsonl|csv]\n"

@@ -7,6 +7,7 @@
  *                 [--space SPACE.json] [--device D] [--budget NAME=VALUE]...
  *                 [--constraint EXPR]... [--optimizer O] [--dtype T]
  *                 [--inference] [--set NAME=VALUE]... [--timeout S] [--json]
+ *                 [--engine bnb|z3]
  *   dnnsat list   ... [--offset K] [--limit N] [--cursor C]     (JSON lines)
  *   dnnsat sample ... [--n N] [--seed S]                        (JSON lines)
  *                 (the count gets half the deadline; when it does not
@@ -21,6 +22,7 @@
  * for sample: fewer than N samples, those drawn printed).
  */
 #include "answer.h"
+#include "answer_z3.h"
 #include "cli.h"
 #include "dn_number.h"
 #include "fset.h"
@@ -36,6 +38,7 @@
 struct solve_opts {
 	json_t *req;            /* the query being assembled */
 	double timeout;
+	int timeout_given;              /* --timeout was given (a query file's "timeout" yields to it) */
 	int json;
 	const char *offset, *cursor, *config, *param, *value, *per;
 	int64_t limit, n;
@@ -81,6 +84,7 @@ solve_option(const char *a, const char *v, struct solve_opts *o, struct dn_error
 	if (strcmp(a, "--timeout") == 0) {
 		if (dn_decimal_all(v, &o->timeout) != 0 || !(o->timeout > 0 && o->timeout <= 86400))
 			return dn_error_set(err, DN_EINVAL, a, "must be seconds, more than 0");
+		o->timeout_given = 1;
 	} else if (strcmp(a, "--limit") == 0 || strcmp(a, "--n") == 0) {
 		long long x = strtoll(v, &end, 10);
 		if (*v == '\0' || *end || x < 0 || x > 100000000)
@@ -132,6 +136,13 @@ parse_args(int argc, char **argv, struct solve_opts *o, struct cli_req *r, struc
 			o->json = 1;
 			continue;
 		}
+		if (strcmp(a, "--engine") == 0) {         /* the query's "engine" (checked by sq_parse) */
+			if (v == NULL)
+				return dn_error_set(err, DN_EINVAL, a, "needs a value: bnb or z3");
+			json_object_set_new(r->req, "engine", json_string(v));
+			i++;
+			continue;
+		}
 		for (k = 0; k < sizeof valued / sizeof valued[0] && strcmp(a, valued[k]) != 0; k++)
 			;
 		if (k == sizeof valued / sizeof valued[0])
@@ -159,6 +170,16 @@ parse_opts(int argc, char **argv, struct solve_opts *o, struct dn_error *err)
 	cli_req_init(&r);
 	rc = parse_args(argc, argv, o, &r, err);
 	o->req = cli_req_finish(&r);
+	/* a query file written for the service may carry its deadline: it
+	 * is the CLI's too, unless --timeout said otherwise */
+	if (rc == 0 && o->req != NULL && json_object_get(o->req, "timeout") != NULL) {
+		const json_t *t = json_object_get(o->req, "timeout");
+		if (!json_is_number(t) || !(json_number_value(t) > 0 && json_number_value(t) <= 86400))
+			return dn_error_set(err, DN_EINVAL, "$.timeout", "must be a number of seconds above 0");
+		if (!o->timeout_given)
+			o->timeout = json_number_value(t);
+		json_object_del(o->req, "timeout");
+	}
 	return rc;
 }
 
@@ -233,6 +254,78 @@ print_real_grids(const struct fs_engine *e, json_t *j)
 	json_decref(a);
 }
 
+/* Seconds of the deadline left at this point, counted from t0; at least
+ * one. */
+static double
+seconds_left(const struct solve_opts *o, double t0)
+{
+	double left = o->timeout - (fs_now() - t0);
+
+	return left > 1.0 ? left : 1.0;
+}
+
+/* What Z3 adds to a count (answer_z3.h): with --engine z3 its enumeration
+ * as a cross-check (*zc); when nothing fits, the conflicting parts and how
+ * far each budget would have to move (*cf). Either may stay NULL. Each gets
+ * what is left of the deadline counted from t0 (a second at least, as the
+ * server gives). 0, or -1 with err. */
+static int
+z3_answers(struct fs_engine *e, struct solve_opts *o, double t0, json_t **zc, json_t **cf, struct dn_error *err)
+{
+	*zc = *cf = NULL;
+	if (e->q->engine_z3 &&
+	    (*zc = ans_z3_count(e->q, e, ANS_Z3_MAX_MODELS, ANS_Z3_RLIMIT, seconds_left(o, t0), err)) == NULL)
+		return -1;
+	if (e->lower == e->upper && e->lower == 0 &&
+	    (*cf = ans_z3_conflict(e->q, e, ANS_Z3_RLIMIT, seconds_left(o, t0), err)) == NULL) {
+		json_decref(*zc);
+		*zc = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* The text of z3_answers' results, after the count. */
+static void
+print_z3(const json_t *zc, const json_t *cf)
+{
+	size_t i;
+	json_t *item;
+
+	if (zc != NULL) {
+		int complete = json_is_true(json_object_get(zc, "complete"));
+		json_t *agrees = json_object_get(zc, "agrees");
+		printf("z3       %" JSON_INTEGER_FORMAT " configurations by enumeration with blocking clauses%s%s%s\n",
+		    json_integer_value(json_object_get(zc, "models")), complete ? ", complete" : " (stopped: ",
+		    complete ? "" : json_string_value(json_object_get(zc, "stopped")), complete ? "" : ")");
+		printf("         %s\n", json_is_true(agrees) ? "agrees with the engine's count" :
+		    json_is_false(agrees) ? "DISAGREES with the engine's count (please report it)" :
+		    "no comparison: one of the counts is not complete");
+	}
+	if (cf == NULL)
+		return;
+	if (!json_is_true(json_object_get(cf, "decided")) || json_array_size(json_object_get(cf, "conflict")) == 0)
+		printf("nothing fits: %s\n", json_string_value(json_object_get(cf, "note")));
+	else
+		printf("nothing fits: these conflict (without any one of them the others fit together):\n");
+	json_array_foreach(json_object_get(cf, "conflict"), i, item) {
+		json_t *least = json_object_get(item, "at_least"), *most = json_object_get(item, "at_most");
+		const char *path = json_string_value(json_object_get(item, "path"));
+		printf("  %s", json_string_value(json_object_get(item, "constraint")));
+		if (json_is_number(least)) {
+			char h[64];
+			if (path != NULL && strcmp(path, "$.budgets.memory") == 0)
+				printf("  (something fits from %s)", cli_human_bytes(json_number_value(least), h, sizeof h));
+			else
+				printf("  (something fits from %.6g)", json_number_value(least));
+		} else if (json_is_number(most))
+			printf("  (something fits up to %.6g)", json_number_value(most));
+		else if (json_object_get(item, "limit") != NULL)
+			printf("  (no value of it alone makes something fit, or Z3 did not decide)");
+		printf("\n");
+	}
+}
+
 static int
 cmd_count(struct fs_engine *e, struct solve_opts *o)
 {
@@ -241,7 +334,7 @@ cmd_count(struct fs_engine *e, struct solve_opts *o)
 	struct dn_error err;
 
 	double spare = o->timeout / 5 < 1.0 ? o->timeout / 5 : 1.0;
-	json_t *j;
+	json_t *j, *zc = NULL, *cf = NULL;
 
 	memset(&err, 0, sizeof err);
 	/* the last fifth of the deadline (a second at most) for the estimate */
@@ -251,12 +344,20 @@ cmd_count(struct fs_engine *e, struct solve_opts *o)
 	if (j == NULL)
 		return fail(&err);
 	dt = fs_now() - t0;
+	if (z3_answers(e, o, t0, &zc, &cf, &err) != 0) {
+		json_decref(j);
+		return fail(&err);
+	}
 	fs_count_str(e->total, total, sizeof total);
 	fs_count_str(e->lower, lo, sizeof lo);
 	fs_count_str(e->upper, hi, sizeof hi);
 	if (o->json) {
 		json_object_set_new(j, "seconds", json_real(dt));
 		json_object_set_new(j, "boxes", json_integer((json_int_t)e->bound_calls));
+		if (zc != NULL)
+			json_object_set(j, "z3", zc);
+		if (cf != NULL)
+			json_object_set(j, "conflict", cf);
 		print_real_grids(e, j);
 		json_dumpf(j, stdout, JSON_INDENT(2));
 		fputc('\n', stdout);
@@ -276,6 +377,10 @@ cmd_count(struct fs_engine *e, struct solve_opts *o)
 		cli_print_budgets(stdout, e->q);
 		print_real_grids(e, NULL);
 	}
+	if (!o->json)
+		print_z3(zc, cf);
+	json_decref(zc);
+	json_decref(cf);
 	if (e->lower != e->upper)
 		return 3;
 	return e->lower > 0 ? 0 : 1;

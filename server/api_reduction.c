@@ -20,6 +20,7 @@
  */
 #include "fset_project.h"
 #include "srv_registry.h"
+#include "answer_z3.h"
 #include "dn_number.h"
 
 #include <stdio.h>
@@ -189,6 +190,33 @@ in_request_order(struct srv_request *r, json_t *res)
 		json_object_set_new(res, "reduced_space", fs_space_in_order(rs, space));
 }
 
+/* What Z3 adds to an exact reduction (answer_z3.h), into res: "z3", the
+ * cross-check of the count, when the query asks for "engine": "z3"; and
+ * "conflict", the parts that conflict and how far each budget would have to
+ * move, when nothing fits. Bounded by Z3's resource limit and `seconds`
+ * (what is left of the request's deadline, at least a second). A failure of
+ * Z3 is reported in the answer ("z3_error"), never as a failed reply: the
+ * engine's count stands without it. Lock held. */
+static void
+z3_extras(struct srv_query *sq, json_t *res, double seconds)
+{
+	struct dn_error err;
+	json_t *x;
+
+	if (seconds < 1.0)
+		seconds = 1.0;
+	memset(&err, 0, sizeof err);
+	if (sq->q.engine_z3) {
+		x = ans_z3_count(&sq->q, &sq->e, ANS_Z3_MAX_MODELS, ANS_Z3_RLIMIT, seconds, &err);
+		json_object_set_new(res, x ? "z3" : "z3_error", x ? x : json_string(err.message));
+	}
+	if (sq->e.lower == 0) {
+		memset(&err, 0, sizeof err);
+		x = ans_z3_conflict(&sq->q, &sq->e, ANS_Z3_RLIMIT, seconds, &err);
+		json_object_set_new(res, x ? "conflict" : "z3_error", x ? x : json_string(err.message));
+	}
+}
+
 /* Runs on a worker: brings sq's count forward for the request's deadline
  * and replies with the reduction. `created` picks 201 over 200. */
 static void
@@ -199,6 +227,7 @@ solve_and_reply(struct srv_request *r, struct srv_query *sq, const struct cache_
 	struct dn_error err;
 	json_t *res;
 	int exact;
+	double started = srv_now();
 
 	memset(&err, 0, sizeof err);
 	pthread_rwlock_wrlock(&sq->lock);
@@ -221,6 +250,8 @@ solve_and_reply(struct srv_request *r, struct srv_query *sq, const struct cache_
 	exact = sq->e.lower == sq->e.upper;
 	res = reduction_json(s, sq);
 	in_request_order(r, res);
+	if (exact)
+		z3_extras(sq, res, timeout - (srv_now() - started));
 	if (exact)
 		sq->result = json_incref(res);
 	store(s, sq, res, exact);

@@ -29,6 +29,8 @@ struct sq_part {
 	expr_id value;          /* the constrained quantity (for explanations), or EXPR_NONE */
 	double limit;           /* the budget's limit, when a budget */
 	int kind;               /* 0 validity, 1 budget, 2 user constraint */
+	int minimum;            /* a budget the value must reach (min_utilization: value >= limit);
+	                         * every other budget is a most (value <= limit) */
 };
 
 struct sq_query {
@@ -50,6 +52,7 @@ struct sq_query {
 	expr_id feasible;
 	struct sq_part *parts;
 	int nparts;
+	int engine_z3;                  /* "engine": "z3": Z3's enumeration cross-checks the count */
 };
 
 /*
@@ -63,7 +66,9 @@ struct sq_query {
  *                "min_utilization": 0.6},
  *    "constraints": ["hidden % heads == 0", ...],
  *    "fixed": {"num_classes": 100},
- *    "bind": {"hidden_size": "hidden", "layer0/kernel": "kernel_size"}}
+ *    "bind": {"hidden_size": "hidden", "layer0/kernel": "kernel_size"},
+ *    "engine": "bnb" | "z3"}  (z3: the engine's count cross-checked by Z3's
+ *    enumeration, answer_z3.h; the count itself is always the engine's)
  * Budgets of bytes and seconds need a unit (a bare 16 is refused with a
  * hint); counts may be bare. The device's usable memory always applies: a
  * memory budget above it is capped with a warning, none at all means the

@@ -681,6 +681,7 @@ build_feasible(struct sq_query *q, const json_t *constraints, struct dn_error *e
 		}
 		if (add_part(q, label, path, ok, val, q->budget[k], 1, err) != 0)
 			return -1;
+		q->parts[q->nparts - 1].minimum = k == SQ_B_MIN_UTIL;
 		all = expr_and(g, all, ok);
 	}
 	if (constraints != NULL) {
@@ -791,7 +792,7 @@ parse_query(const json_t *req, const struct cm_device_catalog *catalog, struct s
 	const char *key, *preset = NULL;
 	json_t *v;
 	static const char *const keys[] = { "model", "space", "device", "workload", "budgets",
-	    "constraints", "fixed", "bind", NULL };
+	    "constraints", "fixed", "bind", "engine", NULL };
 	const json_t *dev;
 
 	memset(q, 0, sizeof *q);
@@ -804,7 +805,14 @@ parse_query(const json_t *req, const struct cm_device_catalog *catalog, struct s
 			ok |= strcmp(*k, key) == 0;
 		if (!ok)
 			return dn_error_set(err, DN_EINVAL, "$", "unknown field \"%.64s\" (model, space, device, "
-			    "workload, budgets, constraints, fixed, bind)", key);
+			    "workload, budgets, constraints, fixed, bind, engine)", key);
+	}
+	if ((v = json_object_get(req, "engine")) != NULL) {
+		const char *name = json_string_value(v);
+		if (name == NULL || (strcmp(name, "bnb") != 0 && strcmp(name, "z3") != 0))
+			return dn_error_set(err, DN_EINVAL, "$.engine", "must be \"bnb\" (the branch-and-bound engine, "
+			    "the default) or \"z3\" (the engine's count cross-checked by Z3's enumeration)");
+		q->engine_z3 = strcmp(name, "z3") == 0;
 	}
 	if (json_object_get(req, "model") == NULL)
 		return dn_error_set(err, DN_EINVAL, "$.model", "a query needs a model");

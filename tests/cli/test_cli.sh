@@ -168,6 +168,24 @@ check nest-unknown 2 '--param: the space has no parameter "attention/few_heads/n
 printf '{"a": {"_type": "choice", "_value": [{"_name": "x", "b": {"_type": "choice", "_value": [1]}}]}, "a/x/b": {"_type": "choice", "_value": [2]}}' > "$tmp/collide.json"
 check nest-collision 2 '$.space\["a/x/b"\]: the parameter.s address "a/x/b" is also the address of \$.a._value\[0\].b' -- count --preset gpt2 --space "$tmp/collide.json"
 check nothing-fits 1 "feasible 0 of" -- count $Q --budget memory=1KiB
+# Z3 in count (solver/z3/answer_z3.h): --engine z3 cross-checks the count by
+# enumeration; when nothing fits, the conflicting budgets and how far they must move
+check engine-z3-json 0 '"agrees": true' -- count $Q --engine z3 --json
+check engine-z3-models 0 '"models": 528,' -- count $Q --engine z3 --json
+check engine-z3-text 0 "^z3       528 configurations by enumeration with blocking clauses, complete$" -- count $Q --engine z3
+check engine-bnb-no-z3 0 "^feasible 528 of 1536" -- count $Q --engine bnb
+if grep -q '^z3 ' "$tmp/out"; then bad "engine-bnb: no Z3 enumeration"; else ok; fi
+check engine-unknown 2 '^dnnsat: \$.engine: must be "bnb"' -- count $Q --engine foo
+check engine-no-value 2 "^dnnsat: --engine: needs a value" -- count $Q --engine
+check conflict-text 1 "^  memory <= 100 MiB  (something fits from 1.2[0-9] GiB)$" -- count $Q --budget memory=100MiB --budget params=1M
+check conflict-json 1 '"path": "$.budgets.memory",' -- count $Q --budget memory=100MiB --budget params=1M --json
+check conflict-json-at-least 1 '"at_least": [0-9]*,' -- count $Q --budget memory=100MiB --budget params=1M --json
+# the bracket, by the engine itself: something fits at at_least, nothing at nothing_at
+"$DNNSAT" count $Q --budget memory=100MiB --budget params=1M --json >"$tmp/cf" 2>&1
+least=$(sed -n 's/^ *"at_least": \([0-9]*\),*$/\1/p' "$tmp/cf")
+none=$(sed -n 's/^ *"nothing_at": \([0-9]*\),*$/\1/p' "$tmp/cf")
+check conflict-fits-at-least 0 "^feasible [1-9][0-9]* of 1536" -- count $Q --budget "memory=${least:-0}B" --budget params=1M
+check conflict-none-at-nothing-at 1 "^feasible 0 of 1536" -- count $Q --budget "memory=${none:-0}B" --budget params=1M
 check bad-budget 2 "\$.budgets.memory: unknown unit" -- count $Q --budget memory=3parsecs
 check bad-constraint 2 "\$.constraints\[0\]" -- count $Q --constraint "hidden %"
 check bad-space 2 "randint" -- count --preset mnist_mlp --space "$top_srcdir/tests/data/bad_randint.json"
@@ -196,6 +214,13 @@ check bind-unknown-param 2 '\$.bind.hiddensize: the space has no parameter "hidd
 check bind-bad 2 "\--bind: \"hidden_size\" is not PARAMETER=HYPERPARAMETER" -- count --preset bert-base --space "$tmp/hs.json" --bind hidden_size
 # a deadline: a space (1.3e30 configurations) that no machine counts within it
 check deadline 3 "deadline of" -- count --model "$top_srcdir/examples/models/transformer24.json" --space "$top_srcdir/examples/spaces/transformer24.json" --budget memory=16GiB --timeout 0.2
+# a query file's "timeout" is the CLI's deadline (a service query file runs as is); --timeout wins
+printf '{"model": %s, "space": %s, "budgets": {"memory": "16GiB"}, "timeout": 0.2}' \
+    "$(cat "$top_srcdir/examples/models/transformer24.json")" "$(cat "$top_srcdir/examples/spaces/transformer24.json")" >"$tmp/t24q.json"
+check query-timeout 3 "(deadline of 0.2 s passed)" -- count "$tmp/t24q.json"
+check query-timeout-option-wins 3 "(deadline of 0.3 s passed)" -- count "$tmp/t24q.json" --timeout 0.3
+sed 's/"timeout": 0.2/"timeout": "soon"/' "$tmp/t24q.json" >"$tmp/t24bad.json"
+check query-timeout-bad 2 '^dnnsat: \$.timeout: must be a number of seconds above 0' -- count "$tmp/t24bad.json"
 # the 1.3e30-configuration transformer: nothing finishes, yet an estimate and samples come back
 T24="--model $top_srcdir/examples/models/transformer24.json --space $top_srcdir/examples/spaces/transformer24.json --device a100-40gb"
 check estimate-text 3 "^estimate [0-9.e+]*, 95% interval [0-9.e+]* to [0-9.e+]* ([0-9]* draws)" -- count $T24 --timeout 1

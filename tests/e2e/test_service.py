@@ -1813,6 +1813,55 @@ def phase_pipeline(st):
 
 
 # ================================================================= main ==
+# ========================================================== phase: z3 ==
+def z3_mlp_query(budgets, **extra):
+    q = {"model": "mnist_mlp", "space": load("examples/spaces/mlp.json"), "device": "t4",
+         "budgets": budgets, "timeout": 20}
+    q.update(extra)
+    return q
+
+
+def phase_z3(st):
+    """Z3 in the service (solver/z3/answer_z3.h): an exact reduction of a query
+    that nothing satisfies carries "conflict" (the budgets that conflict, and
+    how far each must move: the bracket at_least / nothing_at checked by two
+    more reductions); "engine": "z3" adds the enumeration cross-check; an
+    unknown engine is a 422 at $.engine."""
+    d = Daemon("z3", ["--workers", "1"]).start()
+    st["z3"] = d
+    r = d.post("/v1/reductions", z3_mlp_query({"memory": "100MiB", "params": "1M"}))
+    j = check_reduction("z3 conflict", r, 201, cached=False)
+    eq("z3 conflict: nothing fits", j.get("feasible"), "0")
+    cf = j.get("conflict") or {}
+    eq("z3 conflict: decided", cf.get("decided"), True)
+    items = {c.get("path"): c for c in cf.get("conflict", [])}
+    eq("z3 conflict: the memory budget alone", sorted(items), ["$.budgets.memory"])
+    mem = items.get("$.budgets.memory", {})
+    least, none = mem.get("at_least"), mem.get("nothing_at")
+    if check("z3 conflict: at_least and nothing_at are bytes",
+             isinstance(least, int) and isinstance(none, int) and none < least, _short(mem)):
+        check("z3 conflict: within 1/1000", least - none <= least / 1000, (none, least))
+        r = d.post("/v1/reductions", z3_mlp_query({"memory": "%dB" % least, "params": "1M"}))
+        check("z3 conflict: something fits at at_least", r.status in (200, 201) and
+              int((r.json or {}).get("feasible", "0")) > 0, _short(r.json))
+        check("z3 conflict: no conflict once something fits", "conflict" not in (r.json or {}), _short(r.json))
+        r = d.post("/v1/reductions", z3_mlp_query({"memory": "%dB" % none, "params": "1M"}))
+        check("z3 conflict: nothing fits at nothing_at", r.status in (200, 201) and
+              (r.json or {}).get("feasible") == "0", _short(r.json))
+    # the stored answer carries the conflict too
+    rid = j.get("id", "0" * 32)
+    r = d.get("/v1/reductions/" + rid)
+    eq("z3 conflict: GET has it", ((r.json or {}).get("conflict") or {}).get("decided"), True)
+    r = d.post("/v1/reductions", z3_mlp_query({"memory": "3GiB", "params": "5M"}, engine="z3"))
+    j = check_reduction("z3 engine", r, 201, cached=False)
+    z = j.get("z3") or {}
+    eq("z3 engine: agrees", (z.get("agrees"), z.get("complete"), str(z.get("models"))),
+       (True, True, j.get("feasible")))
+    problem("z3 engine foo", d.post("/v1/reductions", z3_mlp_query({"memory": "3GiB"}, engine="foo")), 422,
+            path="$.engine")
+    d.stop()
+
+
 def run_phase(name, fn, st):
     t0 = time.time()
     try:
@@ -1839,6 +1888,7 @@ def main():
                 run_phase("metrics+shutdown", phase_metrics_and_shutdown, st)
             run_phase("limits", phase_limits, st)
             run_phase("pipeline", phase_pipeline, st)
+            run_phase("z3", phase_z3, st)
             run_phase("postgres", phase_postgres, st)
         finally:
             for d in DAEMONS:

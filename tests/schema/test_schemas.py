@@ -379,6 +379,8 @@ good_queries = {
     "fixed": variant(fixed={"num_classes": 100, "block": "basic", "resolution": 160}),
     "timeout": variant(timeout=5),
     "timeout fraction": variant(timeout=0.5),
+    "engine z3": variant(engine="z3"),
+    "engine bnb": variant(engine="bnb"),
     "randint": with_space(layers3=P("randint", [2, 24])),
     "randint integral reals": with_space(layers3=P("randint", [2.0, 24.0])),
     "quniform": with_space(resolution=P("quniform", [128, 320, 32])),
@@ -478,6 +480,9 @@ bad_queries = {
     "timeout 0": variant(timeout=0),
     "timeout negative": variant(timeout=-1),
     "timeout a string": variant(timeout="10s"),
+    "engine unknown": variant(engine="foo"),
+    "engine a number": variant(engine=3),
+    "engine upper case": variant(engine="Z3"),
 }
 # What the parser accepts although the contract does not (listed in the
 # report of issue 4): an inline device's unknown fields are ignored, the
@@ -563,6 +568,24 @@ if os.access(dnnsat, os.X_OK):
                     [b["value"] for b in ans.get("budgets", {}).values() if b.get("unit") == "B"]
             check("estimate --json %s: byte limits are integers" % " ".join(args), all(isinstance(x, int) for x in whole),
                   whole)
+    # count --json's "z3" and "conflict" are the reduction's (reduction.schema.json)
+    z3_v = validator({"$ref": BASE + "api/reduction.schema.json#/$defs/z3_count"})
+    conflict_v = validator({"$ref": BASE + "api/reduction.schema.json#/$defs/conflict"})
+    for budgets, field, v in ((["memory=3GiB", "params=5M"], "z3", z3_v),
+                              (["memory=100MiB", "params=1M"], "conflict", conflict_v),
+                              (["memory=100MiB", "params=1M"], "z3", z3_v)):
+        cmd = [dnnsat, "count", "--preset", "mnist_mlp", "--space", os.path.join(top, "examples/spaces/mlp.json"),
+               "--device", "t4", "--engine", "z3", "--json"]
+        for b in budgets:
+            cmd += ["--budget", b]
+        r = subprocess.run(cmd, env=cli_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
+        try:
+            ans = json.loads(r.stdout).get(field)
+        except ValueError:
+            ans = None
+        errs = [e.message for e in v.iter_errors(ans)] if ans is not None else ["no %s: %s" % (field, r.stderr)]
+        check("count --engine z3 --json %s: %s fits reduction.schema.json" % (" ".join(budgets), field), not errs,
+              errs[:3])
 else:
     print("skip: no %s to check the examples with (build first)" % dnnsat)
 shutil.rmtree(tmpdir, ignore_errors=True)

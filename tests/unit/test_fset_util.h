@@ -31,10 +31,7 @@ static struct cm_device_catalog cat;
 static __attribute__((unused)) void
 load_catalog(void)
 {
-	struct dn_error err;
-
-	memset(&err, 0, sizeof err);
-	ck_assert_msg(cm_catalog_load(src_path("schemas/devices.json"), &cat, &err) == 0, "%s", err.message);
+	test_catalog_load(&cat);
 }
 
 static uint64_t rng = 0x2545F4914F6CDD1DULL;

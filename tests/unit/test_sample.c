@@ -21,10 +21,7 @@ static struct cm_device_catalog cat;
 static void
 load_catalog(void)
 {
-	struct dn_error err;
-
-	memset(&err, 0, sizeof err);
-	ck_assert_msg(cm_catalog_load(src_path("schemas/devices.json"), &cat, &err) == 0, "%s", err.message);
+	test_catalog_load(&cat);
 }
 
 /* A query on one of the example models and spaces with a memory budget. */

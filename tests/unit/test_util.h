@@ -201,4 +201,15 @@ src_path(const char *rel)
 	return buf[i];
 }
 
+/* Loads the device catalog of schemas/ into *cat (the test fails if it
+ * cannot). */
+static void __attribute__((unused))
+test_catalog_load(struct cm_device_catalog *cat)
+{
+	struct dn_error err;
+
+	memset(&err, 0, sizeof err);
+	ck_assert_msg(cm_catalog_load(src_path("schemas/devices.json"), cat, &err) == 0, "%s", err.message);
+}
+
 #endif

@@ -1,0 +1,305 @@
+/*
+ * answer_z3.c - Z3's answers in the product (see answer_z3.h): the
+ * enumeration cross-check of a count and the conflict of a query that
+ * nothing satisfies. Both start from sq_z3_assertions (query_z3.c): the
+ * grid of every variable as finite domains, then one assertion per part of
+ * the query in q->parts order (validity, budgets, user constraints), which
+ * is what lets the conflict label each part for an unsat core.
+ */
+#include "answer_z3.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "query_z3.h"
+#include "z3c.h"
+
+static pthread_once_t z3_params_once = PTHREAD_ONCE_INIT;
+
+/* Z3's arithmetic solver 2 (the one its own developers recommend for
+ * linear integer problems with tables) decides these queries fastest; a
+ * global parameter, set once before the first context. */
+static void
+z3_params(void)
+{
+	Z3_global_param_set("smt.arith.solver", "2");
+}
+
+/* Opens a context for q's graph, compiles the query; returns the number
+ * of assertions (the last q->nparts are the parts), or -1 with err. */
+static int
+open_query(struct sq_query *q, const struct fs_engine *e, unsigned rlimit, double seconds, struct z3c *z,
+    Z3_ast **as, struct dn_error *err)
+{
+	unsigned ms = seconds <= 0 ? 1u : seconds > 3600.0 ? 3600000u : (unsigned)(seconds * 1000.0);
+	int n;
+
+	pthread_once(&z3_params_once, z3_params);
+	if (z3c_init(z, cm_model_graph(q->model), ms, rlimit, err) != 0)
+		return -1;
+	n = sq_z3_assertions(q, e, z, as, err);
+	if (n < 0)
+		z3c_free(z);
+	return n;
+}
+
+struct counter {
+	int64_t n;
+	double deadline;
+	int late;
+};
+
+static int
+count_model(void *ctx, const union expr_val *model)
+{
+	struct counter *c = ctx;
+
+	(void)model;
+	c->n++;
+	if (fs_now() >= c->deadline) {
+		c->late = 1;
+		return 1;
+	}
+	return 0;
+}
+
+json_t *
+ans_z3_count(struct sq_query *q, const struct fs_engine *e, int64_t max_models, unsigned rlimit, double seconds,
+    struct dn_error *err)
+{
+	struct z3c z;
+	struct counter c = { 0, fs_now() + seconds, 0 };
+	struct dn_error zerr;
+	Z3_ast *as = NULL;
+	const char *stopped = NULL;
+	int complete, exact = e->lower == e->upper, na;
+	int64_t got;
+	json_t *j;
+	char eng[64];
+
+	na = open_query(q, e, rlimit, seconds, &z, &as, err);
+	if (na < 0)
+		return NULL;
+	memset(&zerr, 0, sizeof zerr);
+	got = z3c_enumerate(&z, as, na, max_models + 1, count_model, &c, &zerr);
+	free(as);
+	z3c_free(&z);
+	if (got < 0 && zerr.code != DN_ETIMEOUT) {
+		*err = zerr;
+		return NULL;
+	}
+	if (c.late || (got < 0 && fs_now() >= c.deadline))
+		stopped = "deadline";
+	else if (got < 0)
+		stopped = "resource limit";
+	else if (c.n > max_models)
+		stopped = "model limit";
+	if (c.n > max_models)
+		c.n = max_models;
+	complete = stopped == NULL;
+	fs_count_str(e->lower, eng, sizeof eng);
+	j = json_pack("{s:s,s:s,s:I,s:b,s:s?,s:I,s:I}", "engine", "z3",
+	    "method", "incremental enumeration with blocking clauses (DnnSAT), each check under Z3's resource limit",
+	    "models", (json_int_t)c.n, "complete", complete, "stopped", stopped, "rlimit", (json_int_t)rlimit,
+	    "max_models", (json_int_t)max_models);
+	if (j == NULL) {
+		dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
+		return NULL;
+	}
+	if (stopped == NULL)
+		json_object_set_new(j, "stopped", json_null());
+	json_object_set_new(j, "engine_feasible", exact ? json_string(eng) : json_null());
+	json_object_set_new(j, "agrees", complete && exact ? json_boolean(e->lower == (fs_count)c.n) : json_null());
+	return j;
+}
+
+static const char *
+kind_name(int kind)
+{
+	return kind == 1 ? "budget" : kind == 2 ? "constraint" : "validity";
+}
+
+/* Is something feasible with budget part i's limit moved to `bound` and
+ * every other part kept? A most (value <= bound) as z3c_at_most's linear
+ * split, which Z3 decides far faster than an optimization over nested
+ * maxima; a minimum (value >= bound) as the plain inequality. */
+static enum z3c_answer
+fits_at(struct sq_query *q, struct z3c *z, Z3_ast *rest, int k, int i, double bound)
+{
+	const struct expr_graph *g = cm_model_graph(q->model);
+	expr_id v = q->parts[i].value;
+	int real = g->nodes[v].type == EXPR_REAL;
+	Z3_ast b = real ? z3c_real(z, bound) : z3c_int(z, (int64_t)floor(bound));
+	struct dn_error err;
+
+	memset(&err, 0, sizeof err);
+	if (b == NULL)
+		return Z3C_ERROR;
+	if (q->parts[i].minimum) {
+		Z3_ast t = z3c_term(z, v);
+		rest[k] = t == NULL ? NULL : z3c_keep(z, Z3_mk_ge(z->ctx, t, b));
+	} else
+		rest[k] = z3c_at_most(z, v, b);
+	if (rest[k] == NULL)
+		return Z3C_ERROR;
+	return z3c_check(z, rest, k + 1, NULL, &err);
+}
+
+/* A limit as JSON: an integer for an integer quantity (or a whole limit
+ * below 2^53), else a real. */
+static json_t *
+limit_json(double x, int real)
+{
+	if (!real && x == floor(x) && fabs(x) < 9.0e15)
+		return json_integer((json_int_t)x);
+	return json_real(x);
+}
+
+/*
+ * How far budget part i would have to move for something to fit with every
+ * other part of the query kept (as: the assertions, nb of them the base,
+ * the parts after). `good` is a limit at which something fits, `bad` one at
+ * which nothing does; the part's own limit is bad (nothing fits the query).
+ * A most (value <= limit) is doubled until good, a minimum halved, then the
+ * two are bisected to 1/1000 of the larger. Sets into item "at_least" (a
+ * most) or "at_most" (a minimum): good, JSON null when no limit up to 2^40
+ * times (down to 2^-40 times) the part's own is good, or Z3 could not
+ * decide, or the deadline passed; and "nothing_at": bad, the limit closest
+ * to good known to leave nothing (with good: the bracket; wider than 1/1000
+ * only when the deadline or Z3's limits cut the bisection short). -1 when
+ * out of memory.
+ */
+static int
+move_budget(struct sq_query *q, struct z3c *z, const Z3_ast *as, int nb, int i, double deadline, json_t *item)
+{
+	const struct sq_part *p = &q->parts[i];
+	const struct expr_graph *g = cm_model_graph(q->model);
+	int np = q->nparts, k = 0, steps = 0, real = g->nodes[p->value].type == EXPR_REAL;
+	int up = !p->minimum;           /* a most relaxes upwards, a minimum downwards */
+	Z3_ast *rest = malloc(sizeof *rest * ((size_t)(nb + np) + 2));
+	double bad = p->limit, good;
+	enum z3c_answer a = Z3C_UNKNOWN;
+	const char *key = up ? "at_least" : "at_most";
+
+	if (rest == NULL)
+		return -1;
+	for (int x = 0; x < nb; x++)
+		rest[k++] = as[x];
+	for (int x = 0; x < np; x++)
+		if (x != i)
+			rest[k++] = as[nb + x];
+	/* a most of 0 doubles from 1; a minimum of 0 or less is no constraint */
+	good = up ? (bad > 0 ? bad * 2 : 1) : bad / 2;
+	while ((up || bad > 0) && fs_now() < deadline && (a = fits_at(q, z, rest, k, i, good)) == Z3C_UNSAT &&
+	    ++steps < 40) {
+		bad = good;
+		good = up ? good * 2 : good / 2;
+	}
+	if (a != Z3C_SAT) {
+		free(rest);
+		json_object_set_new(item, key, json_null());
+		return 0;
+	}
+	/* invariant: nothing fits at bad, something at good */
+	while (fabs(good - bad) > fmax(good, bad) * 1e-3 && fs_now() < deadline) {
+		double mid = real ? (bad + good) / 2 : floor((bad + good) / 2);
+		if (mid == bad || mid == good)
+			break;          /* integers: adjacent */
+		a = fits_at(q, z, rest, k, i, mid);
+		if (a == Z3C_SAT)
+			good = mid;
+		else if (a == Z3C_UNSAT)
+			bad = mid;
+		else
+			break;
+	}
+	free(rest);
+	json_object_set_new(item, key, limit_json(good, real));
+	json_object_set_new(item, "nothing_at", limit_json(bad, real));
+	return 0;
+}
+
+json_t *
+ans_z3_conflict(struct sq_query *q, const struct fs_engine *e, unsigned rlimit, double seconds,
+    struct dn_error *err)
+{
+	struct z3c z;
+	Z3_ast *as = NULL;
+	int na, nb, np = q->nparts, ncore = 0;
+	int *core = calloc((size_t)np + 1, sizeof *core);
+	const char **labels = calloc((size_t)np + 1, sizeof *labels);
+	struct dn_error zerr;
+	enum z3c_answer a;
+	json_t *j = NULL, *list;
+	const char *note;
+	double deadline = fs_now() + seconds;
+
+	if (core == NULL || labels == NULL) {
+		free(core);
+		free(labels);
+		dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
+		return NULL;
+	}
+	/* the core takes about one check per part, the distances a few dozen
+	 * each: every check gets its share of the time, so the whole stays
+	 * within `seconds` give or take one share */
+	na = open_query(q, e, rlimit, seconds / (2.0 * (np + 1)), &z, &as, err);
+	if (na < 0) {
+		free(core);
+		free(labels);
+		return NULL;
+	}
+	nb = na - np;
+	for (int i = 0; i < np; i++)
+		labels[i] = q->parts[i].label;
+	memset(&zerr, 0, sizeof zerr);
+	a = z3c_explain(&z, as, nb, as + nb, labels, np, core, &ncore, &zerr);
+	list = json_array();
+	if (a == Z3C_ERROR && zerr.code != DN_ETIMEOUT) {
+		*err = zerr;
+		goto out;
+	}
+	if (a == Z3C_UNSAT && ncore == 0)
+		note = "the space's values alone admit no configuration";
+	else if (a == Z3C_UNSAT)
+		note = "nothing fits while these hold together, and dropping any one of them lets the others "
+		    "hold together (other parts may conflict too); a budget's at_least (at_most for a minimum): "
+		    "the limit from which something fits with every other part of the query kept, and nothing_at: "
+		    "a limit at which nothing does yet";
+	else if (a == Z3C_SAT)
+		note = "Z3 finds a configuration that satisfies every part: the engine and Z3 disagree (report it)";
+	else
+		note = "Z3 could not decide within its resource limit";
+	for (int c = 0; a == Z3C_UNSAT && c < ncore; c++) {
+		const struct sq_part *p = &q->parts[core[c]];
+		json_t *item = json_pack("{s:s,s:s,s:s}", "constraint", p->label, "path", p->path, "kind",
+		    kind_name(p->kind));
+		if (item == NULL)
+			goto oom;
+		if (p->kind == 1 && p->value >= 0) {
+			/* past the deadline: the core stands, the distances are unknown */
+			json_object_set_new(item, "limit", limit_json(p->limit, 0));
+			if (move_budget(q, &z, as, nb, core[c], deadline, item) != 0) {
+				json_decref(item);
+				goto oom;
+			}
+		}
+		json_array_append_new(list, item);
+	}
+	j = json_pack("{s:b,s:o,s:s}", "decided", a == Z3C_UNSAT || a == Z3C_SAT, "conflict", list, "note", note);
+	list = NULL;
+	if (j == NULL)
+		goto oom;
+	goto out;
+oom:
+	dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
+out:
+	json_decref(list);
+	free(as);
+	free(core);
+	free(labels);
+	z3c_free(&z);
+	return j;
+}

@@ -1,0 +1,64 @@
+/*
+ * answer_z3.h - Z3 in the running product: where it adds what the
+ * branch-and-bound engine cannot (answer_z3.c).
+ *
+ *   ans_z3_count     the DnnSAT paper's method, incremental enumeration
+ *                    of satisfying configurations with blocking clauses,
+ *                    as a cross-check of the engine's count on request
+ *                    (a query's "engine": "z3", `dnnsat count --engine z3`)
+ *   ans_z3_conflict  when nothing fits: a smallest set of budgets and
+ *                    constraints that conflict (a minimal unsat core), and
+ *                    for each budget in it how far it would have to move
+ *                    for something to fit (doubling and bisection of its
+ *                    limit, a satisfiability check each, under every other
+ *                    part of the query)
+ *
+ * Bounds: Z3 runs only under its resource limit (rlimit, per check: work,
+ * the same on every machine) and an interrupt of our own at `seconds`
+ * (z3c's timer thread), never Z3's own wall-clock timeout, which deadlocks
+ * in Debian 12's libz3 4.8.12. An answer cut short says so ("complete":
+ * false, "stopped": why) rather than failing.
+ *
+ * Threads: each call makes and frees its own Z3 context; the engine is
+ * only read. Errors: NULL with err (out of memory, a Z3 error).
+ */
+#ifndef DN_ANSWER_Z3_H
+#define DN_ANSWER_Z3_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "fset.h"
+#include "query.h"
+
+/* Default limits: Z3's resource limit per check, and the most models an
+ * enumeration collects (Z3 finds each in milliseconds at best: the engine
+ * counts what is beyond). */
+#define ANS_Z3_RLIMIT 20000000u
+#define ANS_Z3_MAX_MODELS 20000
+
+/* {"engine": "z3", "method", "models": n, "complete": bool, "stopped":
+ *  null | "model limit" | "resource limit" | "deadline", "rlimit",
+ *  "max_models", "engine_feasible": "N" (when the engine's count is exact),
+ *  "agrees": bool | null (null when either is not complete)}. */
+json_t *ans_z3_count(struct sq_query *q, const struct fs_engine *e, int64_t max_models, unsigned rlimit,
+    double seconds, struct dn_error *err);
+
+/* {"decided": bool, "conflict": [{"constraint", "path", "kind": "budget" |
+ *  "constraint" | "validity", and for a budget: "limit"; "at_least" (a most,
+ *  value <= limit) or "at_most" (a minimum, min_utilization): the limit
+ *  from which something fits with every other part of the query kept, null
+ *  when moving it alone (up to 2^40 times, down to 2^-40 times the limit) is
+ *  not enough, or Z3 could not decide, or the deadline passed; when not
+ *  null, "nothing_at": a limit at which nothing fits yet, within 1/1000 of
+ *  it unless the deadline or Z3's limits cut the search short}], "note"}.
+ *  The conflict is a minimal unsat core: its parts admit no configuration
+ *  together, any one of them dropped the rest do (other parts of the query
+ *  may conflict as well). "decided": false when Z3 could not decide within
+ *  its limits (then "conflict" is empty). Each check gets a share of
+ *  `seconds` (our timer) and at most `rlimit` of work. Call it only when
+ *  the engine counted nothing. */
+json_t *ans_z3_conflict(struct sq_query *q, const struct fs_engine *e, unsigned rlimit, double seconds,
+    struct dn_error *err);
+
+#endif

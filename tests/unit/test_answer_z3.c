@@ -1,0 +1,398 @@
+/*
+ * test_answer_z3.c - Z3 in the product (solver/z3/answer_z3.h) against the
+ * branch-and-bound engine, which is the reference here:
+ *   - ans_z3_count: on small MLP spaces (with budgets, with a user
+ *     constraint, with nothing feasible) Z3's enumeration finds exactly the
+ *     engine's count and says it agrees; with fewer models allowed than
+ *     there are, it stops at the model limit and claims no agreement;
+ *   - ans_z3_conflict: on queries nothing satisfies, the core names the
+ *     budgets and constraints that conflict, and each budget's at_least /
+ *     nothing_at bracket is checked by re-counting with the engine: the
+ *     query with the budget moved to at_least has feasible configurations,
+ *     moved to nothing_at it has none, and the two are within 1/1000;
+ *   - the query's "engine" field: "z3" and "bnb" parse, anything else is
+ *     refused with an error at $.engine.
+ * Z3 is bounded by its resource limit alone (ANS_Z3_RLIMIT per check):
+ * the time given (HOURS) is never reached, so the answers are the same on
+ * a fast machine and on a slow, busy one. Nothing here asserts a duration.
+ */
+#include "test_util.h"
+
+#include <inttypes.h>
+#include <math.h>
+
+#include "answer_z3.h"
+#include "fset.h"
+#include "query.h"
+
+/* The time given to Z3: far beyond what any check here takes, so that only
+ * the resource limit can stop one. */
+#define HOURS 36000.0
+
+static struct cm_device_catalog cat;
+
+static void
+load_catalog(void)
+{
+	test_catalog_load(&cat);
+}
+
+static void
+free_catalog(void)
+{
+	cm_catalog_free(&cat);
+}
+
+/* A small MLP space: 2 batch sizes x 4 widths x 3 depths x 2 activations. */
+#define SMALL_SPACE \
+	"{\"batch_size\": {\"_type\": \"choice\", \"_value\": [32, 2048]}," \
+	" \"hidden\": {\"_type\": \"quniform\", \"_value\": [256, 1024, 256]}," \
+	" \"depth\": {\"_type\": \"randint\", \"_value\": [1, 4]}," \
+	" \"activation\": {\"_type\": \"choice\", \"_value\": [\"relu\", \"gelu\"]}}"
+
+/* A query on the mnist_mlp preset and t4: `space` (JSON text), `budgets`
+ * and `constraints` (JSON text or NULL). New reference. */
+static json_t *
+mlp_query(const char *space, const char *budgets, const char *constraints)
+{
+	char text[4096];
+	json_t *req;
+
+	snprintf(text, sizeof text, "{\"model\": \"mnist_mlp\", \"device\": \"t4\", \"space\": %s, \"budgets\": %s%s%s}",
+	    space, budgets, constraints ? ", \"constraints\": " : "", constraints ? constraints : "");
+	req = json_loads(text, 0, NULL);
+	ck_assert_msg(req != NULL, "bad test json %s", text);
+	return req;
+}
+
+/* The examples' MLP space (1536 configurations), read as text. */
+static json_t *
+mlp_example_query(const char *budgets)
+{
+	json_error_t je;
+	json_t *space = json_load_file(src_path("examples/spaces/mlp.json"), 0, &je), *req;
+
+	ck_assert_msg(space != NULL, "%s", je.text);
+	req = mlp_query("{}", budgets, NULL);
+	json_object_set_new(req, "space", space);
+	return req;
+}
+
+/* Parses req and counts it exactly with the engine (no deadline). */
+static void
+open_counted(const json_t *req, struct sq_query *q, struct fs_engine *e)
+{
+	struct dn_error err;
+
+	memset(&err, 0, sizeof err);
+	memset(q, 0, sizeof *q);
+	memset(e, 0, sizeof *e);
+	ck_assert_msg(sq_parse(req, &cat, q, &err) == 0, "%s: %s", err.path, err.message);
+	ck_assert_msg(fs_init(e, q, &err) == 0, "%s", err.message);
+	ck_assert_msg(fs_count_all(e, 0, &err) == 0, "%s", err.message);
+	ck_assert(e->lower == e->upper);
+}
+
+/* The engine's exact count of req. */
+static fs_count
+engine_count(const json_t *req)
+{
+	struct sq_query q;
+	struct fs_engine e;
+	fs_count n;
+
+	open_counted(req, &q, &e);
+	n = e.lower;
+	fs_free(&e);
+	sq_free(&q);
+	return n;
+}
+
+/* ans_z3_count on req: the models, whether complete, "agrees"; checks the
+ * engine's count against Z3's and returns it. */
+static fs_count
+z3_agrees(const json_t *req)
+{
+	struct sq_query q;
+	struct fs_engine e;
+	struct dn_error err;
+	json_t *j;
+	fs_count n;
+	char eng[64];
+
+	open_counted(req, &q, &e);
+	memset(&err, 0, sizeof err);
+	j = ans_z3_count(&q, &e, ANS_Z3_MAX_MODELS, ANS_Z3_RLIMIT, HOURS, &err);
+	ck_assert_msg(j != NULL, "%s", err.message);
+	fs_count_str(e.lower, eng, sizeof eng);
+	ck_assert_msg(json_is_true(json_object_get(j, "complete")), "stopped: %s",
+	    json_string_value(json_object_get(j, "stopped")));
+	ck_assert(json_is_null(json_object_get(j, "stopped")));
+	ck_assert_int_eq(json_integer_value(json_object_get(j, "models")), (json_int_t)e.lower);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "engine_feasible")), eng);
+	ck_assert(json_is_true(json_object_get(j, "agrees")));
+	ck_assert_str_eq(json_string_value(json_object_get(j, "engine")), "z3");
+	n = e.lower;
+	json_decref(j);
+	fs_free(&e);
+	sq_free(&q);
+	return n;
+}
+
+START_TEST(test_count_agrees_small_spaces)
+{
+	json_t *req;
+	fs_count n;
+
+	/* budgets that keep most configurations */
+	req = mlp_query(SMALL_SPACE, "{\"memory\": \"2GiB\", \"params\": \"2M\"}", NULL);
+	n = z3_agrees(req);
+	ck_assert(n > 0 && n < 48);
+	json_decref(req);
+	/* a user constraint */
+	req = mlp_query(SMALL_SPACE, "{\"memory\": \"2GiB\"}", "[\"hidden * depth <= 1536\"]");
+	n = z3_agrees(req);
+	ck_assert(n > 0 && n < 48);
+	json_decref(req);
+	/* a tighter memory budget with a constraint: a handful fit */
+	req = mlp_query(SMALL_SPACE, "{\"memory\": \"1400MiB\"}", "[\"hidden >= 1024\"]");
+	n = z3_agrees(req);
+	ck_assert(n > 0 && n < 48);
+	json_decref(req);
+	/* nothing fits: 0 models, and that agrees */
+	req = mlp_query(SMALL_SPACE, "{\"memory\": \"100MiB\"}", NULL);
+	ck_assert(z3_agrees(req) == 0);
+	json_decref(req);
+}
+END_TEST
+
+/* Fewer models allowed than there are: cut short, no verdict. */
+START_TEST(test_count_model_limit)
+{
+	json_t *req = mlp_query(SMALL_SPACE, "{\"memory\": \"2GiB\"}", NULL), *j;
+	struct sq_query q;
+	struct fs_engine e;
+	struct dn_error err;
+
+	open_counted(req, &q, &e);
+	ck_assert(e.lower > 5);
+	memset(&err, 0, sizeof err);
+	j = ans_z3_count(&q, &e, 5, ANS_Z3_RLIMIT, HOURS, &err);
+	ck_assert_msg(j != NULL, "%s", err.message);
+	ck_assert_int_eq(json_integer_value(json_object_get(j, "models")), 5);
+	ck_assert(json_is_false(json_object_get(j, "complete")));
+	ck_assert_str_eq(json_string_value(json_object_get(j, "stopped")), "model limit");
+	ck_assert(json_is_null(json_object_get(j, "agrees")));
+	json_decref(j);
+	fs_free(&e);
+	sq_free(&q);
+	json_decref(req);
+}
+END_TEST
+
+/* req with budgets.<name> set to `bytes` bytes. New reference. */
+static json_t *
+with_bytes(const json_t *req, const char *name, json_int_t bytes)
+{
+	json_t *r = json_deep_copy(req);
+	char text[64];
+
+	snprintf(text, sizeof text, "%" JSON_INTEGER_FORMAT "B", bytes);
+	json_object_set_new(json_object_get(r, "budgets"), name, json_string(text));
+	return r;
+}
+
+/* The conflict of req (nothing fits it), decided. New reference. */
+static json_t *
+conflict_of(const json_t *req)
+{
+	struct sq_query q;
+	struct fs_engine e;
+	struct dn_error err;
+	json_t *j;
+
+	open_counted(req, &q, &e);
+	ck_assert(e.lower == 0);
+	memset(&err, 0, sizeof err);
+	j = ans_z3_conflict(&q, &e, ANS_Z3_RLIMIT, HOURS, &err);
+	ck_assert_msg(j != NULL, "%s", err.message);
+	ck_assert_msg(json_is_true(json_object_get(j, "decided")), "%s", json_string_value(json_object_get(j, "note")));
+	fs_free(&e);
+	sq_free(&q);
+	return j;
+}
+
+/* The item of the conflict at `path`, or NULL. */
+static json_t *
+item_at(const json_t *cf, const char *path)
+{
+	size_t i;
+	json_t *item;
+
+	json_array_foreach(json_object_get(cf, "conflict"), i, item)
+		if (strcmp(json_string_value(json_object_get(item, "path")), path) == 0)
+			return item;
+	return NULL;
+}
+
+/* The memory budget's bracket, by the engine: something fits at at_least,
+ * nothing at nothing_at, which is below it within 1/1000. */
+static void
+assert_memory_bracket(const json_t *req, const json_t *item)
+{
+	json_t *least = json_object_get(item, "at_least"), *none = json_object_get(item, "nothing_at"), *r;
+	json_int_t hi, lo;
+
+	ck_assert_msg(json_is_integer(least) && json_is_integer(none), "at_least and nothing_at: bytes");
+	hi = json_integer_value(least);
+	lo = json_integer_value(none);
+	ck_assert_int_lt(lo, hi);
+	ck_assert_msg((double)(hi - lo) <= (double)hi * 1e-3, "bracket [%" JSON_INTEGER_FORMAT ", %"
+	    JSON_INTEGER_FORMAT "] wider than 1/1000", lo, hi);
+	ck_assert_int_ge(lo, json_integer_value(json_object_get(item, "limit")));
+	r = with_bytes(req, "memory", hi);
+	ck_assert_msg(engine_count(r) > 0, "nothing fits at at_least %" JSON_INTEGER_FORMAT, hi);
+	json_decref(r);
+	r = with_bytes(req, "memory", lo);
+	ck_assert_msg(engine_count(r) == 0, "something fits at nothing_at %" JSON_INTEGER_FORMAT, lo);
+	json_decref(r);
+}
+
+/* The examples' MLP space with memory 100MiB and params 1M: memory alone
+ * conflicts (with the model's validity), and it must move to about 1.26
+ * GiB; the params budget is not part of the core. */
+START_TEST(test_conflict_memory_bracket)
+{
+	json_t *req = mlp_example_query("{\"memory\": \"100MiB\", \"params\": \"1M\"}");
+	json_t *cf = conflict_of(req), *mem = item_at(cf, "$.budgets.memory");
+
+	ck_assert_msg(mem != NULL, "memory is not in the core");
+	ck_assert_str_eq(json_string_value(json_object_get(mem, "kind")), "budget");
+	ck_assert_int_eq(json_integer_value(json_object_get(mem, "limit")), 100 << 20);
+	ck_assert(item_at(cf, "$.budgets.params") == NULL);
+	ck_assert_int_eq(json_array_size(json_object_get(cf, "conflict")), 1);
+	assert_memory_bracket(req, mem);
+	json_decref(cf);
+	json_decref(req);
+}
+END_TEST
+
+/* A budget and a user constraint conflict together: both named, and the
+ * memory bracket holds with the constraint kept. 1320 MiB is about 19 MiB
+ * above the T4's expected CUDA context (1343 MB + cuBLAS's 20 MiB
+ * workspace = 1300.8 MiB): 12 small configurations fit, none with
+ * hidden >= 1024. */
+START_TEST(test_conflict_budget_and_constraint)
+{
+	json_t *req = mlp_query(SMALL_SPACE, "{\"memory\": \"1320MiB\"}", "[\"hidden >= 1024\"]");
+	json_t *cf = conflict_of(req), *mem = item_at(cf, "$.budgets.memory"), *c = item_at(cf, "$.constraints[0]"), *r;
+
+	ck_assert_msg(mem != NULL && c != NULL, "the core lacks memory or the constraint");
+	ck_assert_int_eq(json_array_size(json_object_get(cf, "conflict")), 2);
+	ck_assert_str_eq(json_string_value(json_object_get(c, "kind")), "constraint");
+	ck_assert_str_eq(json_string_value(json_object_get(c, "constraint")), "hidden >= 1024");
+	ck_assert(json_object_get(c, "at_least") == NULL);
+	/* minimal: without the constraint something fits */
+	r = json_deep_copy(req);
+	json_object_del(r, "constraints");
+	ck_assert(engine_count(r) > 0);
+	json_decref(r);
+	assert_memory_bracket(req, mem);
+	json_decref(cf);
+	json_decref(req);
+}
+END_TEST
+
+/* A budget that no move of its own fixes (params 1K conflicts on its own
+ * with the model's validity): named, at_least null, no nothing_at. */
+START_TEST(test_conflict_budget_alone_not_enough)
+{
+	json_t *req = mlp_query(SMALL_SPACE, "{\"memory\": \"100MiB\", \"params\": \"1K\"}", NULL);
+	json_t *cf = conflict_of(req), *p;
+	size_t n = json_array_size(json_object_get(cf, "conflict"));
+
+	/* either budget alone conflicts: the core is one of them */
+	ck_assert_int_eq(n, 1);
+	p = json_array_get(json_object_get(cf, "conflict"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(p, "kind")), "budget");
+	if (item_at(cf, "$.budgets.params") != NULL) {
+		ck_assert(json_is_null(json_object_get(p, "at_least")));
+		ck_assert(json_object_get(p, "nothing_at") == NULL);
+	}
+	json_decref(cf);
+	json_decref(req);
+}
+END_TEST
+
+START_TEST(test_query_engine_field)
+{
+	static const char *const ok[] = { "\"z3\"", "\"bnb\"" };
+	static const char *const bad[] = { "\"foo\"", "3", "null", "\"Z3\"" };
+	struct sq_query q;
+	struct dn_error err;
+	json_t *req;
+	char text[2048];
+
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(text, sizeof text, "{\"model\": \"mnist_mlp\", \"device\": \"t4\", \"space\": %s, \"engine\": %s}",
+		    SMALL_SPACE, ok[i]);
+		req = json_loads(text, 0, NULL);
+		memset(&q, 0, sizeof q);
+		memset(&err, 0, sizeof err);
+		ck_assert_msg(sq_parse(req, &cat, &q, &err) == 0, "%s: %s: %s", ok[i], err.path, err.message);
+		ck_assert_int_eq(q.engine_z3, i == 0);
+		sq_free(&q);
+		json_decref(req);
+	}
+	/* none: the engine alone */
+	req = mlp_query(SMALL_SPACE, "{}", NULL);
+	memset(&q, 0, sizeof q);
+	ck_assert(sq_parse(req, &cat, &q, &err) == 0);
+	ck_assert_int_eq(q.engine_z3, 0);
+	sq_free(&q);
+	json_decref(req);
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		snprintf(text, sizeof text, "{\"model\": \"mnist_mlp\", \"device\": \"t4\", \"space\": %s, \"engine\": %s}",
+		    SMALL_SPACE, bad[i]);
+		req = json_loads(text, 0, NULL);
+		memset(&q, 0, sizeof q);
+		memset(&err, 0, sizeof err);
+		ck_assert_msg(sq_parse(req, &cat, &q, &err) != 0, "%s accepted", bad[i]);
+		ck_assert_str_eq(err.path, "$.engine");
+		ck_assert_msg(strstr(err.message, "bnb") != NULL && strstr(err.message, "z3") != NULL, "%s", err.message);
+		sq_free(&q);
+		json_decref(req);
+	}
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite *s = suite_create("answer_z3");
+	TCase *t = tcase_create("count");
+
+	tcase_add_unchecked_fixture(t, load_catalog, free_catalog);
+	tcase_set_timeout(t, 900);
+	tcase_add_test(t, test_count_agrees_small_spaces);
+	tcase_add_test(t, test_count_model_limit);
+	suite_add_tcase(s, t);
+	t = tcase_create("conflict");
+	tcase_add_unchecked_fixture(t, load_catalog, free_catalog);
+	tcase_set_timeout(t, 900);
+	tcase_add_test(t, test_conflict_memory_bracket);
+	tcase_add_test(t, test_conflict_budget_and_constraint);
+	tcase_add_test(t, test_conflict_budget_alone_not_enough);
+	suite_add_tcase(s, t);
+	t = tcase_create("query");
+	tcase_add_unchecked_fixture(t, load_catalog, free_catalog);
+	tcase_add_test(t, test_query_engine_field);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int
+main(void)
+{
+	return run_suite(suite(), 0);
+}
