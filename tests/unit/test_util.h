@@ -160,6 +160,15 @@ run_suite(Suite *s, int nofork)
 	SRunner *r = srunner_create(s);
 	int failed;
 
+	/* templates and the device catalog from the source tree, also when a
+	 * test program is run by hand from it (make check sets this itself) */
+	if (getenv("DNNSAT_DATA_DIR") == NULL) {
+		const char *top = getenv("top_srcdir");
+		char dir[1024];
+
+		snprintf(dir, sizeof dir, "%s/schemas", top ? top : ".");
+		setenv("DNNSAT_DATA_DIR", dir, 0);
+	}
 	if (nofork)
 		srunner_set_fork_status(r, CK_NOFORK);
 	srunner_run_all(r, CK_NORMAL);

@@ -1219,7 +1219,6 @@ main(void)
 {
 	Suite *s = suite_create("z3c");
 
-	setenv("DNNSAT_DATA_DIR", src_path("schemas"), 0);   /* when run by hand */
 	/* the slowest tests take about 20 s on a busy 2-core machine (load 10),
 	 * more under the sanitizers: every check bounded by work (TEST_RLIMIT),
 	 * the Check timeout only catches a hang */
