@@ -32,8 +32,11 @@
  * budget, budgets and warnings in answers, any JSON choice value. 1.2.0
  * also: attention kernels (sdpa by default), gradient accumulation, 8-bit
  * Adam, Adafactor and Lion, bf16 on a chip without it an invalid
- * configuration, the nb201 MACs convention. */
-#define CM_VERSION "1.2.0"
+ * configuration, the nb201 MACs convention. 1.3.0: operators rmsnorm,
+ * swiglu, rotary and parameter, grouped-query attention (kv_heads, the
+ * "kv_heads divides heads" rule) and rotary attention, eps on layernorm,
+ * the llama and vit templates. */
+#define CM_VERSION "1.3.0"
 
 /* Limits on a built model (DN_ERANGE naming the limit beyond them), far
  * above the largest real models: the resnet template at its maxima builds

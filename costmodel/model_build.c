@@ -184,8 +184,8 @@ mb_parse_value(struct model_builder *mb, const json_t *v, const char *path, expr
  * one is used as the fallback). Returns a tensor standing for the one that
  * exists, or -1.
  */
-static int
-make_select(struct model_builder *mb, const char *path, int n, const int *alts,
+int
+mb_make_select(struct model_builder *mb, const char *path, int n, const int *alts,
     const expr_id *conds)
 {
 	struct cm_graph *m = mb->m;
@@ -504,7 +504,7 @@ walk_repeat(struct model_builder *mb, const json_t *item, const char *fpath,
 		outs[k + 1] = out;
 		conds[k + 1] = expr_eq(g, count, expr_int(g, k + 1));
 	}
-	rc = make_select(mb, ipath, (int)copies + 1, outs, conds);
+	rc = mb_make_select(mb, ipath, (int)copies + 1, outs, conds);
 done:
 	mb->unrolled = outer_unrolled;
 	free(outs);
@@ -614,7 +614,7 @@ walk_choice(struct model_builder *mb, const json_t *item, const char *fpath,
 	}
 	if (n == 0)
 		return input;   /* no option can be chosen here: the guard is false */
-	return make_select(mb, ipath, n, outs, conds);
+	return mb_make_select(mb, ipath, n, outs, conds);
 }
 
 static int
@@ -665,7 +665,7 @@ walk_if(struct model_builder *mb, const json_t *item, const char *fpath,
 	}
 	if (n == 0)
 		return input;
-	return make_select(mb, ipath, n, outs, conds);
+	return mb_make_select(mb, ipath, n, outs, conds);
 }
 
 static int

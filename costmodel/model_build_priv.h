@@ -63,6 +63,12 @@ int mb_run_rule(struct model_builder *mb, const struct op_rule *rule,
     const json_t *item, const char *file_path, const char *inst_path,
     expr_id guard, int nin, const int *in);
 
+/* A tensor standing for alts[i] where conds[i] holds (the conds disjoint
+ * and, with the enclosing guard, exhaustive): a choice's or an if's result.
+ * Returns alts[0] when all are one tensor, or -1 with mb->err set. */
+int mb_make_select(struct model_builder *mb, const char *path, int n, const int *alts,
+    const expr_id *conds);
+
 /* Builds the operator graph of `def` into `m` (model_build.c). On error
  * returns -1 with err set; `m` must still be freed with cm_graph_free. */
 int model_graph_build(struct cm_model_def *def, const struct cm_workload *wl,

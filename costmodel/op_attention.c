@@ -25,9 +25,22 @@
  *                  (two int64); no seq^2 tensor. O comes out laid out as
  *                  [N, L, h, d], so merging the heads is a view.
  *
+ * LLaMA-style attention (Hugging Face LlamaAttention) adds two options:
+ *   rotary         rotary position embeddings on q and k after the heads
+ *                  split (the "rotary" rule, op_rotary.c), before the kernel
+ *   kv_heads       grouped-query attention: k and v projected to
+ *                  kv_heads * d only, then repeated to `heads` heads by a
+ *                  copy (repeat_kv, run only where kv_heads < heads); HF
+ *                  repeats before every kernel (sdpa_attention_forward does
+ *                  unless torch's enable_gqa path is taken, not modelled)
+ * With either, k and v are split into contiguous [N, h, L, d] before the
+ * scores, which then use matmul(q, k, transpose_b) (no copy of k).
+ *
  * The sizes reach the sub-operators through names bound in a private scope
  * (__attn_*), so each sub-operator is the ordinary rule with its ordinary
- * costs and validity. Validity here: heads >= 1 and heads divides E; for
+ * costs and validity. Validity here: heads >= 1 and heads divides E,
+ * kv_heads >= 1 and kv_heads divides heads (LlamaAttention's
+ * num_key_value_groups = heads // kv_heads must be whole); for
  * flash, compute capability >= 8.0, an fp16/bf16 dtype and head dim <= 256;
  * for mem_efficient, compute capability >= 5.0 (sdp_utils.cpp).
  */
@@ -37,86 +50,80 @@
 #include <math.h>
 #include <string.h>
 
+/* [N, L, heads * d] (or a slice of the fused projection) -> [N, heads, L, d]
+ * or, transposed, [N, heads, d, L]; `heads` names the bound head count
+ * (__attn_h for queries, __attn_kv for keys and values) */
 static int
-sub(struct op_build *ob, const char *rule, const char *suffix, json_t *attrs, int a, int b)
-{
-	int in[2] = { a, b };
-	int r;
-
-	if (attrs == NULL)
-		return dn_error_set(ob->err, DN_ENOMEM, ob->file_path, "out of memory");
-	r = ob_sub(ob, rule, suffix, attrs, b >= 0 ? 2 : 1, in);
-	json_decref(attrs);
-	return r;
-}
-
-/* [N, L, E] (or a slice of [N, L, 3E]) -> [N, h, L, d] or, transposed, [N, h, d, L] */
-static int
-split_heads(struct op_build *ob, const char *name, int t, int transposed)
+split_heads(struct op_build *ob, const char *name, int t, const char *heads, int transposed)
 {
 	char s1[64], s2[64];
 	int r;
 
 	dn_fmt(s1, sizeof s1, "%s_heads", name);
 	dn_fmt(s2, sizeof s2, "%s_permute", name);
-	r = sub(ob, "reshape", s1, json_pack("{s:[ssss]}", "shape", "__attn_n", "__attn_l",
-	    "__attn_h", "__attn_d"), t, -1);
+	r = ob_sub_take(ob, "reshape", s1, json_pack("{s:[ssss]}", "shape", "__attn_n", "__attn_l",
+	    heads, "__attn_d"), t, -1);
 	if (r < 0)
 		return -1;
-	return sub(ob, "permute", s2, transposed ? json_pack("{s:[iiii]}", "dims", 0, 2, 3, 1) :
+	return ob_sub_take(ob, "permute", s2, transposed ? json_pack("{s:[iiii]}", "dims", 0, 2, 3, 1) :
 	    json_pack("{s:[iiii]}", "dims", 0, 2, 1, 3), r, -1);
 }
 
 /* scores, softmax, dropout and the product with v; the math kernel scales q
- * and k instead of the scores and adds the mask in place. Returns the
- * merged context [N, L, E] or -1. */
+ * and k instead of the scores and adds the mask in place. k and v come as
+ * projections [N, L, E] (split here, k as a transposed view, as BERT and
+ * GPT-2 do), or when `headed` already as contiguous [N, h, L, d] (rotated
+ * and repeated: LLaMA's matmul(q, k.transpose(2, 3)) folds to bmm without a
+ * copy, transpose_b here). Returns the merged context [N, L, E] or -1. */
 static int
-attention_eager(struct op_build *ob, int math, int q, int k, int v, int causal, double p)
+attention_eager(struct op_build *ob, int math, int q, int k, int v, int headed, int causal, double p)
 {
 	int s, ctx;
 
-	k = split_heads(ob, "k", k, 1);
-	v = split_heads(ob, "v", v, 0);
-	if (k < 0 || v < 0)
-		return -1;
+	if (!headed) {
+		k = split_heads(ob, "k", k, "__attn_h", 1);
+		v = split_heads(ob, "v", v, "__attn_h", 0);
+		if (k < 0 || v < 0)
+			return -1;
+	}
 	if (math) {
-		q = sub(ob, "scale", "q_scale", json_pack("{s:f}", "factor", 1.0), q, -1);
+		q = ob_sub_take(ob, "scale", "q_scale", json_pack("{s:f}", "factor", 1.0), q, -1);
 		if (q < 0)
 			return -1;
-		k = sub(ob, "scale", "k_scale", json_pack("{s:f}", "factor", 1.0), k, -1);
+		k = ob_sub_take(ob, "scale", "k_scale", json_pack("{s:f}", "factor", 1.0), k, -1);
 		if (k < 0)
 			return -1;
 	}
-	s = sub(ob, "matmul", "scores", json_object(), q, k);
+	s = ob_sub_take(ob, "matmul", "scores", headed ? json_pack("{s:b}", "transpose_b", 1) : json_object(), q, k);
 	if (s < 0)
 		return -1;
 	if (!math) {
-		s = sub(ob, "scale", "scale", json_pack("{s:f}", "factor", 1.0), s, -1);
+		s = ob_sub_take(ob, "scale", "scale", json_pack("{s:f}", "factor", 1.0), s, -1);
 		if (s < 0)
 			return -1;
 		/* BERT adds the extended attention mask; GPT-2 applies a causal where() */
-		s = sub(ob, "scale", causal ? "causal_mask" : "mask", json_pack("{s:f}", "factor", 1.0), s, -1);
+		s = ob_sub_take(ob, "scale", causal ? "causal_mask" : "mask", json_pack("{s:f}", "factor", 1.0), s, -1);
 		if (s < 0)
 			return -1;
 	}
-	s = sub(ob, "softmax", "softmax", json_pack("{s:i}", "dim", -1), s, -1);
+	s = ob_sub_take(ob, "softmax", "softmax", json_pack("{s:i}", "dim", -1), s, -1);
 	if (s < 0)
 		return -1;
 	if (p > 0.0) {
-		s = sub(ob, "dropout", "attn_dropout", json_pack("{s:f}", "p", p), s, -1);
+		s = ob_sub_take(ob, "dropout", "attn_dropout", json_pack("{s:f}", "p", p), s, -1);
 		if (s < 0)
 			return -1;
 	}
-	ctx = sub(ob, "matmul", "context", json_object(), s, v);
+	ctx = ob_sub_take(ob, "matmul", "context", json_object(), s, v);
 	if (ctx < 0)
 		return -1;
-	ctx = sub(ob, "permute", "merge_permute", json_pack("{s:[iiii]}", "dims", 0, 2, 1, 3), ctx, -1);
+	ctx = ob_sub_take(ob, "permute", "merge_permute", json_pack("{s:[iiii]}", "dims", 0, 2, 1, 3), ctx, -1);
 	if (ctx < 0)
 		return -1;
-	ctx = sub(ob, "contiguous", "merge_contiguous", json_object(), ctx, -1);
+	ctx = ob_sub_take(ob, "contiguous", "merge_contiguous", json_object(), ctx, -1);
 	if (ctx < 0)
 		return -1;
-	return sub(ob, "reshape", "merge_heads", json_pack("{s:[sss]}", "shape", "__attn_n", "__attn_l",
+	return ob_sub_take(ob, "reshape", "merge_heads", json_pack("{s:[sss]}", "shape", "__attn_n", "__attn_l",
 	    "__attn_e"), ctx, -1);
 }
 
@@ -205,48 +212,110 @@ static const char *const fused_attrs[] = { "flash", "causal", "dropout", NULL };
 static const struct op_rule sdpa_fused_rule = { "sdpa_fused", fused_attrs, 3, 3, CM_CLASS_GEMM,
 	sdpa_fused_build };
 
+/* Grouped-query attention: Hugging Face's repeat_kv, x[:, :, None].expand(N,
+ * kv, h / kv, L, d).reshape(N, h, L, d), one copy of [N, kv, L, d] into
+ * [N, h, L, d] that keeps nothing for backward (its gradient is a sum over
+ * the copies). Run only where kv < h: with kv == h repeat_kv returns its
+ * input (ob_sub_rule_if). */
 static int
-attention_body(struct op_build *ob, int fused, int bias, int causal, double p)
+repeat_kv_build(struct op_build *ob)
 {
-	enum cm_attention kernel = ob_attention(ob);
-	int x = ob->in[0], q, k, v, ctx;
+	const struct cm_tensor *x = ob_in(ob, 0);
+	expr_id heads = ob_int(ob, "heads", OB_REQUIRED), dims[4];
 
-	if (fused) {
-		/* GPT-2: c_attn to 3E; q, k, v are views into it, copied by matmul */
-		int qkv = sub(ob, "linear", "c_attn", json_pack("{s:s,s:b}", "out_features", "3 * __attn_e",
-		    "bias", bias), x, -1);
+	if (heads < 0)
+		return -1;
+	dims[0] = x->dim[0];
+	dims[1] = heads;
+	dims[2] = x->dim[2];
+	dims[3] = x->dim[3];
+	if (ob_out_new(ob, 4, dims, (enum cm_dtype)x->dtype) < 0)
+		return -1;
+	op_elementwise_costs(ob, 0);
+	return 0;
+}
+
+static const char *const repeat_kv_attrs[] = { "heads", NULL };
+static const struct op_rule repeat_kv_rule = { "repeat_kv", repeat_kv_attrs, 1, 1, CM_CLASS_ELEMENTWISE,
+	repeat_kv_build };
+
+struct attn_args {
+	int fused, bias, causal, rotary;
+	double p;
+	expr_id gqa;            /* kv_heads < heads (an expression), or EXPR_NONE */
+};
+
+/* k or v of [N, L, kv * d] to [N, h, L, d]: heads split, rotated (k with
+ * rotary: q's rotary holds the cos/sin tables, k's reads the same ones) and
+ * repeated to h heads under GQA */
+static int
+kv_heads(struct op_build *ob, const struct attn_args *a, const char *name, int t, int rotate)
+{
+	char sfx[32];
+
+	t = split_heads(ob, name, t, "__attn_kv", 0);
+	if (t >= 0 && rotate) {
+		dn_fmt(sfx, sizeof sfx, "%s_rotary", name);
+		t = ob_sub_take(ob, "rotary", sfx, json_pack("{s:b}", "tables", 0), t, -1);
+	}
+	if (t >= 0 && a->gqa != EXPR_NONE) {
+		dn_fmt(sfx, sizeof sfx, "%s_repeat", name);
+		t = ob_sub_rule_if(ob, a->gqa, &repeat_kv_rule, sfx, json_pack("{s:s}", "heads", "__attn_h"), t);
+	}
+	return t;
+}
+
+static int
+attention_body(struct op_build *ob, void *arg)
+{
+	const struct attn_args *a = arg;
+	enum cm_attention kernel = ob_attention(ob);
+	int fused_kernel = kernel == CM_ATTN_FLASH || kernel == CM_ATTN_MEM_EFFICIENT;
+	/* k and v split into heads before the kernel: always for the fused
+	 * kernels; for eager and math when rotated or repeated */
+	int headed = fused_kernel || a->rotary || a->gqa != EXPR_NONE;
+	int x = ob->in[0], q, k, v, ctx, bias = a->bias;
+
+	if (a->fused) {
+		/* GPT-2: c_attn to E + 2 kv d; q, k, v are views into it, copied by matmul */
+		int qkv = ob_sub_take(ob, "linear", "c_attn", json_pack("{s:s,s:b}", "out_features",
+		    "__attn_e + 2 * __attn_ekv", "bias", bias), x, -1);
 		if (qkv < 0)
 			return -1;
-		/* q, k, v: views of thirds of the fused output (qkv.split(E, dim=2)) */
-		q = sub(ob, "slice", "q_split", json_pack("{s:i,s:i,s:s}", "dim", 2, "start", 0,
+		/* q, k, v: views of the fused output (qkv.split(..., dim=2)) */
+		q = ob_sub_take(ob, "slice", "q_split", json_pack("{s:i,s:i,s:s}", "dim", 2, "start", 0,
 		    "length", "__attn_e"), qkv, -1);
-		k = sub(ob, "slice", "k_split", json_pack("{s:i,s:s,s:s}", "dim", 2, "start", "__attn_e",
-		    "length", "__attn_e"), qkv, -1);
-		v = sub(ob, "slice", "v_split", json_pack("{s:i,s:s,s:s}", "dim", 2, "start", "2 * __attn_e",
-		    "length", "__attn_e"), qkv, -1);
-		if (q < 0 || k < 0 || v < 0)
-			return -1;
-		q = split_heads(ob, "q", q, 0);
+		k = ob_sub_take(ob, "slice", "k_split", json_pack("{s:i,s:s,s:s}", "dim", 2, "start", "__attn_e",
+		    "length", "__attn_ekv"), qkv, -1);
+		v = ob_sub_take(ob, "slice", "v_split", json_pack("{s:i,s:s,s:s}", "dim", 2, "start",
+		    "__attn_e + __attn_ekv", "length", "__attn_ekv"), qkv, -1);
 	} else {
-		q = sub(ob, "linear", "query", json_pack("{s:s,s:b}", "out_features", "__attn_e", "bias", bias), x, -1);
-		k = sub(ob, "linear", "key", json_pack("{s:s,s:b}", "out_features", "__attn_e", "bias", bias), x, -1);
-		v = sub(ob, "linear", "value", json_pack("{s:s,s:b}", "out_features", "__attn_e", "bias", bias), x, -1);
-		if (q < 0 || k < 0 || v < 0)
-			return -1;
-		q = split_heads(ob, "q", q, 0);
+		q = ob_sub_take(ob, "linear", "query", json_pack("{s:s,s:b}", "out_features", "__attn_e",
+		    "bias", bias), x, -1);
+		k = ob_sub_take(ob, "linear", "key", json_pack("{s:s,s:b}", "out_features", "__attn_ekv",
+		    "bias", bias), x, -1);
+		v = ob_sub_take(ob, "linear", "value", json_pack("{s:s,s:b}", "out_features", "__attn_ekv",
+		    "bias", bias), x, -1);
 	}
+	if (q < 0 || k < 0 || v < 0)
+		return -1;
+	q = split_heads(ob, "q", q, "__attn_h", 0);
+	if (q >= 0 && a->rotary)
+		q = ob_sub_take(ob, "rotary", "q_rotary", json_pack("{s:b}", "tables", 1), q, -1);
 	if (q < 0)
 		return -1;
-	if (kernel == CM_ATTN_FLASH || kernel == CM_ATTN_MEM_EFFICIENT) {
+	if (headed) {
+		k = kv_heads(ob, a, "k", k, a->rotary);
+		v = kv_heads(ob, a, "v", v, 0);
+		if (k < 0 || v < 0)
+			return -1;
+	}
+	if (fused_kernel) {
 		int in[3];
 		json_t *attrs = json_pack("{s:b,s:b,s:f}", "flash", kernel == CM_ATTN_FLASH,
-		    "causal", causal, "dropout", ob_training(ob) ? p : 0.0);
-		k = split_heads(ob, "k", k, 0);
-		v = split_heads(ob, "v", v, 0);
-		if (k < 0 || v < 0 || attrs == NULL) {
-			json_decref(attrs);
-			return attrs == NULL ? dn_error_set(ob->err, DN_ENOMEM, ob->file_path, "out of memory") : -1;
-		}
+		    "causal", a->causal, "dropout", ob_training(ob) ? a->p : 0.0);
+		if (attrs == NULL)
+			return dn_error_set(ob->err, DN_ENOMEM, ob->file_path, "out of memory");
 		in[0] = q;
 		in[1] = k;
 		in[2] = v;
@@ -256,16 +325,13 @@ attention_body(struct op_build *ob, int fused, int bias, int causal, double p)
 		if (ctx < 0)
 			return -1;
 		/* [N, L, h, d] already: merging the heads is a view */
-		ctx = sub(ob, "reshape", "merge_heads", json_pack("{s:[sss]}", "shape", "__attn_n", "__attn_l",
-		    "__attn_e"), ctx, -1);
-		if (ctx < 0)
-			return -1;
-	} else {
-		ctx = attention_eager(ob, kernel == CM_ATTN_MATH, q, k, v, causal, p);
-		if (ctx < 0)
-			return -1;
-	}
-	ctx = sub(ob, "linear", fused ? "c_proj" : "output", json_pack("{s:s,s:b}", "out_features",
+		ctx = ob_sub_take(ob, "reshape", "merge_heads", json_pack("{s:[sss]}", "shape", "__attn_n",
+		    "__attn_l", "__attn_e"), ctx, -1);
+	} else
+		ctx = attention_eager(ob, kernel == CM_ATTN_MATH, q, k, v, headed, a->causal, a->p);
+	if (ctx < 0)
+		return -1;
+	ctx = ob_sub_take(ob, "linear", a->fused ? "c_proj" : "output", json_pack("{s:s,s:b}", "out_features",
 	    "__attn_e", "bias", bias), ctx, -1);
 	if (ctx < 0)
 		return -1;
@@ -277,13 +343,11 @@ static int
 attention_build(struct op_build *ob)
 {
 	struct expr_graph *g = &ob->m->g;
-	struct model_builder *mb = ob->mb;
 	const struct cm_tensor *x;
-	struct scope sc, *saved = mb->scope;
-	expr_id heads, e, binds[5];
-	static const char *const names[5] = { "__attn_n", "__attn_l", "__attn_e", "__attn_h", "__attn_d" };
-	int bias, causal, fused = 0, rc;
-	double p;
+	expr_id heads, kv, e, d, binds[7];
+	static const char *const names[7] = { "__attn_n", "__attn_l", "__attn_e", "__attn_h", "__attn_d",
+		"__attn_kv", "__attn_ekv" };
+	struct attn_args a;
 	const char *qkv;
 
 	if (ob_need_rank(ob, 0, 3, 3) != 0)
@@ -291,47 +355,47 @@ attention_build(struct op_build *ob)
 	x = ob_in(ob, 0);
 	if (x->dtype == CM_DT_I64)
 		return ob_fail(ob, NULL, "needs a float input");
+	memset(&a, 0, sizeof a);
 	e = x->dim[2];
 	heads = ob_int(ob, "heads", OB_REQUIRED);
-	bias = ob_bool(ob, "bias", 1);
-	causal = ob_bool(ob, "causal", 0);
-	p = ob_number(ob, "dropout", 0.0, 0.0, 1.0);
+	kv = ob_has(ob, "kv_heads") ? ob_int(ob, "kv_heads", OB_REQUIRED) : heads;
+	a.bias = ob_bool(ob, "bias", 1);
+	a.causal = ob_bool(ob, "causal", 0);
+	a.rotary = ob_bool(ob, "rotary", 0);
+	a.p = ob_number(ob, "dropout", 0.0, 0.0, 1.0);
 	qkv = json_string_value(json_object_get(ob->item, "qkv"));
-	if (heads < 0 || bias < 0 || causal < 0 || isnan(p))
+	if (heads < 0 || kv < 0 || a.bias < 0 || a.causal < 0 || a.rotary < 0 || isnan(a.p))
 		return -1;
 	if (qkv != NULL && strcmp(qkv, "fused") == 0)
-		fused = 1;
+		a.fused = 1;
 	else if (qkv != NULL && strcmp(qkv, "separate") != 0)
 		return ob_fail(ob, "qkv", "must be \"separate\" or \"fused\"");
 	{
-		const char *n[] = { "embedding", "heads" };
-		expr_id vals[] = { e, heads };
+		const char *n[] = { "embedding", "heads", "kv_heads" };
+		expr_id vals[] = { e, heads, kv };
 		ob_require(ob, expr_ge(g, heads, expr_int(g, 1)), "heads >= 1", 1, n + 1, &heads);
 		ob_require(ob, expr_eq(g, expr_mod(g, e, heads), expr_int(g, 0)),
 		    "heads divides the embedding size", 2, n, vals);
+		if (kv != heads) {
+			ob_require(ob, expr_ge(g, kv, expr_int(g, 1)), "kv_heads >= 1", 1, n + 2, &kv);
+			ob_require(ob, expr_eq(g, expr_mod(g, heads, expr_max(g, kv, expr_int(g, 1))), expr_int(g, 0)),
+			    "kv_heads divides heads", 2, n + 1, vals + 1);
+			a.gqa = expr_lt(g, kv, heads);
+		} else
+			a.gqa = EXPR_NONE;
 	}
+	d = expr_div(g, e, expr_max(g, heads, expr_int(g, 1)));
 	binds[0] = x->dim[0];
 	binds[1] = x->dim[1];
 	binds[2] = e;
 	binds[3] = heads;
-	binds[4] = expr_div(g, e, expr_max(g, heads, expr_int(g, 1)));
-	memset(&sc, 0, sizeof sc);
-	sc.parent = saved;
-	sc.binds = malloc(sizeof *sc.binds * 5);
-	if (sc.binds == NULL)
-		return dn_error_set(ob->err, DN_ENOMEM, ob->file_path, "out of memory");
-	for (int i = 0; i < 5; i++) {
-		sc.binds[i].name = names[i];
-		sc.binds[i].value = binds[i];
-	}
-	sc.nbinds = sc.capbinds = 5;
-	mb->scope = &sc;
-	rc = attention_body(ob, fused, bias, causal, p);
-	mb->scope = saved;
-	free(sc.binds);
-	return rc;
+	binds[4] = d;
+	binds[5] = kv;
+	binds[6] = kv == heads ? e : expr_mul(g, kv, d);
+	return ob_with_binds(ob, 7, names, binds, attention_body, &a);
 }
 
-static const char *const attn_attrs[] = { "heads", "bias", "causal", "dropout", "qkv", NULL };
+static const char *const attn_attrs[] = { "heads", "kv_heads", "bias", "causal", "dropout", "qkv", "rotary",
+	NULL };
 
 const struct op_rule op_rule_attention = { "attention", attn_attrs, 1, 1, CM_CLASS_GEMM, attention_build };

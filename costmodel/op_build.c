@@ -190,6 +190,30 @@ ob_int(struct op_build *ob, const char *name, int64_t dflt)
 }
 
 int
+ob_dims(struct op_build *ob, const char *name, expr_id dims[CM_MAX_RANK])
+{
+	struct expr_graph *g = &ob->m->g;
+	const json_t *list = json_object_get(ob->item, name), *v;
+	char elt[64];
+	size_t i;
+
+	if (!json_is_array(list) || json_array_size(list) == 0 || json_array_size(list) > CM_MAX_RANK)
+		return ob_fail(ob, name, "must list 1 to %d dimensions", CM_MAX_RANK);
+	json_array_foreach(list, i, v) {
+		const char *n[1];
+		dn_fmt(elt, sizeof elt, "%s[%zu]", name, i);
+		dims[i] = attr_expr(ob, v, elt);
+		if (dims[i] < 0)
+			return -1;
+		if (expr_type_of(g, dims[i]) != EXPR_INT)
+			return ob_fail(ob, elt, "must be an integer");
+		n[0] = elt;
+		ob_require(ob, expr_ge(g, dims[i], expr_int(g, 1)), "dimensions >= 1", 1, n, &dims[i]);
+	}
+	return (int)json_array_size(list);
+}
+
+int
 ob_pair(struct op_build *ob, const char *name, int64_t dflt, expr_id out[2])
 {
 	const json_t *v = json_object_get(ob->item, name);
@@ -637,4 +661,70 @@ ob_sub_rule(struct op_build *ob, const struct op_rule *rule, const char *suffix,
 	if (expr_graph_set_origin(&ob->m->g, ob->inst_path) != 0)
 		return -1;
 	return r;
+}
+
+int
+ob_sub_take(struct op_build *ob, const char *rule, const char *suffix, json_t *attrs, int a, int b)
+{
+	int in[2] = { a, b };
+	int r;
+
+	if (attrs == NULL)
+		return dn_error_set(ob->err, DN_ENOMEM, ob->file_path, "out of memory");
+	r = ob_sub(ob, rule, suffix, attrs, b >= 0 ? 2 : 1, in);
+	json_decref(attrs);
+	return r;
+}
+
+int
+ob_sub_rule_if(struct op_build *ob, expr_id cond, const struct op_rule *rule,
+    const char *suffix, json_t *attrs, int a)
+{
+	struct expr_graph *g = &ob->m->g;
+	expr_id present = expr_and(g, ob->guard, cond), conds[2];
+	char ipath[512];
+	int alts[2];
+
+	if (attrs == NULL)
+		return dn_error_set(ob->err, DN_ENOMEM, ob->file_path, "out of memory");
+	if (expr_is_const(g, present) && g->nodes[present].k.i == 0) {
+		json_decref(attrs);
+		return a;               /* never runs: the input itself */
+	}
+	dn_fmt(ipath, sizeof ipath, "%s.%s", ob->inst_path, suffix);
+	alts[0] = mb_run_rule(ob->mb, rule, attrs, ob->file_path, ipath, present, 1, &a);
+	json_decref(attrs);
+	if (expr_graph_set_origin(g, ob->inst_path) != 0 || alts[0] < 0)
+		return -1;
+	if (expr_is_const(g, cond) && g->nodes[cond].k.i != 0)
+		return alts[0];
+	alts[1] = a;
+	conds[0] = cond;
+	conds[1] = expr_not(g, cond);
+	return mb_make_select(ob->mb, ipath, 2, alts, conds);
+}
+
+int
+ob_with_binds(struct op_build *ob, int n, const char *const *names, const expr_id *vals,
+    int (*body)(struct op_build *ob, void *arg), void *arg)
+{
+	struct model_builder *mb = ob->mb;
+	struct scope sc, *saved = mb->scope;
+	int rc;
+
+	memset(&sc, 0, sizeof sc);
+	sc.parent = saved;
+	sc.binds = malloc(sizeof *sc.binds * (size_t)n);
+	if (sc.binds == NULL)
+		return dn_error_set(ob->err, DN_ENOMEM, ob->file_path, "out of memory");
+	for (int i = 0; i < n; i++) {
+		sc.binds[i].name = names[i];
+		sc.binds[i].value = vals[i];
+	}
+	sc.nbinds = sc.capbinds = n;
+	mb->scope = &sc;
+	rc = body(ob, arg);
+	mb->scope = saved;
+	free(sc.binds);
+	return rc;
 }

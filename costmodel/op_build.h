@@ -56,6 +56,9 @@ expr_id ob_int(struct op_build *ob, const char *name, int64_t dflt);
 int ob_pair(struct op_build *ob, const char *name, int64_t dflt, expr_id out[2]);
 int ob_bool(struct op_build *ob, const char *name, int dflt);
 double ob_number(struct op_build *ob, const char *name, double dflt, double lo, double hi);
+/* A list attribute of 1 to CM_MAX_RANK integer expressions, each required
+ * to be >= 1 (a parameter's shape): fills dims, returns the count or -1. */
+int ob_dims(struct op_build *ob, const char *name, expr_id dims[CM_MAX_RANK]);
 /* Whether the attribute is present. */
 int ob_has(const struct op_build *ob, const char *name);
 /* An error about attribute `name` (NULL: the operator itself). */
@@ -107,6 +110,23 @@ int ob_sub(struct op_build *ob, const char *rule, const char *suffix,
  * kernel that model files cannot name). */
 int ob_sub_rule(struct op_build *ob, const struct op_rule *rule, const char *suffix,
     json_t *attrs, int nin, const int *in);
+/* ob_sub taking over `attrs` (released here; NULL reports out of memory)
+ * with input a, and b unless b < 0. */
+int ob_sub_take(struct op_build *ob, const char *rule, const char *suffix,
+    json_t *attrs, int a, int b);
+/* ob_sub_rule taking over `attrs`, run on input a only where `cond` holds:
+ * the sub-operator's costs and storages are guarded by cond, and where it
+ * does not hold the result is input a itself (Hugging Face's repeat_kv
+ * returns its input when there is nothing to repeat). Returns the result
+ * (a select tensor of the two when cond is not constant) or -1. */
+int ob_sub_rule_if(struct op_build *ob, expr_id cond, const struct op_rule *rule,
+    const char *suffix, json_t *attrs, int a);
+/* Runs body(ob, arg) with names[i] bound to vals[i] (i < n) in a private
+ * scope, so that a composite's sub-operators can name its sizes in their
+ * attributes ("__attn_e"); the names should start with "__" to stay clear
+ * of model names. Restores the scope; returns body's result or -1. */
+int ob_with_binds(struct op_build *ob, int n, const char *const *names, const expr_id *vals,
+    int (*body)(struct op_build *ob, void *arg), void *arg);
 /* The attention kernel of this build (cm_attention_resolve) and the
  * device's compute capability (cm_device_cc). */
 enum cm_attention ob_attention(const struct op_build *ob);

@@ -1,10 +1,29 @@
 /*
- * op_norm.c - batchnorm (over dim 1), layernorm (over the last dim) and
- * groupnorm. Learnable affine parameters count as parameters; batchnorm's
- * running statistics are buffers. Autograd keeps the input plus the fp32
- * per-channel (or per-row) mean and inverse deviation for backward.
+ * op_norm.c - batchnorm (over dim 1), layernorm and rmsnorm (over the last
+ * dim) and groupnorm. Learnable affine parameters count as parameters;
+ * batchnorm's running statistics are buffers. Autograd keeps the input plus
+ * the fp32 per-channel (or per-row) mean and inverse deviation for backward.
+ *
+ * rmsnorm (Zhang and Sennrich 2019; LLaMA's LlamaRMSNorm, torch.nn.RMSNorm)
+ * is x * rsqrt(mean(x^2) + eps) * weight: a weight of E values and no bias,
+ * and, as the fused kernel (aten _fused_rms_norm) keeps for backward, the
+ * input and one fp32 rstd per row. Hugging Face's eager LlamaRMSNorm keeps
+ * more (an fp32 copy of x and intermediate products); the fused form is
+ * the one modelled. `eps` (layernorm, rmsnorm) is accepted for fidelity
+ * to the source model and costs nothing.
  */
 #include "op_rules.h"
+
+#include <math.h>
+
+/* the optional eps: a number in (0, 1), no effect on costs */
+static int
+norm_eps(struct op_build *ob)
+{
+	if (!ob_has(ob, "eps"))
+		return 0;
+	return isnan(ob_number(ob, "eps", 1e-5, 1e-30, 1.0)) ? -1 : 0;
+}
 
 static int
 batchnorm_build(struct op_build *ob)
@@ -50,7 +69,7 @@ layernorm_build(struct op_build *ob)
 	int affine;
 	expr_id e, rows;
 
-	if (ob_need_rank(ob, 0, 1, CM_MAX_RANK) != 0)
+	if (ob_need_rank(ob, 0, 1, CM_MAX_RANK) != 0 || norm_eps(ob) != 0)
 		return -1;
 	x = ob_in(ob, 0);
 	affine = ob_bool(ob, "affine", 1);
@@ -67,6 +86,35 @@ layernorm_build(struct op_build *ob)
 	ob_save_input(ob, 0);
 	ob_save_new(ob, expr_mul(g, rows, expr_int(g, 8)));    /* mean, rstd (fp32) */
 	op_elementwise_costs(ob, 8);
+	return 0;
+}
+
+static int
+rmsnorm_build(struct op_build *ob)
+{
+	struct expr_graph *g = &ob->m->g;
+	const struct cm_tensor *x;
+	int affine;
+	expr_id e, rows;
+
+	if (ob_need_rank(ob, 0, 1, CM_MAX_RANK) != 0 || norm_eps(ob) != 0)
+		return -1;
+	x = ob_in(ob, 0);
+	if (x->dtype == CM_DT_I64)
+		return ob_fail(ob, NULL, "needs a float input");
+	affine = ob_bool(ob, "affine", 1);
+	if (affine < 0)
+		return -1;
+	e = x->dim[x->rank - 1];
+	rows = ob_elems(ob, x->rank - 1, x->dim);
+	if (ob_out_new(ob, x->rank, x->dim, CM_DT_ACT) < 0)
+		return -1;
+	if (affine)
+		ob_param(ob, e);                                /* weight only */
+	ob_save_input(ob, 0);
+	ob_save_new(ob, expr_mul(g, rows, expr_int(g, 4)));    /* rstd (fp32) per row */
+	/* square, sum, scale by rstd, scale by weight; rsqrt once per row */
+	op_elementwise_costs(ob, 4);
 	return 0;
 }
 
@@ -107,7 +155,9 @@ groupnorm_build(struct op_build *ob)
 
 static const char *const bn_attrs[] = { "affine", NULL };
 static const char *const gn_attrs[] = { "affine", "groups", NULL };
+static const char *const ln_attrs[] = { "affine", "eps", NULL };
 
 const struct op_rule op_rule_batchnorm = { "batchnorm", bn_attrs, 1, 1, CM_CLASS_REDUCTION, batchnorm_build };
-const struct op_rule op_rule_layernorm = { "layernorm", bn_attrs, 1, 1, CM_CLASS_REDUCTION, layernorm_build };
+const struct op_rule op_rule_layernorm = { "layernorm", ln_attrs, 1, 1, CM_CLASS_REDUCTION, layernorm_build };
 const struct op_rule op_rule_groupnorm = { "groupnorm", gn_attrs, 1, 1, CM_CLASS_REDUCTION, groupnorm_build };
+const struct op_rule op_rule_rmsnorm = { "rmsnorm", ln_attrs, 1, 1, CM_CLASS_REDUCTION, rmsnorm_build };

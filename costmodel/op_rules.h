@@ -1,7 +1,8 @@
 /*
  * op_rules.h - the operator rules (one file per family: op_conv.c,
  * op_linear.c, op_norm.c, op_activation.c, op_pool.c, op_shape.c,
- * op_merge.c, op_attention.c, op_rnn.c, op_loss.c) and the cost helpers
+ * op_merge.c, op_attention.c, op_rotary.c, op_mlp.c, op_param.c, op_rnn.c,
+ * op_loss.c) and the cost helpers
  * they share (private to costmodel/).
  */
 #ifndef DN_OP_RULES_H
@@ -19,7 +20,8 @@ void op_elementwise_costs(struct op_build *ob, int flops);
 
 extern const struct op_rule op_rule_conv1d, op_rule_conv2d;
 extern const struct op_rule op_rule_linear, op_rule_matmul, op_rule_bmm, op_rule_embedding;
-extern const struct op_rule op_rule_batchnorm, op_rule_layernorm, op_rule_groupnorm;
+extern const struct op_rule op_rule_batchnorm, op_rule_layernorm, op_rule_groupnorm,
+    op_rule_rmsnorm;
 extern const struct op_rule op_rule_relu, op_rule_relu6, op_rule_silu, op_rule_hardswish,
     op_rule_gelu, op_rule_sigmoid, op_rule_tanh, op_rule_softmax, op_rule_dropout,
     op_rule_scale;
@@ -28,7 +30,8 @@ extern const struct op_rule op_rule_maxpool1d, op_rule_maxpool2d, op_rule_avgpoo
 extern const struct op_rule op_rule_flatten, op_rule_reshape, op_rule_permute,
     op_rule_transpose, op_rule_contiguous, op_rule_identity, op_rule_zero, op_rule_slice;
 extern const struct op_rule op_rule_add, op_rule_mul, op_rule_concat;
-extern const struct op_rule op_rule_attention;
+extern const struct op_rule op_rule_attention, op_rule_rotary, op_rule_swiglu;
+extern const struct op_rule op_rule_parameter;
 extern const struct op_rule op_rule_lstm, op_rule_gru;
 extern const struct op_rule op_rule_cross_entropy;
 

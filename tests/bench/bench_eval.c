@@ -9,7 +9,10 @@
  *     what the solver builds for a space over batch size, resolution and
  *     width of ResNet-50;
  *   resnet template, every hyperparameter free within its declared range
- *     (blocks per stage up to 64 each, both block types instantiated).
+ *     (blocks per stage up to 64 each, both block types instantiated);
+ *   llama2-7b, architecture fixed, batch size and sequence length free;
+ *   llama template, every hyperparameter free (up to 80 layers
+ *     instantiated). Both with the workload's default attention (sdpa).
  * Usage: bench_eval [iterations]   (make bench)
  */
 #include <stdio.h>
@@ -39,9 +42,15 @@ pick(int64_t lo, int64_t hi)
 	return lo + (int64_t)(rng % (uint64_t)(hi - lo + 1));
 }
 
+/* A hyperparameter drawn per configuration: step * [lo, hi]. */
+struct knob {
+	const char *name;
+	int64_t lo, hi, step;
+};
+
 static int
 run(const char *label, struct cm_model_def *def, const struct expr_ival *bounds,
-    const union expr_val *base, int iters)
+    const union expr_val *base, const struct knob *knobs, int iters)
 {
 	struct cm_device dev;
 	struct cm_workload wl = { 1, CM_OPT_ADAM, CM_PREC_FP32, 0 };
@@ -50,8 +59,6 @@ run(const char *label, struct cm_model_def *def, const struct expr_ival *bounds,
 	union expr_val *cfg, *scratch;
 	struct cm_result r;
 	double t0, t1, tb0, tb1, sink = 0;
-	int ib = cm_def_find_hp(def, "batch_size"), ir = cm_def_find_hp(def, "resolution");
-	int iw = cm_def_find_hp(def, "width");
 
 	memset(&err, 0, sizeof err);
 	memset(&dev, 0, sizeof dev);
@@ -76,9 +83,8 @@ run(const char *label, struct cm_model_def *def, const struct expr_ival *bounds,
 		cm_model_eval(m, cfg, scratch, &r, &err);
 	t0 = now();
 	for (int i = 0; i < iters; i++) {
-		cfg[ib].i = pick(1, 512);
-		cfg[ir].i = 32 * pick(2, 10);
-		cfg[iw].i = 16 * pick(1, 6);
+		for (const struct knob *k = knobs; k->name != NULL; k++)
+			cfg[cm_def_find_hp(def, k->name)].i = k->step * pick(k->lo, k->hi);
 		if (cm_model_eval(m, cfg, scratch, &r, &err) != 0) {
 			fprintf(stderr, "eval: %s\n", err.message);
 			return -1;
@@ -100,6 +106,10 @@ int
 main(int argc, char **argv)
 {
 	int iters = argc > 1 ? atoi(argv[1]) : 20000;
+	static const struct knob resnet_knobs[] = { { "batch_size", 1, 512, 1 }, { "resolution", 2, 10, 32 },
+		{ "width", 1, 6, 16 }, { NULL, 0, 0, 0 } };
+	static const struct knob llama_knobs[] = { { "batch_size", 1, 64, 1 }, { "seq_len", 1, 32, 128 },
+		{ NULL, 0, 0, 0 } };
 	struct cm_model_def *def;
 	struct dn_error err;
 	union expr_val *base;
@@ -123,9 +133,33 @@ main(int argc, char **argv)
 	bounds[cm_def_find_hp(def, "width")].lo.i = 16;
 	bounds[cm_def_find_hp(def, "width")].hi.i = 96;
 	printf("evaluating every cost of one configuration (%d random configurations each)\n", iters);
-	if (run("resnet50: batch 1-512, resolution 64-320, width 16-96 free", def, bounds, base, iters) != 0)
+	if (run("resnet50: batch 1-512, resolution 64-320, width 16-96 free", def, bounds, base,
+	    resnet_knobs, iters) != 0)
 		return 1;
 	if (run("resnet template: every hyperparameter free (up to 64 blocks/stage)", def, NULL, base,
+	    resnet_knobs, iters / 10 > 0 ? iters / 10 : 1) != 0)
+		return 1;
+	free(base);
+	free(bounds);
+	cm_def_unref(def);
+	if (cm_def_load_preset("llama2-7b", &def, &err) != 0) {
+		fprintf(stderr, "%s\n", err.message);
+		return 1;
+	}
+	base = calloc((size_t)def->nhps, sizeof *base);
+	cm_config_defaults(def, base);
+	cm_config_apply_preset(def, "llama2-7b", base, &err);
+	bounds = calloc((size_t)def->nhps, sizeof *bounds);
+	for (int i = 0; i < def->nhps; i++)
+		bounds[i].lo = bounds[i].hi = base[i];
+	bounds[cm_def_find_hp(def, "batch_size")].lo.i = 1;
+	bounds[cm_def_find_hp(def, "batch_size")].hi.i = 64;
+	bounds[cm_def_find_hp(def, "seq_len")].lo.i = 128;
+	bounds[cm_def_find_hp(def, "seq_len")].hi.i = 4096;
+	if (run("llama2-7b: batch 1-64, seq_len 128-4096 free", def, bounds, base, llama_knobs,
+	    iters / 10 > 0 ? iters / 10 : 1) != 0)
+		return 1;
+	if (run("llama template: every hyperparameter free (up to 80 layers)", def, NULL, base, llama_knobs,
 	    iters / 10 > 0 ? iters / 10 : 1) != 0)
 		return 1;
 	free(base);

@@ -1,0 +1,76 @@
+/*
+ * op_rotary.c - rotary position embeddings (RoPE, Su et al. 2021) as Hugging
+ * Face's apply_rotary_pos_emb computes them in eager mode, on one tensor
+ * x = [..., L, d] (q or k after the heads split, [N, heads, L, d]):
+ *
+ *   rotate_half(x) = cat(-x[..., d/2:], x[..., :d/2], dim=-1)
+ *   out = x * cos + rotate_half(x) * sin
+ *
+ * Five kernels: mul, neg (on half of x), cat, mul, add. cos and sin
+ * ([1, L, d] each in the activation dtype: LlamaRotaryEmbedding computes them
+ * from position_ids of shape [1, L], without gradient) are what autograd
+ * keeps: each mul saves its constant operand because x requires grad, and
+ * nothing of x itself. No parameters.
+ *
+ * Modelling choices (where this is not exact):
+ * - HF computes cos and sin once per forward pass (LlamaModel) and every
+ *   layer saves the same two tensors; this rule charges them per operator
+ *   whose "tables" attribute is true (attention sets it on q's rotary, not
+ *   k's), so a model of n layers counts (n - 1) * 2 * L * d values more
+ *   than PyTorch holds (31 x 2 MiB = 62 MiB for LLaMA-2 7B at L = 4096 in
+ *   bf16, under 0.5% of its bf16 weights).
+ * - Transients: at the second mul, x * cos, cat and their product are live
+ *   (3 x's worth) before the output exists; with the output, x * cos and the
+ *   second product (2 x's worth) are. Workspace: 2 x's worth beyond the
+ *   output. Backward: grad * cos and grad * sin, then the halves of the
+ *   second added (negated) into the first: the same two temporaries.
+ * - Traffic: per element, mul reads 1 writes 1, neg 0.5 + 0.5, cat 1 + 1,
+ *   mul 1 + 1, add 2 + 1: 10 x's worth (cos and sin reads are O(L d)).
+ *   FLOPs: 3.5 per element (mul, neg on half, mul, add).
+ * Validity: the last dimension is even (rotate_half splits it in halves).
+ */
+#include "op_rules.h"
+
+static int
+rotary_build(struct op_build *ob)
+{
+	struct expr_graph *g = &ob->m->g;
+	const struct cm_tensor *x;
+	expr_id l, d, xb, tables;
+	int hold;
+
+	if (ob_need_rank(ob, 0, 2, CM_MAX_RANK) != 0)
+		return -1;
+	x = ob_in(ob, 0);
+	if (x->dtype == CM_DT_I64)
+		return ob_fail(ob, NULL, "needs a float input");
+	hold = ob_bool(ob, "tables", 1);
+	if (hold < 0)
+		return -1;
+	l = x->dim[x->rank - 2];
+	d = x->dim[x->rank - 1];
+	{
+		const char *n[] = { "head_dim" };
+		ob_require(ob, expr_eq(g, expr_mod(g, d, expr_int(g, 2)), expr_int(g, 0)),
+		    "rotary needs an even head_dim (rotate_half)", 1, n, &d);
+	}
+	if (ob_out_new(ob, x->rank, x->dim, CM_DT_ACT) < 0)
+		return -1;
+	tables = ob_bytes(ob, expr_mul(g, expr_mul(g, l, d), expr_int(g, 2)), CM_DT_ACT);
+	if (hold && x->requires_grad)
+		ob_save_new(ob, tables);        /* cos and sin */
+	op_elementwise_costs(ob, 0);
+	ob->op.flops_other = expr_div(g, expr_mul(g, x->elems, expr_int(g, 7)), expr_int(g, 2));
+	xb = ob_bytes(ob, x->elems, CM_DT_ACT);
+	ob->op.fwd_bytes = expr_add(g, expr_mul(g, xb, expr_int(g, 10)), tables);
+	ob->op.bwd_bytes = ob->op.fwd_bytes;
+	ob->op.ws_fwd = expr_mul(g, xb, expr_int(g, 2));
+	ob->op.ws_bwd = expr_mul(g, xb, expr_int(g, 2));
+	ob->op.kernels_fwd = 5;
+	ob->op.kernels_bwd = 5;
+	return 0;
+}
+
+static const char *const rotary_attrs[] = { "tables", NULL };
+
+const struct op_rule op_rule_rotary = { "rotary", rotary_attrs, 1, 1, CM_CLASS_ELEMENTWISE, rotary_build };
