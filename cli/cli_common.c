@@ -131,12 +131,32 @@ memory_estimate(json_t *budgets, const char *opt, struct dn_error *err)
 	return 0;
 }
 
+/* Appends the comma-separated items of `v` to the list obj[key] (made when
+ * missing); the query parser checks each. 0, or -1 when out of memory. */
+static int
+append_list(json_t *obj, const char *key, const char *v)
+{
+	json_t *a = json_object_get(obj, key);
+	const char *end;
+
+	if (a == NULL && json_object_set_new(obj, key, a = json_array()) != 0)
+		return -1;
+	for (;;) {
+		end = strchr(v, ',');
+		if (json_array_append_new(a, end != NULL ? json_stringn(v, (size_t)(end - v)) : json_string(v)) != 0)
+			return -1;
+		if (end == NULL)
+			return 0;
+		v = end + 1;
+	}
+}
+
 int
 cli_req_option(struct cli_req *r, const char *a, const char *v, struct dn_error *err)
 {
 	static const char *const with_value[] = { "--preset", "--template", "--model", "--space", "--device",
 		"--budget", "--set", "--constraint", "--optimizer", "--dtype", "--attention", "--grad-accum",
-		"--bind" };
+		"--bind", "--freeze", "--train", "--lora-rank", "--lora-targets" };
 	json_t *j;
 	size_t i;
 
@@ -177,6 +197,21 @@ cli_req_option(struct cli_req *r, const char *a, const char *v, struct dn_error 
 		json_object_set_new(r->bind, name, json_string(eq + 1));
 	} else if (strcmp(a, "--constraint") == 0) {
 		json_array_append_new(r->constraints, json_string(v));
+	} else if (strcmp(a, "--freeze") == 0 || strcmp(a, "--train") == 0) {
+		if (append_list(r->workload, a + 2, v) != 0)
+			return dn_error_set(err, DN_ENOMEM, a, "out of memory");
+	} else if (strcmp(a, "--lora-rank") == 0 || strcmp(a, "--lora-targets") == 0) {
+		/* {"lora": {"rank": R, "targets": [...]}}: the query parser checks both */
+		json_t *lora = json_object_get(r->workload, "lora");
+		if (lora == NULL)
+			json_object_set_new(r->workload, "lora", lora = json_object());
+		if (a[7] == 't') {
+			if (append_list(lora, "targets", v) != 0)
+				return dn_error_set(err, DN_ENOMEM, a, "out of memory");
+		} else {
+			json_t *n = json_loads(v, JSON_DECODE_ANY, NULL);
+			json_object_set_new(lora, "rank", n != NULL ? n : json_string(v));
+		}
 	} else if (strcmp(a, "--grad-accum") == 0) {
 		/* an integer when it reads as one; the query parser names anything else */
 		json_t *n = json_loads(v, JSON_DECODE_ANY, NULL);

@@ -56,6 +56,17 @@ print_table(const struct cli_query *q, const struct cm_model *m, const union exp
 		printf(", %d micro-batches per step", q->wl.grad_accum);
 	if (q->wl.training && q->wl.checkpointing)
 		printf(", gradient checkpointing");
+	if (q->wl.training && q->wl.ft.lora_rank > 0) {
+		printf(", LoRA rank %s", q->wl.ft.rank_expr[0] ? q->wl.ft.rank_expr : grouped(q->wl.ft.lora_rank, a, sizeof a));
+		for (int i = 0; i < q->wl.ft.ntargets; i++)
+			printf("%s%s", i ? "," : " on ", q->wl.ft.targets[i]);
+	}
+	if (q->wl.training && q->wl.ft.nfreeze > 0)
+		for (int i = 0; i < q->wl.ft.nfreeze; i++)
+			printf("%s%s", i ? "," : ", frozen ", q->wl.ft.freeze[i]);
+	if (q->wl.training && q->wl.ft.ntrain > 0)
+		for (int i = 0; i < q->wl.ft.ntrain; i++)
+			printf("%s%s", i ? "," : ", trained ", q->wl.ft.train[i]);
 	printf("\n");
 	printf("config      ");
 	for (int i = 0; i < def->nhps; i++) {
@@ -82,7 +93,11 @@ print_table(const struct cli_query *q, const struct cm_model *m, const union exp
 	}
 	if (r->nviolations > 8)
 		printf("  ... and %d more violations\n", r->nviolations - 8);
-	printf("parameters   %s\n", grouped(r->params, a, sizeof a));
+	if (q->wl.training && r->trainable_params != r->params)
+		printf("parameters   %s, %s trainable\n", grouped(r->params, a, sizeof a),
+		    grouped(r->trainable_params, b, sizeof b));
+	else
+		printf("parameters   %s\n", grouped(r->params, a, sizeof a));
 	printf("weights      %s fp32, %s fp16/bf16, %s int8\n",
 	    cli_human_bytes((double)r->weight_bytes_fp32, a, sizeof a),
 	    cli_human_bytes((double)r->weight_bytes_fp16, b, sizeof b),
@@ -146,7 +161,8 @@ estimate_json(const struct cli_query *q, struct dn_error *err)
 	    "grad_accum", q->wl.grad_accum > 1 ? q->wl.grad_accum : 1, "checkpointing", q->wl.checkpointing, "macs_convention",
 	    cm_macs_convention_name((enum cm_macs_convention)q->wl.macs_convention),
 	    "config", cm_config_to_json(q->def, q->config), "per_op", q->per_op);
-	if (body == NULL) {
+	if (body == NULL || cm_ft_to_json(&q->wl.ft, json_object_get(body, "workload")) != 0) {
+		json_decref(body);
 		dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
 		return NULL;
 	}

@@ -18,21 +18,28 @@
 /* The options of every solver command (cli_req_option and cli_solve.c). */
 #define SOLVER_OPTIONS "--preset", "--template", "--model", "--space", "--device", "--budget", "--set", \
 	"--constraint", "--optimizer", "--dtype", "--convention", "--attention", "--grad-accum", "--checkpointing", \
-	"--inference", "--bind", "--timeout", "--json", "--help"
+	"--freeze", "--train", "--lora-rank", "--lora-targets", "--inference", "--bind", "--timeout", "--json", "--help"
 
 static const char *const estimate_options[] = { "--template", "--model", "--preset", "--set", "--device",
 	"--device-file", "--optimizer", "--dtype", "--convention", "--attention", "--grad-accum", "--checkpointing", "--tf32", "--inference",
-	"--per-op", "--json", "--help", NULL };
+	"--freeze", "--train", "--lora-rank", "--lora-targets", "--per-op", "--json", "--help", NULL };
 /* cli_solve.c takes all of these for each solver command; the usage of each
  * names those that change its answer */
 static const char *const solver_options[] = { SOLVER_OPTIONS, "--offset", "--limit", "--cursor", "--n",
 	"--seed", "--config", "--param", "--value", "--per", "--engine", NULL };
 static const char *const prune_options[] = { "--preset", "--template", "--model", "--space", "--device",
 	"--budget", "--set", "--constraint", "--optimizer", "--dtype", "--attention", "--grad-accum", "--checkpointing",
-	"--inference", "--bind", "--timeout", "--json", "--out", "--configs", "--limit", "--summary", "--server", "--token", "--help", NULL };
+	"--freeze", "--train", "--lora-rank", "--lora-targets", "--inference", "--bind", "--timeout", "--json", "--out", "--configs", "--limit", "--summary", "--server", "--token", "--help", NULL };
 static const char *const catalog_options[] = { "--json", "--help", NULL };
 static const char *const import_options[] = { "--name", "--dim", "--unknown", "--out", "--help", NULL };
 
+#define FT_HELP \
+	"  --freeze SELECTORS    fine-tuning: freeze these weights (comma list: all, an operator type\n" \
+	"                        such as embedding or linear, attention.q|k|v|qkv|out, a path prefix $.layers[3])\n" \
+	"  --train SELECTORS     keep these trainable despite --freeze or LoRA (peft's modules_to_save)\n" \
+	"  --lora-rank R         LoRA adapters of rank R (an integer or an expression over hyperparameters);\n" \
+	"                        every base weight frozen\n" \
+	"  --lora-targets SELECTORS   the linears that get adapters (e.g. attention.q,attention.v)\n"
 #define MODEL_HELP \
 	"  --preset NAME | --template NAME | --model FILE   the model (a preset alone finds its template)\n"
 #define QUERY_HELP \
@@ -52,6 +59,7 @@ static const char *const import_options[] = { "--name", "--dim", "--unknown", "-
 	"                        compute capability >= 8.0 in fp16/bf16, else mem_efficient)\n" \
 	"  --grad-accum N        micro-batches per optimizer step (batch_size is one micro-batch)\n" \
 	"  --checkpointing       gradient checkpointing of every block (repeat iteration)\n" \
+	FT_HELP \
 	"  --inference           an inference workload (default: training)\n" \
 	"  --timeout SECONDS     the deadline (default 60)\n" \
 	"  --json                the answer as JSON\n"
@@ -70,6 +78,7 @@ static const struct cli_cmd commands[] = {
 	  "                        compute capability >= 8.0 in fp16/bf16, else mem_efficient)\n"
 	  "  --grad-accum N        micro-batches per optimizer step (batch_size is one micro-batch)\n"
 	  "  --checkpointing       gradient checkpointing of every block (repeat iteration)\n"
+	  FT_HELP
 	  "  --tf32                TF32 tensor cores for fp32 matrix products\n"
 	  "  --convention torchvision|nb201   how MACs count (nb201 adds biases; default torchvision)\n"
 	  "  --inference           an inference workload (default: training)\n"
@@ -126,6 +135,7 @@ static const struct cli_cmd commands[] = {
 	  "  --preset P | --template T | --model F   the model of every input without its own\n"
 	  "  --budget NAME=VALUE  --constraint EXPR  --set NAME=VALUE (or NAME=VALUE)  --bind P=H\n"
 	  "  --optimizer O  --dtype T  --attention A  --grad-accum N  --checkpointing  --inference\n"
+	  "  --freeze SEL  --train SEL  --lora-rank R  --lora-targets SEL   fine-tuning (as for estimate)\n"
 	  "  --timeout S          seconds per item (default 60; a query file's \"timeout\" wins for its items);\n"
 	  "                       past it, certified bounds\n"
 	  "  --out DIR            write SPACE.DEVICE.search_space.json (the reduced space) per item\n"
@@ -213,6 +223,7 @@ cli_usage(FILE *f)
 	    "  --dtype fp32|fp16|bf16|mixed_fp16|mixed_bf16     default fp32\n"
 	    "  --convention torchvision|nb201                   how MACs count (default torchvision)\n"
 	    "  --attention sdpa|eager|math|mem_efficient|flash  default sdpa  --grad-accum N  --checkpointing\n"
+	    "  --freeze SEL  --train SEL  --lora-rank R  --lora-targets SEL   fine-tuning: frozen weights, LoRA\n"
 	    "  --tf32  --inference  --per-op  --json\n"
 	    "\n"
 	    "solver options (count, list, sample, reduce, explain, max, min):\n"
@@ -222,6 +233,7 @@ cli_usage(FILE *f)
 	    "           memory=16GiB:safe bounds the safe (upper) estimate of the peak instead of the expected one)\n"
 	    "  --constraint 'hidden %% heads == 0'  NAME=VALUE or --set NAME=VALUE  --bind PARAMETER=HYPERPARAMETER\n"
 	    "  --optimizer O  --dtype T  --attention A  --grad-accum N  --checkpointing  --inference\n"
+	    "  --freeze SEL  --train SEL  --lora-rank R  --lora-targets SEL\n"
 	    "           (as for estimate)  --timeout SECONDS  --json\n"
 	    "  count: --engine bnb|z3   list: --offset K --limit N --cursor C   sample: --n N --seed S\n"
 	    "  explain: --config JSON | --param P --value V   max, min: --param P [--per Q]\n"

@@ -7,6 +7,7 @@
  *   --optimizer sgd|sgd_momentum|adam|adamw|adagrad|rmsprop|adam_8bit|adafactor|lion
  *   --dtype fp32|fp16|bf16|mixed_fp16|mixed_bf16   --tf32   --inference
  *   --attention sdpa|eager|math|mem_efficient|flash   --grad-accum N   --checkpointing
+ *   --freeze SELECTORS   --train SELECTORS   --lora-rank R   --lora-targets SELECTORS
  *   --json   --per-op
  * In steps: the arguments (query_option), the model (query_model), its
  * configuration (query_config), the device (query_device). Errors name the
@@ -14,6 +15,7 @@
  */
 #include "cli.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,6 +104,30 @@ query_option(int argc, char **argv, int *i, struct cli_query *q, struct query_ar
 			    "unknown dtype \"%s\" (fp32, fp16, bf16, mixed_fp16, mixed_bf16)", v);
 	} else if (strcmp(a, "--checkpointing") == 0) {
 		q->wl.checkpointing = 1;
+	} else if (strcmp(a, "--freeze") == 0 || strcmp(a, "--train") == 0 || strcmp(a, "--lora-targets") == 0) {
+		struct cm_finetune *ft = &q->wl.ft;
+		if ((v = need_arg(argc, argv, i, err)) == NULL)
+			return -1;
+		if (a[2] == 'f')
+			return cm_ft_add_selectors(ft->freeze, &ft->nfreeze, v, a, err);
+		if (a[2] == 't')
+			return cm_ft_add_selectors(ft->train, &ft->ntrain, v, a, err);
+		return cm_ft_add_selectors(ft->targets, &ft->ntargets, v, a, err);
+	} else if (strcmp(a, "--lora-rank") == 0) {
+		char *end;
+		long n;
+		if ((v = need_arg(argc, argv, i, err)) == NULL)
+			return -1;
+		n = strtol(v, &end, 10);
+		if (*v != '\0' && *end == '\0' && n >= 1 && n <= 65536) {
+			q->wl.ft.lora_rank = (int)n;
+			q->wl.ft.rank_expr[0] = '\0';
+		} else if (*v != '\0' && strlen(v) < sizeof q->wl.ft.rank_expr && (*v < '0' || *v > '9')) {
+			q->wl.ft.lora_rank = 1;   /* an expression over the hyperparameters */
+			snprintf(q->wl.ft.rank_expr, sizeof q->wl.ft.rank_expr, "%s", v);
+		} else
+			return dn_error_set(err, DN_EINVAL, "--lora-rank", "\"%s\" is not an integer from 1 to 65536 "
+			    "(or an expression over the hyperparameters)", v);
 	} else if (strcmp(a, "--tf32") == 0) {
 		q->wl.tf32 = 1;
 	} else if (strcmp(a, "--convention") == 0) {
@@ -231,6 +257,8 @@ cli_query_parse(int argc, char **argv, struct cli_query *q, struct dn_error *err
 	for (int i = 1; i < argc; i++)
 		if (query_option(argc, argv, &i, q, &s, err) != 0)
 			goto out;
+	if (cm_ft_check(&q->wl.ft, err) != 0)
+		goto out;
 	if (query_model(q, &s, err) == 0 && query_config(q, &s, err) == 0 && query_device(q, &s, err) == 0)
 		rc = 0;
 out:

@@ -76,6 +76,7 @@ cm_result_write(struct jt *w, const struct cm_model *m, const union expr_val *co
 	jt_lit(w, ",\"valid\":");
 	jt_bool(w, r->valid);
 	key_int(w, ",\"params\":", r->params);
+	key_int(w, ",\"trainable_params\":", r->trainable_params);
 	key_int(w, ",\"weight_bytes\":{\"fp32\":", r->weight_bytes_fp32);
 	key_int(w, ",\"fp16\":", r->weight_bytes_fp16);
 	key_int(w, ",\"bf16\":", r->weight_bytes_fp16);

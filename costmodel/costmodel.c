@@ -27,6 +27,7 @@ struct cm_model {
 	struct perf_plan perf;
 	expr_id metrics[CM_M_NMETRICS];
 	expr_id weight_bytes[3];        /* fp32, fp16/bf16, int8 */
+	expr_id trainable;              /* parameters the optimizer updates (training) */
 	expr_id *op_out_bytes, *op_saved_bytes;
 	struct expr_tape tape;          /* compiled graph for cm_model_eval */
 };
@@ -105,22 +106,24 @@ build_totals(struct cm_model *m, struct dn_error *err)
 	struct cm_graph *gr = &m->graph;
 	struct expr_graph *g = &gr->g;
 	int K = gr->nops, wb;
-	expr_id *p, *mac, *bmac, *ok, saved;
+	expr_id *p, *tp, *mac, *bmac, *ok, saved;
 
 	p = calloc((size_t)K + 1, sizeof *p);
+	tp = calloc((size_t)K + 1, sizeof *tp);
 	mac = calloc((size_t)K + 1, sizeof *mac);
 	bmac = calloc((size_t)K + 1, sizeof *bmac);
 	ok = calloc((size_t)gr->ncons + 1, sizeof *ok);
 	m->op_out_bytes = calloc((size_t)K + 1, sizeof *m->op_out_bytes);
 	m->op_saved_bytes = calloc((size_t)K + 1, sizeof *m->op_saved_bytes);
-	if (!p || !mac || !bmac || !ok || !m->op_out_bytes || !m->op_saved_bytes) {
-		free(p); free(mac); free(bmac); free(ok);
+	if (!p || !tp || !mac || !bmac || !ok || !m->op_out_bytes || !m->op_saved_bytes) {
+		free(p); free(tp); free(mac); free(bmac); free(ok);
 		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
 	}
 	for (int k = 0; k < K; k++) {
 		const struct cm_op *op = &gr->ops[k];
 		const struct cm_tensor *o = &gr->tensors[op->out];
-		p[k] = expr_mul(g, op->guard, op->params);
+		p[k] = expr_mul(g, op->guard, op->adapter ? expr_int(g, 0) : op->params);
+		tp[k] = expr_mul(g, op->guard, op->frozen || !m->wl.training ? expr_int(g, 0) : op->params);
 		mac[k] = expr_mul(g, op->guard, m->wl.macs_convention == CM_MACS_NB201 ?
 		    expr_add(g, op->macs, op->bias_adds) : op->macs);
 		bmac[k] = expr_mul(g, op->guard, op->bwd_macs);
@@ -149,6 +152,7 @@ build_totals(struct cm_model *m, struct dn_error *err)
 		m->metrics[CM_M_VALID] = valid;
 	}
 	m->metrics[CM_M_PARAMS] = expr_sum(g, p, K);
+	m->trainable = expr_sum(g, tp, K);
 	m->metrics[CM_M_MACS] = expr_sum(g, mac, K);
 	m->metrics[CM_M_FLOPS] = expr_mul(g, m->metrics[CM_M_MACS], expr_int(g, 2));
 	m->metrics[CM_M_TRAIN_FLOPS] = expr_mul(g, expr_add(g, m->metrics[CM_M_MACS], expr_sum(g, bmac, K)),
@@ -166,7 +170,7 @@ build_totals(struct cm_model *m, struct dn_error *err)
 	m->metrics[CM_M_LAT_TRAIN] = m->perf.train_seconds;
 	m->metrics[CM_M_UTIL] = m->wl.training ? m->perf.train_util : m->perf.infer_util;
 	m->metrics[CM_M_MEM_SAFE] = m->wl.training ? m->mem.train_safe : m->mem.infer_safe;
-	free(p); free(mac); free(bmac); free(ok);
+	free(p); free(tp); free(mac); free(bmac); free(ok);
 	if (dn_error_isset(&g->err))
 		return dn_error_set(err, g->err.code, g->err.path, "%s", g->err.message);
 	return 0;
@@ -296,6 +300,7 @@ cm_model_read(const struct cm_model *m, const union expr_val *v, struct cm_resul
 
 	r->valid = (int)v[m->metrics[CM_M_VALID]].i;
 	r->params = v[m->metrics[CM_M_PARAMS]].i;
+	r->trainable_params = v[m->trainable].i;
 	r->weight_bytes_fp32 = v[m->weight_bytes[0]].i;
 	r->weight_bytes_fp16 = v[m->weight_bytes[1]].i;
 	r->weight_bytes_int8 = v[m->weight_bytes[2]].i;
@@ -362,6 +367,7 @@ cm_model_mark_read(const struct cm_model *m, uint8_t *need)
 		mark(need, m->metrics[i]);
 	for (int i = 0; i < 3; i++)
 		mark(need, m->weight_bytes[i]);
+	mark(need, m->trainable);
 	/* the shape rules and the values their messages show */
 	for (int i = 0; i < gr->ncons; i++) {
 		mark(need, gr->cons[i].ok);

@@ -35,7 +35,9 @@
  * configuration, the nb201 MACs convention. 1.3.0: operators rmsnorm,
  * swiglu, rotary and parameter, grouped-query attention (kv_heads, the
  * "kv_heads divides heads" rule) and rotary attention, eps on layernorm,
- * the llama and vit templates. */
+ * the llama and vit templates; fine-tuning (frozen weights, LoRA adapters:
+ * trainable_params, no gradients or optimizer state for frozen weights,
+ * nothing saved by operators nothing needs gradients through). */
 #define CM_VERSION "1.3.0"
 
 /* Limits on a built model (DN_ERANGE naming the limit beyond them), far
@@ -194,6 +196,51 @@ enum cm_precision { CM_PREC_FP32, CM_PREC_FP16, CM_PREC_BF16, CM_PREC_MIXED_FP16
 enum cm_attention { CM_ATTN_SDPA, CM_ATTN_EAGER, CM_ATTN_MATH, CM_ATTN_MEM_EFFICIENT,
 	CM_ATTN_FLASH };
 
+/* Fine-tuning (cm_finetune.c, docs/training-techniques.md): which weights
+ * are frozen (requires_grad=False: no gradient, no optimizer state) and
+ * which linears get LoRA adapters. Operators are picked by selectors:
+ *   "all"                   every operator with weights
+ *   an operator type        "embedding", "layernorm", "linear", "conv2d", ...;
+ *                           a composite's type ("attention") picks its
+ *                           sub-operators too
+ *   "attention.q" / ".k" / ".v" / ".qkv" / ".out"
+ *                           attention's projections (q, k and v on a
+ *                           fused projection pick the fused c_attn)
+ *   "$.layers[4]"           a JSON path prefix of operator paths (as
+ *                           --per-op lists them), ending at a component
+ * An operator is frozen when a `freeze` selector picks it and no `train`
+ * selector does; LoRA (lora_rank set) freezes every base weight (as peft's
+ * get_peft_model does) except those `train` picks (modules_to_save).
+ * A tied linear's weight is the embedding's: frozen with every embedding
+ * (an "embedding" or "all" selector, or LoRA) unless `train` picks it. */
+#define CM_FT_MAX_SEL 8         /* selectors per list */
+#define CM_FT_SEL_LEN 64        /* bytes per selector, NUL included */
+struct cm_finetune {
+	int nfreeze, ntrain, ntargets;
+	char freeze[CM_FT_MAX_SEL][CM_FT_SEL_LEN];
+	char train[CM_FT_MAX_SEL][CM_FT_SEL_LEN];
+	char targets[CM_FT_MAX_SEL][CM_FT_SEL_LEN];   /* LoRA's target linears */
+	int lora_rank;              /* > 0: LoRA of this rank (or rank_expr when set) */
+	char rank_expr[CM_FT_SEL_LEN]; /* an expression over hyperparameters, "" = lora_rank */
+};
+
+/* Adds the comma-separated selectors of `list` to `sel` (one of the three
+ * lists, with its count `*n`); DN_EINVAL at `path` for an empty or unknown
+ * selector, or one too many. 0 or -1. */
+int cm_ft_add_selectors(char (*sel)[CM_FT_SEL_LEN], int *n, const char *list,
+    const char *path, struct dn_error *err);
+/* Reads "freeze", "train" or "lora" (`key`) of a JSON workload into `ft`;
+ * errors name $.workload.<key>... 0, or -1 with err (also for another key). */
+int cm_ft_from_json(struct cm_finetune *ft, const char *key, const json_t *v,
+    struct dn_error *err);
+/* Checks what only the whole workload shows (LoRA without targets); 0 or -1. */
+int cm_ft_check(const struct cm_finetune *ft, struct dn_error *err);
+/* Adds the fine-tuning fields of `ft` to a JSON workload object (none when
+ * it trains every weight); 0, or -1 when out of memory. */
+int cm_ft_to_json(const struct cm_finetune *ft, json_t *workload);
+/* Whether fine-tuning settings are given at all. */
+int cm_ft_active(const struct cm_finetune *ft);
+
 struct cm_workload {
 	int training;               /* 1: a training step, 0: inference */
 	enum cm_optimizer optimizer;
@@ -205,6 +252,7 @@ struct cm_workload {
 	                             * The model's batch is one micro-batch */
 	int checkpointing;          /* gradient checkpointing of every block (each
 	                             * iteration of a top-level repeat) */
+	struct cm_finetune ft;      /* frozen weights and LoRA (all zero: full training) */
 };
 
 /* How MACs are counted. TORCHVISION (the default; fvcore and torchvision's
@@ -289,7 +337,8 @@ struct cm_violation {
 
 struct cm_result {
 	int valid;
-	int64_t params;
+	int64_t params;                       /* the model's own (LoRA adapters excluded) */
+	int64_t trainable_params;             /* what the optimizer updates (adapters included) */
 	int64_t weight_bytes_fp32, weight_bytes_fp16, weight_bytes_int8;
 	int64_t macs, flops, train_flops;
 	int64_t act_saved_bytes;

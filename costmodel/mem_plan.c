@@ -17,6 +17,10 @@
  *   optimizer   all weight gradients + the optimizer's temporaries
  * Inference: weights + buffers + inputs + outputs in flight + workspace.
  *
+ * Frozen weights (op->frozen, fine-tuning): weights only, no gradient, no
+ * optimizer state or temporaries, no autocast cache entry (op_build.c
+ * accounts for their per-call casts).
+ *
  * Gradient accumulation (wl->grad_accum > 1 micro-batches per step): the
  * weight gradients made by the first micro-batch stay allocated, so every
  * later micro-batch runs its forward with all of them alive, and its
@@ -275,6 +279,8 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 				expr_id wb = guarded(&c, op->guard, alloc_size(&c, expr_mul(g, e, expr_int(g, wbytes))));
 				expr_id gb = guarded(&c, op->guard, alloc_size(&c, expr_mul(g, e, expr_int(g, gbytes))));
 				fail |= tl_push(&w, wb);
+				if (op->frozen && wl->training)
+					continue;       /* requires_grad=False: weights only */
 				fail |= tl_push(&gr, gb);
 				pg = expr_add(g, pg, gb);
 				fail |= push_opt_state(&c, &st, wl, op->guard, e, sbytes, op->param_factored[i],

@@ -944,6 +944,34 @@ build_inputs(struct model_builder *mb, struct scope *sc, int *first)
 	return 0;
 }
 
+/* The workload's LoRA rank as an expression (a constant, or an expression
+ * over the hyperparameters so that a search space can vary it), with the
+ * validity rule rank >= 1. */
+static int
+lora_rank(struct model_builder *mb)
+{
+	const struct cm_finetune *ft = &mb->wl->ft;
+	struct expr_graph *g = &mb->m->g;
+	const char *names[] = { "rank" };
+	json_t *v = ft->rank_expr[0] ? json_string(ft->rank_expr) : json_integer(ft->lora_rank);
+	expr_id r;
+
+	if (v == NULL)
+		return dn_error_set(mb->err, DN_ENOMEM, "$", "out of memory");
+	r = mb_parse_value(mb, v, "$.workload.lora.rank", expr_int(g, 1));
+	json_decref(v);
+	if (r < 0)
+		return -1;
+	if (expr_type_of(g, r) != EXPR_INT)
+		return dn_error_set(mb->err, DN_EINVAL, "$.workload.lora.rank", "must be an integer expression "
+		    "(use floor(), ceil() or round() on real values)");
+	if (cm_graph_add_constraint(mb->m, expr_int(g, 1), expr_ge(g, r, expr_int(g, 1)), "$.workload.lora.rank",
+	    "LoRA rank >= 1", 1, names, &r) < 0)
+		return dn_error_set(mb->err, DN_ENOMEM, "$", "out of memory");
+	mb->lora_rank = r;
+	return 0;
+}
+
 int
 model_graph_build(struct cm_model_def *def, const struct cm_workload *wl,
     const struct cm_device *dev, const struct expr_ival *bounds, struct cm_graph *m,
@@ -970,7 +998,11 @@ model_graph_build(struct cm_model_def *def, const struct cm_workload *wl,
 	mb.bounds = bounds;
 	mb.err = err;
 	mb.unrolled = 1;
+	mb.ft_force = -1;
+	mb.lora_rank = EXPR_NONE;
 	memset(&top, 0, sizeof top);
+	if (wl->training && wl->ft.lora_rank > 0 && lora_rank(&mb) != 0)
+		return -1;
 	if ((wl->precision == CM_PREC_BF16 || wl->precision == CM_PREC_MIXED_BF16) && dev->peak_bf16 <= 0) {
 		/* the catalog's bf16 rate is 0 where the chip has no bf16 arithmetic
 		 * (before sm80): a workload it cannot run, whatever the model */

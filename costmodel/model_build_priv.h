@@ -45,6 +45,14 @@ struct model_builder {
 	expr_id divisors[16];
 	int def_depth;
 	int64_t unrolled;                   /* product of the enclosing repeats' copies */
+	/* fine-tuning (cm_finetune.c): the composite whose sub-operators are
+	 * being built (its rule name, NULL at the top level); while a LoRA
+	 * composite builds its parts, ft_force is 1 (frozen base) or 0
+	 * (trainable adapter) and ft_adapter marks the adapters, else -1 / 0;
+	 * lora_rank is the rank as an expression (EXPR_NONE without LoRA) */
+	const char *parent_rule;
+	int ft_force, ft_adapter;
+	expr_id lora_rank;
 	struct dn_error *err;
 };
 
@@ -68,6 +76,18 @@ int mb_run_rule(struct model_builder *mb, const struct op_rule *rule,
  * Returns alts[0] when all are one tensor, or -1 with mb->err set. */
 int mb_make_select(struct model_builder *mb, const char *path, int n, const int *alts,
     const expr_id *conds);
+
+/* Fine-tuning selections (cm_finetune.c); `parent` is the enclosing
+ * composite's rule name or NULL, `path` the operator's instance path.
+ *   cm_ft_match        whether any of the n selectors picks the operator
+ *   cm_ft_frozen       whether its weights are frozen (training only)
+ *   cm_ft_tied_frozen  whether a tied linear's (the embedding's) weight is
+ *   cm_ft_lora_target  whether a linear gets LoRA adapters (training only) */
+int cm_ft_match(const char (*sel)[CM_FT_SEL_LEN], int n, const char *rule, const char *parent,
+    const char *path);
+int cm_ft_frozen(const struct cm_workload *wl, const char *rule, const char *parent, const char *path);
+int cm_ft_tied_frozen(const struct cm_workload *wl, const char *path);
+int cm_ft_lora_target(const struct cm_workload *wl, const char *parent, const char *path);
 
 /* Builds the operator graph of `def` into `m` (model_build.c). On error
  * returns -1 with err set; `m` must still be freed with cm_graph_free. */

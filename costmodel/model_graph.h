@@ -95,6 +95,10 @@ struct cm_op {
 	/* gradient checkpointing (ckpt_plan.h): block number + 1 (0: none) and
 	 * the block's last operator (-1: none) */
 	int ckpt, ckpt_last;
+	/* fine-tuning: the weights are frozen (requires_grad=False: no
+	 * gradient, no optimizer state, no autocast cache); the operator is a
+	 * LoRA adapter (its weights are not the model's "params") */
+	uint8_t frozen, adapter;
 };
 
 enum cm_op_class { CM_CLASS_GEMM, CM_CLASS_CONV, CM_CLASS_ELEMENTWISE,

@@ -276,6 +276,12 @@ ob_training(const struct op_build *ob)
 	return ob->mb->wl->training;
 }
 
+int
+ob_weights_train(const struct op_build *ob)
+{
+	return !ob->op.frozen;   /* frozen is only ever set for training */
+}
+
 enum cm_attention
 ob_attention(const struct op_build *ob)
 {
@@ -515,11 +521,32 @@ mark_tensor_used(struct cm_graph *m, int t, int op)
 	walk_tensor_used(m, t, op, 0);
 }
 
+/* A frozen weight under autocast: torch's autocast caches the fp16/bf16
+ * copy of a weight only when it requires grad (autocast_mode.cpp,
+ * cached_cast: arg.requires_grad() && arg.is_leaf()), so a frozen GEMM or
+ * convolution casts its weights on every call. The cast weight is kept for
+ * backward when the input needs a gradient (mm keeps mat2 for grad of
+ * mat1), else it is a temporary of the forward. */
+static void
+frozen_weight_copies(struct model_builder *mb, struct op_build *ob, int rg)
+{
+	struct expr_graph *g = &mb->m->g;
+	enum cm_op_class c = (enum cm_op_class)ob->op.op_class;
+
+	if ((mb->wl->precision != CM_PREC_MIXED_FP16 && mb->wl->precision != CM_PREC_MIXED_BF16) ||
+	    ob->op.nparam_tensors == 0 || (c != CM_CLASS_GEMM && c != CM_CLASS_CONV && c != CM_CLASS_RNN))
+		return;
+	if (rg)
+		ob_save_new(ob, expr_mul(g, ob->op.param_elems[0], expr_int(g, 2)));
+	else
+		ob->op.ws_fwd = expr_add(g, ob->op.ws_fwd, expr_mul(g, ob->op.params, expr_int(g, 2)));
+}
+
 int
 mb_finish_op(struct model_builder *mb, struct op_build *ob)
 {
 	struct cm_graph *m = mb->m;
-	int idx = m->nops, rg = 0;
+	int idx = m->nops, rg = 0, has_params, trainable;
 	struct cm_tensor *out;
 
 	if (ob->out < 0)
@@ -535,6 +562,21 @@ mb_finish_op(struct model_builder *mb, struct op_build *ob)
 		    "the model's cost expressions exceed %d nodes (CM_MAX_EXPR_NODES)", CM_MAX_EXPR_NODES);
 	if (dn_deadline_check(ob->err, ob->file_path, "building the model") != 0)
 		return -1;
+	for (int i = 0; i < ob->nin; i++)
+		rg |= m->tensors[ob->in[i]].requires_grad;
+	has_params = !(expr_is_const(&m->g, ob->op.params) && m->g.nodes[ob->op.params].k.i == 0) ||
+	    ob->op.nparam_tensors > 0 || ob->tied_weight;
+	trainable = has_params && !ob->op.frozen;
+	if (mb->wl->training && has_params && ob->op.frozen)
+		frozen_weight_copies(mb, ob, rg);
+	if (mb->wl->training && !rg && !trainable) {
+		/* nothing here needs a gradient: autograd makes no node, so the
+		 * operator keeps nothing and has no backward */
+		ob->nsaved = 0;
+		ob->nextra = 0;
+		ob->op.bwd_macs = ob->op.bwd_bytes = ob->op.ws_bwd = ob->op.bwd_extra = expr_int(&m->g, 0);
+		ob->op.kernels_bwd = 0;
+	}
 	ob->op.path = strdup(ob->inst_path);
 	ob->op.guard = ob->guard;
 	ob->op.nin = ob->nin;
@@ -547,7 +589,6 @@ mb_finish_op(struct model_builder *mb, struct op_build *ob)
 	for (int i = 0; i < ob->nin; i++) {
 		for_each_storage(m, ob->in[i], mark_used, idx);
 		mark_tensor_used(m, ob->in[i], idx);
-		rg |= m->tensors[ob->in[i]].requires_grad;
 	}
 	for (int i = 0; i < ob->nsaved; i++)
 		for_each_storage(m, ob->saved[i] == -2 ? ob->out : ob->saved[i], mark_saved, idx);
@@ -559,12 +600,9 @@ mb_finish_op(struct model_builder *mb, struct op_build *ob)
 		m->storages[s].extra = 1;
 	}
 	out = &m->tensors[ob->out];
-	if (out->producer == idx) {
-		int has_params = !(expr_is_const(&m->g, ob->op.params) && m->g.nodes[ob->op.params].k.i == 0) ||
-		    ob->op.nparam_tensors > 0;
-		out->requires_grad = (uint8_t)((rg || has_params) &&
+	if (out->producer == idx)
+		out->requires_grad = (uint8_t)((rg || trainable) &&
 		    (out->dtype == CM_DT_ACT || out->dtype == CM_DT_F32));
-	}
 	return ob->out;
 }
 
@@ -626,6 +664,9 @@ mb_run_rule(struct model_builder *mb, const struct op_rule *rule,
 	for (int i = 0; i < nin; i++)
 		ob.inputs[i] = mb->m->tensors[in[i]];
 	op_init(&ob, mb, rule);
+	ob.op.frozen = (uint8_t)(mb->ft_force >= 0 ? mb->ft_force :
+	    cm_ft_frozen(mb->wl, rule->name, mb->parent_rule, inst_path));
+	ob.op.adapter = (uint8_t)mb->ft_adapter;
 	if (expr_graph_set_origin(&mb->m->g, inst_path) != 0)
 		return dn_error_set(mb->err, DN_ENOMEM, file_path, "out of memory");
 	if (rule->build(&ob) != 0 || dn_error_isset(mb->err))
@@ -655,9 +696,13 @@ ob_sub_rule(struct op_build *ob, const struct op_rule *rule, const char *suffix,
 	char ipath[512];
 	int r;
 
+	const char *parent = ob->mb->parent_rule;
+
 	dn_fmt(ipath, sizeof ipath, "%s.%s", ob->inst_path, suffix);
 	/* attribute errors in a sub-operator point at the composite's item */
+	ob->mb->parent_rule = ob->op.rule->name;
 	r = mb_run_rule(ob->mb, rule, attrs, ob->file_path, ipath, ob->guard, nin, in);
+	ob->mb->parent_rule = parent;
 	if (expr_graph_set_origin(&ob->m->g, ob->inst_path) != 0)
 		return -1;
 	return r;

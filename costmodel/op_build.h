@@ -33,6 +33,7 @@ struct op_build {
 	int saved[8];                   /* tensors saved for backward */
 	int nextra;
 	expr_id extra_saved[4];         /* new tensors saved for backward (bytes) */
+	int tied_weight;                /* uses another operator's weight (a tied linear) */
 	struct dn_error *err;
 };
 
@@ -67,6 +68,11 @@ int ob_fail(struct op_build *ob, const char *name, const char *fmt, ...)
 
 /* Whether the model is built for a training step. */
 int ob_training(const struct op_build *ob);
+/* Whether this operator's weights get gradients (in a training step; the
+ * backward costs an inference build reports assume they do): not frozen
+ * (op.frozen, set from the workload's fine-tuning selectors, training only,
+ * before the rule runs; a rule may refine it, as a tied linear does). */
+int ob_weights_train(const struct op_build *ob);
 
 /* Inputs. */
 static inline const struct cm_tensor *

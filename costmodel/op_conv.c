@@ -126,8 +126,10 @@ conv_build(struct op_build *ob, int spatial)
 		ob_param(ob, cout);
 	macs = expr_mul(g, ob->m->tensors[ob->out].elems, expr_mul(g, cin_g, ksz));
 	ob->op.macs = macs;
-	/* backward: weight gradient always, input gradient when the input needs one */
-	ob->op.bwd_macs = x->requires_grad ? expr_mul(g, macs, expr_int(g, 2)) : macs;
+	/* backward: the weight's gradient unless it is frozen, the input's when
+	 * the input needs one. ConvolutionBackward0 keeps the input whichever
+	 * it computes (one convolution_backward formula for both) */
+	ob->op.bwd_macs = expr_mul(g, macs, expr_int(g, (x->requires_grad ? 1 : 0) + (ob_weights_train(ob) ? 1 : 0)));
 	ob_save_input(ob, 0);
 	op_io_bytes(ob, 1);
 	/* implicit GEMM: M = N*Ho*Wo rows, Cout columns, in 128 x 64 tiles */
@@ -155,7 +157,7 @@ conv_build(struct op_build *ob, int spatial)
 		ob->op.bias_adds = ob->m->tensors[ob->out].elems;
 	ob->op.kernel_area = ksz;
 	ob->op.tap_macs = expr_mul(g, ob->m->tensors[ob->out].elems, cin_g);
-	ob->op.kernels_bwd = (uint8_t)((x->requires_grad ? 2 : 1) + (bias ? 1 : 0));
+	ob->op.kernels_bwd = (uint8_t)((x->requires_grad ? 1 : 0) + (ob_weights_train(ob) ? 1 + (bias ? 1 : 0) : 0));
 	return 0;
 }
 

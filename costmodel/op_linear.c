@@ -7,7 +7,77 @@
  * kept by views), the range fits the table, as PyTorch raises IndexError
  * for an id beyond it (BERT's positions: seq_len <= max_position).
  */
+#include "model_build_priv.h"
 #include "op_rules.h"
+
+#include <string.h>
+
+/* Runs one part of a LoRA composite: `force` 1 a frozen base, 0 a
+ * trainable adapter. Returns its output tensor or -1. */
+static int
+lora_part(struct op_build *ob, const char *rule, const char *suffix, json_t *attrs, int nin,
+    const int *in, int force, int adapter)
+{
+	struct model_builder *mb = ob->mb;
+	int r;
+
+	if (attrs == NULL)
+		return dn_error_set(ob->err, DN_ENOMEM, ob->file_path, "out of memory");
+	mb->ft_force = force;
+	mb->ft_adapter = adapter;
+	r = ob_sub(ob, rule, suffix, attrs, nin, in);
+	mb->ft_force = -1;
+	mb->ft_adapter = 0;
+	json_decref(attrs);
+	return r;
+}
+
+/*
+ * A linear with LoRA adapters, as peft's lora.Linear computes it with
+ * lora_dropout=0 (nn.Identity) and one adapter:
+ *   result = base_layer(x)                     frozen: keeps nothing for its
+ *                                              weight (x's gradient needs W only)
+ *   result = result + lora_B(lora_A(x)) * scaling
+ *     lora_A  Linear(in, r, bias=False), trainable: keeps x
+ *     lora_B  Linear(r, out, bias=False), trainable: keeps the r-wide A(x)
+ *     * scaling (alpha / r, a Python float: keeps nothing), + (keeps nothing)
+ * Extra forward MACs per row: (in + out) * r. The adapters' weights are
+ * trainable parameters but not the model's "params" (op.adapter).
+ */
+static int
+lora_build(struct op_build *ob, expr_id fout, int bias)
+{
+	struct model_builder *mb = ob->mb;
+	struct scope sc, *saved = mb->scope;
+	struct scope_bind binds[2] = { { "__lora_r", mb->lora_rank }, { "__lora_out", fout } };
+	int x = ob->in[0], base, a, b;
+
+	memset(&sc, 0, sizeof sc);
+	sc.parent = saved;
+	sc.binds = binds;
+	sc.nbinds = sc.capbinds = 2;
+	mb->scope = &sc;
+	base = lora_part(ob, "linear", "base_layer", json_pack("{s:s,s:b}", "out_features", "__lora_out",
+	    "bias", bias), 1, &x, 1, 0);
+	a = base < 0 ? -1 : lora_part(ob, "linear", "lora_A", json_pack("{s:s,s:b}", "out_features",
+	    "__lora_r", "bias", 0), 1, &x, 0, 1);
+	b = a < 0 ? -1 : lora_part(ob, "linear", "lora_B", json_pack("{s:s,s:b}", "out_features",
+	    "__lora_out", "bias", 0), 1, &a, 0, 1);
+	mb->scope = saved;
+	if (b < 0)
+		return -1;
+	b = lora_part(ob, "scale", "lora_scale", json_pack("{s:f}", "factor", 1.0), 1, &b, 0, 0);
+	if (b < 0)
+		return -1;
+	{
+		int in[2] = { base, b };
+		b = lora_part(ob, "add", "lora_add", json_object(), 2, in, 0, 0);
+	}
+	if (b < 0)
+		return -1;
+	ob->out = b;
+	return 0;
+}
 
 static int
 linear_build(struct op_build *ob)
@@ -15,7 +85,7 @@ linear_build(struct op_build *ob)
 	struct expr_graph *g = &ob->m->g;
 	const struct cm_tensor *x;
 	expr_id fin, fout, dims[CM_MAX_RANK], rows, macs;
-	int bias, tied, r;
+	int bias, tied, r, wgrad;
 
 	if (ob_need_rank(ob, 0, 1, CM_MAX_RANK) != 0)
 		return -1;
@@ -36,6 +106,14 @@ linear_build(struct op_build *ob)
 	for (int i = 0; i < r - 1; i++)
 		dims[i] = x->dim[i];
 	dims[r - 1] = fout;
+	if (!tied && ob->mb->ft_force < 0 && cm_ft_lora_target(ob->mb->wl, ob->mb->parent_rule, ob->inst_path))
+		return lora_build(ob, fout, bias);
+	if (tied) {
+		ob->tied_weight = 1;
+		ob->op.frozen = (uint8_t)(ob->mb->ft_force >= 0 ? ob->mb->ft_force :
+		    cm_ft_tied_frozen(ob->mb->wl, ob->inst_path));
+	}
+	wgrad = ob_weights_train(ob);
 	if (ob_out_new(ob, r, dims, CM_DT_ACT) < 0)
 		return -1;
 	if (!tied)
@@ -49,8 +127,12 @@ linear_build(struct op_build *ob)
 	rows = ob_elems(ob, r - 1, x->dim);
 	macs = expr_mul(g, rows, expr_mul(g, fin, fout));
 	ob->op.macs = macs;
-	ob->op.bwd_macs = x->requires_grad ? expr_mul(g, macs, expr_int(g, 2)) : macs;
-	ob_save_input(ob, 0);
+	/* backward: grad of the input (x requires grad) and of the weight (not
+	 * frozen); only the weight's gradient needs x (addmm keeps mat1 when
+	 * mat2 requires grad) */
+	ob->op.bwd_macs = expr_mul(g, macs, expr_int(g, (x->requires_grad ? 1 : 0) + (wgrad ? 1 : 0)));
+	if (wgrad)
+		ob_save_input(ob, 0);
 	op_io_bytes(ob, 1);
 	if (tied)
 		ob->op.fwd_bytes = expr_add(g, ob->op.fwd_bytes,
@@ -60,7 +142,7 @@ linear_build(struct op_build *ob)
 	ob->op.lib_calls = 1;   /* cuBLAS (perf_model.c) */
 	if (bias)
 		ob->op.bias_adds = expr_mul(g, rows, fout);
-	ob->op.kernels_bwd = (uint8_t)((x->requires_grad ? 2 : 1) + (bias ? 1 : 0));
+	ob->op.kernels_bwd = (uint8_t)((x->requires_grad ? 1 : 0) + (wgrad ? 1 + (bias ? 1 : 0) : 0));
 	return 0;
 }
 

@@ -47,6 +47,13 @@ check unknown-device 2 "--device: unknown device \"tpu\"" -- estimate --preset r
 check unknown-optimizer 2 "unknown optimizer" -- estimate --preset resnet50 --optimizer lamb
 check unknown-attention 2 "--attention: unknown attention kernel \"flash3\"" -- estimate --preset gpt2 --attention flash3
 check bad-grad-accum 2 "--grad-accum: \"0\" is not an integer from 1 to 65536" -- estimate --preset gpt2 --grad-accum 0
+# fine-tuning: LoRA on GPT-2's fused c_attn (12 x (8 x 768 + 2304 x 8) adapters), frozen weights
+check lora-estimate 0 "parameters   124,439,808, 294,912 trainable" -- estimate --preset gpt2 batch_size=1 --lora-rank 8 --lora-targets attention.qkv
+check lora-json 0 '"trainable_params": 294912' -- estimate --preset gpt2 batch_size=1 --lora-rank 8 --lora-targets attention.q,attention.v --json
+check freeze-estimate 0 "parameters   124,439,808, 85,056,000 trainable" -- estimate --preset gpt2 batch_size=1 --freeze embedding
+check lora-no-targets 2 "--lora-targets: LoRA needs target modules" -- estimate --preset gpt2 --lora-rank 8
+check lora-bad-target 2 "--lora-targets: unknown selector \"attn\"" -- estimate --preset gpt2 --lora-rank 8 --lora-targets attn
+check lora-bad-rank 2 "--lora-rank: \"0\" is not an integer from 1 to 65536" -- estimate --preset gpt2 --lora-rank 0 --lora-targets linear
 check flash-on-v100 1 "flash attention needs compute capability >= 8.0" -- estimate --preset gpt2 --device v100-32gb --dtype mixed_fp16 --attention flash
 check bf16-on-v100 1 "bf16 needs a GPU with bf16 arithmetic" -- estimate --preset gpt2 --device v100-32gb --dtype mixed_bf16
 check sdpa-resolved 0 "attention sdpa (flash here)" -- estimate --preset gpt2 batch_size=1 --dtype mixed_bf16
@@ -65,6 +72,8 @@ check unknown-command 2 "unknown command" -- frobnicate
 SP="$top_srcdir/examples/spaces/mlp.json"
 Q="--preset mnist_mlp --space $SP --budget memory=3GiB --budget params=5M --device t4"
 check solver-bad-grad-accum 2 "\$.workload.grad_accum: must be an integer" -- count $Q --grad-accum x
+check solver-bad-lora-target 2 "\$.workload.lora.targets\[0\]: unknown selector \"lin\"" -- count $Q --lora-rank 4 --lora-targets lin
+check solver-freeze 0 "feasible" -- count $Q --freeze linear --train '$.layers[3]'
 check count 0 "feasible 528 of 1536 configurations (34.38%), exact" -- count $Q
 check count-json 0 '"feasible": "528"' -- count $Q --json
 # a complete NNI parameter set: learning_rate (loguniform, passes through) at

@@ -172,6 +172,18 @@ START_TEST(test_query_errors)
 		  NULL, "sets no hyperparameter" },
 		{ "{\"model\": \"resnet50\", \"space\": {\"batch_size\": {\"_type\": \"choice\", \"_value\": [8]}},"
 		  " \"surprise\": 1}", "$", "unknown field" },
+		/* fine-tuning: each field named */
+		{ S_BS " \"workload\": {\"lora\": {\"rank\": 0, \"targets\": [\"linear\"]}}}", "$.workload.lora.rank",
+		  "must be an integer from 1" },
+		{ S_BS " \"workload\": {\"lora\": {\"rank\": 8}}}", "$.workload.lora.targets", "is required" },
+		{ S_BS " \"workload\": {\"lora\": {\"rank\": 8, \"targets\": [\"attn.q\"]}}}",
+		  "$.workload.lora.targets[0]", "unknown selector \"attn.q\"" },
+		{ S_BS " \"workload\": {\"lora\": {\"rank\": \"r + 1\", \"targets\": [\"linear\"]}}}",
+		  "$.workload.lora.rank", "unknown name" },
+		{ S_BS " \"workload\": {\"lora\": {\"rank\": 8, \"targets\": [\"linear\"], \"dropout\": 0.1}}}",
+		  "$.workload.lora.dropout", "must be 0" },
+		{ S_BS " \"workload\": {\"freeze\": \"embedding\"}}", "$.workload.freeze", "non-empty list" },
+		{ S_BS " \"workload\": {\"train\": [\"\"]}}", "$.workload.train[0]", "an empty selector" },
 		/* bare numbers and ambiguous units in budgets */
 		{ S_BS " \"budgets\": {\"memory\": 3}}", "$.budgets.memory", "3 has no unit: did you mean \"3GiB\"" },
 		{ S_BS " \"budgets\": {\"memory\": \"16\"}}", "$.budgets.memory", "16 has no unit" },

@@ -11,7 +11,10 @@
  *  - gradient accumulation: gradients alive through the next micro-batch,
  *    forward and backward once per micro-batch;
  *  - gradient checkpointing per block: what stays kept, the recompute's
- *    activations in the backward and its time.
+ *    activations in the backward and its time;
+ *  - fine-tuning: frozen weights (no gradient or optimizer state, a frozen
+ *    prefix keeps nothing) and LoRA (trainable adapters only, their MACs
+ *    and saved tensors, less memory than full fine-tuning).
  */
 #include "test_util.h"
 #include "mem_plan.h"
@@ -393,6 +396,195 @@ START_TEST(test_checkpointing)
 }
 END_TEST
 
+/* ---- fine-tuning: frozen weights and LoRA ---- */
+
+/* x [b, 1, 256] -> linear(1024), gelu, linear(256): activations so small
+ * that the optimizer step is the peak, whose breakdown is exactly every
+ * weight gradient plus the optimizer's state and temporaries */
+static const char tiny_text[] =
+    "{\"dnnsat_model\": 1, \"name\": \"tiny\", \"hyperparameters\": {"
+    "\"b\": {\"type\": \"int\", \"default\": 1}, \"r\": {\"type\": \"int\", \"default\": 4}},"
+    "\"inputs\": [{\"name\": \"x\", \"shape\": [\"b\", 1, 256], \"dtype\": \"float\"}],"
+    "\"layers\": [{\"op\": \"linear\", \"out_features\": 1024}, {\"op\": \"gelu\"},"
+    " {\"op\": \"linear\", \"out_features\": 256}]}";
+
+static void
+lora_workload(struct cm_workload *wl, const char *rank_expr, int rank, const char *targets)
+{
+	struct dn_error err;
+
+	memset(&err, 0, sizeof err);
+	wl->ft.lora_rank = rank;
+	snprintf(wl->ft.rank_expr, sizeof wl->ft.rank_expr, "%s", rank_expr != NULL ? rank_expr : "");
+	ck_assert_msg(cm_ft_add_selectors(wl->ft.targets, &wl->ft.ntargets, targets, "targets", &err) == 0,
+	    "%s", err.message);
+}
+
+START_TEST(test_lora_params_and_state)
+{
+	struct cm_workload wl = test_workload(1);
+	struct tmodel full, lora, lora8;
+	/* adapters of rank 4: A [4, in] and B [out, 4] per linear, fp32 */
+	const int64_t a1 = 4 * 256, b1 = 1024 * 4, a2 = 4 * 1024, b2 = 256 * 4;
+	const int64_t adapter_bytes = 4 * (a1 + b1 + a2 + b2);      /* each a multiple of 512 */
+
+	ck_assert_msg(tmodel_from_text(&full, tiny_text, &wl) == 0, "%s", full.err.message);
+	tmodel_eval(&full);
+	lora_workload(&wl, NULL, 4, "linear");
+	ck_assert_msg(tmodel_from_text(&lora, tiny_text, &wl) == 0, "%s", lora.err.message);
+	tmodel_eval(&lora);
+	/* the model's parameters are the same; only the adapters train */
+	ck_assert_int_eq(full.r.params, 256 * 1024 + 1024 + 1024 * 256 + 256);
+	ck_assert_int_eq(full.r.trainable_params, full.r.params);
+	ck_assert_int_eq(lora.r.params, full.r.params);
+	ck_assert_int_eq(lora.r.trainable_params, a1 + b1 + a2 + b2);
+	/* extra forward MACs: rows * (in + out) * r per adapted linear */
+	ck_assert_int_eq(lora.r.macs - full.r.macs, 1LL * (256 + 1024) * 4 + 1LL * (1024 + 256) * 4);
+	/* the optimizer step: gradients and Adam's two fp32 states plus its
+	 * foreach temporary for the adapters alone */
+	ck_assert_int_eq(full.r.peak_phase, CM_PHASE_OPTIMIZER);
+	ck_assert_int_eq(lora.r.peak_phase, CM_PHASE_OPTIMIZER);
+	ck_assert_int_eq(lora.r.mem_breakdown[CM_MEM_GRADIENTS], adapter_bytes);
+	ck_assert_int_eq(lora.r.mem_breakdown[CM_MEM_OPTIMIZER], 2 * adapter_bytes + adapter_bytes);
+	ck_assert_int_eq(lora.r.mem_breakdown[CM_MEM_WEIGHTS], full.r.mem_breakdown[CM_MEM_WEIGHTS] + adapter_bytes);
+	ck_assert_int_lt(lora.r.mem_train, full.r.mem_train);
+	/* the rank as an expression over a hyperparameter: r=8 doubles them */
+	wl.ft.ntargets = 0;
+	lora_workload(&wl, "2 * r", 1, "linear");
+	ck_assert_msg(tmodel_from_text(&lora8, tiny_text, &wl) == 0, "%s", lora8.err.message);
+	tmodel_eval(&lora8);
+	ck_assert_int_eq(lora8.r.trainable_params, 2 * (a1 + b1 + a2 + b2));
+	lora8.cfg[1].i = 0;     /* r = 0: rank 0 breaks the rule rank >= 1 */
+	tmodel_eval(&lora8);
+	ck_assert(!lora8.r.valid);
+	ck_assert_str_eq(lora8.r.violations[0].rule, "LoRA rank >= 1");
+	tmodel_free(&full);
+	tmodel_free(&lora);
+	tmodel_free(&lora8);
+}
+END_TEST
+
+/* What LoRA keeps for backward on one linear (b rows): the input once (by
+ * lora_A), the r-wide intermediate (by lora_B); the frozen base keeps
+ * nothing for itself */
+START_TEST(test_lora_saved)
+{
+	struct cm_workload wl = test_workload(1);
+	struct tmodel t;
+	const char *text = "{\"dnnsat_model\": 1, \"name\": \"one\", \"hyperparameters\": {},"
+	    "\"inputs\": [{\"name\": \"x\", \"shape\": [64, 512], \"dtype\": \"float\"}],"
+	    "\"layers\": [{\"op\": \"linear\", \"out_features\": 512}, {\"op\": \"relu\"},"
+	    " {\"op\": \"linear\", \"out_features\": 512}]}";
+	int64_t base = 0, a = 0, b = 0, lin0 = 0;
+
+	lora_workload(&wl, NULL, 16, "$.layers[2]");
+	ck_assert_msg(tmodel_from_text(&t, text, &wl) == 0, "%s", t.err.message);
+	tmodel_eval(&t);
+	ck_assert_int_eq(t.r.trainable_params, 16 * 512 + 512 * 16);
+	for (int k = 0; k < cm_model_nops(t.m); k++) {
+		struct cm_op_report r;
+		cm_model_op_report(t.m, t.scratch, k, &r);
+		if (strcmp(r.path, "$.layers[0]") == 0)
+			lin0 = r.saved_bytes;
+		else if (strcmp(r.path, "$.layers[1]") == 0)
+			ck_assert_int_eq(r.saved_bytes, 0);     /* relu: nothing upstream needs a gradient */
+		else if (strcmp(r.path, "$.layers[2].base_layer") == 0)
+			base = r.saved_bytes;
+		else if (strcmp(r.path, "$.layers[2].lora_A") == 0)
+			a = r.saved_bytes;
+		else if (strcmp(r.path, "$.layers[2].lora_B") == 0)
+			b = r.saved_bytes;
+	}
+	ck_assert_int_eq(lin0, 0);      /* frozen, on the input: no autograd node */
+	ck_assert_int_eq(base, 0);
+	ck_assert_int_eq(a, 64 * 512 * 4);
+	ck_assert_int_eq(b, 64 * 16 * 4);
+	tmodel_free(&t);
+}
+END_TEST
+
+START_TEST(test_frozen_prefix)
+{
+	struct cm_workload wl = test_workload(1);
+	struct dn_error err;
+	struct tmodel full, fr, all;
+	const int64_t mib = 1 << 20;    /* 8 x 128 x 256 fp32 */
+
+	memset(&err, 0, sizeof err);
+	ck_assert_msg(tmodel_from_text(&full, blocks_text, &wl) == 0, "%s", full.err.message);
+	tmodel_eval(&full);
+	ck_assert_int_eq(cm_ft_add_selectors(wl.ft.freeze, &wl.ft.nfreeze, "$.layers[0][0],$.layers[0][1]",
+	    "--freeze", &err), 0);
+	ck_assert_msg(tmodel_from_text(&fr, blocks_text, &wl) == 0, "%s", fr.err.message);
+	tmodel_eval(&fr);
+	/* the frozen first two blocks need no backward: they keep nothing (in
+	 * full training each keeps its input, 1 MiB, the gelu's input and the
+	 * second linear's input, 4 MiB each); block 2 keeps its input either way */
+	ck_assert_int_eq(full.r.act_saved_bytes - fr.r.act_saved_bytes, 2 * (mib + 4 * mib + 4 * mib));
+	for (int k = 0; k < cm_model_nops(fr.m); k++) {
+		struct cm_op_report r;
+		cm_model_op_report(fr.m, fr.scratch, k, &r);
+		if (strncmp(r.path, "$.layers[0][0]", 14) == 0 || strncmp(r.path, "$.layers[0][1]", 14) == 0)
+			ck_assert_msg(r.saved_bytes == 0, "%s keeps %lld", r.path, (long long)r.saved_bytes);
+	}
+	ck_assert_int_eq(fr.r.params, full.r.params);
+	ck_assert_int_eq(fr.r.trainable_params, full.r.params / 2);
+	ck_assert_int_lt(fr.r.mem_train, full.r.mem_train);
+	ck_assert(fr.r.train_flops < full.r.train_flops);
+	/* everything frozen: nothing to keep, no gradients at all */
+	wl.ft.nfreeze = 0;
+	ck_assert_int_eq(cm_ft_add_selectors(wl.ft.freeze, &wl.ft.nfreeze, "all", "--freeze", &err), 0);
+	ck_assert_msg(tmodel_from_text(&all, blocks_text, &wl) == 0, "%s", all.err.message);
+	tmodel_eval(&all);
+	ck_assert_int_eq(all.r.act_saved_bytes, 0);
+	ck_assert_int_eq(all.r.trainable_params, 0);
+	ck_assert_int_eq(all.r.train_flops, full.r.flops);
+	/* --train takes a block back: "all but the last block" */
+	wl.ft.ntrain = 0;
+	ck_assert_int_eq(cm_ft_add_selectors(wl.ft.train, &wl.ft.ntrain, "$.layers[0][3]", "--train", &err), 0);
+	tmodel_free(&all);
+	ck_assert_msg(tmodel_from_text(&all, blocks_text, &wl) == 0, "%s", all.err.message);
+	tmodel_eval(&all);
+	ck_assert_int_eq(all.r.trainable_params, full.r.params / 4);
+	ck_assert_int_eq(full.r.act_saved_bytes - all.r.act_saved_bytes, 3 * (mib + 4 * mib + 4 * mib));
+	/* unknown selectors are named */
+	ck_assert_int_eq(cm_ft_add_selectors(wl.ft.freeze, &wl.ft.nfreeze, "embeding", "--freeze", &err), -1);
+	ck_assert_str_eq(err.path, "--freeze");
+	ck_assert(strstr(err.message, "unknown selector \"embeding\"") != NULL);
+	tmodel_free(&full);
+	tmodel_free(&fr);
+	tmodel_free(&all);
+}
+END_TEST
+
+/* LoRA fine-tuning of GPT-2 (2 layers, 2 x 128 tokens): less memory than
+ * full fine-tuning, the adapters on c_attn alone */
+START_TEST(test_lora_gpt)
+{
+	struct cm_workload wl = test_workload(1);
+	struct tmodel full, lora;
+
+	ck_assert_msg(tmodel_from_preset(&full, "gpt2", &wl) == 0, "%s", full.err.message);
+	lora_workload(&wl, NULL, 8, "attention.q,attention.v");
+	ck_assert_msg(tmodel_from_preset(&lora, "gpt2", &wl) == 0, "%s", lora.err.message);
+	for (int i = 0; i < 2; i++) {
+		struct tmodel *t = i ? &lora : &full;
+		ck_assert_int_eq(cm_config_set(t->def, "n_layer", "2", t->cfg, &t->err), 0);
+		ck_assert_int_eq(cm_config_set(t->def, "seq_len", "128", t->cfg, &t->err), 0);
+		ck_assert_int_eq(cm_config_set(t->def, "batch_size", "2", t->cfg, &t->err), 0);
+		tmodel_eval(t);
+	}
+	ck_assert_int_eq(lora.r.params, full.r.params);
+	/* c_attn (fused: q and v pick it) per layer: A [8, 768] + B [2304, 8] */
+	ck_assert_int_eq(lora.r.trainable_params, 2 * (8 * 768 + 2304 * 8));
+	ck_assert_int_eq(lora.r.macs - full.r.macs, 2LL * 2 * 128 * (768 + 2304) * 8);
+	ck_assert_int_lt(lora.r.act_saved_bytes, full.r.act_saved_bytes);
+	ck_assert_int_lt(lora.r.mem_train, full.r.mem_train);
+	tmodel_free(&full);
+	tmodel_free(&lora);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -407,6 +599,10 @@ suite(void)
 	tcase_add_test(t, test_optimizer_state);
 	tcase_add_test(t, test_grad_accum);
 	tcase_add_test(t, test_checkpointing);
+	tcase_add_test(t, test_lora_params_and_state);
+	tcase_add_test(t, test_lora_saved);
+	tcase_add_test(t, test_frozen_prefix);
+	tcase_add_test(t, test_lora_gpt);
 	suite_add_tcase(s, t);
 	return s;
 }

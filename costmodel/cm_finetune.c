@@ -1,0 +1,277 @@
+/*
+ * cm_finetune.c - fine-tuning settings of a workload (struct cm_finetune):
+ * reading them from JSON and from the CLI's comma lists, writing them back,
+ * and deciding which operators they pick (cm_ft_frozen, cm_ft_lora_target,
+ * model_build_priv.h).
+ *
+ * Design: selectors are plain strings kept in fixed arrays inside the
+ * workload, so a workload stays a value (copied into every built model) and
+ * matching is a few string compares per operator at build time. What a
+ * frozen weight means is PyTorch's requires_grad=False, applied by the
+ * builder (op_build.c): no gradient, no optimizer state, and an operator
+ * none of whose inputs or weights needs a gradient makes no autograd node,
+ * so it keeps nothing for backward and has no backward pass. LoRA follows
+ * peft's LoraLayer for nn.Linear with lora_dropout=0 (op_linear.c).
+ */
+#include "model_build_priv.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* attention's projections: selector suffix -> the sub-operator names
+ * op_attention.c gives them (separate: BertSelfAttention, fused: GPT2) */
+static const struct {
+	const char *sel;
+	const char *subs[4];
+} attn_parts[] = {
+	{ "attention.q", { "query", "c_attn", NULL } },
+	{ "attention.k", { "key", "c_attn", NULL } },
+	{ "attention.v", { "value", "c_attn", NULL } },
+	{ "attention.qkv", { "query", "key", "value", "c_attn" } },
+	{ "attention.out", { "output", "c_proj", NULL } },
+};
+#define NPARTS (sizeof attn_parts / sizeof attn_parts[0])
+
+static int
+known_selector(const char *s)
+{
+	if (strcmp(s, "all") == 0 || op_rule_find(s) != NULL || strncmp(s, "$.", 2) == 0)
+		return 1;
+	for (size_t i = 0; i < NPARTS; i++)
+		if (strcmp(s, attn_parts[i].sel) == 0)
+			return 1;
+	return 0;
+}
+
+int
+cm_ft_add_selectors(char (*sel)[CM_FT_SEL_LEN], int *n, const char *list,
+    const char *path, struct dn_error *err)
+{
+	const char *p = list;
+
+	for (;;) {
+		const char *end = strchr(p, ',');
+		size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
+		if (len == 0)
+			return dn_error_set(err, DN_EINVAL, path, "an empty selector (give \"all\", an operator type "
+			    "such as \"linear\", attention.q/k/v/qkv/out or a path prefix \"$.layers[3]\")");
+		if (len >= CM_FT_SEL_LEN)
+			return dn_error_set(err, DN_EINVAL, path, "selector \"%.40s...\" is longer than %d characters",
+			    p, CM_FT_SEL_LEN - 1);
+		if (*n >= CM_FT_MAX_SEL)
+			return dn_error_set(err, DN_EINVAL, path, "more than %d selectors", CM_FT_MAX_SEL);
+		memcpy(sel[*n], p, len);
+		sel[*n][len] = '\0';
+		if (!known_selector(sel[*n]))
+			return dn_error_set(err, DN_EINVAL, path, "unknown selector \"%s\" (give \"all\", an operator "
+			    "type such as \"linear\" or \"embedding\", attention.q, attention.k, attention.v, "
+			    "attention.qkv, attention.out, or an operator path prefix such as \"$.layers[3]\")", sel[*n]);
+		(*n)++;
+		if (end == NULL)
+			return 0;
+		p = end + 1;
+	}
+}
+
+/* A JSON list of selector strings into `sel`. */
+static int
+selectors_from_json(char (*sel)[CM_FT_SEL_LEN], int *n, const json_t *v, const char *path,
+    struct dn_error *err)
+{
+	char ipath[96];
+	size_t i;
+	json_t *x;
+
+	if (!json_is_array(v) || json_array_size(v) == 0)
+		return dn_error_set(err, DN_EINVAL, path, "must be a non-empty list of selectors "
+		    "(e.g. [\"embedding\", \"attention.qkv\", \"$.layers[3]\"])");
+	json_array_foreach(v, i, x) {
+		dn_fmt(ipath, sizeof ipath, "%s[%zu]", path, i);
+		if (!json_is_string(x) || strchr(json_string_value(x), ',') != NULL)
+			return dn_error_set(err, DN_EINVAL, ipath, "must be one selector string");
+		if (cm_ft_add_selectors(sel, n, json_string_value(x), ipath, err) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* LoRA's rank: 1 .. CM_FT_MAX_RANK, or an expression string. */
+#define CM_FT_MAX_RANK 65536
+
+static int
+lora_from_json(struct cm_finetune *ft, const json_t *v, struct dn_error *err)
+{
+	const char *key;
+	json_t *x;
+
+	if (!json_is_object(v))
+		return dn_error_set(err, DN_EINVAL, "$.workload.lora", "must be an object {\"rank\": R, "
+		    "\"targets\": [...]}");
+	json_object_foreach((json_t *)v, key, x) {
+		if (strcmp(key, "rank") == 0) {
+			if (json_is_integer(x) && json_integer_value(x) >= 1 && json_integer_value(x) <= CM_FT_MAX_RANK) {
+				ft->lora_rank = (int)json_integer_value(x);
+				ft->rank_expr[0] = '\0';
+			} else if (json_is_string(x) && json_string_length(x) > 0 &&
+			    json_string_length(x) < CM_FT_SEL_LEN) {
+				ft->lora_rank = 1;
+				snprintf(ft->rank_expr, sizeof ft->rank_expr, "%s", json_string_value(x));
+			} else
+				return dn_error_set(err, DN_EINVAL, "$.workload.lora.rank", "must be an integer from 1 "
+				    "to %d, or an expression over the model's hyperparameters (at most %d characters)",
+				    CM_FT_MAX_RANK, CM_FT_SEL_LEN - 1);
+		} else if (strcmp(key, "targets") == 0) {
+			ft->ntargets = 0;
+			if (selectors_from_json(ft->targets, &ft->ntargets, x, "$.workload.lora.targets", err) != 0)
+				return -1;
+		} else if (strcmp(key, "alpha") == 0 || strcmp(key, "dropout") == 0) {
+			/* alpha only scales the update: no cost. A dropout > 0 would keep
+			 * a mask and a dropped copy of the input; not modelled */
+			if (!json_is_number(x) || (key[0] == 'd' && json_number_value(x) != 0.0))
+				return dn_error_set(err, DN_EINVAL, key[0] == 'a' ? "$.workload.lora.alpha" :
+				    "$.workload.lora.dropout", key[0] == 'a' ? "must be a number (it costs nothing)" :
+				    "must be 0 (lora_dropout > 0 is not modelled)");
+		} else
+			return dn_error_set(err, DN_EINVAL, "$.workload.lora", "unknown field \"%.64s\" (rank, "
+			    "targets, alpha, dropout)", key);
+	}
+	if (ft->lora_rank == 0)
+		return dn_error_set(err, DN_EINVAL, "$.workload.lora.rank", "is required");
+	if (ft->ntargets == 0)
+		return dn_error_set(err, DN_EINVAL, "$.workload.lora.targets", "is required (e.g. "
+		    "[\"attention.q\", \"attention.v\"], peft's default for GPT and LLaMA models)");
+	return 0;
+}
+
+int
+cm_ft_from_json(struct cm_finetune *ft, const char *key, const json_t *v, struct dn_error *err)
+{
+	if (strcmp(key, "freeze") == 0) {
+		ft->nfreeze = 0;
+		return selectors_from_json(ft->freeze, &ft->nfreeze, v, "$.workload.freeze", err);
+	}
+	if (strcmp(key, "train") == 0) {
+		ft->ntrain = 0;
+		return selectors_from_json(ft->train, &ft->ntrain, v, "$.workload.train", err);
+	}
+	if (strcmp(key, "lora") == 0)
+		return lora_from_json(ft, v, err);
+	return dn_error_set(err, DN_EINVAL, "$.workload", "unknown field \"%s\"", key);
+}
+
+int
+cm_ft_check(const struct cm_finetune *ft, struct dn_error *err)
+{
+	if (ft->lora_rank > 0 && ft->ntargets == 0)
+		return dn_error_set(err, DN_EINVAL, "--lora-targets", "LoRA needs target modules (e.g. "
+		    "--lora-targets attention.q,attention.v)");
+	if (ft->lora_rank == 0 && ft->ntargets > 0)
+		return dn_error_set(err, DN_EINVAL, "--lora-rank", "LoRA targets need a rank (--lora-rank R)");
+	return 0;
+}
+
+int
+cm_ft_active(const struct cm_finetune *ft)
+{
+	return ft->nfreeze > 0 || ft->ntrain > 0 || ft->lora_rank > 0;
+}
+
+static json_t *
+list_json(const char (*sel)[CM_FT_SEL_LEN], int n)
+{
+	json_t *a = json_array();
+
+	for (int i = 0; a != NULL && i < n; i++)
+		if (json_array_append_new(a, json_string(sel[i])) != 0) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+int
+cm_ft_to_json(const struct cm_finetune *ft, json_t *w)
+{
+	int fail = 0;
+
+	if (ft->nfreeze > 0)
+		fail |= json_object_set_new(w, "freeze", list_json(ft->freeze, ft->nfreeze));
+	if (ft->ntrain > 0)
+		fail |= json_object_set_new(w, "train", list_json(ft->train, ft->ntrain));
+	if (ft->lora_rank > 0)
+		fail |= json_object_set_new(w, "lora", json_pack("{s:o,s:o}", "rank", ft->rank_expr[0] ?
+		    json_string(ft->rank_expr) : json_integer(ft->lora_rank), "targets",
+		    list_json(ft->targets, ft->ntargets)));
+	return fail ? -1 : 0;
+}
+
+/* The last component of an operator path ("...[1].c_attn" -> "c_attn"). */
+static const char *
+last_component(const char *path)
+{
+	const char *dot = strrchr(path, '.');
+
+	return dot != NULL ? dot + 1 : path;
+}
+
+static int
+match_one(const char *sel, const char *rule, const char *parent, const char *path)
+{
+	size_t n;
+
+	if (strcmp(sel, "all") == 0)
+		return 1;
+	if (strncmp(sel, "$.", 2) == 0) {
+		n = strlen(sel);
+		return strncmp(path, sel, n) == 0 && (path[n] == '\0' || path[n] == '.' || path[n] == '[');
+	}
+	if (strcmp(sel, rule) == 0 || (parent != NULL && strcmp(sel, parent) == 0))
+		return 1;
+	if (parent == NULL || strcmp(parent, "attention") != 0)
+		return 0;
+	for (size_t i = 0; i < NPARTS; i++)
+		if (strcmp(sel, attn_parts[i].sel) == 0)
+			for (int j = 0; j < 4 && attn_parts[i].subs[j] != NULL; j++)
+				if (strcmp(last_component(path), attn_parts[i].subs[j]) == 0)
+					return 1;
+	return 0;
+}
+
+int
+cm_ft_match(const char (*sel)[CM_FT_SEL_LEN], int n, const char *rule, const char *parent,
+    const char *path)
+{
+	for (int i = 0; i < n; i++)
+		if (match_one(sel[i], rule, parent, path))
+			return 1;
+	return 0;
+}
+
+int
+cm_ft_frozen(const struct cm_workload *wl, const char *rule, const char *parent, const char *path)
+{
+	const struct cm_finetune *ft = &wl->ft;
+
+	if (!wl->training || cm_ft_match(ft->train, ft->ntrain, rule, parent, path))
+		return 0;
+	return ft->lora_rank > 0 || cm_ft_match(ft->freeze, ft->nfreeze, rule, parent, path);
+}
+
+int
+cm_ft_tied_frozen(const struct cm_workload *wl, const char *path)
+{
+	const struct cm_finetune *ft = &wl->ft;
+
+	if (!wl->training || cm_ft_match(ft->train, ft->ntrain, "linear", NULL, path) ||
+	    cm_ft_match(ft->train, ft->ntrain, "embedding", NULL, ""))
+		return 0;
+	return ft->lora_rank > 0 || cm_ft_match(ft->freeze, ft->nfreeze, "embedding", NULL, "") ||
+	    cm_ft_match(ft->freeze, ft->nfreeze, "linear", NULL, path);
+}
+
+int
+cm_ft_lora_target(const struct cm_workload *wl, const char *parent, const char *path)
+{
+	return wl->training && wl->ft.lora_rank > 0 &&
+	    cm_ft_match(wl->ft.targets, wl->ft.ntargets, "linear", parent, path);
+}
