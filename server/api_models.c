@@ -202,7 +202,7 @@ struct upload {
 	const char *name;
 	int unknown_elementwise;
 	const char *bad;                /* the parameter at fault */
-	char why[160];
+	char why[256];
 };
 
 static void
