@@ -7,6 +7,7 @@
  * end of the import; a file is mapped, not read.
  */
 #include "onnx_import_priv.h"
+#include "dn_deadline.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -373,6 +374,9 @@ onnx_import(const void *data, size_t len, const struct onnx_import_opts *opts, s
 	onnx_fuse_find(&im);
 	for (int i = 0; i < m.graph.nnodes; i++) {
 		im.node = i;
+		/* the server's request deadline (dn_deadline.h; none in the CLI) */
+		if ((i & 63) == 0 && dn_deadline_check(err, "", "importing the ONNX graph") != 0)
+			goto fail;
 		if (onnx_ops_translate(&im, i) < 0 || dn_error_isset(err)) {
 			/* the few arithmetic failures that return without a message */
 			onnx_imp_fail(&im, DN_EINVAL, "shape arithmetic overflows, divides by zero or runs out of memory");

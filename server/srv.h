@@ -13,7 +13,8 @@
  *   srv_job.c       a queued job's checks and deadline before it runs
  *   srv_metrics.c   counters and histograms in Prometheus text format
  *   srv_registry.c  compiled queries kept in memory by reduction id
- *   api_*.c         one file per group of endpoints
+ *   api_*.c         one file per group of endpoints (api_models.c: uploaded
+ *                   models, and the {"id"} of a query's model)
  * A request's memory (struct srv_request) lives from the first call of the
  * access handler until libmicrohttpd's completion callback frees it.
  */
@@ -40,6 +41,7 @@ struct srv_config {
 	double deadline, max_deadline;  /* seconds */
 	double max_compute;             /* seconds one reduction may compute in all */
 	size_t max_body;
+	size_t max_model_bytes;         /* an ONNX body of POST /v1/models */
 	double max_space;               /* configurations a listing may walk */
 	unsigned max_connections, connection_timeout;
 	unsigned max_per_ip;            /* connections from one client address */
@@ -91,6 +93,11 @@ enum srv_route_flags {
 	SRV_R_BODY = 1,         /* takes a JSON body */
 	SRV_R_POOL = 2,         /* runs on a solver worker */
 	SRV_R_PUBLIC = 4,       /* no token needed (health checks) */
+	SRV_R_UPLOAD = 8,       /* a JSON body (--max-body) or an ONNX file (--max-model-bytes,
+	                         * kept raw in body/body_len, r->json NULL); query parameter
+	                         * "dim" may repeat */
+	SRV_R_QUERY = 16,       /* the body is a query: a "model": {"id": ...} is replaced by the
+	                         * stored model before the handler runs (api_models_resolve) */
 };
 
 struct srv_request;
@@ -122,6 +129,8 @@ struct srv_request {
 	char *body;
 	size_t body_len, body_cap;
 	int body_too_large;
+	size_t body_limit;              /* bytes the body may have (set from the route and content type) */
+	int body_raw;                   /* an SRV_R_UPLOAD body that is not JSON: not parsed */
 	json_t *json;                   /* the parsed body, when the route takes one */
 	double t_start;
 	/* the response, filled by the handler */
@@ -291,6 +300,16 @@ void api_reduction_explain(struct srv_request *r);
 void api_reduction_max(struct srv_request *r);
 void api_reduction_min(struct srv_request *r);
 void api_reduction_heatmap(struct srv_request *r);
+void api_models_create(struct srv_request *r);
+void api_models_get(struct srv_request *r);
+/* A query body's "model": {"id": ID} (SRV_R_QUERY routes, on the HTTP
+ * thread before the handler): replaced in r->json by the stored model
+ * object, so the query (and its canonical form, the reduction id, the
+ * stored request) is the one with the model inline. 0 to go on (nothing to
+ * resolve, or resolved), -1 with a reply set: 422 naming $.model.id (an
+ * unknown or malformed id, one failing its checksum), 503 when the
+ * database is down. */
+int api_models_resolve(struct srv_request *r);
 struct srv_query;
 /* The compiled query of reduction r->params[0]: from memory, else (on a
  * worker only) from the cache's stored request. NULL with a reply set, or

@@ -32,6 +32,8 @@ static const struct option options[] = {
 	{ "max-deadline", K_SECONDS, 0.001, 86400, "largest deadline a request may ask for (default 60)" },
 	{ "max-compute", K_SECONDS, 1, 604800, "total solver time one reduction may use (default 600)" },
 	{ "max-body", K_BYTES, 1024, 1073741824, "largest request body in bytes (default 1048576)" },
+	{ "max-model-bytes", K_BYTES, 1024, 2147483648.0, "largest ONNX file POST /v1/models takes, in bytes (default "
+	  "67108864; JSON models take --max-body)" },
 	{ "max-space", K_COUNT, 1, 1e30, "configurations one listing may walk (default 1e9)" },
 	{ "max-connections", K_INT, 2, 100000, "concurrent connections (default 1024)" },
 	{ "max-connections-per-ip", K_INT, 1, 100000, "concurrent connections from one client address, below "
@@ -80,6 +82,11 @@ set_defaults(struct srv_config *c)
 	c->max_deadline = 60;
 	c->max_compute = 600;
 	c->max_body = 1 << 20;
+	/* ONNX files carry their weights inline: 64 MiB holds the graphs of
+	 * models up to about 16M fp32 parameters; larger ones are uploaded as
+	 * the graph alone (saved with external data), whose weights the import
+	 * never reads (docs/api.md, "Models") */
+	c->max_model_bytes = (size_t)64 << 20;
 	c->max_space = 1e9;
 	c->max_connections = 1024;
 	c->max_per_ip = 128;
@@ -189,6 +196,7 @@ apply(struct srv_config *c, const struct option *o, const char *v, const char *w
 	else if (strcmp(o->flag, "max-deadline") == 0) c->max_deadline = x;
 	else if (strcmp(o->flag, "max-compute") == 0) c->max_compute = x;
 	else if (strcmp(o->flag, "max-body") == 0) c->max_body = (size_t)x;
+	else if (strcmp(o->flag, "max-model-bytes") == 0) c->max_model_bytes = (size_t)x;
 	else if (strcmp(o->flag, "max-space") == 0) c->max_space = x;
 	else if (strcmp(o->flag, "max-connections") == 0) c->max_connections = (unsigned)x;
 	else if (strcmp(o->flag, "max-connections-per-ip") == 0) c->max_per_ip = (unsigned)x;

@@ -7,7 +7,9 @@
  * parameter given twice (400), content type (415), declared length (413);
  * the body is copied into our own buffer with our own cap (413 once
  * exceeded; the rest is read and dropped), parsed with duplicate keys
- * rejected (400 with line and column). Then the handler runs inline on the
+ * rejected (400 with line and column), except an upload's ONNX file
+ * (SRV_R_UPLOAD: its own cap, --max-model-bytes, kept raw); a query's model
+ * id is resolved (SRV_R_QUERY, api_models.c). Then the handler runs inline on the
  * HTTP thread (cheap routes) or on a solver worker: the connection is
  * suspended, the job queued (429 when the queue is full, 503 while
  * stopping), and resumed when the worker has filled the response.
@@ -48,16 +50,18 @@ token_ok(const struct srv *s, struct MHD_Connection *conn)
 	return ok;
 }
 
+/* 1 when the Content-Type `ct` is the media type `type` (parameters such
+ * as "; charset=utf-8" allowed). */
 static int
-is_json_type(const char *ct)
+is_type(const char *ct, const char *type)
 {
-	size_t n = strlen("application/json");
+	size_t n = strlen(type);
 
 	if (ct == NULL)
 		return 0;
 	while (*ct == ' ')
 		ct++;
-	return strncasecmp(ct, "application/json", n) == 0 && (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ');
+	return strncasecmp(ct, type, n) == 0 && (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ');
 }
 
 /* Records a finished request in the metrics, once. */
@@ -181,17 +185,26 @@ check_headers(struct srv_request *r)
 	struct srv *s = r->srv;
 	const char *len;
 
-	if (!(r->route->flags & SRV_R_BODY))
+	const char *ct = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+
+	if (!(r->route->flags & (SRV_R_BODY | SRV_R_UPLOAD)))
 		return 0;
-	if (!is_json_type(MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE))) {
+	r->body_limit = s->cfg.max_body;
+	if ((r->route->flags & SRV_R_UPLOAD) && (is_type(ct, "application/octet-stream") ||
+	    is_type(ct, "application/onnx"))) {
+		r->body_raw = 1;
+		r->body_limit = s->cfg.max_model_bytes;
+	} else if (!is_type(ct, "application/json")) {
 		srv_reply_problem(r, 415, "unsupported-media-type", "Unsupported media type", NULL,
-		    "the body must be application/json");
+		    (r->route->flags & SRV_R_UPLOAD) ? "the body must be an ONNX file (application/octet-stream or "
+		    "application/onnx) or a JSON model (application/json)" : "the body must be application/json");
 		return -1;
 	}
 	len = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-	if (len != NULL && strtod(len, NULL) > (double)s->cfg.max_body) {
+	if (len != NULL && strtod(len, NULL) > (double)r->body_limit) {
 		srv_reply_problem(r, 413, "body-too-large", "Body too large", NULL,
-		    "the body has %s bytes; the limit is %zu", len, s->cfg.max_body);
+		    "the body has %s bytes; the limit is %zu (%s)", len, r->body_limit,
+		    r->body_raw ? "--max-model-bytes" : "--max-body");
 		return -1;
 	}
 	return 0;
@@ -200,7 +213,7 @@ check_headers(struct srv_request *r)
 static int
 append_body(struct srv_request *r, const char *data, size_t n)
 {
-	if (r->body_too_large || r->body_len + n > r->srv->cfg.max_body) {
+	if (r->body_too_large || r->body_len + n > r->body_limit) {
 		r->body_too_large = 1;
 		return 0;
 	}
@@ -219,10 +232,12 @@ parse_body(struct srv_request *r)
 	json_error_t jerr;
 
 	if (r->body_too_large) {
-		srv_reply_problem(r, 413, "body-too-large", "Body too large", NULL, "the body is larger than %zu bytes",
-		    r->srv->cfg.max_body);
+		srv_reply_problem(r, 413, "body-too-large", "Body too large", NULL, "the body is larger than %zu bytes "
+		    "(%s)", r->body_limit, r->body_raw ? "--max-model-bytes" : "--max-body");
 		return -1;
 	}
+	if (r->body_raw)
+		return 0;               /* an ONNX file: its handler reads it */
 	if (r->body_len == 0) {
 		srv_reply_problem(r, 400, "malformed-json", "Malformed JSON", "$", "the body is empty: send a JSON object");
 		return -1;
@@ -318,7 +333,8 @@ check_query_names(struct srv_request *r)
 	MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, collect_name, &ns);
 	qsort(ns.v, ns.n, sizeof *ns.v, name_cmp);
 	for (size_t i = 1; i < ns.n && rc == 0; i++)
-		if (strcmp(ns.v[i - 1], ns.v[i]) == 0) {
+		if (strcmp(ns.v[i - 1], ns.v[i]) == 0 &&
+		    !((r->route->flags & SRV_R_UPLOAD) && strcmp(ns.v[i], "dim") == 0)) {
 			srv_reply_problem(r, 400, "bad-parameter", "Bad parameter", ns.v[i],
 			    "the query parameter \"%.64s\" is given more than once", ns.v[i]);
 			rc = -1;
@@ -428,7 +444,9 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url, const ch
 	if (r->phase != 1)
 		return MHD_YES;
 	srv_guard_read_done(conn);              /* the head and body are in */
-	if ((r->route->flags & SRV_R_BODY) && parse_body(r) != 0)
+	if ((r->route->flags & (SRV_R_BODY | SRV_R_UPLOAD)) && parse_body(r) != 0)
+		return send_reply(r);
+	if ((r->route->flags & SRV_R_QUERY) && api_models_resolve(r) != 0)
 		return send_reply(r);
 	if (atomic_load(&s->stopping) && (r->route->flags & SRV_R_POOL)) {
 		srv_reply_problem(r, 503, "shutting-down", "Shutting down", NULL, "the server is stopping");

@@ -172,12 +172,11 @@ srv_registry_free(struct srv_registry *reg)
 	free(reg);
 }
 
-/* Two FNV-1a variants over the text and the cost model version: 128 bits. */
-static void
-hash_text(const char *text, char id[33])
+void
+srv_content_hash(const char *text, const char *salt, char id[33])
 {
 	uint64_t h1 = 1469598103934665603ULL, h2 = 0x84222325cbf29ce4ULL;
-	const char *parts[2] = { text, CM_VERSION };
+	const char *parts[2] = { text, salt };
 
 	for (int k = 0; k < 2; k++)
 		for (const unsigned char *p = (const unsigned char *)parts[k]; *p; p++) {
@@ -186,6 +185,13 @@ hash_text(const char *text, char id[33])
 			h2 ^= h2 >> 29;
 		}
 	snprintf(id, 33, "%016llx%016llx", (unsigned long long)h1, (unsigned long long)h2);
+}
+
+/* A query's id: its canonical text and the cost model's version. */
+static void
+hash_text(const char *text, char id[33])
+{
+	srv_content_hash(text, CM_VERSION, id);
 }
 
 int

@@ -282,6 +282,9 @@ load_model(const json_t *m, struct sq_query *q, const char **preset, struct dn_e
 		    "{\"template\": ..., \"preset\": ...} or a model object");
 	if (json_object_get(m, "dnnsat_model") != NULL)
 		return cm_def_load_json((json_t *)m, &q->def, err) != 0 ? reroot(err, "$.model") : 0;
+	if (json_object_get(m, "id") != NULL)      /* dnnsatd replaces it before parsing (api_models.c) */
+		return dn_error_set(err, DN_EINVAL, "$.model.id", "a model id names a model uploaded to the service "
+		    "(POST /v1/models); here give the model itself");
 	{
 		const char *t = json_string_value(json_object_get(m, "template"));
 		const char *p = json_string_value(json_object_get(m, "preset"));

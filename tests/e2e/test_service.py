@@ -18,11 +18,15 @@ daemon ($top_builddir/dnnsatd) on free loopback ports and talks HTTP to it.
      across a restart and across two processes, a count's progress restored
      from the database after a restart and by another process, the database
      stopping and starting again under a running server (tests/pg/pg_tmp.sh
-     stop-server / start-server).
+     stop-server / start-server);
+  4. uploaded models (phase_models): the ONNX fixtures of tests/data/onnx and
+     JSON models, in memory and with PostgreSQL.
 
 Python 3 standard library only; run it with /usr/bin/python3. Prints one line
 per failed check and a final line "N passed, M failed"; exit status 1 on any
-failure. DNNSAT_E2E_VERBOSE=1 prints each phase and its time.
+failure. DNNSAT_E2E_VERBOSE=1 prints each phase and its time;
+DNNSAT_E2E_PHASES="models" runs only the phases named (memory, concurrency,
+metrics+shutdown, limits, pipeline, z3, models, postgres).
 """
 import http.client
 import json
@@ -48,6 +52,8 @@ PG_TMP = os.path.join(TOP_SRCDIR, "tests", "pg", "pg_tmp.sh")
 DB_URL = os.environ.get("DNNSAT_TEST_DATABASE_URL", "")
 PG_DIR = os.environ.get("DNNSAT_TEST_PG_DIR", "")
 VERBOSE = os.environ.get("DNNSAT_E2E_VERBOSE", "") not in ("", "0")
+# DNNSAT_E2E_PHASES="models postgres": only those phases (while developing)
+ONLY = set(os.environ.get("DNNSAT_E2E_PHASES", "").split())
 HTTP_TIMEOUT = 30           # seconds: a request that takes longer is a hang
 START_TIMEOUT = 20          # seconds for the daemon to print where it listens
 STOP_TIMEOUT = 12           # seconds a SIGTERM'd daemon may take to exit: well under the
@@ -1876,7 +1882,244 @@ def phase_z3(st):
     d.stop()
 
 
+# ====================================================== phase: models ==
+ONNX_DIR = os.path.join(TOP_SRCDIR, "tests", "data", "onnx")
+ONNX_FIXTURES = ("bert_tiny", "gpt_tiny", "tiny_cnn", "vit_tiny")
+
+
+def onnx_bytes(name):
+    with open(os.path.join(ONNX_DIR, name + ".onnx"), "rb") as f:
+        return f.read()
+
+
+def upload(d, data, ctype="application/octet-stream", params=""):
+    return d.request("POST", "/v1/models" + params, data, ctype=ctype)
+
+
+def check_model(name, r, status):
+    """The answer of POST /v1/models; returns its JSON or {}."""
+    ok = check(name + ": status", r.status == status, "got %r, want %d" % (r, status))
+    j = r.json if isinstance(r.json, dict) else {}
+    if not ok:
+        return j
+    check(name + ": id is 32 hex", isinstance(j.get("id"), str) and HEX32.match(j["id"]), j.get("id"))
+    eq(name + ": Location", r.h("Location"), "/v1/models/%s" % j.get("id"))
+    check(name + ": name", isinstance(j.get("name"), str) and j["name"], j.get("name"))
+    check(name + ": hyperparameters with defaults", isinstance(j.get("hyperparameters"), dict) and
+          all(isinstance(v, int) for v in j["hyperparameters"].values()), _short(j.get("hyperparameters")))
+    check(name + ": params > 0", isinstance(j.get("params"), int) and j["params"] > 0, j.get("params"))
+    check(name + ": warnings are strings", isinstance(j.get("warnings"), list) and
+          all(isinstance(w, str) for w in j["warnings"]), _short(j.get("warnings")))
+    return j
+
+
+def tiny_query(model):
+    return {"model": model, "device": "t4", "budgets": {"memory": "2GiB"},
+            "space": {"batch": {"_type": "choice", "_value": [1, 8, 64, 512, 4096, 16384]}}}
+
+
+def models_common(d, label):
+    """Uploads, idempotence, the round trip and queries by id on daemon d;
+    returns {fixture: id}."""
+    ids = {}
+    for f in ONNX_FIXTURES:
+        data = onnx_bytes(f)
+        j = check_model("%s %s: upload" % (label, f), upload(d, data), 201)
+        ids[f] = j.get("id", "0" * 32)
+        r = upload(d, data, ctype="application/onnx")
+        j2 = check_model("%s %s: upload again (application/onnx)" % (label, f), r, 200)
+        eq("%s %s: same answer" % (label, f), j2, j)
+    check("%s: four ids" % label, len(set(ids.values())) == 4, ids)
+    eq("%s: tiny_cnn's symbolic batch" % label, sorted((upload(d, onnx_bytes("tiny_cnn")).json or {})
+       .get("hyperparameters", {})), ["batch"])
+    r = upload(d, onnx_bytes("vit_tiny"))
+    check("%s: vit_tiny's importer warnings name the initializer" % label,
+          any("class_token" in w for w in (r.json or {}).get("warnings", [])), _short(r.json))
+    # the import's options as query parameters
+    r = upload(d, onnx_bytes("bert_tiny"), params="?dim=batch:batch_size&dim=seq=seq_len&name=bert-e2e")
+    j = check_model("%s bert_tiny ?dim&name: upload" % label, r, 201)
+    eq("%s bert_tiny ?dim: renamed hyperparameters" % label, sorted(j.get("hyperparameters", {})),
+       ["batch_size", "seq_len"])
+    eq("%s bert_tiny ?name" % label, j.get("name"), "bert-e2e")
+    check("%s bert_tiny ?dim: another id" % label, j.get("id") != ids["bert_tiny"], j.get("id"))
+    # GET: the metadata and the model
+    tid = ids["tiny_cnn"]
+    r = d.get("/v1/models/" + tid)
+    eq("%s GET tiny_cnn: 200" % label, r.status, 200)
+    g = r.json if isinstance(r.json, dict) else {}
+    model = g.pop("model", None)
+    eq("%s GET tiny_cnn: the upload's answer" % label, g, upload(d, onnx_bytes("tiny_cnn")).json)
+    check("%s GET tiny_cnn: a model object" % label, isinstance(model, dict) and model.get("dnnsat_model") == 1,
+          _short(model))
+    # the JSON model: the same id (the id hashes the model, not the upload)
+    r = upload(d, model, ctype="application/json")
+    eq("%s JSON of GET's model: 200, same id" % label, (r.status, (r.json or {}).get("id")), (200, tid))
+    m2 = dict(model or {})
+    m2["name"] = "tiny-json-" + label
+    j = check_model("%s JSON model renamed: upload" % label, upload(d, m2, ctype="application/json"), 201)
+    eq("%s JSON model: source" % label, j.get("source"), "json")
+    eq("%s JSON model: GET returns it" % label, (d.get("/v1/models/%s" % j.get("id")).json or {}).get("model"), m2)
+    # queries by id equal queries with the model inline
+    r_id = d.post("/v1/reductions", tiny_query({"id": tid}))
+    a = check_reduction("%s reduction by id" % label, r_id, 201)
+    r_in = d.post("/v1/reductions", tiny_query(model))
+    b = check_reduction("%s reduction inline" % label, r_in, 200, cached=True)
+    eq("%s reduction: same id" % label, a.get("id"), b.get("id"))
+    for k in ("total", "feasible", "reduced_space"):
+        eq("%s reduction: same %s" % (label, k), a.get(k), b.get(k))
+    check("%s reduction: something fits, not all" % label, 0 < int(a.get("feasible", "0")) < 6, a.get("feasible"))
+    est = {"model": {"id": tid}, "device": "t4", "config": {"batch": 64}}
+    r1 = d.post("/v1/estimate", est)
+    est["model"] = model
+    r2 = d.post("/v1/estimate", est)
+    eq("%s estimate by id == inline" % label, (r1.status, r1.json), (200, r2.json))
+    chk = {"model": {"id": tid}, "device": "t4", "space": tiny_query(None)["space"], "config": {"batch": 64}}
+    r = d.post("/v1/check", chk)
+    eq("%s check by id: 200 feasible" % label, (r.status, (r.json or {}).get("feasible")), (200, True))
+    # ids that name nothing
+    unknown = "0" * 32
+    r = d.post("/v1/reductions", tiny_query({"id": unknown}))
+    problem("%s reduction, unknown id" % label, r, 422, path="$.model.id")
+    check("%s unknown id: says how to upload" % label, "POST /v1/models" in (r.json or {}).get("detail", ""),
+          _short(r.json))
+    problem("%s estimate, unknown id" % label, d.post("/v1/estimate", {"model": {"id": unknown}}), 422,
+            path="$.model.id")
+    problem("%s reduction, malformed id" % label, d.post("/v1/reductions", tiny_query({"id": "x"})), 422,
+            path="$.model.id")
+    problem("%s reduction, id and more" % label, d.post("/v1/reductions", tiny_query({"id": tid, "preset": "x"})),
+            422, path="$.model")
+    problem("%s GET unknown model" % label, d.get("/v1/models/" + unknown), 404, instance="/v1/models/" + unknown)
+    problem("%s GET malformed id" % label, d.get("/v1/models/nothex"), 404)
+    return ids
+
+
+def models_bad_bodies(d, label):
+    """Every refused upload: a problem+json naming what is wrong."""
+    bert = onnx_bytes("bert_tiny")
+    r = upload(d, bert[:len(bert) // 2])
+    if problem("%s truncated ONNX" % label, r, 422):
+        check("%s truncated ONNX: says corrupt" % label, "ONNX" in r.json["detail"] and
+              ("truncated" in r.json["detail"] or "corrupt" in r.json["detail"]), r.json["detail"])
+        eq("%s truncated ONNX: type" % label, r.json["type"], "https://dnnsat.dev/problems/invalid-onnx")
+    r = upload(d, bytes(range(256)) * 16)
+    if problem("%s garbage" % label, r, 422):
+        check("%s garbage: says corrupt ONNX" % label, "ONNX" in r.json["detail"], r.json["detail"])
+    problem("%s empty ONNX body" % label, upload(d, b""), 400)
+    r = upload(d, onnx_bytes("tiny_cnn"), ctype="text/plain")
+    if problem("%s text/plain" % label, r, 415):
+        check("%s text/plain: names the types" % label, "application/onnx" in r.json["detail"], r.json["detail"])
+    problem("%s ONNX sent as JSON" % label, upload(d, onnx_bytes("tiny_cnn"), ctype="application/json"), 400,
+            path="$")
+    problem("%s JSON without dnnsat_model" % label, upload(d, {"layers": []}, ctype="application/json"), 422,
+            path="$.dnnsat_model")
+    bad = {"dnnsat_model": 1, "name": "bad", "inputs": [{"name": "x", "shape": [4, 8]}],
+           "layers": [{"op": "no_such_op"}]}
+    r = upload(d, bad, ctype="application/json")
+    if problem("%s JSON model with an unknown op" % label, r, 422):
+        check("%s unknown op: path into the upload" % label, r.json.get("path", "").startswith("$.layers[0]"),
+              _short(r.json))
+    problem("%s dim=x" % label, upload(d, onnx_bytes("tiny_cnn"), params="?dim=x"), 400, path="dim")
+    problem("%s unknown=maybe" % label, upload(d, onnx_bytes("tiny_cnn"), params="?unknown=maybe"), 400,
+            path="unknown")
+    problem("%s ?colour=red" % label, upload(d, onnx_bytes("tiny_cnn"), params="?colour=red"), 400, path="colour")
+    problem("%s dim on a JSON model" % label, upload(d, bad, ctype="application/json", params="?dim=a:b"), 400,
+            path="dim")
+
+
+def psql(sql):
+    p = subprocess.run(["psql", DB_URL, "-v", "ON_ERROR_STOP=1", "-qAtc", sql], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=30)
+    if p.returncode != 0:
+        raise RuntimeError("psql: %s" % p.stderr.decode(errors="replace")[-300:])
+    return p.stdout.decode().strip()
+
+
+def phase_models(st):
+    """Uploaded models (server/api_models.c): the four ONNX fixtures and JSON
+    models, idempotent ids, GET, queries by {"id"} equal to the inline
+    model's, every refused body; eviction from a small in-memory cache;
+    with PostgreSQL: models across a restart and a second process, a row
+    edited in the database never served."""
+    d = Daemon("models", ["--workers", "2", "--max-model-bytes", "700000"]).start()
+    models_common(d, "mem")
+    models_bad_bodies(d, "mem")
+    # too large: a declared length, and a chunked body growing over the limit
+    # (the fixtures are at most 664 KB: under --max-model-bytes 700000)
+    M = "/v1/models"
+    r = d.raw(b"POST /v1/models HTTP/1.1\r\nHost: x\r\nContent-Type: application/onnx\r\n"
+              b"Content-Length: 800000\r\n\r\n")
+    d.count("POST", M, r)
+    if problem("mem ONNX over --max-model-bytes (declared)", r, 413, M):
+        check("mem 413 names --max-model-bytes", "--max-model-bytes" in r.json["detail"], r.json["detail"])
+    for what, ctype, body, flag in (("ONNX", b"application/octet-stream", onnx_bytes("gpt_tiny") * 2,
+                                     "--max-model-bytes"),
+                                    ("JSON", b"application/json", b'{"pad": "' + b"x" * (1100 << 10) + b'"}',
+                                     "--max-body")):
+        data = b"POST /v1/models HTTP/1.1\r\nHost: x\r\nContent-Type: " + ctype + \
+               b"\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        for i in range(0, len(body), 60000):
+            c = body[i:i + 60000]
+            data += b"%x\r\n" % len(c) + c + b"\r\n"
+        data += b"0\r\n\r\n"
+        r = d.raw(data)
+        d.count("POST", M, r)
+        if problem("mem %s chunked over %s" % (what, flag), r, 413, M):
+            check("mem %s 413 names %s" % (what, flag), flag in r.json["detail"], r.json["detail"])
+    _, ms = get_metrics(d)
+    created = metric(ms, "dnnsat_http_requests_total", route="models_create", code="201")
+    check("mem metrics: models_create 201s counted", (created or 0) >= 5, created)
+    d.stop()
+    # a small in-memory cache evicts the oldest model: 404 that says so
+    e = Daemon("models-evict", ["--workers", "1", "--cache-bytes", "20000"]).start()
+    first = check_model("evict: first upload", upload(e, onnx_bytes("tiny_cnn")), 201).get("id", "0" * 32)
+    model = (e.get("/v1/models/" + first).json or {}).get("model") or {}
+    for i in range(12):
+        m = dict(model)
+        m["name"] = "filler-%d" % i
+        upload(e, m, ctype="application/json")
+    r = e.get("/v1/models/" + first)
+    if problem("evict: GET the evicted model", r, 404):
+        check("evict: 404 says evicted", "evicted" in r.json["detail"], r.json["detail"])
+    r = e.post("/v1/reductions", tiny_query({"id": first}))
+    if problem("evict: reduction by the evicted id", r, 422, path="$.model.id"):
+        check("evict: 422 says evicted", "evicted" in r.json["detail"], r.json["detail"])
+    eq("evict: upload again: 201", upload(e, onnx_bytes("tiny_cnn")).status, 201)
+    e.stop()
+    if not DB_URL:
+        check("models with PostgreSQL: DNNSAT_TEST_DATABASE_URL is set (run test_service.sh)", False)
+        return
+    args = ["--database-url", DB_URL, "--workers", "2"]
+    a = Daemon("models-pg-a", args).start()
+    ids = models_common(a, "pg")
+    models_bad_bodies(a, "pg")
+    a.stop()
+    a.start()
+    tid = ids.get("tiny_cnn", "0" * 32)
+    r = a.get("/v1/models/" + tid)
+    eq("pg restarted: GET tiny_cnn", (r.status, (r.json or {}).get("id")), (200, tid))
+    eq("pg restarted: upload again: 200", upload(a, onnx_bytes("tiny_cnn")).status, 200)
+    b = Daemon("models-pg-b", args).start()
+    r = b.post("/v1/reductions", tiny_query({"id": ids.get("gpt_tiny", "0" * 32)}))
+    eq("pg B: a reduction by A's gpt_tiny id", r.status in (200, 201), True)
+    eq("pg B: GET A's bert_tiny", b.get("/v1/models/" + ids.get("bert_tiny", "")).status, 200)
+    # a row edited behind the service's back fails its checksum: never served
+    n = psql("UPDATE dnnsat_results SET request = replace(request, '\"out_channels\":16', "
+             "'\"out_channels\":17') WHERE key = 'model:%s' RETURNING key" % tid)
+    eq("pg: the row was edited", n, "model:" + tid)
+    r = b.get("/v1/models/" + tid)
+    problem("pg: the edited model is not served", r, 404)
+    check("pg: the log names the corrupt entry", "checksum" in b.log() or "corrupt" in b.log(), b.log()[-400:])
+    problem("pg: a reduction by the edited model's id", b.post("/v1/reductions", tiny_query({"id": tid})), 422,
+            path="$.model.id")
+    eq("pg: upload again: 201", upload(b, onnx_bytes("tiny_cnn")).status, 201)
+    eq("pg: served again", a.get("/v1/models/" + tid).status, 200)
+    a.stop()
+    b.stop()
+
+
 def run_phase(name, fn, st):
+    if ONLY and name not in ONLY:
+        return
     t0 = time.time()
     try:
         fn(st)
@@ -1903,6 +2146,7 @@ def main():
             run_phase("limits", phase_limits, st)
             run_phase("pipeline", phase_pipeline, st)
             run_phase("z3", phase_z3, st)
+            run_phase("models", phase_models, st)
             run_phase("postgres", phase_postgres, st)
         finally:
             for d in DAEMONS:

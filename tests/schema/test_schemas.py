@@ -221,8 +221,12 @@ for m, p, o in operations:
     if "requestBody" in o:
         rb = deref(o["requestBody"])
         media = rb.get("content", {}).get("application/json", {})
+        # uploads (POST /v1/models) also take the ONNX file's binary media types
+        other = set(rb.get("content", {})) - {"application/json"}
         check(where + " request body: application/json with a schema and an example",
-              list(rb.get("content", {})) == ["application/json"] and "schema" in media and "example" in media)
+              "schema" in media and "example" in media and
+              (not other or (p == "/v1/models" and other == {"application/octet-stream", "application/onnx"})),
+              str(sorted(rb.get("content", {}))))
         for code in ("400", "413", "415", "422"):
             check("%s answers %s" % (where, code), code in o.get("responses", {}))
 
@@ -241,6 +245,8 @@ check("every error status of docs/api.md is used", doc_codes <= all_codes, str(s
 by_op = {(m, p): o for m, p, o in operations}
 for (m, p), codes in {("POST", "/v1/reductions"): ("200", "201", "202", "429", "503"),
                       ("GET", "/v1/reductions/{id}"): ("200", "202", "404"),
+                      ("POST", "/v1/models"): ("200", "201", "409", "413", "415", "422"),
+                      ("GET", "/v1/models/{id}"): ("200", "404"),
                       ("GET", "/readyz"): ("200", "503")}.items():
     got = set(by_op.get((m, p), {}).get("responses", {}))
     check("%s %s answers %s" % (m, p, "/".join(codes)), set(codes) <= got, str(sorted(got)))

@@ -6,7 +6,8 @@
  * eviction), a /check read from query-string pairs against the JSON form,
  * the metrics exposition, and the whole server in this process
  * (srv_start on a free port, real HTTP over a socket, srv_stop) for the
- * statuses of docs/api.md.
+ * statuses of docs/api.md, and uploaded models (POST /v1/models, GET, and
+ * queries by {"id"}).
  */
 #include "test_util.h"
 
@@ -132,6 +133,7 @@ START_TEST(test_config)
 	ck_assert_int_eq(srv_config_parse(10, ok, &c, &err), 0);
 	ck_assert_str_eq(c.host, "0.0.0.0");
 	ck_assert_int_eq(c.port, 9000);
+	ck_assert_uint_eq(c.max_model_bytes, (size_t)64 << 20);        /* the default */
 	ck_assert_int_eq(c.workers, 3);
 	ck_assert(c.deadline == 2.5);
 	ck_assert_uint_eq(c.max_body, 2u << 20);
@@ -741,11 +743,11 @@ connect_server(void)
 	return fd;
 }
 
-/* One request on a fresh connection; returns the status, the response in
- * buf (headers and body). */
+/* One request with a body of `len` bytes (any bytes) on a fresh
+ * connection; returns the status, the response in buf (headers and body). */
 static int
-http(const char *method, const char *path, const char *ctype, const char *body, const char *extra, char *buf,
-    size_t cap)
+http_bytes(const char *method, const char *path, const char *ctype, const void *body, size_t len,
+    const char *extra, char *buf, size_t cap)
 {
 	struct timeval tv = { 30, 0 };
 	char head[1024];
@@ -755,10 +757,10 @@ http(const char *method, const char *path, const char *ctype, const char *body, 
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 	n = snprintf(head, sizeof head, "%s %s HTTP/1.1\r\nHost: t\r\nConnection: close\r\n%s%s%s%s"
 	    "Content-Length: %zu\r\n\r\n", method, path, ctype ? "Content-Type: " : "", ctype ? ctype : "",
-	    ctype ? "\r\n" : "", extra ? extra : "", body ? strlen(body) : 0);
+	    ctype ? "\r\n" : "", extra ? extra : "", len);
 	ck_assert_int_eq(send(fd, head, (size_t)n, MSG_NOSIGNAL), n);
-	if (body != NULL && strlen(body) > 0)
-		(void)send(fd, body, strlen(body), MSG_NOSIGNAL);
+	if (len > 0)
+		(void)send(fd, body, len, MSG_NOSIGNAL);
 	for (;;) {
 		ssize_t k = recv(fd, buf + got, cap - 1 - got, 0);
 		if (k <= 0)
@@ -771,6 +773,14 @@ http(const char *method, const char *path, const char *ctype, const char *body, 
 	buf[got] = '\0';
 	ck_assert_msg(strncmp(buf, "HTTP/1.1 ", 9) == 0, "no response to %s %s", method, path);
 	return atoi(buf + 9);
+}
+
+/* http_bytes with a text body (or none). */
+static int
+http(const char *method, const char *path, const char *ctype, const char *body, const char *extra, char *buf,
+    size_t cap)
+{
+	return http_bytes(method, path, ctype, body, body ? strlen(body) : 0, extra, buf, cap);
 }
 
 static const char *
@@ -1509,6 +1519,126 @@ START_TEST(test_server_tokens_out_of_memory)
 }
 END_TEST
 
+/* The whole file at src_path(rel) (malloc'd), its length in *len. */
+static char *
+slurp(const char *rel, size_t *len)
+{
+	FILE *f = fopen(src_path(rel), "rb");
+	char *data;
+	long n;
+
+	ck_assert_ptr_nonnull(f);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	data = malloc((size_t)n + 1);
+	ck_assert_ptr_nonnull(data);
+	ck_assert_uint_eq(fread(data, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	*len = (size_t)n;
+	return data;
+}
+
+/* The string member `key` of the JSON body of resp, copied into out. */
+static void
+member(const char *resp, const char *key, char *out, size_t cap)
+{
+	json_t *j = json_loads(body_of(resp), 0, NULL);
+
+	ck_assert_msg(json_string_value(json_object_get(j, key)) != NULL, "no %s in %s", key, resp);
+	snprintf(out, cap, "%s", json_string_value(json_object_get(j, key)));
+	json_decref(j);
+}
+
+/* POST /v1/models (api_models.c): an ONNX upload is 201 and then 200 with
+ * the same id, GET returns the model, a reduction by {"id"} is the
+ * reduction with the model inline (the same reduction id), and the refused
+ * bodies are problem+json naming what is wrong. */
+START_TEST(test_server_models)
+{
+	static char buf[1 << 20];
+	static const char *const extra[] = { "--max-model-bytes", "100000", NULL };
+	char id[33], again[33], rid[33], path[128], q[1024];
+	size_t len, blen;
+	char *onnx = slurp("tests/data/onnx/tiny_cnn.onnx", &len), *big = slurp("tests/data/onnx/bert_tiny.onnx", &blen);
+	json_t *j, *model;
+	char *inline_q;
+
+	server_start_with(NULL, extra);
+	ck_assert_int_eq(http_bytes("POST", "/v1/models", "application/octet-stream", onnx, len, NULL, buf, sizeof buf),
+	    201);
+	ck_assert_ptr_nonnull(strstr(buf, "Location: /v1/models/"));
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "\"params\":5466"));
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "\"hyperparameters\":{\"batch\":1}"));
+	member(buf, "id", id, sizeof id);
+	ck_assert_int_eq(http_bytes("POST", "/v1/models", "application/onnx", onnx, len, NULL, buf, sizeof buf), 200);
+	member(buf, "id", again, sizeof again);
+	ck_assert_str_eq(id, again);
+	/* dim repeats; the renamed model is another model */
+	ck_assert_int_eq(http_bytes("POST", "/v1/models?dim=batch:bs&name=t&dim=x=y", "application/onnx", onnx, len,
+	    NULL, buf, sizeof buf), 201);
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "\"hyperparameters\":{\"bs\":1}"));
+	member(buf, "id", again, sizeof again);
+	ck_assert_str_ne(id, again);
+	/* GET, and the same reduction by id and inline */
+	snprintf(path, sizeof path, "/v1/models/%s", id);
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 200);
+	j = json_loads(body_of(buf), 0, NULL);
+	model = json_incref(json_object_get(j, "model"));
+	ck_assert_int_eq(json_integer_value(json_object_get(model, "dnnsat_model")), 1);
+	json_decref(j);
+	snprintf(q, sizeof q, "{\"model\":{\"id\":\"%s\"},\"device\":\"t4\",\"budgets\":{\"memory\":\"2GiB\"},"
+	    "\"space\":{\"batch\":{\"_type\":\"choice\",\"_value\":[1,64,4096]}}}", id);
+	ck_assert_int_eq(http("POST", "/v1/reductions", "application/json", q, NULL, buf, sizeof buf), 201);
+	member(buf, "id", rid, sizeof rid);
+	j = json_loads(q, 0, NULL);
+	json_object_set_new(j, "model", model);
+	inline_q = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	ck_assert_int_eq(http("POST", "/v1/reductions", "application/json", inline_q, NULL, buf, sizeof buf), 200);
+	member(buf, "id", again, sizeof again);
+	ck_assert_str_eq(rid, again);
+	/* the JSON of GET's model is the same model */
+	j = json_loads(inline_q, 0, NULL);
+	free(inline_q);
+	inline_q = json_dumps(json_object_get(j, "model"), JSON_COMPACT);
+	json_decref(j);
+	ck_assert_int_eq(http("POST", "/v1/models", "application/json", inline_q, NULL, buf, sizeof buf), 200);
+	member(buf, "id", again, sizeof again);
+	ck_assert_str_eq(id, again);
+	free(inline_q);
+	/* ids that name nothing */
+	ck_assert_int_eq(http("POST", "/v1/reductions", "application/json", "{\"model\":{\"id\":\""
+	    "0123456789abcdef0123456789abcdef\"},\"space\":{}}", NULL, buf, sizeof buf), 422);
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "\"path\":\"$.model.id\""));
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "evicted"));
+	ck_assert_int_eq(http("POST", "/v1/estimate", "application/json", "{\"model\":{\"id\":7}}", NULL, buf,
+	    sizeof buf), 422);
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "\"path\":\"$.model.id\""));
+	ck_assert_int_eq(http("GET", "/v1/models/0123456789abcdef0123456789abcdef", NULL, NULL, NULL, buf, sizeof buf),
+	    404);
+	ck_assert_ptr_nonnull(strstr(buf, "application/problem+json"));
+	/* refused bodies */
+	ck_assert_int_eq(http_bytes("POST", "/v1/models", "application/onnx", onnx, len / 2, NULL, buf, sizeof buf), 422);
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "invalid-onnx"));
+	ck_assert_int_eq(http_bytes("POST", "/v1/models", "application/onnx", "\xff\xff\xff\xff", 4, NULL, buf,
+	    sizeof buf), 422);
+	ck_assert_int_eq(http_bytes("POST", "/v1/models", "application/onnx", onnx, 0, NULL, buf, sizeof buf), 400);
+	ck_assert_int_eq(http_bytes("POST", "/v1/models", "text/plain", onnx, len, NULL, buf, sizeof buf), 415);
+	ck_assert_int_eq(http_bytes("POST", "/v1/models", "application/onnx", big, blen, NULL, buf, sizeof buf), 413);
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "--max-model-bytes"));
+	ck_assert_int_eq(http_bytes("POST", "/v1/models?dim=nothing", "application/onnx", onnx, len, NULL, buf,
+	    sizeof buf), 400);
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "\"path\":\"dim\""));
+	ck_assert_int_eq(http("POST", "/v1/models", "application/json", "{\"dnnsat_model\":1}", NULL, buf,
+	    sizeof buf), 422);
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "\"path\":\"$.layers\""));
+	free(onnx);
+	free(big);
+	srv_stop(&server);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -1534,6 +1664,7 @@ suite(void)
 	tcase_add_test(t, test_server_slow_clients);
 	tcase_add_test(t, test_server_hostile_requests);
 	tcase_add_test(t, test_server_port_taken);
+	tcase_add_test(t, test_server_models);
 	suite_add_tcase(s, t);
 	return s;
 }
