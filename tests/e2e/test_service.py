@@ -1550,8 +1550,12 @@ def phase_limits(st):
     eq("queue: exit status 0", rc, 0)
     check("queue: exited within %d s" % STOP_TIMEOUT, took <= STOP_TIMEOUT, "%.2f s" % took)
     r0 = out.get(0)
-    check("queue: the running job answered 202 (stopped at its next slice)",
-          isinstance(r0, Resp) and r0.status == 202, _short(r0))
+    # a job in its count stops at its next slice and answers 202 with what it has; on a slow
+    # machine it may still be compiling the query when SIGTERM comes, and answers 503
+    check("queue: the running job answered 202 (stopped at its next slice), or 503 if still compiling",
+          isinstance(r0, Resp) and (r0.status == 202 or
+                                    (r0.status == 503 and "shutting down" in str((r0.json or {}).get("detail")))),
+          _short(r0))
     for i in (1, 2):
         ri = out.get(i)
         if check("queue: waiting job %d got a response" % i, isinstance(ri, Resp), _short(ri)):
@@ -1847,7 +1851,7 @@ def phase_z3(st):
     how far each must move: the bracket at_least / nothing_at checked by two
     more reductions); "engine": "z3" adds the enumeration cross-check; an
     unknown engine is a 422 at $.engine."""
-    d = Daemon("z3", ["--workers", "1"]).start()
+    d = Daemon("z3", ["--workers", "1", "--max-deadline", "600"]).start()
     st["z3"] = d
     r = d.post("/v1/reductions", z3_mlp_query({"memory": "100MiB", "params": "1M"}))
     j = check_reduction("z3 conflict", r, 201, cached=False)
@@ -1872,7 +1876,10 @@ def phase_z3(st):
     rid = j.get("id", "0" * 32)
     r = d.get("/v1/reductions/" + rid)
     eq("z3 conflict: GET has it", ((r.json or {}).get("conflict") or {}).get("decided"), True)
-    r = d.post("/v1/reductions", z3_mlp_query({"memory": "3GiB", "params": "5M"}, engine="z3"))
+    # Z3's enumeration of 528 models takes seconds, many more under the sanitizers on a busy
+    # machine: a deadline far away, so that only Z3's resource limit bounds it
+    r = d.post("/v1/reductions", z3_mlp_query({"memory": "3GiB", "params": "5M"}, engine="z3", timeout=600),
+               timeout=660)
     j = check_reduction("z3 engine", r, 201, cached=False)
     z = j.get("z3") or {}
     eq("z3 engine: agrees", (z.get("agrees"), z.get("complete"), str(z.get("models"))),
