@@ -205,36 +205,15 @@ static const char *const fused_attrs[] = { "flash", "causal", "dropout", NULL };
 static const struct op_rule sdpa_fused_rule = { "sdpa_fused", fused_attrs, 3, 3, CM_CLASS_GEMM,
 	sdpa_fused_build };
 
+/* The heads and the kernel: q, k, v are [N, L, E] (projections or views of
+ * one fused projection); returns the merged context [N, L, E] or -1. */
 static int
-attention_body(struct op_build *ob, int fused, int bias, int causal, double p)
+attention_kernel(struct op_build *ob, int q, int k, int v, int causal, double p)
 {
 	enum cm_attention kernel = ob_attention(ob);
-	int x = ob->in[0], q, k, v, ctx;
+	int ctx;
 
-	if (fused) {
-		/* GPT-2: c_attn to 3E; q, k, v are views into it, copied by matmul */
-		int qkv = sub(ob, "linear", "c_attn", json_pack("{s:s,s:b}", "out_features", "3 * __attn_e",
-		    "bias", bias), x, -1);
-		if (qkv < 0)
-			return -1;
-		/* q, k, v: views of thirds of the fused output (qkv.split(E, dim=2)) */
-		q = sub(ob, "slice", "q_split", json_pack("{s:i,s:i,s:s}", "dim", 2, "start", 0,
-		    "length", "__attn_e"), qkv, -1);
-		k = sub(ob, "slice", "k_split", json_pack("{s:i,s:s,s:s}", "dim", 2, "start", "__attn_e",
-		    "length", "__attn_e"), qkv, -1);
-		v = sub(ob, "slice", "v_split", json_pack("{s:i,s:s,s:s}", "dim", 2, "start", "2 * __attn_e",
-		    "length", "__attn_e"), qkv, -1);
-		if (q < 0 || k < 0 || v < 0)
-			return -1;
-		q = split_heads(ob, "q", q, 0);
-	} else {
-		q = sub(ob, "linear", "query", json_pack("{s:s,s:b}", "out_features", "__attn_e", "bias", bias), x, -1);
-		k = sub(ob, "linear", "key", json_pack("{s:s,s:b}", "out_features", "__attn_e", "bias", bias), x, -1);
-		v = sub(ob, "linear", "value", json_pack("{s:s,s:b}", "out_features", "__attn_e", "bias", bias), x, -1);
-		if (q < 0 || k < 0 || v < 0)
-			return -1;
-		q = split_heads(ob, "q", q, 0);
-	}
+	q = split_heads(ob, "q", q, 0);
 	if (q < 0)
 		return -1;
 	if (kernel == CM_ATTN_FLASH || kernel == CM_ATTN_MEM_EFFICIENT) {
@@ -256,15 +235,40 @@ attention_body(struct op_build *ob, int fused, int bias, int causal, double p)
 		if (ctx < 0)
 			return -1;
 		/* [N, L, h, d] already: merging the heads is a view */
-		ctx = sub(ob, "reshape", "merge_heads", json_pack("{s:[sss]}", "shape", "__attn_n", "__attn_l",
+		return sub(ob, "reshape", "merge_heads", json_pack("{s:[sss]}", "shape", "__attn_n", "__attn_l",
 		    "__attn_e"), ctx, -1);
-		if (ctx < 0)
-			return -1;
-	} else {
-		ctx = attention_eager(ob, kernel == CM_ATTN_MATH, q, k, v, causal, p);
-		if (ctx < 0)
-			return -1;
 	}
+	return attention_eager(ob, kernel == CM_ATTN_MATH, q, k, v, causal, p);
+}
+
+static int
+attention_body(struct op_build *ob, int fused, int bias, int causal, double p)
+{
+	int x = ob->in[0], q, k, v, ctx;
+
+	if (fused) {
+		/* GPT-2: c_attn to 3E; q, k, v are views into it, copied by matmul */
+		int qkv = sub(ob, "linear", "c_attn", json_pack("{s:s,s:b}", "out_features", "3 * __attn_e",
+		    "bias", bias), x, -1);
+		if (qkv < 0)
+			return -1;
+		/* q, k, v: views of thirds of the fused output (qkv.split(E, dim=2)) */
+		q = sub(ob, "slice", "q_split", json_pack("{s:i,s:i,s:s}", "dim", 2, "start", 0,
+		    "length", "__attn_e"), qkv, -1);
+		k = sub(ob, "slice", "k_split", json_pack("{s:i,s:s,s:s}", "dim", 2, "start", "__attn_e",
+		    "length", "__attn_e"), qkv, -1);
+		v = sub(ob, "slice", "v_split", json_pack("{s:i,s:s,s:s}", "dim", 2, "start", "2 * __attn_e",
+		    "length", "__attn_e"), qkv, -1);
+	} else {
+		q = sub(ob, "linear", "query", json_pack("{s:s,s:b}", "out_features", "__attn_e", "bias", bias), x, -1);
+		k = sub(ob, "linear", "key", json_pack("{s:s,s:b}", "out_features", "__attn_e", "bias", bias), x, -1);
+		v = sub(ob, "linear", "value", json_pack("{s:s,s:b}", "out_features", "__attn_e", "bias", bias), x, -1);
+	}
+	if (q < 0 || k < 0 || v < 0)
+		return -1;
+	ctx = attention_kernel(ob, q, k, v, causal, p);
+	if (ctx < 0)
+		return -1;
 	ctx = sub(ob, "linear", fused ? "c_proj" : "output", json_pack("{s:s,s:b}", "out_features",
 	    "__attn_e", "bias", bias), ctx, -1);
 	if (ctx < 0)
@@ -273,36 +277,21 @@ attention_body(struct op_build *ob, int fused, int bias, int causal, double p)
 	return 0;
 }
 
+/*
+ * The sizes of x [N, L, E] and the head count, bound as __attn_* in a scope
+ * of their own around body(). Requires heads >= 1 dividing E.
+ */
 static int
-attention_build(struct op_build *ob)
+in_attention_scope(struct op_build *ob, const struct cm_tensor *x, expr_id heads,
+    int (*body)(struct op_build *, void *), void *arg)
 {
 	struct expr_graph *g = &ob->m->g;
 	struct model_builder *mb = ob->mb;
-	const struct cm_tensor *x;
 	struct scope sc, *saved = mb->scope;
-	expr_id heads, e, binds[5];
+	expr_id e = x->dim[2], binds[5];
 	static const char *const names[5] = { "__attn_n", "__attn_l", "__attn_e", "__attn_h", "__attn_d" };
-	int bias, causal, fused = 0, rc;
-	double p;
-	const char *qkv;
+	int rc;
 
-	if (ob_need_rank(ob, 0, 3, 3) != 0)
-		return -1;
-	x = ob_in(ob, 0);
-	if (x->dtype == CM_DT_I64)
-		return ob_fail(ob, NULL, "needs a float input");
-	e = x->dim[2];
-	heads = ob_int(ob, "heads", OB_REQUIRED);
-	bias = ob_bool(ob, "bias", 1);
-	causal = ob_bool(ob, "causal", 0);
-	p = ob_number(ob, "dropout", 0.0, 0.0, 1.0);
-	qkv = json_string_value(json_object_get(ob->item, "qkv"));
-	if (heads < 0 || bias < 0 || causal < 0 || isnan(p))
-		return -1;
-	if (qkv != NULL && strcmp(qkv, "fused") == 0)
-		fused = 1;
-	else if (qkv != NULL && strcmp(qkv, "separate") != 0)
-		return ob_fail(ob, "qkv", "must be \"separate\" or \"fused\"");
 	{
 		const char *n[] = { "embedding", "heads" };
 		expr_id vals[] = { e, heads };
@@ -326,12 +315,109 @@ attention_build(struct op_build *ob)
 	}
 	sc.nbinds = sc.capbinds = 5;
 	mb->scope = &sc;
-	rc = attention_body(ob, fused, bias, causal, p);
+	rc = body(ob, arg);
 	mb->scope = saved;
 	free(sc.binds);
 	return rc;
 }
 
+struct attn_args {
+	int fused, bias, causal;
+	double p;
+};
+
+static int
+attention_scoped(struct op_build *ob, void *arg)
+{
+	const struct attn_args *a = arg;
+	return attention_body(ob, a->fused, a->bias, a->causal, a->p);
+}
+
+static int
+attention_build(struct op_build *ob)
+{
+	const struct cm_tensor *x;
+	expr_id heads;
+	struct attn_args a = { 0, 0, 0, 0.0 };
+	const char *qkv;
+
+	if (ob_need_rank(ob, 0, 3, 3) != 0)
+		return -1;
+	x = ob_in(ob, 0);
+	if (x->dtype == CM_DT_I64)
+		return ob_fail(ob, NULL, "needs a float input");
+	heads = ob_int(ob, "heads", OB_REQUIRED);
+	a.bias = ob_bool(ob, "bias", 1);
+	a.causal = ob_bool(ob, "causal", 0);
+	a.p = ob_number(ob, "dropout", 0.0, 0.0, 1.0);
+	qkv = json_string_value(json_object_get(ob->item, "qkv"));
+	if (heads < 0 || a.bias < 0 || a.causal < 0 || isnan(a.p))
+		return -1;
+	if (qkv != NULL && strcmp(qkv, "fused") == 0)
+		a.fused = 1;
+	else if (qkv != NULL && strcmp(qkv, "separate") != 0)
+		return ob_fail(ob, "qkv", "must be \"separate\" or \"fused\"");
+	return in_attention_scope(ob, x, heads, attention_scoped, &a);
+}
+
 static const char *const attn_attrs[] = { "heads", "bias", "causal", "dropout", "qkv", NULL };
 
 const struct op_rule op_rule_attention = { "attention", attn_attrs, 1, 1, CM_CLASS_GEMM, attention_build };
+
+/*
+ * attention_core: the part of `attention` between the projections and the
+ * output projection, for imported graphs whose projections are layers of
+ * their own (onnx_fuse.c finds it): inputs q, k, v [N, L, E] (self-
+ * attention: the three of one shape), split into `heads`, scored, masked
+ * (`causal`), softmax, `dropout`, times v, heads merged back to [N, L, E].
+ * Each attention kernel runs as in `attention`, so an import and the
+ * template it matches price the same for every kernel.
+ */
+static int
+attention_core_scoped(struct op_build *ob, void *arg)
+{
+	const struct attn_args *a = arg;
+	int ctx = attention_kernel(ob, ob->in[0], ob->in[1], ob->in[2], a->causal, a->p);
+
+	if (ctx < 0)
+		return -1;
+	ob->out = ctx;
+	return 0;
+}
+
+static int
+attention_core_build(struct op_build *ob)
+{
+	struct expr_graph *g = &ob->m->g;
+	const struct cm_tensor *q;
+	struct attn_args a = { 0, 0, 0, 0.0 };
+	expr_id heads;
+
+	for (int i = 0; i < 3; i++)
+		if (ob_need_rank(ob, i, 3, 3) != 0)
+			return -1;
+	q = ob_in(ob, 0);
+	for (int i = 0; i < 3; i++) {
+		const struct cm_tensor *t = ob_in(ob, i);
+		if (t->dtype == CM_DT_I64)
+			return ob_fail(ob, NULL, "needs float inputs");
+		for (int d = 0; d < 3; d++) {
+			const char *n[] = { "q size", "k/v size" };
+			expr_id vals[] = { q->dim[d], t->dim[d] };
+			if (i > 0)
+				ob_require(ob, expr_eq(g, q->dim[d], t->dim[d]),
+				    "q, k and v have one shape (self-attention)", 2, n, vals);
+		}
+	}
+	heads = ob_int(ob, "heads", OB_REQUIRED);
+	a.causal = ob_bool(ob, "causal", 0);
+	a.p = ob_number(ob, "dropout", 0.0, 0.0, 1.0);
+	if (heads < 0 || a.causal < 0 || isnan(a.p))
+		return -1;
+	return in_attention_scope(ob, q, heads, attention_core_scoped, &a);
+}
+
+static const char *const core_attrs[] = { "heads", "causal", "dropout", NULL };
+
+const struct op_rule op_rule_attention_core = { "attention_core", core_attrs, 3, 3, CM_CLASS_GEMM,
+	attention_core_build };

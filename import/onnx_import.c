@@ -388,6 +388,8 @@ fail:
 	json_decref(doc);
 	doc = NULL;
 out:
+	for (int i = 0; i < im.nattns; i++)
+		json_decref(im.attns[i].shadow);
 	onnx_arena_free(&ar);
 	return doc;
 }
