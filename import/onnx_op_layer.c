@@ -51,16 +51,23 @@ window(struct onnx_imp *im, const struct onnx_val *x, const struct onnx_val *w, 
 	n = onnx_op_attr_ints(im, "kernel_shape", v, 2);
 	if (n == win->nsp)
 		memcpy(win->k, v, sizeof(int64_t) * (size_t)n);
-	else if (w != NULL && w->rank == x->rank)
+	else if (n == -1 && w != NULL && w->rank == x->rank)
 		for (int i = 0; i < win->nsp; i++)
 			win->k[i] = w->t->dims[2 + i];
 	else
 		return onnx_imp_fail(im, DN_EINVAL, "kernel_shape missing or of the wrong length");
+	/* present attributes of the wrong length are malformed, not defaults */
 	if ((n = onnx_op_attr_ints(im, "strides", v, 2)) == win->nsp)
 		memcpy(win->s, v, sizeof(int64_t) * (size_t)n);
+	else if (n != -1)
+		return onnx_imp_fail(im, DN_EINVAL, "strides has the wrong number of entries (%d spatial axes)", win->nsp);
 	if ((n = onnx_op_attr_ints(im, "dilations", v, 2)) == win->nsp)
 		memcpy(win->d, v, sizeof(int64_t) * (size_t)n);
-	if ((n = onnx_op_attr_ints(im, "pads", v, 4)) == 2 * win->nsp) {
+	else if (n != -1)
+		return onnx_imp_fail(im, DN_EINVAL, "dilations has the wrong number of entries (%d spatial axes)", win->nsp);
+	if ((n = onnx_op_attr_ints(im, "pads", v, 4)) != -1 && n != 2 * win->nsp)
+		return onnx_imp_fail(im, DN_EINVAL, "pads has the wrong number of entries (%d spatial axes)", win->nsp);
+	if (n == 2 * win->nsp) {
 		for (int i = 0; i < win->nsp; i++) {
 			if (v[i] != v[i + win->nsp])
 				return onnx_imp_fail(im, DN_EINVAL, "asymmetric pads (%lld, %lld) on spatial axis %d",
@@ -153,8 +160,9 @@ onnx_op_conv_transpose(struct onnx_imp *im, struct onnx_val *x, struct onnx_val 
 		return onnx_imp_fail(im, DN_EINVAL, "the weight's %lld input channels do not match the input's %lld",
 		    (long long)w->t->dims[0], (long long)x->shape[1].v);
 	n = onnx_op_attr_ints(im, "output_padding", op, 2);
-	if (n >= 0 && n != win.nsp)
-		return onnx_imp_fail(im, DN_EINVAL, "output_padding has %d entries for %d spatial axes", n, win.nsp);
+	if (n != -1 && n != win.nsp)
+		return onnx_imp_fail(im, DN_EINVAL, "output_padding has the wrong number of entries (%d spatial axes)",
+		    win.nsp);
 	for (int i = 0; i < win.nsp; i++)
 		if (op[i] < 0 || (op[i] >= win.s[i] && op[i] >= win.d[i]))
 			return onnx_imp_fail(im, DN_EINVAL, "output_padding %lld on spatial axis %d is not smaller than "
