@@ -10,7 +10,7 @@ parameter count (sum of p.numel()) and the forward MACs at batch 1 (and sequence
 `seq` for the transformers) counted by tests/reference/gen_torch_reference.py's count_macs:
 conv and linear layers by forward hooks, plus the two attention matmuls; and the bytes autograd
 saves for backward at two batch sizes (and two sequence lengths), dropout as on CUDA. The small models
-(tiny_cnn, bert_tiny, gpt_tiny: under 1 MB each) are committed in tests/data/onnx/; --big
+(tiny_cnn, tiny_decoder, bert_tiny, gpt_tiny, vit_tiny: under 1 MB each) are committed in tests/data/onnx/; --big
 adds torchvision's resnet18, resnet50 and mobilenet_v2 (randomly initialised, weights=None,
 tens of MB each), which tests export at test time when python3-torch is present.
 
