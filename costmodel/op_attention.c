@@ -265,40 +265,20 @@ kv_heads(struct op_build *ob, const struct attn_args *a, const char *name, int t
 	return t;
 }
 
+/* The heads and the kernel, between the projections and the output
+ * projection: q, k, v [N, L, E] (k and v [N, L, kv * d] under GQA) split
+ * into heads (rotated, repeated), scored, masked, softmax, dropout, times v,
+ * heads merged back. Returns the context [N, L, E] or -1. */
 static int
-attention_body(struct op_build *ob, void *arg)
+attention_heads(struct op_build *ob, const struct attn_args *a, int q, int k, int v)
 {
-	const struct attn_args *a = arg;
 	enum cm_attention kernel = ob_attention(ob);
 	int fused_kernel = kernel == CM_ATTN_FLASH || kernel == CM_ATTN_MEM_EFFICIENT;
 	/* k and v split into heads before the kernel: always for the fused
 	 * kernels; for eager and math when rotated or repeated */
 	int headed = fused_kernel || a->rotary || a->gqa != EXPR_NONE;
-	int x = ob->in[0], q, k, v, ctx, bias = a->bias;
+	int ctx;
 
-	if (a->fused) {
-		/* GPT-2: c_attn to E + 2 kv d; q, k, v are views into it, copied by matmul */
-		int qkv = ob_sub_take(ob, "linear", "c_attn", json_pack("{s:s,s:b}", "out_features",
-		    "__attn_e + 2 * __attn_ekv", "bias", bias), x, -1);
-		if (qkv < 0)
-			return -1;
-		/* q, k, v: views of the fused output (qkv.split(..., dim=2)) */
-		q = ob_sub_take(ob, "slice", "q_split", json_pack("{s:i,s:i,s:s}", "dim", 2, "start", 0,
-		    "length", "__attn_e"), qkv, -1);
-		k = ob_sub_take(ob, "slice", "k_split", json_pack("{s:i,s:s,s:s}", "dim", 2, "start", "__attn_e",
-		    "length", "__attn_ekv"), qkv, -1);
-		v = ob_sub_take(ob, "slice", "v_split", json_pack("{s:i,s:s,s:s}", "dim", 2, "start",
-		    "__attn_e + __attn_ekv", "length", "__attn_ekv"), qkv, -1);
-	} else {
-		q = ob_sub_take(ob, "linear", "query", json_pack("{s:s,s:b}", "out_features", "__attn_e",
-		    "bias", bias), x, -1);
-		k = ob_sub_take(ob, "linear", "key", json_pack("{s:s,s:b}", "out_features", "__attn_ekv",
-		    "bias", bias), x, -1);
-		v = ob_sub_take(ob, "linear", "value", json_pack("{s:s,s:b}", "out_features", "__attn_ekv",
-		    "bias", bias), x, -1);
-	}
-	if (q < 0 || k < 0 || v < 0)
-		return -1;
 	q = split_heads(ob, "q", q, "__attn_h", 0);
 	if (q >= 0 && a->rotary)
 		q = ob_sub_take(ob, "rotary", "q_rotary", json_pack("{s:b}", "tables", 1), q, -1);
@@ -329,6 +309,39 @@ attention_body(struct op_build *ob, void *arg)
 		    "__attn_l", "__attn_e"), ctx, -1);
 	} else
 		ctx = attention_eager(ob, kernel == CM_ATTN_MATH, q, k, v, headed, a->causal, a->p);
+	return ctx;
+}
+
+static int
+attention_body(struct op_build *ob, void *arg)
+{
+	const struct attn_args *a = arg;
+	int x = ob->in[0], q, k, v, ctx, bias = a->bias;
+
+	if (a->fused) {
+		/* GPT-2: c_attn to E + 2 kv d; q, k, v are views into it, copied by matmul */
+		int qkv = ob_sub_take(ob, "linear", "c_attn", json_pack("{s:s,s:b}", "out_features",
+		    "__attn_e + 2 * __attn_ekv", "bias", bias), x, -1);
+		if (qkv < 0)
+			return -1;
+		/* q, k, v: views of the fused output (qkv.split(..., dim=2)) */
+		q = ob_sub_take(ob, "slice", "q_split", json_pack("{s:i,s:i,s:s}", "dim", 2, "start", 0,
+		    "length", "__attn_e"), qkv, -1);
+		k = ob_sub_take(ob, "slice", "k_split", json_pack("{s:i,s:s,s:s}", "dim", 2, "start", "__attn_e",
+		    "length", "__attn_ekv"), qkv, -1);
+		v = ob_sub_take(ob, "slice", "v_split", json_pack("{s:i,s:s,s:s}", "dim", 2, "start",
+		    "__attn_e + __attn_ekv", "length", "__attn_ekv"), qkv, -1);
+	} else {
+		q = ob_sub_take(ob, "linear", "query", json_pack("{s:s,s:b}", "out_features", "__attn_e",
+		    "bias", bias), x, -1);
+		k = ob_sub_take(ob, "linear", "key", json_pack("{s:s,s:b}", "out_features", "__attn_ekv",
+		    "bias", bias), x, -1);
+		v = ob_sub_take(ob, "linear", "value", json_pack("{s:s,s:b}", "out_features", "__attn_ekv",
+		    "bias", bias), x, -1);
+	}
+	if (q < 0 || k < 0 || v < 0)
+		return -1;
+	ctx = attention_heads(ob, a, q, k, v);
 	if (ctx < 0)
 		return -1;
 	ctx = ob_sub_take(ob, "linear", a->fused ? "c_proj" : "output", json_pack("{s:s,s:b}", "out_features",
@@ -399,3 +412,79 @@ static const char *const attn_attrs[] = { "heads", "kv_heads", "bias", "causal",
 	NULL };
 
 const struct op_rule op_rule_attention = { "attention", attn_attrs, 1, 1, CM_CLASS_GEMM, attention_build };
+
+/*
+ * attention_core: the part of `attention` between the projections and the
+ * output projection, for imported graphs whose projections are layers of
+ * their own (import/onnx_fuse.c finds it): inputs q, k, v [N, L, E] (self-
+ * attention: the three of one shape), split into `heads`, scored, masked
+ * (`causal`), softmax, `dropout`, times v, heads merged back to [N, L, E].
+ * Each attention kernel runs as in `attention` (attention_heads), so an
+ * import and the template it matches price the same for every kernel.
+ */
+static int
+attention_core_body(struct op_build *ob, void *arg)
+{
+	int ctx = attention_heads(ob, arg, ob->in[0], ob->in[1], ob->in[2]);
+
+	if (ctx < 0)
+		return -1;
+	ob->out = ctx;
+	return 0;
+}
+
+static int
+attention_core_build(struct op_build *ob)
+{
+	struct expr_graph *g = &ob->m->g;
+	const struct cm_tensor *q;
+	struct attn_args a;
+	expr_id heads, e, d, binds[7];
+	static const char *const names[7] = { "__attn_n", "__attn_l", "__attn_e", "__attn_h", "__attn_d",
+		"__attn_kv", "__attn_ekv" };
+
+	for (int i = 0; i < 3; i++)
+		if (ob_need_rank(ob, i, 3, 3) != 0)
+			return -1;
+	q = ob_in(ob, 0);
+	for (int i = 0; i < 3; i++) {
+		const struct cm_tensor *t = ob_in(ob, i);
+		if (t->dtype == CM_DT_I64)
+			return ob_fail(ob, NULL, "needs float inputs");
+		for (int j = 0; i > 0 && j < 3; j++) {
+			const char *n[] = { "q size", "k/v size" };
+			expr_id vals[] = { q->dim[j], t->dim[j] };
+			ob_require(ob, expr_eq(g, q->dim[j], t->dim[j]),
+			    "q, k and v have one shape (self-attention)", 2, n, vals);
+		}
+	}
+	memset(&a, 0, sizeof a);
+	a.gqa = EXPR_NONE;
+	heads = ob_int(ob, "heads", OB_REQUIRED);
+	a.causal = ob_bool(ob, "causal", 0);
+	a.p = ob_number(ob, "dropout", 0.0, 0.0, 1.0);
+	if (heads < 0 || a.causal < 0 || isnan(a.p))
+		return -1;
+	e = q->dim[2];
+	{
+		const char *n[] = { "embedding", "heads" };
+		expr_id vals[] = { e, heads };
+		ob_require(ob, expr_ge(g, heads, expr_int(g, 1)), "heads >= 1", 1, n + 1, &heads);
+		ob_require(ob, expr_eq(g, expr_mod(g, e, heads), expr_int(g, 0)),
+		    "heads divides the embedding size", 2, n, vals);
+	}
+	d = expr_div(g, e, expr_max(g, heads, expr_int(g, 1)));
+	binds[0] = q->dim[0];
+	binds[1] = q->dim[1];
+	binds[2] = e;
+	binds[3] = heads;
+	binds[4] = d;
+	binds[5] = heads;
+	binds[6] = e;
+	return ob_with_binds(ob, 7, names, binds, attention_core_body, &a);
+}
+
+static const char *const core_attrs[] = { "heads", "causal", "dropout", NULL };
+
+const struct op_rule op_rule_attention_core = { "attention_core", core_attrs, 3, 3, CM_CLASS_GEMM,
+	attention_core_build };

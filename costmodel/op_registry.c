@@ -9,7 +9,7 @@
 #include <string.h>
 
 static const struct op_rule *const rules[] = {
-	&op_rule_conv1d, &op_rule_conv2d,
+	&op_rule_conv1d, &op_rule_conv2d, &op_rule_conv_transpose1d, &op_rule_conv_transpose2d,
 	&op_rule_linear, &op_rule_matmul, &op_rule_bmm, &op_rule_embedding,
 	&op_rule_batchnorm, &op_rule_layernorm, &op_rule_groupnorm, &op_rule_rmsnorm,
 	&op_rule_relu, &op_rule_relu6, &op_rule_silu, &op_rule_hardswish,
@@ -20,7 +20,8 @@ static const struct op_rule *const rules[] = {
 	&op_rule_flatten, &op_rule_reshape, &op_rule_permute, &op_rule_transpose,
 	&op_rule_contiguous, &op_rule_identity, &op_rule_zero, &op_rule_slice,
 	&op_rule_add, &op_rule_mul, &op_rule_concat, &op_rule_parameter,
-	&op_rule_attention, &op_rule_rotary, &op_rule_swiglu, &op_rule_lstm, &op_rule_gru, &op_rule_cross_entropy,
+	&op_rule_attention, &op_rule_attention_core, &op_rule_rotary, &op_rule_swiglu, &op_rule_lstm, &op_rule_gru,
+	&op_rule_cross_entropy,
 };
 
 #define NRULES (sizeof rules / sizeof rules[0])

@@ -18,7 +18,7 @@ void op_io_bytes(struct op_build *ob, int with_params);
  * `flops` FLOPs per element, parallel work = elements. */
 void op_elementwise_costs(struct op_build *ob, int flops);
 
-extern const struct op_rule op_rule_conv1d, op_rule_conv2d;
+extern const struct op_rule op_rule_conv1d, op_rule_conv2d, op_rule_conv_transpose1d, op_rule_conv_transpose2d;
 extern const struct op_rule op_rule_linear, op_rule_matmul, op_rule_bmm, op_rule_embedding;
 extern const struct op_rule op_rule_batchnorm, op_rule_layernorm, op_rule_groupnorm,
     op_rule_rmsnorm;
@@ -30,7 +30,7 @@ extern const struct op_rule op_rule_maxpool1d, op_rule_maxpool2d, op_rule_avgpoo
 extern const struct op_rule op_rule_flatten, op_rule_reshape, op_rule_permute,
     op_rule_transpose, op_rule_contiguous, op_rule_identity, op_rule_zero, op_rule_slice;
 extern const struct op_rule op_rule_add, op_rule_mul, op_rule_concat;
-extern const struct op_rule op_rule_attention, op_rule_rotary, op_rule_swiglu;
+extern const struct op_rule op_rule_attention, op_rule_attention_core, op_rule_rotary, op_rule_swiglu;
 extern const struct op_rule op_rule_parameter;
 extern const struct op_rule op_rule_lstm, op_rule_gru;
 extern const struct op_rule op_rule_cross_entropy;

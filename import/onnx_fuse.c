@@ -13,9 +13,26 @@
  *              NewGELUActivation (GPT-2) written as eager ops: gelu with approximate
  *              "tanh_python", which keeps the intermediate tensors PyTorch keeps
  * (operands of Add and Mul in either order)
+ *
+ *   attention core (BERT, GPT-2 as torch exports them; onnx_op_layer.c checks the
+ *   sizes at translation and falls back to the nodes one by one when they do not fit):
+ *              qh = Transpose(Reshape(q, [N, L, h, d]), 0 2 1 3), vh likewise,
+ *              kt = Transpose(Reshape(k, ...), 0 2 3 1) (or 0 2 1 3 then 0 1 3 2),
+ *              s = MatMul(qh, kt) [/ or * a constant] [+ a mask, or Where(mask, s, c)],
+ *              p = Softmax(s, last axis) [-> Dropout], c = MatMul(p, vh),
+ *              out = Reshape(Transpose(c, 0 2 1 3), [N, L, E])
+ *              the masks and the scale may not depend on the graph's inputs' values
+ *              (a Where mask makes it causal: GPT-2's bias buffer); the Reshape of k may
+ *              also feed Transposes nobody reads (GPT-2's `present` key), and Shape nodes
+ *              may read any value of the chain (HF's view(x.size()[:-2] + (E,)))
+ *              The nodes before the merge are translated "in the shadow" (onnx_ops.c):
+ *              as usual, so that their values have shapes for the Shape nodes, but
+ *              into a layer list of their own, which the model file gets only when
+ *              the sizes do not fit attention_core.
  */
 #include "onnx_import_priv.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const struct onnx_node *
@@ -230,9 +247,273 @@ find_tanh_gelu(struct onnx_imp *im, int th)
 	im->fuse_x[fin] = x;
 }
 
+/* ---- attention ---- */
+
+/* The one reader of v other than Shape nodes (which read only its shape), or
+ * -1 when none or several. */
+static int
+data_reader(struct onnx_imp *im, const struct onnx_val *v)
+{
+	int r = -1;
+
+	if (v == NULL || v->nconsumers > 4)
+		return -1;
+	for (int c = 0; c < v->nconsumers; c++) {
+		if (strcmp(node(im, v->consumers[c])->op_type, "Shape") == 0)
+			continue;
+		if (r >= 0 && r != v->consumers[c])
+			return -1;
+		r = v->consumers[c];
+	}
+	return r;
+}
+
+/* sole() and made_by() where Shape nodes may read the value too */
+static int
+asole(struct onnx_imp *im, const char *name, const char *op)
+{
+	int r = data_reader(im, onnx_imp_find(im, name));
+
+	return r >= 0 && strcmp(node(im, r)->op_type, op) == 0 ? r : -1;
+}
+
+static int
+amade_by(struct onnx_imp *im, const char *name, const char *op)
+{
+	struct onnx_val *v = onnx_imp_find(im, name);
+
+	if (v == NULL || v->producer < 0 || data_reader(im, v) < 0 || strcmp(node(im, v->producer)->op_type, op) != 0)
+		return -1;
+	return v->producer;
+}
+
+/* values that depend on the graph inputs' values: Shape and Size read
+ * only the shape; everything else passes dependence on */
+static void
+mark_dyn(struct onnx_imp *im)
+{
+	for (int i = 0; i < im->m->graph.ninputs; i++) {
+		struct onnx_val *v = onnx_imp_find(im, im->m->graph.inputs[i].name);
+		if (v != NULL && v->kind == ONNX_V_DATA)
+			v->dyn = 1;
+	}
+	for (int i = 0; i < im->m->graph.nnodes; i++) {
+		const struct onnx_node *n = node(im, i);
+		int dyn = 0;
+		if (strcmp(n->op_type, "Shape") != 0 && strcmp(n->op_type, "Size") != 0)
+			for (int k = 0; k < n->ninputs && !dyn; k++) {
+				struct onnx_val *v = n->inputs[k][0] != '\0' ? onnx_imp_find(im, n->inputs[k]) : NULL;
+				dyn = v != NULL && v->dyn;
+			}
+		for (int k = 0; k < n->noutputs; k++) {
+			struct onnx_val *v = onnx_imp_find(im, n->outputs[k]);
+			if (v != NULL)
+				v->dyn = dyn;
+		}
+	}
+}
+
+static int
+is_dyn(struct onnx_imp *im, const char *name)
+{
+	struct onnx_val *v = onnx_imp_find(im, name);
+	return v != NULL && v->dyn;
+}
+
+/* node i is a Transpose with exactly this 4-entry perm */
+static int
+perm_is(struct onnx_imp *im, int i, int a, int b, int c, int d)
+{
+	const struct onnx_attr *p = onnx_node_attr(node(im, i), "perm");
+
+	return strcmp(node(im, i)->op_type, "Transpose") == 0 && p != NULL && p->nints == 4 &&
+	    p->ints[0] == a && p->ints[1] == b && p->ints[2] == c && p->ints[3] == d;
+}
+
+static int
+chain_add(struct onnx_attn *a, int i)
+{
+	if (a->nchain >= ONNX_ATTN_CHAIN)
+		return -1;
+	a->chain[a->nchain++] = i;
+	return 0;
+}
+
+/* Transpose(Reshape(x), 0 2 1 3) read once, into `a`; the reshaped x, or NULL */
+static const char *
+head_split(struct onnx_imp *im, struct onnx_attn *a, const char *name, int *reshape)
+{
+	int t = amade_by(im, name, "Transpose"), r;
+
+	if (t < 0 || !perm_is(im, t, 0, 2, 1, 3) || (r = amade_by(im, node(im, t)->inputs[0], "Reshape")) < 0 ||
+	    node(im, r)->ninputs != 2 || chain_add(a, t) < 0 || chain_add(a, r) < 0)
+		return NULL;
+	*reshape = r;
+	return node(im, r)->inputs[0];
+}
+
+/* K^T: Transpose(Reshape(k), 0 2 3 1), or 0 2 1 3 then 0 1 3 2; the Reshape
+ * may have other readers: Transposes whose outputs only Shape nodes read
+ * (folded too; GPT-2's `present` key, a graph output the model file has no
+ * use for) */
+static const char *
+key_split(struct onnx_imp *im, struct onnx_attn *a, const char *name, int *reshape)
+{
+	struct onnx_val *t = onnx_imp_find(im, name), *kr;
+	int ti, r;
+
+	if (t == NULL || t->producer < 0 || data_reader(im, t) < 0)
+		return NULL;
+	ti = t->producer;
+	if (perm_is(im, ti, 0, 1, 3, 2)) {
+		int t2 = amade_by(im, node(im, ti)->inputs[0], "Transpose");
+		if (t2 < 0 || !perm_is(im, t2, 0, 2, 1, 3) || chain_add(a, ti) < 0)
+			return NULL;
+		ti = t2;
+	} else if (!perm_is(im, ti, 0, 2, 3, 1)) {
+		return NULL;
+	}
+	if (chain_add(a, ti) < 0)
+		return NULL;
+	kr = onnx_imp_find(im, node(im, ti)->inputs[0]);
+	if (kr == NULL || kr->producer < 0 || strcmp(node(im, kr->producer)->op_type, "Reshape") != 0 ||
+	    node(im, kr->producer)->ninputs != 2 || kr->nconsumers > 4)
+		return NULL;
+	r = kr->producer;
+	for (int c = 0; c < kr->nconsumers; c++) {
+		int k = kr->consumers[c];
+		const struct onnx_node *n = node(im, k);
+		struct onnx_val *o;
+		if (k == ti || strcmp(n->op_type, "Shape") == 0)
+			continue;
+		if (strcmp(n->op_type, "Transpose") != 0 || n->noutputs != 1 ||
+		    (o = onnx_imp_find(im, n->outputs[0])) == NULL || o->nconsumers > 4 || data_reader(im, o) >= 0 ||
+		    chain_add(a, k) < 0)
+			return NULL;
+	}
+	if (chain_add(a, r) < 0)
+		return NULL;
+	*reshape = r;
+	return node(im, r)->inputs[0];
+}
+
+/* Past the Casts (to a float type) producing (forward 0) or reading
+ * (forward 1) value `name`, adding them to the chain. */
+static const char *
+skip_casts(struct onnx_imp *im, struct onnx_attn *a, const char *name, int forward)
+{
+	for (int n = 0; n < 4; n++) {
+		int c = forward ? asole(im, name, "Cast") : amade_by(im, name, "Cast");
+		if (c < 0 || chain_add(a, c) < 0)
+			break;
+		name = forward ? node(im, c)->outputs[0] : node(im, c)->inputs[0];
+	}
+	return name;
+}
+
+static int
+cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+static void
+find_attention(struct onnx_imp *im, int sm)
+{
+	const struct onnx_node *s = node(im, sm);
+	const struct onnx_attr *ax = onnx_node_attr(s, "axis");
+	struct onnx_attn a;
+	const char *cur;
+	int p, m1, m2, tr, last, k;
+
+	memset(&a, 0, sizeof a);
+	a.dropout = -1;
+	/* the last axis of the rank-4 scores: -1, or 3 (opset 13 and later) */
+	if (im->attns == NULL || im->m->opset < 13 || (ax != NULL && ax->i != -1 && ax->i != 3) ||
+	    chain_add(&a, sm) < 0)
+		return;
+	/* backwards: mask, scale, QK^T (Casts, identities to the cost model, anywhere) */
+	cur = skip_casts(im, &a, s->inputs[0], 0);
+	p = amade_by(im, cur, "Add");
+	if (p < 0 && (p = amade_by(im, cur, "Where")) >= 0) {
+		/* torch.where(mask, s, c) or s.masked_fill(mask, c) = Where(mask, c, s) */
+		const struct onnx_node *w = node(im, p);
+		if (w->ninputs != 3 || is_dyn(im, w->inputs[0]) || is_dyn(im, w->inputs[1]) == is_dyn(im, w->inputs[2]))
+			return;
+		a.causal = 1;
+		cur = is_dyn(im, w->inputs[1]) ? w->inputs[1] : w->inputs[2];
+		chain_add(&a, p);
+	} else if (p >= 0) {
+		const struct onnx_node *n = node(im, p);
+		if (n->ninputs != 2 || (is_dyn(im, n->inputs[0]) && is_dyn(im, n->inputs[1])))
+			return;
+		cur = is_dyn(im, n->inputs[0]) ? n->inputs[0] : n->inputs[1];
+		chain_add(&a, p);
+	}
+	cur = skip_casts(im, &a, cur, 0);
+	if ((p = amade_by(im, cur, "Div")) >= 0 || (p = amade_by(im, cur, "Mul")) >= 0) {
+		const struct onnx_node *n = node(im, p);
+		/* s / c, s * c or c * s */
+		int x = n->ninputs == 2 && n->op_type[0] == 'M' && is_dyn(im, n->inputs[1]);
+		if (n->ninputs != 2 || !is_dyn(im, n->inputs[x]) || is_dyn(im, n->inputs[1 - x]))
+			return;
+		cur = n->inputs[x];
+		chain_add(&a, p);
+	}
+	cur = skip_casts(im, &a, cur, 0);
+	if ((m1 = amade_by(im, cur, "MatMul")) < 0 || node(im, m1)->ninputs != 2 || chain_add(&a, m1) < 0)
+		return;
+	/* forwards: dropout, PV, the merge of the heads */
+	if (s->noutputs != 1)
+		return;
+	cur = skip_casts(im, &a, s->outputs[0], 1);
+	if ((p = asole(im, cur, "Dropout")) >= 0) {
+		const struct onnx_node *d = node(im, p);
+		for (k = 1; k < d->noutputs; k++) {
+			struct onnx_val *mask = d->outputs[k][0] != '\0' ? onnx_imp_find(im, d->outputs[k]) : NULL;
+			if (mask != NULL && mask->nconsumers != 0)
+				return;
+		}
+		if (strcmp(d->inputs[0], cur) != 0 || chain_add(&a, p) < 0)
+			return;
+		a.dropout = p;
+		cur = skip_casts(im, &a, d->outputs[0], 1);
+	}
+	if ((m2 = asole(im, cur, "MatMul")) < 0 || node(im, m2)->ninputs != 2 || strcmp(node(im, m2)->inputs[0], cur) != 0 ||
+	    chain_add(&a, m2) < 0 || (tr = asole(im, node(im, m2)->outputs[0], "Transpose")) < 0 || !perm_is(im, tr, 0, 2, 1, 3) ||
+	    chain_add(&a, tr) < 0 || (last = asole(im, node(im, tr)->outputs[0], "Reshape")) < 0 ||
+	    strcmp(node(im, last)->inputs[0], node(im, tr)->outputs[0]) != 0 || node(im, last)->ninputs != 2 ||
+	    chain_add(&a, last) < 0)
+		return;
+	/* the head splits of q, v and k */
+	if ((a.q = head_split(im, &a, node(im, m1)->inputs[0], &a.reshape[0])) == NULL ||
+	    (a.v = head_split(im, &a, node(im, m2)->inputs[1], &a.reshape[2])) == NULL ||
+	    (a.k = key_split(im, &a, node(im, m1)->inputs[1], &a.reshape[1])) == NULL)
+		return;
+	qsort(a.chain, (size_t)a.nchain, sizeof a.chain[0], cmp_int);
+	for (k = 0; k < a.nchain; k++)
+		if (im->fuse[a.chain[k]] != ONNX_FUSE_NONE || (k > 0 && a.chain[k] == a.chain[k - 1]))
+			return;
+	a.last = last;
+	for (k = 0; k < a.nchain; k++) {
+		im->fuse[a.chain[k]] = ONNX_FUSE_SHADOW;
+		im->fuse_affine[a.chain[k]] = im->nattns;
+	}
+	im->fuse[last] = ONNX_FUSE_ATTENTION;
+	im->attns[im->nattns++] = a;
+}
+
 void
 onnx_fuse_find(struct onnx_imp *im)
 {
+	int nsoftmax = 0;
+
+	for (int i = 0; i < im->m->graph.nnodes; i++)
+		nsoftmax += strcmp(node(im, i)->op_type, "Softmax") == 0;
+	/* no room for the attention records: the nodes are translated one by one */
+	im->attns = nsoftmax > 0 ? onnx_arena_alloc(im->ar, (size_t)nsoftmax, sizeof *im->attns) : NULL;
+	im->nattns = 0;
+	mark_dyn(im);
 	for (int i = 0; i < im->m->graph.nnodes; i++) {
 		const struct onnx_node *n = node(im, i);
 		if (n->ninputs < 1 || n->noutputs < 1 || n->domain[0] != '\0')
@@ -243,5 +524,7 @@ onnx_fuse_find(struct onnx_imp *im)
 			find_gelu(im, i);
 		else if (strcmp(n->op_type, "Tanh") == 0)
 			find_tanh_gelu(im, i);
+		else if (strcmp(n->op_type, "Softmax") == 0)
+			find_attention(im, i);
 	}
 }

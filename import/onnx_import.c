@@ -216,9 +216,11 @@ add_input(struct onnx_imp *im, const struct onnx_value_info *vi)
 	else if (vi->elem_type == ONNX_FLOAT || vi->elem_type == ONNX_FLOAT16 || vi->elem_type == ONNX_BFLOAT16 ||
 	    vi->elem_type == ONNX_DOUBLE)
 		json_object_set_new(in, "dtype", json_string("float"));
-	else
+	else {
+		json_decref(in);
 		return dn_error_set(im->err, DN_EINVAL, "", "graph input '%s': element type %d is neither float nor integer",
 		    vi->name, vi->elem_type);
+	}
 	json_array_append_new(im->inputs, in);
 	return 0;
 }
@@ -392,6 +394,8 @@ fail:
 	json_decref(doc);
 	doc = NULL;
 out:
+	for (int i = 0; i < im.nattns; i++)
+		json_decref(im.attns[i].shadow);
 	onnx_arena_free(&ar);
 	return doc;
 }

@@ -40,9 +40,26 @@ struct onnx_val {
 	int nconsumers;
 	int consumers[4];                       /* the first nodes reading it */
 	int producer;                           /* node index, -1 for inputs and initializers */
+	int dyn;                                /* its values depend on a graph input's (onnx_fuse.c) */
 };
 
-enum onnx_fuse { ONNX_FUSE_NONE, ONNX_FUSE_SKIP, ONNX_FUSE_GELU, ONNX_FUSE_GELU_TANH, ONNX_FUSE_LAYERNORM };
+enum onnx_fuse { ONNX_FUSE_NONE, ONNX_FUSE_SKIP, ONNX_FUSE_GELU, ONNX_FUSE_GELU_TANH, ONNX_FUSE_LAYERNORM,
+	ONNX_FUSE_ATTENTION, ONNX_FUSE_SHADOW };
+
+/* An attention core found by onnx_fuse.c: the nodes from the head splits of
+ * q, k, v to the merge of the heads, translated at `last` (the merging
+ * Reshape) as one attention_core layer. */
+#define ONNX_ATTN_CHAIN 24
+struct onnx_attn {
+	int last;                   /* the merging Reshape */
+	const char *q, *k, *v;      /* [N, L, E] each, before the head split */
+	int reshape[3];             /* the Reshapes splitting q, k, v into [N, L, h, d] */
+	int dropout;                /* the Dropout node on the probabilities, or -1 */
+	int causal;                 /* a Where (causal mask) rather than an additive mask */
+	int chain[ONNX_ATTN_CHAIN]; /* every node folded, in graph order, `last` included */
+	int nchain;
+	json_t *shadow;             /* the layers its nodes translate to, one by one */
+};
 
 struct onnx_imp {
 	struct onnx_arena *ar;
@@ -55,7 +72,9 @@ struct onnx_imp {
 	int node;                   /* the node being translated */
 	int *fuse;                  /* per node: enum onnx_fuse */
 	const char **fuse_x;        /* per node: the fused operator's input */
-	int *fuse_affine;
+	int *fuse_affine;           /* layernorm: affine; ONNX_FUSE_SHADOW: index into attns */
+	struct onnx_attn *attns;    /* attention cores found (onnx_fuse.c) */
+	int nattns;
 	const struct onnx_tensor **embeddings; /* the tables embeddings read (for tied heads) */
 	int nembeddings;
 	char warned[64][32];        /* op types warned about (--unknown elementwise) */

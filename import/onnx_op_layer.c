@@ -1,10 +1,11 @@
 /*
  * onnx_op_layer.c - ONNX operators that compute, as model-format layers:
- * Conv (conv1d/conv2d, symmetric pads only), pooling, Gemm and MatMul by an
- * initializer (linear, a following bias Add folded in, a head tied to an
- * embedding recognised), MatMul of two activations, elementwise arithmetic
- * (add, mul, or scale by a constant), ReduceMean over the spatial axes, and
- * the operators onnx_fuse.c folded (layernorm, gelu).
+ * Conv (conv1d/conv2d, symmetric pads only), ConvTranspose
+ * (conv_transpose1d/2d), pooling, Gemm and MatMul by an initializer (linear,
+ * a following bias Add folded in, a head tied to an embedding recognised),
+ * MatMul of two activations, elementwise arithmetic (add, mul, or scale by a
+ * constant), ReduceMean over the spatial axes, and the operators onnx_fuse.c
+ * folded (layernorm, gelu, attention_core).
  */
 #include "onnx_op.h"
 
@@ -50,16 +51,23 @@ window(struct onnx_imp *im, const struct onnx_val *x, const struct onnx_val *w, 
 	n = onnx_op_attr_ints(im, "kernel_shape", v, 2);
 	if (n == win->nsp)
 		memcpy(win->k, v, sizeof(int64_t) * (size_t)n);
-	else if (w != NULL && w->rank == x->rank)
+	else if (n == -1 && w != NULL && w->rank == x->rank)
 		for (int i = 0; i < win->nsp; i++)
 			win->k[i] = w->t->dims[2 + i];
 	else
 		return onnx_imp_fail(im, DN_EINVAL, "kernel_shape missing or of the wrong length");
+	/* present attributes of the wrong length are malformed, not defaults */
 	if ((n = onnx_op_attr_ints(im, "strides", v, 2)) == win->nsp)
 		memcpy(win->s, v, sizeof(int64_t) * (size_t)n);
+	else if (n != -1)
+		return onnx_imp_fail(im, DN_EINVAL, "strides has the wrong number of entries (%d spatial axes)", win->nsp);
 	if ((n = onnx_op_attr_ints(im, "dilations", v, 2)) == win->nsp)
 		memcpy(win->d, v, sizeof(int64_t) * (size_t)n);
-	if ((n = onnx_op_attr_ints(im, "pads", v, 4)) == 2 * win->nsp) {
+	else if (n != -1)
+		return onnx_imp_fail(im, DN_EINVAL, "dilations has the wrong number of entries (%d spatial axes)", win->nsp);
+	if ((n = onnx_op_attr_ints(im, "pads", v, 4)) != -1 && n != 2 * win->nsp)
+		return onnx_imp_fail(im, DN_EINVAL, "pads has the wrong number of entries (%d spatial axes)", win->nsp);
+	if (n == 2 * win->nsp) {
 		for (int i = 0; i < win->nsp; i++) {
 			if (v[i] != v[i + win->nsp])
 				return onnx_imp_fail(im, DN_EINVAL, "asymmetric pads (%lld, %lld) on spatial axis %d",
@@ -123,6 +131,72 @@ onnx_op_conv(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o)
 	if (window_shape(im, x, &win, 0, o) < 0)
 		return -1;
 	o->shape[1] = onnx_dim_int(w->t->dims[0]);
+	return 0;
+}
+
+/* ConvTranspose (opset 1-22 share the attributes): weight [C, M / group,
+ * k...] so M = dims[1] * group; out = (in - 1) * s - 2p + d (k - 1) +
+ * output_padding + 1 (the ONNX operator's docs, with explicit pads; an
+ * output_shape attribute is refused, as is asymmetric padding). */
+int
+onnx_op_conv_transpose(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o)
+{
+	struct onnx_val *w = onnx_op_in(im, 1);
+	struct window win;
+	int64_t groups = onnx_op_attr_i(im, "group", 1), op[2] = { 0, 0 }, cout;
+	int n;
+	json_t *l;
+
+	if (w == NULL || w->kind != ONNX_V_CONST || w->rank != x->rank)
+		return onnx_imp_fail(im, DN_EINVAL, "the weight must be an initializer of rank %d", x->rank);
+	if (window(im, x, w, &win) < 0)
+		return -1;
+	if (onnx_node_attr(NODE(im), "output_shape") != NULL)
+		return onnx_imp_fail(im, DN_EINVAL, "output_shape is not supported (export with pads and output_padding)");
+	if (groups < 1 || groups > 65536 || w->t->dims[0] % groups != 0)
+		return onnx_imp_fail(im, DN_EINVAL, "group %lld does not divide %lld input channels", (long long)groups,
+		    (long long)w->t->dims[0]);
+	if (x->shape[1].expr == NULL && x->shape[1].v != w->t->dims[0])
+		return onnx_imp_fail(im, DN_EINVAL, "the weight's %lld input channels do not match the input's %lld",
+		    (long long)w->t->dims[0], (long long)x->shape[1].v);
+	n = onnx_op_attr_ints(im, "output_padding", op, 2);
+	if (n != -1 && n != win.nsp)
+		return onnx_imp_fail(im, DN_EINVAL, "output_padding has the wrong number of entries (%d spatial axes)",
+		    win.nsp);
+	for (int i = 0; i < win.nsp; i++)
+		if (op[i] < 0 || (op[i] >= win.s[i] && op[i] >= win.d[i]))
+			return onnx_imp_fail(im, DN_EINVAL, "output_padding %lld on spatial axis %d is not smaller than "
+			    "the stride %lld or the dilation %lld", (long long)op[i], i, (long long)win.s[i], (long long)win.d[i]);
+	cout = w->t->dims[1] * groups;
+	if (w->t->dims[1] < 1 || cout > ((int64_t)1 << 31))
+		return onnx_imp_fail(im, DN_EINVAL, "%lld output channels per group", (long long)w->t->dims[1]);
+	l = onnx_op_emit(im, win.nsp == 1 ? "conv_transpose1d" : "conv_transpose2d", o, x, NULL);
+	json_object_set_new(l, "out_channels", json_integer(cout));
+	json_object_set_new(l, "kernel", pair(win.nsp, win.k));
+	if (win.s[0] != 1 || win.s[1] != 1)
+		json_object_set_new(l, "stride", pair(win.nsp, win.s));
+	if (win.p[0] != 0 || win.p[1] != 0)
+		json_object_set_new(l, "padding", pair(win.nsp, win.p));
+	if (op[0] != 0 || op[1] != 0)
+		json_object_set_new(l, "output_padding", pair(win.nsp, op));
+	if (win.d[0] != 1 || win.d[1] != 1)
+		json_object_set_new(l, "dilation", pair(win.nsp, win.d));
+	if (groups != 1)
+		json_object_set_new(l, "groups", json_integer(groups));
+	json_object_set_new(l, "bias", json_boolean(onnx_op_in(im, 2) != NULL));
+	onnx_op_copy_shape(o, x);
+	o->shape[1] = onnx_dim_int(cout);
+	for (int i = 0; i < win.nsp; i++) {
+		struct onnx_dim t;
+		int64_t add = win.d[i] * (win.k[i] - 1) + op[i] + 1 - 2 * win.p[i];
+		if (onnx_dim_arith(im->ar, ONNX_DIM_ADD, x->shape[2 + i], onnx_dim_int(-1), &t) < 0 ||
+		    onnx_dim_arith(im->ar, ONNX_DIM_MUL, t, onnx_dim_int(win.s[i]), &t) < 0 ||
+		    onnx_dim_arith(im->ar, ONNX_DIM_ADD, t, onnx_dim_int(add), &o->shape[2 + i]) < 0)
+			return onnx_imp_fail(im, DN_EINVAL, "output size overflows");
+		if (o->shape[2 + i].expr == NULL && o->shape[2 + i].v < 1)
+			return onnx_imp_fail(im, DN_EINVAL, "output size %lld on spatial axis %d (pads larger than the output)",
+			    (long long)o->shape[2 + i].v, i);
+	}
 	return 0;
 }
 
@@ -353,9 +427,11 @@ onnx_op_reduce_mean(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o)
 int
 onnx_op_fused(struct onnx_imp *im, int i, struct onnx_val *o)
 {
-	struct onnx_val *x = onnx_imp_find(im, im->fuse_x[i]);
+	struct onnx_val *x = im->fuse_x[i] != NULL ? onnx_imp_find(im, im->fuse_x[i]) : NULL;
 	json_t *l;
 
+	if (im->fuse[i] == ONNX_FUSE_ATTENTION)
+		return onnx_op_attention(im, i, o);
 	if (x == NULL || x->kind != ONNX_V_DATA)
 		return onnx_imp_fail(im, DN_EINVAL, "a fused operator's input is not an activation");
 	if (im->fuse[i] == ONNX_FUSE_GELU)
@@ -368,5 +444,93 @@ onnx_op_fused(struct onnx_imp *im, int i, struct onnx_val *o)
 	l = onnx_op_emit(im, "layernorm", o, x, NULL);
 	json_object_set_new(l, "affine", json_boolean(im->fuse_affine[i]));
 	onnx_op_copy_shape(o, x);
+	return 0;
+}
+
+/* ---- attention (onnx_fuse.c found the nodes) ---- */
+
+/* A core that does not fit attention_core: its nodes' layers as translated
+ * one by one, then the merging Reshape itself. */
+static int
+attention_unfold(struct onnx_imp *im, const struct onnx_attn *a)
+{
+	size_t k;
+	json_t *l;
+
+	json_array_foreach(a->shadow, k, l)
+		json_array_append(im->layers, l);
+	im->fuse[a->last] = ONNX_FUSE_NONE;
+	return onnx_ops_translate(im, a->last);
+}
+
+/* d is x, or the reshape wildcards 0 (copy) and -1 (infer) */
+static int
+dim_is(struct onnx_dim d, struct onnx_dim x)
+{
+	return onnx_dim_same(d, x) || (d.expr == NULL && (d.v == 0 || d.v == -1));
+}
+
+/* The head count the Reshape node r (x [N, L, E] to [N, L, h, d]) splits
+ * x into, or 0 when it is not that. */
+static int64_t
+split_heads(struct onnx_imp *im, int r, const struct onnx_val *x)
+{
+	struct onnx_val *s = onnx_imp_find(im, im->m->graph.nodes[r].inputs[1]);
+	struct onnx_dim e = x->shape[2];
+	int64_t h, d;
+
+	if (s == NULL || !onnx_op_sym_of(im, s) || s->n != 4 || s->e[2].expr != NULL || s->e[3].expr != NULL ||
+	    !dim_is(s->e[0], x->shape[0]) || !dim_is(s->e[1], x->shape[1]) || e.expr != NULL)
+		return 0;
+	h = s->e[2].v;
+	d = s->e[3].v;
+	if (h < 1 || h > e.v || e.v % h != 0 || (d != -1 && d != e.v / h))
+		return 0;
+	return h;
+}
+
+/* Node i, the Reshape merging the heads of an attention core: one
+ * attention_core layer on q, k, v [N, L, E], or the nodes one by one when
+ * the sizes do not fit it (cross-attention, an odd head split). */
+int
+onnx_op_attention(struct onnx_imp *im, int i, struct onnx_val *o)
+{
+	const struct onnx_attn *a = NULL;
+	struct onnx_val *in[3], *ms;
+	int64_t heads = 0;
+	json_t *l;
+
+	for (int j = 0; j < im->nattns && a == NULL; j++)
+		if (im->attns[j].last == i)
+			a = &im->attns[j];
+	if (a == NULL)
+		return onnx_imp_fail(im, DN_EINVAL, "attention core not recorded");
+	in[0] = onnx_imp_find(im, a->q);
+	in[1] = onnx_imp_find(im, a->k);
+	in[2] = onnx_imp_find(im, a->v);
+	for (int k = 0; k < 3; k++) {
+		int64_t h;
+		if (in[k] == NULL || in[k]->kind != ONNX_V_DATA || in[k]->rank != 3 || in[k]->permuted)
+			return attention_unfold(im, a);
+		for (int d = 0; d < 3; d++)
+			if (!onnx_dim_same(in[k]->shape[d], in[0]->shape[d]))
+				return attention_unfold(im, a);
+		h = split_heads(im, a->reshape[k], in[k]);
+		if (h == 0 || (k > 0 && h != heads))
+			return attention_unfold(im, a);
+		heads = h;
+	}
+	ms = onnx_imp_find(im, im->m->graph.nodes[i].inputs[1]);
+	if (ms == NULL || !onnx_op_sym_of(im, ms) || ms->n != 3 || !dim_is(ms->e[0], in[0]->shape[0]) ||
+	    !dim_is(ms->e[1], in[0]->shape[1]) || !dim_is(ms->e[2], in[0]->shape[2]))
+		return attention_unfold(im, a);
+	l = onnx_op_emit(im, "attention_core", o, in[0], in[1]);
+	json_array_append_new(json_object_get(l, "inputs"), json_string(in[2]->ref));
+	json_object_set_new(l, "heads", json_integer(heads));
+	if (a->causal)
+		json_object_set_new(l, "causal", json_true());
+	if (a->dropout >= 0 && onnx_op_dropout_p(im, a->dropout) > 0)
+		json_object_set_new(l, "dropout", json_real(onnx_op_dropout_p(im, a->dropout)));
+	onnx_op_copy_shape(o, in[0]);
 	return 0;
 }

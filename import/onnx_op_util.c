@@ -382,3 +382,20 @@ onnx_op_slice_axis(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o, 
 	o->ref = name;
 	return 0;
 }
+
+/* Dropout node i's ratio: the attribute (before opset 12), the constant
+ * input 1, or ONNX's default 0.5; 0.5 when out of [0, 1). */
+double
+onnx_op_dropout_p(struct onnx_imp *im, int i)
+{
+	const struct onnx_node *n = &im->m->graph.nodes[i];
+	const struct onnx_attr *ratio = onnx_node_attr(n, "ratio");
+	struct onnx_val *r = n->ninputs > 1 && n->inputs[1][0] != '\0' ? onnx_imp_find(im, n->inputs[1]) : NULL;
+	double p = 0.5;
+
+	if (ratio != NULL)
+		p = ratio->f;
+	else if (r == NULL || !onnx_op_scalar(r, &p))
+		p = 0.5;
+	return p >= 0 && p < 1 ? p : 0.5;
+}

@@ -63,6 +63,20 @@ onnx_ops_translate(struct onnx_imp *im, int i)
 
 	if (im->fuse[i] == ONNX_FUSE_SKIP)
 		return 0;
+	if (im->fuse[i] == ONNX_FUSE_SHADOW) {
+		/* a node of an attention core: translated into the core's own list */
+		struct onnx_attn *a = &im->attns[im->fuse_affine[i]];
+		json_t *layers = im->layers;
+		int rc;
+		if (a->shadow == NULL && (a->shadow = json_array()) == NULL)
+			return onnx_imp_fail(im, DN_ENOMEM, "out of memory");
+		im->layers = a->shadow;
+		im->fuse[i] = ONNX_FUSE_NONE;
+		rc = onnx_ops_translate(im, i);
+		im->fuse[i] = ONNX_FUSE_SHADOW;
+		im->layers = layers;
+		return rc;
+	}
 	if (n->noutputs < 1)
 		return onnx_imp_fail(im, DN_EINVAL, "no output");
 	o = onnx_op_out(im, 0);
@@ -139,18 +153,14 @@ onnx_ops_translate(struct onnx_imp *im, int i)
 			return onnx_op_simple(im, hi == 6 ? "relu6" : "relu", x, o);
 	}
 	if (strcmp(op, "Dropout") == 0) {
-		double p = 0.5;
-		const struct onnx_attr *ratio = onnx_node_attr(NODE(im), "ratio");
-		if (ratio != NULL)
-			p = ratio->f;
-		else if (!onnx_op_scalar(onnx_op_in(im, 1), &p))
-			p = 0.5;
-		json_object_set_new(onnx_op_emit(im, "dropout", o, x, NULL), "p", json_real(p >= 0 && p < 1 ? p : 0.5));
+		json_object_set_new(onnx_op_emit(im, "dropout", o, x, NULL), "p", json_real(onnx_op_dropout_p(im, i)));
 		onnx_op_copy_shape(o, x);
 		return 0;
 	}
 	if (strcmp(op, "Conv") == 0)
 		return onnx_op_conv(im, x, o);
+	if (strcmp(op, "ConvTranspose") == 0)
+		return onnx_op_conv_transpose(im, x, o);
 	if (strcmp(op, "Gemm") == 0)
 		return onnx_op_gemm(im, x, o);
 	if (strcmp(op, "MatMul") == 0)

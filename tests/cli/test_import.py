@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """tests/cli/test_import.py - `dnnsat import` end to end.
 
-1. The committed fixtures (tests/data/onnx/: a small CNN, a BERT-style encoder, a GPT-2-style
-   decoder, exported by gen_onnx_fixtures.py with torch 1.13 and dynamic axes) import, and
+1. The committed fixtures (tests/data/onnx/: a small CNN, an upsampler of transposed
+   convolutions, a BERT-style encoder, a GPT-2-style decoder, exported by gen_onnx_fixtures.py with torch 1.13 and dynamic axes) import, and
    `dnnsat estimate` on the result gives PyTorch's parameter count and forward MACs
    (tests/data/onnx/reference.json) exactly (and a small ViT); the symbolic dimensions are hyperparameters
    (renamed with --dim), MACs scale with batch size and sequence length, and a sequence longer
@@ -46,8 +46,11 @@ def run(*args):
     return p.returncode, p.stdout, p.stderr
 
 
-def costs(model, **cfg):
-    rc, out, err = run("estimate", "--model", model, "--json", *[f"{k}={v}" for k, v in cfg.items()])
+def costs(model, attention="eager", **cfg):
+    # the references are PyTorch's eager attention code (gen_torch_reference.py): the imported
+    # attention_core runs the same kernel under --attention eager
+    rc, out, err = run("estimate", "--model", model, "--json", "--attention", attention,
+                       *[f"{k}={v}" for k, v in cfg.items()])
     if rc not in (0, 1) or not out.strip():
         return None, err
     d = json.loads(out)
@@ -84,7 +87,8 @@ def check_model(tmp, onnx_path, name, ref, dims):
         cfg = {"batch": s["batch"]}
         if s["seq"]:
             cfg["seq"] = s["seq"]
-        rc, sout, err = run("estimate", "--model", out, "--json", "--per-op", *[f"{k}={v}" for k, v in cfg.items()])
+        rc, sout, err = run("estimate", "--model", out, "--json", "--per-op", "--attention", "eager",
+                            *[f"{k}={v}" for k, v in cfg.items()])
         d = json.loads(sout) if rc in (0, 1) and sout.strip() else None
         got = None
         if d:
@@ -118,6 +122,8 @@ def main():
         refs = json.load(f)
     tmp = tempfile.mkdtemp()
     check_model(tmp, os.path.join(DATA, "tiny_cnn.onnx"), "tiny_cnn", refs["tiny_cnn"], ["batch"])
+    # ConvTranspose (stride, padding, output_padding, dilation, groups) as conv_transpose2d
+    check_model(tmp, os.path.join(DATA, "tiny_decoder.onnx"), "tiny_decoder", refs["tiny_decoder"], ["batch"])
     # ViT: class token and position embedding (parameters outside any operator) as embeddings
     check_model(tmp, os.path.join(DATA, "vit_tiny.onnx"), "vit_tiny", refs["vit_tiny"], ["batch"])
     for name in ("bert_tiny", "gpt_tiny"):
@@ -164,26 +170,50 @@ def main():
     with open(space, "w") as f:
         json.dump({"batch_size": {"_type": "randint", "_value": [1, 257]},
                    "seq_len": {"_type": "randint", "_value": [1, 257]}}, f)
-    # the import writes attention as PyTorch's eager MatMul-Softmax-MatMul, so the template
-    # runs the eager kernel too (its default, sdpa, saves less and skips masked MACs)
-    tpl = ["--template", "gpt", "vocab=500", "n_embd=64", "n_layer=2", "n_head=4", "n_positions=128",
-           "--attention", "eager"]
-    rc1, o1, e1 = run("count", *tpl, "--space", space, "--budget", "memory=1.7GiB", "--json")
-    rc2, o2, e2 = run("count", "--model", gt, "--space", space, "--budget", "memory=1.7GiB", "--json")
-    if rc1 == 0 and rc2 == 0:
-        a, b = int(json.loads(o1)["feasible"]), int(json.loads(o2)["feasible"])
-        print(f"gpt_tiny count over batch 1-256 x seq 1-256, memory <= 1.7 GiB: template {a}, imported {b}")
-        check("count as the template (within 0.5%)", a > 0 and abs(b - a) <= 0.005 * a, (a, b))
-    else:
-        check("count as the template", False, (e1, e2))
-    for cfg in ({"batch_size": 3, "seq_len": 100}, {"batch_size": 64, "seq_len": 16}):
-        args = [f"{k}={v}" for k, v in cfg.items()]
-        _, o1, _ = run("estimate", *tpl, *args, "--json")
-        _, o2, _ = run("estimate", "--model", gt, *args, "--json")
+    # the import folds attention into attention_core, which runs the workload's attention kernel
+    # as the template's attention operator does: compared under the default (sdpa) and eager
+    tpl = ["--template", "gpt", "vocab=500", "n_embd=64", "n_layer=2", "n_head=4", "n_positions=128"]
+    # Under sdpa (the memory-efficient kernel at fp32) the activations and temporaries at the
+    # peak are the template's too, but the allocator's rounding, a larger share of the smaller
+    # peak, differs by about 2% of the count (measured 30,258 against 30,909): within 3%
+    for kernel, tol in (("eager", 0.005), ("sdpa", 0.03)):
+        rc1, o1, e1 = run("count", *tpl, "--space", space, "--budget", "memory=1.7GiB", "--json", "--attention", kernel)
+        rc2, o2, e2 = run("count", "--model", gt, "--space", space, "--budget", "memory=1.7GiB", "--json",
+                          "--attention", kernel)
+        if rc1 == 0 and rc2 == 0:
+            a, b = int(json.loads(o1)["feasible"]), int(json.loads(o2)["feasible"])
+            print(f"gpt_tiny count over batch 1-256 x seq 1-256, memory <= 1.7 GiB, {kernel}: template {a}, "
+                  f"imported {b}")
+            check(f"count as the template under {kernel} (within {100 * tol:g}%)", a > 0 and abs(b - a) <= tol * a,
+                  (a, b))
+        else:
+            check(f"count as the template under {kernel}", False, (e1, e2))
+    bt = os.path.join(tmp, "bert_renamed.json")
+    run("import", os.path.join(DATA, "bert_tiny.onnx"), "--dim", "batch=batch_size", "--dim", "seq=seq_len",
+        "--out", bt)
+    btpl = ["--template", "bert", "vocab=1000", "hidden=64", "layers=2", "heads=4", "intermediate=128",
+            "max_position=128"]
+    for name, t, m in (("gpt_tiny", tpl, gt), ("bert_tiny", btpl, bt)):
+        for kernel in ("sdpa", "eager", "math", "mem_efficient", "flash"):
+            # flash needs fp16 (and an Ampere device: the default a100-40gb)
+            for cfg in ({"batch_size": 3, "seq_len": 100}, {"batch_size": 64, "seq_len": 16}):
+                args = [f"{k}={v}" for k, v in cfg.items()] + ["--attention", kernel, "--dtype", "fp16"]
+                _, o1, _ = run("estimate", *t, *args, "--json")
+                _, o2, _ = run("estimate", "--model", m, *args, "--json")
+                c1, c2 = json.loads(o1)["costs"], json.loads(o2)["costs"]
+                check(f"{name} {cfg} --attention {kernel}: params, MACs and saved bytes as the template",
+                      all(c1[k] == c2[k] for k in ("params", "macs", "activation_bytes_saved")),
+                      [(c1[k], c2[k]) for k in ("params", "macs", "activation_bytes_saved")])
+        # and at fp32 under the default kernel (sdpa runs the memory-efficient kernel there)
+        _, o1, _ = run("estimate", *t, "batch_size=3", "seq_len=100", "--json")
+        _, o2, _ = run("estimate", "--model", m, "batch_size=3", "seq_len=100", "--json")
         c1, c2 = json.loads(o1)["costs"], json.loads(o2)["costs"]
-        check(f"gpt_tiny {cfg}: params, MACs and saved bytes as the template",
+        check(f"{name}: fp32 sdpa as the template",
               all(c1[k] == c2[k] for k in ("params", "macs", "activation_bytes_saved")),
               [(c1[k], c2[k]) for k in ("params", "macs", "activation_bytes_saved")])
+        with open(m) as f:
+            check(f"{name}: attention folded into attention_core",
+                  sum(l.get("op") == "attention_core" for l in json.load(f)["layers"]) == 2)
     rc, _, err = run("estimate", "--model", os.path.join(tmp, "missing.onnx"))
     check("--model FILE.onnx missing", rc == 2 and "--model" in err and "missing.onnx" in err, err)
     rc, _, err = run("import", os.path.join(DATA, "bert_tiny.onnx"), "--dim", "batch=9x")

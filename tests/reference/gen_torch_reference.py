@@ -563,12 +563,18 @@ def count_macs(model, inp):
     def lin_hook(m, i, o):
         by["linear"] += o.numel() // m.out_features * m.in_features * m.out_features
 
+    def convt_hook(m, i, o):
+        # each input element scatters one kernel into each output channel of its group (fvcore)
+        by["conv_transpose2d"] += i[0].numel() * (m.out_channels // m.groups) * m.kernel_size[0] * m.kernel_size[1]
+
     handles = []
     for m in model.modules():
         if isinstance(m, nn.Conv2d):
             handles.append(m.register_forward_hook(conv_hook))
         elif isinstance(m, (nn.Linear, Conv1D)):
             handles.append(m.register_forward_hook(lin_hook))
+        elif isinstance(m, nn.ConvTranspose2d):
+            handles.append(m.register_forward_hook(convt_hook))
     model.eval()
     _ATTN["active"], _ATTN["macs"] = True, 0
     try:

@@ -208,6 +208,40 @@ START_TEST(test_validity)
 }
 END_TEST
 
+/* conv_transpose2d: nn.ConvTranspose2d's shape, parameters, MACs (input
+ * elements x Cout/g x kernel) and saved input; output_padding must stay
+ * below the stride or the dilation */
+START_TEST(test_conv_transpose)
+{
+	struct cm_workload wl = test_workload(1);
+	struct tmodel t;
+	const char *text = "{\"dnnsat_model\": 1, \"name\": \"ct\", \"hyperparameters\": {"
+	    "\"n\": {\"type\": \"int\", \"default\": 2}, \"op\": {\"type\": \"int\", \"default\": 1},"
+	    "\"g\": {\"type\": \"int\", \"default\": 1}},"
+	    "\"inputs\": [{\"name\": \"x\", \"shape\": [\"n\", 8, 5, 5]}],"
+	    "\"layers\": [{\"op\": \"conv_transpose2d\", \"out_channels\": 4, \"kernel\": 3, \"stride\": 2,"
+	    " \"padding\": 1, \"output_padding\": \"op\", \"groups\": \"g\"}, {\"op\": \"flatten\"}]}";
+
+	ck_assert_msg(tmodel_from_text(&t, text, &wl) == 0, "%s: %s", t.err.path, t.err.message);
+	tmodel_eval(&t);
+	ck_assert(t.r.valid);
+	/* weight [8, 4, 3, 3] + bias 4; out (5 - 1) 2 - 2 + 2 + 1 + 1 = 10 */
+	ck_assert_int_eq(t.r.params, 8 * 4 * 9 + 4);
+	ck_assert_int_eq(t.r.macs, 2 * 8 * 25 * 4 * 9);
+	tmodel_set(&t, "g", "2");
+	tmodel_eval(&t);
+	ck_assert(t.r.valid);
+	ck_assert_int_eq(t.r.params, 8 * 2 * 9 + 4);
+	ck_assert_int_eq(t.r.macs, 2 * 8 * 25 * 2 * 9);
+	tmodel_set(&t, "g", "3");
+	expect_violation(&t, "$.layers[0]", "groups divides");
+	tmodel_set(&t, "g", "1");
+	tmodel_set(&t, "op", "2");
+	expect_violation(&t, "$.layers[0]", "output_padding smaller than stride or dilation");
+	tmodel_free(&t);
+}
+END_TEST
+
 START_TEST(test_eval_overflow)
 {
 	struct cm_workload wl = test_workload(1);
@@ -270,6 +304,7 @@ suite(void)
 	tcase_add_test(t, test_constructs);
 	tcase_add_test(t, test_validity);
 	tcase_add_test(t, test_eval_overflow);
+	tcase_add_test(t, test_conv_transpose);
 	tcase_add_test(t, test_config_errors);
 	suite_add_tcase(s, t);
 	return s;

@@ -5,7 +5,10 @@
  * graph (MatMul by an initializer + bias, Relu, Reshape through Shape
  * arithmetic) imported with its symbolic batch kept as an expression,
  * every truncation of it an error or a model (never a crash), the memory
- * cap, unknown operators, and the dimension arithmetic's folding.
+ * cap, unknown operators, and the dimension arithmetic's folding; the
+ * attention core (BERT's pattern folded into attention_core, cross-attention
+ * left as its nodes) and ConvTranspose (imported, and its malformed
+ * attributes refused naming the node).
  */
 #include <check.h>
 #include <stdint.h>
@@ -170,6 +173,306 @@ model(struct pb *m, const char *last)
 }
 
 static const struct onnx_import_opts no_opts;
+
+/* ---- graphs with attributes (attention, ConvTranspose) ---- */
+
+/* an AttributeProto of type INTS (7) or INT (2) into node n (field 5) */
+static void
+attr_ints(struct pb *n, const char *name, const int64_t *v, int k, int scalar)
+{
+	struct pb a;
+
+	memset(&a, 0, sizeof a);
+	put_str(&a, 1, name);
+	if (scalar) {
+		put_int(&a, 3, v[0]);
+		put_int(&a, 20, 2);
+	} else {
+		for (int i = 0; i < k; i++)
+			put_int(&a, 8, v[i]);
+		put_int(&a, 20, 7);
+	}
+	put_msg(n, 5, &a);
+}
+
+/* a node whose attributes `attrs` were written with attr_ints */
+static void
+node_a(struct pb *g, const char *op, const char *name, const char *const *in, int nin, const char *out,
+    const struct pb *attrs)
+{
+	struct pb n;
+
+	memset(&n, 0, sizeof n);
+	for (int i = 0; i < nin; i++)
+		put_str(&n, 1, in[i]);
+	put_str(&n, 2, out);
+	put_str(&n, 3, name);
+	put_str(&n, 4, op);
+	if (attrs != NULL) {
+		memcpy(n.b + n.n, attrs->b, attrs->n);
+		n.n += attrs->n;
+	}
+	put_msg(g, 1, &n);
+}
+
+static void
+perm_node(struct pb *g, const char *name, const char *in, const char *out, int a, int b, int c, int d)
+{
+	struct pb at;
+	const int64_t perm[4] = { a, b, c, d };
+	const char *i[] = { in };
+
+	memset(&at, 0, sizeof at);
+	attr_ints(&at, "perm", perm, 4, 0);
+	node_a(g, "Transpose", name, i, 1, out, &at);
+}
+
+/* a 1-d int64 initializer of small non-negative values (packed varints) */
+static void
+i64_init(struct pb *g, const char *name, const int64_t *v, int k)
+{
+	struct pb t;
+	uint8_t packed[16];
+
+	memset(&t, 0, sizeof t);
+	put_int(&t, 1, k);
+	put_int(&t, 2, 7);
+	put_str(&t, 8, name);
+	for (int i = 0; i < k; i++)
+		packed[i] = (uint8_t)v[i];
+	put_bytes(&t, 7, packed, (size_t)k);
+	put_msg(g, 5, &t);
+}
+
+/* a float graph input [batch, dims...] */
+static void
+input(struct pb *g, const char *name, int rank, const int64_t *dims)
+{
+	struct pb vi, ty, tt, sh, d;
+
+	memset(&sh, 0, sizeof sh);
+	memset(&d, 0, sizeof d);
+	put_str(&d, 2, "batch");
+	put_msg(&sh, 1, &d);
+	for (int i = 0; i < rank; i++) {
+		memset(&d, 0, sizeof d);
+		put_int(&d, 1, dims[i]);
+		put_msg(&sh, 1, &d);
+	}
+	memset(&tt, 0, sizeof tt);
+	put_int(&tt, 1, 1);
+	put_msg(&tt, 2, &sh);
+	memset(&ty, 0, sizeof ty);
+	put_msg(&ty, 1, &tt);
+	memset(&vi, 0, sizeof vi);
+	put_str(&vi, 1, name);
+	put_msg(&vi, 2, &ty);
+	put_msg(g, 11, &vi);
+}
+
+static void
+finish(struct pb *m, struct pb *g)
+{
+	struct pb t;
+
+	put_str(g, 2, "g");
+	memset(m, 0, sizeof *m);
+	put_int(m, 1, 8);
+	put_msg(m, 7, g);
+	memset(&t, 0, sizeof t);
+	put_str(&t, 1, "");
+	put_int(&t, 2, 13);
+	put_msg(m, 8, &t);
+}
+
+/* BERT's self-attention as torch exports it, on x [batch, 4, 8], 2 heads
+ * of 4: q, k, v = x W; heads by Reshape [0, 0, 2, 4] + Transpose; scores
+ * / scale; softmax; times v; Transpose back, Reshape [0, 0, 8]. With
+ * `cross`, k and v read a second input m [batch, 6, 8] (cross-attention:
+ * not one attention_core). */
+static void
+attention_model(struct pb *m, int cross)
+{
+	struct pb g, t;
+	const int64_t wd[2] = { 8, 8 }, xd[2] = { 4, 8 }, md[2] = { 6, 8 }, one[1] = { 1 };
+	const int64_t hs[4] = { 0, 0, 2, 4 }, ms[3] = { 0, 0, 8 };
+	const char *kv = cross ? "m" : "x";
+	const char *q[] = { "x", "wq" }, *k[] = { kv, "wk" }, *v[] = { kv, "wv" };
+	const char *rq[] = { "q", "hs" }, *rk[] = { "k", "hs" }, *rv[] = { "v", "hs" };
+	const char *sc[] = { "qh", "kt" }, *dv[] = { "s", "scale" }, *sm[] = { "s2" }, *pv[] = { "p", "vh" };
+	const char *mg[] = { "ct", "ms" };
+	struct pb at;
+	const int64_t axis[1] = { -1 };
+
+	memset(&g, 0, sizeof g);
+	node(&g, "MatMul", "query", q, 2, "q");
+	node(&g, "MatMul", "key", k, 2, "k");
+	node(&g, "MatMul", "value", v, 2, "v");
+	node(&g, "Reshape", "q_heads", rq, 2, "qr");
+	perm_node(&g, "q_perm", "qr", "qh", 0, 2, 1, 3);
+	node(&g, "Reshape", "k_heads", rk, 2, "kr");
+	perm_node(&g, "k_perm", "kr", "kt", 0, 2, 3, 1);
+	node(&g, "Reshape", "v_heads", rv, 2, "vr");
+	perm_node(&g, "v_perm", "vr", "vh", 0, 2, 1, 3);
+	node(&g, "MatMul", "scores", sc, 2, "s");
+	node(&g, "Div", "scale", dv, 2, "s2");
+	memset(&at, 0, sizeof at);
+	attr_ints(&at, "axis", axis, 1, 1);
+	node_a(&g, "Softmax", "softmax", sm, 1, "p", &at);
+	node(&g, "MatMul", "context", pv, 2, "c");
+	perm_node(&g, "merge_perm", "c", "ct", 0, 2, 1, 3);
+	node(&g, "Reshape", "merge", mg, 2, "y");
+	tensor(&t, "wq", 2, wd);
+	put_msg(&g, 5, &t);
+	tensor(&t, "wk", 2, wd);
+	put_msg(&g, 5, &t);
+	tensor(&t, "wv", 2, wd);
+	put_msg(&g, 5, &t);
+	tensor(&t, "scale", 1, one);
+	put_msg(&g, 5, &t);
+	i64_init(&g, "hs", hs, 4);
+	i64_init(&g, "ms", ms, 3);
+	input(&g, "x", 2, xd);
+	if (cross)
+		input(&g, "m", 2, md);
+	finish(m, &g);
+}
+
+static int
+count_op(json_t *doc, const char *op)
+{
+	size_t i;
+	json_t *l;
+	int n = 0;
+
+	json_array_foreach(json_object_get(doc, "layers"), i, l)
+		n += strcmp(json_string_value(json_object_get(l, "op")), op) == 0;
+	return n;
+}
+
+START_TEST(test_import_attention)
+{
+	struct pb m;
+	struct dn_error err;
+	json_t *doc, *l;
+
+	attention_model(&m, 0);
+	memset(&err, 0, sizeof err);
+	doc = onnx_import(m.b, m.n, &no_opts, &err);
+	ck_assert_msg(doc != NULL, "%s", err.message);
+	/* three linears and the core: no matmul, softmax, reshape or permute left */
+	ck_assert_int_eq(json_array_size(json_object_get(doc, "layers")), 4);
+	ck_assert_int_eq(count_op(doc, "linear"), 3);
+	ck_assert_int_eq(count_op(doc, "attention_core"), 1);
+	l = json_array_get(json_object_get(doc, "layers"), 3);
+	ck_assert_str_eq(json_string_value(json_object_get(l, "op")), "attention_core");
+	ck_assert_int_eq(json_integer_value(json_object_get(l, "heads")), 2);
+	ck_assert_int_eq(json_array_size(json_object_get(l, "inputs")), 3);
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(l, "inputs"), 0)), "q");
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(l, "inputs"), 1)), "k");
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(l, "inputs"), 2)), "v");
+	ck_assert_str_eq(json_string_value(json_object_get(l, "name")), "y");
+	ck_assert_ptr_null(json_object_get(l, "causal"));
+	ck_assert_ptr_null(json_object_get(l, "dropout"));
+	json_decref(doc);
+	/* every truncation: an error or a model, never a crash */
+	for (size_t cut = 0; cut < m.n; cut += 7) {
+		memset(&err, 0, sizeof err);
+		doc = onnx_import(m.b, cut, &no_opts, &err);
+		ck_assert_msg(doc != NULL || dn_error_isset(&err), "cut %zu", cut);
+		json_decref(doc);
+	}
+	/* cross-attention (k, v of another length): the nodes one by one */
+	attention_model(&m, 1);
+	memset(&err, 0, sizeof err);
+	doc = onnx_import(m.b, m.n, &no_opts, &err);
+	ck_assert_msg(doc != NULL, "%s", err.message);
+	ck_assert_int_eq(count_op(doc, "attention_core"), 0);
+	ck_assert_int_eq(count_op(doc, "matmul"), 2);
+	ck_assert_int_eq(count_op(doc, "softmax"), 1);
+	json_decref(doc);
+}
+END_TEST
+
+/* x [batch, 4, 5, 5] -> ConvTranspose(W [4, 2, 3, 3]) with the attributes
+ * `at` (and a bias when `bias`) */
+static void
+convt_model(struct pb *m, const struct pb *at, int bias)
+{
+	struct pb g, t;
+	const int64_t wd[4] = { 4, 2, 3, 3 }, bd[1] = { 4 }, xd[3] = { 4, 5, 5 };
+	const char *in[] = { "x", "w", "b" };
+
+	memset(&g, 0, sizeof g);
+	node_a(&g, "ConvTranspose", "up", in, bias ? 3 : 2, "y", at);
+	tensor(&t, "w", 4, wd);
+	put_msg(&g, 5, &t);
+	tensor(&t, "b", 1, bd);
+	put_msg(&g, 5, &t);
+	input(&g, "x", 3, xd);
+	finish(m, &g);
+}
+
+START_TEST(test_import_conv_transpose)
+{
+	static const struct {
+		const char *attr;
+		int64_t v[4];
+		int n;
+		const char *want;       /* in the error, or NULL: imports */
+	} cases[] = {
+		{ "output_padding", { 1, 1 }, 2, NULL },
+		{ "output_padding", { 2, 2 }, 2, "output_padding 2" },
+		{ "output_padding", { 1 }, 1, "output_padding has the wrong number of entries" },
+		{ "output_padding", { 1, 1, 1 }, 3, "output_padding has the wrong number of entries" },
+		{ "output_padding", { 0, 9 }, 2, "not smaller than the stride" },
+		{ "group", { 3 }, 0, "group 3 does not divide" },
+		{ "group", { 0 }, 0, "group 0" },
+		{ "pads", { 1, 1, 2, 2 }, 4, "asymmetric pads" },
+		{ "pads", { 9, 9, 9, 9 }, 4, "pads larger than the output" },
+		{ "kernel_shape", { 3 }, 1, "kernel_shape" },
+		{ "strides", { 0, 2 }, 2, "out of range" },
+		{ "strides", { 2 }, 1, "strides has the wrong number of entries" },
+		{ "dilations", { 1, 1, 1 }, 3, "dilations has the wrong number of entries" },
+		{ "output_shape", { 10, 10 }, 2, "output_shape" },
+	};
+	const int64_t strides[2] = { 2, 2 }, pads[4] = { 1, 1, 1, 1 };
+
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		struct pb m, at;
+		struct dn_error err;
+		json_t *doc;
+		int custom_pads = strcmp(cases[c].attr, "pads") == 0, custom_strides = strcmp(cases[c].attr, "strides") == 0;
+
+		memset(&at, 0, sizeof at);
+		if (!custom_strides)
+			attr_ints(&at, "strides", strides, 2, 0);
+		if (!custom_pads)
+			attr_ints(&at, "pads", pads, 4, 0);
+		attr_ints(&at, cases[c].attr, cases[c].v, cases[c].n > 0 ? cases[c].n : 1, cases[c].n == 0);
+		convt_model(&m, &at, 1);
+		memset(&err, 0, sizeof err);
+		doc = onnx_import(m.b, m.n, &no_opts, &err);
+		if (cases[c].want == NULL) {
+			json_t *l;
+			ck_assert_msg(doc != NULL, "%s", err.message);
+			l = json_array_get(json_object_get(doc, "layers"), 0);
+			ck_assert_str_eq(json_string_value(json_object_get(l, "op")), "conv_transpose2d");
+			/* W [4, 2, 3, 3], group 1: 2 output channels */
+			ck_assert_int_eq(json_integer_value(json_object_get(l, "out_channels")), 2);
+			ck_assert_int_eq(json_integer_value(json_object_get(l, "stride")), 2);
+			ck_assert_int_eq(json_integer_value(json_object_get(l, "padding")), 1);
+			ck_assert_int_eq(json_integer_value(json_object_get(l, "output_padding")), 1);
+			ck_assert(json_is_true(json_object_get(l, "bias")));
+			json_decref(doc);
+			continue;
+		}
+		ck_assert_msg(doc == NULL, "case %zu imports", c);
+		ck_assert_msg(strstr(err.message, "'up'") != NULL && strstr(err.message, "ConvTranspose") != NULL &&
+		    strstr(err.message, cases[c].want) != NULL, "case %zu: %s", c, err.message);
+	}
+}
+END_TEST
 
 START_TEST(test_wire_rejects)
 {
@@ -390,6 +693,8 @@ main(void)
 	tcase_add_test(t, test_import_unknown);
 	tcase_add_test(t, test_dim_arith);
 	tcase_add_test(t, test_arena_limit);
+	tcase_add_test(t, test_import_attention);
+	tcase_add_test(t, test_import_conv_transpose);
 	suite_add_tcase(s, t);
 	r = srunner_create(s);
 	srunner_run_all(r, CK_NORMAL);

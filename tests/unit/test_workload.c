@@ -98,6 +98,80 @@ has_violation(const struct cm_result *r, const char *text)
 	return 0;
 }
 
+/* x [n, l, e] through `layers` (a JSON array's text). */
+static void
+layers_model(struct tmodel *t, const struct cm_workload *wl, const struct cm_device *dev, const char *layers)
+{
+	char text[2048];
+	json_error_t jerr;
+	json_t *root;
+
+	memset(t, 0, sizeof *t);
+	snprintf(text, sizeof text, "{\"dnnsat_model\": 1, \"name\": \"core\", \"hyperparameters\": {"
+	    "\"n\": {\"type\": \"int\", \"default\": 2}, \"l\": {\"type\": \"int\", \"default\": 40},"
+	    "\"e\": {\"type\": \"int\", \"default\": 64}},"
+	    "\"inputs\": [{\"name\": \"x\", \"shape\": [\"n\", \"l\", \"e\"], \"dtype\": \"float\"}],"
+	    "\"layers\": %s}", layers);
+	root = json_loads(text, 0, &jerr);
+	ck_assert_msg(root != NULL, "%s", jerr.text);
+	ck_assert_msg(cm_def_load_json(root, &t->def, &t->err) == 0, "%s", t->err.message);
+	json_decref(root);
+	t->cfg = calloc((size_t)t->def->nhps + 1, sizeof *t->cfg);
+	cm_config_defaults(t->def, t->cfg);
+	ck_assert_msg(cm_model_build(t->def, wl, dev, NULL, &t->m, &t->err) == 0, "%s", t->err.message);
+	t->scratch = calloc((size_t)cm_model_scratch_len(t->m), sizeof *t->scratch);
+	tmodel_eval(t);
+}
+
+/* attention_core between three linears and an output linear (what the ONNX
+ * importer writes for BERT) costs what attention does, under every kernel;
+ * and it refuses what is not self-attention */
+START_TEST(test_attention_core)
+{
+	static const char *const attention = "[{\"op\": \"attention\", \"heads\": 4, \"causal\": true,"
+	    " \"dropout\": 0.1}]";
+	static const char *const core = "[{\"op\": \"linear\", \"name\": \"q\", \"out_features\": \"e\"},"
+	    "{\"op\": \"linear\", \"name\": \"k\", \"input\": \"x\", \"out_features\": \"e\"},"
+	    "{\"op\": \"linear\", \"name\": \"v\", \"input\": \"x\", \"out_features\": \"e\"},"
+	    "{\"op\": \"attention_core\", \"inputs\": [\"q\", \"k\", \"v\"], \"heads\": 4, \"causal\": true,"
+	    " \"dropout\": 0.1},"
+	    "{\"op\": \"linear\", \"out_features\": \"e\"}]";
+	static const enum cm_attention kernels[] = { CM_ATTN_SDPA, CM_ATTN_EAGER, CM_ATTN_MATH,
+		CM_ATTN_MEM_EFFICIENT, CM_ATTN_FLASH };
+	struct cm_device a100 = dev_a100();
+
+	for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
+		struct cm_workload wl = test_workload(1);
+		struct tmodel a, c;
+		wl.attention = kernels[i];
+		if (kernels[i] == CM_ATTN_FLASH)
+			wl.precision = CM_PREC_MIXED_FP16;
+		layers_model(&a, &wl, &a100, attention);
+		layers_model(&c, &wl, &a100, core);
+		ck_assert_msg(a.r.valid && c.r.valid, "kernel %zu", i);
+		ck_assert_int_eq(a.r.params, c.r.params);
+		ck_assert_int_eq(a.r.macs, c.r.macs);
+		ck_assert_int_eq(a.r.train_flops, c.r.train_flops);
+		ck_assert_int_eq(a.r.act_saved_bytes, c.r.act_saved_bytes);
+		tmodel_free(&a);
+		tmodel_free(&c);
+	}
+	{
+		struct cm_workload wl = test_workload(1);
+		struct tmodel t;
+		/* heads must divide E; k of another length is cross-attention */
+		layers_model(&t, &wl, &a100, "[{\"op\": \"attention_core\", \"inputs\": [\"x\", \"x\", \"x\"],"
+		    " \"heads\": 3}]");
+		ck_assert(!t.r.valid && has_violation(&t.r, "heads divides"));
+		tmodel_free(&t);
+		layers_model(&t, &wl, &a100, "[{\"op\": \"slice\", \"name\": \"k\", \"dim\": 1, \"length\": 8},"
+		    "{\"op\": \"attention_core\", \"inputs\": [\"x\", \"k\", \"k\"], \"heads\": 4}]");
+		ck_assert(!t.r.valid && has_violation(&t.r, "self-attention"));
+		tmodel_free(&t);
+	}
+}
+END_TEST
+
 START_TEST(test_attention_saved_bytes)
 {
 	struct cm_workload wl = test_workload(1);
@@ -593,6 +667,7 @@ suite(void)
 
 	tcase_set_timeout(t, 120);
 	tcase_add_test(t, test_attention_saved_bytes);
+	tcase_add_test(t, test_attention_core);
 	tcase_add_test(t, test_fused_attention_time);
 	tcase_add_test(t, test_sdpa_dispatch);
 	tcase_add_test(t, test_device_rules);

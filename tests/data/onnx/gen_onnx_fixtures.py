@@ -10,7 +10,7 @@ parameter count (sum of p.numel()) and the forward MACs at batch 1 (and sequence
 `seq` for the transformers) counted by tests/reference/gen_torch_reference.py's count_macs:
 conv and linear layers by forward hooks, plus the two attention matmuls; and the bytes autograd
 saves for backward at two batch sizes (and two sequence lengths), dropout as on CUDA. The small models
-(tiny_cnn, bert_tiny, gpt_tiny: under 1 MB each) are committed in tests/data/onnx/; --big
+(tiny_cnn, tiny_decoder, bert_tiny, gpt_tiny, vit_tiny: under 1 MB each) are committed in tests/data/onnx/; --big
 adds torchvision's resnet18, resnet50 and mobilenet_v2 (randomly initialised, weights=None,
 tens of MB each), which tests export at test time when python3-torch is present.
 
@@ -21,6 +21,8 @@ in the ONNX file (dim_param "batch", "seq"):
              (LayerNorm exported as ReduceMean/Sub/Pow/Sqrt/Div, GELU as its Erf expansion)
   gpt_tiny   the GPT-2 LM of gen_torch_reference.py at 64, 2 layers, 4 heads; opset 17
              (LayerNormalization as one node)
+  tiny_decoder  linear to 32x4x4, three ConvTranspose2d (stride 2 / padding 1; stride 2 with
+             output_padding 1; dilation 2 with groups 2), a 1x1 conv, sigmoid; opset 13
   vit_tiny   torchvision's VisionTransformer at 32x32, patch 8, 2 layers, 4 heads, 64 wide;
              opset 14. Its attention is nn.MultiheadAttention, whose projections and matmuls
              forward hooks do not see, so its MACs are counted from the architecture instead:
@@ -52,6 +54,23 @@ class TinyCNN(nn.Module):
 
     def forward(self, x):
         return self.fc(torch.flatten(self.pool(self.features(x)), 1))
+
+
+class TinyDecoder(nn.Module):
+    """An upsampler (a DCGAN-style generator): latent -> linear -> 32x4x4 -> transposed convolutions
+    (stride 2 with padding 1; stride 2 with output_padding 1; dilation 2 with groups 2) -> 3x16x16."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 32 * 4 * 4)
+        self.up = nn.Sequential(
+            nn.ConvTranspose2d(32, 16, 4, stride=2, padding=1, bias=False), nn.BatchNorm2d(16), nn.ReLU(),
+            nn.ConvTranspose2d(16, 8, 3, stride=2, padding=1, output_padding=1), nn.ReLU(),
+            nn.ConvTranspose2d(8, 8, 3, padding=2, dilation=2, groups=2), nn.ReLU(),
+            nn.Conv2d(8, 3, 1), nn.Sigmoid())
+
+    def forward(self, z):
+        return self.up(self.fc(z).view(z.size(0), 32, 4, 4))
 
 
 class BertTiny(ref.BertConfig):
@@ -133,6 +152,13 @@ def main():
                             macs=conv + 2 * layer + width * 10,
                             macs_ops={"conv2d": conv, "layers": 2 * layer, "head": width * 10})
     record_saved(refs, "vit_tiny", m, lambda b, s: torch.randn(b, 3, 32, 32), [(2, None), (8, None)])
+    m = TinyDecoder()
+    z = torch.randn(1, 16)
+    export(m, z, os.path.join(out, "tiny_decoder.onnx"), ["z"], {"z": {0: "batch"}}, 13)
+    macs, by = ref.count_macs(m, z)
+    # count_macs hooks nn.Conv2d for "conv2d"; the 1x1 output conv is counted there
+    refs["tiny_decoder"] = dict(params=sum(p.numel() for p in m.parameters()), macs=macs, macs_ops=by)
+    record_saved(refs, "tiny_decoder", m, lambda b, s: torch.randn(b, 16), [(2, None), (8, None)])
     if big:
         import torchvision.models as tv
         for name in ("resnet18", "resnet50", "mobilenet_v2"):
