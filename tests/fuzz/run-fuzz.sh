@@ -10,12 +10,13 @@ out=tests/fuzz/out
 mkdir -p "$out"
 CFLAGS="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE -Icommon -Icostmodel -Iimport -Isolver -Icache -Iserver $(pkg-config --cflags jansson libmicrohttpd libpq)"
 SRCS="$(ls common/*.c costmodel/*.c import/*.c) $(ls solver/space_*.c solver/query_parse.c solver/fset_*.c solver/answer_*.c)"
-# the request target runs the whole server: every server file but main() and the CLI
-SERVER_SRCS="$(ls server/srv_*.c server/api_*.c cache/cache*.c | grep -v srv_main.c)"
+# the request target runs the whole server: every server file but main() and the CLI,
+# and the solver's Z3 answers the server gives (solver/z3/)
+SERVER_SRCS="$(ls server/srv_*.c server/api_*.c cache/cache*.c solver/z3/*.c | grep -v srv_main.c)"
 VERSION="$(sed -n 's/^AC_INIT(\[dnnsat\], \[\([^]]*\)\].*/\1/p' configure.ac)"
 for target in ${FUZZ_TARGETS:-model expr space query progress request onnx}; do
 	extra=""
-	[ "$target" = request ] && extra="$SERVER_SRCS $(pkg-config --libs libmicrohttpd libpq) -lpthread"
+	[ "$target" = request ] && extra="-Isolver/z3 $SERVER_SRCS $(pkg-config --libs libmicrohttpd libpq) -lz3 -lpthread"
 	clang $CFLAGS -DDNNSAT_PKGDATADIR="\"$PWD\"" -DPACKAGE_VERSION="\"$VERSION\"" -o "$out/fuzz_$target" \
 		"tests/fuzz/fuzz_$target.c" $SRCS $extra $(pkg-config --libs jansson) -lgmp -lm
 	rm -rf "$out/corpus_$target"
