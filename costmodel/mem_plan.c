@@ -41,6 +41,7 @@
  */
 #include "mem_plan.h"
 #include "dn_deadline.h"
+#include "dn_grow.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -97,14 +98,8 @@ struct termlist {
 static int
 tl_push(struct termlist *t, expr_id v)
 {
-	if (t->n == t->cap) {
-		int cap = t->cap ? 2 * t->cap : 4;
-		expr_id *p = realloc(t->v, sizeof *p * (size_t)cap);
-		if (p == NULL)
-			return -1;
-		t->v = p;
-		t->cap = cap;
-	}
+	if (dn_grow_int(&t->v, &t->cap, t->n + 1, sizeof *t->v) != 0)
+		return -1;
 	t->v[t->n++] = v;
 	return 0;
 }
@@ -209,57 +204,74 @@ push_opt_temp(struct plan_ctx *c, struct termlist *all, struct termlist *one,
 	}
 }
 
-int
-mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
-    const struct mem_profile *prof, struct mem_plan *plan, struct dn_error *err)
+/* The per-step lists and totals mem_plan_build fills, phase by phase:
+ * term lists at index k + 1 (k = -1 for the model inputs), totals at k.
+ * Per step k: storages made and kept at k; kept storages by the earliest
+ * op keeping them; and the storages / gradients alive at k. Sums of what
+ * is alive are written out term by term, never as a running total with
+ * subtractions, so that interval bounds of the peak stay tight (each
+ * variable enters once). */
+struct plan_lists {
+	struct termlist *saved_at, *kept_by;
+	struct termlist *inf_alive, *nk_alive, *grad_alive, *rec_alive;
+	expr_id *fwd_tot, *bwd_tot, *inf_tot, *wgrad, *bwd_cached;
+	expr_id *ws_all, *ws_inf, *g_bwd;
+};
+
+static int
+lists_alloc(struct plan_lists *pl, int K)
 {
-	struct plan_ctx c = { m, &m->g, prof };
-	struct expr_graph *g = &m->g;
-	int K = m->nops, rc = -1;
-	int wbytes, gbytes, sbytes, accum = wl->training && wl->grad_accum > 1;
-	int ckpt = wl->training && wl->checkpointing;
-	expr_id zero = expr_int(g, 0);
-	/* per-step term lists, index k + 1 so that producer -1 has a slot */
-	/* per step k (index k + 1; k = -1 for the model inputs): storages made
-	 * and kept at k; kept storages by the earliest op keeping them; and the
-	 * storages / gradients alive at k. Sums of what is alive are written
-	 * out term by term, never as a running total with subtractions, so that
-	 * interval bounds of the peak stay tight (each variable enters once). */
-	struct termlist *saved_at = NULL, *kept_by = NULL;
-	struct termlist *inf_alive = NULL, *nk_alive = NULL, *grad_alive = NULL, *rec_alive = NULL;
-	expr_id *fwd_tot = NULL, *bwd_tot = NULL, *inf_tot = NULL, *wgrad = NULL, *bwd_cached = NULL;
-	expr_id *ws_all = NULL, *ws_inf = NULL, *g_bwd = NULL;
+	memset(pl, 0, sizeof *pl);
+	pl->saved_at = calloc((size_t)K + 2, sizeof *pl->saved_at);
+	pl->kept_by = calloc((size_t)K + 2, sizeof *pl->kept_by);
+	pl->inf_alive = calloc((size_t)K + 2, sizeof *pl->inf_alive);
+	pl->nk_alive = calloc((size_t)K + 2, sizeof *pl->nk_alive);
+	pl->grad_alive = calloc((size_t)K + 2, sizeof *pl->grad_alive);
+	pl->rec_alive = calloc((size_t)K + 2, sizeof *pl->rec_alive);
+	pl->fwd_tot = calloc((size_t)K + 1, sizeof *pl->fwd_tot);
+	pl->bwd_tot = calloc((size_t)K + 1, sizeof *pl->bwd_tot);
+	pl->inf_tot = calloc((size_t)K + 1, sizeof *pl->inf_tot);
+	pl->wgrad = calloc((size_t)K + 2, sizeof *pl->wgrad);
+	pl->bwd_cached = calloc((size_t)K + 1, sizeof *pl->bwd_cached);
+	pl->ws_all = calloc((size_t)K + 1, sizeof *pl->ws_all);
+	pl->ws_inf = calloc((size_t)K + 1, sizeof *pl->ws_inf);
+	pl->g_bwd = calloc((size_t)K + 1, sizeof *pl->g_bwd);
+	return (pl->saved_at && pl->kept_by && pl->inf_alive && pl->nk_alive && pl->grad_alive &&
+	    pl->rec_alive && pl->fwd_tot && pl->bwd_tot && pl->inf_tot && pl->wgrad && pl->bwd_cached &&
+	    pl->ws_all && pl->ws_inf && pl->g_bwd) ? 0 : -1;
+}
 
-	memset(plan, 0, sizeof *plan);
-	plan->nsteps = K;
-	plan->fwd = calloc((size_t)K + 1, sizeof *plan->fwd);
-	plan->bwd = calloc((size_t)K + 1, sizeof *plan->bwd);
-	plan->infer = calloc((size_t)K + 1, sizeof *plan->infer);
-	saved_at = calloc((size_t)K + 2, sizeof *saved_at);
-	kept_by = calloc((size_t)K + 2, sizeof *kept_by);
-	inf_alive = calloc((size_t)K + 2, sizeof *inf_alive);
-	nk_alive = calloc((size_t)K + 2, sizeof *nk_alive);
-	grad_alive = calloc((size_t)K + 2, sizeof *grad_alive);
-	rec_alive = calloc((size_t)K + 2, sizeof *rec_alive);
-	fwd_tot = calloc((size_t)K + 1, sizeof *fwd_tot);
-	bwd_tot = calloc((size_t)K + 1, sizeof *bwd_tot);
-	inf_tot = calloc((size_t)K + 1, sizeof *inf_tot);
-	wgrad = calloc((size_t)K + 2, sizeof *wgrad);
-	bwd_cached = calloc((size_t)K + 1, sizeof *bwd_cached);
-	ws_all = calloc((size_t)K + 1, sizeof *ws_all);
-	ws_inf = calloc((size_t)K + 1, sizeof *ws_inf);
-	g_bwd = calloc((size_t)K + 1, sizeof *g_bwd);
-	if (!ws_all || !ws_inf || !g_bwd) {
-		fail_oom(err);
-		goto out;
-	}
-	if (!plan->fwd || !plan->bwd || !plan->infer || !saved_at || !kept_by || !inf_alive ||
-	    !nk_alive || !grad_alive || !rec_alive || !fwd_tot || !bwd_tot || !inf_tot || !wgrad || !bwd_cached) {
-		fail_oom(err);
-		goto out;
-	}
+static void
+lists_free(struct plan_lists *pl, int K)
+{
+	tl_free_all(pl->saved_at, K + 2);
+	tl_free_all(pl->kept_by, K + 2);
+	tl_free_all(pl->inf_alive, K + 2);
+	tl_free_all(pl->nk_alive, K + 2);
+	tl_free_all(pl->grad_alive, K + 2);
+	tl_free_all(pl->rec_alive, K + 2);
+	free(pl->fwd_tot);
+	free(pl->bwd_tot);
+	free(pl->inf_tot);
+	free(pl->wgrad);
+	free(pl->bwd_cached);
+	free(pl->ws_all);
+	free(pl->ws_inf);
+	free(pl->g_bwd);
+}
 
-	/* ---- persistent state ---- */
+/* Persistent state: weights, weight gradients (wgrad per op), optimizer
+ * state and temporaries, the autocast cache, buffers. */
+static int
+plan_persistent(struct plan_ctx *pc, const struct cm_workload *wl, struct mem_plan *plan,
+    struct plan_lists *pl, struct dn_error *err)
+{
+	struct plan_ctx c = *pc;
+	struct cm_graph *m = c.m;
+	struct expr_graph *g = c.g;
+	expr_id zero = expr_int(g, 0), *wgrad = pl->wgrad;
+	int wbytes, gbytes, sbytes;
+
 	switch (wl->precision) {
 	case CM_PREC_FP16: case CM_PREC_BF16:
 		wbytes = gbytes = sbytes = 2;
@@ -304,15 +316,28 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 		plan->autocast_cache = expr_sum(g, ac.v, ac.n);
 		plan->buffers = expr_sum(g, buf.v, buf.n);
 		free(w.v); free(gr.v); free(st.v); free(tmp.v); free(tmp1.v); free(ac.v); free(buf.v);
-		if (fail) {
-			fail_oom(err);
-			goto out;
-		}
+		if (fail)
+			return fail_oom(err);
 	}
+	return 0;
+}
 
-	/* ---- classify storages ---- */
+/* Each storage into the per-step lists (saved for backward, alive in
+ * inference, alive and not kept, recomputed under checkpointing); the
+ * model inputs into plan->inputs. */
+static int
+plan_storages(struct plan_ctx *pc, int ckpt, struct mem_plan *plan, struct plan_lists *pl,
+    struct dn_error *err)
+{
+	struct plan_ctx c = *pc;
+	struct cm_graph *m = c.m;
+	struct expr_graph *g = c.g;
+	int K = m->nops;
+	struct termlist in = { 0 };
+	struct termlist *saved_at = pl->saved_at, *kept_by = pl->kept_by, *inf_alive = pl->inf_alive;
+	struct termlist *nk_alive = pl->nk_alive, *rec_alive = pl->rec_alive;
+
 	{
-		struct termlist in = { 0 };
 		for (int s = 0; s < m->nstorages; s++) {
 			const struct cm_storage *st = &m->storages[s];
 			expr_id sz = storage_size(&c, s);
@@ -324,14 +349,11 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 			int rec = ckpt && st->recompute;
 			if (dn_deadline_check(err, "$", "building the memory plan") != 0) {
 				free(in.v);
-				goto out;
+				return -1;
 			}
 			if (p < 0) {            /* model inputs: held by the training loop */
-				if (tl_push(&in, sz)) {
-					free(in.v);
-					fail_oom(err);
-					goto out;
-				}
+				if (tl_push(&in, sz))
+					goto oom;
 				continue;
 			}
 			if (rec) {
@@ -356,12 +378,27 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 		plan->inputs = expr_sum(g, in.v, in.n);
 		free(in.v);
 	}
-	/* gradients of tensors in flight during backward */
+	return 0;
+oom:
+	free(in.v);
+	return fail_oom(err);
+}
+
+/* The gradients of tensors in flight during backward, into grad_alive. */
+static int
+plan_grads_in_flight(struct plan_ctx *pc, struct plan_lists *pl, struct dn_error *err)
+{
+	struct plan_ctx c = *pc;
+	struct cm_graph *m = c.m;
+	struct expr_graph *g = c.g;
+	int K = m->nops;
+	struct termlist *grad_alive = pl->grad_alive;
+
 	for (int t = 0; t < m->ntensors; t++) {
 		const struct cm_tensor *x = &m->tensors[t];
 		expr_id sz;
 		if (dn_deadline_check(err, "$", "building the memory plan") != 0)
-			goto out;
+			return -1;
 		if (!x->requires_grad || x->view_of >= 0 || x->storage < 0 || x->producer < 0)
 			continue;
 		if (m->tensors[t].producer >= m->nops)
@@ -370,10 +407,22 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 		    alloc_size(&c, expr_mul(g, x->elems, expr_int(g, cm_dtype_bytes(m, (enum cm_dtype)x->dtype)))));
 		for (int k = x->producer; k <= x->last_use && k < K; k++)
 			if (tl_push(&grad_alive[k + 1], sz))
-				goto oom;
+				return fail_oom(err);
 	}
+	return 0;
+}
 
-	/* ---- forward and inference timelines ---- */
+/* The forward and inference timelines, step by step. */
+static void
+plan_forward(struct plan_ctx *pc, int accum, struct mem_plan *plan, struct plan_lists *pl)
+{
+	struct plan_ctx c = *pc;
+	struct cm_graph *m = c.m;
+	struct expr_graph *g = c.g;
+	expr_id zero = expr_int(g, 0);
+	struct termlist *saved_at = pl->saved_at, *inf_alive = pl->inf_alive, *nk_alive = pl->nk_alive;
+	expr_id *fwd_tot = pl->fwd_tot, *inf_tot = pl->inf_tot, *ws_inf = pl->ws_inf;
+
 	{
 		expr_id S = zero, N, I;
 		for (int k = 0; k < m->nops; k++) {
@@ -399,12 +448,27 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 		}
 		plan->saved_bytes = S;
 	}
-	/* backward, k from the last op down to 0 */
+}
+
+/* The backward timeline, from the last op down to 0. */
+static int
+plan_backward(struct plan_ctx *pc, int accum, struct mem_plan *plan, struct plan_lists *pl,
+    struct dn_error *err)
+{
+	struct plan_ctx c = *pc;
+	struct cm_graph *m = c.m;
+	struct expr_graph *g = c.g;
+	int K = m->nops;
+	expr_id zero = expr_int(g, 0);
+	struct termlist *kept_by = pl->kept_by, *grad_alive = pl->grad_alive, *rec_alive = pl->rec_alive;
+	expr_id *bwd_tot = pl->bwd_tot, *wgrad = pl->wgrad, *bwd_cached = pl->bwd_cached;
+	expr_id *ws_all = pl->ws_all, *g_bwd = pl->g_bwd;
+
 	{
 		/* kept storages alive at step k: those whose earliest keeper is <= k */
 		expr_id *kept = calloc((size_t)K + 1, sizeof *kept), W = zero;
 		if (kept == NULL)
-			goto oom;
+			return fail_oom(err);
 		for (int k = 0; k < m->nops; k++)
 			kept[k] = expr_add(g, k > 0 ? kept[k - 1] : zero, expr_sum(g, kept_by[k + 1].v, kept_by[k + 1].n));
 		for (int k = m->nops - 1; k >= 0; k--) {
@@ -432,6 +496,18 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 		}
 		free(kept);
 	}
+	return 0;
+}
+
+/* Peaks and totals: expected and safe, training and inference. */
+static void
+plan_totals(struct plan_ctx *pc, const struct mem_profile *prof, struct mem_plan *plan,
+    struct plan_lists *pl)
+{
+	struct cm_graph *m = pc->m;
+	struct expr_graph *g = pc->g;
+	expr_id *fwd_tot = pl->fwd_tot, *bwd_tot = pl->bwd_tot, *inf_tot = pl->inf_tot;
+	expr_id *bwd_cached = pl->bwd_cached, *ws_all = pl->ws_all, *ws_inf = pl->ws_inf, *g_bwd = pl->g_bwd;
 
 	plan->fwd_peak = expr_max_n(g, fwd_tot, m->nops);
 	plan->bwd_peak = expr_max_n(g, bwd_tot, m->nops);
@@ -487,29 +563,42 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 			    expr_max_n(g, ws_inf, m->nops)), plan->context_upper);
 		}
 	}
+}
+
+int
+mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
+    const struct mem_profile *prof, struct mem_plan *plan, struct dn_error *err)
+{
+	struct plan_ctx c = { m, &m->g, prof };
+	struct expr_graph *g = &m->g;
+	struct plan_lists pl;
+	int K = m->nops, rc = -1;
+	int accum = wl->training && wl->grad_accum > 1;
+	int ckpt = wl->training && wl->checkpointing;
+
+	memset(plan, 0, sizeof *plan);
+	plan->nsteps = K;
+	plan->fwd = calloc((size_t)K + 1, sizeof *plan->fwd);
+	plan->bwd = calloc((size_t)K + 1, sizeof *plan->bwd);
+	plan->infer = calloc((size_t)K + 1, sizeof *plan->infer);
+	if (lists_alloc(&pl, K) != 0 || !plan->fwd || !plan->bwd || !plan->infer) {
+		fail_oom(err);
+		goto out;
+	}
+	if (plan_persistent(&c, wl, plan, &pl, err) != 0 || plan_storages(&c, ckpt, plan, &pl, err) != 0 ||
+	    plan_grads_in_flight(&c, &pl, err) != 0)
+		goto out;
+	plan_forward(&c, accum, plan, &pl);
+	if (plan_backward(&c, accum, plan, &pl, err) != 0)
+		goto out;
+	plan_totals(&c, prof, plan, &pl);
 	if (dn_error_isset(&g->err)) {
 		dn_error_set(err, g->err.code, g->err.path, "%s", g->err.message);
 		goto out;
 	}
 	rc = 0;
-	goto out;
-oom:
-	fail_oom(err);
 out:
-	tl_free_all(saved_at, K + 2);
-	tl_free_all(kept_by, K + 2);
-	tl_free_all(inf_alive, K + 2);
-	tl_free_all(nk_alive, K + 2);
-	tl_free_all(grad_alive, K + 2);
-	tl_free_all(rec_alive, K + 2);
-	free(fwd_tot);
-	free(bwd_tot);
-	free(inf_tot);
-	free(wgrad);
-	free(bwd_cached);
-	free(ws_all);
-	free(ws_inf);
-	free(g_bwd);
+	lists_free(&pl, K);
 	return rc;
 }
 

@@ -14,6 +14,7 @@
  */
 #include "model_build_priv.h"
 #include "dn_deadline.h"
+#include "dn_grow.h"
 
 #include <limits.h>
 #include <math.h>
@@ -37,14 +38,8 @@ scope_add_name(struct scope *sc, const char *name, int tensor)
 			sc->names[i].tensor = tensor;   /* rebinding in a scope: latest wins */
 			return 0;
 		}
-	if (sc->nnames == sc->capnames) {
-		int cap = sc->capnames ? 2 * sc->capnames : 8;
-		struct scope_name *n = realloc(sc->names, sizeof *n * (size_t)cap);
-		if (n == NULL)
-			return -1;
-		sc->names = n;
-		sc->capnames = cap;
-	}
+	if (dn_grow_int(&sc->names, &sc->capnames, sc->nnames + 1, sizeof *sc->names) != 0)
+		return -1;
 	sc->names[sc->nnames].name = name;
 	sc->names[sc->nnames].tensor = tensor;
 	sc->nnames++;
@@ -54,14 +49,8 @@ scope_add_name(struct scope *sc, const char *name, int tensor)
 static int
 scope_add_bind(struct scope *sc, const char *name, expr_id value)
 {
-	if (sc->nbinds == sc->capbinds) {
-		int cap = sc->capbinds ? 2 * sc->capbinds : 8;
-		struct scope_bind *b = realloc(sc->binds, sizeof *b * (size_t)cap);
-		if (b == NULL)
-			return -1;
-		sc->binds = b;
-		sc->capbinds = cap;
-	}
+	if (dn_grow_int(&sc->binds, &sc->capbinds, sc->nbinds + 1, sizeof *sc->binds) != 0)
+		return -1;
 	sc->binds[sc->nbinds].name = name;
 	sc->binds[sc->nbinds].value = value;
 	sc->nbinds++;

@@ -9,6 +9,7 @@
  */
 #include "model_build_priv.h"
 #include "dn_deadline.h"
+#include "dn_grow.h"
 
 #include <limits.h>
 #include <math.h>
@@ -19,15 +20,10 @@
 
 /* ---- graph containers ---- */
 
+/* room for one more element of arr (dn_grow_int), or return -1 */
 #define GROW(arr, n, cap) do {                                           \
-	if ((n) == (cap)) {                                              \
-		int ncap_ = (cap) ? 2 * (cap) : 64;                      \
-		void *p_ = realloc((arr), sizeof *(arr) * (size_t)ncap_); \
-		if (p_ == NULL)                                          \
-			return -1;                                       \
-		(arr) = p_;                                              \
-		(cap) = ncap_;                                           \
-	}                                                                \
+	if (dn_grow_int(&(arr), &(cap), (n) + 1, sizeof *(arr)) != 0)    \
+		return -1;                                               \
 } while (0)
 
 int
