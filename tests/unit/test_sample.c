@@ -348,10 +348,7 @@ END_TEST
  */
 START_TEST(test_samples_transformer)
 {
-	json_t *req = json_pack("{s:o,s:o,s:s,s:{s:s},s:{s:s,s:s}}",
-	    "model", json_load_file(src_path("examples/models/transformer24.json"), 0, NULL),
-	    "space", json_load_file(src_path("examples/spaces/transformer24.json"), 0, NULL),
-	    "device", "a100-80gb", "budgets", "memory", "40GiB", "workload", "dtype", "mixed_bf16", "optimizer", "adamw");
+	json_t *req = transformer24_request();
 	struct sq_query q;
 	struct fs_engine e;
 	struct fs_sampler *s;

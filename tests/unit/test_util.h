@@ -210,6 +210,17 @@ src_path(const char *rel)
 	return buf[i];
 }
 
+/* The query over the 24-layer transformer example (1.3e30 configurations):
+ * its model and space files, an A100 80GB, 40 GiB, mixed bf16 with AdamW. */
+static __attribute__((unused)) json_t *
+transformer24_request(void)
+{
+	return json_pack("{s:o,s:o,s:s,s:{s:s},s:{s:s,s:s}}",
+	    "model", json_load_file(src_path("examples/models/transformer24.json"), 0, NULL),
+	    "space", json_load_file(src_path("examples/spaces/transformer24.json"), 0, NULL),
+	    "device", "a100-80gb", "budgets", "memory", "40GiB", "workload", "dtype", "mixed_bf16", "optimizer", "adamw");
+}
+
 /* Loads the device catalog of schemas/ into *cat (the test fails if it
  * cannot). */
 static void __attribute__((unused))
