@@ -47,11 +47,15 @@ print_table(const struct cli_query *q, const struct cm_model *m, const union exp
 	printf("model        %s%s%s\n", def->name, q->preset ? "  preset " : "", q->preset ? q->preset : "");
 	printf("device       %s (%s memory)\n", q->device.display_name,
 	    cli_human_bytes((double)q->device.memory_bytes, a, sizeof a));
-	printf("workload     %s, %s%s%s, attention %s", q->wl.training ? "training" : "inference",
+	printf("workload     %s, %s%s%s", q->wl.training ? "training" : "inference",
 	    cm_precision_name(q->wl.precision), q->wl.training ? ", " : "",
-	    q->wl.training ? cm_optimizer_name(q->wl.optimizer) : "", cm_attention_name(q->wl.attention));
-	if (q->wl.attention == CM_ATTN_SDPA)
-		printf(" (%s here)", cm_attention_name(cm_attention_resolve(&q->wl, &q->device)));
+	    q->wl.training ? cm_optimizer_name(q->wl.optimizer) : "");
+	/* the kernel choice only where it applies: a model with attention layers */
+	if (cm_model_has_attention(m)) {
+		printf(", attention %s", cm_attention_name(q->wl.attention));
+		if (q->wl.attention == CM_ATTN_SDPA)
+			printf(" (%s here)", cm_attention_name(cm_attention_resolve(&q->wl, &q->device)));
+	}
 	if (q->wl.training && q->wl.grad_accum > 1)
 		printf(", %d micro-batches per step", q->wl.grad_accum);
 	if (q->wl.training && q->wl.checkpointing)

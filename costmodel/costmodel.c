@@ -85,6 +85,12 @@ cm_model_nops(const struct cm_model *m)
 	return m->graph.nops;
 }
 
+int
+cm_model_has_attention(const struct cm_model *m)
+{
+	return m->graph.nattention > 0;
+}
+
 void
 cm_model_free(struct cm_model *m)
 {

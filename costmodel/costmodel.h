@@ -391,6 +391,9 @@ struct cm_op_report {
 	int kernels_fwd, lib_calls, op_class;
 };
 int cm_model_nops(const struct cm_model *m);
+/* 1 when the model has an attention layer (attention or attention_core), the
+ * layers the workload's attention kernel applies to; else 0. */
+int cm_model_has_attention(const struct cm_model *m);
 
 /* Shape of the model's output (the last layer's tensor, before the loss a
  * training build appends) for the configuration last evaluated in `scratch`;

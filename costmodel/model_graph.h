@@ -126,6 +126,7 @@ struct cm_graph {
 	int ncons, capcons;
 	int output;             /* the final tensor */
 	int act_bytes;          /* bytes per element of the compute dtype */
+	int nattention;         /* attention layers built (attention, attention_core) */
 	unsigned visit_clock;   /* bumped per liveness walk (op_build.c): each tensor once per walk */
 };
 

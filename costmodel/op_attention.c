@@ -279,6 +279,7 @@ attention_heads(struct op_build *ob, const struct attn_args *a, int q, int k, in
 	int headed = fused_kernel || a->rotary || a->gqa != EXPR_NONE;
 	int ctx;
 
+	ob->m->nattention++;    /* the layers the workload's kernel choice applies to */
 	q = split_heads(ob, "q", q, "__attn_h", 0);
 	if (q >= 0 && a->rotary)
 		q = ob_sub_take(ob, "rotary", "q_rotary", json_pack("{s:b}", "tables", 1), q, -1);

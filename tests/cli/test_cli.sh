@@ -57,6 +57,8 @@ check lora-bad-rank 2 "--lora-rank: \"0\" is not an integer from 1 to 65536" -- 
 check flash-on-v100 1 "flash attention needs compute capability >= 8.0" -- estimate --preset gpt2 --device v100-32gb --dtype mixed_fp16 --attention flash
 check bf16-on-v100 1 "bf16 needs a GPU with bf16 arithmetic" -- estimate --preset gpt2 --device v100-32gb --dtype mixed_bf16
 check sdpa-resolved 0 "attention sdpa (flash here)" -- estimate --preset gpt2 batch_size=1 --dtype mixed_bf16
+# the attention kernel is named only for models that have attention layers
+check mlp-workload 0 "^workload     training, fp32, adam$" -- estimate --preset mnist_mlp --device t4
 check unknown-dtype 2 "unknown dtype" -- estimate --preset resnet50 --dtype fp8
 check missing-file 2 "nope.json" -- estimate --model "$tmp/nope.json"
 printf '{"dnnsat_model": 1, "inputs": [{"shape": [2, 3]}], "layers": [{"op": "linear", "out_features": "w * 2"}]}' > "$tmp/bad.json"
