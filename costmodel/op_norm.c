@@ -61,36 +61,15 @@ batchnorm_build(struct op_build *ob)
 	return 0;
 }
 
+/*
+ * Normalization over the last dim, E values per row: layernorm and rmsnorm
+ * differ only in what follows. `affine_params` weights of E values (2 for
+ * layernorm's weight and bias, 1 for rmsnorm's weight), `stat_bytes` fp32
+ * bytes per row kept for backward (layernorm: mean and rstd; rmsnorm:
+ * rstd) and `flops` per element.
+ */
 static int
-layernorm_build(struct op_build *ob)
-{
-	struct expr_graph *g = &ob->m->g;
-	const struct cm_tensor *x;
-	int affine;
-	expr_id e, rows;
-
-	if (ob_need_rank(ob, 0, 1, CM_MAX_RANK) != 0 || norm_eps(ob) != 0)
-		return -1;
-	x = ob_in(ob, 0);
-	affine = ob_bool(ob, "affine", 1);
-	if (affine < 0)
-		return -1;
-	e = x->dim[x->rank - 1];
-	rows = expr_div(g, x->elems, e);
-	if (ob_out_new(ob, x->rank, x->dim, CM_DT_ACT) < 0)
-		return -1;
-	if (affine) {
-		ob_param(ob, e);
-		ob_param(ob, e);
-	}
-	ob_save_input(ob, 0);
-	ob_save_new(ob, expr_mul(g, rows, expr_int(g, 8)));    /* mean, rstd (fp32) */
-	op_elementwise_costs(ob, 8);
-	return 0;
-}
-
-static int
-rmsnorm_build(struct op_build *ob)
+lastdim_norm_build(struct op_build *ob, int affine_params, int stat_bytes, int flops)
 {
 	struct expr_graph *g = &ob->m->g;
 	const struct cm_tensor *x;
@@ -109,13 +88,27 @@ rmsnorm_build(struct op_build *ob)
 	rows = ob_elems(ob, x->rank - 1, x->dim);
 	if (ob_out_new(ob, x->rank, x->dim, CM_DT_ACT) < 0)
 		return -1;
-	if (affine)
-		ob_param(ob, e);                                /* weight only */
+	for (int i = 0; affine && i < affine_params; i++)
+		ob_param(ob, e);
 	ob_save_input(ob, 0);
-	ob_save_new(ob, expr_mul(g, rows, expr_int(g, 4)));    /* rstd (fp32) per row */
-	/* square, sum, scale by rstd, scale by weight; rsqrt once per row */
-	op_elementwise_costs(ob, 4);
+	ob_save_new(ob, expr_mul(g, rows, expr_int(g, stat_bytes)));
+	op_elementwise_costs(ob, flops);
 	return 0;
+}
+
+static int
+layernorm_build(struct op_build *ob)
+{
+	/* weight and bias; mean and rstd per row */
+	return lastdim_norm_build(ob, 2, 8, 8);
+}
+
+static int
+rmsnorm_build(struct op_build *ob)
+{
+	/* weight only; rstd per row; square, sum, scale by rstd, scale by
+	 * weight (rsqrt once per row) */
+	return lastdim_norm_build(ob, 1, 4, 4);
 }
 
 static int
