@@ -37,8 +37,10 @@
  * "kv_heads divides heads" rule) and rotary attention, eps on layernorm,
  * the llama and vit templates; fine-tuning (frozen weights, LoRA adapters:
  * trainable_params, no gradients or optimizer state for frozen weights,
- * nothing saved by operators nothing needs gradients through). */
-#define CM_VERSION "1.3.0"
+ * nothing saved by operators nothing needs gradients through). 1.3.1:
+ * rotary cos/sin tables saved once per model and shape, not per layer;
+ * layernorm refuses an int64 input. */
+#define CM_VERSION "1.3.1"
 
 /* Limits on a built model (DN_ERANGE naming the limit beyond them), far
  * above the largest real models: the resnet template at its maxima builds

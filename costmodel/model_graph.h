@@ -127,6 +127,11 @@ struct cm_graph {
 	int output;             /* the final tensor */
 	int act_bytes;          /* bytes per element of the compute dtype */
 	int nattention;         /* attention layers built (attention, attention_core) */
+	/* rotary cos/sin tables already charged to a saved set (op_rotary.c):
+	 * one pair per model and shape, as Hugging Face computes them once per
+	 * forward and every layer saves the same two tensors */
+	expr_id rotary_tables[8];
+	int nrotary_tables;
 	unsigned visit_clock;   /* bumped per liveness walk (op_build.c): each tensor once per walk */
 };
 

@@ -14,11 +14,16 @@
  *
  * Modelling choices (where this is not exact):
  * - HF computes cos and sin once per forward pass (LlamaModel) and every
- *   layer saves the same two tensors; this rule charges them per operator
- *   whose "tables" attribute is true (attention sets it on q's rotary, not
- *   k's), so a model of n layers counts (n - 1) * 2 * L * d values more
- *   than PyTorch holds (31 x 2 MiB = 62 MiB for LLaMA-2 7B at L = 4096 in
- *   bf16, under 0.5% of its bf16 weights).
+ *   layer saves the same two tensors: they are charged once per model and
+ *   shape, to the saved set of the first operator whose "tables" attribute
+ *   is true (attention sets it on q's rotary, not k's). The first layer's
+ *   backward is the last to run, so its saved set spans every layer's, as
+ *   the shared tensors do. Later layers of the same L and d keep nothing
+ *   more (a model with more than 8 table shapes charges the rest per
+ *   operator: an overestimate). The first layer's guard carries the
+ *   charge: a model whose first rotary layer is absent while a later one
+ *   exists would be undercounted, which the templates' repeat (copy i
+ *   exists when depth >= i) never builds.
  * - Transients: at the second mul, x * cos, cat and their product are live
  *   (3 x's worth) before the output exists; with the output, x * cos and the
  *   second product (2 x's worth) are. Workspace: 2 x's worth beyond the
@@ -30,6 +35,19 @@
  * Validity: the last dimension is even (rotate_half splits it in halves).
  */
 #include "op_rules.h"
+
+/* 1 when no operator before has saved cos and sin of this size (tables,
+ * hash-consed: the same L and d give the same id), recording it; else 0. */
+static int
+rotary_first_tables(struct cm_graph *m, expr_id tables)
+{
+	for (int i = 0; i < m->nrotary_tables; i++)
+		if (m->rotary_tables[i] == tables)
+			return 0;
+	if (m->nrotary_tables < (int)(sizeof m->rotary_tables / sizeof m->rotary_tables[0]))
+		m->rotary_tables[m->nrotary_tables++] = tables;
+	return 1;
+}
 
 static int
 rotary_build(struct op_build *ob)
@@ -57,7 +75,7 @@ rotary_build(struct op_build *ob)
 	if (ob_out_new(ob, x->rank, x->dim, CM_DT_ACT) < 0)
 		return -1;
 	tables = ob_bytes(ob, expr_mul(g, expr_mul(g, l, d), expr_int(g, 2)), CM_DT_ACT);
-	if (hold && x->requires_grad)
+	if (hold && x->requires_grad && rotary_first_tables(ob->m, tables))
 		ob_save_new(ob, tables);        /* cos and sin */
 	op_elementwise_costs(ob, 0);
 	ob->op.flops_other = expr_div(g, expr_mul(g, x->elems, expr_int(g, 7)), expr_int(g, 2));

@@ -8,8 +8,10 @@
 #include "test_util.h"
 
 /* Saved bytes of the first operator whose path ends with `suffix`. */
+/* Saved bytes of the nth operator (from 0) whose path ends with suffix;
+ * *params (when not NULL): its parameters. */
 static int64_t
-op_saved(struct tmodel *t, const char *suffix, int64_t *params)
+op_saved_nth(struct tmodel *t, const char *suffix, int nth, int64_t *params)
 {
 	size_t n = strlen(suffix);
 
@@ -18,14 +20,20 @@ op_saved(struct tmodel *t, const char *suffix, int64_t *params)
 		size_t l;
 		cm_model_op_report(t->m, t->scratch, k, &rep);
 		l = strlen(rep.path);
-		if (l >= n && strcmp(rep.path + l - n, suffix) == 0) {
+		if (l >= n && strcmp(rep.path + l - n, suffix) == 0 && nth-- == 0) {
 			if (params != NULL)
 				*params = rep.params;
 			return rep.saved_bytes;
 		}
 	}
-	ck_abort_msg("no operator ending with %s", suffix);
+	ck_abort_msg("too few operators ending with %s", suffix);
 	return -1;
+}
+
+static int64_t
+op_saved(struct tmodel *t, const char *suffix, int64_t *params)
+{
+	return op_saved_nth(t, suffix, 0, params);
 }
 
 static void
@@ -195,6 +203,17 @@ START_TEST(test_rotary_and_swiglu)
 	ck_assert_int_eq(op_saved(&t, "q_rotary", &params), 2 * 16 * 16 * 4);
 	ck_assert_int_eq(params, 0);
 	ck_assert_int_eq(op_saved(&t, "k_rotary", NULL), 0);
+	tmodel_free(&t);
+	/* two layers share the tables, as LlamaModel computes them once per
+	 * forward: the second layer's q_rotary keeps nothing, the first the
+	 * same as alone */
+	small_llama(&t, &wl, "2");
+	tmodel_set(&t, "layers", "2");
+	tmodel_eval(&t);
+	ck_assert_int_eq(op_saved_nth(&t, "q_rotary", 0, NULL), 2 * 16 * 16 * 4);
+	ck_assert_int_eq(op_saved_nth(&t, "q_rotary", 1, NULL), 0);
+	tmodel_free(&t);
+	small_llama(&t, &wl, "2");
 	/* SwiGLU: three bias-free projections */
 	op_saved(&t, "gate_proj", &params);
 	ck_assert_int_eq(params, 64 * 96);
