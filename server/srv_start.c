@@ -141,9 +141,10 @@ srv_start(struct srv *s, struct dn_error *err)
 		s->cache = cache_mem_new(s->cfg.cache_bytes);
 	s->metrics = srv_metrics_new();
 	s->pool = srv_pool_new(s->cfg.workers, s->cfg.max_queue);
-	/* one reader per pooled connection, so a reader never waits for one;
-	 * a connection has one request in flight at most, so the readers'
-	 * queue cannot fill up */
+	/* one reader per pooled connection: the readers alone never exhaust
+	 * the pool (solver workers, readyz and metrics share it, FIFO); a
+	 * connection has one request in flight at most, so the readers' queue
+	 * cannot fill up */
 	if (s->cfg.database_url != NULL)
 		s->readers = srv_pool_new(s->cfg.db_pool, (int)s->cfg.max_connections);
 	s->registry = srv_registry_new(&s->catalog, s->cfg.registry_size);
