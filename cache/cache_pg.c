@@ -5,7 +5,13 @@
  *
  * The pool: at most `pool_max` connections, opened on demand; an idle one is
  * handed out first, else a new one is opened, else the caller waits (at most
- * CACHE_PG_WAIT_MS) for one to come back. A connection that fails (the
+ * CACHE_PG_WAIT_MS) for one to come back. Waiters are served first come,
+ * first served (cache_waitq.c): a connection given back goes straight to
+ * the longest waiting caller, and while anyone waits a newcomer queues
+ * behind them instead of taking what comes free; a connection that is
+ * closed instead hands its slot on, so the waiter opens a new one. The
+ * idle ones are a stack (the most recently used first: its backend is
+ * warm). A connection that fails (the
  * server closed it, a statement timed out, it is in an unexpected
  * transaction state) is closed with PQfinish and never returned to the pool.
  *
@@ -34,6 +40,7 @@
  * one thread).
  */
 #include "cache.h"
+#include "cache_waitq.h"
 
 #include <errno.h>
 #include <libpq-fe.h>
@@ -62,7 +69,7 @@ struct cache_pg {
 	int pool_max;
 
 	pthread_mutex_t lock;
-	pthread_cond_t returned;        /* a connection or a pool slot came free */
+	struct cache_waitq waiters;     /* callers waiting for a connection, oldest first */
 	PGconn **idle;                  /* pool_max slots, nidle used */
 	int nidle;
 	int nopen;                      /* idle + lent + being opened */
@@ -343,7 +350,7 @@ cache_pg_mark_down(struct cache_pg *p, const char *why)
 		PQfinish(p->idle[--p->nidle]);
 		p->nopen--;
 	}
-	pthread_cond_broadcast(&p->returned);
+	cache_waitq_wake_all(&p->waiters);
 }
 
 /* With the lock held: records a success. */
@@ -356,46 +363,66 @@ cache_pg_mark_up(struct cache_pg *p)
 	p->reason[0] = '\0';
 }
 
+/* With the lock held and a slot counted in nopen for it: opens a
+ * connection (the lock released meanwhile; migrating first when the schema
+ * is not known to be ready). The connection, or NULL with the slot given
+ * up, the outage recorded and `why` set. */
+static PGconn *
+cache_pg_open(struct cache_pg *p, char *why, size_t len)
+{
+	int down = p->health == CACHE_PG_DOWN, migrate = !p->schema_ready;
+	PGconn *conn;
+
+	if (down && (p->connecting || cache_pg_now_ms() < p->retry_at)) {
+		snprintf(why, len, "%s", p->reason);
+		p->nopen--;
+		return NULL;
+	}
+	p->connecting |= down;
+	pthread_mutex_unlock(&p->lock);
+	conn = cache_pg_connect(p, migrate, why, len);
+	pthread_mutex_lock(&p->lock);
+	if (down)
+		p->connecting = 0;
+	if (conn == NULL) {
+		p->nopen--;
+		p->retry_at = cache_pg_now_ms() + CACHE_PG_RETRY_MS;
+		cache_pg_mark_down(p, why);
+		return NULL;
+	}
+	if (migrate)
+		p->schema_ready = 1;
+	cache_pg_mark_up(p);
+	return conn;
+}
+
+/* What cache_pg_release hands a waiter when it closes a connection: the
+ * slot, for the waiter to open a new one. */
+static char cache_pg_slot;
+
 /* Hands out a connection for one thread's exclusive use: an idle one, a new
- * one, or the first one returned within CACHE_PG_WAIT_MS. NULL when the
- * database is down or nothing came free (why says which); the caller gives
- * a connection back with cache_pg_release. */
+ * one, or (first come, first served) one given back within
+ * CACHE_PG_WAIT_MS. NULL when the database is down or nothing came free
+ * (why says which); the caller gives a connection back with
+ * cache_pg_release. */
 static PGconn *
 cache_pg_acquire(struct cache_pg *p, char *why, size_t len)
 {
 	long long deadline = cache_pg_now_ms() + CACHE_PG_WAIT_MS;
 	PGconn *conn = NULL;
+	void *got;
 
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
-		if (p->nidle > 0) {
+		int queue = cache_waitq_len(&p->waiters) > 0;     /* others were first */
+
+		if (!queue && p->nidle > 0) {
 			conn = p->idle[--p->nidle];
 			break;
 		}
-		if (p->nopen < p->pool_max) {
-			int down = p->health == CACHE_PG_DOWN, migrate;
-
-			if (down && (p->connecting || cache_pg_now_ms() < p->retry_at)) {
-				snprintf(why, len, "%s", p->reason);
-				break;
-			}
+		if (!queue && p->nopen < p->pool_max) {
 			p->nopen++;
-			p->connecting |= down;
-			migrate = !p->schema_ready;
-			pthread_mutex_unlock(&p->lock);
-			conn = cache_pg_connect(p, migrate, why, len);
-			pthread_mutex_lock(&p->lock);
-			if (down)
-				p->connecting = 0;
-			if (conn == NULL) {
-				p->nopen--;
-				p->retry_at = cache_pg_now_ms() + CACHE_PG_RETRY_MS;
-				cache_pg_mark_down(p, why);
-				break;
-			}
-			if (migrate)
-				p->schema_ready = 1;
-			cache_pg_mark_up(p);
+			conn = cache_pg_open(p, why, len);
 			break;
 		}
 		if (p->health == CACHE_PG_DOWN) {
@@ -407,11 +434,14 @@ cache_pg_acquire(struct cache_pg *p, char *why, size_t len)
 			    p->pool_max, CACHE_PG_WAIT_MS);
 			break;
 		}
-		{
-			struct timespec ts = { .tv_sec = deadline / 1000,
-			    .tv_nsec = (deadline % 1000) * 1000000 };
-
-			pthread_cond_timedwait(&p->returned, &p->lock, &ts);
+		got = cache_waitq_wait(&p->waiters, &p->lock, deadline);
+		if (got == &cache_pg_slot) {
+			conn = cache_pg_open(p, why, len);
+			break;
+		}
+		if (got != NULL) {
+			conn = got;
+			break;
 		}
 	}
 	if (conn == NULL)
@@ -430,15 +460,16 @@ cache_pg_release(struct cache_pg *p, PGconn *conn, int broken, const char *why)
 	    PQtransactionStatus(conn) == PQTRANS_IDLE;
 
 	pthread_mutex_lock(&p->lock);
-	if (reusable) {
-		p->idle[p->nidle++] = conn;
+	if (broken) {
+		p->nopen--;
+		cache_pg_mark_down(p, why);     /* every waiter fails fast */
+	} else if (reusable) {
+		if (!cache_waitq_hand(&p->waiters, conn))
+			p->idle[p->nidle++] = conn;
 		conn = NULL;
-	} else {
+	} else if (!cache_waitq_hand(&p->waiters, &cache_pg_slot)) {
 		p->nopen--;
 	}
-	if (broken)
-		cache_pg_mark_down(p, why);
-	pthread_cond_signal(&p->returned);
 	pthread_mutex_unlock(&p->lock);
 	PQfinish(conn);
 }
@@ -644,7 +675,6 @@ cache_pg_destroy(struct cache *c)
 
 	while (p->nidle > 0)
 		PQfinish(p->idle[--p->nidle]);
-	pthread_cond_destroy(&p->returned);
 	pthread_mutex_destroy(&p->lock);
 	free(p->idle);
 	free(p->conninfo);
@@ -708,7 +738,6 @@ struct cache *
 cache_pg_new(const char *conninfo, int pool, struct dn_error *err)
 {
 	struct cache_pg *p;
-	pthread_condattr_t attr;
 	int has_timeout = 0;
 	char why[256];
 	PGconn *conn;
@@ -735,10 +764,7 @@ cache_pg_new(const char *conninfo, int pool, struct dn_error *err)
 	}
 	cache_pg_set_keywords(p, has_timeout);
 	pthread_mutex_init(&p->lock, NULL);
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&p->returned, &attr);
-	pthread_condattr_destroy(&attr);
+	cache_waitq_init(&p->waiters);
 
 	/* connect (and migrate) now, so a misconfiguration shows at start;
 	 * a failure only leaves the cache down */

@@ -9,7 +9,9 @@
  *                   deadline, the request line's limits
  *   srv_route.c     the route table: method + path -> handler, 404/405
  *   srv_reply.c     responses: JSON, text, files, problem+json errors
- *   srv_pool.c      the bounded pool of solver workers
+ *   srv_pool.c      the bounded pools of workers: solver workers, and the
+ *                   database readers (PostgreSQL cache reads, off the HTTP
+ *                   threads)
  *   srv_job.c       a queued job's checks and deadline before it runs
  *   srv_metrics.c   counters and histograms in Prometheus text format
  *   srv_registry.c  compiled queries kept in memory by reduction id
@@ -76,6 +78,9 @@ struct srv {
 	struct MHD_Daemon *mhd;
 	struct cache *cache;
 	struct srv_pool *pool;
+	/* the database readers: --db-pool threads that run SRV_R_DB routes
+	 * with a PostgreSQL cache (NULL with the in-memory cache) */
+	struct srv_pool *readers;
 	struct srv_registry *registry;
 	struct srv_metrics *metrics;
 	struct srv_guard *guard;
@@ -98,6 +103,10 @@ enum srv_route_flags {
 	                         * "dim" may repeat */
 	SRV_R_QUERY = 16,       /* the body is a query: a "model": {"id": ...} is replaced by the
 	                         * stored model before the handler runs (api_models_resolve) */
+	SRV_R_DB = 32,          /* reads the result cache first: with PostgreSQL the handler runs on
+	                         * a database reader (the connection suspended), never blocking an
+	                         * HTTP thread on a query; when it asks for a solver worker
+	                         * (status 0) the request moves on to the solver pool */
 };
 
 struct srv_request;
@@ -149,7 +158,7 @@ struct srv_request {
 	/* dispatch */
 	int phase;                      /* 0 headers, 1 body, 2 queued to a worker, 3 answered */
 	int suspended;
-	int in_worker;                  /* the handler runs on a solver worker */
+	int in_worker;                  /* the handler runs on a solver worker (not on a reader) */
 	int counted;                    /* in the metrics already */
 	/* what a handler's HTTP-thread half found, for its worker half: freed
 	 * with handoff_free when the request ends */

@@ -26,7 +26,7 @@ static const struct option options[] = {
 	{ "listen", K_LISTEN, 0, 0, "HOST:PORT to listen on (default 127.0.0.1:8080; port 0 picks a free one)" },
 	{ "database-url", K_STR, 0, 0, "PostgreSQL connection string or URL (default: in-memory cache)" },
 	{ "workers", K_INT, 1, 256, "solver worker threads (default: the number of cores)" },
-	{ "http-threads", K_INT, 1, 256, "HTTP threads (default: the number of cores; with a database, at least --db-pool)" },
+	{ "http-threads", K_INT, 1, 256, "HTTP threads (default: --workers; they never wait on the database)" },
 	{ "max-queue", K_INT, 0, 100000, "solver jobs allowed to wait before 429 (default 64)" },
 	{ "deadline", K_SECONDS, 0.001, 3600, "default solver deadline per request, seconds (default 10)" },
 	{ "max-deadline", K_SECONDS, 0.001, 86400, "largest deadline a request may ask for (default 60)" },
@@ -49,7 +49,7 @@ static const struct option options[] = {
 	{ "registry-bytes", K_BYTES, 0, 1e13, "memory all compiled queries kept may hold (default 1073741824; 0: no limit)" },
 	{ "compile-grace", K_SECONDS, 0, 3600, "seconds from a request's first byte that building its model and compiling its query may use even past its deadline (default 5)" },
 	{ "progress-interval", K_SECONDS, 0, 86400, "seconds of counting between saves of a count's progress to the cache (default 10; 0: every slice)" },
-	{ "db-pool", K_INT, 1, 256, "PostgreSQL connections (default 8)" },
+	{ "db-pool", K_INT, 1, 256, "PostgreSQL connections, and as many database reader threads (default 8)" },
 	{ "token-file", K_STR, 0, 0, "file of bearer tokens, one per line: 16 or more printable ASCII characters, "
 	  "no spaces (default: no authentication)" },
 	{ "access-log", K_STR, 0, 0, "access log: - (stderr, default), off, or a file" },

@@ -10,9 +10,13 @@
  * rejected (400 with line and column), except an upload's ONNX file
  * (SRV_R_UPLOAD: its own cap, --max-model-bytes, kept raw); a query's model
  * id is resolved (SRV_R_QUERY, api_models.c). Then the handler runs inline on the
- * HTTP thread (cheap routes) or on a solver worker: the connection is
+ * HTTP thread (cheap routes), on a database reader (SRV_R_DB routes with a
+ * PostgreSQL cache: a query's round trip would hold every other connection
+ * of the HTTP thread behind it) or on a solver worker: the connection is
  * suspended, the job queued (429 when the queue is full, 503 while
- * stopping), and resumed when the worker has filled the response.
+ * stopping), and resumed when the worker has filled the response. A
+ * reader's handler that asks for a solver worker (status 0) passes the
+ * still-suspended request on to the solver pool.
  *
  * Invariants: a response is queued exactly once, on the last call; the
  * request is never freed while a worker holds it (a suspended connection
@@ -123,6 +127,26 @@ send_reply(struct srv_request *r)
 	return ret;
 }
 
+static void refuse_job(struct srv_request *r);
+
+/* 503 while the server stops, with Retry-After. */
+static void
+reply_stopping(struct srv_request *r)
+{
+	r->retry_after = 5;
+	srv_reply_problem(r, 503, "shutting-down", "Shutting down", NULL, "the server is stopping");
+}
+
+/* A job's end: its worker counts as free, the connection resumes to send
+ * the answer. */
+static void
+job_answered(struct srv_request *r)
+{
+	r->phase = 2;
+	srv_pool_job_done();
+	MHD_resume_connection(r->conn);
+}
+
 /* Runs on a solver worker: the handler, then the connection resumes. */
 static void
 run_job(void *arg)
@@ -130,8 +154,7 @@ run_job(void *arg)
 	struct srv_request *r = arg;
 
 	if (atomic_load(&r->srv->stopping)) {
-		r->retry_after = 5;
-		srv_reply_problem(r, 503, "shutting-down", "Shutting down", NULL, "the server is stopping");
+		reply_stopping(r);
 	} else if (srv_job_begin(r) == 0) {     /* else dropped: deadline passed, client gone */
 		r->in_worker = 1;
 		r->route->handler(r);
@@ -139,9 +162,7 @@ run_job(void *arg)
 		if (r->status == 0)
 			srv_reply_problem(r, 500, "internal", "Internal error", NULL, "the handler gave no answer");
 	}
-	r->phase = 2;
-	srv_pool_job_done();
-	MHD_resume_connection(r->conn);
+	job_answered(r);
 }
 
 /* A queued job the pool dropped at shutdown. */
@@ -151,31 +172,65 @@ srv_http_drop_job(void *arg)
 {
 	struct srv_request *r = arg;
 
-	r->retry_after = 5;
-	srv_reply_problem(r, 503, "shutting-down", "Shutting down", NULL, "the server is stopping");
+	reply_stopping(r);
 	r->phase = 2;
 	MHD_resume_connection(r->conn);
 }
 
-/* Hands r to the worker pool; answers 429/503 itself when it cannot. */
-static enum MHD_Result
-dispatch_to_pool(struct srv_request *r)
+/* Runs on a database reader: the handler as the HTTP thread would run it;
+ * when it asks for a solver worker the request goes on to the solver pool
+ * (still suspended), else the connection resumes with the answer. */
+static void
+run_read(void *arg)
 {
-	MHD_suspend_connection(r->conn);
-	r->suspended = 1;
-	if (srv_pool_submit(r->srv->pool, run_job, r) == 0)
-		return MHD_YES;
-	MHD_resume_connection(r->conn);
-	r->suspended = 0;
+	struct srv_request *r = arg;
+
 	if (atomic_load(&r->srv->stopping)) {
-		srv_reply_problem(r, 503, "shutting-down", "Shutting down", NULL, "the server is stopping");
+		reply_stopping(r);
+	} else {
+		r->route->handler(r);
+		if (r->status == 0) {
+			srv_pool_job_done();
+			if (srv_pool_submit(r->srv->pool, run_job, r) == 0)
+				return;         /* run_job resumes it */
+			refuse_job(r);
+		}
+	}
+	job_answered(r);
+}
+
+/* The answer to a job no pool took: 503 while stopping, else 429. */
+static void
+refuse_job(struct srv_request *r)
+{
+	if (atomic_load(&r->srv->stopping)) {
+		reply_stopping(r);
 	} else {
 		srv_metrics_rejected(r->srv->metrics);
 		r->retry_after = 1;
 		srv_reply_problem(r, 429, "too-many-requests", "Too many solver requests", NULL,
 		    "every solver worker is busy and %d requests are waiting: retry later", r->srv->cfg.max_queue);
 	}
+}
+
+/* Hands r to `pool` to run `fn`; answers 429/503 itself when it cannot. */
+static enum MHD_Result
+dispatch_to(struct srv_request *r, struct srv_pool *pool, void (*fn)(void *))
+{
+	MHD_suspend_connection(r->conn);
+	r->suspended = 1;
+	if (srv_pool_submit(pool, fn, r) == 0)
+		return MHD_YES;
+	MHD_resume_connection(r->conn);
+	r->suspended = 0;
+	refuse_job(r);
 	return send_reply(r);
+}
+
+static enum MHD_Result
+dispatch_to_pool(struct srv_request *r)
+{
+	return dispatch_to(r, r->srv->pool, run_job);
 }
 
 /* Checks a body route's headers; 0 to go on, or an error reply is set. */
@@ -454,6 +509,8 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url, const ch
 	}
 	if (r->route->flags & SRV_R_POOL)
 		return dispatch_to_pool(r);
+	if ((r->route->flags & SRV_R_DB) && s->readers != NULL)
+		return dispatch_to(r, s->readers, run_read);
 	r->route->handler(r);
 	if (r->status == 0)                     /* the handler asked for a worker */
 		return dispatch_to_pool(r);

@@ -17,6 +17,7 @@ main(int argc, char **argv)
 	static struct srv s;
 	struct dn_error err;
 	sigset_t sigs;
+	char readers[48];
 	int sig = 0, rc;
 
 	memset(&err, 0, sizeof err);
@@ -38,10 +39,11 @@ main(int argc, char **argv)
 		srv_stop(&s);
 		return 1;
 	}
-	srv_log("listening on http://%s%s%s:%d/ (cache: %s, %d solver workers, %d HTTP threads%s)",
+	snprintf(readers, sizeof readers, ", %d database readers", s.cfg.db_pool);
+	srv_log("listening on http://%s%s%s:%d/ (cache: %s, %d solver workers, %d HTTP threads%s%s)",
 	    strchr(s.cfg.host, ':') ? "[" : "", s.cfg.host, strchr(s.cfg.host, ':') ? "]" : "", s.cfg.port,
 	    s.cfg.database_url ? "PostgreSQL" : "in memory", s.cfg.workers, s.cfg.http_threads,
-	    s.tokens ? ", bearer tokens required" : "");
+	    s.readers ? readers : "", s.tokens ? ", bearer tokens required" : "");
 	printf("dnnsatd: listening on http://%s:%d/  (API: http://%s:%d/v1/templates, "
 	    "contract: http://%s:%d/openapi.json)\n", s.cfg.host, s.cfg.port, s.cfg.host, s.cfg.port, s.cfg.host,
 	    s.cfg.port);

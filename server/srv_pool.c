@@ -1,7 +1,9 @@
 /*
- * srv_pool.c - the bounded pool of solver workers. Solver work (compiling a
- * model, counting, listing) never runs on libmicrohttpd's threads: a
- * handler queues it here and suspends its connection. The queue is bounded
+ * srv_pool.c - a bounded pool of worker threads with a FIFO queue, used
+ * twice: the solver workers and the database readers (srv_start.c).
+ * Solver work (compiling a model, counting, listing) and PostgreSQL reads
+ * never run on libmicrohttpd's threads: a handler queues it here and
+ * suspends its connection. The queue is bounded
  * (max_queue waiting jobs): beyond it srv_pool_submit fails and the caller
  * answers 429, so a burst of slow requests cannot stall cheap ones or grow
  * memory without limit.

@@ -3,12 +3,14 @@
  * the request fuzzer, which runs the real server in its own process).
  * Up: the device catalog and the template listing, bearer tokens, the
  * access log, the cache (PostgreSQL with a database URL, else in memory),
- * metrics, the solver pool, the registry, the connection guard, then
+ * metrics, the solver pool (and with PostgreSQL the database readers, one
+ * per pooled connection), the registry, the connection guard, then
  * libmicrohttpd (a warning in the log when it listens beyond loopback
  * without tokens).
  * Down, in this order: stop accepting (readyz turns 503), let solver work
  * in flight stop at its next one-second slice (queued jobs are answered
- * 503), give answered requests up to 3 s to reach their clients, stop
+ * 503; the readers first, as a reader may hand its request on to a solver
+ * worker), give answered requests up to 3 s to reach their clients, stop
  * libmicrohttpd, close the database, free everything. srv_stop is safe
  * after a failed srv_start.
  */
@@ -127,13 +129,10 @@ srv_start(struct srv *s, struct dn_error *err)
 		return -1;
 	if (open_access_log(s, err) != 0)
 		return -1;
-	if (s->cfg.http_threads == 0) {
-		/* a database read blocks its HTTP thread: keep enough threads to
-		 * have every pooled connection busy */
+	/* no HTTP thread waits on the database (the readers do): as many
+	 * HTTP threads as cores, which --workers defaults to */
+	if (s->cfg.http_threads == 0)
 		s->cfg.http_threads = s->cfg.workers;
-		if (s->cfg.database_url != NULL && s->cfg.http_threads < s->cfg.db_pool)
-			s->cfg.http_threads = s->cfg.db_pool;
-	}
 	if (s->cfg.database_url != NULL) {
 		s->cache = cache_pg_new(s->cfg.database_url, s->cfg.db_pool, err);
 		if (s->cache == NULL)
@@ -142,11 +141,18 @@ srv_start(struct srv *s, struct dn_error *err)
 		s->cache = cache_mem_new(s->cfg.cache_bytes);
 	s->metrics = srv_metrics_new();
 	s->pool = srv_pool_new(s->cfg.workers, s->cfg.max_queue);
+	/* one reader per pooled connection: the readers alone never exhaust
+	 * the pool (solver workers, readyz and metrics share it, FIFO); a
+	 * connection has one request in flight at most, so the readers' queue
+	 * cannot fill up */
+	if (s->cfg.database_url != NULL)
+		s->readers = srv_pool_new(s->cfg.db_pool, (int)s->cfg.max_connections);
 	s->registry = srv_registry_new(&s->catalog, s->cfg.registry_size);
 	if (s->registry != NULL)
 		srv_registry_set_bytes(s->registry, s->cfg.max_query_bytes, s->cfg.registry_bytes);
 	s->guard = srv_guard_new(s->cfg.request_timeout);
-	if (s->cache == NULL || s->metrics == NULL || s->pool == NULL || s->registry == NULL || s->guard == NULL)
+	if (s->cache == NULL || s->metrics == NULL || s->pool == NULL || s->registry == NULL || s->guard == NULL ||
+	    (s->cfg.database_url != NULL && s->readers == NULL))
 		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory at start");
 	raise_file_limit(s);
 	if (srv_http_start(s, err) != 0)
@@ -162,6 +168,9 @@ srv_stop(struct srv *s)
 {
 	atomic_store(&s->stopping, 1);
 	srv_http_quiesce(s);
+	if (s->readers != NULL)
+		srv_pool_free(s->readers, srv_http_drop_job);
+	s->readers = NULL;
 	if (s->pool != NULL)
 		srv_pool_free(s->pool, srv_http_drop_job);
 	s->pool = NULL;

@@ -14,12 +14,20 @@
 #     .../check), the full-query form (POST /v1/check) and a heavy model (a
 #     ResNet space whose graph has 42k nodes) for reference;
 #  2. a cached reduction read (GET /v1/reductions/{id}) from PostgreSQL:
-#     every read is a query to a throwaway PostgreSQL server.
+#     every read is a query to a throwaway PostgreSQL server; in rounds
+#     (throughput, mean, p50, p99 of each, medians at the end), with
+#     /healthz of the same server in each round as the floor that the
+#     machine's own scheduling sets, and with DNNSATD_BASELINE set, an
+#     older dnnsatd on the same database in the same rounds (the order of
+#     the arms alternates).
 # The machines are shared and noisy (a run's throughput moves by 20% from
 # one second to the next): many short rounds, each arm's order reversed
 # every other round so that a drift does not favour one, and the median of
 # the per-round ratios.
 # Usage: tests/bench/bench_http.sh [SECONDS per run, default 3] [ROUNDS, default 9]
+# Environment: BENCH_PART=2 runs part 2 only; DNNSATD_BASELINE=PATH another
+# dnnsatd binary (e.g. main's, built in another checkout) measured against
+# ./dnnsatd in part 2.
 set -eu
 cd "$(dirname "$0")/../.."
 secs="${1:-3}"
@@ -40,11 +48,11 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-# start_server NAME ARGS...: starts dnnsatd on a free port, sets $port
+# start_server NAME ARGS...: starts dnnsatd (or $bin) on a free port, sets $port
 start_server() {
 	name=$1
 	shift
-	./dnnsatd --listen 127.0.0.1:0 --access-log "$work/$name.access.log" "$@" >"$work/$name.out" 2>"$work/$name.err" &
+	"${bin:-./dnnsatd}" --listen 127.0.0.1:0 --access-log "$work/$name.access.log" "$@" >"$work/$name.out" 2>"$work/$name.err" &
 	pids="$pids $!"
 	for _ in $(seq 100); do
 		port=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$work/$name.out")
@@ -55,8 +63,14 @@ start_server() {
 	exit 1
 }
 
+# ms VALUE: wrk's "1.23ms" / "456.00us" / "1.02s" in milliseconds
+ms() {
+	echo "$1" | awk '{v = $1; if (v ~ /us$/) {sub(/us/, "", v); v = v / 1000} else if (v ~ /ms$/) {sub(/ms/, "", v)} else if (v ~ /s$/) {sub(/s/, "", v); v = v * 1000}; print v}'
+}
+
 # run_wrk URL [LUA FILE]: prints "rps p99_ms"; FILE is the scripts' input
-# (bodies.lua: JSON bodies; paths.lua: query strings)
+# (bodies.lua: JSON bodies; paths.lua: query strings). The last run's
+# mean and p50 are in $work/wrk.out.
 run_wrk() {
 	if [ $# -gt 1 ]; then
 		BODIES=$3 QUERIES=$3 wrk -t2 -c64 -d"${secs}s" --latency -s "$2" "$1" >"$work/wrk.out"
@@ -69,7 +83,7 @@ run_wrk() {
 		exit 1
 	fi
 	rps=$(awk '/Requests\/sec/ {print $2}' "$work/wrk.out")
-	p99=$(awk '$1 == "99%" {v = $2; if (v ~ /us$/) {sub(/us/, "", v); v = v / 1000} else if (v ~ /ms$/) {sub(/ms/, "", v)} else if (v ~ /s$/) {sub(/s/, "", v); v = v * 1000}; print v}' "$work/wrk.out")
+	p99=$(ms "$(awk '$1 == "99%" {print $2}' "$work/wrk.out")")
 	echo "$rps $p99"
 }
 
@@ -94,6 +108,8 @@ for q in cnn5 resnet; do
 	$PY tests/bench/gen_check_bodies.py "$work/$q.json" 2000 1 >"$work/$q.full"
 done
 
+median() { sort -n "$1" | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
+if [ "${BENCH_PART:-all}" != 2 ]; then
 echo "== 1. check vs trivial endpoint (in-memory server, wrk -t2 -c64, ${secs}s runs, $rounds rounds)"
 start_server mem
 id_cnn5=$(reduction_id "$work/cnn5.json")
@@ -123,7 +139,6 @@ for r in $(seq "$rounds"); do
 	printf "round %d: trivial %8.0f req/s (p99 %6.2f ms), same script %8.0f (p99 %6.2f ms)   check %8.0f req/s (p99 %6.2f ms)   ratios %s, %s\n" \
 		"$r" "$h_rps" "$h_p99" "$hs_rps" "$hs_p99" "$c_rps" "$c_p99" "$ratio" "$ratio_s"
 done
-median() { sort -n "$1" | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 echo "check / trivial throughput, median of $rounds rounds: $(median "$work/ratios") against wrk's built-in request," \
 	"$(median "$work/ratios_script") against the same script (target >= 0.70)"
 set -- $(run_wrk "http://127.0.0.1:$port/v1/reductions/$id_cnn5/check" tests/bench/bodies.lua "$work/cnn5.byid")
@@ -133,13 +148,55 @@ printf "for reference: POST /v1/check with the whole query in each body (cnn5): 
 set -- $(run_wrk "http://127.0.0.1:$port/v1/reductions/$id_resnet/check" tests/bench/paths.lua "$work/resnet.qs")
 printf "for reference: a heavy model (ResNet space, 42k-node graph): %.0f req/s, p99 %.2f ms\n" "$1" "$2"
 
-echo "== 2. cached reduction read from PostgreSQL (GET /v1/reductions/{id}, wrk -t2 -c64, ${secs}s)"
+fi
+
+echo "== 2. cached reduction read from PostgreSQL (GET /v1/reductions/{id}, wrk -t2 -c64, ${secs}s runs, $rounds rounds)"
 url=$(tests/pg/pg_tmp.sh start "$work/pg")
 start_server pg --database-url "$url"
+new_port=$port
 id=$(reduction_id "$work/resnet.json")
-curl -sf -o /dev/null -D "$work/h" "http://127.0.0.1:$port/v1/reductions/$id"
-grep -qi "x-cache: hit" "$work/h" || { echo "bench_http: the read is not a cache hit" >&2; exit 1; }
-set -- $(run_wrk "http://127.0.0.1:$port/v1/reductions/$id")
-printf "cached reduction reads: %.0f req/s, p99 %.2f ms (target >= 5000 req/s)\n" "$1" "$2"
-hits=$(curl -sf "http://127.0.0.1:$port/metrics" | awk '$1 == "dnnsat_cache_hits_total" {print $2}')
+arms="new"
+if [ -n "${DNNSATD_BASELINE:-}" ]; then
+	# the baseline finds its data files here (it may live outside a checkout)
+	DNNSAT_DATA_DIR=${DNNSAT_DATA_DIR:-$(pwd)/schemas} bin=$DNNSATD_BASELINE start_server base --database-url "$url"
+	base_port=$port
+	arms="new base"
+fi
+for a in $arms; do
+	eval "p=\$${a}_port"
+	curl -sf -o /dev/null -D "$work/h" "http://127.0.0.1:$p/v1/reductions/$id"
+	grep -qi "x-cache: hit" "$work/h" || { echo "bench_http: the $a server's read is not a cache hit" >&2; exit 1; }
+	: >"$work/$a.rps"; : >"$work/$a.mean"; : >"$work/$a.p50"; : >"$work/$a.p99"
+done
+: >"$work/floor.p99"
+# read_arm NAME PORT: one run of cached reads, recorded under NAME
+read_arm() {
+	set -- "$1" $(run_wrk "http://127.0.0.1:$2/v1/reductions/$id")
+	echo "$2" >>"$work/$1.rps"
+	echo "$3" >>"$work/$1.p99"
+	ms "$(awk '$1 == "Latency" && $2 != "Distribution" {print $2}' "$work/wrk.out")" >>"$work/$1.mean"
+	ms "$(awk '$1 == "50%" {print $2}' "$work/wrk.out")" >>"$work/$1.p50"
+	printf "  %-4s %8.0f req/s  mean %7.2f  p50 %6.2f  p99 %7.2f ms" "$1" "$2" "$(tail -1 "$work/$1.mean")" \
+		"$(tail -1 "$work/$1.p50")" "$3"
+}
+for r in $(seq "$rounds"); do
+	printf "round %d:" "$r"
+	set -- $(run_wrk "http://127.0.0.1:$new_port/healthz")
+	echo "$2" >>"$work/floor.p99"
+	printf "  floor (/healthz) p99 %6.2f ms" "$2"
+	if [ $((r % 2)) -eq 1 ]; then order=$arms; else order=$(echo "$arms" | awk '{for (i = NF; i > 0; i--) printf "%s ", $i}'); fi
+	for a in $order; do
+		eval "p=\$${a}_port"
+		read_arm "$a" "$p"
+	done
+	echo
+done
+for a in $arms; do
+	printf "cached reduction reads (%s), medians of %d rounds: %.0f req/s, mean %.2f ms, p50 %.2f ms, p99 %.2f ms " \
+		"$a" "$rounds" "$(median "$work/$a.rps")" "$(median "$work/$a.mean")" "$(median "$work/$a.p50")" \
+		"$(median "$work/$a.p99")"
+	echo "(targets: >= 5000 req/s, p99 < 20 ms)"
+done
+echo "floor: /healthz p99, median of $rounds rounds: $(median "$work/floor.p99") ms"
+hits=$(curl -sf "http://127.0.0.1:$new_port/metrics" | awk '$1 == "dnnsat_cache_hits_total" {print $2}')
 echo "server metrics: dnnsat_cache_hits_total $hits"

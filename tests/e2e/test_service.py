@@ -2124,6 +2124,64 @@ def phase_models(st):
     b.stop()
 
 
+def phase_blocked_read(st):
+    """A reduction read from PostgreSQL runs on a database reader, not on an HTTP thread: with
+    one HTTP thread and the results table locked, a read waits in the database while the same
+    server answers /healthz on another connection; when the lock goes the read is answered.
+    Before the readers, the read held the only HTTP thread until its statement timed out, so
+    its access-log line came before that of /healthz. Ordering only: no clock is asserted (the
+    read's statement may wait 5 s for the lock, far more than the few steps below take)."""
+    if not DB_URL:
+        check("blocked read: DNNSAT_TEST_DATABASE_URL is set (run test_service.sh)", False)
+        return
+    access = os.path.join(WORK, "pg-blocked.access.log")
+    d = Daemon("pg-blocked", ["--database-url", DB_URL, "--workers", "1", "--http-threads", "1",
+                              "--db-pool", "2", "--access-log", access]).start()
+    r = d.post("/v1/reductions", resnet_query("6GiB"))
+    rid = (r.json or {}).get("id", "0" * 32)
+    eq("blocked read: the reduction is stored", r.status in (200, 201), True)
+    locker = subprocess.Popen(["psql", DB_URL, "-v", "ON_ERROR_STOP=1", "-qAt"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    got = {}
+
+    def logged():
+        with open(access) as f:
+            text = f.read()
+        return "GET /healthz" in text, "GET /v1/reductions/%s\"" % rid in text
+
+    def read():
+        got["r"] = d.get("/v1/reductions/%s" % rid, timeout=120)
+    t = threading.Thread(target=read)
+    try:
+        locker.stdin.write("BEGIN; LOCK TABLE dnnsat_results IN ACCESS EXCLUSIVE MODE; SELECT 'locked';\n")
+        locker.stdin.flush()
+        eq("blocked read: the table is locked", locker.stdout.readline().strip(), "locked")
+        t.start()
+        # the read waits for the lock in the database (a hang guard of 60 s, not a measure)
+        t0, waiting = time.time(), "0"
+        while waiting == "0" and time.time() - t0 < 60 and t.is_alive():
+            waiting = psql("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'dnnsat' "
+                           "AND wait_event_type = 'Lock'")
+        eq("blocked read: the read waits on the lock in the database", waiting, "1")
+        eq("blocked read: /healthz answered meanwhile", d.get("/healthz").status, 200)
+        t0 = time.time()
+        while not logged()[0] and time.time() - t0 < 60:
+            time.sleep(0.05)
+        eq("blocked read: when /healthz is logged, the read is not yet (no HTTP thread waits on "
+           "the database)", logged(), (True, False))
+    finally:
+        locker.stdin.write("COMMIT;\n")
+        locker.stdin.close()
+        locker.wait(timeout=60)
+    if t.ident is not None:
+        t.join(120)
+    r = got.get("r")
+    eq("blocked read: the read is answered after the lock", r.status if r else None, 200)
+    check("blocked read: the database never counted as down", "database down" not in d.log(), d.log()[-300:])
+    rc, _ = d.stop()
+    eq("blocked read: exit status 0", rc, 0)
+
+
 def run_phase(name, fn, st):
     if ONLY and name not in ONLY:
         return
@@ -2155,6 +2213,7 @@ def main():
             run_phase("z3", phase_z3, st)
             run_phase("models", phase_models, st)
             run_phase("postgres", phase_postgres, st)
+            run_phase("blocked-read", phase_blocked_read, st)
         finally:
             for d in DAEMONS:
                 d.kill()
