@@ -126,6 +126,24 @@ def main():
     check_model(tmp, os.path.join(DATA, "tiny_decoder.onnx"), "tiny_decoder", refs["tiny_decoder"], ["batch"])
     # ViT: class token and position embedding (parameters outside any operator) as embeddings
     check_model(tmp, os.path.join(DATA, "vit_tiny.onnx"), "vit_tiny", refs["vit_tiny"], ["batch"])
+    # its nn.MultiheadAttention (sequence first, heads folded into the batch of 3-d MatMuls, q
+    # scaled before the product) is one attention_core per layer, so the attention kernel
+    # applies: eager keeps the 4 x 17 x 17 probabilities per image and layer, sdpa (the
+    # memory-efficient kernel at fp32) the output and the log-sum-exp instead, 1,920 bytes
+    # more per layer at batch 8 (at 17 tokens the probabilities are smaller than the output)
+    vit = os.path.join(tmp, "vit_tiny.json")
+    with open(vit) as f:
+        vlayers = json.load(f)["layers"]
+    check("vit_tiny: nn.MultiheadAttention folded into attention_core",
+          sum(l.get("op") == "attention_core" for l in vlayers) == 2 and
+          not any(l.get("op") == "softmax" for l in vlayers), [l.get("op") for l in vlayers])
+    saved = {}
+    for kernel in ("eager", "sdpa"):
+        d, err = costs(vit, attention=kernel, batch=8)
+        saved[kernel] = d["costs"]["activation_bytes_saved"] if d else None
+    print(f"vit_tiny batch 8: saved bytes {saved['eager']} (eager), {saved['sdpa']} (sdpa)")
+    check("vit_tiny: the attention kernel changes the saved bytes",
+          None not in saved.values() and saved["sdpa"] - saved["eager"] == 2 * 1920, saved)
     for name in ("bert_tiny", "gpt_tiny"):
         check_model(tmp, os.path.join(DATA, name + ".onnx"), name, refs[name], ["batch", "seq"])
         # MACs of a transformer are linear in seq plus attention quadratic in seq
