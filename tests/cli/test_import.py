@@ -117,6 +117,75 @@ def make_onnx(path, op, extra_nodes=(), external=None):
         onnx.save_model(m, path)
 
 
+def make_conv_transpose(path, attrs, sym_h=False):
+    """x [batch, 4, 5, 7] (height 'h' with sym_h) -> ConvTranspose 3x3 (4 -> 6 channels, no bias)
+    -> y; returns the output shape python3-onnx's shape inference gives (strings for symbols)."""
+    import onnx
+    import struct
+    from onnx import helper, TensorProto, shape_inference
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4, "h" if sym_h else 5, 7])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    w = helper.make_tensor("w", TensorProto.FLOAT, [4, 6, 3, 3], struct.pack("<216f", *[0.1] * 216), raw=True)
+    g = helper.make_graph([helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="up", **attrs)], "g", [x], [y], [w])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.save_model(m, path)
+    dims = shape_inference.infer_shapes(m).graph.output[0].type.tensor_type.shape.dim
+    return [d.dim_value if d.HasField("dim_value") else d.dim_param for d in dims]
+
+
+def check_conv_transpose(tmp):
+    """ConvTranspose's asymmetric pads, output_shape and auto_pad (ONNX's formulas): the imported
+    output shape is python3-onnx's shape inference's (or, where that one departs from the
+    operator's docs, the docs'), MACs are input elements x 6 x 9 whatever the padding, and what
+    the model format cannot hold is an error naming the node."""
+    p = os.path.join(tmp, "ct.onnx")
+    macs = 2 * 4 * 5 * 7 * 6 * 9
+    # (attributes, the output's height and width when shape inference is not followed)
+    cases = [(dict(strides=[2, 2], pads=[0, 1, 1, 0]), None),        # asymmetric: trim 1 on each axis
+             (dict(strides=[2, 2], output_shape=[10, 14]), None),     # total padding 1, 1
+             (dict(strides=[2, 2], output_shape=[12, 16]), None),     # negative: output_padding 1
+             (dict(strides=[2, 2], auto_pad="SAME_UPPER"), None),     # in * stride
+             (dict(strides=[2, 2], auto_pad="SAME_LOWER"), None),
+             (dict(strides=[3, 2], auto_pad="SAME_UPPER"), None),     # total 0 and 1
+             (dict(strides=[4, 4], auto_pad="SAME_UPPER"), None),     # kernel under the stride: pads 0
+             (dict(auto_pad="VALID"), None),
+             (dict(pads=[0, 0, 1, 0]), None),                          # stride 1, odd trim: a slice
+             (dict(pads=[1, 2, 0, 1], dilations=[2, 2]), None),
+             (dict(strides=[2, 2], output_padding=[1, 0], pads=[1, 1, 0, 0]), None),
+             # the operator's docs: out = in * stride, output_padding inside the total padding;
+             # python3-onnx 1.12's shape inference adds output_padding on top (11 x 15)
+             (dict(strides=[2, 2], auto_pad="SAME_LOWER", output_padding=[1, 1]), [10, 14])]
+    for attrs, hw in cases:
+        want = make_conv_transpose(p, attrs)
+        if hw is not None:
+            want = ["batch", 6] + hw
+        out = os.path.join(tmp, "ct.json")
+        rc, _, err = run("import", p, "--out", out)
+        d, err2 = costs(out, batch=2) if rc == 0 else (None, err)
+        last = None
+        if d:
+            rc2, sout, _ = run("estimate", "--model", out, "--json", "--per-op", "batch=2")
+            ops = json.loads(sout)["costs"]["operators"] if rc2 in (0, 1) and sout.strip() else []
+            # the model's last layer (the loss dnnsat appends comes after it)
+            last = ([op for op in ops if op["path"].startswith("$.layers")] or [None])[-1]
+        check(f"ConvTranspose {attrs}: imports", rc == 0 and d is not None, err + err2)
+        if d is None or last is None:
+            continue
+        check(f"ConvTranspose {attrs}: output shape {want[1:]} (batch 2)", last["shape"] == [2] + want[1:],
+              last["shape"])
+        check(f"ConvTranspose {attrs}: MACs", d["costs"]["macs"] == macs and d["costs"]["params"] == 216,
+              (d["costs"]["macs"], d["costs"]["params"]))
+    # what is refused, naming the node
+    for attrs, sym_h, why in ((dict(output_shape=[10, 14], strides=[2, 2]), True, "symbolic input size"),
+                              (dict(output_shape=[20, 14], strides=[2, 2]), False, "larger than the full"),
+                              (dict(output_shape=[10]), False, "output_shape has the wrong number"),
+                              (dict(auto_pad="SAME_MIDDLE"), False, "auto_pad SAME_MIDDLE"),
+                              (dict(output_padding=[2, 0], strides=[2, 2]), False, "not smaller than")):
+        make_conv_transpose(p, attrs, sym_h)
+        rc, _, err = run("import", p)
+        check(f"ConvTranspose {attrs}: an error naming the node", rc == 2 and "'up'" in err and why in err, err)
+
+
 def main():
     with open(os.path.join(DATA, "reference.json")) as f:
         refs = json.load(f)
@@ -301,6 +370,7 @@ def main():
         os.remove(os.path.join(ext, "weights.bin"))
         rc, _, err = run("import", p)
         check("external data missing: a clear error", rc == 2 and "weights.bin" in err and "missing" in err, err)
+        check_conv_transpose(tmp)
     if os.environ.get("DNNSAT_ONNX_BIG") == "1":
         big = os.path.join(tmp, "big")
         subprocess.run(["/usr/bin/python3", os.path.join(DATA, "gen_onnx_fixtures.py"), "--big", big], check=True,
