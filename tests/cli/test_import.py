@@ -9,6 +9,9 @@
    than the position table is invalid (the position ids' id_range); the bytes saved for backward
    are within 1% of what PyTorch's autograd saves (reference.json, two batch sizes and, for the
    transformers, two sequence lengths).
+   A Keras CNN in the shape tf2onnx writes (keras_cnn.onnx, gen_keras_cnn.py) imports with the
+   parameters and MACs counted by hand; ConvTranspose's pads, output_shape and auto_pad give
+   the output shapes of onnx.shape_inference.
 2. Bad input gets exit status 2 and a message naming the problem, never a crash: a missing file,
    an empty file, text, every truncation of a fixture at 64 points, bit flips, an unknown
    operator (named with its node; --unknown elementwise prices it with one warning per type),
@@ -98,6 +101,32 @@ def check_model(tmp, onnx_path, name, ref, dims):
         print(f"{name} {cfg}: saved activations {got} vs PyTorch {s['bytes']}: "
               f"{'%+.2f%%' % (100 * rel) if rel is not None else err}")
         check(f"{name} {cfg}: saved activations within 1% of PyTorch", rel is not None and abs(rel) < 0.01, err)
+
+
+def check_keras_cnn(tmp):
+    """keras_cnn.onnx (gen_keras_cnn.py): a Keras CNN as tf2onnx writes it (NHWC input and a
+    Transpose to NCHW, Conv with pads, MaxPool, a Transpose back before the Flatten's Reshape,
+    Dense as MatMul + Add, Softmax), its batch dimension 'unk__6' renamed. Parameters and MACs
+    counted here by hand."""
+    out = os.path.join(tmp, "keras_cnn.json")
+    rc, _, err = run("import", os.path.join(DATA, "keras_cnn.onnx"), "--dim", "unk__6=batch_size", "--out", out)
+    check("keras_cnn: imports", rc == 0, err)
+    if rc != 0:
+        return
+    with open(out) as f:
+        ops = [l["op"] for l in json.load(f)["layers"]]
+    check("keras_cnn: MatMul + Add as linear, the NHWC transposes as permutes",
+          ops.count("linear") == 2 and ops.count("conv2d") == 2 and ops.count("permute") == 2 and "add" not in ops,
+          ops)
+    # conv 3x3 1->8 and 8->16 (with biases), dense 784->32 and 32->10 (with biases)
+    params = (8 * 1 * 9 + 8) + (16 * 8 * 9 + 16) + (784 * 32 + 32) + (32 * 10 + 10)
+    # per image: conv1 on 28x28 ("same"), conv2 on 14x14 after the pool, then the two dense layers
+    macs = 28 * 28 * 8 * 1 * 9 + 14 * 14 * 16 * 8 * 9 + 784 * 32 + 32 * 10
+    for batch in (1, 5):
+        d, err = costs(out, batch_size=batch)
+        check(f"keras_cnn batch {batch}: params {params}, MACs {batch * macs}",
+              d is not None and d["costs"]["params"] == params and d["costs"]["macs"] == batch * macs,
+              d and (d["costs"]["params"], d["costs"]["macs"]) or err)
 
 
 def make_onnx(path, op, extra_nodes=(), external=None):
@@ -213,6 +242,7 @@ def main():
     print(f"vit_tiny batch 8: saved bytes {saved['eager']} (eager), {saved['sdpa']} (sdpa)")
     check("vit_tiny: the attention kernel changes the saved bytes",
           None not in saved.values() and saved["sdpa"] - saved["eager"] == 2 * 1920, saved)
+    check_keras_cnn(tmp)
     for name in ("bert_tiny", "gpt_tiny"):
         check_model(tmp, os.path.join(DATA, name + ".onnx"), name, refs[name], ["batch", "seq"])
         # MACs of a transformer are linear in seq plus attention quadratic in seq
