@@ -25,6 +25,12 @@
  *              (a Where mask makes it causal: GPT-2's bias buffer); the Reshape of k may
  *              also feed Transposes nobody reads (GPT-2's `present` key), and Shape nodes
  *              may read any value of the chain (HF's view(x.size()[:-2] + (E,)))
+ *   nn.MultiheadAttention (torchvision's ViT, nn.TransformerEncoderLayer; sequence first,
+ *   the heads folded into the batch of 3-d MatMuls):
+ *              qh = Transpose(Reshape(q, [L, N*h, d]), 1 0 2) [/ or * a constant], vh likewise,
+ *              kt = Transpose(Reshape(k, ...), 1 2 0) (or 1 0 2 then 0 2 1),
+ *              the scores, mask, Softmax and Dropout as above, c = MatMul(p, vh),
+ *              out = Reshape(Transpose(c, 1 0 2), [L*N, E] or [L, N, E])
  *              The nodes before the merge are translated "in the shadow" (onnx_ops.c):
  *              as usual, so that their values have shapes for the Shape nodes, but
  *              into a layer list of their own, which the model file gets only when
@@ -330,6 +336,16 @@ perm_is(struct onnx_imp *im, int i, int a, int b, int c, int d)
 	    p->ints[0] == a && p->ints[1] == b && p->ints[2] == c && p->ints[3] == d;
 }
 
+/* node i is a Transpose with exactly this 3-entry perm */
+static int
+perm3_is(struct onnx_imp *im, int i, int a, int b, int c)
+{
+	const struct onnx_attr *p = onnx_node_attr(node(im, i), "perm");
+
+	return strcmp(node(im, i)->op_type, "Transpose") == 0 && p != NULL && p->nints == 3 &&
+	    p->ints[0] == a && p->ints[1] == b && p->ints[2] == c;
+}
+
 static int
 chain_add(struct onnx_attn *a, int i)
 {
@@ -392,6 +408,58 @@ key_split(struct onnx_imp *im, struct onnx_attn *a, const char *name, int *resha
 			return NULL;
 	}
 	if (chain_add(a, r) < 0)
+		return NULL;
+	*reshape = r;
+	return node(im, r)->inputs[0];
+}
+
+/* Past a Div or Mul of value `name` by a constant (nn.MultiheadAttention
+ * scales q before the product), adding it to the chain. */
+static const char *
+skip_scale(struct onnx_imp *im, struct onnx_attn *a, const char *name)
+{
+	int p = amade_by(im, name, "Div");
+	const struct onnx_node *n;
+	int x;
+
+	if (p < 0)
+		p = amade_by(im, name, "Mul");
+	if (p < 0)
+		return name;
+	n = node(im, p);
+	x = n->ninputs == 2 && n->op_type[0] == 'M' && is_dyn(im, n->inputs[1]);
+	if (n->ninputs != 2 || !is_dyn(im, n->inputs[x]) || is_dyn(im, n->inputs[1 - x]) || chain_add(a, p) < 0)
+		return name;
+	return n->inputs[x];
+}
+
+/* The seq-first head split of q or v: Transpose(Reshape(x), 1 0 2) read
+ * once (q: maybe scaled), into `a`; the reshaped x, or NULL */
+static const char *
+head_split3(struct onnx_imp *im, struct onnx_attn *a, const char *name, int *reshape)
+{
+	int t = amade_by(im, name, "Transpose"), r;
+
+	if (t < 0 || !perm3_is(im, t, 1, 0, 2) || (r = amade_by(im, node(im, t)->inputs[0], "Reshape")) < 0 ||
+	    node(im, r)->ninputs != 2 || chain_add(a, t) < 0 || chain_add(a, r) < 0)
+		return NULL;
+	*reshape = r;
+	return node(im, r)->inputs[0];
+}
+
+/* The seq-first K^T: Transpose(Reshape(k), 1 2 0), or 1 0 2 then 0 2 1 */
+static const char *
+key_split3(struct onnx_imp *im, struct onnx_attn *a, const char *name, int *reshape)
+{
+	int t = amade_by(im, name, "Transpose"), r;
+
+	if (t >= 0 && perm3_is(im, t, 0, 2, 1)) {
+		if (chain_add(a, t) < 0)
+			return NULL;
+		return head_split3(im, a, node(im, t)->inputs[0], reshape);
+	}
+	if (t < 0 || !perm3_is(im, t, 1, 2, 0) || (r = amade_by(im, node(im, t)->inputs[0], "Reshape")) < 0 ||
+	    node(im, r)->ninputs != 2 || chain_add(a, t) < 0 || chain_add(a, r) < 0)
 		return NULL;
 	*reshape = r;
 	return node(im, r)->inputs[0];
@@ -480,16 +548,25 @@ find_attention(struct onnx_imp *im, int sm)
 		cur = skip_casts(im, &a, d->outputs[0], 1);
 	}
 	if ((m2 = asole(im, cur, "MatMul")) < 0 || node(im, m2)->ninputs != 2 || strcmp(node(im, m2)->inputs[0], cur) != 0 ||
-	    chain_add(&a, m2) < 0 || (tr = asole(im, node(im, m2)->outputs[0], "Transpose")) < 0 || !perm_is(im, tr, 0, 2, 1, 3) ||
+	    chain_add(&a, m2) < 0 || (tr = asole(im, node(im, m2)->outputs[0], "Transpose")) < 0)
+		return;
+	a.seqfirst = perm3_is(im, tr, 1, 0, 2);
+	if ((!a.seqfirst && !perm_is(im, tr, 0, 2, 1, 3)) ||
 	    chain_add(&a, tr) < 0 || (last = asole(im, node(im, tr)->outputs[0], "Reshape")) < 0 ||
 	    strcmp(node(im, last)->inputs[0], node(im, tr)->outputs[0]) != 0 || node(im, last)->ninputs != 2 ||
 	    chain_add(&a, last) < 0)
 		return;
 	/* the head splits of q, v and k */
-	if ((a.q = head_split(im, &a, node(im, m1)->inputs[0], &a.reshape[0])) == NULL ||
+	if (a.seqfirst) {
+		if ((a.q = head_split3(im, &a, skip_scale(im, &a, node(im, m1)->inputs[0]), &a.reshape[0])) == NULL ||
+		    (a.v = head_split3(im, &a, node(im, m2)->inputs[1], &a.reshape[2])) == NULL ||
+		    (a.k = key_split3(im, &a, skip_scale(im, &a, node(im, m1)->inputs[1]), &a.reshape[1])) == NULL)
+			return;
+	} else if ((a.q = head_split(im, &a, node(im, m1)->inputs[0], &a.reshape[0])) == NULL ||
 	    (a.v = head_split(im, &a, node(im, m2)->inputs[1], &a.reshape[2])) == NULL ||
-	    (a.k = key_split(im, &a, node(im, m1)->inputs[1], &a.reshape[1])) == NULL)
+	    (a.k = key_split(im, &a, node(im, m1)->inputs[1], &a.reshape[1])) == NULL) {
 		return;
+	}
 	qsort(a.chain, (size_t)a.nchain, sizeof a.chain[0], cmp_int);
 	for (k = 0; k < a.nchain; k++)
 		if (im->fuse[a.chain[k]] != ONNX_FUSE_NONE || (k > 0 && a.chain[k] == a.chain[k - 1]))

@@ -52,10 +52,13 @@ enum onnx_fuse { ONNX_FUSE_NONE, ONNX_FUSE_SKIP, ONNX_FUSE_GELU, ONNX_FUSE_GELU_
 #define ONNX_ATTN_CHAIN 24
 struct onnx_attn {
 	int last;                   /* the merging Reshape */
-	const char *q, *k, *v;      /* [N, L, E] each, before the head split */
-	int reshape[3];             /* the Reshapes splitting q, k, v into [N, L, h, d] */
+	const char *q, *k, *v;      /* [N, L, E] each ([L, N, E] seqfirst), before the head split */
+	int reshape[3];             /* the Reshapes splitting q, k, v into [N, L, h, d] ([L, N*h, d]) */
 	int dropout;                /* the Dropout node on the probabilities, or -1 */
 	int causal;                 /* a Where (causal mask) rather than an additive mask */
+	int seqfirst;               /* nn.MultiheadAttention's layout: q, k, v [L, N, E], split
+	                             * into [L, N*h, d] and the heads folded into the batch of
+	                             * 3-d MatMuls; merged back to [L*N, E] or [L, N, E] */
 	int chain[ONNX_ATTN_CHAIN]; /* every node folded, in graph order, `last` included */
 	int nchain;
 	json_t *shadow;             /* the layers its nodes translate to, one by one */

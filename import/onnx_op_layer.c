@@ -1,11 +1,11 @@
 /*
  * onnx_op_layer.c - ONNX operators that compute, as model-format layers:
  * Conv (conv1d/conv2d, symmetric pads only), ConvTranspose
- * (conv_transpose1d/2d), pooling, Gemm and MatMul by an initializer (linear,
+ * (conv_transpose1d/2d; any pads, auto_pad, output_shape), pooling, Gemm and MatMul by an initializer (linear,
  * a following bias Add folded in, a head tied to an embedding recognised),
  * MatMul of two activations, elementwise arithmetic (add, mul, or scale by a
  * constant), ReduceMean over the spatial axes, and the operators onnx_fuse.c
- * folded (layernorm, gelu, attention_core).
+ * folded (layernorm, gelu; attention_core in onnx_op_attention.c).
  */
 #include "onnx_op.h"
 
@@ -27,15 +27,20 @@ conv_out(struct onnx_imp *im, struct onnx_dim h, int64_t k, int64_t s, int64_t p
 	return 0;
 }
 
-/* kernel, stride, padding and dilation of Conv and pools: spatial dims
- * nsp; asymmetric padding is refused (the model format pads evenly). */
+/* kernel, stride, padding and dilation of Conv, ConvTranspose and pools:
+ * spatial dims nsp. Conv and pools refuse asymmetric pads and auto_pad
+ * SAME_* (the model format pads evenly); ConvTranspose takes both
+ * (conv_transpose works them out). */
+enum { AUTO_PAD_NOTSET, AUTO_PAD_VALID, AUTO_PAD_SAME_UPPER, AUTO_PAD_SAME_LOWER };
 struct window {
 	int nsp;
+	int auto_pad;
 	int64_t k[2], s[2], p[2], d[2];
+	int64_t pb[2], pe[2];   /* pads at the start and the end of each axis */
 };
 
 static int
-window(struct onnx_imp *im, const struct onnx_val *x, const struct onnx_val *w, struct window *win)
+window(struct onnx_imp *im, const struct onnx_val *x, const struct onnx_val *w, struct window *win, int transposed)
 {
 	int64_t v[8];
 	int n;
@@ -44,10 +49,20 @@ window(struct onnx_imp *im, const struct onnx_val *x, const struct onnx_val *w, 
 	win->nsp = x->rank - 2;
 	if (win->nsp < 1 || win->nsp > 2)
 		return onnx_imp_fail(im, DN_EINVAL, "only 1-d and 2-d windows are supported (input rank %d)", x->rank);
-	if (ap != NULL && ap->s != NULL && strcmp(ap->s, "NOTSET") != 0 && strcmp(ap->s, "VALID") != 0)
-		return onnx_imp_fail(im, DN_EINVAL, "auto_pad %s is not supported (export with explicit pads)", ap->s);
+	win->auto_pad = AUTO_PAD_NOTSET;
+	if (ap != NULL && ap->s != NULL && strcmp(ap->s, "NOTSET") != 0) {
+		if (strcmp(ap->s, "VALID") == 0)
+			win->auto_pad = AUTO_PAD_VALID;
+		else if (transposed && strcmp(ap->s, "SAME_UPPER") == 0)
+			win->auto_pad = AUTO_PAD_SAME_UPPER;
+		else if (transposed && strcmp(ap->s, "SAME_LOWER") == 0)
+			win->auto_pad = AUTO_PAD_SAME_LOWER;
+		else
+			return onnx_imp_fail(im, DN_EINVAL, "auto_pad %.40s is not supported%s", ap->s,
+			    transposed ? " (NOTSET, VALID, SAME_UPPER, SAME_LOWER)" : " (export with explicit pads)");
+	}
 	for (int i = 0; i < 2; i++)
-		win->k[i] = win->s[i] = win->d[i] = 1, win->p[i] = 0;
+		win->k[i] = win->s[i] = win->d[i] = 1, win->p[i] = win->pb[i] = win->pe[i] = 0;
 	n = onnx_op_attr_ints(im, "kernel_shape", v, 2);
 	if (n == win->nsp)
 		memcpy(win->k, v, sizeof(int64_t) * (size_t)n);
@@ -69,15 +84,17 @@ window(struct onnx_imp *im, const struct onnx_val *x, const struct onnx_val *w, 
 		return onnx_imp_fail(im, DN_EINVAL, "pads has the wrong number of entries (%d spatial axes)", win->nsp);
 	if (n == 2 * win->nsp) {
 		for (int i = 0; i < win->nsp; i++) {
-			if (v[i] != v[i + win->nsp])
+			if (v[i] != v[i + win->nsp] && !transposed)
 				return onnx_imp_fail(im, DN_EINVAL, "asymmetric pads (%lld, %lld) on spatial axis %d",
 				    (long long)v[i], (long long)v[i + win->nsp], i);
+			win->pb[i] = v[i];
+			win->pe[i] = v[i + win->nsp];
 			win->p[i] = v[i];
 		}
 	}
 	for (int i = 0; i < win->nsp; i++)
 		if (win->k[i] < 1 || win->k[i] > 4096 || win->s[i] < 1 || win->s[i] > 4096 || win->d[i] < 1 ||
-		    win->d[i] > 4096 || win->p[i] < 0 || win->p[i] > 4096)
+		    win->d[i] > 4096 || win->pb[i] < 0 || win->pb[i] > 4096 || win->pe[i] < 0 || win->pe[i] > 4096)
 			return onnx_imp_fail(im, DN_EINVAL, "kernel, stride, dilation or pads out of range");
 	return 0;
 }
@@ -111,7 +128,7 @@ onnx_op_conv(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o)
 
 	if (w == NULL || w->kind != ONNX_V_CONST || w->rank != x->rank)
 		return onnx_imp_fail(im, DN_EINVAL, "the weight must be an initializer of rank %d", x->rank);
-	if (window(im, x, w, &win) < 0)
+	if (window(im, x, w, &win, 0) < 0)
 		return -1;
 	if (groups < 1 || w->t->dims[0] % groups != 0)
 		return onnx_imp_fail(im, DN_EINVAL, "group %lld does not divide %lld output channels", (long long)groups,
@@ -134,25 +151,94 @@ onnx_op_conv(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o)
 	return 0;
 }
 
+/* y with one row cut off the end of each spatial axis that `extra` marks,
+ * into o (y is o when none is: nothing to do). */
+static int
+crop_rows(struct onnx_imp *im, struct onnx_val *y, struct onnx_val *o, const int64_t *extra, int nsp)
+{
+	struct onnx_val *cur = y;
+
+	for (int i = 0; i < nsp; i++) {
+		struct onnx_val *to = o;
+		struct onnx_dim end;
+		if (extra[i] == 0)
+			continue;
+		if (i == 0 && nsp == 2 && extra[1] != 0) {
+			to = onnx_imp_val(im, onnx_arena_printf(im->ar, "%s.cropped0", o->name));
+			if (to == NULL || to->name == NULL)
+				return dn_error_set(im->err, DN_ENOMEM, "", "out of memory");
+		}
+		if (onnx_dim_arith(im->ar, ONNX_DIM_ADD, cur->shape[2 + i], onnx_dim_int(-1), &end) < 0 ||
+		    onnx_op_slice_axis(im, cur, to, 2 + i, onnx_dim_int(0), end, to->name) < 0)
+			return -1;
+		cur = to;
+	}
+	return 0;
+}
+
+/* The padding ConvTranspose trims from each spatial axis of its full
+ * output, by ONNX's formulas: out = s (in - 1) + output_padding + d (k - 1)
+ * + 1 - total, total = pads' start + end; with auto_pad SAME_* out = in * s
+ * (output_padding inside the total, as the operator's docs write it;
+ * python3-onnx 1.12's shape inference adds output_padding on top); with
+ * output_shape, out is given (total_padding in the operator's docs).
+ * Where the padding is split does not change any cost. */
+static int
+transpose_total(struct onnx_imp *im, const struct onnx_val *x, const struct window *win, const int64_t *op,
+    int64_t total[2])
+{
+	int64_t os[4];
+	int n = onnx_op_attr_ints(im, "output_shape", os, 4);
+
+	if (n == -2 || (n >= 0 && n != win->nsp && n != win->nsp + 2))
+		return onnx_imp_fail(im, DN_EINVAL, "output_shape has the wrong number of entries (%d spatial axes)",
+		    win->nsp);
+	for (int i = 0; i < win->nsp; i++) {
+		int64_t span = win->d[i] * (win->k[i] - 1) + 1;
+		struct onnx_dim in = x->shape[2 + i];
+		if (n > 0) {
+			int64_t want = os[n - win->nsp + i];
+			if (in.expr != NULL)
+				return onnx_imp_fail(im, DN_EINVAL, "output_shape with the symbolic input size '%.60s' on "
+				    "spatial axis %d is not supported (export with pads and output_padding)", in.expr, i);
+			if (want < 1 || want > ((int64_t)1 << 40) || in.v > ((int64_t)1 << 40))
+				return onnx_imp_fail(im, DN_EINVAL, "output_shape %lld on spatial axis %d is out of range",
+				    (long long)want, i);
+			total[i] = win->s[i] * (in.v - 1) + op[i] + span - want;
+		} else if (win->auto_pad == AUTO_PAD_SAME_UPPER || win->auto_pad == AUTO_PAD_SAME_LOWER) {
+			/* never negative (pads are not), so out is in * s only when
+			 * the kernel spans at least the stride */
+			total[i] = op[i] + span - win->s[i] > 0 ? op[i] + span - win->s[i] : 0;
+		} else if (win->auto_pad == AUTO_PAD_VALID) {
+			total[i] = 0;
+		} else {
+			total[i] = win->pb[i] + win->pe[i];
+		}
+	}
+	return 0;
+}
+
 /* ConvTranspose (opset 1-22 share the attributes): weight [C, M / group,
- * k...] so M = dims[1] * group; out = (in - 1) * s - 2p + d (k - 1) +
- * output_padding + 1 (the ONNX operator's docs, with explicit pads; an
- * output_shape attribute is refused, as is asymmetric padding). */
+ * k...] so M = dims[1] * group. The model format pads evenly: the net trim
+ * (total padding less output_padding) becomes padding p and output_padding
+ * 2p - trim (0 or 1; PyTorch wants it below the stride or the dilation),
+ * or, at stride and dilation 1 with an odd trim, padding trim / 2 and a
+ * slice of the one row left over. MACs (input elements x out_channels /
+ * groups x kernel area) do not depend on the padding. */
 int
 onnx_op_conv_transpose(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o)
 {
-	struct onnx_val *w = onnx_op_in(im, 1);
+	struct onnx_val *w = onnx_op_in(im, 1), *y = o;
 	struct window win;
-	int64_t groups = onnx_op_attr_i(im, "group", 1), op[2] = { 0, 0 }, cout;
+	int64_t groups = onnx_op_attr_i(im, "group", 1), op[2] = { 0, 0 }, cout, total[2] = { 0, 0 };
+	int64_t p[2] = { 0, 0 }, opp[2] = { 0, 0 }, extra[2] = { 0, 0 };
 	int n;
 	json_t *l;
 
 	if (w == NULL || w->kind != ONNX_V_CONST || w->rank != x->rank)
 		return onnx_imp_fail(im, DN_EINVAL, "the weight must be an initializer of rank %d", x->rank);
-	if (window(im, x, w, &win) < 0)
+	if (window(im, x, w, &win, 1) < 0)
 		return -1;
-	if (onnx_node_attr(NODE(im), "output_shape") != NULL)
-		return onnx_imp_fail(im, DN_EINVAL, "output_shape is not supported (export with pads and output_padding)");
 	if (groups < 1 || groups > 65536 || w->t->dims[0] % groups != 0)
 		return onnx_imp_fail(im, DN_EINVAL, "group %lld does not divide %lld input channels", (long long)groups,
 		    (long long)w->t->dims[0]);
@@ -167,37 +253,60 @@ onnx_op_conv_transpose(struct onnx_imp *im, struct onnx_val *x, struct onnx_val 
 		if (op[i] < 0 || (op[i] >= win.s[i] && op[i] >= win.d[i]))
 			return onnx_imp_fail(im, DN_EINVAL, "output_padding %lld on spatial axis %d is not smaller than "
 			    "the stride %lld or the dilation %lld", (long long)op[i], i, (long long)win.s[i], (long long)win.d[i]);
+	if (transpose_total(im, x, &win, op, total) < 0)
+		return -1;
+	for (int i = 0; i < win.nsp; i++) {
+		int64_t trim = total[i] - op[i];
+		if (trim >= 0) {
+			p[i] = (trim + 1) / 2;
+			opp[i] = 2 * p[i] - trim;
+			if (opp[i] == 1 && win.s[i] == 1 && win.d[i] == 1) {
+				p[i] = trim / 2;
+				opp[i] = 0;
+				extra[i] = 1;
+			}
+		} else if ((opp[i] = -trim) >= win.s[i] && opp[i] >= win.d[i]) {
+			return onnx_imp_fail(im, DN_EINVAL, "the output is %lld larger than the full transposed convolution on "
+			    "spatial axis %d (output_shape or negative pads): more than output_padding below the stride %lld "
+			    "or the dilation %lld can add", (long long)opp[i], i, (long long)win.s[i], (long long)win.d[i]);
+		}
+	}
 	cout = w->t->dims[1] * groups;
 	if (w->t->dims[1] < 1 || cout > ((int64_t)1 << 31))
 		return onnx_imp_fail(im, DN_EINVAL, "%lld output channels per group", (long long)w->t->dims[1]);
-	l = onnx_op_emit(im, win.nsp == 1 ? "conv_transpose1d" : "conv_transpose2d", o, x, NULL);
+	if (extra[0] != 0 || extra[1] != 0) {
+		y = onnx_imp_val(im, onnx_arena_printf(im->ar, "%s.uncropped", o->name));
+		if (y == NULL || y->name == NULL)
+			return dn_error_set(im->err, DN_ENOMEM, "", "out of memory");
+	}
+	l = onnx_op_emit(im, win.nsp == 1 ? "conv_transpose1d" : "conv_transpose2d", y, x, NULL);
 	json_object_set_new(l, "out_channels", json_integer(cout));
 	json_object_set_new(l, "kernel", pair(win.nsp, win.k));
 	if (win.s[0] != 1 || win.s[1] != 1)
 		json_object_set_new(l, "stride", pair(win.nsp, win.s));
-	if (win.p[0] != 0 || win.p[1] != 0)
-		json_object_set_new(l, "padding", pair(win.nsp, win.p));
-	if (op[0] != 0 || op[1] != 0)
-		json_object_set_new(l, "output_padding", pair(win.nsp, op));
+	if (p[0] != 0 || p[1] != 0)
+		json_object_set_new(l, "padding", pair(win.nsp, p));
+	if (opp[0] != 0 || opp[1] != 0)
+		json_object_set_new(l, "output_padding", pair(win.nsp, opp));
 	if (win.d[0] != 1 || win.d[1] != 1)
 		json_object_set_new(l, "dilation", pair(win.nsp, win.d));
 	if (groups != 1)
 		json_object_set_new(l, "groups", json_integer(groups));
 	json_object_set_new(l, "bias", json_boolean(onnx_op_in(im, 2) != NULL));
-	onnx_op_copy_shape(o, x);
-	o->shape[1] = onnx_dim_int(cout);
+	onnx_op_copy_shape(y, x);
+	y->shape[1] = onnx_dim_int(cout);
 	for (int i = 0; i < win.nsp; i++) {
 		struct onnx_dim t;
-		int64_t add = win.d[i] * (win.k[i] - 1) + op[i] + 1 - 2 * win.p[i];
+		int64_t add = win.d[i] * (win.k[i] - 1) + opp[i] + 1 - 2 * p[i];
 		if (onnx_dim_arith(im->ar, ONNX_DIM_ADD, x->shape[2 + i], onnx_dim_int(-1), &t) < 0 ||
 		    onnx_dim_arith(im->ar, ONNX_DIM_MUL, t, onnx_dim_int(win.s[i]), &t) < 0 ||
-		    onnx_dim_arith(im->ar, ONNX_DIM_ADD, t, onnx_dim_int(add), &o->shape[2 + i]) < 0)
+		    onnx_dim_arith(im->ar, ONNX_DIM_ADD, t, onnx_dim_int(add), &y->shape[2 + i]) < 0)
 			return onnx_imp_fail(im, DN_EINVAL, "output size overflows");
-		if (o->shape[2 + i].expr == NULL && o->shape[2 + i].v < 1)
+		if (y->shape[2 + i].expr == NULL && y->shape[2 + i].v - extra[i] < 1)
 			return onnx_imp_fail(im, DN_EINVAL, "output size %lld on spatial axis %d (pads larger than the output)",
-			    (long long)o->shape[2 + i].v, i);
+			    (long long)(y->shape[2 + i].v - extra[i]), i);
 	}
-	return 0;
+	return crop_rows(im, y, o, extra, win.nsp);
 }
 
 int
@@ -208,7 +317,7 @@ onnx_op_pool(struct onnx_imp *im, const char *op, struct onnx_val *x, struct onn
 	char name[32];
 	json_t *l;
 
-	if (window(im, x, NULL, &win) < 0)
+	if (window(im, x, NULL, &win, 0) < 0)
 		return -1;
 	if (win.d[0] != 1 || win.d[1] != 1)
 		return onnx_imp_fail(im, DN_EINVAL, "dilated pooling is not supported");
@@ -444,93 +553,5 @@ onnx_op_fused(struct onnx_imp *im, int i, struct onnx_val *o)
 	l = onnx_op_emit(im, "layernorm", o, x, NULL);
 	json_object_set_new(l, "affine", json_boolean(im->fuse_affine[i]));
 	onnx_op_copy_shape(o, x);
-	return 0;
-}
-
-/* ---- attention (onnx_fuse.c found the nodes) ---- */
-
-/* A core that does not fit attention_core: its nodes' layers as translated
- * one by one, then the merging Reshape itself. */
-static int
-attention_unfold(struct onnx_imp *im, const struct onnx_attn *a)
-{
-	size_t k;
-	json_t *l;
-
-	json_array_foreach(a->shadow, k, l)
-		json_array_append(im->layers, l);
-	im->fuse[a->last] = ONNX_FUSE_NONE;
-	return onnx_ops_translate(im, a->last);
-}
-
-/* d is x, or the reshape wildcards 0 (copy) and -1 (infer) */
-static int
-dim_is(struct onnx_dim d, struct onnx_dim x)
-{
-	return onnx_dim_same(d, x) || (d.expr == NULL && (d.v == 0 || d.v == -1));
-}
-
-/* The head count the Reshape node r (x [N, L, E] to [N, L, h, d]) splits
- * x into, or 0 when it is not that. */
-static int64_t
-split_heads(struct onnx_imp *im, int r, const struct onnx_val *x)
-{
-	struct onnx_val *s = onnx_imp_find(im, im->m->graph.nodes[r].inputs[1]);
-	struct onnx_dim e = x->shape[2];
-	int64_t h, d;
-
-	if (s == NULL || !onnx_op_sym_of(im, s) || s->n != 4 || s->e[2].expr != NULL || s->e[3].expr != NULL ||
-	    !dim_is(s->e[0], x->shape[0]) || !dim_is(s->e[1], x->shape[1]) || e.expr != NULL)
-		return 0;
-	h = s->e[2].v;
-	d = s->e[3].v;
-	if (h < 1 || h > e.v || e.v % h != 0 || (d != -1 && d != e.v / h))
-		return 0;
-	return h;
-}
-
-/* Node i, the Reshape merging the heads of an attention core: one
- * attention_core layer on q, k, v [N, L, E], or the nodes one by one when
- * the sizes do not fit it (cross-attention, an odd head split). */
-int
-onnx_op_attention(struct onnx_imp *im, int i, struct onnx_val *o)
-{
-	const struct onnx_attn *a = NULL;
-	struct onnx_val *in[3], *ms;
-	int64_t heads = 0;
-	json_t *l;
-
-	for (int j = 0; j < im->nattns && a == NULL; j++)
-		if (im->attns[j].last == i)
-			a = &im->attns[j];
-	if (a == NULL)
-		return onnx_imp_fail(im, DN_EINVAL, "attention core not recorded");
-	in[0] = onnx_imp_find(im, a->q);
-	in[1] = onnx_imp_find(im, a->k);
-	in[2] = onnx_imp_find(im, a->v);
-	for (int k = 0; k < 3; k++) {
-		int64_t h;
-		if (in[k] == NULL || in[k]->kind != ONNX_V_DATA || in[k]->rank != 3 || in[k]->permuted)
-			return attention_unfold(im, a);
-		for (int d = 0; d < 3; d++)
-			if (!onnx_dim_same(in[k]->shape[d], in[0]->shape[d]))
-				return attention_unfold(im, a);
-		h = split_heads(im, a->reshape[k], in[k]);
-		if (h == 0 || (k > 0 && h != heads))
-			return attention_unfold(im, a);
-		heads = h;
-	}
-	ms = onnx_imp_find(im, im->m->graph.nodes[i].inputs[1]);
-	if (ms == NULL || !onnx_op_sym_of(im, ms) || ms->n != 3 || !dim_is(ms->e[0], in[0]->shape[0]) ||
-	    !dim_is(ms->e[1], in[0]->shape[1]) || !dim_is(ms->e[2], in[0]->shape[2]))
-		return attention_unfold(im, a);
-	l = onnx_op_emit(im, "attention_core", o, in[0], in[1]);
-	json_array_append_new(json_object_get(l, "inputs"), json_string(in[2]->ref));
-	json_object_set_new(l, "heads", json_integer(heads));
-	if (a->causal)
-		json_object_set_new(l, "causal", json_true());
-	if (a->dropout >= 0 && onnx_op_dropout_p(im, a->dropout) > 0)
-		json_object_set_new(l, "dropout", json_real(onnx_op_dropout_p(im, a->dropout)));
-	onnx_op_copy_shape(o, in[0]);
 	return 0;
 }

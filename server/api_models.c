@@ -6,11 +6,18 @@
  * it back; api_models_resolve turns a query's "model": {"id": ...} into the
  * stored model.
  *
- * Ids: 32 hex digits, srv_content_hash of the model's canonical text (keys
- * sorted, compact, reals to 17 digits) salted "dnnsat-model". The same
- * model uploaded again (the same ONNX file with the same options, or the
- * "model" that GET returns) gets the same id: 200 with the stored answer
- * instead of 201.
+ * Ids: 64 hex digits, the SHA-256 (srv_digest.h) of the model's canonical
+ * text (keys sorted, compact, reals to 17 digits), nothing else hashed:
+ * `sha256sum` of that text gives the id. Not truncated: two different
+ * models would need a SHA-256 collision to share an id, so an id names one
+ * model on every replica and after every restart, and the same model
+ * uploaded again (the same ONNX file with the same options, or the "model"
+ * that GET returns) gets the same id: 200 with the stored answer instead of
+ * 201. Ids of earlier versions (32 hex digits, srv_content_hash salted
+ * "dnnsat-model", not cryptographic) are still read: GET and queries serve
+ * a model stored under one, checked against that hash; nothing is stored
+ * under one any more, and uploading the model again stores it under its
+ * SHA-256 id (the old entry stays until evicted or deleted).
  *
  * Storage: the result cache (cache.h), in the reductions' table under keys
  * "model:<id>" (reduction keys are bare hex digits: the namespaces never
@@ -40,33 +47,50 @@
  */
 #include "answer.h"
 #include "onnx_import.h"
+#include "srv_digest.h"
 #include "srv_registry.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MODEL_SALT "dnnsat-model"
+#define LEGACY_SALT "dnnsat-model"   /* the 32-digit ids before SHA-256 */
+#define LEGACY_ID_LEN 32
+#define MODEL_ID_LEN 64
+#define KEY_LEN 80
 #define MODEL_KEY_PREFIX "model:"
 #define MAX_DIMS 32             /* dim= renames, as `dnnsat import --dim` */
 #define MAX_WARNINGS 64         /* importer warnings kept in the answer */
 #define IMPORT_MEMORY ((size_t)256 << 20)       /* the importer's arena */
 
-static int
-is_model_id(const char *s)
+/* MODEL_ID_LEN for an id (64 lowercase hex digits), LEGACY_ID_LEN for an
+ * id of an earlier version (32), else 0. */
+static size_t
+model_id_len(const char *s)
 {
 	size_t n = 0;
 
 	for (; s[n] != '\0'; n++)
 		if (!((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f')))
 			return 0;
-	return n == 32;
+	return n == MODEL_ID_LEN || n == LEGACY_ID_LEN ? n : 0;
 }
 
 static void
-model_key(const char *id, char key[64])
+model_key(const char *id, char key[KEY_LEN])
 {
-	snprintf(key, 64, MODEL_KEY_PREFIX "%s", id);
+	snprintf(key, KEY_LEN, MODEL_KEY_PREFIX "%s", id);
+}
+
+/* The id the model text `text` has: its SHA-256; with `legacy`, the
+ * 32-digit hash earlier versions stored it under. */
+static void
+model_id(const char *text, int legacy, char id[SRV_SHA256_HEX])
+{
+	if (legacy)
+		srv_content_hash(text, LEGACY_SALT, id);
+	else
+		srv_sha256_hex(text, strlen(text), id);
 }
 
 /* The stored model `id` (id checked by the caller): CACHE_HIT with *ce
@@ -76,14 +100,14 @@ model_key(const char *id, char key[64])
 static int
 model_load(struct srv *s, const char *id, struct cache_entry *ce)
 {
-	char key[64], own[33];
+	char key[KEY_LEN], own[SRV_SHA256_HEX];
 	int hit;
 
 	model_key(id, key);
 	hit = cache_get_result(s->cache, key, ce);
 	if (hit != CACHE_HIT)
 		return hit;
-	srv_content_hash(ce->request, MODEL_SALT, own);
+	model_id(ce->request, model_id_len(id) == LEGACY_ID_LEN, own);
 	if (ce->final && strcmp(own, id) == 0)
 		return CACHE_HIT;
 	srv_log("model %s: the stored model does not hash to its id: deleted, never served", id);
@@ -122,9 +146,9 @@ api_models_resolve(struct srv_request *r)
 		return -1;
 	}
 	id = json_string_value(idv);
-	if (id == NULL || !is_model_id(id)) {
+	if (id == NULL || model_id_len(id) == 0) {
 		srv_reply_problem(r, 422, "invalid-field", "Invalid field", "$.model.id",
-		    "$.model.id: must be a model id (32 hex digits) that POST /v1/models answered");
+		    "$.model.id: must be a model id (64 lowercase hex digits) that POST /v1/models answered");
 		return -1;
 	}
 	memset(&ce, 0, sizeof ce);
@@ -159,9 +183,9 @@ api_models_get(struct srv_request *r)
 	size_t n, m;
 	int hit;
 
-	if (!is_model_id(id)) {
-		srv_reply_problem(r, 404, "not-found", "Not found", NULL, "no model %.64s (model ids are 32 hex digits)",
-		    id);
+	if (model_id_len(id) == 0) {
+		srv_reply_problem(r, 404, "not-found", "Not found", NULL, "no model %.80s (model ids are 64 lowercase "
+		    "hex digits)", id);
 		return;
 	}
 	memset(&ce, 0, sizeof ce);
@@ -382,10 +406,10 @@ static void
 store_and_reply(struct srv_request *r, const char *text, json_t *meta)
 {
 	struct cache_entry ce;
-	char id[33], key[64];
+	char id[SRV_SHA256_HEX], key[KEY_LEN];
 	int hit;
 
-	srv_content_hash(text, MODEL_SALT, id);
+	model_id(text, 0, id);
 	model_key(id, key);
 	snprintf(r->location, sizeof r->location, "/v1/models/%s", id);
 	memset(&ce, 0, sizeof ce);
@@ -400,7 +424,7 @@ store_and_reply(struct srv_request *r, const char *text, json_t *meta)
 		cache_entry_clear(&ce);
 		srv_log("model %s: another model has this id: not stored", id);
 		srv_reply_problem(r, 409, "id-conflict", "Id conflict", NULL, "another model is stored under id %s "
-		    "(a hash collision): change the model's name (?name=) and upload it again", id);
+		    "(a SHA-256 collision, or a damaged entry): change the model's name (?name=) and upload it again", id);
 		return;
 	}
 	json_object_set_new(meta, "id", json_string(id));

@@ -52,9 +52,10 @@ size_t srv_query_bytes(const struct srv_query *sq);
  * cost model's version. Returns the canonical object (new reference). */
 json_t *srv_query_canonical(const json_t *body, char id[33], char **text);
 /* 32 hex digits hashing `text` and then `salt` (two FNV-1a variants, 128
- * bits): query ids (salt: the cost model's version) and model ids (salt:
- * "dnnsat-model", api_models.c). Not cryptographic: whoever reads an entry
- * by id compares the stored text with what the id should name. */
+ * bits): query ids (salt: the cost model's version) and the model ids of
+ * earlier versions (salt: "dnnsat-model", api_models.c; models are now
+ * named by SHA-256, srv_digest.h). Not cryptographic: whoever reads an
+ * entry by id compares the stored text with what the id should name. */
 void srv_content_hash(const char *text, const char *salt, char id[33]);
 /* 1 when `id` is the id of the canonical request text `text` (a stored
  * entry read by id answers that request and no other), else 0. */

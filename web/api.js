@@ -21,7 +21,11 @@ export async function request(path, { method = 'GET', body, signal } = {}) {
 		init.headers['Content-Type'] = 'application/json';
 		init.body = JSON.stringify(body);
 	}
-	const res = await fetch(path, init);
+	return answer(await fetch(path, init));
+}
+
+// {status, data} of a fetch response, or the ApiError of a 4xx/5xx.
+async function answer(res) {
 	const text = await res.text();
 	let data = null;
 	try {
@@ -32,6 +36,18 @@ export async function request(path, { method = 'GET', body, signal } = {}) {
 	if (!res.ok)
 		throw new ApiError(res.status, data || {});
 	return { status: res.status, data };
+}
+
+// Uploads a model file (a File) to POST /v1/models: an .onnx file as its
+// bytes (application/onnx), any other as a JSON model. Answers {status,
+// data}: 201 stored, 200 stored already; data is the model's metadata
+// with its "id".
+export async function uploadModel(file, { signal } = {}) {
+	const onnx = /\.onnx$/i.test(file.name);
+	return answer(await fetch('/v1/models', {
+		method: 'POST', signal, body: await file.arrayBuffer(),
+		headers: { Accept: 'application/json', 'Content-Type': onnx ? 'application/onnx' : 'application/json' },
+	}));
 }
 
 export const isAbort = (e) => e && e.name === 'AbortError';

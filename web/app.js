@@ -8,7 +8,7 @@
 // all. The inputs live in the URL fragment (state.js): written on every
 // change, read at load and when the fragment changes.
 
-import { configQuery, isAbort, request } from './api.js';
+import { configQuery, isAbort, request, uploadModel } from './api.js';
 import { $, h, put } from './dom.js';
 import * as fmt from './format.js';
 import { discrete, domain, exampleSpace, fits, spaceText } from './space.js';
@@ -109,6 +109,10 @@ function onTemplate() {
 	setExample();
 }
 
+// The hyperparameters of the models uploaded from this page, by id (a
+// query names them by id, so the textarea does not hold them).
+const uploaded = new Map();
+
 function setExample() {
 	const t = template();
 	let space = {};
@@ -116,13 +120,39 @@ function setExample() {
 		space = st.examples[t.name] || exampleSpace(t.hyperparameters);
 	else {
 		try {
-			space = exampleSpace(JSON.parse($('model-json').value).hyperparameters);
+			const m = JSON.parse($('model-json').value);
+			space = exampleSpace(m.hyperparameters || uploaded.get(m.id));
 		} catch {
 			space = {};
 		}
 	}
 	$('space').value = spaceText(space);
 	clearErrors('space');
+}
+
+// A model file chosen in the custom model's field: stored by POST
+// /v1/models, then the query names it as {"id": ...} and the space is
+// built from its hyperparameters (GET /v1/models/{id} returns them).
+async function onModelFile() {
+	const file = $('model-file').files[0];
+	if (!file)
+		return;
+	clearErrors('model');
+	$('model-upload').textContent = `Uploading ${file.name}...`;
+	try {
+		const { status, data } = await uploadModel(file);
+		const { data: stored } = await request(`/v1/models/${data.id}`);
+		uploaded.set(data.id, stored.model.hyperparameters);
+		$('model-json').value = JSON.stringify({ id: data.id });
+		setExample();
+		$('model-upload').textContent = `${data.name || file.name}: ${fmt.count(String(data.params))} parameters, `
+			+ `${status === 201 ? 'stored' : 'already stored'} as ${data.id.slice(0, 12)}...`;
+		$('model-upload').dataset.id = data.id;
+		solveSoon();
+	} catch (e) {
+		$('model-upload').textContent = '';
+		showError('model', e);
+	}
 }
 
 // The memory a process can allocate on the device: the solver caps every
@@ -583,6 +613,7 @@ function wire() {
 	on('template', 'change', () => { onTemplate(); solveSoon(); });
 	on('preset', 'change', solveSoon);
 	on('model-json', 'input', solveAfterTyping);
+	on('model-file', 'change', onModelFile);
 	on('space', 'input', solveAfterTyping);
 	on('space-example', 'click', () => { setExample(); solveSoon(); });
 	on('device', 'change', () => { onDevice(); solveSoon(); });

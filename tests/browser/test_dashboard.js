@@ -489,6 +489,30 @@ async function desktop(browser) {
 			await showsBounds(page, answer, polls);
 			await page.unrouteAll();
 		}],
+		['an uploaded ONNX model: stored by POST /v1/models, then named by its id in the query', async () => {
+			const isUpload = (r) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/v1/models';
+			const uploadDone = page.waitForResponse(isUpload, { timeout: STEP_TIMEOUT });
+			const solvedById = page.waitForResponse((r) => isReductionPost(r) && (r.request().postDataJSON().model || {}).id,
+				{ timeout: STEP_TIMEOUT });
+			solvedById.catch(() => {});     // awaited below; an earlier failure must not leave it unhandled
+			await page.setInputFiles('#model-file', path.join(TOP_SRCDIR, 'tests/data/onnx/tiny_cnn.onnx'));
+			const up = await uploadDone;
+			assert.ok([200, 201].includes(up.status()), `POST /v1/models answered ${up.status()}`);
+			assert.equal(up.request().headers()['content-type'], 'application/onnx');
+			const meta = await up.json();
+			assert.match(meta.id, /^[0-9a-f]{64}$/);
+			assert.equal(meta.params, 5466);
+			const r = await solvedById;
+			await page.waitForFunction(() => document.getElementById('summary-card').getAttribute('aria-busy') === 'false',
+				null, { timeout: STEP_TIMEOUT });
+			const sent = r.request().postDataJSON();
+			assert.deepEqual(sent.model, { id: meta.id });
+			// the example space from the stored model's one hyperparameter (its batch)
+			assert.deepEqual(Object.keys(sent.space), ['batch']);
+			const own = await apiAnswer(sent);
+			assert.equal((await shownCount(page)).raw, own.feasible);
+			assert.match(await page.textContent('#model-upload'), /5,466 parameters/);
+		}],
 		['a nested space whose options share a key: one row per address, heat map axes by address', async () => {
 			await solved(page, async () => {
 				await page.selectOption('#template', 'gpt');

@@ -9,6 +9,9 @@
    than the position table is invalid (the position ids' id_range); the bytes saved for backward
    are within 1% of what PyTorch's autograd saves (reference.json, two batch sizes and, for the
    transformers, two sequence lengths).
+   A Keras CNN in the shape tf2onnx writes (keras_cnn.onnx, gen_keras_cnn.py) imports with the
+   parameters and MACs counted by hand; ConvTranspose's pads, output_shape and auto_pad give
+   the output shapes of onnx.shape_inference.
 2. Bad input gets exit status 2 and a message naming the problem, never a crash: a missing file,
    an empty file, text, every truncation of a fixture at 64 points, bit flips, an unknown
    operator (named with its node; --unknown elementwise prices it with one warning per type),
@@ -100,6 +103,32 @@ def check_model(tmp, onnx_path, name, ref, dims):
         check(f"{name} {cfg}: saved activations within 1% of PyTorch", rel is not None and abs(rel) < 0.01, err)
 
 
+def check_keras_cnn(tmp):
+    """keras_cnn.onnx (gen_keras_cnn.py): a Keras CNN as tf2onnx writes it (NHWC input and a
+    Transpose to NCHW, Conv with pads, MaxPool, a Transpose back before the Flatten's Reshape,
+    Dense as MatMul + Add, Softmax), its batch dimension 'unk__6' renamed. Parameters and MACs
+    counted here by hand."""
+    out = os.path.join(tmp, "keras_cnn.json")
+    rc, _, err = run("import", os.path.join(DATA, "keras_cnn.onnx"), "--dim", "unk__6=batch_size", "--out", out)
+    check("keras_cnn: imports", rc == 0, err)
+    if rc != 0:
+        return
+    with open(out) as f:
+        ops = [l["op"] for l in json.load(f)["layers"]]
+    check("keras_cnn: MatMul + Add as linear, the NHWC transposes as permutes",
+          ops.count("linear") == 2 and ops.count("conv2d") == 2 and ops.count("permute") == 2 and "add" not in ops,
+          ops)
+    # conv 3x3 1->8 and 8->16 (with biases), dense 784->32 and 32->10 (with biases)
+    params = (8 * 1 * 9 + 8) + (16 * 8 * 9 + 16) + (784 * 32 + 32) + (32 * 10 + 10)
+    # per image: conv1 on 28x28 ("same"), conv2 on 14x14 after the pool, then the two dense layers
+    macs = 28 * 28 * 8 * 1 * 9 + 14 * 14 * 16 * 8 * 9 + 784 * 32 + 32 * 10
+    for batch in (1, 5):
+        d, err = costs(out, batch_size=batch)
+        check(f"keras_cnn batch {batch}: params {params}, MACs {batch * macs}",
+              d is not None and d["costs"]["params"] == params and d["costs"]["macs"] == batch * macs,
+              d and (d["costs"]["params"], d["costs"]["macs"]) or err)
+
+
 def make_onnx(path, op, extra_nodes=(), external=None):
     import onnx
     from onnx import helper, TensorProto
@@ -117,6 +146,75 @@ def make_onnx(path, op, extra_nodes=(), external=None):
         onnx.save_model(m, path)
 
 
+def make_conv_transpose(path, attrs, sym_h=False):
+    """x [batch, 4, 5, 7] (height 'h' with sym_h) -> ConvTranspose 3x3 (4 -> 6 channels, no bias)
+    -> y; returns the output shape python3-onnx's shape inference gives (strings for symbols)."""
+    import onnx
+    import struct
+    from onnx import helper, TensorProto, shape_inference
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4, "h" if sym_h else 5, 7])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    w = helper.make_tensor("w", TensorProto.FLOAT, [4, 6, 3, 3], struct.pack("<216f", *[0.1] * 216), raw=True)
+    g = helper.make_graph([helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="up", **attrs)], "g", [x], [y], [w])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.save_model(m, path)
+    dims = shape_inference.infer_shapes(m).graph.output[0].type.tensor_type.shape.dim
+    return [d.dim_value if d.HasField("dim_value") else d.dim_param for d in dims]
+
+
+def check_conv_transpose(tmp):
+    """ConvTranspose's asymmetric pads, output_shape and auto_pad (ONNX's formulas): the imported
+    output shape is python3-onnx's shape inference's (or, where that one departs from the
+    operator's docs, the docs'), MACs are input elements x 6 x 9 whatever the padding, and what
+    the model format cannot hold is an error naming the node."""
+    p = os.path.join(tmp, "ct.onnx")
+    macs = 2 * 4 * 5 * 7 * 6 * 9
+    # (attributes, the output's height and width when shape inference is not followed)
+    cases = [(dict(strides=[2, 2], pads=[0, 1, 1, 0]), None),        # asymmetric: trim 1 on each axis
+             (dict(strides=[2, 2], output_shape=[10, 14]), None),     # total padding 1, 1
+             (dict(strides=[2, 2], output_shape=[12, 16]), None),     # negative: output_padding 1
+             (dict(strides=[2, 2], auto_pad="SAME_UPPER"), None),     # in * stride
+             (dict(strides=[2, 2], auto_pad="SAME_LOWER"), None),
+             (dict(strides=[3, 2], auto_pad="SAME_UPPER"), None),     # total 0 and 1
+             (dict(strides=[4, 4], auto_pad="SAME_UPPER"), None),     # kernel under the stride: pads 0
+             (dict(auto_pad="VALID"), None),
+             (dict(pads=[0, 0, 1, 0]), None),                          # stride 1, odd trim: a slice
+             (dict(pads=[1, 2, 0, 1], dilations=[2, 2]), None),
+             (dict(strides=[2, 2], output_padding=[1, 0], pads=[1, 1, 0, 0]), None),
+             # the operator's docs: out = in * stride, output_padding inside the total padding;
+             # python3-onnx 1.12's shape inference adds output_padding on top (11 x 15)
+             (dict(strides=[2, 2], auto_pad="SAME_LOWER", output_padding=[1, 1]), [10, 14])]
+    for attrs, hw in cases:
+        want = make_conv_transpose(p, attrs)
+        if hw is not None:
+            want = ["batch", 6] + hw
+        out = os.path.join(tmp, "ct.json")
+        rc, _, err = run("import", p, "--out", out)
+        d, err2 = costs(out, batch=2) if rc == 0 else (None, err)
+        last = None
+        if d:
+            rc2, sout, _ = run("estimate", "--model", out, "--json", "--per-op", "batch=2")
+            ops = json.loads(sout)["costs"]["operators"] if rc2 in (0, 1) and sout.strip() else []
+            # the model's last layer (the loss dnnsat appends comes after it)
+            last = ([op for op in ops if op["path"].startswith("$.layers")] or [None])[-1]
+        check(f"ConvTranspose {attrs}: imports", rc == 0 and d is not None, err + err2)
+        if d is None or last is None:
+            continue
+        check(f"ConvTranspose {attrs}: output shape {want[1:]} (batch 2)", last["shape"] == [2] + want[1:],
+              last["shape"])
+        check(f"ConvTranspose {attrs}: MACs", d["costs"]["macs"] == macs and d["costs"]["params"] == 216,
+              (d["costs"]["macs"], d["costs"]["params"]))
+    # what is refused, naming the node
+    for attrs, sym_h, why in ((dict(output_shape=[10, 14], strides=[2, 2]), True, "symbolic input size"),
+                              (dict(output_shape=[20, 14], strides=[2, 2]), False, "larger than the full"),
+                              (dict(output_shape=[10]), False, "output_shape has the wrong number"),
+                              (dict(auto_pad="SAME_MIDDLE"), False, "auto_pad SAME_MIDDLE"),
+                              (dict(output_padding=[2, 0], strides=[2, 2]), False, "not smaller than")):
+        make_conv_transpose(p, attrs, sym_h)
+        rc, _, err = run("import", p)
+        check(f"ConvTranspose {attrs}: an error naming the node", rc == 2 and "'up'" in err and why in err, err)
+
+
 def main():
     with open(os.path.join(DATA, "reference.json")) as f:
         refs = json.load(f)
@@ -126,6 +224,25 @@ def main():
     check_model(tmp, os.path.join(DATA, "tiny_decoder.onnx"), "tiny_decoder", refs["tiny_decoder"], ["batch"])
     # ViT: class token and position embedding (parameters outside any operator) as embeddings
     check_model(tmp, os.path.join(DATA, "vit_tiny.onnx"), "vit_tiny", refs["vit_tiny"], ["batch"])
+    # its nn.MultiheadAttention (sequence first, heads folded into the batch of 3-d MatMuls, q
+    # scaled before the product) is one attention_core per layer, so the attention kernel
+    # applies: eager keeps the 4 x 17 x 17 probabilities per image and layer, sdpa (the
+    # memory-efficient kernel at fp32) the output and the log-sum-exp instead, 1,920 bytes
+    # more per layer at batch 8 (at 17 tokens the probabilities are smaller than the output)
+    vit = os.path.join(tmp, "vit_tiny.json")
+    with open(vit) as f:
+        vlayers = json.load(f)["layers"]
+    check("vit_tiny: nn.MultiheadAttention folded into attention_core",
+          sum(l.get("op") == "attention_core" for l in vlayers) == 2 and
+          not any(l.get("op") == "softmax" for l in vlayers), [l.get("op") for l in vlayers])
+    saved = {}
+    for kernel in ("eager", "sdpa"):
+        d, err = costs(vit, attention=kernel, batch=8)
+        saved[kernel] = d["costs"]["activation_bytes_saved"] if d else None
+    print(f"vit_tiny batch 8: saved bytes {saved['eager']} (eager), {saved['sdpa']} (sdpa)")
+    check("vit_tiny: the attention kernel changes the saved bytes",
+          None not in saved.values() and saved["sdpa"] - saved["eager"] == 2 * 1920, saved)
+    check_keras_cnn(tmp)
     for name in ("bert_tiny", "gpt_tiny"):
         check_model(tmp, os.path.join(DATA, name + ".onnx"), name, refs[name], ["batch", "seq"])
         # MACs of a transformer are linear in seq plus attention quadratic in seq
@@ -283,6 +400,7 @@ def main():
         os.remove(os.path.join(ext, "weights.bin"))
         rc, _, err = run("import", p)
         check("external data missing: a clear error", rc == 2 and "weights.bin" in err and "missing" in err, err)
+        check_conv_transpose(tmp)
     if os.environ.get("DNNSAT_ONNX_BIG") == "1":
         big = os.path.join(tmp, "big")
         subprocess.run(["/usr/bin/python3", os.path.join(DATA, "gen_onnx_fixtures.py"), "--big", big], check=True,

@@ -447,6 +447,7 @@ CHECK_EXAMPLE = load("examples/api/check.json")
 ESTIMATE_EXAMPLE = load("examples/api/estimate.json")
 WORKLOAD = {"mode": "training", "optimizer": "adam", "dtype": "fp32", "tf32": False}
 HEX32 = re.compile(r"^[0-9a-f]{32}$")
+HEX64 = re.compile(r"^[0-9a-f]{64}$")  # model ids: SHA-256
 
 
 def check_extreme(d, rid, goal, param, per, items, space):
@@ -1909,7 +1910,7 @@ def check_model(name, r, status):
     j = r.json if isinstance(r.json, dict) else {}
     if not ok:
         return j
-    check(name + ": id is 32 hex", isinstance(j.get("id"), str) and HEX32.match(j["id"]), j.get("id"))
+    check(name + ": id is 64 hex (SHA-256)", isinstance(j.get("id"), str) and HEX64.match(j["id"]), j.get("id"))
     eq(name + ": Location", r.h("Location"), "/v1/models/%s" % j.get("id"))
     check(name + ": name", isinstance(j.get("name"), str) and j["name"], j.get("name"))
     check(name + ": hyperparameters with defaults", isinstance(j.get("hyperparameters"), dict) and

@@ -16,7 +16,7 @@ SERVER_SRCS="$(ls server/srv_*.c server/api_*.c cache/cache*.c solver/z3/*.c | g
 VERSION="$(sed -n 's/^AC_INIT(\[dnnsat\], \[\([^]]*\)\].*/\1/p' configure.ac)"
 for target in ${FUZZ_TARGETS:-model expr space query progress request onnx}; do
 	extra=""
-	[ "$target" = request ] && extra="-Isolver/z3 $SERVER_SRCS $(pkg-config --libs libmicrohttpd libpq) -lz3 -lpthread"
+	[ "$target" = request ] && extra="-Isolver/z3 $SERVER_SRCS $(pkg-config --libs libmicrohttpd libpq nettle) -lz3 -lpthread"
 	clang $CFLAGS -DDNNSAT_PKGDATADIR="\"$PWD\"" -DPACKAGE_VERSION="\"$VERSION\"" -o "$out/fuzz_$target" \
 		"tests/fuzz/fuzz_$target.c" $SRCS $extra $(pkg-config --libs jansson) -lgmp -lm
 	rm -rf "$out/corpus_$target"

@@ -674,7 +674,7 @@ runtime_pkgs = []
 for ins, arg in runtime:
     for m in re.finditer(r"apt-get install ((?:\s*[-\w.+=]+)+)", arg):
         runtime_pkgs += [p for p in m.group(1).split() if not p.startswith("-")]
-check("Dockerfile: runtime libraries", {"libjansson4", "libmicrohttpd12", "libz3-4", "libpq5", "libgmp10"} <=
+check("Dockerfile: runtime libraries", {"libjansson4", "libmicrohttpd12", "libz3-4", "libpq5", "libgmp10", "libnettle8"} <=
       set(runtime_pkgs), str(runtime_pkgs))
 check("Dockerfile: no build packages at run time", not [p for p in runtime_pkgs if p.endswith("-dev")], str(runtime_pkgs))
 copies = " ".join(a for i, a in runtime if i == "COPY")

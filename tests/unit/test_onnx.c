@@ -420,21 +420,26 @@ START_TEST(test_import_conv_transpose)
 		int64_t v[4];
 		int n;
 		const char *want;       /* in the error, or NULL: imports */
+		int64_t pad, opad;      /* imported: the padding and output_padding written */
 	} cases[] = {
-		{ "output_padding", { 1, 1 }, 2, NULL },
+		{ "output_padding", { 1, 1 }, 2, NULL, 1, 1 },
 		{ "output_padding", { 2, 2 }, 2, "output_padding 2" },
 		{ "output_padding", { 1 }, 1, "output_padding has the wrong number of entries" },
 		{ "output_padding", { 1, 1, 1 }, 3, "output_padding has the wrong number of entries" },
 		{ "output_padding", { 0, 9 }, 2, "not smaller than the stride" },
 		{ "group", { 3 }, 0, "group 3 does not divide" },
 		{ "group", { 0 }, 0, "group 0" },
-		{ "pads", { 1, 1, 2, 2 }, 4, "asymmetric pads" },
+		/* total padding 3 on each axis: padding 2, output_padding 1 */
+		{ "pads", { 1, 1, 2, 2 }, 4, NULL, 2, 1 },
 		{ "pads", { 9, 9, 9, 9 }, 4, "pads larger than the output" },
 		{ "kernel_shape", { 3 }, 1, "kernel_shape" },
 		{ "strides", { 0, 2 }, 2, "out of range" },
 		{ "strides", { 2 }, 1, "strides has the wrong number of entries" },
 		{ "dilations", { 1, 1, 1 }, 3, "dilations has the wrong number of entries" },
-		{ "output_shape", { 10, 10 }, 2, "output_shape" },
+		/* (5 - 1) * 2 + 3 - 10: total padding 1, whatever pads say */
+		{ "output_shape", { 10, 10 }, 2, NULL, 1, 1 },
+		{ "output_shape", { 30, 30 }, 2, "larger than the full transposed convolution" },
+		{ "output_shape", { 10, 10, 10 }, 3, "output_shape has the wrong number of entries" },
 	};
 	const int64_t strides[2] = { 2, 2 }, pads[4] = { 1, 1, 1, 1 };
 
@@ -461,8 +466,8 @@ START_TEST(test_import_conv_transpose)
 			/* W [4, 2, 3, 3], group 1: 2 output channels */
 			ck_assert_int_eq(json_integer_value(json_object_get(l, "out_channels")), 2);
 			ck_assert_int_eq(json_integer_value(json_object_get(l, "stride")), 2);
-			ck_assert_int_eq(json_integer_value(json_object_get(l, "padding")), 1);
-			ck_assert_int_eq(json_integer_value(json_object_get(l, "output_padding")), 1);
+			ck_assert_int_eq(json_integer_value(json_object_get(l, "padding")), cases[c].pad);
+			ck_assert_int_eq(json_integer_value(json_object_get(l, "output_padding")), cases[c].opad);
 			ck_assert(json_is_true(json_object_get(l, "bias")));
 			json_decref(doc);
 			continue;

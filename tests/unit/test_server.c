@@ -24,6 +24,7 @@
 
 #include "json_text.h"
 #include "srv.h"
+#include "srv_digest.h"
 #include "srv_registry.h"
 
 /* A path that route pattern p matches: "{}" as a segment, "*" as a file. */
@@ -1550,6 +1551,35 @@ member(const char *resp, const char *key, char *out, size_t cap)
 	json_decref(j);
 }
 
+/* srv_sha256_hex against FIPS 180-4's test vectors (and sha256sum's answer
+ * for the empty input), and a one-byte change that changes every id. */
+START_TEST(test_sha256)
+{
+	static const char million_a_head[] = "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0";
+	char hex[SRV_SHA256_HEX], other[SRV_SHA256_HEX];
+	char *a = malloc(1000000);
+
+	srv_sha256_hex("abc", 3, hex);
+	ck_assert_str_eq(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	srv_sha256_hex("", 0, hex);
+	ck_assert_str_eq(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+	srv_sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 56, hex);
+	ck_assert_str_eq(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+	ck_assert_ptr_nonnull(a);
+	memset(a, 'a', 1000000);
+	srv_sha256_hex(a, 1000000, hex);
+	ck_assert_str_eq(hex, million_a_head);
+	a[500000] = 'b';
+	srv_sha256_hex(a, 1000000, other);
+	ck_assert_str_ne(hex, other);
+	free(a);
+	srv_sha256_hex("{\"dnnsat_model\":1,\"name\":\"a\"}", 30, hex);
+	srv_sha256_hex("{\"dnnsat_model\":1,\"name\":\"b\"}", 30, other);
+	ck_assert_str_ne(hex, other);
+	ck_assert_int_eq((int)strlen(hex), 64);
+}
+END_TEST
+
 /* POST /v1/models (api_models.c): an ONNX upload is 201 and then 200 with
  * the same id, GET returns the model, a reduction by {"id"} is the
  * reduction with the model inline (the same reduction id), and the refused
@@ -1558,11 +1588,13 @@ START_TEST(test_server_models)
 {
 	static char buf[1 << 20];
 	static const char *const extra[] = { "--max-model-bytes", "100000", NULL };
-	char id[33], again[33], rid[33], path[128], q[1024];
+	char id[SRV_SHA256_HEX], again[SRV_SHA256_HEX], rid[33], path[160], q[1024], own[SRV_SHA256_HEX];
+	char legacy[33], key[80];
 	size_t len, blen;
 	char *onnx = slurp("tests/data/onnx/tiny_cnn.onnx", &len), *big = slurp("tests/data/onnx/bert_tiny.onnx", &blen);
 	json_t *j, *model;
-	char *inline_q;
+	char *inline_q, *text;
+	struct cache_entry ce;
 
 	server_start_with(NULL, extra);
 	ck_assert_int_eq(http_bytes("POST", "/v1/models", "application/octet-stream", onnx, len, NULL, buf, sizeof buf),
@@ -1587,6 +1619,28 @@ START_TEST(test_server_models)
 	model = json_incref(json_object_get(j, "model"));
 	ck_assert_int_eq(json_integer_value(json_object_get(model, "dnnsat_model")), 1);
 	json_decref(j);
+	/* the id is the SHA-256 of the model's canonical text, all 64 digits */
+	text = json_dumps(model, JSON_SORT_KEYS | JSON_COMPACT | JSON_REAL_PRECISION(17));
+	srv_sha256_hex(text, strlen(text), own);
+	ck_assert_str_eq(id, own);
+	/* a model stored by an earlier version under its 32-digit id is served */
+	srv_content_hash(text, "dnnsat-model", legacy);
+	snprintf(key, sizeof key, "model:%s", legacy);
+	memset(&ce, 0, sizeof ce);
+	ce.request = text;
+	ce.result = "{\"name\":\"old\"}";
+	ce.final = 1;
+	ck_assert_int_eq(cache_put(server.cache, key, &ce), 0);
+	snprintf(path, sizeof path, "/v1/models/%s", legacy);
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 200);
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "\"name\":\"old\""));
+	/* and one whose text does not hash to it is not (deleted) */
+	legacy[0] = legacy[0] == '0' ? '1' : '0';
+	snprintf(key, sizeof key, "model:%s", legacy);
+	ck_assert_int_eq(cache_put(server.cache, key, &ce), 0);
+	snprintf(path, sizeof path, "/v1/models/%s", legacy);
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 404);
+	free(text);
 	snprintf(q, sizeof q, "{\"model\":{\"id\":\"%s\"},\"device\":\"t4\",\"budgets\":{\"memory\":\"2GiB\"},"
 	    "\"space\":{\"batch\":{\"_type\":\"choice\",\"_value\":[1,64,4096]}}}", id);
 	ck_assert_int_eq(http("POST", "/v1/reductions", "application/json", q, NULL, buf, sizeof buf), 201);
@@ -1664,6 +1718,7 @@ suite(void)
 	tcase_add_test(t, test_server_slow_clients);
 	tcase_add_test(t, test_server_hostile_requests);
 	tcase_add_test(t, test_server_port_taken);
+	tcase_add_test(t, test_sha256);
 	tcase_add_test(t, test_server_models);
 	suite_add_tcase(s, t);
 	return s;
