@@ -637,6 +637,7 @@ def phase_load(ref, reps, lb, rid6):
     stats = {"requests": 0, "wrong": 0, "bad5xx": 0, "503": 0, "429": 0, "202": 0, "restarts": 0,
              "bad_restarts": 0}
     per_kind = dict((k, 0) for k in mix.kinds)
+    kinds503 = {}               # problem type of each documented 503 -> count
     examples = []
     slock = threading.Lock()
 
@@ -659,6 +660,8 @@ def phase_load(ref, reps, lb, rid6):
                     stats["429"] += 1
                 elif documented_503(r):
                     stats["503"] += 1
+                    t = str(r.json.get("type", "")).rsplit("/", 1)[-1]
+                    kinds503[t] = kinds503.get(t, 0) + 1
                 else:
                     stats["bad5xx"] += 1
                     examples.append("status: %s %s: %r" % (method, path[:70], r))
@@ -681,10 +684,12 @@ def phase_load(ref, reps, lb, rid6):
                     stats["bad_restarts"] += 1
                     examples.append("restart of %s: exit status %r" % (rep.name, rc))
 
-    # warm-up: every replica compiles the mix's reduction once, so that
-    # what it keeps afterwards is steady state
+    # warm-up: every replica answers each request of the mix once (compiles
+    # every query of it), so that what replica 1 keeps afterwards is steady
+    # state whatever the machine's speed
     for rep in reps:
-        rep.post("/v1/reductions", resnet_query("6GiB"))
+        for kind, method, path, body, key, want in mix.ops:
+            request(rep.port, method, path, body)
     threads = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(CLIENTS)]
     threads.append(threading.Thread(target=restarter, daemon=True))
     t0 = time.time()
@@ -705,6 +710,8 @@ def phase_load(ref, reps, lb, rid6):
                                                   ", ".join("%s %d" % kv for kv in sorted(per_kind.items())),
                                                   stats["restarts"], stats["wrong"], stats["bad5xx"], stats["503"],
                                                   stats["429"], stats["202"]))
+    if kinds503:
+        note("load: the documented 503s by problem type: %s" % ", ".join("%s %d" % kv for kv in sorted(kinds503.items())))
     note("load: replica 1 (never restarted) RSS %s KiB after warm-up (%.0f s), %s KiB at the end" %
          (rss0, SECONDS / 3, rss1))
     eq("load: no wrong answer", stats["wrong"], 0)
@@ -717,7 +724,7 @@ def phase_load(ref, reps, lb, rid6):
         note("load: an AddressSanitizer build: RSS not compared (its quarantine grows), leaks are "
              "LeakSanitizer's at every exit")
     else:
-        check("load: replica 1's RSS flat (at most +10%% + 16 MiB from the warm-up to the end)",
+        check("load: replica 1's RSS flat (at most +10% + 16 MiB from the warm-up to the end)",
               rss0 is not None and rss1 is not None and rss1 <= rss0 * 1.10 + 16384, (rss0, rss1))
 
 
