@@ -15,7 +15,10 @@
 # engine) run once, in the sanitized pass: Z3 itself is not instrumented, so
 # they cost little more there, and that pass also checks our Z3 glue for
 # memory errors. The plain pass sets DNNSAT_TEST_Z3=0 (each skip is said in
-# the test's log). The sanitized pass comes first so that the plain build
+# the test's log). The cluster fault test (three replicas behind nginx,
+# about five minutes) runs once too, in the plain pass, where it also
+# compares the replicas' memory (DNNSAT_TEST_CLUSTER=0 skips it). The
+# sanitized pass comes first so that the plain build
 # is the last one: no third build to return the tree to a plain one.
 set -eu
 cd "$(dirname "$0")/.."
@@ -39,7 +42,7 @@ echo "== build (-Werror, ASan + UBSan) and make check, with the Z3 cross-checks"
 # sanitized code runs 2-4x slower, and make -j shares the cores: Check's
 # per-test timeouts (hang guards, not time limits) stretch with it
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	CK_TIMEOUT_MULTIPLIER="${CK_TIMEOUT_MULTIPLIER:-8}" DNNSAT_TEST_Z3=1 \
+	CK_TIMEOUT_MULTIPLIER="${CK_TIMEOUT_MULTIPLIER:-8}" DNNSAT_TEST_Z3=1 DNNSAT_TEST_CLUSTER=0 \
 	make -s -j"$jobs" check || failed "make check (sanitized)"
 
 # one closing line for every check that ran (Check suites; CLI, schema,
@@ -65,7 +68,7 @@ FUZZ_SECONDS="${FUZZ_SECONDS:-30}" ./tests/fuzz/run-fuzz.sh
 
 echo "== build (-Werror) and make check, the Z3 cross-checks skipped (run above)"
 ./scripts/build.sh --enable-werror
-CK_TIMEOUT_MULTIPLIER="${CK_TIMEOUT_MULTIPLIER:-2}" DNNSAT_TEST_Z3=0 \
+CK_TIMEOUT_MULTIPLIER="${CK_TIMEOUT_MULTIPLIER:-2}" DNNSAT_TEST_Z3=0 DNNSAT_TEST_CLUSTER=1 \
 	make -s -j"$jobs" check || failed "make check (plain)"
 
 echo "all tests passed"
