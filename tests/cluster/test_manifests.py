@@ -28,12 +28,15 @@ server they deploy (no cluster or container engine needed):
 Prints one line per failed check and "N passed, M failed"; exit status 1 on
 any failure.
 """
+import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import time
 
 import yaml
 
@@ -221,8 +224,87 @@ def check_nginx_syntax():
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=30)
         check("nginx -t accepts docker/nginx.conf and nginx-proxy.conf", p.returncode == 0,
               p.stdout.decode(errors="replace"))
+        if p.returncode == 0:
+            check_nginx_problems(nginx, d, conf)
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+
+def raw_request(port, data):
+    """Sends raw bytes, returns (status, content type, body) of the answer."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+        s.sendall(data)
+        out = b""
+        while True:
+            try:
+                chunk = s.recv(65536)
+            except socket.timeout:
+                break
+            if not chunk:
+                break
+            out += chunk
+            head, sep, body = out.partition(b"\r\n\r\n")
+            m = re.search(rb"(?im)^content-length: *(\d+)", head)
+            if sep and m and len(body) >= int(m.group(1)):
+                break
+    head, _, body = out.partition(b"\r\n\r\n")
+    lines = head.decode(errors="replace").split("\r\n")
+    status = int(lines[0].split()[1]) if lines and len(lines[0].split()) > 1 else 0
+    ctype = next((l.split(":", 1)[1].strip() for l in lines[1:] if l.lower().startswith("content-type:")), "")
+    return status, ctype, body
+
+
+def check_nginx_problems(nginx, d, conf):
+    """What nginx answers itself is problem+json (issue 13): the config run
+    on a free port, its upstream a closed port, and the heads that
+    libmicrohttpd would refuse with HTML sent raw."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    conf = conf.replace("listen 8080;", "listen 127.0.0.1:%d;" % port)
+    conf = conf.replace("server 127.0.0.1:8080", "server 127.0.0.1:%d" % closed)
+    conf = conf.replace("worker_processes auto;", "worker_processes 1;")
+    path = os.path.join(d, "run.conf")
+    with open(path, "w") as f:
+        f.write(conf)
+    p = subprocess.Popen([nginx, "-p", d, "-c", path, "-e", os.path.join(d, "err.log"), "-g", "daemon off;"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(300):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        cases = [
+            ("no replica reachable", b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", 502),
+            ("HTTP/3.0", b"GET / HTTP/3.0\r\nHost: x\r\n\r\n", 505),
+            ("a malformed request line", b"GARBAGE\r\n\r\n", 400),
+            ("a malformed header line", b"GET / HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n", 400),
+            ("a malformed Content-Length", b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1x\r\n\r\n", 400),
+            ("a 60 KB request line", b"GET /" + b"a" * 60000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", 414),
+            ("a 60 KB header", b"GET / HTTP/1.1\r\nHost: x\r\nX-A: " + b"a" * 60000 + b"\r\n\r\n", 400),
+            ("a body over 64 MiB", b"POST /v1/models HTTP/1.1\r\nHost: x\r\nContent-Length: 70000000\r\n\r\n", 413),
+        ]
+        for name, data, want in cases:
+            try:
+                status, ctype, body = raw_request(port, data)
+                doc = json.loads(body.decode())
+                ok = status == want and ctype == "application/problem+json" and doc.get("status") == want
+            except (OSError, ValueError) as e:
+                ok, status, ctype, body = False, 0, "", str(e).encode()
+            check("nginx answers %s with %d problem+json" % (name, want), ok,
+                  "%d %s %r" % (status, ctype, body[:200]))
+    finally:
+        p.terminate()
+        try:
+            p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
 
 
 def check_kustomize():
