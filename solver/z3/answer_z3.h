@@ -78,8 +78,9 @@ json_t *ans_z3_conflict(struct sq_query *q, const struct fs_engine *e, unsigned 
  * "min_bracket": [a, b] holding the infimum of the values that fit, with
  * b = "min" (fits) and nothing fitting at or below a (a == b: attained),
  * "min_beyond": what proved that ("z3", "interval bounds", "the range's
- * end", null: not proven), "max_bracket" / "max_beyond" likewise for the
- * supremum, "exact": true when both brackets are within ANS_Z3_RANGE_
+ * end", null: not proven), "min_z3": true when Z3 confirmed on exact
+ * rationals that "min" fits and a does not, "max_bracket" / "max_beyond" /
+ * "max_z3" likewise for the supremum, "exact": true when both brackets are within ANS_Z3_RANGE_
  * PRECISION * (high - low), their ends confirmed by Z3 on exact rationals,
  * and nothing beyond them proven, "grid_hull": the engine's hull at its
  * grid resolution (null when the count is not exact), which holds both

@@ -103,6 +103,14 @@ z3_fits_in(struct rq *r, double lo, double hi, const char **why)
 	return a;
 }
 
+/* Records why the answer is not exact: the first reason stands. */
+static void
+stop(struct rq *r, const char *why)
+{
+	if (r->stopped == NULL)
+		r->stopped = why;
+}
+
 /* The engine: does some configuration fit at exactly t (its evaluation in
  * doubles)? 1, 0, -1 error or deadline (r->stopped set). */
 static int
@@ -114,13 +122,13 @@ engine_fits(struct rq *r, double t)
 
 	memset(&err, 0, sizeof err);
 	if (m < 0) {
-		r->stopped = "out of memory";
+		stop(r, "out of memory");
 		return -1;
 	}
 	found = fs_first_in_box(&r->x, r->pos, &err);
 	fs_real_unrestrict(&r->x, r->c, m);
 	if (found < 0 || r->x.timed_out) {
-		r->stopped = r->x.timed_out ? "deadline" : "out of memory";
+		stop(r, r->x.timed_out ? "deadline" : "out of memory");
 		return -1;
 	}
 	return found == 0;
@@ -136,10 +144,11 @@ first_fit(struct rq *r, double start)
 	struct dn_error err;
 
 	memset(&err, 0, sizeof err);
-	if (!isnan(start) && engine_fits(r, start) == 1)
-		return start;
-	if (r->stopped != NULL || fs_first_in_box(&r->x, r->pos, &err) != 0 ||
-	    fs_real_witness(&r->x, r->pos, r->w) != 1)
+	int f = isnan(start) ? 0 : engine_fits(r, start);
+
+	if (f != 0)
+		return f > 0 ? start : NAN;
+	if (fs_first_in_box(&r->x, r->pos, &err) != 0 || fs_real_witness(&r->x, r->pos, r->w) != 1)
 		return NAN;
 	return r->w[r->c];
 }
@@ -166,14 +175,25 @@ pair(double a, double b)
 	return a <= b ? json_pack("[f,f]", a, b) : json_pack("[f,f]", b, a);
 }
 
+/* Sets item[<end><suffix>] (end "max" or "min") to v (stolen). */
+static void
+set_end(json_t *item, int dir, const char *suffix, json_t *v)
+{
+	char key[32];
+
+	snprintf(key, sizeof key, "%s%s", dir > 0 ? "max" : "min", suffix);
+	json_object_set_new(item, key, v);
+}
+
 /*
  * One end of c's range: dir 1 the supremum, -1 the infimum; hull: the
  * engine's grid hull at that end (NAN none). Sets into item "max" (or
- * "min"): a value that fits, "max_bracket": [it, a value beyond which,
- * itself included, nothing fits] (equal when the end is attained), and
- * "max_beyond": what proved that nothing beyond fits ("z3" or "interval
- * bounds"; null: not proven). Returns 1 when every step was decided and
- * proven, 0 otherwise (r->stopped says why).
+ * "min"): a value that fits (null when none was found), "max_bracket":
+ * [it, a value at and beyond which nothing fits] (equal when the end is
+ * attained), "max_z3": whether Z3 confirmed both on exact rationals, and
+ * "max_beyond": what proved that nothing fits beyond ("z3", "interval
+ * bounds", "the range's end"; null: not proven). Returns 1 when all of it
+ * was decided and proven, 0 otherwise (r->stopped says why).
  */
 static int
 range_end(struct rq *r, int dir, double hull, json_t *item)
@@ -182,19 +202,21 @@ range_end(struct rq *r, int dir, double hull, json_t *item)
 	const char *why = NULL, *beyond = NULL;
 	double end = dir > 0 ? cv->H : cv->L, eps = ANS_Z3_RANGE_PRECISION * (cv->H - cv->L);
 	double got, none = isnan(hull) ? end : hull;
-	int f, ok = 0;
-	char key[16];
+	int f, confirmed = 0;
 
 	/* got fits, nothing fits at none (or none == got: attained) */
-	if ((f = engine_fits(r, none)) < 0)
-		goto out;
+	if ((f = engine_fits(r, none)) < 0) {
+		set_end(item, dir, "", json_null());
+		return 0;
+	}
 	got = f ? none : first_fit(r, cell_inside(cv, hull, dir));
 	if (isnan(got)) {
-		if (r->stopped == NULL)
-			r->stopped = "no value fits on the engine's grid";
-		goto out;
+		stop(r, "no value fits on the engine's grid");
+		set_end(item, dir, "", json_null());
+		return 0;
 	}
-	while (fabs(none - got) > eps && r->stopped == NULL) {
+	f = 0;
+	while (fabs(none - got) > eps) {
 		double mid = got + (none - got) / 2;
 		if (mid == got || mid == none)
 			break;          /* adjacent doubles */
@@ -202,34 +224,29 @@ range_end(struct rq *r, int dir, double hull, json_t *item)
 			break;
 		*(f ? &got : &none) = mid;
 	}
-	if (r->stopped != NULL)
-		goto out;
-	/* Z3 confirms both on exact rationals */
-	if (z3_fits_in(r, got, got, &why) != Z3C_SAT || (none != got && z3_fits_in(r, none, none, &why) != Z3C_UNSAT)) {
-		r->stopped = why != NULL ? why : "Z3 and the engine's floating-point evaluation disagree at the bracket";
-		goto out;
+	/* Z3 confirms both on exact rationals (the engine evaluates in doubles) */
+	if (f >= 0) {
+		confirmed = z3_fits_in(r, got, got, &why) == Z3C_SAT &&
+		    (none == got || z3_fits_in(r, none, none, &why) == Z3C_UNSAT);
+		if (!confirmed)
+			stop(r, why != NULL ? why : "Z3 and the engine's floating-point evaluation disagree at the bracket");
 	}
 	/* nothing beyond none: Z3 over the reals if it decides, else the
 	 * engine's interval bounds up to the hull, and the hull beyond */
+	why = NULL;
 	if (none == got && none == end)
 		beyond = "the range's end";
-	else if (z3_fits_in(r, fmin(none, end), fmax(none, end), &why) == Z3C_UNSAT)
+	else if (confirmed && z3_fits_in(r, fmin(none, end), fmax(none, end), &why) == Z3C_UNSAT)
 		beyond = "z3";
 	else if (!isnan(hull) && (none == hull || fs_real_none_in(&r->x, r->c, fmin(none, hull), fmax(none, hull))))
 		beyond = "interval bounds";
-	else if (r->stopped == NULL)
-		r->stopped = why != NULL ? why : "nothing beyond the bracket could be proven";
-	ok = beyond != NULL && r->stopped == NULL;
-	snprintf(key, sizeof key, "%s", dir > 0 ? "max" : "min");
-	json_object_set_new(item, key, json_real(got));
-	snprintf(key, sizeof key, "%s_bracket", dir > 0 ? "max" : "min");
-	json_object_set_new(item, key, pair(got, none));
-	snprintf(key, sizeof key, "%s_beyond", dir > 0 ? "max" : "min");
-	json_object_set_new(item, key, beyond ? json_string(beyond) : json_null());
-	return ok;
-out:
-	json_object_set_new(item, dir > 0 ? "max" : "min", json_null());
-	return 0;
+	else
+		stop(r, why != NULL ? why : "nothing beyond the bracket could be proven");
+	set_end(item, dir, "", json_real(got));
+	set_end(item, dir, "_bracket", pair(got, none));
+	set_end(item, dir, "_z3", json_boolean(confirmed));
+	set_end(item, dir, "_beyond", beyond ? json_string(beyond) : json_null());
+	return f >= 0 && confirmed && beyond != NULL;
 }
 
 /* One continuous var's item. NULL when out of memory. */
