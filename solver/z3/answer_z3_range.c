@@ -37,6 +37,7 @@
 #include "answer_z3.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -135,17 +136,16 @@ engine_fits(struct rq *r, double t)
 }
 
 /* A value at which something fits, the engine's: `start` when it fits,
- * else the largest grid value of the first configuration that fits
- * (dir 1) or... the same (dir -1: the bisection needs one point only).
- * NAN when nothing fits on the grid. */
+ * else the largest grid value of the first configuration that fits (either
+ * end's bisection needs one value that fits, any). NAN when nothing fits on
+ * the grid, or on an error (r->stopped set). */
 static double
 first_fit(struct rq *r, double start)
 {
 	struct dn_error err;
-
-	memset(&err, 0, sizeof err);
 	int f = isnan(start) ? 0 : engine_fits(r, start);
 
+	memset(&err, 0, sizeof err);
 	if (f != 0)
 		return f > 0 ? start : NAN;
 	if (fs_first_in_box(&r->x, r->pos, &err) != 0 || fs_real_witness(&r->x, r->pos, r->w) != 1)
@@ -269,9 +269,11 @@ cvar_item(struct rq *r, const struct fs_projection *p)
 		json_object_set_new(item, "feasible", json_false());
 		exact = 1;
 	} else {
-		json_object_set_new(item, "feasible", json_true());
 		exact = range_end(r, -1, hlo, item);
 		exact = range_end(r, 1, hhi, item) && exact;
+		/* a value that fits was found (else: not decided, null) */
+		if (json_is_number(json_object_get(item, "min")) || json_is_number(json_object_get(item, "max")))
+			json_object_set_new(item, "feasible", json_true());
 	}
 	if (json_object_get(item, "feasible") == NULL)
 		json_object_set_new(item, "feasible", json_null());

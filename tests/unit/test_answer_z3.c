@@ -530,35 +530,38 @@ START_TEST(test_query_engine_field)
 }
 END_TEST
 
+/* A test case of s with the device catalog loaded, Z3's checks given
+ * `timeout` seconds (0: Check's default). */
+static TCase *
+z3_case(Suite *s, const char *name, int timeout)
+{
+	TCase *t = tcase_create(name);
+
+	tcase_add_unchecked_fixture(t, load_catalog, free_catalog);
+	if (timeout > 0)
+		tcase_set_timeout(t, timeout);
+	suite_add_tcase(s, t);
+	return t;
+}
+
 static Suite *
 suite(void)
 {
 	Suite *s = suite_create("answer_z3");
-	TCase *t = tcase_create("count");
+	TCase *t = z3_case(s, "count", 900);
 
-	tcase_add_unchecked_fixture(t, load_catalog, free_catalog);
-	tcase_set_timeout(t, 900);
 	tcase_add_test(t, test_count_agrees_small_spaces);
 	tcase_add_test(t, test_count_model_limit);
-	suite_add_tcase(s, t);
-	t = tcase_create("conflict");
-	tcase_add_unchecked_fixture(t, load_catalog, free_catalog);
-	tcase_set_timeout(t, 900);
+	t = z3_case(s, "conflict", 900);
 	tcase_add_test(t, test_conflict_memory_bracket);
 	tcase_add_test(t, test_conflict_budget_and_constraint);
 	tcase_add_test(t, test_conflict_budget_alone_not_enough);
-	suite_add_tcase(s, t);
-	t = tcase_create("range");
-	tcase_add_unchecked_fixture(t, load_catalog, free_catalog);
-	tcase_set_timeout(t, 900);
+	t = z3_case(s, "range", 900);
 	tcase_add_test(t, test_range_width_mult_exact);
 	tcase_add_test(t, test_range_nothing_fits);
 	tcase_add_test(t, test_range_rlimit_not_exact);
-	suite_add_tcase(s, t);
-	t = tcase_create("query");
-	tcase_add_unchecked_fixture(t, load_catalog, free_catalog);
+	t = z3_case(s, "query", 0);
 	tcase_add_test(t, test_query_engine_field);
-	suite_add_tcase(s, t);
 	return s;
 }
 
