@@ -272,10 +272,20 @@ seconds_left(const struct solve_opts *o, double t0)
 static int
 z3_answers(struct fs_engine *e, struct solve_opts *o, double t0, json_t **zc, json_t **cf, struct dn_error *err)
 {
+	json_t *range;
+
 	*zc = *cf = NULL;
 	if (e->q->engine_z3 &&
 	    (*zc = ans_z3_count(e->q, e, ANS_Z3_MAX_MODELS, ANS_Z3_RLIMIT, seconds_left(o, t0), err)) == NULL)
 		return -1;
+	if (*zc != NULL && e->ncvars > 0) {
+		if ((range = ans_z3_range(e->q, e, ANS_Z3_RLIMIT, seconds_left(o, t0), err)) == NULL) {
+			json_decref(*zc);
+			*zc = NULL;
+			return -1;
+		}
+		json_object_set_new(*zc, "range", range);
+	}
 	if (e->lower == e->upper && e->lower == 0 &&
 	    (*cf = ans_z3_conflict(e->q, e, ANS_Z3_RLIMIT, seconds_left(o, t0), err)) == NULL) {
 		json_decref(*zc);
@@ -285,6 +295,41 @@ z3_answers(struct fs_engine *e, struct solve_opts *o, double t0, json_t **zc, js
 	return 0;
 }
 
+/* One line per continuous hyperparameter of ans_z3_range's answer: its
+ * feasible range over the reals next to the grid's hull. */
+static void
+print_z3_range(const json_t *range)
+{
+	size_t i;
+	json_t *it;
+
+	json_array_foreach(json_object_get(range, "continuous"), i, it) {
+		const char *name = json_string_value(json_object_get(it, "name"));
+		json_t *mn = json_object_get(it, "min_bracket"), *mx = json_object_get(it, "max_bracket");
+		json_t *hull = json_object_get(it, "grid_hull"), *stopped = json_object_get(it, "stopped");
+		int exact = json_is_true(json_object_get(it, "exact"));
+
+		if (json_is_false(json_object_get(it, "feasible"))) {
+			printf("z3 range %s: no value fits (interval bounds)\n", name);
+			continue;
+		}
+		printf("z3 range %s:", name);
+		if (json_is_array(mn))
+			printf(" infimum in [%.15g, %.15g]", json_number_value(json_array_get(mn, 0)),
+			    json_number_value(json_array_get(mn, 1)));
+		if (json_is_array(mx))
+			printf("%s supremum in [%.15g, %.15g]", json_is_array(mn) ? "," : "",
+			    json_number_value(json_array_get(mx, 0)), json_number_value(json_array_get(mx, 1)));
+		printf(", %s", exact ? "exact" : "not exact");
+		if (json_is_string(stopped))
+			printf(" (%s)", json_string_value(stopped));
+		if (json_is_array(hull))
+			printf("; grid hull [%.15g, %.15g]", json_number_value(json_array_get(hull, 0)),
+			    json_number_value(json_array_get(hull, 1)));
+		printf("\n");
+	}
+}
+
 /* The text of z3_answers' results, after the count. */
 static void
 print_z3(const json_t *zc, const json_t *cf)
@@ -292,7 +337,10 @@ print_z3(const json_t *zc, const json_t *cf)
 	size_t i;
 	json_t *item;
 
-	if (zc != NULL) {
+	if (zc != NULL && json_is_string(json_object_get(zc, "stopped")) &&
+	    strcmp(json_string_value(json_object_get(zc, "stopped")), "continuous parameter") == 0)
+		printf("z3       no enumeration: the engine counts on the grid of a continuous parameter\n");
+	else if (zc != NULL) {
 		int complete = json_is_true(json_object_get(zc, "complete"));
 		json_t *agrees = json_object_get(zc, "agrees");
 		printf("z3       %" JSON_INTEGER_FORMAT " configurations by enumeration with blocking clauses%s%s%s\n",
@@ -302,6 +350,8 @@ print_z3(const json_t *zc, const json_t *cf)
 		    json_is_false(agrees) ? "DISAGREES with the engine's count (please report it)" :
 		    "no comparison: one of the counts is not complete");
 	}
+	if (zc != NULL)
+		print_z3_range(json_object_get(zc, "range"));
 	if (cf == NULL)
 		return;
 	if (!json_is_true(json_object_get(cf, "decided")) || json_array_size(json_object_get(cf, "conflict")) == 0)

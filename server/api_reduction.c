@@ -193,7 +193,8 @@ in_request_order(struct srv_request *r, json_t *res)
 /* What Z3 adds to an exact reduction (answer_z3.h), into res: "z3", the
  * cross-check of the count, when the query asks for "engine": "z3"; and
  * "conflict", the parts that conflict and how far each budget would have to
- * move, when nothing fits. Bounded by Z3's resource limit and `seconds`
+ * move, when nothing fits; with a continuous hyperparameter bound to the
+ * model, "z3"."range": its exact feasible range over the reals. Bounded by Z3's resource limit and `seconds`
  * (what is left of the request's deadline, at least a second). A failure of
  * Z3 is reported in the answer ("z3_error"), never as a failed reply: the
  * engine's count stands without it. Lock held. */
@@ -208,6 +209,12 @@ z3_extras(struct srv_query *sq, json_t *res, double seconds)
 	memset(&err, 0, sizeof err);
 	if (sq->q.engine_z3) {
 		x = ans_z3_count(&sq->q, &sq->e, ANS_Z3_MAX_MODELS, ANS_Z3_RLIMIT, seconds, &err);
+		if (x != NULL && sq->e.ncvars > 0) {
+			json_t *range;
+			memset(&err, 0, sizeof err);
+			range = ans_z3_range(&sq->q, &sq->e, ANS_Z3_RLIMIT, seconds, &err);
+			json_object_set_new(x, range ? "range" : "range_error", range ? range : json_string(err.message));
+		}
 		json_object_set_new(res, x ? "z3" : "z3_error", x ? x : json_string(err.message));
 	}
 	if (sq->e.lower == 0) {

@@ -271,6 +271,11 @@ int64_t fs_restrict_active(struct fs_engine *e, int v, int64_t lo, int64_t hi);
  * fs_real_unrestrict, -1 out of memory (nothing restricted). */
 int64_t fs_real_restrict(struct fs_engine *e, int c, double lo, double hi);
 void fs_real_unrestrict(struct fs_engine *e, int c, int64_t mark);
+/* Do the interval bounds prove that no value of continuous var c in [lo, hi]
+ * (on the grid or between it) fits any configuration of the current box?
+ * 1 proven, 0 not (something fits, the bounds are too loose, or out of
+ * memory). Leaves the box as it found it. */
+int fs_real_none_in(struct fs_engine *e, int c, double lo, double hi);
 /* The value at the end j of the 2^k cells of continuous var c's range (the
  * grid: k = bits, j in [0, 2^bits]); the same number at every depth. */
 double fs_cell_value(const struct fs_cvar *c, int64_t j, int k);

@@ -343,3 +343,16 @@ fs_real_hull(struct fs_engine *e, int c, int64_t *lo, int64_t *hi)
 		*hi = b;
 	return 0;
 }
+
+int
+fs_real_none_in(struct fs_engine *e, int c, double lo, double hi)
+{
+	int64_t m = fs_real_restrict(e, c, lo, hi);
+	int st;
+
+	if (m < 0)
+		return 0;
+	st = fs_real_status(e);
+	fs_real_unrestrict(e, c, m);
+	return st == 0;
+}

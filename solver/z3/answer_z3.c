@@ -1,7 +1,7 @@
 /*
  * answer_z3.c - Z3's answers in the product (see answer_z3.h): the
  * enumeration cross-check of a count and the conflict of a query that
- * nothing satisfies. Both start from sq_z3_assertions (query_z3.c): the
+ * nothing satisfies. Both start from sq_z3_open (query_z3.c): the
  * grid of every variable as finite domains, then one assertion per part of
  * the query in q->parts order (validity, budgets, user constraints), which
  * is what lets the conflict label each part for an unsat core.
@@ -9,41 +9,11 @@
 #include "answer_z3.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "query_z3.h"
 #include "z3c.h"
-
-static pthread_once_t z3_params_once = PTHREAD_ONCE_INIT;
-
-/* Z3's arithmetic solver 2 (the one its own developers recommend for
- * linear integer problems with tables) decides these queries fastest; a
- * global parameter, set once before the first context. */
-static void
-z3_params(void)
-{
-	Z3_global_param_set("smt.arith.solver", "2");
-}
-
-/* Opens a context for q's graph, compiles the query; returns the number
- * of assertions (the last q->nparts are the parts), or -1 with err. */
-static int
-open_query(struct sq_query *q, const struct fs_engine *e, unsigned rlimit, double seconds, struct z3c *z,
-    Z3_ast **as, struct dn_error *err)
-{
-	unsigned ms = seconds <= 0 ? 1u : seconds > 3600.0 ? 3600000u : (unsigned)(seconds * 1000.0);
-	int n;
-
-	pthread_once(&z3_params_once, z3_params);
-	if (z3c_init(z, cm_model_graph(q->model), ms, rlimit, err) != 0)
-		return -1;
-	n = sq_z3_assertions(q, e, z, as, err);
-	if (n < 0)
-		z3c_free(z);
-	return n;
-}
 
 struct counter {
 	int64_t n;
@@ -79,10 +49,18 @@ ans_z3_count(struct sq_query *q, const struct fs_engine *e, int64_t max_models, 
 	json_t *j;
 	char eng[64];
 
-	na = open_query(q, e, rlimit, seconds, &z, &as, err);
+	memset(&zerr, 0, sizeof zerr);
+	if (e->ncvars > 0) {
+		/* the engine counts a configuration when it fits at one of 1025
+		 * values of a continuous parameter: a disjunction Z3 cannot
+		 * enumerate without enumerating the values too (ans_z3_range
+		 * answers for such parameters) */
+		stopped = "continuous parameter";
+		goto answer;
+	}
+	na = sq_z3_open(q, e, rlimit, seconds, 0, &z, &as, err);
 	if (na < 0)
 		return NULL;
-	memset(&zerr, 0, sizeof zerr);
 	got = z3c_enumerate(&z, as, na, max_models + 1, count_model, &c, &zerr);
 	free(as);
 	z3c_free(&z);
@@ -98,6 +76,7 @@ ans_z3_count(struct sq_query *q, const struct fs_engine *e, int64_t max_models, 
 		stopped = "model limit";
 	if (c.n > max_models)
 		c.n = max_models;
+answer:
 	complete = stopped == NULL;
 	fs_count_str(e->lower, eng, sizeof eng);
 	j = json_pack("{s:s,s:s,s:I,s:b,s:s?,s:I,s:I}", "engine", "z3",
@@ -245,7 +224,7 @@ ans_z3_conflict(struct sq_query *q, const struct fs_engine *e, unsigned rlimit, 
 	/* the core takes about one check per part, the distances a few dozen
 	 * each: every check gets its share of the time, so the whole stays
 	 * within `seconds` give or take one share */
-	na = open_query(q, e, rlimit, seconds / (2.0 * (np + 1)), &z, &as, err);
+	na = sq_z3_open(q, e, rlimit, seconds / (2.0 * (np + 1)), 0, &z, &as, err);
 	if (na < 0) {
 		free(core);
 		free(labels);

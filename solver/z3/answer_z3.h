@@ -12,6 +12,9 @@
  *                    for something to fit (doubling and bisection of its
  *                    limit, a satisfiability check each, under every other
  *                    part of the query)
+ *   ans_z3_range     the exact feasible range of each continuous
+ *                    hyperparameter bound to the model, over the reals
+ *                    (answer_z3_range.c)
  *
  * Bounds: Z3 runs only under its resource limit (rlimit, per check: work,
  * the same on every machine) and an interrupt of our own at `seconds`
@@ -36,9 +39,13 @@
  * counts what is beyond). */
 #define ANS_Z3_RLIMIT 20000000u
 #define ANS_Z3_MAX_MODELS 20000
+/* The width of the brackets of ans_z3_range, relative to the range. */
+#define ANS_Z3_RANGE_PRECISION 1e-9
 
 /* {"engine": "z3", "method", "models": n, "complete": bool, "stopped":
- *  null | "model limit" | "resource limit" | "deadline", "rlimit",
+ *  null | "model limit" | "resource limit" | "deadline" | "continuous
+ *  parameter" (a continuous hyperparameter bound to the model: not
+ *  enumerated, "models": 0; see ans_z3_range), "rlimit",
  *  "max_models", "engine_feasible": "N" (when the engine's count is exact),
  *  "agrees": bool | null (null when either is not complete)}. */
 json_t *ans_z3_count(struct sq_query *q, const struct fs_engine *e, int64_t max_models, unsigned rlimit,
@@ -59,6 +66,33 @@ json_t *ans_z3_count(struct sq_query *q, const struct fs_engine *e, int64_t max_
  *  `seconds` (our timer) and at most `rlimit` of work. Call it only when
  *  the engine counted nothing. */
 json_t *ans_z3_conflict(struct sq_query *q, const struct fs_engine *e, unsigned rlimit, double seconds,
+    struct dn_error *err);
+
+/*
+ * The exact feasible range of every continuous hyperparameter bound to the
+ * model (struct fs_cvar) over the reals, not on the engine's grid
+ * (answer_z3_range.c): {"method", "precision", "rlimit", "continuous":
+ * [{"name", "low", "high" (the space's range), "feasible": true | false
+ * (the interval bounds rule out every value) | null (not decided,
+ * or nested under a choice: not computed), "min", "max": values that fit (null when not found),
+ * "min_bracket": [a, b] holding the infimum of the values that fit, with
+ * b = "min" (fits) and nothing fitting at or below a (a == b: attained),
+ * "min_beyond": what proved that ("z3", "interval bounds", "the range's
+ * end", null: not proven), "min_z3": true when Z3 confirmed on exact
+ * rationals that "min" fits and a does not, "max_bracket" / "max_beyond" /
+ * "max_z3" likewise for the supremum, "exact": true when both brackets are within ANS_Z3_RANGE_
+ * PRECISION * (high - low), their ends confirmed by Z3 on exact rationals,
+ * and nothing beyond them proven, "grid_hull": the engine's hull at its
+ * grid resolution (null when the count is not exact), which holds both
+ * brackets, "stopped": null or why it is not exact ("resource limit",
+ * "deadline", "Z3 could not decide (non-linear arithmetic)", ...),
+ * "z3_checks"}]}. A value fits when some configuration of the discrete
+ * parameters satisfies every part of the query at it. Each Z3 check under
+ * `rlimit`; everything within `seconds`. The engine must be counted
+ * (fs_count_all); it is projected (fs_project) for the grid hull. NULL
+ * with err on out of memory.
+ */
+json_t *ans_z3_range(struct sq_query *q, struct fs_engine *e, unsigned rlimit, double seconds,
     struct dn_error *err);
 
 #endif

@@ -18,6 +18,7 @@
 #include "query_z3.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "space.h"
@@ -59,6 +60,31 @@ var_assertion(const struct fs_engine *e, const struct fs_var *x, struct z3c *z, 
 	return *a == NULL ? -1 : 0;
 }
 
+/* Whether something under engine var `parent` at position `active_pos`
+ * takes part, as a Bool in *act (see var_active); parent < 0: top level,
+ * *act = NULL. 0 or -1. */
+static int
+chain_active(const struct fs_engine *e, int parent, int64_t active_pos, struct z3c *z, Z3_ast *act)
+{
+	Z3_ast parts[SP_MAX_DEPTH + 1];
+	unsigned k = 0;
+
+	*act = NULL;
+	for (; parent >= 0 && k < SP_MAX_DEPTH + 1; active_pos = e->vars[parent].active_pos,
+	    parent = e->vars[parent].parent) {
+		const struct fs_var *p = &e->vars[parent];
+		int64_t opt;
+		if (p->hp < 0 || p->vals == NULL || p->real)
+			return 0;
+		opt = p->vals[active_pos].i;
+		if ((parts[k++] = z3c_var_in_ints(z, p->hp, &opt, 1)) == NULL)
+			return -1;
+	}
+	if (k > 0 && (*act = z3c_keep(z, Z3_mk_and(z->ctx, k, parts))) == NULL)
+		return -1;
+	return 0;
+}
+
 /* Whether engine var v takes part, as a Bool in *act: each enclosing
  * choice's hyperparameter at the option that activates it. *act = NULL: a
  * top-level var, or one under a choice Z3 cannot see (no hyperparameter or
@@ -66,22 +92,7 @@ var_assertion(const struct fs_engine *e, const struct fs_var *x, struct z3c *z, 
 static int
 var_active(const struct fs_engine *e, int v, struct z3c *z, Z3_ast *act)
 {
-	Z3_ast parts[SP_MAX_DEPTH + 1];
-	unsigned k = 0;
-
-	*act = NULL;
-	for (int w = v; e->vars[w].parent >= 0 && k < SP_MAX_DEPTH + 1; w = e->vars[w].parent) {
-		const struct fs_var *p = &e->vars[e->vars[w].parent];
-		int64_t opt;
-		if (p->hp < 0 || p->vals == NULL || p->real)
-			return 0;
-		opt = p->vals[e->vars[w].active_pos].i;
-		if ((parts[k++] = z3c_var_in_ints(z, p->hp, &opt, 1)) == NULL)
-			return -1;
-	}
-	if (k > 0 && (*act = z3c_keep(z, Z3_mk_and(z->ctx, k, parts))) == NULL)
-		return -1;
-	return 0;
+	return chain_active(e, e->vars[v].parent, e->vars[v].active_pos, z, act);
 }
 
 /* hp is one of x's grid values, as a Bool (no domain declared). */
@@ -166,8 +177,47 @@ nested_hp(const struct sq_query *q, const struct fs_engine *e, int h, const int 
 	return 0;
 }
 
+/* The continuous var (struct fs_cvar) bound to hyperparameter h, or -1. */
+static int
+cvar_of_hp(const struct fs_engine *e, int h)
+{
+	for (int c = 0; c < e->ncvars; c++)
+		if (e->cvars[c].hp == h)
+			return c;
+	return -1;
+}
+
 int
-sq_z3_assertions(struct sq_query *q, const struct fs_engine *e, struct z3c *z, Z3_ast **out,
+sq_z3_cvar_active(const struct fs_engine *e, int c, struct z3c *z, Z3_ast *act)
+{
+	return chain_active(e, e->cvars[c].parent, e->cvars[c].active_pos, z, act);
+}
+
+/*
+ * Continuous var c as a free real: within its range where it takes part,
+ * its fixed value where it does not. Appends to as[*n]. 0 or -1.
+ */
+static int
+free_real(const struct sq_query *q, const struct fs_engine *e, int c, struct z3c *z, Z3_ast *as, int *n)
+{
+	const struct fs_cvar *cv = &e->cvars[c];
+	Z3_ast act, in = z3c_var_in_range_real(z, cv->hp, cv->L, cv->H), fixed;
+
+	if (in == NULL || sq_z3_cvar_active(e, c, z, &act) != 0)
+		return -1;
+	if (act == NULL) {
+		as[(*n)++] = in;
+		return 0;
+	}
+	fixed = z3c_var_in_range_real(z, cv->hp, q->fixed[cv->hp].r, q->fixed[cv->hp].r);
+	if (fixed == NULL || (as[(*n)++] = z3c_keep(z, Z3_mk_implies(z->ctx, act, in))) == NULL ||
+	    (as[(*n)++] = z3c_keep(z, Z3_mk_or(z->ctx, 2, (Z3_ast[]){ act, fixed }))) == NULL)
+		return -1;
+	return 0;
+}
+
+static int
+assertions(struct sq_query *q, const struct fs_engine *e, int reals, struct z3c *z, Z3_ast **out,
     struct dn_error *err)
 {
 	const struct expr_graph *g = cm_model_graph(q->model);
@@ -208,8 +258,14 @@ sq_z3_assertions(struct sq_query *q, const struct fs_engine *e, struct z3c *z, Z
 	}
 	for (int h = 0; h < nhp; h++) {
 		Z3_ast a;
+		int c = cvar_of_hp(e, h);
 		if (hp_vars(e, h) > 0)
 			continue;
+		if (reals && c >= 0) {
+			if (free_real(q, e, c, z, as, &n) != 0)
+				goto fail;
+			continue;
+		}
 		a = z3c_var_domain(z, h, &q->fixed[h], 1);
 		if (a == NULL)
 			goto fail;
@@ -238,4 +294,60 @@ fail:
 	if (z3c_error(z, err) == 0)
 		dn_error_set(err, DN_EINTERNAL, NULL, "could not compile the query for Z3");
 	return -1;
+}
+
+int
+sq_z3_assertions(struct sq_query *q, const struct fs_engine *e, struct z3c *z, Z3_ast **out,
+    struct dn_error *err)
+{
+	return assertions(q, e, 0, z, out, err);
+}
+
+int
+sq_z3_assertions_real(struct sq_query *q, const struct fs_engine *e, struct z3c *z, Z3_ast **out,
+    struct dn_error *err)
+{
+	return assertions(q, e, 1, z, out, err);
+}
+
+static pthread_once_t z3_params_once = PTHREAD_ONCE_INIT;
+
+/* Z3's arithmetic solver 2 (the one its own developers recommend for
+ * linear integer problems with tables) decides these queries fastest; a
+ * global parameter, set once before the first context. */
+static void
+z3_params(void)
+{
+	Z3_global_param_set("smt.arith.solver", "2");
+}
+
+int
+sq_z3_open(struct sq_query *q, const struct fs_engine *e, unsigned rlimit, double seconds, int reals,
+    struct z3c *z, Z3_ast **as, struct dn_error *err)
+{
+	return sq_z3_open_at(q, e, rlimit, seconds, reals, -1, 0.0, z, as, err);
+}
+
+int
+sq_z3_open_at(struct sq_query *q, const struct fs_engine *e, unsigned rlimit, double seconds, int reals, int c,
+    double value, struct z3c *z, Z3_ast **as, struct dn_error *err)
+{
+	unsigned ms = seconds <= 0 ? 1u : seconds > 3600.0 ? 3600000u : (unsigned)(seconds * 1000.0);
+	union expr_val v = { .r = value };
+	int n;
+
+	pthread_once(&z3_params_once, z3_params);
+	if (z3c_init(z, cm_model_graph(q->model), ms, rlimit, err) != 0)
+		return -1;
+	/* declared first, so that the terms over it become tables */
+	if (c >= 0 && z3c_var_domain(z, e->cvars[c].hp, &v, 1) == NULL) {
+		if (z3c_error(z, err) == 0)
+			dn_error_set(err, DN_EINTERNAL, NULL, "could not fix a continuous value for Z3");
+		z3c_free(z);
+		return -1;
+	}
+	n = assertions(q, e, reals, z, as, err);
+	if (n < 0)
+		z3c_free(z);
+	return n;
 }

@@ -139,6 +139,8 @@ check max-continuous 0 "largest width_mult = 1.311279296875" -- max $MW --param 
 check max-continuous-per 0 "batch_size = 32: largest width_mult = 0.555419921875" -- max $MW --param width_mult --per batch_size
 check explain-continuous-kept 0 "width_mult = 1.3113 is kept" -- explain $MW --param width_mult --value 1.3113
 check explain-continuous-removed 1 "width_mult = 1.32 is removed: no configuration with it satisfies" -- explain $MW --param width_mult --value 1.32
+# its exact range over the reals (Z3): the supremum 1.3125 lies between grid values
+check count-z3-range 0 "z3 range width_mult: infimum in .0.25, 0.25., supremum in .1.31249999953434, 1.31250000162981., exact; grid hull .0.25, 1.3134765625." -- count $MW --engine z3
 check explain-continuous-range 2 "--value: 3 is outside the range of \"width_mult\"" -- explain $MW --param width_mult --value 3
 check min-per-itself 2 "--per: \"depth\" is param itself" -- min $Q --param depth --per depth
 check help-min 0 "min  *the smallest feasible value" -- --help

@@ -577,11 +577,13 @@ if os.access(dnnsat, os.X_OK):
     # count --json's "z3" and "conflict" are the reduction's (reduction.schema.json)
     z3_v = validator({"$ref": BASE + "api/reduction.schema.json#/$defs/z3_count"})
     conflict_v = validator({"$ref": BASE + "api/reduction.schema.json#/$defs/conflict"})
-    for budgets, field, v in ((["memory=3GiB", "params=5M"], "z3", z3_v),
-                              (["memory=100MiB", "params=1M"], "conflict", conflict_v),
-                              (["memory=100MiB", "params=1M"], "z3", z3_v)):
-        cmd = [dnnsat, "count", "--preset", "mnist_mlp", "--space", os.path.join(top, "examples/spaces/mlp.json"),
-               "--device", "t4", "--engine", "z3", "--json"]
+    mlp = ["--preset", "mnist_mlp", "--space", os.path.join(top, "examples/spaces/mlp.json")]
+    width = ["--template", "mobilenet_v2", "--space", os.path.join(top, "examples/spaces/mobilenet-width.json")]
+    for budgets, field, v, model in ((["memory=3GiB", "params=5M"], "z3", z3_v, mlp),
+                                     (["memory=100MiB", "params=1M"], "conflict", conflict_v, mlp),
+                                     (["memory=100MiB", "params=1M"], "z3", z3_v, mlp),
+                                     (["memory=2GiB"], "z3", z3_v, width)):
+        cmd = [dnnsat, "count"] + model + ["--device", "t4", "--engine", "z3", "--json"]
         for b in budgets:
             cmd += ["--budget", b]
         r = subprocess.run(cmd, env=cli_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
@@ -590,8 +592,10 @@ if os.access(dnnsat, os.X_OK):
         except ValueError:
             ans = None
         errs = [e.message for e in v.iter_errors(ans)] if ans is not None else ["no %s: %s" % (field, r.stderr)]
-        check("count --engine z3 --json %s: %s fits reduction.schema.json" % (" ".join(budgets), field), not errs,
-              errs[:3])
+        check("count --engine z3 --json %s %s: %s fits reduction.schema.json" % (model[1], " ".join(budgets), field),
+              not errs, errs[:3])
+        if model is width:
+            check("count --engine z3 --json %s: a z3 range" % model[1], ans is not None and "range" in ans, ans)
 else:
     print("skip: no %s to check the examples with (build first)" % dnnsat)
 shutil.rmtree(tmpdir, ignore_errors=True)

@@ -10,6 +10,10 @@
  *     nothing_at bracket is checked by re-counting with the engine: the
  *     query with the budget moved to at_least has feasible configurations,
  *     moved to nothing_at it has none, and the two are within 1/1000;
+ *   - ans_z3_range: the MobileNetV2 width multiplier's exact supremum lies
+ *     in the grid's last open cell, the per-trial check finds the model
+ *     fitting just below it and not just above, the grid hull holds the
+ *     range; nothing fits at 1 GiB (decided); a tiny rlimit is not exact;
  *   - the query's "engine" field: "z3" and "bnb" parse, anything else is
  *     refused with an error at $.engine.
  * Z3 is bounded by its resource limit alone (ANS_Z3_RLIMIT per check):
@@ -21,6 +25,7 @@
 #include <inttypes.h>
 #include <math.h>
 
+#include "answer.h"
 #include "answer_z3.h"
 #include "fset.h"
 #include "query.h"
@@ -324,6 +329,165 @@ START_TEST(test_conflict_budget_alone_not_enough)
 }
 END_TEST
 
+/* The MobileNetV2 width multiplier of docs/search-space.md: batch_size x
+ * resolution (20 configurations) and width_mult uniform in [0.25, 2.5],
+ * memory <= `memory`. New reference. */
+static json_t *
+width_query(const char *memory)
+{
+	json_error_t je;
+	json_t *space = json_load_file(src_path("examples/spaces/mobilenet-width.json"), 0, &je);
+
+	ck_assert_msg(space != NULL, "%s", je.text);
+	return json_pack("{s:s,s:s,s:o,s:{s:s}}", "model", "mobilenet_v2", "device", "t4", "space", space, "budgets",
+	    "memory", memory);
+}
+
+/* Does some configuration fit at width_mult = v? The per-trial check
+ * (ans_check: the engine's exact evaluation of one given configuration,
+ * fs_real_values_from_json), over all 20, not the range's own search. */
+static int
+width_fits(const struct fs_engine *e, double v)
+{
+	static const int batches[] = { 16, 32, 64, 128, 256 }, resolutions[] = { 128, 160, 192, 224 };
+	union expr_val *scratch = calloc((size_t)ans_scratch_len(e) + 1, sizeof *scratch);
+	int fits = 0;
+
+	ck_assert(scratch != NULL);
+	for (size_t b = 0; b < 5 && !fits; b++)
+		for (size_t r = 0; r < 4 && !fits; r++) {
+			struct dn_error err;
+			json_t *cfg = json_pack("{s:i,s:i,s:f}", "batch_size", batches[b], "resolution", resolutions[r],
+			    "width_mult", v), *res;
+			memset(&err, 0, sizeof err);
+			res = ans_check(e, cfg, scratch, 0, &err);
+			ck_assert_msg(res != NULL, "%s", err.message);
+			fits = json_is_true(json_object_get(res, "feasible"));
+			json_decref(res);
+			json_decref(cfg);
+		}
+	free(scratch);
+	return fits;
+}
+
+/* ans_z3_range of req with `rlimit`, after the engine's exact count. */
+static json_t *
+range_of(const json_t *req, unsigned rlimit, struct sq_query *q, struct fs_engine *e)
+{
+	struct dn_error err;
+	json_t *j, *list;
+
+	open_counted(req, q, e);
+	memset(&err, 0, sizeof err);
+	j = ans_z3_range(q, e, rlimit, HOURS, &err);
+	ck_assert_msg(j != NULL, "%s", err.message);
+	list = json_object_get(j, "continuous");
+	ck_assert_int_eq(json_array_size(list), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(list, 0), "name")), "width_mult");
+	return j;
+}
+
+static double
+num_at(const json_t *a, size_t i)
+{
+	ck_assert(json_is_array(a));
+	return json_number_value(json_array_get(a, i));
+}
+
+/* The example's supremum: the grid says 1.311279296875 fits and the hull
+ * ends at 1.3134765625; over the reals the supremum lies within the grid's
+ * last open cell, to 1e-9 of the range, the model fits just below it and
+ * not just above (by the per-trial check), and the grid hull holds the
+ * whole exact range. The infimum is the range's own end, 0.25. */
+START_TEST(test_range_width_mult_exact)
+{
+	json_t *req = width_query("2GiB"), *j, *it, *mx, *mn, *hull;
+	struct sq_query q;
+	struct fs_engine e;
+	double max, sup_hi, eps = 1e-7;
+
+	j = range_of(req, ANS_Z3_RLIMIT, &q, &e);
+	ck_assert(e.lower == 7);
+	it = json_array_get(json_object_get(j, "continuous"), 0);
+	ck_assert_msg(json_is_true(json_object_get(it, "exact")), "stopped: %s",
+	    json_string_value(json_object_get(it, "stopped")));
+	ck_assert(json_is_true(json_object_get(it, "feasible")));
+	ck_assert(json_is_true(json_object_get(it, "max_z3")));
+	mx = json_object_get(it, "max_bracket");
+	mn = json_object_get(it, "min_bracket");
+	hull = json_object_get(it, "grid_hull");
+	max = json_number_value(json_object_get(it, "max"));
+	sup_hi = num_at(mx, 1);
+	printf("width_mult: supremum in [%.17g, %.17g] (%s), infimum in [%.17g, %.17g], grid hull [%.17g, %.17g]\n",
+	    max, sup_hi, json_string_value(json_object_get(it, "max_beyond")), num_at(mn, 0), num_at(mn, 1),
+	    num_at(hull, 0), num_at(hull, 1));
+	ck_assert(num_at(mx, 0) == max);
+	ck_assert(max >= 1.311279296875 && sup_hi < 1.3134765625);
+	ck_assert(sup_hi - max <= ANS_Z3_RANGE_PRECISION * (2.5 - 0.25));
+	ck_assert(json_is_string(json_object_get(it, "max_beyond")));
+	/* the grid hull holds the exact range */
+	ck_assert(num_at(hull, 0) <= num_at(mn, 0) && sup_hi <= num_at(hull, 1));
+	ck_assert(num_at(mn, 0) == 0.25 && num_at(mn, 1) == 0.25);
+	/* both sides by the per-trial check */
+	ck_assert_msg(width_fits(&e, max), "nothing fits at max %.17g", max);
+	ck_assert_msg(width_fits(&e, max - eps), "nothing fits at max - eps");
+	ck_assert_msg(!width_fits(&e, sup_hi + eps), "something fits above the supremum");
+	ck_assert_msg(!width_fits(&e, max + 1e-6), "something fits 1e-6 above max");
+	ck_assert(width_fits(&e, 0.25));
+	json_decref(j);
+	fs_free(&e);
+	sq_free(&q);
+	json_decref(req);
+}
+END_TEST
+
+/* Nothing fits at any width (1 GiB is below the CUDA context and the
+ * smallest model): no value, decided, and the per-trial check agrees at
+ * the range's lower end and at 1.0. */
+START_TEST(test_range_nothing_fits)
+{
+	json_t *req = width_query("1GiB"), *j, *it;
+	struct sq_query q;
+	struct fs_engine e;
+
+	j = range_of(req, ANS_Z3_RLIMIT, &q, &e);
+	ck_assert(e.lower == 0);
+	it = json_array_get(json_object_get(j, "continuous"), 0);
+	ck_assert(json_is_false(json_object_get(it, "feasible")));
+	ck_assert(json_is_true(json_object_get(it, "exact")));
+	ck_assert(json_object_get(it, "max") == NULL || json_is_null(json_object_get(it, "max")));
+	ck_assert(json_is_null(json_object_get(it, "grid_hull")));
+	ck_assert(!width_fits(&e, 0.25) && !width_fits(&e, 1.0));
+	json_decref(j);
+	fs_free(&e);
+	sq_free(&q);
+	json_decref(req);
+}
+END_TEST
+
+/* A resource limit far too small for Z3 to confirm anything: not exact,
+ * said why, and what the engine found and proved is kept (the bracket,
+ * the interval bounds beyond it). */
+START_TEST(test_range_rlimit_not_exact)
+{
+	json_t *req = width_query("2GiB"), *j, *it, *mx;
+	struct sq_query q;
+	struct fs_engine e;
+
+	j = range_of(req, 1, &q, &e);
+	it = json_array_get(json_object_get(j, "continuous"), 0);
+	ck_assert(json_is_false(json_object_get(it, "exact")));
+	ck_assert_str_eq(json_string_value(json_object_get(it, "stopped")), "resource limit");
+	ck_assert(json_is_false(json_object_get(it, "min_z3")) && json_is_false(json_object_get(it, "max_z3")));
+	mx = json_object_get(it, "max_bracket");
+	ck_assert(num_at(mx, 0) >= 1.311279296875 && num_at(mx, 1) < 1.3134765625);
+	json_decref(j);
+	fs_free(&e);
+	sq_free(&q);
+	json_decref(req);
+}
+END_TEST
+
 START_TEST(test_query_engine_field)
 {
 	static const char *const ok[] = { "\"z3\"", "\"bnb\"" };
@@ -366,28 +530,38 @@ START_TEST(test_query_engine_field)
 }
 END_TEST
 
+/* A test case of s with the device catalog loaded, Z3's checks given
+ * `timeout` seconds (0: Check's default). */
+static TCase *
+z3_case(Suite *s, const char *name, int timeout)
+{
+	TCase *t = tcase_create(name);
+
+	tcase_add_unchecked_fixture(t, load_catalog, free_catalog);
+	if (timeout > 0)
+		tcase_set_timeout(t, timeout);
+	suite_add_tcase(s, t);
+	return t;
+}
+
 static Suite *
 suite(void)
 {
 	Suite *s = suite_create("answer_z3");
-	TCase *t = tcase_create("count");
+	TCase *t = z3_case(s, "count", 900);
 
-	tcase_add_unchecked_fixture(t, load_catalog, free_catalog);
-	tcase_set_timeout(t, 900);
 	tcase_add_test(t, test_count_agrees_small_spaces);
 	tcase_add_test(t, test_count_model_limit);
-	suite_add_tcase(s, t);
-	t = tcase_create("conflict");
-	tcase_add_unchecked_fixture(t, load_catalog, free_catalog);
-	tcase_set_timeout(t, 900);
+	t = z3_case(s, "conflict", 900);
 	tcase_add_test(t, test_conflict_memory_bracket);
 	tcase_add_test(t, test_conflict_budget_and_constraint);
 	tcase_add_test(t, test_conflict_budget_alone_not_enough);
-	suite_add_tcase(s, t);
-	t = tcase_create("query");
-	tcase_add_unchecked_fixture(t, load_catalog, free_catalog);
+	t = z3_case(s, "range", 900);
+	tcase_add_test(t, test_range_width_mult_exact);
+	tcase_add_test(t, test_range_nothing_fits);
+	tcase_add_test(t, test_range_rlimit_not_exact);
+	t = z3_case(s, "query", 0);
 	tcase_add_test(t, test_query_engine_field);
-	suite_add_tcase(s, t);
 	return s;
 }
 
