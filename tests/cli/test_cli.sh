@@ -140,7 +140,7 @@ check max-continuous-per 0 "batch_size = 32: largest width_mult = 0.555419921875
 check explain-continuous-kept 0 "width_mult = 1.3113 is kept" -- explain $MW --param width_mult --value 1.3113
 check explain-continuous-removed 1 "width_mult = 1.32 is removed: no configuration with it satisfies" -- explain $MW --param width_mult --value 1.32
 # its exact range over the reals (Z3): the supremum 1.3125 lies between grid values
-check count-z3-range 0 "z3 range width_mult: infimum in .0.25, 0.25., supremum in .1.31249999953434, 1.31250000162981., exact; grid hull .0.25, 1.3134765625." -- count $MW --engine z3
+check count-z3-range 0 "z3 range width_mult: infimum in .0.25, 0.25., supremum in .1.31249999953434, 1.31250000162981., exact; grid hull .0.25, 1.3134765625." -- count $MW --engine z3 --timeout 600
 check explain-continuous-range 2 "--value: 3 is outside the range of \"width_mult\"" -- explain $MW --param width_mult --value 3
 check min-per-itself 2 "--per: \"depth\" is param itself" -- min $Q --param depth --per depth
 check help-min 0 "min  *the smallest feasible value" -- --help
@@ -186,18 +186,20 @@ check nest-collision 2 '$.space\["a/x/b"\]: the parameter.s address "a/x/b" is a
 check nothing-fits 1 "feasible 0 of" -- count $Q --budget memory=1KiB
 # Z3 in count (solver/z3/answer_z3.h): --engine z3 cross-checks the count by
 # enumeration; when nothing fits, the conflicting budgets and how far they must move
-check engine-z3-json 0 '"agrees": true' -- count $Q --engine z3 --json
-check engine-z3-models 0 '"models": 528,' -- count $Q --engine z3 --json
-check engine-z3-text 0 "^z3       528 configurations by enumeration with blocking clauses, complete$" -- count $Q --engine z3
+# (--timeout 600: Z3 is bounded by its resource limit here, the same work on any
+# machine; the default 60 s deadline, shared among the checks, cut it short under ASan on a busy one)
+check engine-z3-json 0 '"agrees": true' -- count $Q --engine z3 --json --timeout 600
+check engine-z3-models 0 '"models": 528,' -- count $Q --engine z3 --json --timeout 600
+check engine-z3-text 0 "^z3       528 configurations by enumeration with blocking clauses, complete$" -- count $Q --engine z3 --timeout 600
 check engine-bnb-no-z3 0 "^feasible 528 of 1536" -- count $Q --engine bnb
 if grep -q '^z3 ' "$tmp/out"; then bad "engine-bnb: no Z3 enumeration"; else ok; fi
 check engine-unknown 2 '^dnnsat: \$.engine: must be "bnb"' -- count $Q --engine foo
 check engine-no-value 2 "^dnnsat: --engine: needs a value" -- count $Q --engine
-check conflict-text 1 "^  memory <= 100 MiB  (something fits from 1.2[0-9] GiB)$" -- count $Q --budget memory=100MiB --budget params=1M
-check conflict-json 1 '"path": "$.budgets.memory",' -- count $Q --budget memory=100MiB --budget params=1M --json
-check conflict-json-at-least 1 '"at_least": [0-9]*,' -- count $Q --budget memory=100MiB --budget params=1M --json
+check conflict-text 1 "^  memory <= 100 MiB  (something fits from 1.2[0-9] GiB)$" -- count $Q --budget memory=100MiB --budget params=1M --timeout 600
+check conflict-json 1 '"path": "$.budgets.memory",' -- count $Q --budget memory=100MiB --budget params=1M --json --timeout 600
+check conflict-json-at-least 1 '"at_least": [0-9]*,' -- count $Q --budget memory=100MiB --budget params=1M --json --timeout 600
 # the bracket, by the engine itself: something fits at at_least, nothing at nothing_at
-"$DNNSAT" count $Q --budget memory=100MiB --budget params=1M --json >"$tmp/cf" 2>&1
+"$DNNSAT" count $Q --budget memory=100MiB --budget params=1M --json --timeout 600 >"$tmp/cf" 2>&1
 least=$(sed -n 's/^ *"at_least": \([0-9]*\),*$/\1/p' "$tmp/cf")
 none=$(sed -n 's/^ *"nothing_at": \([0-9]*\),*$/\1/p' "$tmp/cf")
 check conflict-fits-at-least 0 "^feasible [1-9][0-9]* of 1536" -- count $Q --budget "memory=${least:-0}B" --budget params=1M

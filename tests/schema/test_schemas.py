@@ -735,7 +735,11 @@ if yaml is not None:
     check("compose: dnnsat waits for a healthy postgres",
           dn.get("depends_on", {}).get("postgres", {}).get("condition") == "service_healthy")
     check("compose: dnnsat uses postgres", "@postgres:5432/" in str(dn.get("environment", {}).get("DNNSAT_DATABASE_URL")))
-    check("compose: published on 127.0.0.1:8080 only", dn.get("ports") == ["127.0.0.1:8080:8080"] and "ports" not in pg)
+    # the replicas sit behind the nginx service, the one published port
+    # (tests/cluster/test_manifests.py checks the rest of that layout)
+    check("compose: published on 127.0.0.1:8080 only, by nginx",
+          svc.get("nginx", {}).get("ports") == ["127.0.0.1:8080:8080"] and "ports" not in dn and "ports" not in pg,
+          str({k: v.get("ports") for k, v in svc.items()}))
 else:
     print("skip: no python3-yaml; docker/compose.yaml not read")
 
