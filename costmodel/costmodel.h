@@ -39,8 +39,10 @@
  * trainable_params, no gradients or optimizer state for frozen weights,
  * nothing saved by operators nothing needs gradients through). 1.3.1:
  * rotary cos/sin tables saved once per model and shape, not per layer;
- * layernorm refuses an int64 input. */
-#define CM_VERSION "1.3.1"
+ * layernorm refuses an int64 input. 1.3.2: rmsnorm's "kernel" ("fused"
+ * default, "eager": Hugging Face's LlamaRMSNorm, which the llama template
+ * now uses, also keeps x^2 and the normalized product). */
+#define CM_VERSION "1.3.2"
 
 /* Limits on a built model (DN_ERANGE naming the limit beyond them), far
  * above the largest real models: the resnet template at its maxima builds

@@ -5,16 +5,18 @@
  * the fp32 per-channel (or per-row) mean and inverse deviation for backward.
  *
  * rmsnorm (Zhang and Sennrich 2019; LLaMA's LlamaRMSNorm, torch.nn.RMSNorm)
- * is x * rsqrt(mean(x^2) + eps) * weight: a weight of E values and no bias,
- * and, as the fused kernel (aten _fused_rms_norm) keeps for backward, the
- * input and one fp32 rstd per row. Hugging Face's eager LlamaRMSNorm keeps
- * more (an fp32 copy of x and intermediate products); the fused form is
- * the one modelled. `eps` (layernorm, rmsnorm) is accepted for fidelity
+ * is x * rsqrt(mean(x^2) + eps) * weight: a weight of E values and no bias.
+ * Its "kernel" attribute says what autograd keeps (rmsnorm_build has the
+ * source of each saved tensor): "fused" (the default; aten _fused_rms_norm)
+ * keeps the input and one fp32 rstd per row; "eager" (Hugging Face's
+ * LlamaRMSNorm in Python, the llama template's choice) also keeps x^2 and
+ * the normalized product, and an fp32 copy of x below fp32. `eps` (layernorm, rmsnorm) is accepted for fidelity
  * to the source model and costs nothing.
  */
 #include "op_rules.h"
 
 #include <math.h>
+#include <string.h>
 
 /* the optional eps: a number in (0, 1), no effect on costs */
 static int
@@ -66,10 +68,11 @@ batchnorm_build(struct op_build *ob)
  * differ only in what follows. `affine_params` weights of E values (2 for
  * layernorm's weight and bias, 1 for rmsnorm's weight), `stat_bytes` fp32
  * bytes per row kept for backward (layernorm: mean and rstd; rmsnorm:
- * rstd) and `flops` per element.
+ * rstd) and `flops` per element; the input is kept unless `keep_input`
+ * is 0.
  */
 static int
-lastdim_norm_build(struct op_build *ob, int affine_params, int stat_bytes, int flops)
+lastdim_norm_build(struct op_build *ob, int affine_params, int stat_bytes, int flops, int keep_input)
 {
 	struct expr_graph *g = &ob->m->g;
 	const struct cm_tensor *x;
@@ -90,7 +93,8 @@ lastdim_norm_build(struct op_build *ob, int affine_params, int stat_bytes, int f
 		return -1;
 	for (int i = 0; affine && i < affine_params; i++)
 		ob_param(ob, e);
-	ob_save_input(ob, 0);
+	if (keep_input)
+		ob_save_input(ob, 0);
 	ob_save_new(ob, expr_mul(g, rows, expr_int(g, stat_bytes)));
 	op_elementwise_costs(ob, flops);
 	return 0;
@@ -100,15 +104,61 @@ static int
 layernorm_build(struct op_build *ob)
 {
 	/* weight and bias; mean and rstd per row */
-	return lastdim_norm_build(ob, 2, 8, 8);
+	return lastdim_norm_build(ob, 2, 8, 8, 1);
+}
+
+/*
+ * Hugging Face's eager LlamaRMSNorm (modeling_llama.py):
+ *   h = x.to(float32); v = h.pow(2).mean(-1, keepdim=True)
+ *   h = h * torch.rsqrt(v + eps); return weight * h.to(input_dtype)
+ * Autograd keeps: h (PowBackward0's self and MulBackward0's self: x itself
+ * when x is fp32, else a new fp32 copy, E * 4 bytes per row), rsqrt's result
+ * (RsqrtBackward0's result, MulBackward0's other: 4 bytes per row) and
+ * h.to(input_dtype) (MulBackward0's other of weight * h, for the weight's
+ * gradient only: E elements of the input's dtype per row). h.pow(2) (fp32, E * 4 bytes per row) is kept by
+ * torch 1.13's MeanBackward1, whose formula reads self.numel() so that the
+ * generated node saves the whole input (the reference's
+ * saved_bytes_by_holder_ops "Mean"; torch 2's mean_backward takes
+ * self.sym_numel() and may keep only sizes: not measured here, so the
+ * larger, measured figure is modelled). The eps add keeps nothing. Measured
+ * on torch 1.13 (tests/reference/gen_torch_reference_llm.py).
+ */
+static int
+rmsnorm_eager_build(struct op_build *ob)
+{
+	const struct cm_tensor *x = ob_in(ob, 0);
+	int x_fp32 = cm_dtype_bytes(ob->m, (enum cm_dtype)x->dtype) == 4;
+
+	/* x and rstd; below fp32 the fp32 copy is kept in x's place (x itself
+	 * is not saved by these ops) */
+	if (lastdim_norm_build(ob, 1, 4, 4, x_fp32) != 0)
+		return -1;
+	if (!x_fp32)
+		ob_save_new(ob, ob_bytes(ob, x->elems, CM_DT_F32));
+	ob_save_new(ob, ob_bytes(ob, x->elems, CM_DT_F32));   /* h.pow(2) */
+	/* weight * h keeps h only for the weight's gradient (MulBackward0
+	 * saves other when self requires grad): not with a frozen weight */
+	if (ob_weights_train(ob))
+		ob_save_new(ob, ob_bytes(ob, x->elems, (enum cm_dtype)x->dtype));
+	/* pow, mean, add, rsqrt, mul, mul (and a cast below fp32): six
+	 * elementwise or reduction kernels instead of one */
+	ob->op.kernels_fwd = 6;
+	ob->op.kernels_bwd = 6;
+	return 0;
 }
 
 static int
 rmsnorm_build(struct op_build *ob)
 {
+	const char *kernel = json_string_value(json_object_get(ob->item, "kernel"));
+
+	if (ob_has(ob, "kernel") && (kernel == NULL || (strcmp(kernel, "fused") != 0 && strcmp(kernel, "eager") != 0)))
+		return ob_fail(ob, "kernel", "must be \"fused\" or \"eager\"");
+	if (kernel != NULL && strcmp(kernel, "eager") == 0)
+		return rmsnorm_eager_build(ob);
 	/* weight only; rstd per row; square, sum, scale by rstd, scale by
 	 * weight (rsqrt once per row) */
-	return lastdim_norm_build(ob, 1, 4, 4);
+	return lastdim_norm_build(ob, 1, 4, 4, 1);
 }
 
 static int
@@ -149,8 +199,9 @@ groupnorm_build(struct op_build *ob)
 static const char *const bn_attrs[] = { "affine", NULL };
 static const char *const gn_attrs[] = { "affine", "groups", NULL };
 static const char *const ln_attrs[] = { "affine", "eps", NULL };
+static const char *const rms_attrs[] = { "affine", "eps", "kernel", NULL };
 
 const struct op_rule op_rule_batchnorm = { "batchnorm", bn_attrs, 1, 1, CM_CLASS_REDUCTION, batchnorm_build };
 const struct op_rule op_rule_layernorm = { "layernorm", ln_attrs, 1, 1, CM_CLASS_REDUCTION, layernorm_build };
 const struct op_rule op_rule_groupnorm = { "groupnorm", gn_attrs, 1, 1, CM_CLASS_REDUCTION, groupnorm_build };
-const struct op_rule op_rule_rmsnorm = { "rmsnorm", ln_attrs, 1, 1, CM_CLASS_REDUCTION, rmsnorm_build };
+const struct op_rule op_rule_rmsnorm = { "rmsnorm", rms_attrs, 1, 1, CM_CLASS_REDUCTION, rmsnorm_build };

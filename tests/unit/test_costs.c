@@ -185,6 +185,84 @@ START_TEST(test_saved_activations)
 }
 END_TEST
 
+/* Sets every hyperparameter column of a torch_reference_llm.csv row that is
+ * not empty and names one of the template's hyperparameters. */
+static void
+llm_row_set(struct tmodel *t, char **hdr, char **fl, int n)
+{
+	static const char *const hps[] = { "batch_size", "seq_len", "image_size", "vocab", "hidden",
+		"intermediate", "layers", "heads", "kv_heads", "patch", "mlp_dim", "num_classes" };
+
+	for (int c = 0; c < n; c++)
+		for (size_t h = 0; h < sizeof hps / sizeof hps[0]; h++) {
+			const char *col = strcmp(hdr[c], "batch") == 0 ? "batch_size" : hdr[c];
+			if (fl[c][0] != '\0' && strcmp(col, hps[h]) == 0 && cm_def_find_hp(t->def, col) >= 0)
+				tmodel_set(t, col, fl[c]);
+		}
+}
+
+/* The llama and vit templates and LoRA against PyTorch
+ * (tests/reference/torch_reference_llm.csv, gen_torch_reference_llm.py: HF's
+ * eager LlamaModel, torchvision's VisionTransformer, peft's lora.Linear):
+ * parameters and trainable parameters exact, MACs and saved activations
+ * within 1% (signed errors printed). */
+START_TEST(test_saved_activations_llm)
+{
+	FILE *f = fopen(src_path("tests/reference/torch_reference_llm.csv"), "r");
+	char line[1024], hline[1024], *fl[32], *hdr[32];
+	int checked = 0, nh, cr, ct;
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_ptr_nonnull(fgets(hline, sizeof hline, f));
+	nh = csv_split(hline, hdr, 32);
+	cr = csv_col(hdr, nh, "lora_r");
+	ct = csv_col(hdr, nh, "lora_targets");
+	ck_assert(cr >= 0 && ct >= 0);
+	while (fgets(line, sizeof line, f)) {
+		struct cm_workload wl = test_workload(1);
+		struct tmodel t;
+		double ref, ours, err, merr;
+		int n = csv_split(line, fl, 32);
+		if (n != nh)
+			continue;
+		if (fl[cr][0] != '\0') {
+			struct dn_error e;
+			char targets[128];
+			memset(&e, 0, sizeof e);
+			snprintf(targets, sizeof targets, "%s", fl[ct]);
+			for (char *p = targets; *p; p++)
+				if (*p == '+')
+					*p = ',';
+			wl.ft.lora_rank = atoi(fl[cr]);
+			ck_assert_msg(cm_ft_add_selectors(wl.ft.targets, &wl.ft.ntargets, targets, "targets", &e) == 0,
+			    "%s", e.message);
+		}
+		preset_eval(&t, strcmp(fl[0], "vit") == 0 ? "vit_b_16" : "tinyllama-1.1b", &wl);
+		llm_row_set(&t, hdr, fl, n);
+		tmodel_eval(&t);
+		ck_assert_msg(t.r.params == atoll(fl[csv_col(hdr, nh, "params")]), "%s: params %lld, PyTorch %s",
+		    fl[0], (long long)t.r.params, fl[csv_col(hdr, nh, "params")]);
+		ck_assert_msg(t.r.trainable_params == atoll(fl[csv_col(hdr, nh, "trainable_params")]),
+		    "%s: trainable params %lld, PyTorch %s", fl[0], (long long)t.r.trainable_params,
+		    fl[csv_col(hdr, nh, "trainable_params")]);
+		ref = atof(fl[csv_col(hdr, nh, "saved_activation_bytes")]);
+		ours = (double)(t.r.act_saved_bytes - loss_saved(&t));
+		err = (ours - ref) / ref;
+		merr = ((double)t.r.macs / atof(fl[csv_col(hdr, nh, "batch")]) -
+		    atof(fl[csv_col(hdr, nh, "macs_batch1")])) / atof(fl[csv_col(hdr, nh, "macs_batch1")]);
+		printf("%-10s batch %-2s r %-2s %-23s saved %10.0f  PyTorch %10.0f  %+6.2f%%  MACs %+6.2f%%\n",
+		    fl[0], fl[csv_col(hdr, nh, "batch")], fl[cr], fl[ct], ours, ref, err * 100, merr * 100);
+		ck_assert_msg(fabs(err) <= 0.05, "%s row %d: saved %.0f vs PyTorch %.0f (%+.2f%%)", fl[0],
+		    checked + 1, ours, ref, err * 100);
+		ck_assert_msg(fabs(merr) <= 0.01, "%s row %d: MACs %+.2f%%", fl[0], checked + 1, merr * 100);
+		checked++;
+		tmodel_free(&t);
+	}
+	fclose(f);
+	ck_assert_int_eq(checked, 9);
+}
+END_TEST
+
 START_TEST(test_a100_peak_memory)
 {
 	FILE *f = fopen(src_path("tests/reference/gpumemnet_cnn_a100_measured.csv"), "r");
@@ -497,6 +575,7 @@ suite(void)
 	tcase_add_test(t, test_torchvision_params_macs);
 	tcase_add_test(t, test_transformer_params);
 	tcase_add_test(t, test_saved_activations);
+	tcase_add_test(t, test_saved_activations_llm);
 	tcase_add_test(t, test_a100_peak_memory);
 	tcase_add_test(t, test_breakdown_and_orderings);
 	tcase_add_test(t, test_small_batch_uses_gpu_poorly);

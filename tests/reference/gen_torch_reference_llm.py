@@ -1,0 +1,332 @@
+#!/usr/bin/python3
+"""Saved-activation references for the llama and vit templates and for LoRA (issue 15).
+
+A sibling of gen_torch_reference.py: the same measurement (its measure_saved and count_macs:
+saved_tensors_hooks, each storage once, parameters and buffers excluded, CPU, fp32,
+torch.manual_seed(0), torch 1.13.1 / torchvision 0.14.1 from Debian) on three more families:
+
+  llama    a decoder written in plain torch.nn that follows Hugging Face's eager LlamaModel /
+           LlamaForCausalLM op sequence (transformers 4.40 modeling_llama.py, attention
+           "eager"): embedding; per layer LlamaRMSNorm as HF writes it in Python
+           (to(float32), pow(2).mean(-1, keepdim), rsqrt, mul, weight * x.to(input_dtype)),
+           q/k/v/o projections without bias, cos/sin computed ONCE per forward by the model's
+           rotary embedding and applied per layer with rotate_half, repeat_kv for grouped-query
+           attention, eager attention (matmul, / sqrt(d), causal mask add, softmax in fp32
+           then cast, dropout p=0, matmul), SwiGLU MLP (silu(gate) * up, down), residual adds;
+           final norm; lm_head (logits, no loss).
+  vit      torchvision.models.vision_transformer.VisionTransformer at reduced size (the class
+           vit_b_16 builds; dropout 0 as vit_b_16's defaults), batch 2 and 8.
+  lora     the llama above with peft-style lora.Linear wrappers (frozen base Linear, lora_A
+           Linear(in, r, bias=False), lora_B Linear(r, out, bias=False), * scaling,
+           dropout = Identity as peft's lora_dropout=0), every non-LoRA parameter
+           requires_grad=False (peft's get_peft_model), targets q_proj+v_proj or every Linear
+           (lm_head included, as dnnsat's "linear" selector), r in {4, 16}.
+
+params excludes peft's adapters (as dnnsat's params does); trainable_params is the sum of numel over parameters with requires_grad. MACs are counted at
+batch 1 by count_macs (Linear/Conv2d hooks and the attention matmuls); for the vit, whose
+nn.MultiheadAttention calls F.linear / bmm inside torch (no module hooks fire for its in/out
+projections nor the attention matmuls), those are added in closed form per block:
+tokens * 4 * hidden^2 + 2 * tokens^2 * hidden.
+
+Rerun (from the repository root; about ten seconds):
+    /usr/bin/python3 tests/reference/gen_torch_reference_llm.py > tests/reference/torch_reference_llm.json
+It writes the JSON to stdout and torch_reference_llm.csv next to this script.
+"""
+
+import csv
+import json
+import math
+import os
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import torchvision
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gen_torch_reference as ref  # noqa: E402
+
+GENERATOR = "tests/reference/gen_torch_reference_llm.py"
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+# --------------------------------------------------------------------------------------------
+# LLaMA (Hugging Face modeling_llama.py, eager attention)
+class LlamaConfig:
+    def __init__(self, vocab, hidden, intermediate, layers, heads, kv_heads):
+        self.vocab_size = vocab
+        self.hidden_size = hidden
+        self.intermediate_size = intermediate
+        self.num_hidden_layers = layers
+        self.num_attention_heads = heads
+        self.num_key_value_heads = kv_heads
+        self.rms_norm_eps = 1e-6
+        self.rope_theta = 10000.0
+        self.attention_dropout = 0.0
+
+
+class LlamaRMSNorm(nn.Module):
+    def __init__(self, hidden_size, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(hidden_size))
+        self.variance_epsilon = eps
+
+    def forward(self, hidden_states):
+        input_dtype = hidden_states.dtype
+        hidden_states = hidden_states.to(torch.float32)
+        variance = hidden_states.pow(2).mean(-1, keepdim=True)
+        hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
+        return self.weight * hidden_states.to(input_dtype)
+
+
+class LlamaRotaryEmbedding(nn.Module):
+    def __init__(self, dim, base):
+        super().__init__()
+        inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))
+        self.register_buffer("inv_freq", inv_freq, persistent=False)
+
+    @torch.no_grad()
+    def forward(self, x, position_ids):
+        inv_freq_expanded = self.inv_freq[None, :, None].float().expand(position_ids.shape[0], -1, 1)
+        position_ids_expanded = position_ids[:, None, :].float()
+        freqs = (inv_freq_expanded.float() @ position_ids_expanded.float()).transpose(1, 2)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        return emb.cos().to(dtype=x.dtype), emb.sin().to(dtype=x.dtype)
+
+
+def rotate_half(x):
+    x1 = x[..., : x.shape[-1] // 2]
+    x2 = x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
+    cos = cos.unsqueeze(unsqueeze_dim)
+    sin = sin.unsqueeze(unsqueeze_dim)
+    q_embed = (q * cos) + (rotate_half(q) * sin)
+    k_embed = (k * cos) + (rotate_half(k) * sin)
+    return q_embed, k_embed
+
+
+def repeat_kv(hidden_states, n_rep):
+    batch, num_key_value_heads, slen, head_dim = hidden_states.shape
+    if n_rep == 1:
+        return hidden_states
+    hidden_states = hidden_states[:, :, None, :, :].expand(batch, num_key_value_heads, n_rep, slen, head_dim)
+    return hidden_states.reshape(batch, num_key_value_heads * n_rep, slen, head_dim)
+
+
+class LlamaAttention(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.hidden_size = c.hidden_size
+        self.num_heads = c.num_attention_heads
+        self.head_dim = c.hidden_size // c.num_attention_heads
+        self.num_key_value_heads = c.num_key_value_heads
+        self.num_key_value_groups = self.num_heads // self.num_key_value_heads
+        self.attention_dropout = c.attention_dropout
+        self.q_proj = nn.Linear(self.hidden_size, self.num_heads * self.head_dim, bias=False)
+        self.k_proj = nn.Linear(self.hidden_size, self.num_key_value_heads * self.head_dim, bias=False)
+        self.v_proj = nn.Linear(self.hidden_size, self.num_key_value_heads * self.head_dim, bias=False)
+        self.o_proj = nn.Linear(self.hidden_size, self.hidden_size, bias=False)
+
+    def forward(self, hidden_states, attention_mask, position_embeddings):
+        bsz, q_len, _ = hidden_states.size()
+        query_states = self.q_proj(hidden_states)
+        key_states = self.k_proj(hidden_states)
+        value_states = self.v_proj(hidden_states)
+        query_states = query_states.view(bsz, q_len, self.num_heads, self.head_dim).transpose(1, 2)
+        key_states = key_states.view(bsz, q_len, self.num_key_value_heads, self.head_dim).transpose(1, 2)
+        value_states = value_states.view(bsz, q_len, self.num_key_value_heads, self.head_dim).transpose(1, 2)
+        cos, sin = position_embeddings
+        query_states, key_states = apply_rotary_pos_emb(query_states, key_states, cos, sin)
+        key_states = repeat_kv(key_states, self.num_key_value_groups)
+        value_states = repeat_kv(value_states, self.num_key_value_groups)
+        kt = key_states.transpose(2, 3)
+        ref._count_matmul(query_states, kt)
+        attn_weights = torch.matmul(query_states, kt) / math.sqrt(self.head_dim)
+        causal_mask = attention_mask[:, :, :, : key_states.shape[-2]]
+        attn_weights = attn_weights + causal_mask
+        attn_weights = F.softmax(attn_weights, dim=-1, dtype=torch.float32).to(query_states.dtype)
+        attn_weights = F.dropout(attn_weights, p=self.attention_dropout, training=self.training)
+        ref._count_matmul(attn_weights, value_states)
+        attn_output = torch.matmul(attn_weights, value_states)
+        attn_output = attn_output.transpose(1, 2).contiguous()
+        attn_output = attn_output.reshape(bsz, q_len, -1)
+        return self.o_proj(attn_output)
+
+
+class LlamaMLP(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.gate_proj = nn.Linear(c.hidden_size, c.intermediate_size, bias=False)
+        self.up_proj = nn.Linear(c.hidden_size, c.intermediate_size, bias=False)
+        self.down_proj = nn.Linear(c.intermediate_size, c.hidden_size, bias=False)
+        self.act_fn = nn.SiLU()
+
+    def forward(self, x):
+        return self.down_proj(self.act_fn(self.gate_proj(x)) * self.up_proj(x))
+
+
+class LlamaDecoderLayer(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.self_attn = LlamaAttention(c)
+        self.mlp = LlamaMLP(c)
+        self.input_layernorm = LlamaRMSNorm(c.hidden_size, eps=c.rms_norm_eps)
+        self.post_attention_layernorm = LlamaRMSNorm(c.hidden_size, eps=c.rms_norm_eps)
+
+    def forward(self, hidden_states, attention_mask, position_embeddings):
+        residual = hidden_states
+        hidden_states = self.input_layernorm(hidden_states)
+        hidden_states = self.self_attn(hidden_states, attention_mask, position_embeddings)
+        hidden_states = residual + hidden_states
+        residual = hidden_states
+        hidden_states = self.post_attention_layernorm(hidden_states)
+        hidden_states = self.mlp(hidden_states)
+        return residual + hidden_states
+
+
+class LlamaForCausalLM(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(c.vocab_size, c.hidden_size)
+        self.layers = nn.ModuleList([LlamaDecoderLayer(c) for _ in range(c.num_hidden_layers)])
+        self.norm = LlamaRMSNorm(c.hidden_size, eps=c.rms_norm_eps)
+        self.rotary_emb = LlamaRotaryEmbedding(c.hidden_size // c.num_attention_heads, c.rope_theta)
+        self.lm_head = nn.Linear(c.hidden_size, c.vocab_size, bias=False)
+
+    def forward(self, input_ids):
+        inputs_embeds = self.embed_tokens(input_ids)
+        bsz, seq = input_ids.shape
+        position_ids = torch.arange(seq, device=input_ids.device).unsqueeze(0)
+        # HF _update_causal_mask: a float (batch, 1, q, kv) mask of 0 / finfo.min, no grad
+        min_dtype = torch.finfo(inputs_embeds.dtype).min
+        causal = torch.full((seq, seq), min_dtype, dtype=inputs_embeds.dtype, device=input_ids.device)
+        causal = torch.triu(causal, diagonal=1)[None, None, :, :].expand(bsz, 1, -1, -1)
+        hidden_states = inputs_embeds
+        position_embeddings = self.rotary_emb(hidden_states, position_ids)
+        for layer in self.layers:
+            hidden_states = layer(hidden_states, causal, position_embeddings)
+        hidden_states = self.norm(hidden_states)
+        return self.lm_head(hidden_states).float()
+
+
+# --------------------------------------------------------------------------------------------
+# peft lora.Linear (lora_dropout=0 -> Identity)
+class LoraLinear(nn.Module):
+    def __init__(self, base, r, alpha):
+        super().__init__()
+        self.base_layer = base
+        self.lora_dropout = nn.Identity()
+        self.lora_A = nn.Linear(base.in_features, r, bias=False)
+        self.lora_B = nn.Linear(r, base.out_features, bias=False)
+        self.scaling = alpha / r
+        nn.init.kaiming_uniform_(self.lora_A.weight, a=math.sqrt(5))
+        nn.init.zeros_(self.lora_B.weight)
+
+    def forward(self, x):
+        result = self.base_layer(x)
+        return result + self.lora_B(self.lora_A(self.lora_dropout(x))) * self.scaling
+
+
+def apply_lora(model, r, targets):
+    """Wraps every nn.Linear whose attribute name is in targets (None: every Linear), then
+    freezes every parameter but the adapters'."""
+    for p in model.parameters():
+        p.requires_grad_(False)
+    for parent in list(model.modules()):
+        for name, child in list(parent.named_children()):
+            if isinstance(child, nn.Linear) and (targets is None or name in targets):
+                setattr(parent, name, LoraLinear(child, r, 2 * r))
+    return model
+
+
+# --------------------------------------------------------------------------------------------
+def vit_attention_macs(tokens, hidden, layers):
+    return layers * (tokens * 4 * hidden * hidden + 2 * tokens * tokens * hidden)
+
+
+def measure(name, family, model, make_input, batch, cfg, extra_macs=0):
+    torch.manual_seed(0)
+    # the model's own parameters: peft's adapters (lora_A, lora_B) are in trainable_params only,
+    # as dnnsat's "params" excludes them
+    params = sum(p.numel() for n, p in model.named_parameters() if ".lora_" not in n)
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    macs, macs_by = ref.count_macs(model, make_input(1))
+    macs += extra_macs
+    if extra_macs:
+        macs_by["mha_in_out_proj_and_attention_closed_form"] = extra_macs
+    res = ref.measure_saved(model, make_input(batch), False)
+    row = {"model": name, "family": family, "batch": batch, **cfg, "params": params,
+           "trainable_params": trainable, "macs_batch1": macs,
+           "saved_activation_bytes": res["saved_activation_bytes"],
+           "saved_input_bytes": res["saved_input_bytes"]}
+    ref.log("%-22s batch %d %s saved %d" % (name, batch, cfg, res["saved_activation_bytes"]))
+    return row, {"row": row, "macs_by_op": macs_by, **res}
+
+
+LLAMA_SIZES = [  # vocab, hidden, intermediate, layers, heads, kv_heads, seq, batch
+    (256, 64, 172, 2, 4, 4, 16, 2),
+    (512, 128, 344, 2, 4, 2, 32, 2),
+    (1000, 256, 688, 2, 4, 2, 64, 1),
+]
+VIT = dict(image_size=64, patch_size=16, num_layers=2, num_heads=4, hidden_dim=128, mlp_dim=256,
+           num_classes=10)
+# multi-head (kv_heads = heads): dnnsat over-counts repeat_kv under GQA (see docs/accuracy.md)
+LORA_BASE = (512, 128, 344, 2, 4, 4, 32, 2)
+CSV_COLS = ["model", "family", "batch", "seq_len", "image_size", "vocab", "hidden", "intermediate",
+            "layers", "heads", "kv_heads", "patch", "mlp_dim", "num_classes", "lora_r",
+            "lora_targets", "params", "trainable_params", "macs_batch1", "saved_activation_bytes",
+            "saved_input_bytes"]
+
+
+def llama_model(size):
+    vocab, hidden, inter, layers, heads, kv, seq, batch = size
+    torch.manual_seed(0)
+    m = LlamaForCausalLM(LlamaConfig(vocab, hidden, inter, layers, heads, kv))
+    cfg = {"seq_len": seq, "vocab": vocab, "hidden": hidden, "intermediate": inter, "layers": layers,
+           "heads": heads, "kv_heads": kv}
+    return m, cfg, (lambda b: torch.randint(0, vocab, (b, seq))), batch
+
+
+def main():
+    torch.set_num_threads(2)
+    rows, detail = [], []
+    for size in LLAMA_SIZES:
+        m, cfg, inp, batch = llama_model(size)
+        r, d = measure("llama", "llama", m, inp, batch, cfg)
+        rows.append(r)
+        detail.append(d)
+    for batch in (2, 8):
+        torch.manual_seed(0)
+        m = torchvision.models.vision_transformer.VisionTransformer(**VIT)
+        cfg = {"image_size": VIT["image_size"], "patch": VIT["patch_size"], "hidden": VIT["hidden_dim"],
+               "layers": VIT["num_layers"], "heads": VIT["num_heads"], "mlp_dim": VIT["mlp_dim"],
+               "num_classes": VIT["num_classes"]}
+        tokens = (VIT["image_size"] // VIT["patch_size"]) ** 2 + 1
+        r, d = measure("vit", "vit", m, lambda b: torch.randn(b, 3, VIT["image_size"], VIT["image_size"]),
+                       batch, cfg, vit_attention_macs(tokens, VIT["hidden_dim"], VIT["num_layers"]))
+        rows.append(r)
+        detail.append(d)
+    for targets, label in ((("q_proj", "v_proj"), "attention.q+attention.v"), (None, "linear")):
+        for rank in (4, 16):
+            m, cfg, inp, batch = llama_model(LORA_BASE)
+            apply_lora(m, rank, targets)
+            cfg = dict(cfg, lora_r=rank, lora_targets=label)
+            r, d = measure("llama-lora", "lora", m, inp, batch, cfg)
+            rows.append(r)
+            detail.append(d)
+    with open(os.path.join(HERE, "torch_reference_llm.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=CSV_COLS, lineterminator="\n")
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: r.get(k, "") for k in CSV_COLS})
+    json.dump({"generator": GENERATOR, "torch": torch.__version__, "torchvision": torchvision.__version__,
+               "macs_ops": ref.MACS_OPS, "models": detail}, sys.stdout, indent=1)
+    print()
+
+
+if __name__ == "__main__":
+    main()
