@@ -25,6 +25,7 @@
 
 typedef unsigned __int128 fs_count;
 struct fs_undo;
+struct fs_par;
 
 struct fs_var {
 	int dim;                /* the space dim */
@@ -124,6 +125,11 @@ struct fs_engine {
 	int32_t nnodes, capnodes;
 	int32_t max_nodes;              /* beyond it, subtrees are recounted on demand */
 	int expand_only;                /* fs_count_box splits one level, no deeper */
+	int threads;                    /* counting threads (fs_count_all, fs_count_more); fs_init
+	                                 * sets 1. The stored tree, and so every answer read from it,
+	                                 * is the same at any number; bound_calls and evals are not
+	                                 * (fset_par.c) */
+	struct fs_par *par;             /* private: the parallel count this engine works for, or NULL */
 	/* current box */
 	int64_t *lo, *hi;
 	/* statistics and limits */
@@ -285,6 +291,10 @@ int fs_dim_parent(const struct fs_engine *e, int dim, int64_t *active_pos);
  * position of a JSON value on its grid, or -1. */
 int fs_var_named(const struct fs_engine *e, const char *name);
 int64_t fs_position_of(struct fs_engine *e, int v, const json_t *value);
+
+/* The processors online (sysconf), at least 1: the default of the CLI's
+ * --threads and dnnsatd's --count-threads. */
+int fs_par_cores(void);
 
 /* Now plus `seconds` on the engine's clock (for e->deadline); 0 when
  * seconds <= 0 (no deadline). The dim value index of var v's position p. */
