@@ -134,6 +134,9 @@ struct fs_engine {
 	int64_t *lo, *hi;
 	/* statistics and limits */
 	int64_t bound_calls, evals;
+	double cpu_span;                /* CPU seconds on the longest thread of the parallel counts so
+	                                 * far (fset_par.c: split and graft plus the busiest worker),
+	                                 * what they take on idle cores; 0 on one thread */
 	double deadline;                /* CLOCK_MONOTONIC seconds, 0 = none */
 	int64_t work_limit;             /* stop as at a deadline once bound_calls reaches it, 0 = none
 	                                 * (deterministic slices of work; the caller clears it) */
