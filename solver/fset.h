@@ -199,7 +199,8 @@ int fs_init(struct fs_engine *e, struct sq_query *q, struct dn_error *err);
 int fs_init_root(struct fs_engine *e, struct sq_query *q, expr_id root, struct dn_error *err);
 void fs_free(struct fs_engine *e);
 
-/* Counts the feasible configurations, building the search tree. With a
+/* Counts the feasible configurations, building the search tree, on
+ * e->threads threads (the same tree at any number, fset_par.c). With a
  * deadline (seconds from now, 0 = none), an unfinished count leaves
  * e->lower < e->upper and e->timed_out set. Returns 0 or -1. */
 int fs_count_all(struct fs_engine *e, double seconds, struct dn_error *err);
