@@ -169,6 +169,13 @@ START_TEST(test_parallel_random)
 	char what[64];
 
 	load_catalog();
+	/* a continuous width multiplier over a grid large enough for workers */
+	check_threads(json_pack("{s:s,s:{s:{s:s,s:[i,i,i,i,i,i,i,i,i,i,i]},s:{s:s,s:[i,i,i]},s:{s:s,s:[f,f]}},"
+	    "s:s,s:{s:s}}", "model", "mobilenet_v2", "space",
+	    "batch_size", "_type", "choice", "_value", 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024,
+	    "resolution", "_type", "quniform", "_value", 96, 320, 32,
+	    "width_mult", "_type", "uniform", "_value", 0.3, 1.4,
+	    "device", "t4", "budgets", "memory", "3GiB"), 0, "MobileNetV2, continuous width, 3 GiB");
 	for (int i = 0; i < 6; i++) {
 		snprintf(what, sizeof what, "real query %d", i);
 		check_threads(random_real_query(i), 0, what);
