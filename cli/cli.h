@@ -59,6 +59,9 @@ void cli_req_free(struct cli_req *r);
 /* A JSON file, with JSON_REJECT_DUPLICATES; errors name `what` and give
  * the file, line and column. 0 or -1. */
 int cli_load_json_file(const char *file, const char *what, json_t **out, struct dn_error *err);
+/* --threads N (count, list, sample, reduce, explain, max, min, prune): the
+ * counting threads, 1 to 1024, into *out. 0 or -1 with err naming opt. */
+int cli_parse_threads(const char *opt, const char *v, int *out, struct dn_error *err);
 
 /* Numbers for text answers (cli_units.c), written into buf and returned:
  * 4.19 GiB (binary units; bytes below 1 KiB exact), 120.7M (SI, four

@@ -52,6 +52,7 @@ struct batch_run {
 	enum batch_format configs, summary;
 	int64_t limit;
 	double timeout;             /* per item, unless its query file has its own */
+	int threads;                /* counting threads offline (--threads; default: the processors) */
 	/* state */
 	struct cm_device_catalog catalog;
 	struct cli_http http;
@@ -125,7 +126,7 @@ static int
 parse_batch_option(struct batch_run *r, const char *a, const char *v, struct dn_error *err)
 {
 	static const char *const known[] = { "--device", "--space", "--out", "--configs", "--summary", "--limit",
-		"--timeout", "--server", "--token" };
+		"--timeout", "--threads", "--server", "--token" };
 	size_t k;
 	char *end;
 
@@ -153,7 +154,9 @@ parse_batch_option(struct batch_run *r, const char *a, const char *v, struct dn_
 	} else if (strcmp(a, "--timeout") == 0) {
 		if (dn_decimal_all(v, &r->timeout) != 0 || !(r->timeout > 0 && r->timeout <= 86400))
 			return dn_error_set(err, DN_EINVAL, a, "must be seconds, more than 0");
-	} else if (strcmp(a, "--server") == 0)
+	} else if (strcmp(a, "--threads") == 0)
+		return cli_parse_threads(a, v, &r->threads, err);
+	else if (strcmp(a, "--server") == 0)
 		r->server = v;
 	else
 		r->token = v;
@@ -396,6 +399,7 @@ item_solve_here(struct batch_run *r, struct batch_item *it, struct dn_error *err
 	}
 	if (sq_parse(canonical, &r->catalog, &q, err) != 0 || fs_init(&e, &q, err) != 0)
 		goto out;
+	e.threads = r->threads;
 	e.progress = on_engine_progress;
 	e.progress_ctx = &r->prog;
 	e.next_progress = fs_now() + 0.25;
@@ -680,6 +684,7 @@ cli_prune(int argc, char **argv)
 	r.rows = json_array();
 	r.limit = -1;
 	r.timeout = 60;
+	r.threads = fs_par_cores();
 	if (parse_prune_args(argc, argv, &r, &err) != 0 || check_inputs(&r, &err) != 0 ||
 	    (r.out_dir != NULL && prepare_out_dir(r.out_dir, &err) != 0)) {
 		cli_print_error(&err);

@@ -2,7 +2,7 @@
  * cli_common.c - what the commands share: error and warning lines, the
  * budgets line, JSON files read safely, and the options that build a solver
  * query as JSON (solver/query.h) for count ... max, min and prune:
- * cli_req_*. (estimate's options: cli_query.c.)
+ * cli_req_*, and their --threads. (estimate's options: cli_query.c.)
  * Errors name the option; nothing here exits the process.
  */
 #include "cli.h"
@@ -42,6 +42,20 @@ cli_print_budgets(FILE *f, const struct sq_query *q)
 			fprintf(f, "%s%s", n++ ? ", " : "budgets: ", q->parts[i].label);
 	if (n > 0)
 		fputc('\n', f);
+}
+
+int
+cli_parse_threads(const char *opt, const char *v, int *out, struct dn_error *err)
+{
+	char *end;
+	long x;
+
+	errno = 0;
+	x = v != NULL ? strtol(v, &end, 10) : 0;
+	if (v == NULL || *v == '\0' || *end != '\0' || errno != 0 || x < 1 || x > 1024)
+		return dn_error_set(err, DN_EINVAL, opt, "must be a number of threads from 1 to 1024");
+	*out = (int)x;
+	return 0;
 }
 
 /* ---- the options that build a solver query (count ... max, min, prune) ---- */

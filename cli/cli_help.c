@@ -18,7 +18,7 @@
 /* The options of every solver command (cli_req_option and cli_solve.c). */
 #define SOLVER_OPTIONS "--preset", "--template", "--model", "--space", "--device", "--budget", "--set", \
 	"--constraint", "--optimizer", "--dtype", "--convention", "--attention", "--grad-accum", "--checkpointing", \
-	"--freeze", "--train", "--lora-rank", "--lora-targets", "--inference", "--bind", "--timeout", "--json", "--help"
+	"--freeze", "--train", "--lora-rank", "--lora-targets", "--inference", "--bind", "--timeout", "--threads", "--json", "--help"
 
 static const char *const estimate_options[] = { "--template", "--model", "--preset", "--set", "--device",
 	"--device-file", "--optimizer", "--dtype", "--convention", "--attention", "--grad-accum", "--checkpointing", "--tf32", "--inference",
@@ -29,7 +29,7 @@ static const char *const solver_options[] = { SOLVER_OPTIONS, "--offset", "--lim
 	"--seed", "--config", "--param", "--value", "--per", "--engine", NULL };
 static const char *const prune_options[] = { "--preset", "--template", "--model", "--space", "--device",
 	"--budget", "--set", "--constraint", "--optimizer", "--dtype", "--attention", "--grad-accum", "--checkpointing",
-	"--freeze", "--train", "--lora-rank", "--lora-targets", "--inference", "--bind", "--timeout", "--json", "--out", "--configs", "--limit", "--summary", "--server", "--token", "--help", NULL };
+	"--freeze", "--train", "--lora-rank", "--lora-targets", "--inference", "--bind", "--timeout", "--threads", "--json", "--out", "--configs", "--limit", "--summary", "--server", "--token", "--help", NULL };
 static const char *const catalog_options[] = { "--json", "--help", NULL };
 static const char *const import_options[] = { "--name", "--dim", "--unknown", "--out", "--help", NULL };
 
@@ -62,6 +62,8 @@ static const char *const import_options[] = { "--name", "--dim", "--unknown", "-
 	FT_HELP \
 	"  --inference           an inference workload (default: training)\n" \
 	"  --timeout SECONDS     the deadline (default 60)\n" \
+	"  --threads N           counting threads (default: the processors; 1: one thread); the answer\n" \
+	"                        is the same at any number\n" \
 	"  --json                the answer as JSON\n"
 #define SOLVER_EXIT \
 	"exit status: 0 answered, 1 nothing feasible, 2 bad input, 3 deadline passed (certified bounds)\n"
@@ -138,6 +140,7 @@ static const struct cli_cmd commands[] = {
 	  "  --freeze SEL  --train SEL  --lora-rank R  --lora-targets SEL   fine-tuning (as for estimate)\n"
 	  "  --timeout S          seconds per item (default 60; a query file's \"timeout\" wins for its items);\n"
 	  "                       past it, certified bounds\n"
+	  "  --threads N          counting threads offline (default: the processors; the same answers)\n"
 	  "  --out DIR            write SPACE.DEVICE.search_space.json (the reduced space) per item\n"
 	  "  --configs jsonl|csv  also SPACE.DEVICE.configs.jsonl|csv: the feasible configurations\n"
 	  "  --limit N            at most N configurations per item (default: all)\n"

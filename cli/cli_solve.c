@@ -39,6 +39,7 @@ struct solve_opts {
 	json_t *req;            /* the query being assembled */
 	double timeout;
 	int timeout_given;              /* --timeout was given (a query file's "timeout" yields to it) */
+	int threads;                    /* counting threads (--threads; default: the processors) */
 	int json;
 	const char *offset, *cursor, *config, *param, *value, *per;
 	int64_t limit, n;
@@ -85,6 +86,9 @@ solve_option(const char *a, const char *v, struct solve_opts *o, struct dn_error
 		if (dn_decimal_all(v, &o->timeout) != 0 || !(o->timeout > 0 && o->timeout <= 86400))
 			return dn_error_set(err, DN_EINVAL, a, "must be seconds, more than 0");
 		o->timeout_given = 1;
+	} else if (strcmp(a, "--threads") == 0) {
+		if (cli_parse_threads(a, v, &o->threads, err) != 0)
+			return -1;
 	} else if (strcmp(a, "--limit") == 0 || strcmp(a, "--n") == 0) {
 		long long x = strtoll(v, &end, 10);
 		if (*v == '\0' || *end || x < 0 || x > 100000000)
@@ -112,7 +116,7 @@ solve_option(const char *a, const char *v, struct solve_opts *o, struct dn_error
 static int
 parse_args(int argc, char **argv, struct solve_opts *o, struct cli_req *r, struct dn_error *err)
 {
-	static const char *const valued[] = { "--timeout", "--offset", "--limit", "--n", "--seed", "--cursor",
+	static const char *const valued[] = { "--timeout", "--threads", "--offset", "--limit", "--n", "--seed", "--cursor",
 		"--config", "--param", "--value", "--per" };
 
 	for (int i = 1; i < argc; i++) {
@@ -164,6 +168,7 @@ parse_opts(int argc, char **argv, struct solve_opts *o, struct dn_error *err)
 
 	memset(o, 0, sizeof *o);
 	o->timeout = 60;
+	o->threads = fs_par_cores();
 	o->limit = -1;
 	o->n = 10;
 	o->seed = 1;
@@ -570,6 +575,7 @@ cli_solve(int argc, char **argv)
 		goto out;
 	}
 	cli_print_warnings(&q, NULL);
+	e.threads = o.threads;
 	{
 		static struct progress prog;
 		prog.start = fs_now();

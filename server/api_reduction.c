@@ -156,7 +156,16 @@ api_reduction_count(struct srv *s, struct srv_query *sq, double seconds, struct 
 			slice = 1.0;
 		if (slice < 0.001)
 			slice = 0.001;
-		rc = sq->counted ? fs_count_more(&sq->e, slice, err) : fs_count_all(&sq->e, slice, err);
+		{
+			/* extra threads only from idle workers, given back after each slice */
+			int lent = s->cfg.count_threads > 1 && s->pool != NULL ?
+			    srv_pool_lend(s->pool, s->cfg.count_threads - 1) : 0;
+			sq->e.threads = 1 + lent;
+			rc = sq->counted ? fs_count_more(&sq->e, slice, err) : fs_count_all(&sq->e, slice, err);
+			sq->e.threads = 1;
+			if (lent > 0)
+				srv_pool_unlend(s->pool, lent);
+		}
 		sq->counted = 1;
 		if (rc == 0 && sq->e.lower != sq->e.upper && srv_now() - saved >= s->cfg.progress_interval) {
 			/* a long count's progress reaches the cache as it goes, not

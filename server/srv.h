@@ -38,6 +38,7 @@ struct srv_config {
 	int port;
 	char *database_url;             /* NULL: in-memory cache */
 	int workers;                    /* solver threads */
+	int count_threads;              /* threads one count may use (idle workers lent, srv_pool_lend) */
 	int http_threads;
 	int max_queue;                  /* solver jobs waiting beyond the workers */
 	double deadline, max_deadline;  /* seconds */
@@ -237,6 +238,12 @@ int srv_pool_submit(struct srv_pool *p, void (*fn)(void *), void *arg);
  * connection): its worker counts as free from now on, so the client's
  * next request is not refused for a worker that is only returning. */
 void srv_pool_job_done(void);
+/* Lends a running job up to `want` extra threads' worth of the pool's
+ * idle workers (none waits, none is lent to another job): the number lent,
+ * 0 to want, to give back with srv_pool_unlend. A job submitted meanwhile
+ * still runs at once: the lender gives its threads back at its next slice. */
+int srv_pool_lend(struct srv_pool *p, int want);
+void srv_pool_unlend(struct srv_pool *p, int n);
 /* Jobs waiting and running, for metrics and 429 decisions. */
 void srv_pool_load(struct srv_pool *p, int *waiting, int *running);
 /* Stops taking jobs, runs `drop(arg)` for each still queued, waits for the

@@ -26,6 +26,8 @@ static const struct option options[] = {
 	{ "listen", K_LISTEN, 0, 0, "HOST:PORT to listen on (default 127.0.0.1:8080; port 0 picks a free one)" },
 	{ "database-url", K_STR, 0, 0, "PostgreSQL connection string or URL (default: in-memory cache)" },
 	{ "workers", K_INT, 1, 256, "solver worker threads (default: the number of cores)" },
+	{ "count-threads", K_INT, 1, 1024, "threads one count may use, while solver workers are idle (default: the "
+	  "number of cores; 1: one thread per count)" },
 	{ "http-threads", K_INT, 1, 256, "HTTP threads (default: --workers; they never wait on the database)" },
 	{ "max-queue", K_INT, 0, 100000, "solver jobs allowed to wait before 429 (default 64)" },
 	{ "deadline", K_SECONDS, 0.001, 3600, "default solver deadline per request, seconds (default 10)" },
@@ -76,6 +78,7 @@ set_defaults(struct srv_config *c)
 	snprintf(c->host, sizeof c->host, "127.0.0.1");
 	c->port = 8080;
 	c->workers = cores > 0 && cores < 256 ? (int)cores : 2;
+	c->count_threads = cores > 0 && cores < 1024 ? (int)cores : 2;
 	c->http_threads = 0;            /* auto: see srv_start */
 	c->max_queue = 64;
 	c->deadline = 10;
@@ -190,6 +193,7 @@ apply(struct srv_config *c, const struct option *o, const char *v, const char *w
 		    o->kind == K_INT ? "whole number" : o->kind == K_SECONDS ? "number of seconds" :
 		    o->kind == K_BYTES ? "size in bytes (units KiB, MiB, GiB allowed)" : "number", o->min, o->max);
 	if (strcmp(o->flag, "workers") == 0) c->workers = (int)x;
+	else if (strcmp(o->flag, "count-threads") == 0) c->count_threads = (int)x;
 	else if (strcmp(o->flag, "http-threads") == 0) c->http_threads = (int)x;
 	else if (strcmp(o->flag, "max-queue") == 0) c->max_queue = (int)x;
 	else if (strcmp(o->flag, "deadline") == 0) c->deadline = x;

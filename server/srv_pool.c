@@ -10,6 +10,11 @@
  *
  * Invariants: a job submitted successfully is either run exactly once or,
  * when the pool stops first, handed to `drop` exactly once.
+ *
+ * Counting threads: a count may borrow the threads of idle workers for one
+ * slice (srv_pool_lend), so that workers + lent threads never exceed the
+ * workers while nothing waits; a job that arrives meanwhile runs at once
+ * and shares the cores for the rest of that slice (1 s at most).
  */
 #include "srv.h"
 
@@ -26,6 +31,7 @@ struct srv_pool {
 	pthread_cond_t more;
 	struct job *head, *tail;
 	int waiting, running, max_queue, stopping;
+	int lent;                       /* idle workers' threads lent to counts (srv_pool_lend) */
 	int nthreads;
 	pthread_t *threads;
 };
@@ -131,6 +137,30 @@ srv_pool_submit(struct srv_pool *p, void (*fn)(void *), void *arg)
 	if (rc != 0)
 		free(j);
 	return rc;
+}
+
+int
+srv_pool_lend(struct srv_pool *p, int want)
+{
+	int idle;
+
+	pthread_mutex_lock(&p->lock);
+	idle = p->waiting > 0 ? 0 : p->nthreads - p->running - p->lent;
+	if (want > idle)
+		want = idle;
+	if (want < 0)
+		want = 0;
+	p->lent += want;
+	pthread_mutex_unlock(&p->lock);
+	return want;
+}
+
+void
+srv_pool_unlend(struct srv_pool *p, int n)
+{
+	pthread_mutex_lock(&p->lock);
+	p->lent -= n;
+	pthread_mutex_unlock(&p->lock);
 }
 
 void

@@ -25,6 +25,7 @@
 
 typedef unsigned __int128 fs_count;
 struct fs_undo;
+struct fs_par;
 
 struct fs_var {
 	int dim;                /* the space dim */
@@ -124,10 +125,18 @@ struct fs_engine {
 	int32_t nnodes, capnodes;
 	int32_t max_nodes;              /* beyond it, subtrees are recounted on demand */
 	int expand_only;                /* fs_count_box splits one level, no deeper */
+	int threads;                    /* counting threads (fs_count_all, fs_count_more); fs_init
+	                                 * sets 1. The stored tree, and so every answer read from it,
+	                                 * is the same at any number; bound_calls and evals are not
+	                                 * (fset_par.c) */
+	struct fs_par *par;             /* private: the parallel count this engine works for, or NULL */
 	/* current box */
 	int64_t *lo, *hi;
 	/* statistics and limits */
 	int64_t bound_calls, evals;
+	double cpu_span;                /* CPU seconds on the longest thread of the parallel counts so
+	                                 * far (fset_par.c: split and graft plus the busiest worker),
+	                                 * what they take on idle cores; 0 on one thread */
 	double deadline;                /* CLOCK_MONOTONIC seconds, 0 = none */
 	int64_t work_limit;             /* stop as at a deadline once bound_calls reaches it, 0 = none
 	                                 * (deterministic slices of work; the caller clears it) */
@@ -190,7 +199,8 @@ int fs_init(struct fs_engine *e, struct sq_query *q, struct dn_error *err);
 int fs_init_root(struct fs_engine *e, struct sq_query *q, expr_id root, struct dn_error *err);
 void fs_free(struct fs_engine *e);
 
-/* Counts the feasible configurations, building the search tree. With a
+/* Counts the feasible configurations, building the search tree, on
+ * e->threads threads (the same tree at any number, fset_par.c). With a
  * deadline (seconds from now, 0 = none), an unfinished count leaves
  * e->lower < e->upper and e->timed_out set. Returns 0 or -1. */
 int fs_count_all(struct fs_engine *e, double seconds, struct dn_error *err);
@@ -290,6 +300,10 @@ int fs_dim_parent(const struct fs_engine *e, int dim, int64_t *active_pos);
  * position of a JSON value on its grid, or -1. */
 int fs_var_named(const struct fs_engine *e, const char *name);
 int64_t fs_position_of(struct fs_engine *e, int v, const json_t *value);
+
+/* The processors online (sysconf), at least 1: the default of the CLI's
+ * --threads and dnnsatd's --count-threads. */
+int fs_par_cores(void);
 
 /* Now plus `seconds` on the engine's clock (for e->deadline); 0 when
  * seconds <= 0 (no deadline). The dim value index of var v's position p. */

@@ -18,6 +18,10 @@
  * contiguous, come after it, and are exactly what fs_split gives for its
  * box; FULL and EMPTY nodes are leaves; an inner node's count and upper are
  * the sums of its children's after every count (sum_tree).
+ *
+ * With e->threads > 1, the undecided leaves are counted on several threads
+ * (fset_par.c) into the same stored tree as here; this file's search is
+ * what each thread runs on its part.
  */
 #include "fset_priv.h"
 #include "dn_grow.h"
@@ -27,8 +31,8 @@
 #include <string.h>
 
 /* Exact feasibility of the current box when every bound var is fixed. */
-static int
-exact_here(struct fs_engine *e)
+int
+fs_box_exact(struct fs_engine *e)
 {
 	int64_t *pos = malloc(sizeof *pos * ((size_t)e->nvars + 1));
 	int r;
@@ -85,18 +89,38 @@ fs_split(const struct fs_engine *e, int d, int *dv, int64_t *clo, int64_t *chi)
 	return 2;
 }
 
-static int32_t
-alloc_nodes(struct fs_engine *e, int n)
+int32_t
+fs_node_alloc(struct fs_engine *e, int n)
 {
+	if (e->par != NULL && fs_par_take(e, n) != 0)
+		return -1;
 	if (e->nnodes + n > e->max_nodes)
 		return -1;
 	if (e->nnodes + n > e->capnodes &&
-	    dn_grow_int(&e->nodes, &e->capnodes, e->nnodes + n < 1024 ? 1024 : e->nnodes + n, sizeof *e->nodes) != 0)
+	    dn_grow_int(&e->nodes, &e->capnodes, e->nnodes + n < 1024 ? 1024 : e->nnodes + n, sizeof *e->nodes) != 0) {
+		if (e->par != NULL)
+			fs_par_take(e, -1);     /* a worker's tree would be incomplete */
 		return -1;
+	}
 	e->nnodes += n;
 	for (int32_t i = e->nnodes - n; i < e->nnodes; i++)
 		e->nodes[i].parent = -1;
 	return e->nnodes - n;
+}
+
+int
+fs_box_decide(struct fs_engine *e, int d, fs_count *size)
+{
+	int st;
+
+	*size = d < e->nvars ? fs_box_size(e, d) : 1;
+	st = fs_bound_status(e);
+	if (st == 2 && fs_passthrough_only(e, d)) {
+		st = fs_box_exact(e) ? 1 : 0;
+		e->evals++;
+	} else if (st == 2)
+		st = fs_real_status(e);
+	return st;
 }
 
 /*
@@ -112,13 +136,7 @@ fs_count_box(struct fs_engine *e, int d, int32_t node, fs_count *count, fs_count
 	int st;
 
 	d = fs_next_active(e, d);
-	size = d < e->nvars ? fs_box_size(e, d) : 1;
-	st = fs_bound_status(e);
-	if (st == 2 && fs_passthrough_only(e, d)) {
-		st = exact_here(e) ? 1 : 0;
-		e->evals++;
-	} else if (st == 2)
-		st = fs_real_status(e);
+	st = fs_box_decide(e, d, &size);
 
 	if (node >= 0) {
 		e->nodes[node].first_child = -1;
@@ -154,7 +172,7 @@ fs_count_box(struct fs_engine *e, int d, int32_t node, fs_count *count, fs_count
 		nch = fs_split(e, d, &dv, clo, chi);
 		if (nch == 0) {
 			/* all fixed but the bound stayed open (rounding of reals): decide exactly */
-			int f = exact_here(e);
+			int f = fs_box_exact(e);
 			e->evals++;
 			*count = *upper = f ? size : 0;
 			if (node >= 0) {
@@ -164,7 +182,7 @@ fs_count_box(struct fs_engine *e, int d, int32_t node, fs_count *count, fs_count
 			return 0;
 		}
 		if (node >= 0)
-			first = alloc_nodes(e, nch);
+			first = fs_node_alloc(e, nch);
 		for (int i = 0; i < nch; i++) {
 			int64_t mark = fs_mark(e);
 			fs_count c, u;
@@ -216,19 +234,20 @@ fs_count_box(struct fs_engine *e, int d, int32_t node, fs_count *count, fs_count
 	return 0;
 }
 
-/* Narrows the box to node n's: the ranges on its path from the root, the
- * root's first (recursion as deep as the tree, like fs_count_box's). */
+int
+fs_enter_path(struct fs_engine *e, const struct fs_node *nodes, int32_t n)
+{
+	if (n < 0)
+		return 0;
+	if (fs_enter_path(e, nodes, nodes[n].parent) != 0)
+		return -1;
+	return fs_narrow(e, nodes[n].var, nodes[n].lo, nodes[n].hi);
+}
+
 static int
 enter_node(struct fs_engine *e, int32_t n)
 {
-	const struct fs_node *x;
-
-	if (n < 0)
-		return 0;
-	if (enter_node(e, e->nodes[n].parent) != 0)
-		return -1;
-	x = &e->nodes[n];
-	return fs_narrow(e, x->var, x->lo, x->hi);
+	return fs_enter_path(e, e->nodes, n);
 }
 
 /* Continuing a count, best-first refinement splits a box a level at a time
@@ -385,7 +404,8 @@ count_refine(struct fs_engine *e, double t0, double seconds, int share)
 	e->timed_out = 0;
 	e->deadline = seconds > 0 ? t0 + seconds / 2 : 0;
 	e->clock_at = e->bound_calls;
-	{
+	rc = fs_par_refine(e);          /* on several threads when e->threads > 1 */
+	if (rc == 1) {
 		int64_t mark = fs_mark(e);
 		rc = enter_node(e, 0) != 0 ? -1 : refine_walk(e, 0);
 		fs_rollback(e, mark);
@@ -433,7 +453,7 @@ fs_count_all(struct fs_engine *e, double seconds, struct dn_error *err)
 	e->nnodes = 0;
 	e->timed_out = 0;
 	e->counted = 0;
-	root = alloc_nodes(e, 1);
+	root = fs_node_alloc(e, 1);
 	if (root < 0)
 		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
 	d = fs_next_active(e, 0);
@@ -451,11 +471,18 @@ fs_count_all(struct fs_engine *e, double seconds, struct dn_error *err)
 			return dn_error_set(err, DN_ENOMEM, NULL, "out of memory while counting");
 	} else {
 		fs_count c, u;
+		int rc;
 		e->deadline = 0;
-		if (fs_count_box(e, 0, root, &c, &u) != 0)
+		e->nodes[root].status = FS_UNKNOWN;
+		e->nodes[root].count = 0;
+		e->nodes[root].upper = e->total;
+		rc = fs_par_refine(e);
+		if (rc == 1)
+			rc = fs_count_box(e, 0, root, &c, &u);
+		if (rc != 0)
 			return dn_error_set(err, DN_ENOMEM, NULL, "out of memory while counting");
-		e->lower = c;
-		e->upper = u;
+		e->lower = e->nodes[root].count;
+		e->upper = e->nodes[root].upper;
 	}
 	e->counted = 1;
 	return 0;

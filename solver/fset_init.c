@@ -540,6 +540,7 @@ fs_init_root(struct fs_engine *e, struct sq_query *q, expr_id root, struct dn_er
 	e->root = root;
 	e->nnodes_graph = e->g->n;
 	e->max_nodes = 4 << 20;
+	e->threads = 1;
 	if (count_dims(e, q, &nd, err) != 0 || init_cvars(e, err) != 0)
 		return -1;
 	e->vars = calloc((size_t)nd + 1, sizeof *e->vars);

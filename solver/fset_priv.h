@@ -93,6 +93,40 @@ int fs_real_hull(struct fs_engine *e, int c, int64_t *lo, int64_t *hi);
  * under `node` when >= 0. 0 or -1 (out of memory). */
 int fs_count_box(struct fs_engine *e, int d, int32_t node, fs_count *count, fs_count *upper);
 
+/* The first steps of fs_count_box on the current box at active var d (or
+ * nvars): its size into *size and its status, 0 (no configuration fits),
+ * 1 (all do) or 2 (to split); fs_box_exact decides a box whose bound vars
+ * are all fixed by one exact evaluation (1 feasible, 0 not). */
+int fs_box_decide(struct fs_engine *e, int d, fs_count *size);
+int fs_box_exact(struct fs_engine *e);
+
+/* Appends n nodes to the stored tree (parents -1, the rest unset): the
+ * first's index, or -1 when they do not fit in e->max_nodes, memory runs
+ * out, or e is a worker of a parallel count whose node budget is spent. */
+int32_t fs_node_alloc(struct fs_engine *e, int n);
+
+/* Narrows the box to node n's of the tree `nodes` (e's own or another's
+ * with the same variables): the ranges on its path from the root, the
+ * root's first (recursion as deep as the tree). 0 or -1 (out of memory). */
+int fs_enter_path(struct fs_engine *e, const struct fs_node *nodes, int32_t n);
+
+/*
+ * Parallel counting (fset_par.c). fs_par_refine counts every undecided
+ * leaf of the stored tree, in the order of configurations, as
+ * count_refine's depth-first walk does, on e->threads threads, leaving the
+ * same stored tree (uncapped and without a deadline: node for node); the
+ * leaves get their counts, the caller sums them up the tree. The box must be the one the count
+ * started from. 0 done, -1 out of memory, 1 when it does not apply
+ * (e->threads <= 1, a work limit, a worker engine, no undecided leaf) or
+ * the tree outgrew e->max_nodes (then nothing changed: the caller counts
+ * on this thread). fs_par_take, for fs_node_alloc in a worker engine:
+ * takes n nodes from the shared budget, 0, or -1 when it is spent or n < 0
+ * (memory ran out) (the worker then stops, and the parallel count falls
+ * back to one thread).
+ */
+int fs_par_refine(struct fs_engine *e);
+int fs_par_take(struct fs_engine *e, int n);
+
 /* The next var at or after d that takes part in the current box, or nvars. */
 int fs_next_active(const struct fs_engine *e, int d);
 

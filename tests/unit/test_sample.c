@@ -24,18 +24,6 @@ load_catalog(void)
 	test_catalog_load(&cat);
 }
 
-/* A query on one of the example models and spaces with a memory budget. */
-static json_t *
-example_query(const char *name, const char *memory)
-{
-	char m[256], s[256];
-
-	snprintf(m, sizeof m, "examples/models/%s.json", name);
-	snprintf(s, sizeof s, "examples/spaces/%s.json", name);
-	return json_pack("{s:o,s:o,s:s,s:{s:s}}", "model", json_load_file(src_path(m), 0, NULL),
-	    "space", json_load_file(src_path(s), 0, NULL), "device", "a100-40gb", "budgets", "memory", memory);
-}
-
 /* The MLP template over a 23,232-configuration space. */
 static json_t *
 mlp_query(const char *memory)

@@ -221,6 +221,18 @@ transformer24_request(void)
 	    "device", "a100-80gb", "budgets", "memory", "40GiB", "workload", "dtype", "mixed_bf16", "optimizer", "adamw");
 }
 
+/* A query on one of the example models and spaces with a memory budget. */
+static __attribute__((unused)) json_t *
+example_query(const char *name, const char *memory)
+{
+	char m[256], s[256];
+
+	snprintf(m, sizeof m, "examples/models/%s.json", name);
+	snprintf(s, sizeof s, "examples/spaces/%s.json", name);
+	return json_pack("{s:o,s:o,s:s,s:{s:s}}", "model", json_load_file(src_path(m), 0, NULL),
+	    "space", json_load_file(src_path(s), 0, NULL), "device", "a100-40gb", "budgets", "memory", memory);
+}
+
 /* Loads the device catalog of schemas/ into *cat (the test fails if it
  * cannot). */
 static void __attribute__((unused))

@@ -1,0 +1,345 @@
+/*
+ * test_fset_parallel.c - counting on several threads (e->threads,
+ * fset_par.c) leaves the stored tree of one thread: on the cnn5, MLP,
+ * ResNet-50 and transformer24 spaces, a space with continuous
+ * hyperparameters and one whose tree outgrows max_nodes, counts at 2, 3
+ * and 4 threads have the same bounds, node array (every field), saved
+ * progress bytes, k-th configurations, first page and seeded samples as at
+ * one thread; a count cut by a deadline on 2 threads is a valid tree that
+ * fs_count_more finishes to the exact count.
+ * Shared set-up: test_fset_util.h.
+ */
+#include "test_fset_util.h"
+
+/* The README's ResNet-50 walkthrough space at 3 GiB. */
+static json_t *
+resnet_query(void)
+{
+	return json_pack("{s:s,s:o,s:s,s:{s:s,s:s,s:s},s:{s:s}}", "model", "resnet50", "space",
+	    json_load_file(src_path("examples/spaces/resnet.json"), 0, NULL), "device", "a100-40gb", "workload",
+	    "mode", "training", "optimizer", "adam", "dtype", "fp32", "budgets", "memory", "3GiB");
+}
+
+/* transformer24_request() with the per-layer choices of layers >= layers
+ * left out (the model's defaults): its full space is not countable exactly
+ * in a test's time. */
+static json_t *
+transformer_query(int layers)
+{
+	json_t *req = transformer24_request(), *space = json_object_get(req, "space");
+	char key[32];
+
+	for (int l = layers; l < 24; l++) {
+		snprintf(key, sizeof key, "heads%d", l);
+		json_object_del(space, key);
+		snprintf(key, sizeof key, "ffn%d", l);
+		json_object_del(space, key);
+	}
+	return req;
+}
+
+/* Counts q at `threads` (max_nodes 0: the default) within `seconds` (0:
+ * exact). */
+static void
+count_at(struct sq_query *q, struct fs_engine *e, int threads, int32_t max_nodes, double seconds)
+{
+	struct dn_error err;
+
+	memset(&err, 0, sizeof err);
+	ck_assert_msg(fs_init(e, q, &err) == 0, "%s", err.message);
+	e->threads = threads;
+	if (max_nodes > 0)
+		e->max_nodes = max_nodes;
+	ck_assert_msg(fs_count_all(e, seconds, &err) == 0, "%s", err.message);
+}
+
+/* The stored trees of a and b are the same node for node (one assertion:
+ * Check's cost a call). */
+static void
+same_tree(const struct fs_engine *a, const struct fs_engine *b, const char *what)
+{
+	int32_t bad = -1;
+
+	ck_assert_msg(a->lower == b->lower && a->upper == b->upper, "%s: bounds differ", what);
+	ck_assert_msg(a->nnodes == b->nnodes, "%s: %d nodes against %d", what, (int)a->nnodes, (int)b->nnodes);
+	for (int32_t i = 0; i < a->nnodes && bad < 0; i++) {
+		const struct fs_node *x = &a->nodes[i], *y = &b->nodes[i];
+		if (!(x->count == y->count && x->upper == y->upper && x->lo == y->lo && x->hi == y->hi &&
+		    x->var == y->var && x->parent == y->parent && x->first_child == y->first_child &&
+		    x->nchildren == y->nchildren && x->status == y->status))
+			bad = i;
+	}
+	ck_assert_msg(bad < 0, "%s: node %d differs", what, (int)bad);
+}
+
+/* Saved progress, k-th configurations, the first page and seeded samples
+ * of b are a's. */
+static void
+same_answers(struct fs_engine *a, struct fs_engine *b, const char *what)
+{
+	size_t la, lb;
+	uint8_t *pa = save_progress(a, &la), *pb = save_progress(b, &lb);
+	int64_t *x = calloc((size_t)a->nvars + 1, sizeof *x), *y = calloc((size_t)a->nvars + 1, sizeof *y);
+	struct dn_error err;
+
+	memset(&err, 0, sizeof err);
+	ck_assert_msg(la == lb && memcmp(pa, pb, la) == 0, "%s: saved progress differs", what);
+	free(pa);
+	free(pb);
+	if (a->lower != a->upper || a->lower == 0) {
+		free(x);
+		free(y);
+		return;
+	}
+	for (int i = 0; i < 8; i++) {
+		fs_count k = (a->lower - 1) / 7 * (fs_count)i;
+		ck_assert_int_eq(fs_kth(a, k, x, &err), 0);
+		ck_assert_int_eq(fs_kth(b, k, y, &err), 0);
+		ck_assert_msg(memcmp(x, y, sizeof *x * (size_t)a->nvars) == 0, "%s: k-th differs", what);
+	}
+	/* the first page */
+	ck_assert_int_eq(fs_next(a, NULL, x, &err), 0);
+	ck_assert_int_eq(fs_next(b, NULL, y, &err), 0);
+	for (int i = 0; i < 20; i++) {
+		ck_assert_msg(memcmp(x, y, sizeof *x * (size_t)a->nvars) == 0, "%s: page differs", what);
+		if (fs_increment(a, x) != 0 || fs_increment(b, y) != 0 || fs_next(a, x, x, &err) != 0 ||
+		    fs_next(b, y, y, &err) != 0)
+			break;
+	}
+	{
+		struct fs_sampler *sa, *sb;
+		uint64_t ra = 42, rb = 42;
+		ck_assert_int_eq(fs_sampler_build(a, 50, 0, 7, &sa, &err), 0);
+		ck_assert_int_eq(fs_sampler_build(b, 50, 0, 7, &sb, &err), 0);
+		for (int i = 0; i < 20; i++) {
+			ck_assert_int_eq(fs_sampler_draw(a, sa, &ra, x, 0), 0);
+			ck_assert_int_eq(fs_sampler_draw(b, sb, &rb, y, 0), 0);
+			ck_assert_msg(memcmp(x, y, sizeof *x * (size_t)a->nvars) == 0, "%s: sample differs", what);
+		}
+		fs_sampler_free(sa);
+		fs_sampler_free(sb);
+	}
+	free(x);
+	free(y);
+}
+
+/* req (taken) counted at 1 thread and at 2, 3, 4: every answer the same. */
+static void
+check_threads(json_t *req, int32_t max_nodes, const char *what)
+{
+	struct sq_query q;
+	struct fs_engine one, many;
+	struct dn_error err;
+	char c[64], msg[256];
+
+	memset(&err, 0, sizeof err);
+	ck_assert_msg(sq_parse(req, &cat, &q, &err) == 0, "%s: %s", what, err.message);
+	count_at(&q, &one, 1, max_nodes, 0);
+	ck_assert_msg(one.lower == one.upper, "%s: not exact", what);
+	for (int t = 2; t <= 4; t++) {
+		snprintf(msg, sizeof msg, "%s, %d threads", what, t);
+		count_at(&q, &many, t, max_nodes, 0);
+		same_tree(&one, &many, msg);
+		same_answers(&one, &many, msg);
+		fs_free(&many);
+	}
+	fs_count_str(one.lower, c, sizeof c);
+	printf("%s: %s feasible, %d nodes: the same at 1 to 4 threads\n", what, c, (int)one.nnodes);
+	fs_free(&one);
+	sq_free(&q);
+	json_decref(req);
+}
+
+START_TEST(test_parallel_examples)
+{
+	load_catalog();
+	check_threads(example_query("cnn5", "16GiB"), 0, "cnn5, 16 GiB");
+	check_threads(json_pack("{s:s,s:o,s:s,s:{s:s}}", "model", "mlp", "space",
+	    json_load_file(src_path("examples/spaces/mlp.json"), 0, NULL), "device", "a100-40gb", "budgets", "memory",
+	    "2GiB"), 0, "mlp, 2 GiB");
+	check_threads(resnet_query(), 0, "ResNet-50 walkthrough, 3 GiB");
+	check_threads(transformer_query(2), 0, "transformer24, layers 0-1 free");
+	cm_catalog_free(&cat);
+}
+END_TEST
+
+/* Spaces with continuous hyperparameters, and random small ones. */
+START_TEST(test_parallel_random)
+{
+	char what[64];
+
+	load_catalog();
+	/* a continuous width multiplier over a grid large enough for workers */
+	check_threads(json_pack("{s:s,s:{s:{s:s,s:[i,i,i,i,i,i,i,i,i,i,i]},s:{s:s,s:[i,i,i]},s:{s:s,s:[f,f]}},"
+	    "s:s,s:{s:s}}", "model", "mobilenet_v2", "space",
+	    "batch_size", "_type", "choice", "_value", 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024,
+	    "resolution", "_type", "quniform", "_value", 96, 320, 32,
+	    "width_mult", "_type", "uniform", "_value", 0.3, 1.4,
+	    "device", "t4", "budgets", "memory", "3GiB"), 0, "MobileNetV2, continuous width, 3 GiB");
+	for (int i = 0; i < 6; i++) {
+		snprintf(what, sizeof what, "real query %d", i);
+		check_threads(random_real_query(i), 0, what);
+	}
+	for (int i = 0; i < 12; i++) {
+		snprintf(what, sizeof what, "random query %d", i);
+		check_threads(random_query(i), 0, what);
+	}
+	cm_catalog_free(&cat);
+}
+END_TEST
+
+/* A tree capped at max_nodes (the parallel count falls back to one thread)
+ * is the one thread's, capped the same way; so is one just under the cap. */
+START_TEST(test_parallel_capped)
+{
+	struct sq_query q;
+	struct fs_engine e;
+	struct dn_error err;
+	json_t *req = example_query("cnn5", "16GiB");
+	int32_t full;
+
+	load_catalog();
+	memset(&err, 0, sizeof err);
+	ck_assert_msg(sq_parse(req, &cat, &q, &err) == 0, "%s", err.message);
+	count_at(&q, &e, 1, 0, 0);
+	full = e.nnodes;
+	fs_free(&e);
+	sq_free(&q);
+	check_threads(json_incref(req), full / 3, "cnn5, 16 GiB, max_nodes a third of the tree");
+	check_threads(json_incref(req), full, "cnn5, 16 GiB, max_nodes the tree exactly");
+	check_threads(req, 40, "cnn5, 16 GiB, max_nodes 40");
+	cm_catalog_free(&cat);
+}
+END_TEST
+
+/* Every inner node's count and upper are its children's sums; leaves'
+ * counts lie within their upper bounds; the root's are e's bounds. The
+ * first node that breaks a rule, or -1. */
+static int32_t
+invalid_node(const struct fs_engine *e)
+{
+	if (e->nnodes == 0 || e->nodes[0].parent != -1 || e->lower != e->nodes[0].count ||
+	    e->upper != e->nodes[0].upper)
+		return 0;
+	for (int32_t i = 0; i < e->nnodes; i++) {
+		const struct fs_node *x = &e->nodes[i];
+		fs_count c = 0, u = 0;
+		if (x->count > x->upper)
+			return i;
+		if ((x->status == FS_FULL || x->status == FS_EMPTY) && (x->nchildren != 0 || x->count != x->upper))
+			return i;
+		if (x->nchildren == 0)
+			continue;
+		if (x->first_child <= i || x->first_child + x->nchildren > e->nnodes)
+			return i;
+		for (int32_t k = 0; k < x->nchildren; k++) {
+			if (e->nodes[x->first_child + k].parent != i)
+				return i;
+			c += e->nodes[x->first_child + k].count;
+			u += e->nodes[x->first_child + k].upper;
+		}
+		if (c != x->count || u != x->upper || x->status != (c == u ? FS_MIXED : FS_UNKNOWN))
+			return i;
+	}
+	return -1;
+}
+
+static void
+check_valid_tree(const struct fs_engine *e)
+{
+	int32_t bad = invalid_node(e);
+
+	ck_assert_msg(bad < 0, "node %d breaks the tree's invariants", (int)bad);
+}
+
+/* A count on 2 threads cut by a short deadline is a valid tree whose
+ * bounds hold the exact count; fs_count_more on 2 threads finishes it. */
+START_TEST(test_parallel_deadline)
+{
+	struct sq_query q;
+	struct fs_engine one, two;
+	struct dn_error err;
+	json_t *req = transformer_query(3);
+	int cut = 0;
+
+	load_catalog();
+	memset(&err, 0, sizeof err);
+	ck_assert_msg(sq_parse(req, &cat, &q, &err) == 0, "%s", err.message);
+	count_at(&q, &one, 1, 0, 0);
+	for (int i = 0; i < 4; i++) {
+		count_at(&q, &two, 2, 0, 0.02 * (i + 1));
+		check_valid_tree(&two);
+		ck_assert(two.lower <= one.lower && one.lower <= two.upper);
+		cut += two.timed_out;
+		two.threads = 2;
+		while (two.lower != two.upper) {
+			ck_assert_int_eq(fs_count_more(&two, 0.05, &err), 0);
+			check_valid_tree(&two);
+			ck_assert(two.lower <= one.lower && one.lower <= two.upper);
+		}
+		ck_assert_int_eq(fs_count_more(&two, 0, &err), 0);
+		ck_assert(two.lower == one.lower && two.upper == one.lower);
+		fs_free(&two);
+	}
+	printf("transformer24, layers 0-2 free: %d of 4 counts on 2 threads cut by a deadline, finished exact\n", cut);
+	fs_free(&one);
+	sq_free(&q);
+	json_decref(req);
+	cm_catalog_free(&cat);
+}
+END_TEST
+
+/* An unfinished tree (cut by a work limit on one thread) continued
+ * without a deadline on 3 threads is the tree one thread continues to. */
+START_TEST(test_parallel_more)
+{
+	struct sq_query q;
+	struct fs_engine a, b;
+	struct dn_error err;
+	json_t *req = example_query("cnn5", "16GiB");
+
+	load_catalog();
+	memset(&err, 0, sizeof err);
+	ck_assert_msg(sq_parse(req, &cat, &q, &err) == 0, "%s", err.message);
+	init_engine(&a, &q);
+	init_engine(&b, &q);
+	a.work_limit = b.work_limit = 20000;
+	ck_assert_int_eq(fs_count_all(&a, 0, &err), 0);
+	ck_assert_int_eq(fs_count_all(&b, 0, &err), 0);
+	a.work_limit = b.work_limit = 0;
+	ck_assert(a.lower != a.upper);
+	same_tree(&a, &b, "cut at 20000 bound calls");
+	b.threads = 3;
+	ck_assert_int_eq(fs_count_more(&a, 0, &err), 0);
+	ck_assert_int_eq(fs_count_more(&b, 0, &err), 0);
+	same_tree(&a, &b, "continued on 1 and 3 threads");
+	same_answers(&a, &b, "continued on 1 and 3 threads");
+	fs_free(&a);
+	fs_free(&b);
+	sq_free(&q);
+	json_decref(req);
+	cm_catalog_free(&cat);
+}
+END_TEST
+
+static Suite *
+parallel_suite(void)
+{
+	Suite *s = suite_create("fset_parallel");
+	TCase *t = tcase_create("parallel");
+
+	tcase_set_timeout(t, 1800);
+	tcase_add_test(t, test_parallel_examples);
+	tcase_add_test(t, test_parallel_random);
+	tcase_add_test(t, test_parallel_capped);
+	tcase_add_test(t, test_parallel_deadline);
+	tcase_add_test(t, test_parallel_more);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int
+main(void)
+{
+	return run_suite(parallel_suite(), 0);
+}
