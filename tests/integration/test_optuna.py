@@ -224,8 +224,10 @@ def test_nested_and_enqueue(client):
 def test_huge_space(client):
     """The 24-layer transformer (1.3e30 configurations: the count never
     finishes): FeasibleSampler, uniform and wrapping TPE, is built after a
-    1 s count and proposes only feasible configurations, each within about
-    its 1 s sample deadline (the times are printed, not asserted)."""
+    1 s count and proposes only feasible configurations (the times are
+    printed, not asserted). Each samples request may take 30 s: with the
+    default 1 s, a sanitized server on a busy 2-core machine found no sample
+    in time once, a failure of the clock, not of the sampler."""
     import time
     with open(os.path.join(harness.EXAMPLES, "models", "transformer24.json")) as f:
         model = json.load(f)
@@ -234,7 +236,8 @@ def test_huge_space(client):
     query = {"model": model, "space": space, "device": "a100-40gb", "budgets": {"memory": "40GiB"}}
     for base in (None, optuna.samplers.TPESampler(seed=4)):
         t0 = time.monotonic()
-        s = dno.FeasibleSampler(client, query, base_sampler=base, seed=4, wait=1, n_startup_trials=3)
+        s = dno.FeasibleSampler(client, query, base_sampler=base, seed=4, wait=1, n_startup_trials=3,
+                                sample_timeout=30)
         built = time.monotonic() - t0
         T.check(s.reduction["status"] != "exact" and "estimate" in s.reduction,
                 "the transformer's count is unfinished and carries an estimate: %r" % s.reduction.get("status"))
