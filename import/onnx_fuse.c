@@ -361,7 +361,8 @@ head_split(struct onnx_imp *im, struct onnx_attn *a, const char *name, int *resh
 {
 	int t = amade_by(im, name, "Transpose"), r;
 
-	if (t < 0 || !perm_is(im, t, 0, 2, 1, 3) || (r = amade_by(im, node(im, t)->inputs[0], "Reshape")) < 0 ||
+	if (t < 0 || node(im, t)->ninputs < 1 || !perm_is(im, t, 0, 2, 1, 3) ||
+	    (r = amade_by(im, node(im, t)->inputs[0], "Reshape")) < 0 ||
 	    node(im, r)->ninputs != 2 || chain_add(a, t) < 0 || chain_add(a, r) < 0)
 		return NULL;
 	*reshape = r;

@@ -35,7 +35,11 @@ hash(const char *s)
 struct onnx_val *
 onnx_imp_find(struct onnx_imp *im, const char *name)
 {
-	size_t i = hash(name) & (im->tabsize - 1);
+	size_t i;
+
+	if (name == NULL)       /* an input a node lacks (fuzz_onnx: a Transpose with none) */
+		return NULL;
+	i = hash(name) & (im->tabsize - 1);
 	while (im->tab[i] != NULL) {
 		if (strcmp(im->tab[i]->name, name) == 0)
 			return im->tab[i];
