@@ -26,8 +26,8 @@ static const struct option options[] = {
 	{ "listen", K_LISTEN, 0, 0, "HOST:PORT to listen on (default 127.0.0.1:8080; port 0 picks a free one)" },
 	{ "database-url", K_STR, 0, 0, "PostgreSQL connection string or URL (default: in-memory cache)" },
 	{ "workers", K_INT, 1, 256, "solver worker threads (default: the number of cores)" },
-	{ "count-threads", K_INT, 1, 1024, "threads one count may use, while solver workers are idle (default 1: one "
-	  "thread per count; see docs/operations.md)" },
+	{ "count-threads", K_INT, 1, 1024, "threads one count may use, while solver workers are idle (default: the "
+	  "number of cores; 1: one thread per count)" },
 	{ "http-threads", K_INT, 1, 256, "HTTP threads (default: --workers; they never wait on the database)" },
 	{ "max-queue", K_INT, 0, 100000, "solver jobs allowed to wait before 429 (default 64)" },
 	{ "deadline", K_SECONDS, 0.001, 3600, "default solver deadline per request, seconds (default 10)" },
@@ -78,12 +78,8 @@ set_defaults(struct srv_config *c)
 	snprintf(c->host, sizeof c->host, "127.0.0.1");
 	c->port = 8080;
 	c->workers = cores > 0 && cores < 256 ? (int)cores : 2;
-	/* 1: lending idle workers to a count is opt-in. A long count of a
-	 * huge space on several threads hit the node cap under a deadline and
-	 * failed "out of memory while counting" (test_optuna's huge space,
-	 * 2 threads); until fset_par.c's capped-and-timed path is fixed, the
-	 * service counts on one thread per job unless told otherwise. */
-	c->count_threads = 1;
+	/* a lone count on an idle server uses every core (srv_pool_lend) */
+	c->count_threads = c->workers;
 	c->http_threads = 0;            /* auto: see srv_start */
 	c->max_queue = 64;
 	c->deadline = 10;

@@ -94,8 +94,11 @@ fs_node_alloc(struct fs_engine *e, int n)
 {
 	if (e->par != NULL && fs_par_take(e, n) != 0)
 		return -1;
-	if (e->nnodes + n > e->max_nodes)
+	if (e->nnodes + n > e->max_nodes) {
+		if (e->par != NULL)
+			fs_par_take(e, -1);     /* a worker's tree would be incomplete */
 		return -1;
+	}
 	if (e->nnodes + n > e->capnodes &&
 	    dn_grow_int(&e->nodes, &e->capnodes, e->nnodes + n < 1024 ? 1024 : e->nnodes + n, sizeof *e->nodes) != 0) {
 		if (e->par != NULL)
@@ -244,6 +247,16 @@ fs_enter_path(struct fs_engine *e, const struct fs_node *nodes, int32_t n)
 	return fs_narrow(e, nodes[n].var, nodes[n].lo, nodes[n].hi);
 }
 
+void
+fs_leaf_merge(struct fs_node *x, fs_count c0, fs_count u0)
+{
+	if (x->nchildren != 0 || x->status != FS_UNKNOWN)
+		return;
+	x->count = x->count > c0 ? x->count : c0;
+	x->upper = x->upper < u0 ? x->upper : u0;
+	x->status = x->count == x->upper ? FS_MIXED : FS_UNKNOWN;
+}
+
 static int
 enter_node(struct fs_engine *e, int32_t n)
 {
@@ -321,11 +334,12 @@ static int
 count_node(struct fs_engine *e, int32_t n)
 {
 	int64_t mark = fs_mark(e);
-	fs_count c, u;
+	fs_count c, u, c0 = e->nodes[n].count, u0 = e->nodes[n].upper;
 	int rc = 0;
 
 	if (enter_node(e, n) != 0 || fs_count_box(e, e->nodes[n].var, n, &c, &u) != 0)
 		rc = -1;
+	fs_leaf_merge(&e->nodes[n], c0, u0);
 	fs_rollback(e, mark);
 	return rc;
 }
@@ -362,8 +376,13 @@ static int
 refine_walk(struct fs_engine *e, int32_t n)
 {
 	if (e->nodes[n].nchildren == 0) {
-		fs_count c, u;
-		return e->nodes[n].status == FS_UNKNOWN ? fs_count_box(e, e->nodes[n].var, n, &c, &u) : 0;
+		fs_count c, u, c0 = e->nodes[n].count, u0 = e->nodes[n].upper;
+		int rc;
+		if (e->nodes[n].status != FS_UNKNOWN)
+			return 0;
+		rc = fs_count_box(e, e->nodes[n].var, n, &c, &u);
+		fs_leaf_merge(&e->nodes[n], c0, u0);
+		return rc;
 	}
 	/* e->nodes moves as subtrees grow: indices only */
 	for (int i = 0; i < e->nodes[n].nchildren && !fs_past_deadline(e); i++) {

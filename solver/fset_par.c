@@ -388,6 +388,21 @@ clone_engine(struct fs_engine *w, const struct fs_engine *e, struct fs_par *p)
 	return 0;
 }
 
+/* An item's root in the worker's node array. It stands for a node the
+ * graft already has (a stored leaf, or a top node counted in the budget),
+ * so it takes nothing from the shared budget; its subtree does. */
+static int32_t
+root_alloc(struct fs_engine *w)
+{
+	struct fs_par *p = w->par;
+	int32_t root;
+
+	w->par = NULL;
+	root = fs_node_alloc(w, 1);
+	w->par = p;
+	return root;
+}
+
 /* Counts item it into the worker's node array. 0 or -1 (out of memory). */
 static int
 count_item(struct par_worker *pw, struct par_item *it)
@@ -400,7 +415,7 @@ count_item(struct par_worker *pw, struct par_item *it)
 
 	if (cursor_enter(w, pw->p, &pw->cur, it->top) != 0)
 		rc = -1;
-	else if ((root = fs_node_alloc(w, 1)) >= 0) {
+	else if ((root = root_alloc(w)) >= 0) {
 		w->nodes[root].var = x->var;
 		w->nodes[root].lo = x->lo;
 		w->nodes[root].hi = x->hi;
@@ -568,8 +583,13 @@ graft_top(struct fs_par *p, int32_t dst, int32_t t)
 	fs_count c = 0, u = 0;
 	int32_t first = -1;
 
-	if (x->item >= 0 && p->items[x->item].worker >= 0)
-		return graft_local(e, &p->w[p->items[x->item].worker].e, dst, p->items[x->item].root);
+	if (x->item >= 0 && p->items[x->item].worker >= 0) {
+		if (graft_local(e, &p->w[p->items[x->item].worker].e, dst, p->items[x->item].root) != 0)
+			return -1;
+		if (x->parent < 0)
+			fs_leaf_merge(&e->nodes[dst], x->count, x->upper);      /* as refine_walk does */
+		return 0;
+	}
 	if (x->n == 0) {
 		set_node(e, dst, x->status, x->count, x->upper, -1, 0);
 		return 0;
@@ -612,6 +632,7 @@ collect_leaves(struct fs_par *p, int32_t n)
 		p->top[t].parent = -1;
 		p->top[t].leaf = n;
 		p->top[t].item = -1;
+		p->top[t].count = x->count;     /* what a capped count found in it: kept (fs_leaf_merge) */
 		p->top[t].upper = x->upper;
 		p->top[t].status = FS_UNKNOWN;
 		p->nroots++;
@@ -656,10 +677,13 @@ fs_par_refine(struct fs_engine *e)
 		rc = 1;
 	if (rc == 0) {
 		/* the budget: what max_nodes leaves after the tree and the top's
-		 * non-root nodes, plus the items' roots (each stands for a top node) */
-		long long left = (long long)e->max_nodes - e->nnodes - (p.ntop - p.nroots) + p.nitems;
+		 * non-root nodes (the items' roots take none: root_alloc). It once
+		 * added one node per item for their roots, which items a deadline
+		 * left unclaimed never used: the graft then outgrew max_nodes and a
+		 * timed count failed "out of memory while counting" */
+		long long left = (long long)e->max_nodes - e->nnodes - (p.ntop - p.nroots);
 		atomic_store(&p.budget, left);
-		if (left < p.nitems)
+		if (left < 0)
 			rc = 1;
 	}
 	if (rc == 0 && p.nitems > 0)

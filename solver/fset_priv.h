@@ -110,6 +110,15 @@ int32_t fs_node_alloc(struct fs_engine *e, int n);
  * root's first (recursion as deep as the tree). 0 or -1 (out of memory). */
 int fs_enter_path(struct fs_engine *e, const struct fs_node *nodes, int32_t n);
 
+/* A stored leaf counted again (refining an unfinished count) keeps what it
+ * knew: c0 and u0, its count and upper bound before, are bounds of the
+ * same box as the new ones, so a leaf still undecided and without stored
+ * children (the recount met the deadline or the node cap again) takes the
+ * larger lower and the smaller upper bound, and is exact (FS_MIXED) when
+ * they meet. Without it a recount under a shorter deadline loosened the
+ * certified bounds between slices. Other nodes are left as they are. */
+void fs_leaf_merge(struct fs_node *x, fs_count c0, fs_count u0);
+
 /*
  * Parallel counting (fset_par.c). fs_par_refine counts every undecided
  * leaf of the stored tree, in the order of configurations, as

@@ -289,6 +289,50 @@ START_TEST(test_parallel_deadline)
 }
 END_TEST
 
+/* The whole transformer24 space (1.3e30 configurations, never exact) on 1
+ * and 2 threads with small node caps and short deadlines, continued in
+ * slices as the service does: every slice answers a valid tree within the
+ * cap, and the certified bounds never loosen. Both failed before: on 2
+ * threads the graft outgrew the cap ("out of memory while counting", the
+ * node budget counted a root for every item, claimed or not), and on any
+ * number of threads a leaf that a capped count had partly counted lost
+ * its lower bound when a shorter slice counted it again (fs_leaf_merge). */
+START_TEST(test_parallel_capped_deadline)
+{
+	struct sq_query q;
+	struct fs_engine e;
+	struct dn_error err;
+	json_t *req = transformer24_request();
+	static const int32_t caps[] = { 64, 500, 2000, 8000, 30000 };
+	static const double slices[] = { 0.02, 0.05, 0.1, 0.3 };
+
+	load_catalog();
+	memset(&err, 0, sizeof err);
+	ck_assert_msg(sq_parse(req, &cat, &q, &err) == 0, "%s", err.message);
+	for (int threads = 1; threads <= 2; threads++)
+		for (size_t c = 0; c < sizeof caps / sizeof *caps; c++) {
+			count_at(&q, &e, threads, caps[c], 0.05);
+			check_valid_tree(&e);
+			ck_assert(e.nnodes <= caps[c]);
+			for (int i = 0; i < 12; i++) {
+				fs_count lo = e.lower, hi = e.upper;
+				e.threads = threads;
+				ck_assert_msg(fs_count_more(&e, slices[i % 4], &err) == 0, "%d threads, cap %d: %s",
+				    threads, (int)caps[c], err.message);
+				check_valid_tree(&e);
+				ck_assert(e.nnodes <= caps[c]);
+				ck_assert_msg(e.lower >= lo && e.upper <= hi,
+				    "%d threads, cap %d, slice %d: [%Lg, %Lg] after [%Lg, %Lg]", threads, (int)caps[c], i,
+				    (long double)e.lower, (long double)e.upper, (long double)lo, (long double)hi);
+			}
+			fs_free(&e);
+		}
+	sq_free(&q);
+	json_decref(req);
+	cm_catalog_free(&cat);
+}
+END_TEST
+
 /* An unfinished tree (cut by a work limit on one thread) continued
  * without a deadline on 3 threads is the tree one thread continues to. */
 START_TEST(test_parallel_more)
@@ -334,6 +378,7 @@ parallel_suite(void)
 	tcase_add_test(t, test_parallel_capped);
 	tcase_add_test(t, test_parallel_deadline);
 	tcase_add_test(t, test_parallel_more);
+	tcase_add_test(t, test_parallel_capped_deadline);
 	suite_add_tcase(s, t);
 	return s;
 }
