@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "fset.h"
+#include "../test_stats.h"
 #include "query.h"
 
 static struct cm_device_catalog cat;
@@ -110,21 +111,6 @@ count_once(struct sq_query *q, int threads, fs_count *count, int32_t *nodes, dou
 	return t0;
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double
-median(double *x, int n)
-{
-	qsort(x, (size_t)n, sizeof *x, cmp_double);
-	return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -180,7 +166,7 @@ main(int argc, char **argv)
 		printf("\n%s\n%8s %10s %8s %12s %8s\n", names[c], "threads", "seconds", "speedup", "span CPU s",
 		    "speedup");
 		for (int i = 0; i < nt; i++) {
-			double m = median(sec[i], rounds), ms = median(span[i], rounds);
+			double m = stats_median(sec[i], rounds), ms = stats_median(span[i], rounds);
 			if (i == 0) {
 				one = m;
 				one_span = ms;

@@ -44,7 +44,6 @@ import json
 import os
 import random
 import re
-import select
 import shutil
 import signal
 import socket
@@ -56,6 +55,8 @@ import time
 
 sys.path.insert(0, os.path.join(os.environ.get("top_srcdir", "."), "tests", "integration"))
 import harness  # noqa: E402  (the pass/fail tally the black-box tests share)
+sys.path.insert(0, os.path.join(os.environ.get("top_srcdir", "."), "tests"))
+from first_line import first_line  # noqa: E402
 
 TOP_SRCDIR = os.environ.get("top_srcdir", ".")
 TOP_BUILDDIR = os.environ.get("top_builddir", ".")
@@ -226,16 +227,7 @@ class Replica(Endpoint):
         raise RuntimeError("%s did not start on port %d: %s" % (self.name, self.port, self.log()[-600:]))
 
     def _listening(self):
-        line = b""
-        deadline = time.time() + START_TIMEOUT
-        fd = self.proc.stdout.fileno()
-        while not line.endswith(b"\n") and time.time() < deadline:
-            r, _, _ = select.select([fd], [], [], 0.2)
-            if r:
-                chunk = os.read(fd, 4096)
-                if not chunk:
-                    break
-                line += chunk
+        line = first_line(self.proc, START_TIMEOUT)
         return b"listening on http://127.0.0.1:%d/" % self.port in line
 
     def log(self):

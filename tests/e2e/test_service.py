@@ -33,7 +33,6 @@ import json
 import math
 import os
 import re
-import select
 import shutil
 import signal
 import socket
@@ -46,6 +45,8 @@ import traceback
 import urllib.parse
 
 TOP_SRCDIR = os.environ.get("top_srcdir", ".")
+sys.path.insert(0, os.path.join(TOP_SRCDIR, "tests"))
+from first_line import first_line  # noqa: E402  (the daemon's "listening on" line)
 TOP_BUILDDIR = os.environ.get("top_builddir", ".")
 DNNSATD = os.path.join(TOP_BUILDDIR, "dnnsatd")
 PG_TMP = os.path.join(TOP_SRCDIR, "tests", "pg", "pg_tmp.sh")
@@ -199,16 +200,7 @@ class Daemon:
                                      env=env)
         err.close()
         DAEMONS.append(self)
-        line = b""
-        deadline = time.time() + START_TIMEOUT
-        fd = self.proc.stdout.fileno()
-        while not line.endswith(b"\n") and time.time() < deadline:
-            r, _, _ = select.select([fd], [], [], 0.2)
-            if r:
-                chunk = os.read(fd, 4096)
-                if not chunk:
-                    break
-                line += chunk
+        line = first_line(self.proc, START_TIMEOUT)
         m = re.search(rb"listening on http://127\.0\.0\.1:(\d+)/", line)
         if not m:
             self.kill()

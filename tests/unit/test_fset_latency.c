@@ -6,14 +6,7 @@
  * Shared set-up: test_fset_util.h.
  */
 #include "test_fset_util.h"
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
+#include "../test_stats.h"
 
 /* The `which` quantile of budget part `kind`'s value (seconds) over every
  * configuration of req's space, with that budget set to `loose` so that
@@ -52,7 +45,7 @@ part_quantile(json_t *req, const char *kind, double which)
 		vals[n++] = e.point[val].r;
 	} while (fs_increment(&e, pos) == 0);
 	ck_assert_int_gt(n, 0);
-	qsort(vals, (size_t)n, sizeof *vals, cmp_double);
+	qsort(vals, (size_t)n, sizeof *vals, stats_cmp_double);
 	/* halfway to the next larger value: no configuration sits on the
 	 * budget, where Z3's exact rationals and the evaluator's doubles may
 	 * round a sum to different sides */

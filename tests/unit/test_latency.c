@@ -19,6 +19,7 @@
  *  - the latency ranks cells worse than FLOPs do.
  */
 #include "test_util.h"
+#include "../test_stats.h"
 
 #include <math.h>
 
@@ -47,21 +48,6 @@ kendall(const double *x, const double *y, int n)
 				disc++;
 		}
 	return (conc - disc) / sqrt((conc + disc + tx) * (conc + disc + ty));
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double
-median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, cmp_double);
-	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 static FILE *
@@ -176,8 +162,8 @@ START_TEST(test_nb201_latency_help)
 			}
 			tau = kendall(pred, meas[col], n);
 			tau_f = kendall(flops, meas[col], n);
-			mdape = median(aerr, n);
-			msigned = median(err, n);
+			mdape = stats_median(aerr, n);
+			msigned = stats_median(err, n);
 			printf("%-12s %5d %7.4f %9.4f %7.1f %+8.1f%s\n", devs[d], batches[b], tau, tau_f, mdape, msigned,
 			    d == 0 ? "  (fitted)" : "  (held out)");
 			ck_assert_msg(mdape <= 20.0, "%s batch %d: MdAPE %.1f%% > 20%%", devs[d], batches[b], mdape);

@@ -19,6 +19,7 @@
  *    error, each with its JSON path and a fragment of its message.
  */
 #include "test_util.h"
+#include "../test_stats.h"
 
 #include <math.h>
 
@@ -307,21 +308,6 @@ draws(const char *spec, uint64_t seed, int n, struct sp_dim *d)
 	return x;
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double
-median(double *x, int n)
-{
-	qsort(x, (size_t)n, sizeof *x, cmp_double);
-	return (x[n / 2 - 1] + x[n / 2]) / 2;
-}
-
 START_TEST(test_draw)
 {
 	enum { N = 10000 };
@@ -335,7 +321,7 @@ START_TEST(test_draw)
 	ck_assert(memcmp(x, y, sizeof *x * N) == 0);
 	for (int i = 0; i < N; i++)
 		ck_assert(x[i] >= 0.5 && x[i] <= 0.9);
-	ck_assert_double_eq_tol(median(x, N), 0.7, 0.01);
+	ck_assert_double_eq_tol(stats_median(x, N), 0.7, 0.01);
 	ck_assert(sp_value_typical(&d) == 0.7);
 	free(y);
 	/* another seed: another stream */
@@ -347,7 +333,7 @@ START_TEST(test_draw)
 	x = draws("{\"_type\": \"loguniform\", \"_value\": [0.0001, 0.1]}", 7, N, &d);
 	for (int i = 0; i < N; i++)
 		ck_assert(x[i] >= 0.0001 && x[i] <= 0.1);
-	ck_assert_double_eq_tol(log10(median(x, N)), log10(sqrt(0.0001 * 0.1)), 0.05);
+	ck_assert_double_eq_tol(log10(stats_median(x, N)), log10(sqrt(0.0001 * 0.1)), 0.05);
 	ck_assert_double_eq_tol(sp_value_typical(&d), sqrt(0.0001 * 0.1), 1e-15);
 	free(x);
 	/* quniform: every value clip(round(x / q) * q, low, high) */
@@ -382,7 +368,7 @@ START_TEST(test_draw)
 	x = draws("{\"_type\": \"lognormal\", \"_value\": [1, 0.5]}", 1, N, &d);
 	for (int i = 0; i < N; i++)
 		ck_assert(x[i] > 0);
-	ck_assert_double_eq_tol(median(x, N), exp(1), 0.05);
+	ck_assert_double_eq_tol(stats_median(x, N), exp(1), 0.05);
 	ck_assert(sp_value_typical(&d) == exp(1));
 	free(x);
 	/* q-normals: multiples of q */
