@@ -230,12 +230,6 @@ START_TEST(test_nb201_convention)
 		}
 		tmodel_free(&t);
 	}
-	{
-		enum cm_macs_convention c;
-		ck_assert_int_eq(cm_macs_convention_parse("nb201", &c), 0);
-		ck_assert_int_eq(c, CM_MACS_NB201);
-		ck_assert_int_eq(cm_macs_convention_parse("fvcore", &c), -1);
-	}
 }
 END_TEST
 
