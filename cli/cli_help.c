@@ -82,7 +82,8 @@ static const struct cli_cmd commands[] = {
 	  "  --checkpointing       gradient checkpointing of every block (repeat iteration)\n"
 	  FT_HELP
 	  "  --tf32                TF32 tensor cores for fp32 matrix products\n"
-	  "  --convention torchvision|nb201   how MACs count (nb201 adds biases; default torchvision)\n"
+	  "  --convention torchvision|nb201|fvcore   how MACs count (nb201 adds biases, fvcore norms;\n"
+	  "                        default torchvision)\n"
 	  "  --inference           an inference workload (default: training)\n"
 	  "  --per-op              one row per operator\n"
 	  "  --json                the answer as JSON (the costs of POST /v1/estimate)\n"
@@ -224,7 +225,7 @@ cli_usage(FILE *f)
 	    "  --device NAME | --device-file FILE               default a100-40gb\n"
 	    "  --optimizer sgd|sgd_momentum|adam|adamw|adagrad|rmsprop|adam_8bit|adafactor|lion   default adam\n"
 	    "  --dtype fp32|fp16|bf16|mixed_fp16|mixed_bf16     default fp32\n"
-	    "  --convention torchvision|nb201                   how MACs count (default torchvision)\n"
+	    "  --convention torchvision|nb201|fvcore            how MACs count (default torchvision)\n"
 	    "  --attention sdpa|eager|math|mem_efficient|flash  default sdpa  --grad-accum N  --checkpointing\n"
 	    "  --freeze SEL  --train SEL  --lora-rank R  --lora-targets SEL   fine-tuning: frozen weights, LoRA\n"
 	    "  --tf32  --inference  --per-op  --json\n"

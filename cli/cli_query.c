@@ -136,7 +136,7 @@ query_option(int argc, char **argv, int *i, struct cli_query *q, struct query_ar
 			return -1;
 		if (cm_macs_convention_parse(v, &c) != 0)
 			return dn_error_set(err, DN_EINVAL, "--convention",
-			    "unknown MACs convention \"%s\" (torchvision, nb201)", v);
+			    "unknown MACs convention \"%s\" (torchvision, nb201, fvcore)", v);
 		q->wl.macs_convention = (int)c;
 	} else if (strcmp(a, "--inference") == 0) {
 		q->wl.training = 0;

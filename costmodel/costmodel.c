@@ -9,6 +9,7 @@
  */
 #include "costmodel.h"
 #include "model_build_priv.h"
+#include "cm_macs.h"
 #include "mem_plan.h"
 #include "ckpt_plan.h"
 #include "perf_model.h"
@@ -130,8 +131,7 @@ build_totals(struct cm_model *m, struct dn_error *err)
 		const struct cm_tensor *o = &gr->tensors[op->out];
 		p[k] = expr_mul(g, op->guard, op->adapter ? expr_int(g, 0) : op->params);
 		tp[k] = expr_mul(g, op->guard, op->frozen || !m->wl.training ? expr_int(g, 0) : op->params);
-		mac[k] = expr_mul(g, op->guard, m->wl.macs_convention == CM_MACS_NB201 ?
-		    expr_add(g, op->macs, op->bias_adds) : op->macs);
+		mac[k] = expr_mul(g, op->guard, cm_macs_op(gr, op, m->wl.macs_convention, m->wl.training));
 		bmac[k] = expr_mul(g, op->guard, op->bwd_macs);
 		m->op_out_bytes[k] = o->producer == k ?
 		    expr_mul(g, o->elems, expr_int(g, cm_dtype_bytes(gr, (enum cm_dtype)o->dtype))) : expr_int(g, 0);

@@ -259,14 +259,20 @@ struct cm_workload {
 	struct cm_finetune ft;      /* frozen weights and LoRA (all zero: full training) */
 };
 
-/* How MACs are counted. TORCHVISION (the default; fvcore and torchvision's
- * published "GFLOPS" count conv and linear this way): multiply-accumulates of
- * conv, linear, matmul, attention and recurrent layers, no bias. NB201:
- * NAS-Bench-201's counter (xautodl get_model_infos), which also adds each
- * biased conv's and linear's bias, one per output element. */
-enum cm_macs_convention { CM_MACS_TORCHVISION, CM_MACS_NB201 };
+/* How MACs are counted (cm_macs.c has each convention's rules and sources).
+ * TORCHVISION (the default; torchvision's published "GFLOPS" count this
+ * way): multiply-accumulates of conv, linear, matmul, attention and recurrent
+ * layers, no bias. NB201: NAS-Bench-201's counter (xautodl
+ * get_model_infos), which also adds each biased conv's and linear's bias, one
+ * per output element. FVCORE: fvcore's FlopCountAnalysis with its default
+ * handles: conv, linear, matmul and bmm MACs, plus batch norm (1 or 2 per
+ * element in inference, 4 or 5 in training), layer and group norm (4 or 5 per
+ * element) and adaptive average pooling (1 per input element); recurrent
+ * layers, fused attention kernels and everything elementwise count 0. */
+enum cm_macs_convention { CM_MACS_TORCHVISION, CM_MACS_NB201, CM_MACS_FVCORE };
 
-/* "torchvision" or "nb201" (also "nas-bench-201"); 0, or -1 when unknown. */
+/* "torchvision", "nb201" (also "nas-bench-201") or "fvcore", any case; 0, or
+ * -1 when unknown. */
 int cm_macs_convention_parse(const char *s, enum cm_macs_convention *out);
 const char *cm_macs_convention_name(enum cm_macs_convention c);
 

@@ -519,24 +519,6 @@ cm_precision_parse(const char *s, enum cm_precision *out)
 	return -1;
 }
 
-int
-cm_macs_convention_parse(const char *s, enum cm_macs_convention *out)
-{
-	if (strcasecmp(s, "torchvision") == 0)
-		*out = CM_MACS_TORCHVISION;
-	else if (strcasecmp(s, "nb201") == 0 || strcasecmp(s, "nas-bench-201") == 0)
-		*out = CM_MACS_NB201;
-	else
-		return -1;
-	return 0;
-}
-
-const char *
-cm_macs_convention_name(enum cm_macs_convention c)
-{
-	return c == CM_MACS_NB201 ? "nb201" : "torchvision";
-}
-
 const char *
 cm_precision_name(enum cm_precision p)
 {

@@ -353,7 +353,7 @@ load_workload(const json_t *w, struct cm_workload *wl, struct dn_error *err)
 			enum cm_macs_convention c;
 			if (!json_is_string(v) || cm_macs_convention_parse(json_string_value(v), &c) != 0)
 				return dn_error_set(err, DN_EINVAL, "$.workload.macs_convention",
-				    "must be \"torchvision\" or \"nb201\"");
+				    "must be \"torchvision\", \"nb201\" or \"fvcore\"");
 			wl->macs_convention = (int)c;
 		} else if (strcmp(key, "attention") == 0) {
 			if (!json_is_string(v) || cm_attention_parse(json_string_value(v), &wl->attention) != 0)

@@ -12,10 +12,12 @@
  *  - the median absolute error exceeds 20% (both GPUs; the Titan Xp is held
  *    out of the fit, bench/latency/fit_latency.py),
  *  - tau at batch 256 is below 0.93,
- *  - tau at batch 1 and 32 is below 0.87 (the target is 0.93, but no model
- *    that adds a cost per edge operation reaches it: a least-squares fit of
- *    the measurements on the counts of each operation, made on each column
- *    itself, ranks at 0.88-0.92; docs/latency.md),
+ *  - tau at batch 1 and 32 is below 0.90 (the target is 0.93, but no model
+ *    of which operations a cell has reaches it on both GPUs: the measured
+ *    columns' own medians per operation-count group rank at 0.89-0.93, and
+ *    what the counts leave is not shared between the two GPUs, so not the
+ *    cell's structure; bench/latency/ceiling_latency.py, docs/latency.md.
+ *    The model is at that ceiling: 0.902-0.934),
  *  - the latency ranks cells worse than FLOPs do.
  */
 #include "test_util.h"
@@ -167,7 +169,7 @@ START_TEST(test_nb201_latency_help)
 			printf("%-12s %5d %7.4f %9.4f %7.1f %+8.1f%s\n", devs[d], batches[b], tau, tau_f, mdape, msigned,
 			    d == 0 ? "  (fitted)" : "  (held out)");
 			ck_assert_msg(mdape <= 20.0, "%s batch %d: MdAPE %.1f%% > 20%%", devs[d], batches[b], mdape);
-			ck_assert_msg(tau >= (batches[b] == 256 ? 0.93 : 0.87), "%s batch %d: Kendall tau %.4f",
+			ck_assert_msg(tau >= (batches[b] == 256 ? 0.93 : 0.90), "%s batch %d: Kendall tau %.4f",
 			    devs[d], batches[b], tau);
 			ck_assert_msg(tau > tau_f, "%s batch %d: latency tau %.4f <= FLOPs' %.4f", devs[d], batches[b],
 			    tau, tau_f);
@@ -215,12 +217,6 @@ START_TEST(test_nb201_convention)
 			    conv, i, ours, cells[i].mflops);
 		}
 		tmodel_free(&t);
-	}
-	{
-		enum cm_macs_convention c;
-		ck_assert_int_eq(cm_macs_convention_parse("nb201", &c), 0);
-		ck_assert_int_eq(c, CM_MACS_NB201);
-		ck_assert_int_eq(cm_macs_convention_parse("fvcore", &c), -1);
 	}
 }
 END_TEST
