@@ -5,7 +5,7 @@
  * and appends layers; onnx_op_shape.c translates the shape and tensor
  * plumbing (Shape, Gather, Concat, Slice, Reshape, ...), onnx_op_layer.c the
  * operators that compute (Conv, Gemm/MatMul, pooling, normalisation,
- * elementwise), onnx_ops.c dispatches by op type. Every onnx_op_* that
+ * elementwise), onnx_op_pad.c padding, onnx_ops.c dispatches by op type. Every onnx_op_* that
  * returns int returns 0, or -1 with im->err set; NODE(im) is the node being
  * translated.
  */
@@ -65,5 +65,12 @@ int onnx_op_fused(struct onnx_imp *im, int i, struct onnx_val *o);
 double onnx_op_dropout_p(struct onnx_imp *im, int i);
 int onnx_op_attention(struct onnx_imp *im, int i, struct onnx_val *o);
 int onnx_op_conv_transpose(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o);
+/* A `pad` layer (onnx_op_pad.c): x padded by b[k] at the start and e[k] at
+ * the end of each of its axes (x->rank entries each) into o, which becomes
+ * DATA of the padded shape. */
+int onnx_op_pad_axes(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o, const struct onnx_dim *b,
+    const struct onnx_dim *e);
+/* The Pad operator (constant mode). */
+int onnx_op_pad(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o);
 
 #endif

@@ -129,6 +129,8 @@ onnx_ops_translate(struct onnx_imp *im, int i)
 		return onnx_op_transpose(im, x, o);
 	if (strcmp(op, "Reshape") == 0)
 		return onnx_op_reshape(im, x, o);
+	if (strcmp(op, "Pad") == 0)
+		return onnx_op_pad(im, x, o);
 	if (x->kind != ONNX_V_DATA) {
 		/* anything else on tensors that do not depend on the inputs */
 		o->kind = ONNX_V_DERIVED;

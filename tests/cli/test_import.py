@@ -215,6 +215,169 @@ def check_conv_transpose(tmp):
         check(f"ConvTranspose {attrs}: an error naming the node", rc == 2 and "'up'" in err and why in err, err)
 
 
+def make_window(path, op, attrs, hw, k=(3, 3), opset=13):
+    """x [batch, 4, H, W] -> Conv (4 -> 6 channels, kernel k, no bias), MaxPool or AveragePool
+    (kernel k) -> y, H and W ints or names; returns the output shape shape inference gives."""
+    import onnx
+    import struct
+    from onnx import helper, TensorProto, shape_inference
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4, *hw])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    inits, ins = [], ["x"]
+    if op == "Conv":
+        n = 6 * 4 * k[0] * k[1]
+        inits = [helper.make_tensor("w", TensorProto.FLOAT, [6, 4, *k], struct.pack("<%df" % n, *[0.1] * n), raw=True)]
+        ins.append("w")
+    else:
+        attrs = dict(attrs, kernel_shape=list(k))
+    g = helper.make_graph([helper.make_node(op, ins, ["y"], name="win", **attrs)], "g", [x], [y], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    onnx.save_model(m, path)
+    dims = shape_inference.infer_shapes(m).graph.output[0].type.tensor_type.shape.dim
+    return [d.dim_value if d.HasField("dim_value") else d.dim_param for d in dims]
+
+
+def layer_shapes(model, **cfg):
+    """The shapes of the model's layers (the loss dnnsat appends left out), its MACs, or None."""
+    rc, sout, err = run("estimate", "--model", model, "--json", "--per-op", *[f"{k}={v}" for k, v in cfg.items()])
+    if rc not in (0, 1) or not sout.strip():
+        return None, None, err
+    d = json.loads(sout)["costs"]
+    return [op["shape"] for op in d["operators"] if op["path"].startswith("$.layers")], d["macs"], ""
+
+
+def check_window_padding(tmp):
+    """Conv, MaxPool and AveragePool with asymmetric pads and auto_pad SAME_UPPER / SAME_LOWER /
+    VALID (tf2onnx's Keras padding="same" at stride 2, torch's F.pad + conv): the imported output
+    shape is python3-onnx's shape inference's at two input sizes (odd and even), through a `pad`
+    layer wherever the padding is uneven, whose pads stay expressions over symbolic sizes; Conv's
+    MACs are output elements x 4 x kernel area."""
+    p = os.path.join(tmp, "win.onnx")
+    out = os.path.join(tmp, "win.json")
+    # (operator, attributes, kernel, symbolic input, a pad layer expected)
+    cases = [("Conv", dict(strides=[2, 2], auto_pad="SAME_UPPER"), (3, 3), True, True),
+             ("Conv", dict(strides=[2, 2], auto_pad="SAME_LOWER"), (3, 3), True, True),
+             ("Conv", dict(strides=[3, 3], auto_pad="SAME_UPPER"), (3, 3), True, True),
+             ("Conv", dict(auto_pad="SAME_UPPER"), (4, 2), True, True),              # even kernel, stride 1
+             ("Conv", dict(strides=[2, 1], dilations=[2, 3], auto_pad="SAME_UPPER"), (3, 3), True, True),
+             ("Conv", dict(strides=[3, 3], auto_pad="SAME_UPPER"), (2, 2), True, True),  # kernel under the stride
+             ("Conv", dict(auto_pad="SAME_LOWER"), (3, 3), True, False),            # even: conv's own padding
+             ("Conv", dict(strides=[2, 2], auto_pad="VALID"), (3, 3), True, False),
+             ("Conv", dict(strides=[2, 2], pads=[0, 0, 1, 1]), (3, 3), False, True),  # tf2onnx, stride 2 "same"
+             ("Conv", dict(dilations=[2, 2], pads=[1, 2, 0, 1]), (3, 3), False, True),
+             ("Conv", dict(strides=[2, 2], pads=[1, 1, 1, 1]), (3, 3), False, False),
+             ("MaxPool", dict(strides=[2, 2], auto_pad="SAME_UPPER"), (3, 3), True, True),
+             ("MaxPool", dict(strides=[2, 2], pads=[0, 0, 1, 1]), (2, 2), False, True),
+             ("AveragePool", dict(strides=[2, 2], auto_pad="SAME_LOWER"), (3, 3), True, True),
+             ("AveragePool", dict(strides=[3, 3], pads=[0, 1, 2, 0], count_include_pad=1), (3, 3), False, True)]
+    for op, attrs, k, sym, padded in cases:
+        for hw in ((14, 15), (15, 14)):
+            want = make_window(p, op, attrs, hw, k)
+            if sym:
+                make_window(p, op, attrs, ("h", "w"), k)
+            rc, _, err = run("import", p, "--out", out)
+            check(f"{op} {attrs} k {k}: imports", rc == 0, err)
+            if rc != 0:
+                break
+            cfg = dict(batch=2, h=hw[0], w=hw[1]) if sym else dict(batch=2)
+            shapes, macs, err = layer_shapes(out, **cfg)
+            check(f"{op} {attrs} k {k} at {hw}: output shape {want[1:]} (shape inference)",
+                  shapes is not None and shapes[-1] == [2] + want[1:], (shapes, err))
+            with open(out) as f:
+                layers = json.load(f)["layers"]
+            check(f"{op} {attrs} k {k}: a pad layer {'before' if padded else 'not needed'}",
+                  (layers[0]["op"] == "pad") == padded and len(layers) == 1 + padded, layers)
+            if op == "Conv" and shapes is not None:
+                elems = 2 * 6 * want[2] * want[3]
+                check(f"{op} {attrs} k {k} at {hw}: MACs", macs == elems * 4 * k[0] * k[1], (macs, elems))
+            if sym and padded:
+                strided = [a for a in (0, 1) if attrs.get("strides", [1, 1])[a] > 1]
+                check(f"{op} {attrs}: the pads of strided axes are expressions over h and w",
+                      all(isinstance(v, str) for a in strided for v in layers[0]["padding"][2 - 2 * a:4 - 2 * a]),
+                      layers[0]["padding"])
+    # Conv used to refuse these: an error naming the node is what is left for bad attributes
+    make_window(p, "Conv", dict(auto_pad="SAME_MIDDLE"), (5, 5))
+    rc, _, err = run("import", p)
+    check("Conv auto_pad SAME_MIDDLE: an error naming the node", rc == 2 and "'win'" in err and "SAME_MIDDLE" in err, err)
+
+
+def make_pad(path, opset, pads, how, mode=None, sym=False):
+    """x [batch, 3, H, W] -> Pad -> y with the pads as the attribute (opset < 11), an initializer
+    (how "init"), a Constant node ("const") or computed from the input ("data", not known when
+    importing); returns shape inference's output shape (at H, W = 7, 6)."""
+    import onnx
+    from onnx import helper, TensorProto, shape_inference
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3, "h" if sym else 7, "w" if sym else 6])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    kw = {} if mode is None else dict(mode=mode)
+    nodes, inits = [], []
+    if opset < 11:
+        kw["pads"] = pads
+        ins = ["x"]
+    elif how == "init":
+        inits = [helper.make_tensor("pads", TensorProto.INT64, [len(pads)], pads)]
+        ins = ["x", "pads"]
+    elif how == "const":
+        nodes.append(helper.make_node("Constant", [], ["pads"], name="c",
+                                      value=helper.make_tensor("v", TensorProto.INT64, [len(pads)], pads)))
+        ins = ["x", "pads", "zero"]
+        inits = [helper.make_tensor("zero", TensorProto.FLOAT, [], [0.0])]
+    else:
+        nodes.append(helper.make_node("Cast", ["x"], ["xi"], name="cast", to=TensorProto.INT64))
+        nodes.append(helper.make_node("Slice", ["xi", "s", "e"], ["pads"], name="sl"))
+        inits = [helper.make_tensor("s", TensorProto.INT64, [1], [0]), helper.make_tensor("e", TensorProto.INT64, [1], [8])]
+        ins = ["x", "pads"]
+    nodes.append(helper.make_node("Pad", ins, ["y"], name="padnode", **kw))
+    g = helper.make_graph(nodes, "g", [x], [y], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    onnx.save_model(m, path)
+    if sym:
+        return None
+    dims = shape_inference.infer_shapes(m).graph.output[0].type.tensor_type.shape.dim
+    return [d.dim_value if d.HasField("dim_value") else d.dim_param for d in dims]
+
+
+def check_pad(tmp):
+    """The Pad operator (constant mode): pads from the attribute (opset 2-10), an initializer or a
+    Constant (opset 11-17) become one `pad` layer in F.pad's order with shape inference's output
+    shape; other modes, pads not known when importing and negative pads are errors naming the node."""
+    p = os.path.join(tmp, "pad.onnx")
+    out = os.path.join(tmp, "pad.json")
+    for opset, pads, how in ((9, [0, 0, 1, 0, 0, 0, 2, 3], None), (13, [0, 0, 0, 1, 0, 0, 0, 1], "init"),
+                             (11, [0, 1, 1, 2, 0, 0, 3, 0], "const"), (17, [0, 1, 0, 0, 0, 0, 0, 0], "init")):
+        want = make_pad(p, opset, pads, how)
+        rc, _, err = run("import", p, "--out", out)
+        check(f"Pad opset {opset} {pads}: imports", rc == 0, err)
+        if rc != 0:
+            continue
+        shapes, _, err = layer_shapes(out, batch=2)
+        check(f"Pad opset {opset} {pads}: output shape {want[1:]} (shape inference)",
+              shapes is not None and shapes[-1] == [2] + want[1:], (shapes, err))
+        with open(out) as f:
+            layers = json.load(f)["layers"]
+        # F.pad's order: the last axis first, as far as the first padded axis
+        r = len(pads) // 2
+        first = min(a for a in range(r) if pads[a] or pads[r + a])
+        fpad = [v for a in range(r - 1, first - 1, -1) for v in (pads[a], pads[r + a])]
+        check(f"Pad opset {opset} {pads}: one pad layer {fpad}", [l["op"] for l in layers] == ["pad"] and
+              layers[0]["padding"] == fpad, layers)
+    # a symbolic input: the padded sizes are expressions
+    make_pad(p, 13, [0, 0, 1, 0, 0, 0, 2, 3], "init", sym=True)
+    rc, _, err = run("import", p, "--out", out)
+    shapes, _, err2 = layer_shapes(out, batch=2, h=5, w=4) if rc == 0 else (None, None, err)
+    check("Pad on a symbolic input: 5 x 4 padded to 8 x 7", shapes is not None and shapes[-1] == [2, 3, 8, 7],
+          (shapes, err2))
+    for opset, pads, how, mode, why in ((13, [0, 0, 1, 1, 0, 0, 1, 1], "init", "reflect", "mode 'reflect'"),
+                                        (9, [0, 0, 1, 1, 0, 0, 1, 1], None, "edge", "mode 'edge'"),
+                                        (13, None, "data", None, "not known when importing"),
+                                        (13, [0, 0, -1, 0, 0, 0, 0, 0], "init", None, "negative pads"),
+                                        (13, [0, 0, 1, 1], "init", None, "has 4 entries, not 8")):
+        make_pad(p, opset, pads or [0] * 8, how, mode)
+        rc, _, err = run("import", p)
+        check(f"Pad opset {opset} {how} {mode} {pads}: an error naming the node",
+              rc == 2 and "'padnode'" in err and why in err, err)
+
+
 def main():
     with open(os.path.join(DATA, "reference.json")) as f:
         refs = json.load(f)
@@ -243,6 +406,8 @@ def main():
     check("vit_tiny: the attention kernel changes the saved bytes",
           None not in saved.values() and saved["sdpa"] - saved["eager"] == 2 * 1920, saved)
     check_keras_cnn(tmp)
+    check_window_padding(tmp)
+    check_pad(tmp)
     for name in ("bert_tiny", "gpt_tiny"):
         check_model(tmp, os.path.join(DATA, name + ".onnx"), name, refs[name], ["batch", "seq"])
         # MACs of a transformer are linear in seq plus attention quadratic in seq
