@@ -21,6 +21,9 @@ conv_out(struct onnx_imp *im, struct onnx_dim h, int64_t k, int64_t s, int64_t p
 	struct onnx_dim t;
 	int64_t span = d * (k - 1) + 1;
 
+	if (s == 1)     /* one addition: keeps the expression short */
+		return onnx_dim_arith(im->ar, ONNX_DIM_ADD, h, onnx_dim_int(2 * p - span + 1), o) < 0 ?
+		    onnx_imp_fail(im, DN_EINVAL, "output size overflows") : 0;
 	if (onnx_dim_arith(im->ar, ONNX_DIM_ADD, h, onnx_dim_int(2 * p - span + (ceil_mode ? s - 1 : 0)), &t) < 0 ||
 	    onnx_dim_arith(im->ar, ONNX_DIM_DIV, t, onnx_dim_int(s), &t) < 0 ||
 	    onnx_dim_arith(im->ar, ONNX_DIM_ADD, t, onnx_dim_int(1), o) < 0)
@@ -175,21 +178,32 @@ window_input(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o, struct
 	return onnx_op_pad_axes(im, x, *in, b, e);
 }
 
+/* o's shape: the window over `in` (x, or x padded by window_input). With
+ * auto_pad SAME_* it is ONNX's ceil(x / s), which the padded formula equals
+ * (window_pads): written so, the sizes of a stack of SAME layers over a
+ * symbolic input stay short expressions instead of growing with each
+ * layer's pads. */
 static int
-window_shape(struct onnx_imp *im, const struct onnx_val *x, const struct window *w, int ceil_mode,
-    struct onnx_val *o)
+window_shape(struct onnx_imp *im, const struct onnx_val *in, const struct onnx_val *x, const struct window *w,
+    int ceil_mode, struct onnx_val *o)
 {
-	onnx_op_copy_shape(o, x);
-	for (int i = 0; i < w->nsp; i++)
-		if (conv_out(im, x->shape[2 + i], w->k[i], w->s[i], w->p[i], w->d[i], ceil_mode, &o->shape[2 + i]) < 0)
+	onnx_op_copy_shape(o, in);
+	for (int i = 0; i < w->nsp; i++) {
+		struct onnx_dim *d = &o->shape[2 + i];
+		if (w->auto_pad == AUTO_PAD_SAME_UPPER || w->auto_pad == AUTO_PAD_SAME_LOWER) {
+			if (onnx_dim_arith(im->ar, ONNX_DIM_CDIV, x->shape[2 + i], onnx_dim_int(w->s[i]), d) < 0)
+				return onnx_imp_fail(im, DN_EINVAL, "output size overflows");
+		} else if (conv_out(im, in->shape[2 + i], w->k[i], w->s[i], w->p[i], w->d[i], ceil_mode, d) < 0) {
 			return -1;
+		}
+	}
 	return 0;
 }
 
 int
 onnx_op_conv(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o)
 {
-	struct onnx_val *w = onnx_op_in(im, 1);
+	struct onnx_val *w = onnx_op_in(im, 1), *in;
 	struct window win;
 	int64_t groups = onnx_op_attr_i(im, "group", 1);
 	json_t *l;
@@ -201,9 +215,9 @@ onnx_op_conv(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o)
 	if (groups < 1 || w->t->dims[0] % groups != 0)
 		return onnx_imp_fail(im, DN_EINVAL, "group %lld does not divide %lld output channels", (long long)groups,
 		    (long long)w->t->dims[0]);
-	if (window_input(im, x, o, &win, &x) < 0)
+	if (window_input(im, x, o, &win, &in) < 0)
 		return -1;
-	l = onnx_op_emit(im, win.nsp == 1 ? "conv1d" : "conv2d", o, x, NULL);
+	l = onnx_op_emit(im, win.nsp == 1 ? "conv1d" : "conv2d", o, in, NULL);
 	json_object_set_new(l, "out_channels", json_integer(w->t->dims[0]));
 	json_object_set_new(l, "kernel", pair(win.nsp, win.k));
 	if (win.s[0] != 1 || win.s[1] != 1)
@@ -215,7 +229,7 @@ onnx_op_conv(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o)
 	if (groups != 1)
 		json_object_set_new(l, "groups", json_integer(groups));
 	json_object_set_new(l, "bias", json_boolean(onnx_op_in(im, 2) != NULL));
-	if (window_shape(im, x, &win, 0, o) < 0)
+	if (window_shape(im, in, x, &win, 0, o) < 0)
 		return -1;
 	o->shape[1] = onnx_dim_int(w->t->dims[0]);
 	return 0;
@@ -383,6 +397,7 @@ int
 onnx_op_pool(struct onnx_imp *im, const char *op, struct onnx_val *x, struct onnx_val *o)
 {
 	struct window win;
+	struct onnx_val *in;
 	int ceil_mode = (int)onnx_op_attr_i(im, "ceil_mode", 0);
 	char name[32];
 	json_t *l;
@@ -391,10 +406,10 @@ onnx_op_pool(struct onnx_imp *im, const char *op, struct onnx_val *x, struct onn
 		return -1;
 	if (win.d[0] != 1 || win.d[1] != 1)
 		return onnx_imp_fail(im, DN_EINVAL, "dilated pooling is not supported");
-	if (window_input(im, x, o, &win, &x) < 0)
+	if (window_input(im, x, o, &win, &in) < 0)
 		return -1;
 	dn_fmt(name, sizeof name, "%s%dd", op, win.nsp);
-	l = onnx_op_emit(im, name, o, x, NULL);
+	l = onnx_op_emit(im, name, o, in, NULL);
 	json_object_set_new(l, "kernel", pair(win.nsp, win.k));
 	json_object_set_new(l, "stride", pair(win.nsp, win.s));
 	if (win.p[0] != 0 || win.p[1] != 0)
@@ -403,7 +418,7 @@ onnx_op_pool(struct onnx_imp *im, const char *op, struct onnx_val *x, struct onn
 		json_object_set_new(l, "ceil_mode", json_true());
 	if (op[0] == 'a')
 		json_object_set_new(l, "count_include_pad", json_boolean(onnx_op_attr_i(im, "count_include_pad", 0) != 0));
-	return window_shape(im, x, &win, ceil_mode, o);
+	return window_shape(im, in, x, &win, ceil_mode, o);
 }
 
 /* 1 when W (as stored: [in, out] when trans == 0, [out, in] when 1) holds

@@ -9,9 +9,11 @@
    than the position table is invalid (the position ids' id_range); the bytes saved for backward
    are within 1% of what PyTorch's autograd saves (reference.json, two batch sizes and, for the
    transformers, two sequence lengths).
-   A Keras CNN in the shape tf2onnx writes (keras_cnn.onnx, gen_keras_cnn.py) imports with the
-   parameters and MACs counted by hand; ConvTranspose's pads, output_shape and auto_pad give
-   the output shapes of onnx.shape_inference.
+   Keras CNNs in the shape tf2onnx writes (keras_cnn.onnx, keras_fcn.onnx, gen_keras_cnn.py:
+   stride-2 "same" convolutions as explicit asymmetric pads and as auto_pad SAME_UPPER) import
+   with the parameters and MACs counted by hand and PyTorch's saved bytes; ConvTranspose's pads,
+   output_shape and auto_pad, and Conv's and pooling's asymmetric pads and auto_pad, and the Pad
+   operator give the output shapes of onnx.shape_inference.
 2. Bad input gets exit status 2 and a message naming the problem, never a crash: a missing file,
    an empty file, text, every truncation of a fixture at 64 points, bit flips, an unknown
    operator (named with its node; --unknown elementwise prices it with one warning per type),
@@ -90,43 +92,84 @@ def check_model(tmp, onnx_path, name, ref, dims):
         cfg = {"batch": s["batch"]}
         if s["seq"]:
             cfg["seq"] = s["seq"]
-        rc, sout, err = run("estimate", "--model", out, "--json", "--per-op", "--attention", "eager",
-                            *[f"{k}={v}" for k, v in cfg.items()])
-        d = json.loads(sout) if rc in (0, 1) and sout.strip() else None
-        got = None
-        if d:
-            loss = sum(op["saved_bytes"] for op in d["costs"]["operators"] if op["path"] == "$.loss")
-            got = d["costs"]["activation_bytes_saved"] - loss
+        got = saved_bytes(out, **cfg)
+        err = "no estimate"
         rel = (got - s["bytes"]) / s["bytes"] if got is not None else None
         print(f"{name} {cfg}: saved activations {got} vs PyTorch {s['bytes']}: "
               f"{'%+.2f%%' % (100 * rel) if rel is not None else err}")
         check(f"{name} {cfg}: saved activations within 1% of PyTorch", rel is not None and abs(rel) < 0.01, err)
 
 
+def saved_bytes(model, **cfg):
+    """Bytes saved for backward (the loss dnnsat appends, $.loss, left out), or None."""
+    rc, sout, _ = run("estimate", "--model", model, "--json", "--per-op", "--attention", "eager",
+                      *[f"{k}={v}" for k, v in cfg.items()])
+    if rc not in (0, 1) or not sout.strip():
+        return None
+    d = json.loads(sout)["costs"]
+    return d["activation_bytes_saved"] - sum(op["saved_bytes"] for op in d["operators"] if op["path"] == "$.loss")
+
+
 def check_keras_cnn(tmp):
-    """keras_cnn.onnx (gen_keras_cnn.py): a Keras CNN as tf2onnx writes it (NHWC input and a
-    Transpose to NCHW, Conv with pads, MaxPool, a Transpose back before the Flatten's Reshape,
-    Dense as MatMul + Add, Softmax), its batch dimension 'unk__6' renamed. Parameters and MACs
-    counted here by hand."""
+    """keras_cnn.onnx and keras_fcn.onnx (gen_keras_cnn.py): Keras CNNs as tf2onnx writes them (NHWC
+    input and a Transpose to NCHW, Conv with pads or auto_pad SAME_UPPER, MaxPool, a Transpose back
+    before the Flatten's Reshape, Dense as MatMul + Add, Softmax), the stride-2 "same" convolutions
+    as a pad layer + conv2d. Parameters and MACs counted here by hand and by PyTorch, saved bytes
+    exactly PyTorch's (keras_reference.json: the same networks with F.pad + Conv2d) at two batch
+    sizes (keras_fcn, of symbolic height and width, at an even and an odd size)."""
+    with open(os.path.join(DATA, "keras_reference.json")) as f:
+        refs = json.load(f)
     out = os.path.join(tmp, "keras_cnn.json")
     rc, _, err = run("import", os.path.join(DATA, "keras_cnn.onnx"), "--dim", "unk__6=batch_size", "--out", out)
     check("keras_cnn: imports", rc == 0, err)
     if rc != 0:
         return
     with open(out) as f:
-        ops = [l["op"] for l in json.load(f)["layers"]]
-    check("keras_cnn: MatMul + Add as linear, the NHWC transposes as permutes",
-          ops.count("linear") == 2 and ops.count("conv2d") == 2 and ops.count("permute") == 2 and "add" not in ops,
-          ops)
-    # conv 3x3 1->8 and 8->16 (with biases), dense 784->32 and 32->10 (with biases)
-    params = (8 * 1 * 9 + 8) + (16 * 8 * 9 + 16) + (784 * 32 + 32) + (32 * 10 + 10)
-    # per image: conv1 on 28x28 ("same"), conv2 on 14x14 after the pool, then the two dense layers
-    macs = 28 * 28 * 8 * 1 * 9 + 14 * 14 * 16 * 8 * 9 + 784 * 32 + 32 * 10
+        layers = json.load(f)["layers"]
+    ops = [l["op"] for l in layers]
+    check("keras_cnn: MatMul + Add as linear, the NHWC transposes as permutes, pads [0, 0, 1, 1] as a pad",
+          ops.count("linear") == 2 and ops.count("conv2d") == 3 and ops.count("permute") == 2 and "add" not in ops and
+          [l.get("padding") for l in layers if l["op"] == "pad"] == [[0, 1, 0, 1]], ops)
+    # conv 3x3 1->8, 8->16 and 16->16 (with biases), dense 784->32 and 32->10 (with biases)
+    params = (8 * 1 * 9 + 8) + (16 * 8 * 9 + 16) + (16 * 16 * 9 + 16) + (784 * 32 + 32) + (32 * 10 + 10)
+    # per image: conv1 on 28x28 ("same"), conv2 on 14x14 after the pool, conv3 to 7x7 (stride 2 on
+    # the 15x15 padded), then the two dense layers
+    macs = 28 * 28 * 8 * 1 * 9 + 14 * 14 * 16 * 8 * 9 + 7 * 7 * 16 * 16 * 9 + 784 * 32 + 32 * 10
+    check("keras_cnn: PyTorch counts the same parameters and MACs", (params, macs) ==
+          (refs["keras_cnn"]["params"], refs["keras_cnn"]["macs"]), refs["keras_cnn"])
     for batch in (1, 5):
         d, err = costs(out, batch_size=batch)
         check(f"keras_cnn batch {batch}: params {params}, MACs {batch * macs}",
               d is not None and d["costs"]["params"] == params and d["costs"]["macs"] == batch * macs,
               d and (d["costs"]["params"], d["costs"]["macs"]) or err)
+    fcn = os.path.join(tmp, "keras_fcn.json")
+    rc, _, err = run("import", os.path.join(DATA, "keras_fcn.onnx"), "--dim", "unk__6=batch_size", "--dim", "unk__7=h",
+                     "--dim", "unk__8=w", "--out", fcn)
+    check("keras_fcn (auto_pad SAME_UPPER, symbolic height and width): imports", rc == 0, err)
+    if rc != 0:
+        return
+    with open(fcn) as f:
+        layers = json.load(f)["layers"]
+    check("keras_fcn: the stride-2 convs padded by expressions, the stride-1 one by its own padding",
+          [l["op"] for l in layers].count("pad") == 2 and
+          all(isinstance(v, str) for l in layers if l["op"] == "pad" for v in l["padding"]) and
+          [l.get("padding") for l in layers if l["op"] == "conv2d"] == [1, None, None], layers)
+    # conv 1->8 (28x28), 8->16 (14x14), 16->32 (7x7), dense 32->10
+    fparams = (8 * 9 + 8) + (16 * 8 * 9 + 16) + (32 * 16 * 9 + 32) + (32 * 10 + 10)
+    fmacs = 28 * 28 * 8 * 9 + 14 * 14 * 16 * 8 * 9 + 7 * 7 * 32 * 16 * 9 + 32 * 10
+    d, err = costs(fcn, batch_size=1, h=28, w=28)
+    check(f"keras_fcn 28x28: params {fparams}, MACs {fmacs} (PyTorch's too)",
+          d is not None and (d["costs"]["params"], d["costs"]["macs"]) == (fparams, fmacs) ==
+          (refs["keras_fcn"]["params"], refs["keras_fcn"]["macs"]), d and (d["costs"]["params"], d["costs"]["macs"]) or err)
+    for name, model in (("keras_cnn", out), ("keras_fcn", fcn)):
+        for s in refs[name]["saved"]:
+            cfg = dict(batch_size=s["batch"])
+            if name == "keras_fcn":
+                cfg.update(h=s["resolution"], w=s["resolution"])
+            got = saved_bytes(model, **cfg)
+            print(f"{name} {cfg}: saved activations {got} vs PyTorch {s['bytes']}")
+            check(f"{name} {cfg}: saved activations equal PyTorch's (F.pad + conv)", got == s["bytes"],
+                  (got, s["bytes"]))
 
 
 def make_onnx(path, op, extra_nodes=(), external=None):
