@@ -70,6 +70,12 @@ int onnx_op_conv_transpose(struct onnx_imp *im, struct onnx_val *x, struct onnx_
  * DATA of the padded shape. */
 int onnx_op_pad_axes(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o, const struct onnx_dim *b,
     const struct onnx_dim *e);
+/* Rank-2 shape tensors (onnx_op_sym2.c): x reshaped to the two entries
+ * of s, sliced by constant bounds on one axis, transposed. */
+int onnx_op_sym2_reshape(struct onnx_imp *im, const struct onnx_val *x, const struct onnx_val *s, struct onnx_val *o);
+int onnx_op_sym2_slice(struct onnx_imp *im, const struct onnx_val *x, const struct onnx_val *st,
+    const struct onnx_val *en, const struct onnx_val *ax, const struct onnx_val *sp, struct onnx_val *o);
+int onnx_op_sym2_transpose(struct onnx_imp *im, const struct onnx_val *x, struct onnx_val *o);
 /* The Pad operator (constant mode). */
 int onnx_op_pad(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o);
 

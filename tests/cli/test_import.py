@@ -13,7 +13,8 @@
    stride-2 "same" convolutions as explicit asymmetric pads and as auto_pad SAME_UPPER) import
    with the parameters and MACs counted by hand and PyTorch's saved bytes; ConvTranspose's pads,
    output_shape and auto_pad, and Conv's and pooling's asymmetric pads and auto_pad, and the Pad
-   operator give the output shapes of onnx.shape_inference.
+   operator give the output shapes of onnx.shape_inference; nn.ZeroPad2d and F.pad exported by
+   torch (torch_pad.onnx, gen_torch_pad.py) import with PyTorch's saved bytes.
 2. Bad input gets exit status 2 and a message naming the problem, never a crash: a missing file,
    an empty file, text, every truncation of a fixture at 64 points, bit flips, an unknown
    operator (named with its node; --unknown elementwise prices it with one warning per type),
@@ -110,6 +111,16 @@ def saved_bytes(model, **cfg):
     return d["activation_bytes_saved"] - sum(op["saved_bytes"] for op in d["operators"] if op["path"] == "$.loss")
 
 
+def import_layers(name, onnx_path, out, *args):
+    """Imports onnx_path into out (checked as "NAME: imports"); its layers, or None."""
+    rc, _, err = run("import", onnx_path, *args, "--out", out)
+    check(f"{name}: imports", rc == 0, err)
+    if rc != 0:
+        return None
+    with open(out) as f:
+        return json.load(f)["layers"]
+
+
 def check_keras_cnn(tmp):
     """keras_cnn.onnx and keras_fcn.onnx (gen_keras_cnn.py): Keras CNNs as tf2onnx writes them (NHWC
     input and a Transpose to NCHW, Conv with pads or auto_pad SAME_UPPER, MaxPool, a Transpose back
@@ -120,12 +131,9 @@ def check_keras_cnn(tmp):
     with open(os.path.join(DATA, "keras_reference.json")) as f:
         refs = json.load(f)
     out = os.path.join(tmp, "keras_cnn.json")
-    rc, _, err = run("import", os.path.join(DATA, "keras_cnn.onnx"), "--dim", "unk__6=batch_size", "--out", out)
-    check("keras_cnn: imports", rc == 0, err)
-    if rc != 0:
+    layers = import_layers("keras_cnn", os.path.join(DATA, "keras_cnn.onnx"), out, "--dim", "unk__6=batch_size")
+    if layers is None:
         return
-    with open(out) as f:
-        layers = json.load(f)["layers"]
     ops = [l["op"] for l in layers]
     check("keras_cnn: MatMul + Add as linear, the NHWC transposes as permutes, pads [0, 0, 1, 1] as a pad",
           ops.count("linear") == 2 and ops.count("conv2d") == 3 and ops.count("permute") == 2 and "add" not in ops and
@@ -143,13 +151,11 @@ def check_keras_cnn(tmp):
               d is not None and d["costs"]["params"] == params and d["costs"]["macs"] == batch * macs,
               d and (d["costs"]["params"], d["costs"]["macs"]) or err)
     fcn = os.path.join(tmp, "keras_fcn.json")
-    rc, _, err = run("import", os.path.join(DATA, "keras_fcn.onnx"), "--dim", "unk__6=batch_size", "--dim", "unk__7=h",
-                     "--dim", "unk__8=w", "--out", fcn)
-    check("keras_fcn (auto_pad SAME_UPPER, symbolic height and width): imports", rc == 0, err)
-    if rc != 0:
+    layers = import_layers("keras_fcn (auto_pad SAME_UPPER, symbolic height and width)",
+                           os.path.join(DATA, "keras_fcn.onnx"), fcn, "--dim", "unk__6=batch_size", "--dim", "unk__7=h",
+                           "--dim", "unk__8=w")
+    if layers is None:
         return
-    with open(fcn) as f:
-        layers = json.load(f)["layers"]
     check("keras_fcn: the stride-2 convs padded by expressions, the stride-1 one by its own padding",
           [l["op"] for l in layers].count("pad") == 2 and
           all(isinstance(v, str) for l in layers if l["op"] == "pad" for v in l["padding"]) and
@@ -421,6 +427,47 @@ def check_pad(tmp):
               rc == 2 and "'padnode'" in err and why in err, err)
 
 
+def check_torch_pad(tmp):
+    """torch_pad.onnx (gen_torch_pad.py): nn.ZeroPad2d and F.pad as torch 1.13 exports them at opset
+    13 (Pad whose pads input is computed through a 2-d shape tensor: Reshape [-1, 2], Slice of step
+    -1, Transpose) import as pad layers in F.pad's order, with PyTorch's parameters, MACs and saved
+    bytes (torch_pad.json) at two batch sizes and input sizes; a 2-d shape tensor anywhere else is
+    an error naming the node."""
+    with open(os.path.join(DATA, "torch_pad.json")) as f:
+        ref = json.load(f)
+    out = os.path.join(tmp, "torch_pad.json")
+    layers = import_layers("torch_pad", os.path.join(DATA, "torch_pad.onnx"), out)
+    if layers is None:
+        return
+    check("torch_pad: ZeroPad2d((1, 2, 0, 1)) and F.pad((0, 1, 0, 1)) as pad layers",
+          [l.get("padding") for l in layers if l["op"] == "pad"] == [[1, 2, 0, 1], [0, 1, 0, 1]], layers)
+    d, err = costs(out, batch=1, h=16, w=16)
+    check(f"torch_pad: params {ref['params']}, MACs {ref['macs']} as PyTorch",
+          d is not None and (d["costs"]["params"], d["costs"]["macs"]) == (ref["params"], ref["macs"]),
+          d and (d["costs"]["params"], d["costs"]["macs"]) or err)
+    for s in ref["saved"]:
+        got = saved_bytes(out, batch=s["batch"], h=s["h"], w=s["w"])
+        print(f"torch_pad batch {s['batch']} {s['h']}x{s['w']}: saved activations {got} vs PyTorch {s['bytes']}")
+        check(f"torch_pad batch {s['batch']} {s['h']}x{s['w']}: saved activations equal PyTorch's", got == s["bytes"],
+              (got, s["bytes"]))
+    import onnx
+    from onnx import helper, TensorProto
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    inits = [helper.make_tensor("p", TensorProto.INT64, [4], [0, 1, 0, 1]),
+             helper.make_tensor("s", TensorProto.INT64, [2], [-1, 2]),
+             helper.make_tensor("i", TensorProto.INT64, [], [0])]
+    nodes = [helper.make_node("Reshape", ["p", "s"], ["p2"], name="r"),
+             helper.make_node("Gather", ["p2", "i"], ["g"], name="gather2d"),
+             helper.make_node("Reshape", ["x", "g"], ["y"], name="use")]
+    p = os.path.join(tmp, "sym2.onnx")
+    onnx.save_model(helper.make_model(helper.make_graph(nodes, "g", [x], [y], inits),
+                                      opset_imports=[helper.make_opsetid("", 13)]), p)
+    rc, _, err = run("import", p)
+    check("a 2-d shape tensor into Gather: an error naming the node", rc == 2 and "'gather2d'" in err and
+          "2-d shape tensor" in err, err)
+
+
 def main():
     with open(os.path.join(DATA, "reference.json")) as f:
         refs = json.load(f)
@@ -451,6 +498,7 @@ def main():
     check_keras_cnn(tmp)
     check_window_padding(tmp)
     check_pad(tmp)
+    check_torch_pad(tmp)
     for name in ("bert_tiny", "gpt_tiny"):
         check_model(tmp, os.path.join(DATA, name + ".onnx"), name, refs[name], ["batch", "seq"])
         # MACs of a transformer are linear in seq plus attention quadratic in seq
