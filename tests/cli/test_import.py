@@ -317,6 +317,7 @@ def check_window_padding(tmp):
              ("Conv", dict(strides=[2, 2], pads=[1, 1, 1, 1]), (3, 3), False, False),
              ("MaxPool", dict(strides=[2, 2], auto_pad="SAME_UPPER"), (3, 3), True, True),
              ("MaxPool", dict(strides=[2, 2], pads=[0, 0, 1, 1]), (2, 2), False, True),
+             ("MaxPool", dict(strides=[2, 2], pads=[0, 1, 1, 0], ceil_mode=1), (3, 3), False, True),
              ("AveragePool", dict(strides=[2, 2], auto_pad="SAME_LOWER"), (3, 3), True, True),
              ("AveragePool", dict(strides=[3, 3], pads=[0, 1, 2, 0], count_include_pad=1), (3, 3), False, True)]
     for op, attrs, k, sym, padded in cases:
