@@ -186,27 +186,39 @@ ob_int(struct op_build *ob, const char *name, int64_t dflt)
 }
 
 int
-ob_dims(struct op_build *ob, const char *name, expr_id dims[CM_MAX_RANK])
+ob_int_list(struct op_build *ob, const char *name, int lo, int hi, expr_id *out)
 {
 	struct expr_graph *g = &ob->m->g;
 	const json_t *list = json_object_get(ob->item, name), *v;
 	char elt[64];
 	size_t i;
 
-	if (!json_is_array(list) || json_array_size(list) == 0 || json_array_size(list) > CM_MAX_RANK)
-		return ob_fail(ob, name, "must list 1 to %d dimensions", CM_MAX_RANK);
+	if (!json_is_array(list) || json_array_size(list) < (size_t)lo || json_array_size(list) > (size_t)hi)
+		return ob_fail(ob, name, "must list %d to %d integers", lo, hi);
 	json_array_foreach(list, i, v) {
-		const char *n[1];
 		dn_fmt(elt, sizeof elt, "%s[%zu]", name, i);
-		dims[i] = attr_expr(ob, v, elt);
-		if (dims[i] < 0)
+		out[i] = attr_expr(ob, v, elt);
+		if (out[i] < 0)
 			return -1;
-		if (expr_type_of(g, dims[i]) != EXPR_INT)
+		if (expr_type_of(g, out[i]) != EXPR_INT)
 			return ob_fail(ob, elt, "must be an integer");
-		n[0] = elt;
-		ob_require(ob, expr_ge(g, dims[i], expr_int(g, 1)), "dimensions >= 1", 1, n, &dims[i]);
 	}
 	return (int)json_array_size(list);
+}
+
+int
+ob_dims(struct op_build *ob, const char *name, expr_id dims[CM_MAX_RANK])
+{
+	struct expr_graph *g = &ob->m->g;
+	char elt[64];
+	int n = ob_int_list(ob, name, 1, CM_MAX_RANK, dims);
+
+	for (int i = 0; i < n; i++) {
+		const char *nm[1] = { elt };
+		dn_fmt(elt, sizeof elt, "%s[%d]", name, i);
+		ob_require(ob, expr_ge(g, dims[i], expr_int(g, 1)), "dimensions >= 1", 1, nm, &dims[i]);
+	}
+	return n;
 }
 
 int

@@ -57,6 +57,9 @@ expr_id ob_int(struct op_build *ob, const char *name, int64_t dflt);
 int ob_pair(struct op_build *ob, const char *name, int64_t dflt, expr_id out[2]);
 int ob_bool(struct op_build *ob, const char *name, int dflt);
 double ob_number(struct op_build *ob, const char *name, double dflt, double lo, double hi);
+/* A list attribute of lo to hi integer expressions into out (hi entries):
+ * returns the count, or -1 with an error naming the attribute or entry. */
+int ob_int_list(struct op_build *ob, const char *name, int lo, int hi, expr_id *out);
 /* A list attribute of 1 to CM_MAX_RANK integer expressions, each required
  * to be >= 1 (a parameter's shape): fills dims, returns the count or -1. */
 int ob_dims(struct op_build *ob, const char *name, expr_id dims[CM_MAX_RANK]);

@@ -1,7 +1,8 @@
 /*
  * onnx_dim.c - integer-or-expression dimensions (see onnx_dim.h). An
  * expression operand that is not a bare name or number is parenthesised,
- * so the text always parses as the arithmetic that built it.
+ * so the text always parses as the arithmetic that built it; max and
+ * ceil_div are written as the model format's functions.
  */
 #include "onnx_dim.h"
 
@@ -22,13 +23,26 @@ onnx_dim_sym(const char *expr)
 	return d;
 }
 
+/* 1 for a name, a number or one function call ("max(a, b)"): text that
+ * binds tighter than any operator. */
 static int
 is_atom(const char *s)
 {
-	for (const char *p = s; *p; p++)
-		if (!isalnum((unsigned char)*p) && *p != '_')
-			return 0;
-	return 1;
+	const char *p = s;
+	int depth = 0;
+
+	while (isalnum((unsigned char)*p) || *p == '_')
+		p++;
+	if (*p == '\0')
+		return 1;
+	if (p == s || *p != '(')
+		return 0;
+	for (; *p; p++) {
+		depth += *p == '(' ? 1 : *p == ')' ? -1 : 0;
+		if (depth == 0)
+			return p[1] == '\0';
+	}
+	return 0;
 }
 
 static const char *
@@ -47,6 +61,13 @@ int_arith(enum onnx_dim_op op, int64_t a, int64_t b, int64_t *out)
 	case ONNX_DIM_ADD: return __builtin_add_overflow(a, b, out) ? -1 : 0;
 	case ONNX_DIM_SUB: return __builtin_sub_overflow(a, b, out) ? -1 : 0;
 	case ONNX_DIM_MUL: return __builtin_mul_overflow(a, b, out) ? -1 : 0;
+	case ONNX_DIM_MAX: *out = a > b ? a : b; return 0;
+	case ONNX_DIM_CDIV:
+		/* ceil(a / b) = -floor(-a / b) */
+		if (a == INT64_MIN || int_arith(ONNX_DIM_DIV, -a, b, out) < 0)
+			return -1;
+		*out = -*out;
+		return 0;
 	case ONNX_DIM_DIV:
 	case ONNX_DIM_MOD:
 		if (b == 0 || (a == INT64_MIN && b == -1))
@@ -67,7 +88,7 @@ int
 onnx_dim_arith(struct onnx_arena *ar, enum onnx_dim_op op, struct onnx_dim a, struct onnx_dim b,
     struct onnx_dim *out)
 {
-	static const char *const sym[] = { "+", "-", "*", "/", "%" };
+	static const char *const sym[] = { "+", "-", "*", "/", "%", "max", "ceil_div" };
 	const char *x, *y;
 
 	if (a.expr == NULL && b.expr == NULL) {
@@ -78,7 +99,7 @@ onnx_dim_arith(struct onnx_arena *ar, enum onnx_dim_op op, struct onnx_dim a, st
 		*out = a;
 		return 0;
 	}
-	if (b.expr == NULL && (op == ONNX_DIM_MUL || op == ONNX_DIM_DIV) && b.v == 1) {
+	if (b.expr == NULL && (op == ONNX_DIM_MUL || op == ONNX_DIM_DIV || op == ONNX_DIM_CDIV) && b.v == 1) {
 		*out = a;
 		return 0;
 	}
@@ -86,13 +107,17 @@ onnx_dim_arith(struct onnx_arena *ar, enum onnx_dim_op op, struct onnx_dim a, st
 		*out = b;
 		return 0;
 	}
-	if (b.expr == NULL && b.v == 0 && (op == ONNX_DIM_DIV || op == ONNX_DIM_MOD))
+	if (b.expr == NULL && b.v == 0 && (op == ONNX_DIM_DIV || op == ONNX_DIM_MOD || op == ONNX_DIM_CDIV))
 		return -1;
 	if ((op == ONNX_DIM_SUB && onnx_dim_same(a, b))) {
 		*out = onnx_dim_int(0);
 		return 0;
 	}
-	if (op == ONNX_DIM_DIV && onnx_dim_same(a, b)) {
+	if (op == ONNX_DIM_MAX && onnx_dim_same(a, b)) {
+		*out = a;
+		return 0;
+	}
+	if ((op == ONNX_DIM_DIV || op == ONNX_DIM_CDIV) && onnx_dim_same(a, b)) {
 		*out = onnx_dim_int(1);
 		return 0;
 	}
@@ -100,7 +125,10 @@ onnx_dim_arith(struct onnx_arena *ar, enum onnx_dim_op op, struct onnx_dim a, st
 	y = operand(ar, b);
 	if (x == NULL || y == NULL)
 		return -1;
-	out->expr = onnx_arena_printf(ar, "%s %s %s", x, sym[op], y);
+	if (op == ONNX_DIM_MAX || op == ONNX_DIM_CDIV)
+		out->expr = onnx_arena_printf(ar, "%s(%s, %s)", sym[op], x, y);
+	else
+		out->expr = onnx_arena_printf(ar, "%s %s %s", x, sym[op], y);
 	out->v = 0;
 	return out->expr == NULL ? -1 : 0;
 }

@@ -18,14 +18,17 @@ struct onnx_dim {
 	int64_t v;
 };
 
-enum onnx_dim_op { ONNX_DIM_ADD, ONNX_DIM_SUB, ONNX_DIM_MUL, ONNX_DIM_DIV, ONNX_DIM_MOD };
+enum onnx_dim_op { ONNX_DIM_ADD, ONNX_DIM_SUB, ONNX_DIM_MUL, ONNX_DIM_DIV, ONNX_DIM_MOD, ONNX_DIM_MAX,
+	ONNX_DIM_CDIV };
 
 /* An integer dimension. */
 struct onnx_dim onnx_dim_int(int64_t v);
 /* A dimension given by an expression (a hyperparameter's name). */
 struct onnx_dim onnx_dim_sym(const char *expr);
 /* a OP b. Division is floor division (the model format's `/` on integers;
- * ONNX truncates, the same on the non-negative sizes it is used for).
+ * ONNX truncates, the same on the non-negative sizes it is used for);
+ * ONNX_DIM_MAX and ONNX_DIM_CDIV (ceiling division) are the model format's
+ * functions max(a, b) and ceil_div(a, b).
  * 0, or -1: out of memory, an integer overflow or a division by zero. */
 int onnx_dim_arith(struct onnx_arena *ar, enum onnx_dim_op op, struct onnx_dim a, struct onnx_dim b,
     struct onnx_dim *out);

@@ -7,7 +7,8 @@
  * Every ONNX value is one of: DATA, an activation that depends on a graph
  * input (a layer of the model file, `ref` its name there, `shape` its
  * dimensions); CONST, a tensor known from the file (an initializer when
- * `param`); SYM, a small int64 tensor of rank 0 or 1 whose entries are
+ * `param`); SYM, a small int64 tensor of rank 0 or 1 (2 only in torch's F.pad
+ * export, onnx_op_sym2.c) whose entries are
  * dimensions (shape arithmetic); DERIVED, a tensor computed without the
  * inputs whose values are unknown (masks, ids), of known shape.
  */

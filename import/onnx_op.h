@@ -5,7 +5,7 @@
  * and appends layers; onnx_op_shape.c translates the shape and tensor
  * plumbing (Shape, Gather, Concat, Slice, Reshape, ...), onnx_op_layer.c the
  * operators that compute (Conv, Gemm/MatMul, pooling, normalisation,
- * elementwise), onnx_ops.c dispatches by op type. Every onnx_op_* that
+ * elementwise), onnx_op_pad.c padding, onnx_ops.c dispatches by op type. Every onnx_op_* that
  * returns int returns 0, or -1 with im->err set; NODE(im) is the node being
  * translated.
  */
@@ -65,5 +65,18 @@ int onnx_op_fused(struct onnx_imp *im, int i, struct onnx_val *o);
 double onnx_op_dropout_p(struct onnx_imp *im, int i);
 int onnx_op_attention(struct onnx_imp *im, int i, struct onnx_val *o);
 int onnx_op_conv_transpose(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o);
+/* A `pad` layer (onnx_op_pad.c): x padded by b[k] at the start and e[k] at
+ * the end of each of its axes (x->rank entries each) into o, which becomes
+ * DATA of the padded shape. */
+int onnx_op_pad_axes(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o, const struct onnx_dim *b,
+    const struct onnx_dim *e);
+/* Rank-2 shape tensors (onnx_op_sym2.c): x reshaped to the two entries
+ * of s, sliced by constant bounds on one axis, transposed. */
+int onnx_op_sym2_reshape(struct onnx_imp *im, const struct onnx_val *x, const struct onnx_val *s, struct onnx_val *o);
+int onnx_op_sym2_slice(struct onnx_imp *im, const struct onnx_val *x, const struct onnx_val *st,
+    const struct onnx_val *en, const struct onnx_val *ax, const struct onnx_val *sp, struct onnx_val *o);
+int onnx_op_sym2_transpose(struct onnx_imp *im, const struct onnx_val *x, struct onnx_val *o);
+/* The Pad operator (constant mode). */
+int onnx_op_pad(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o);
 
 #endif

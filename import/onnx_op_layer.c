@@ -1,7 +1,8 @@
 /*
  * onnx_op_layer.c - ONNX operators that compute, as model-format layers:
- * Conv (conv1d/conv2d, symmetric pads only), ConvTranspose
- * (conv_transpose1d/2d; any pads, auto_pad, output_shape), pooling, Gemm and MatMul by an initializer (linear,
+ * Conv (conv1d/conv2d) and pooling, their asymmetric or SAME_* padding
+ * as a `pad` layer before them (onnx_op_pad.c), ConvTranspose
+ * (conv_transpose1d/2d; any pads, auto_pad, output_shape), Gemm and MatMul by an initializer (linear,
  * a following bias Add folded in, a head tied to an embedding recognised),
  * MatMul of two activations, elementwise arithmetic (add, mul, or scale by a
  * constant), ReduceMean over the spatial axes, and the operators onnx_fuse.c
@@ -20,6 +21,9 @@ conv_out(struct onnx_imp *im, struct onnx_dim h, int64_t k, int64_t s, int64_t p
 	struct onnx_dim t;
 	int64_t span = d * (k - 1) + 1;
 
+	if (s == 1)     /* one addition: keeps the expression short */
+		return onnx_dim_arith(im->ar, ONNX_DIM_ADD, h, onnx_dim_int(2 * p - span + 1), o) < 0 ?
+		    onnx_imp_fail(im, DN_EINVAL, "output size overflows") : 0;
 	if (onnx_dim_arith(im->ar, ONNX_DIM_ADD, h, onnx_dim_int(2 * p - span + (ceil_mode ? s - 1 : 0)), &t) < 0 ||
 	    onnx_dim_arith(im->ar, ONNX_DIM_DIV, t, onnx_dim_int(s), &t) < 0 ||
 	    onnx_dim_arith(im->ar, ONNX_DIM_ADD, t, onnx_dim_int(1), o) < 0)
@@ -28,9 +32,9 @@ conv_out(struct onnx_imp *im, struct onnx_dim h, int64_t k, int64_t s, int64_t p
 }
 
 /* kernel, stride, padding and dilation of Conv, ConvTranspose and pools:
- * spatial dims nsp. Conv and pools refuse asymmetric pads and auto_pad
- * SAME_* (the model format pads evenly); ConvTranspose takes both
- * (conv_transpose works them out). */
+ * spatial dims nsp, pads pb (start) and pe (end) as written; p is what the
+ * model format's symmetric `padding` gets (window_input for Conv and
+ * pools, conv_transpose works its own out). */
 enum { AUTO_PAD_NOTSET, AUTO_PAD_VALID, AUTO_PAD_SAME_UPPER, AUTO_PAD_SAME_LOWER };
 struct window {
 	int nsp;
@@ -40,7 +44,7 @@ struct window {
 };
 
 static int
-window(struct onnx_imp *im, const struct onnx_val *x, const struct onnx_val *w, struct window *win, int transposed)
+window(struct onnx_imp *im, const struct onnx_val *x, const struct onnx_val *w, struct window *win)
 {
 	int64_t v[8];
 	int n;
@@ -53,13 +57,13 @@ window(struct onnx_imp *im, const struct onnx_val *x, const struct onnx_val *w, 
 	if (ap != NULL && ap->s != NULL && strcmp(ap->s, "NOTSET") != 0) {
 		if (strcmp(ap->s, "VALID") == 0)
 			win->auto_pad = AUTO_PAD_VALID;
-		else if (transposed && strcmp(ap->s, "SAME_UPPER") == 0)
+		else if (strcmp(ap->s, "SAME_UPPER") == 0)
 			win->auto_pad = AUTO_PAD_SAME_UPPER;
-		else if (transposed && strcmp(ap->s, "SAME_LOWER") == 0)
+		else if (strcmp(ap->s, "SAME_LOWER") == 0)
 			win->auto_pad = AUTO_PAD_SAME_LOWER;
 		else
-			return onnx_imp_fail(im, DN_EINVAL, "auto_pad %.40s is not supported%s", ap->s,
-			    transposed ? " (NOTSET, VALID, SAME_UPPER, SAME_LOWER)" : " (export with explicit pads)");
+			return onnx_imp_fail(im, DN_EINVAL, "auto_pad %.40s is not supported (NOTSET, VALID, SAME_UPPER, "
+			    "SAME_LOWER)", ap->s);
 	}
 	for (int i = 0; i < 2; i++)
 		win->k[i] = win->s[i] = win->d[i] = 1, win->p[i] = win->pb[i] = win->pe[i] = 0;
@@ -84,9 +88,6 @@ window(struct onnx_imp *im, const struct onnx_val *x, const struct onnx_val *w, 
 		return onnx_imp_fail(im, DN_EINVAL, "pads has the wrong number of entries (%d spatial axes)", win->nsp);
 	if (n == 2 * win->nsp) {
 		for (int i = 0; i < win->nsp; i++) {
-			if (v[i] != v[i + win->nsp] && !transposed)
-				return onnx_imp_fail(im, DN_EINVAL, "asymmetric pads (%lld, %lld) on spatial axis %d",
-				    (long long)v[i], (long long)v[i + win->nsp], i);
 			win->pb[i] = v[i];
 			win->pe[i] = v[i + win->nsp];
 			win->p[i] = v[i];
@@ -107,33 +108,117 @@ pair(int nsp, const int64_t *v)
 	return json_pack("[II]", (json_int_t)v[0], (json_int_t)v[1]);
 }
 
+/* The pads of spatial axis i at its start (*b) and end (*e): the
+ * attribute's, none for VALID, and for SAME_* ONNX's total
+ * max((ceil(in / s) - 1) * s + span - in, 0), span = d (k - 1) + 1, its odd
+ * unit at the end (SAME_UPPER) or the start (SAME_LOWER). Over a symbolic
+ * size it is written span - 1 - (in - 1) % s (ceil(in / s) s - in = s - 1 -
+ * (in - 1) % s), where `in` occurs once: the solver's interval bounds of
+ * the pads are then [span - s, span - 1], not as wide as in's range (with
+ * ceil_div(in, s) * s - in a count over 256 x 512 x 512 sizes of
+ * keras_fcn.onnx stayed inexact after 60 s; it is exact in 32 s now). At
+ * stride 1 the total is span - 1 whatever the size; the max is left out
+ * when span >= s, where the total cannot be negative. */
 static int
-window_shape(struct onnx_imp *im, const struct onnx_val *x, const struct window *w, int ceil_mode,
-    struct onnx_val *o)
+window_pads(struct onnx_imp *im, const struct onnx_val *x, const struct window *w, int i, struct onnx_dim *b,
+    struct onnx_dim *e)
 {
-	onnx_op_copy_shape(o, x);
-	for (int i = 0; i < w->nsp; i++)
-		if (conv_out(im, x->shape[2 + i], w->k[i], w->s[i], w->p[i], w->d[i], ceil_mode, &o->shape[2 + i]) < 0)
+	struct onnx_dim in = x->shape[2 + i], t, half;
+	int64_t span = w->d[i] * (w->k[i] - 1) + 1, s = w->s[i];
+
+	if (w->auto_pad == AUTO_PAD_NOTSET || w->auto_pad == AUTO_PAD_VALID) {
+		*b = onnx_dim_int(w->auto_pad == AUTO_PAD_VALID ? 0 : w->pb[i]);
+		*e = onnx_dim_int(w->auto_pad == AUTO_PAD_VALID ? 0 : w->pe[i]);
+		return 0;
+	}
+	if (s == 1)
+		t = onnx_dim_int(span - 1);
+	else if (onnx_dim_arith(im->ar, ONNX_DIM_SUB, in, onnx_dim_int(1), &t) < 0 ||
+	    onnx_dim_arith(im->ar, ONNX_DIM_MOD, t, onnx_dim_int(s), &t) < 0 ||
+	    onnx_dim_arith(im->ar, ONNX_DIM_SUB, onnx_dim_int(span - 1), t, &t) < 0 ||
+	    (span < s && onnx_dim_arith(im->ar, ONNX_DIM_MAX, t, onnx_dim_int(0), &t) < 0))
+		return onnx_imp_fail(im, DN_EINVAL, "padding of spatial axis %d overflows", i);
+	if (t.expr == NULL && t.v < 0)
+		t = onnx_dim_int(0);
+	if (onnx_dim_arith(im->ar, ONNX_DIM_DIV, t, onnx_dim_int(2), &half) < 0 ||
+	    onnx_dim_arith(im->ar, ONNX_DIM_CDIV, t, onnx_dim_int(2), w->auto_pad == AUTO_PAD_SAME_UPPER ? e : b) < 0)
+		return onnx_imp_fail(im, DN_EINVAL, "padding of spatial axis %d overflows", i);
+	*(w->auto_pad == AUTO_PAD_SAME_UPPER ? b : e) = half;
+	return 0;
+}
+
+/* The input a Conv or pool reads: x itself, with the pads in win->p, when
+ * every axis is padded evenly by a constant; else a `pad` layer of x into
+ * o.padded (the F.pad a PyTorch model needs: cuDNN pads evenly only), and
+ * the window pads nothing. */
+static int
+window_input(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o, struct window *w, struct onnx_val **in)
+{
+	struct onnx_dim b[ONNX_MAX_RANK], e[ONNX_MAX_RANK];
+	int even = 1;
+
+	for (int k = 0; k < x->rank; k++)
+		b[k] = e[k] = onnx_dim_int(0);
+	for (int i = 0; i < w->nsp; i++) {
+		if (window_pads(im, x, w, i, &b[2 + i], &e[2 + i]) < 0)
 			return -1;
+		if (b[2 + i].expr != NULL || !onnx_dim_same(b[2 + i], e[2 + i]))
+			even = 0;
+	}
+	*in = x;
+	if (even) {
+		for (int i = 0; i < w->nsp; i++)
+			w->p[i] = b[2 + i].v;
+		return 0;
+	}
+	for (int i = 0; i < w->nsp; i++)
+		w->p[i] = 0;
+	*in = onnx_imp_val(im, onnx_arena_printf(im->ar, "%s.padded", o->name));
+	if (*in == NULL || (*in)->name == NULL)
+		return dn_error_set(im->err, DN_ENOMEM, "", "out of memory");
+	return onnx_op_pad_axes(im, x, *in, b, e);
+}
+
+/* o's shape: the window over `in` (x, or x padded by window_input). With
+ * auto_pad SAME_* it is ONNX's ceil(x / s), which the padded formula equals
+ * (window_pads): written so, the sizes of a stack of SAME layers over a
+ * symbolic input stay short expressions instead of growing with each
+ * layer's pads. */
+static int
+window_shape(struct onnx_imp *im, const struct onnx_val *in, const struct onnx_val *x, const struct window *w,
+    int ceil_mode, struct onnx_val *o)
+{
+	onnx_op_copy_shape(o, in);
+	for (int i = 0; i < w->nsp; i++) {
+		struct onnx_dim *d = &o->shape[2 + i];
+		if (w->auto_pad == AUTO_PAD_SAME_UPPER || w->auto_pad == AUTO_PAD_SAME_LOWER) {
+			if (onnx_dim_arith(im->ar, ONNX_DIM_CDIV, x->shape[2 + i], onnx_dim_int(w->s[i]), d) < 0)
+				return onnx_imp_fail(im, DN_EINVAL, "output size overflows");
+		} else if (conv_out(im, in->shape[2 + i], w->k[i], w->s[i], w->p[i], w->d[i], ceil_mode, d) < 0) {
+			return -1;
+		}
+	}
 	return 0;
 }
 
 int
 onnx_op_conv(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o)
 {
-	struct onnx_val *w = onnx_op_in(im, 1);
+	struct onnx_val *w = onnx_op_in(im, 1), *in;
 	struct window win;
 	int64_t groups = onnx_op_attr_i(im, "group", 1);
 	json_t *l;
 
 	if (w == NULL || w->kind != ONNX_V_CONST || w->rank != x->rank)
 		return onnx_imp_fail(im, DN_EINVAL, "the weight must be an initializer of rank %d", x->rank);
-	if (window(im, x, w, &win, 0) < 0)
+	if (window(im, x, w, &win) < 0)
 		return -1;
 	if (groups < 1 || w->t->dims[0] % groups != 0)
 		return onnx_imp_fail(im, DN_EINVAL, "group %lld does not divide %lld output channels", (long long)groups,
 		    (long long)w->t->dims[0]);
-	l = onnx_op_emit(im, win.nsp == 1 ? "conv1d" : "conv2d", o, x, NULL);
+	if (window_input(im, x, o, &win, &in) < 0)
+		return -1;
+	l = onnx_op_emit(im, win.nsp == 1 ? "conv1d" : "conv2d", o, in, NULL);
 	json_object_set_new(l, "out_channels", json_integer(w->t->dims[0]));
 	json_object_set_new(l, "kernel", pair(win.nsp, win.k));
 	if (win.s[0] != 1 || win.s[1] != 1)
@@ -145,7 +230,7 @@ onnx_op_conv(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o)
 	if (groups != 1)
 		json_object_set_new(l, "groups", json_integer(groups));
 	json_object_set_new(l, "bias", json_boolean(onnx_op_in(im, 2) != NULL));
-	if (window_shape(im, x, &win, 0, o) < 0)
+	if (window_shape(im, in, x, &win, 0, o) < 0)
 		return -1;
 	o->shape[1] = onnx_dim_int(w->t->dims[0]);
 	return 0;
@@ -237,7 +322,7 @@ onnx_op_conv_transpose(struct onnx_imp *im, struct onnx_val *x, struct onnx_val 
 
 	if (w == NULL || w->kind != ONNX_V_CONST || w->rank != x->rank)
 		return onnx_imp_fail(im, DN_EINVAL, "the weight must be an initializer of rank %d", x->rank);
-	if (window(im, x, w, &win, 1) < 0)
+	if (window(im, x, w, &win) < 0)
 		return -1;
 	if (groups < 1 || groups > 65536 || w->t->dims[0] % groups != 0)
 		return onnx_imp_fail(im, DN_EINVAL, "group %lld does not divide %lld input channels", (long long)groups,
@@ -313,16 +398,19 @@ int
 onnx_op_pool(struct onnx_imp *im, const char *op, struct onnx_val *x, struct onnx_val *o)
 {
 	struct window win;
+	struct onnx_val *in;
 	int ceil_mode = (int)onnx_op_attr_i(im, "ceil_mode", 0);
 	char name[32];
 	json_t *l;
 
-	if (window(im, x, NULL, &win, 0) < 0)
+	if (window(im, x, NULL, &win) < 0)
 		return -1;
 	if (win.d[0] != 1 || win.d[1] != 1)
 		return onnx_imp_fail(im, DN_EINVAL, "dilated pooling is not supported");
+	if (window_input(im, x, o, &win, &in) < 0)
+		return -1;
 	dn_fmt(name, sizeof name, "%s%dd", op, win.nsp);
-	l = onnx_op_emit(im, name, o, x, NULL);
+	l = onnx_op_emit(im, name, o, in, NULL);
 	json_object_set_new(l, "kernel", pair(win.nsp, win.k));
 	json_object_set_new(l, "stride", pair(win.nsp, win.s));
 	if (win.p[0] != 0 || win.p[1] != 0)
@@ -331,7 +419,7 @@ onnx_op_pool(struct onnx_imp *im, const char *op, struct onnx_val *x, struct onn
 		json_object_set_new(l, "ceil_mode", json_true());
 	if (op[0] == 'a')
 		json_object_set_new(l, "count_include_pad", json_boolean(onnx_op_attr_i(im, "count_include_pad", 0) != 0));
-	return window_shape(im, x, &win, ceil_mode, o);
+	return window_shape(im, in, x, &win, ceil_mode, o);
 }
 
 /* 1 when W (as stored: [in, out] when trans == 0, [out, in] when 1) holds

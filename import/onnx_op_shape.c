@@ -6,6 +6,7 @@
  * hyperparameters); on activations they append the model format's views
  * (reshape, permute, slice, concat); on tensors that do not depend on the
  * inputs they only track the shape (and whether the values count 0, 1, ...).
+ * Rank-2 shape tensors (torch's F.pad export) go to onnx_op_sym2.c.
  */
 #include "onnx_op.h"
 
@@ -88,6 +89,8 @@ onnx_op_reshape(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o)
 	if (x->kind == ONNX_V_CONST && x->rank <= 1)
 		(void)onnx_op_as_sym(im, x);
 	if (x->kind == ONNX_V_SYM) {
+		if (s != NULL && onnx_op_sym_of(im, s) && s->n == 2)
+			return onnx_op_sym2_reshape(im, x, s, o);
 		if (onnx_op_new_sym(im, o, x->n, 1) < 0)
 			return -1;
 		memcpy(o->e, x->e, sizeof *o->e * (size_t)x->n);
@@ -215,6 +218,8 @@ onnx_op_transpose(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o)
 			return onnx_imp_fail(im, DN_EINVAL, "perm is not a permutation");
 		o->shape[i] = x->shape[perm[i]];
 	}
+	if (x->kind == ONNX_V_SYM && x->rank == 2)
+		return perm[0] == 0 ? (onnx_op_alias(o, x), 0) : onnx_op_sym2_transpose(im, x, o);
 	dims = json_array();
 	for (int i = 0; i < n; i++)
 		json_array_append_new(dims, json_integer(perm[i]));
@@ -249,6 +254,8 @@ onnx_op_slice(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o)
 	    (ax != NULL && (!onnx_op_sym_of(im, ax) || ax->n != st->n)) || (sp != NULL && (!onnx_op_sym_of(im, sp) || sp->n != st->n)))
 		return onnx_imp_fail(im, DN_EINVAL, "starts, ends, axes and steps must be computable from the inputs' shapes");
 	n = st->n;
+	if (x->kind == ONNX_V_SYM && x->rank == 2)
+		return onnx_op_sym2_slice(im, x, st, en, ax, sp, o);
 	for (int i = 0; i < n; i++)
 		if (sp != NULL && !(sp->e[i].expr == NULL && sp->e[i].v == 1))
 			return onnx_imp_fail(im, DN_EINVAL, "only steps of 1 are supported");

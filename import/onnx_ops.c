@@ -15,6 +15,8 @@
 
 /* Operators that are the identity on what the cost model sees. */
 static const char *const passthrough[] = { "Identity", "Cast", "CastLike", "Contiguous", NULL };
+/* Operators that take a rank-2 shape tensor (onnx_op_sym2.c). */
+static const char *const sym2_ops[] = { "Reshape", "Slice", "Transpose", "Identity", "Cast", "CastLike", NULL };
 /* Elementwise operators of one activation, priced as `scale`. */
 static const char *const elementwise[] = { "Sqrt", "Erf", "Exp", "Log", "Neg", "Reciprocal", "Abs", "Floor",
 	"Ceil", "Round", "Clip", "Not", "IsNaN", "Sign", NULL };
@@ -84,6 +86,12 @@ onnx_ops_translate(struct onnx_imp *im, int i)
 		return onnx_op_fused(im, i, o);
 	if (n->domain[0] != '\0' && strcmp(n->domain, "ai.onnx") != 0)
 		return unknown(im, op, x, o);
+	for (int k = 0; k < n->ninputs; k++) {
+		const struct onnx_val *v = onnx_op_in(im, k);
+		if (v != NULL && v->kind == ONNX_V_SYM && v->rank > 1 && !in_list(sym2_ops, op))
+			return onnx_imp_fail(im, DN_EINVAL, "input '%s' is a 2-d shape tensor, which only Reshape, Slice and "
+			    "Transpose take (as in torch's F.pad export)", v->name);
+	}
 	if (strcmp(op, "Constant") == 0)
 		return onnx_op_constant(im, o);
 	if (strcmp(op, "Range") == 0)
@@ -129,6 +137,8 @@ onnx_ops_translate(struct onnx_imp *im, int i)
 		return onnx_op_transpose(im, x, o);
 	if (strcmp(op, "Reshape") == 0)
 		return onnx_op_reshape(im, x, o);
+	if (strcmp(op, "Pad") == 0)
+		return onnx_op_pad(im, x, o);
 	if (x->kind != ONNX_V_DATA) {
 		/* anything else on tensors that do not depend on the inputs */
 		o->kind = ONNX_V_DERIVED;

@@ -9,9 +9,12 @@
    than the position table is invalid (the position ids' id_range); the bytes saved for backward
    are within 1% of what PyTorch's autograd saves (reference.json, two batch sizes and, for the
    transformers, two sequence lengths).
-   A Keras CNN in the shape tf2onnx writes (keras_cnn.onnx, gen_keras_cnn.py) imports with the
-   parameters and MACs counted by hand; ConvTranspose's pads, output_shape and auto_pad give
-   the output shapes of onnx.shape_inference.
+   Keras CNNs in the shape tf2onnx writes (keras_cnn.onnx, keras_fcn.onnx, gen_keras_cnn.py:
+   stride-2 "same" convolutions as explicit asymmetric pads and as auto_pad SAME_UPPER) import
+   with the parameters and MACs counted by hand and PyTorch's saved bytes; ConvTranspose's pads,
+   output_shape and auto_pad, and Conv's and pooling's asymmetric pads and auto_pad, and the Pad
+   operator give the output shapes of onnx.shape_inference; nn.ZeroPad2d and F.pad exported by
+   torch (torch_pad.onnx, gen_torch_pad.py) import with PyTorch's saved bytes.
 2. Bad input gets exit status 2 and a message naming the problem, never a crash: a missing file,
    an empty file, text, every truncation of a fixture at 64 points, bit flips, an unknown
    operator (named with its node; --unknown elementwise prices it with one warning per type),
@@ -90,43 +93,89 @@ def check_model(tmp, onnx_path, name, ref, dims):
         cfg = {"batch": s["batch"]}
         if s["seq"]:
             cfg["seq"] = s["seq"]
-        rc, sout, err = run("estimate", "--model", out, "--json", "--per-op", "--attention", "eager",
-                            *[f"{k}={v}" for k, v in cfg.items()])
-        d = json.loads(sout) if rc in (0, 1) and sout.strip() else None
-        got = None
-        if d:
-            loss = sum(op["saved_bytes"] for op in d["costs"]["operators"] if op["path"] == "$.loss")
-            got = d["costs"]["activation_bytes_saved"] - loss
+        got = saved_bytes(out, **cfg)
+        err = "no estimate"
         rel = (got - s["bytes"]) / s["bytes"] if got is not None else None
         print(f"{name} {cfg}: saved activations {got} vs PyTorch {s['bytes']}: "
               f"{'%+.2f%%' % (100 * rel) if rel is not None else err}")
         check(f"{name} {cfg}: saved activations within 1% of PyTorch", rel is not None and abs(rel) < 0.01, err)
 
 
-def check_keras_cnn(tmp):
-    """keras_cnn.onnx (gen_keras_cnn.py): a Keras CNN as tf2onnx writes it (NHWC input and a
-    Transpose to NCHW, Conv with pads, MaxPool, a Transpose back before the Flatten's Reshape,
-    Dense as MatMul + Add, Softmax), its batch dimension 'unk__6' renamed. Parameters and MACs
-    counted here by hand."""
-    out = os.path.join(tmp, "keras_cnn.json")
-    rc, _, err = run("import", os.path.join(DATA, "keras_cnn.onnx"), "--dim", "unk__6=batch_size", "--out", out)
-    check("keras_cnn: imports", rc == 0, err)
+def saved_bytes(model, **cfg):
+    """Bytes saved for backward (the loss dnnsat appends, $.loss, left out), or None."""
+    rc, sout, _ = run("estimate", "--model", model, "--json", "--per-op", "--attention", "eager",
+                      *[f"{k}={v}" for k, v in cfg.items()])
+    if rc not in (0, 1) or not sout.strip():
+        return None
+    d = json.loads(sout)["costs"]
+    return d["activation_bytes_saved"] - sum(op["saved_bytes"] for op in d["operators"] if op["path"] == "$.loss")
+
+
+def import_layers(name, onnx_path, out, *args):
+    """Imports onnx_path into out (checked as "NAME: imports"); its layers, or None."""
+    rc, _, err = run("import", onnx_path, *args, "--out", out)
+    check(f"{name}: imports", rc == 0, err)
     if rc != 0:
-        return
+        return None
     with open(out) as f:
-        ops = [l["op"] for l in json.load(f)["layers"]]
-    check("keras_cnn: MatMul + Add as linear, the NHWC transposes as permutes",
-          ops.count("linear") == 2 and ops.count("conv2d") == 2 and ops.count("permute") == 2 and "add" not in ops,
-          ops)
-    # conv 3x3 1->8 and 8->16 (with biases), dense 784->32 and 32->10 (with biases)
-    params = (8 * 1 * 9 + 8) + (16 * 8 * 9 + 16) + (784 * 32 + 32) + (32 * 10 + 10)
-    # per image: conv1 on 28x28 ("same"), conv2 on 14x14 after the pool, then the two dense layers
-    macs = 28 * 28 * 8 * 1 * 9 + 14 * 14 * 16 * 8 * 9 + 784 * 32 + 32 * 10
+        return json.load(f)["layers"]
+
+
+def check_keras_cnn(tmp):
+    """keras_cnn.onnx and keras_fcn.onnx (gen_keras_cnn.py): Keras CNNs as tf2onnx writes them (NHWC
+    input and a Transpose to NCHW, Conv with pads or auto_pad SAME_UPPER, MaxPool, a Transpose back
+    before the Flatten's Reshape, Dense as MatMul + Add, Softmax), the stride-2 "same" convolutions
+    as a pad layer + conv2d. Parameters and MACs counted here by hand and by PyTorch, saved bytes
+    exactly PyTorch's (keras_reference.json: the same networks with F.pad + Conv2d) at two batch
+    sizes (keras_fcn, of symbolic height and width, at an even and an odd size)."""
+    with open(os.path.join(DATA, "keras_reference.json")) as f:
+        refs = json.load(f)
+    out = os.path.join(tmp, "keras_cnn.json")
+    layers = import_layers("keras_cnn", os.path.join(DATA, "keras_cnn.onnx"), out, "--dim", "unk__6=batch_size")
+    if layers is None:
+        return
+    ops = [l["op"] for l in layers]
+    check("keras_cnn: MatMul + Add as linear, the NHWC transposes as permutes, pads [0, 0, 1, 1] as a pad",
+          ops.count("linear") == 2 and ops.count("conv2d") == 3 and ops.count("permute") == 2 and "add" not in ops and
+          [l.get("padding") for l in layers if l["op"] == "pad"] == [[0, 1, 0, 1]], ops)
+    # conv 3x3 1->8, 8->16 and 16->16 (with biases), dense 784->32 and 32->10 (with biases)
+    params = (8 * 1 * 9 + 8) + (16 * 8 * 9 + 16) + (16 * 16 * 9 + 16) + (784 * 32 + 32) + (32 * 10 + 10)
+    # per image: conv1 on 28x28 ("same"), conv2 on 14x14 after the pool, conv3 to 7x7 (stride 2 on
+    # the 15x15 padded), then the two dense layers
+    macs = 28 * 28 * 8 * 1 * 9 + 14 * 14 * 16 * 8 * 9 + 7 * 7 * 16 * 16 * 9 + 784 * 32 + 32 * 10
+    check("keras_cnn: PyTorch counts the same parameters and MACs", (params, macs) ==
+          (refs["keras_cnn"]["params"], refs["keras_cnn"]["macs"]), refs["keras_cnn"])
     for batch in (1, 5):
         d, err = costs(out, batch_size=batch)
         check(f"keras_cnn batch {batch}: params {params}, MACs {batch * macs}",
               d is not None and d["costs"]["params"] == params and d["costs"]["macs"] == batch * macs,
               d and (d["costs"]["params"], d["costs"]["macs"]) or err)
+    fcn = os.path.join(tmp, "keras_fcn.json")
+    layers = import_layers("keras_fcn (auto_pad SAME_UPPER, symbolic height and width)",
+                           os.path.join(DATA, "keras_fcn.onnx"), fcn, "--dim", "unk__6=batch_size", "--dim", "unk__7=h",
+                           "--dim", "unk__8=w")
+    if layers is None:
+        return
+    check("keras_fcn: the stride-2 convs padded by expressions, the stride-1 one by its own padding",
+          [l["op"] for l in layers].count("pad") == 2 and
+          all(isinstance(v, str) for l in layers if l["op"] == "pad" for v in l["padding"]) and
+          [l.get("padding") for l in layers if l["op"] == "conv2d"] == [1, None, None], layers)
+    # conv 1->8 (28x28), 8->16 (14x14), 16->32 (7x7), dense 32->10
+    fparams = (8 * 9 + 8) + (16 * 8 * 9 + 16) + (32 * 16 * 9 + 32) + (32 * 10 + 10)
+    fmacs = 28 * 28 * 8 * 9 + 14 * 14 * 16 * 8 * 9 + 7 * 7 * 32 * 16 * 9 + 32 * 10
+    d, err = costs(fcn, batch_size=1, h=28, w=28)
+    check(f"keras_fcn 28x28: params {fparams}, MACs {fmacs} (PyTorch's too)",
+          d is not None and (d["costs"]["params"], d["costs"]["macs"]) == (fparams, fmacs) ==
+          (refs["keras_fcn"]["params"], refs["keras_fcn"]["macs"]), d and (d["costs"]["params"], d["costs"]["macs"]) or err)
+    for name, model in (("keras_cnn", out), ("keras_fcn", fcn)):
+        for s in refs[name]["saved"]:
+            cfg = dict(batch_size=s["batch"])
+            if name == "keras_fcn":
+                cfg.update(h=s["resolution"], w=s["resolution"])
+            got = saved_bytes(model, **cfg)
+            print(f"{name} {cfg}: saved activations {got} vs PyTorch {s['bytes']}")
+            check(f"{name} {cfg}: saved activations equal PyTorch's (F.pad + conv)", got == s["bytes"],
+                  (got, s["bytes"]))
 
 
 def make_onnx(path, op, extra_nodes=(), external=None):
@@ -215,6 +264,214 @@ def check_conv_transpose(tmp):
         check(f"ConvTranspose {attrs}: an error naming the node", rc == 2 and "'up'" in err and why in err, err)
 
 
+def make_window(path, op, attrs, hw, k=(3, 3), opset=13):
+    """x [batch, 4, H, W] -> Conv (4 -> 6 channels, kernel k, no bias), MaxPool or AveragePool
+    (kernel k) -> y, H and W ints or names; returns the output shape shape inference gives."""
+    import onnx
+    import struct
+    from onnx import helper, TensorProto, shape_inference
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4, *hw])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    inits, ins = [], ["x"]
+    if op == "Conv":
+        n = 6 * 4 * k[0] * k[1]
+        inits = [helper.make_tensor("w", TensorProto.FLOAT, [6, 4, *k], struct.pack("<%df" % n, *[0.1] * n), raw=True)]
+        ins.append("w")
+    else:
+        attrs = dict(attrs, kernel_shape=list(k))
+    g = helper.make_graph([helper.make_node(op, ins, ["y"], name="win", **attrs)], "g", [x], [y], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    onnx.save_model(m, path)
+    dims = shape_inference.infer_shapes(m).graph.output[0].type.tensor_type.shape.dim
+    return [d.dim_value if d.HasField("dim_value") else d.dim_param for d in dims]
+
+
+def layer_shapes(model, **cfg):
+    """The shapes of the model's layers (the loss dnnsat appends left out), its MACs, or None."""
+    rc, sout, err = run("estimate", "--model", model, "--json", "--per-op", *[f"{k}={v}" for k, v in cfg.items()])
+    if rc not in (0, 1) or not sout.strip():
+        return None, None, err
+    d = json.loads(sout)["costs"]
+    return [op["shape"] for op in d["operators"] if op["path"].startswith("$.layers")], d["macs"], ""
+
+
+def check_window_padding(tmp):
+    """Conv, MaxPool and AveragePool with asymmetric pads and auto_pad SAME_UPPER / SAME_LOWER /
+    VALID (tf2onnx's Keras padding="same" at stride 2, torch's F.pad + conv): the imported output
+    shape is python3-onnx's shape inference's at two input sizes (odd and even), through a `pad`
+    layer wherever the padding is uneven, whose pads stay expressions over symbolic sizes; Conv's
+    MACs are output elements x 4 x kernel area."""
+    p = os.path.join(tmp, "win.onnx")
+    out = os.path.join(tmp, "win.json")
+    # (operator, attributes, kernel, symbolic input, a pad layer expected)
+    cases = [("Conv", dict(strides=[2, 2], auto_pad="SAME_UPPER"), (3, 3), True, True),
+             ("Conv", dict(strides=[2, 2], auto_pad="SAME_LOWER"), (3, 3), True, True),
+             ("Conv", dict(strides=[3, 3], auto_pad="SAME_UPPER"), (3, 3), True, True),
+             ("Conv", dict(auto_pad="SAME_UPPER"), (4, 2), True, True),              # even kernel, stride 1
+             ("Conv", dict(strides=[2, 1], dilations=[2, 3], auto_pad="SAME_UPPER"), (3, 3), True, True),
+             ("Conv", dict(strides=[3, 3], auto_pad="SAME_UPPER"), (2, 2), True, True),  # kernel under the stride
+             ("Conv", dict(auto_pad="SAME_LOWER"), (3, 3), True, False),            # even: conv's own padding
+             ("Conv", dict(strides=[2, 2], auto_pad="VALID"), (3, 3), True, False),
+             ("Conv", dict(strides=[2, 2], pads=[0, 0, 1, 1]), (3, 3), False, True),  # tf2onnx, stride 2 "same"
+             ("Conv", dict(dilations=[2, 2], pads=[1, 2, 0, 1]), (3, 3), False, True),
+             ("Conv", dict(strides=[2, 2], pads=[1, 1, 1, 1]), (3, 3), False, False),
+             ("MaxPool", dict(strides=[2, 2], auto_pad="SAME_UPPER"), (3, 3), True, True),
+             ("MaxPool", dict(strides=[2, 2], pads=[0, 0, 1, 1]), (2, 2), False, True),
+             ("MaxPool", dict(strides=[2, 2], pads=[0, 1, 1, 0], ceil_mode=1), (3, 3), False, True),
+             ("AveragePool", dict(strides=[2, 2], auto_pad="SAME_LOWER"), (3, 3), True, True),
+             ("AveragePool", dict(strides=[3, 3], pads=[0, 1, 2, 0], count_include_pad=1), (3, 3), False, True)]
+    for op, attrs, k, sym, padded in cases:
+        for hw in ((14, 15), (15, 14)):
+            want = make_window(p, op, attrs, hw, k)
+            if sym:
+                make_window(p, op, attrs, ("h", "w"), k)
+            rc, _, err = run("import", p, "--out", out)
+            check(f"{op} {attrs} k {k}: imports", rc == 0, err)
+            if rc != 0:
+                break
+            cfg = dict(batch=2, h=hw[0], w=hw[1]) if sym else dict(batch=2)
+            shapes, macs, err = layer_shapes(out, **cfg)
+            check(f"{op} {attrs} k {k} at {hw}: output shape {want[1:]} (shape inference)",
+                  shapes is not None and shapes[-1] == [2] + want[1:], (shapes, err))
+            with open(out) as f:
+                layers = json.load(f)["layers"]
+            check(f"{op} {attrs} k {k}: a pad layer {'before' if padded else 'not needed'}",
+                  (layers[0]["op"] == "pad") == padded and len(layers) == 1 + padded, layers)
+            if op == "Conv" and shapes is not None:
+                elems = 2 * 6 * want[2] * want[3]
+                check(f"{op} {attrs} k {k} at {hw}: MACs", macs == elems * 4 * k[0] * k[1], (macs, elems))
+            if sym and padded:
+                strided = [a for a in (0, 1) if attrs.get("strides", [1, 1])[a] > 1]
+                # each an expression naming its size once, so that the solver's interval bounds of
+                # it stay a few units wide (docs/onnx.md)
+                check(f"{op} {attrs}: the pads of strided axes are expressions over h and w, each once",
+                      all(isinstance(v, str) and v.count("hw"[a]) == 1
+                          for a in strided for v in layers[0]["padding"][2 - 2 * a:4 - 2 * a]),
+                      layers[0]["padding"])
+    # Conv used to refuse these: an error naming the node is what is left for bad attributes
+    make_window(p, "Conv", dict(auto_pad="SAME_MIDDLE"), (5, 5))
+    rc, _, err = run("import", p)
+    check("Conv auto_pad SAME_MIDDLE: an error naming the node", rc == 2 and "'win'" in err and "SAME_MIDDLE" in err, err)
+
+
+def make_pad(path, opset, pads, how, mode=None, sym=False):
+    """x [batch, 3, H, W] -> Pad -> y with the pads as the attribute (opset < 11), an initializer
+    (how "init"), a Constant node ("const") or computed from the input ("data", not known when
+    importing); returns shape inference's output shape (at H, W = 7, 6)."""
+    import onnx
+    from onnx import helper, TensorProto, shape_inference
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3, "h" if sym else 7, "w" if sym else 6])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    kw = {} if mode is None else dict(mode=mode)
+    nodes, inits = [], []
+    if opset < 11:
+        kw["pads"] = pads
+        ins = ["x"]
+    elif how == "init":
+        inits = [helper.make_tensor("pads", TensorProto.INT64, [len(pads)], pads)]
+        ins = ["x", "pads"]
+    elif how == "const":
+        nodes.append(helper.make_node("Constant", [], ["pads"], name="c",
+                                      value=helper.make_tensor("v", TensorProto.INT64, [len(pads)], pads)))
+        ins = ["x", "pads", "zero"]
+        inits = [helper.make_tensor("zero", TensorProto.FLOAT, [], [0.0])]
+    else:
+        nodes.append(helper.make_node("Cast", ["x"], ["xi"], name="cast", to=TensorProto.INT64))
+        nodes.append(helper.make_node("Slice", ["xi", "s", "e"], ["pads"], name="sl"))
+        inits = [helper.make_tensor("s", TensorProto.INT64, [1], [0]), helper.make_tensor("e", TensorProto.INT64, [1], [8])]
+        ins = ["x", "pads"]
+    nodes.append(helper.make_node("Pad", ins, ["y"], name="padnode", **kw))
+    g = helper.make_graph(nodes, "g", [x], [y], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    onnx.save_model(m, path)
+    if sym:
+        return None
+    dims = shape_inference.infer_shapes(m).graph.output[0].type.tensor_type.shape.dim
+    return [d.dim_value if d.HasField("dim_value") else d.dim_param for d in dims]
+
+
+def check_pad(tmp):
+    """The Pad operator (constant mode): pads from the attribute (opset 2-10), an initializer or a
+    Constant (opset 11-17) become one `pad` layer in F.pad's order with shape inference's output
+    shape; other modes, pads not known when importing and negative pads are errors naming the node."""
+    p = os.path.join(tmp, "pad.onnx")
+    out = os.path.join(tmp, "pad.json")
+    for opset, pads, how in ((9, [0, 0, 1, 0, 0, 0, 2, 3], None), (13, [0, 0, 0, 1, 0, 0, 0, 1], "init"),
+                             (11, [0, 1, 1, 2, 0, 0, 3, 0], "const"), (17, [0, 1, 0, 0, 0, 0, 0, 0], "init")):
+        want = make_pad(p, opset, pads, how)
+        rc, _, err = run("import", p, "--out", out)
+        check(f"Pad opset {opset} {pads}: imports", rc == 0, err)
+        if rc != 0:
+            continue
+        shapes, _, err = layer_shapes(out, batch=2)
+        check(f"Pad opset {opset} {pads}: output shape {want[1:]} (shape inference)",
+              shapes is not None and shapes[-1] == [2] + want[1:], (shapes, err))
+        with open(out) as f:
+            layers = json.load(f)["layers"]
+        # F.pad's order: the last axis first, as far as the first padded axis
+        r = len(pads) // 2
+        first = min(a for a in range(r) if pads[a] or pads[r + a])
+        fpad = [v for a in range(r - 1, first - 1, -1) for v in (pads[a], pads[r + a])]
+        check(f"Pad opset {opset} {pads}: one pad layer {fpad}", [l["op"] for l in layers] == ["pad"] and
+              layers[0]["padding"] == fpad, layers)
+    # a symbolic input: the padded sizes are expressions
+    make_pad(p, 13, [0, 0, 1, 0, 0, 0, 2, 3], "init", sym=True)
+    rc, _, err = run("import", p, "--out", out)
+    shapes, _, err2 = layer_shapes(out, batch=2, h=5, w=4) if rc == 0 else (None, None, err)
+    check("Pad on a symbolic input: 5 x 4 padded to 8 x 7", shapes is not None and shapes[-1] == [2, 3, 8, 7],
+          (shapes, err2))
+    for opset, pads, how, mode, why in ((13, [0, 0, 1, 1, 0, 0, 1, 1], "init", "reflect", "mode 'reflect'"),
+                                        (9, [0, 0, 1, 1, 0, 0, 1, 1], None, "edge", "mode 'edge'"),
+                                        (13, None, "data", None, "not known when importing"),
+                                        (13, [0, 0, -1, 0, 0, 0, 0, 0], "init", None, "negative pads"),
+                                        (13, [0, 0, 1, 1], "init", None, "has 4 entries, not 8")):
+        make_pad(p, opset, pads or [0] * 8, how, mode)
+        rc, _, err = run("import", p)
+        check(f"Pad opset {opset} {how} {mode} {pads}: an error naming the node",
+              rc == 2 and "'padnode'" in err and why in err, err)
+
+
+def check_torch_pad(tmp):
+    """torch_pad.onnx (gen_torch_pad.py): nn.ZeroPad2d and F.pad as torch 1.13 exports them at opset
+    13 (Pad whose pads input is computed through a 2-d shape tensor: Reshape [-1, 2], Slice of step
+    -1, Transpose) import as pad layers in F.pad's order, with PyTorch's parameters, MACs and saved
+    bytes (torch_pad.json) at two batch sizes and input sizes; a 2-d shape tensor anywhere else is
+    an error naming the node."""
+    with open(os.path.join(DATA, "torch_pad.json")) as f:
+        ref = json.load(f)
+    out = os.path.join(tmp, "torch_pad.json")
+    layers = import_layers("torch_pad", os.path.join(DATA, "torch_pad.onnx"), out)
+    if layers is None:
+        return
+    check("torch_pad: ZeroPad2d((1, 2, 0, 1)) and F.pad((0, 1, 0, 1)) as pad layers",
+          [l.get("padding") for l in layers if l["op"] == "pad"] == [[1, 2, 0, 1], [0, 1, 0, 1]], layers)
+    d, err = costs(out, batch=1, h=16, w=16)
+    check(f"torch_pad: params {ref['params']}, MACs {ref['macs']} as PyTorch",
+          d is not None and (d["costs"]["params"], d["costs"]["macs"]) == (ref["params"], ref["macs"]),
+          d and (d["costs"]["params"], d["costs"]["macs"]) or err)
+    for s in ref["saved"]:
+        got = saved_bytes(out, batch=s["batch"], h=s["h"], w=s["w"])
+        print(f"torch_pad batch {s['batch']} {s['h']}x{s['w']}: saved activations {got} vs PyTorch {s['bytes']}")
+        check(f"torch_pad batch {s['batch']} {s['h']}x{s['w']}: saved activations equal PyTorch's", got == s["bytes"],
+              (got, s["bytes"]))
+    import onnx
+    from onnx import helper, TensorProto
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    inits = [helper.make_tensor("p", TensorProto.INT64, [4], [0, 1, 0, 1]),
+             helper.make_tensor("s", TensorProto.INT64, [2], [-1, 2]),
+             helper.make_tensor("i", TensorProto.INT64, [], [0])]
+    nodes = [helper.make_node("Reshape", ["p", "s"], ["p2"], name="r"),
+             helper.make_node("Gather", ["p2", "i"], ["g"], name="gather2d"),
+             helper.make_node("Reshape", ["x", "g"], ["y"], name="use")]
+    p = os.path.join(tmp, "sym2.onnx")
+    onnx.save_model(helper.make_model(helper.make_graph(nodes, "g", [x], [y], inits),
+                                      opset_imports=[helper.make_opsetid("", 13)]), p)
+    rc, _, err = run("import", p)
+    check("a 2-d shape tensor into Gather: an error naming the node", rc == 2 and "'gather2d'" in err and
+          "2-d shape tensor" in err, err)
+
+
 def main():
     with open(os.path.join(DATA, "reference.json")) as f:
         refs = json.load(f)
@@ -243,6 +500,9 @@ def main():
     check("vit_tiny: the attention kernel changes the saved bytes",
           None not in saved.values() and saved["sdpa"] - saved["eager"] == 2 * 1920, saved)
     check_keras_cnn(tmp)
+    check_window_padding(tmp)
+    check_pad(tmp)
+    check_torch_pad(tmp)
     for name in ("bert_tiny", "gpt_tiny"):
         check_model(tmp, os.path.join(DATA, name + ".onnx"), name, refs[name], ["batch", "seq"])
         # MACs of a transformer are linear in seq plus attention quadratic in seq

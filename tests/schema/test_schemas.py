@@ -70,9 +70,17 @@ bad_models = {
     "two kinds": dict(base, layers=[{"op": "relu", "repeat": 2, "body": []}]),
     "unknown top field": dict(base, extra=1),
     "bad version": dict(base, dnnsat_model=2),
+    "pad without padding": dict(base, layers=[{"op": "pad"}]),
+    "pad with one entry": dict(base, layers=[{"op": "pad", "padding": [1]}]),
+    "conv with F.pad's four-entry padding": dict(base, layers=[{"op": "conv2d", "out_channels": 4, "kernel": 3,
+                                                                "padding": [0, 1, 0, 1]}]),
 }
 for name, m in bad_models.items():
     check("rejects " + name, not model_v.is_valid(m))
+good_pad = dict(base, name="p", inputs=[{"name": "x", "shape": [2, 3, 8, 8]}],
+                layers=[{"op": "pad", "padding": [0, 1, 0, "h % 2"]}])
+check("accepts pad (F.pad's order, expressions)", model_v.is_valid(good_pad),
+      "; ".join(e.message[:200] for e in model_v.iter_errors(good_pad)))
 bad_device = {"dnnsat_devices": 1, "devices": [{"name": "x", "memory_bytes": -1,
               "memory_bandwidth_bytes_per_s": 1e12, "sm_count": 10, "peak_flops": {"fp32": 1e13}}]}
 check("rejects negative memory", not devices_v.is_valid(bad_device))

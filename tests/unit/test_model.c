@@ -2,7 +2,8 @@
  * test_model.c - model files and templates: every bad input in
  * tests/data/bad_models.json fails with its JSON path and message; every
  * template builds; choice, if, repeat and defs instantiate what they say;
- * Refty-style validity reports the operator, the rule and the values; an
+ * Refty-style validity reports the operator, the rule and the values; pad
+ * has F.pad's shape and saves nothing; an
  * evaluation that overflows 64 bits is an error, not a wrong number.
  */
 #include "test_util.h"
@@ -242,6 +243,43 @@ START_TEST(test_conv_transpose)
 }
 END_TEST
 
+/* pad: F.pad's shape (pairs from the last dimension), no MACs, nothing
+ * saved; the convolution after it saves the padded tensor as its input;
+ * padding that comes out negative is invalid */
+START_TEST(test_pad)
+{
+	struct cm_workload wl = test_workload(1);
+	struct tmodel t, u;
+	static const char *const models[2] = {
+#define PAD_MODEL(mid) "{\"dnnsat_model\": 1, \"name\": \"p\", \"hyperparameters\": {" \
+	    "\"e\": {\"type\": \"int\", \"default\": 1, \"min\": -1, \"max\": 4}}," \
+	    "\"inputs\": [{\"name\": \"x\", \"shape\": [2, 3, 14, 14]}]," \
+	    "\"layers\": [{\"op\": \"conv2d\", \"out_channels\": 4, \"kernel\": 3, \"padding\": 1}, " mid \
+	    ", {\"op\": \"conv2d\", \"out_channels\": 4, \"kernel\": 3, \"stride\": 2, \"bias\": false}]}"
+		PAD_MODEL("{\"op\": \"pad\", \"padding\": [0, \"e\", 0, \"e\"]}"),
+		PAD_MODEL("{\"op\": \"identity\"}"),
+#undef PAD_MODEL
+	};
+
+	ck_assert_msg(tmodel_from_text(&t, models[0], &wl) == 0, "%s: %s", t.err.path, t.err.message);
+	ck_assert_msg(tmodel_from_text(&u, models[1], &wl) == 0, "%s: %s", u.err.path, u.err.message);
+	tmodel_eval(&t);
+	tmodel_eval(&u);
+	ck_assert(t.r.valid && u.r.valid);
+	ck_assert_int_eq(t.r.params, u.r.params);
+	/* 15 x 15 padded: 7 x 7 out of the stride-2 conv, against 6 x 6 unpadded */
+	ck_assert_int_eq(t.r.macs - u.r.macs, 2 * 4 * (49 - 36) * 4 * 9);
+	/* the second conv keeps 2 x 4 x 15 x 15 fp32 values instead of 14 x 14; the
+	 * pad itself nothing (the loss keeps the outputs' log-softmax, one more
+	 * difference: 49 against 36 per channel and image) */
+	ck_assert_int_eq(t.r.act_saved_bytes - u.r.act_saved_bytes, 2 * 4 * (225 - 196) * 4 + 2 * 4 * (49 - 36) * 4);
+	tmodel_set(&t, "e", "-1");
+	expect_violation(&t, "$.layers[1]", "padding >= 0");
+	tmodel_free(&t);
+	tmodel_free(&u);
+}
+END_TEST
+
 START_TEST(test_eval_overflow)
 {
 	struct cm_workload wl = test_workload(1);
@@ -305,6 +343,7 @@ suite(void)
 	tcase_add_test(t, test_validity);
 	tcase_add_test(t, test_eval_overflow);
 	tcase_add_test(t, test_conv_transpose);
+	tcase_add_test(t, test_pad);
 	tcase_add_test(t, test_config_errors);
 	suite_add_tcase(s, t);
 	return s;
