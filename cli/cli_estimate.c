@@ -60,6 +60,10 @@ print_table(const struct cli_query *q, const struct cm_model *m, const union exp
 		printf(", %d micro-batches per step", q->wl.grad_accum);
 	if (q->wl.training && q->wl.checkpointing)
 		printf(", gradient checkpointing");
+	if (q->wl.training && q->wl.keep_grads)
+		printf(", zero_grad to zeros");
+	if (q->wl.training && q->wl.optimizer_for_loop)
+		printf(", for-loop optimizer");
 	if (q->wl.training && q->wl.ft.lora_rank > 0) {
 		printf(", LoRA rank %s", q->wl.ft.rank_expr[0] ? q->wl.ft.rank_expr : grouped(q->wl.ft.lora_rank, a, sizeof a));
 		for (int i = 0; i < q->wl.ft.ntargets; i++)
@@ -165,6 +169,10 @@ estimate_json(const struct cli_query *q, struct dn_error *err)
 	    "grad_accum", q->wl.grad_accum > 1 ? q->wl.grad_accum : 1, "checkpointing", q->wl.checkpointing, "macs_convention",
 	    cm_macs_convention_name((enum cm_macs_convention)q->wl.macs_convention),
 	    "config", cm_config_to_json(q->def, q->config), "per_op", q->per_op);
+	if (body != NULL && q->wl.keep_grads)
+		json_object_set_new(json_object_get(body, "workload"), "zero_grad", json_string("zeros"));
+	if (body != NULL && q->wl.optimizer_for_loop)
+		json_object_set_new(json_object_get(body, "workload"), "optimizer_impl", json_string("for_loop"));
 	if (body == NULL || cm_ft_to_json(&q->wl.ft, json_object_get(body, "workload")) != 0) {
 		json_decref(body);
 		dn_error_set(err, DN_ENOMEM, NULL, "out of memory");

@@ -256,6 +256,13 @@ struct cm_workload {
 	                             * The model's batch is one micro-batch */
 	int checkpointing;          /* gradient checkpointing of every block (each
 	                             * iteration of a top-level repeat) */
+	int keep_grads;             /* zero_grad(set_to_none=False), the default before
+	                             * PyTorch 2.0: weight gradients stay allocated
+	                             * (zeroed) across steps, as with grad_accum */
+	int optimizer_for_loop;     /* the optimizer loops over weights (PyTorch < 2.0
+	                             * torch.optim, transformers.AdamW) instead of
+	                             * foreach over all at once (PyTorch >= 2.0 on
+	                             * CUDA): temporaries of one weight at a time */
 	struct cm_finetune ft;      /* frozen weights and LoRA (all zero: full training) */
 };
 

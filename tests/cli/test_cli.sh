@@ -46,6 +46,8 @@ check bad-categorical 2 "\"huge\" is not one of the values of block" -- estimate
 check unknown-device 2 "--device: unknown device \"tpu\"" -- estimate --preset resnet50 --device tpu
 check unknown-optimizer 2 "unknown optimizer" -- estimate --preset resnet50 --optimizer lamb
 check unknown-attention 2 "--attention: unknown attention kernel \"flash3\"" -- estimate --preset gpt2 --attention flash3
+check bad-zero-grad 2 "--zero-grad: \"none\" is not set_to_none or zeros" -- estimate --preset gpt2 --zero-grad none
+check bad-optimizer-impl-json 2 '\$.workload.optimizer_impl: must be "foreach"' -- count --preset resnet50 --space "$top_srcdir/examples/spaces/resnet.json" --optimizer-impl fused
 check bad-grad-accum 2 "--grad-accum: \"0\" is not an integer from 1 to 65536" -- estimate --preset gpt2 --grad-accum 0
 # fine-tuning: LoRA on GPT-2's fused c_attn (12 x (8 x 768 + 2304 x 8) adapters), frozen weights
 check lora-estimate 0 "parameters   124,439,808, 294,912 trainable" -- estimate --preset gpt2 batch_size=1 --lora-rank 8 --lora-targets attention.qkv

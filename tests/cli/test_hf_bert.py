@@ -1,0 +1,84 @@
+#!/usr/bin/python3
+"""tests/cli/test_hf_bert.py - dnnsat's peak training memory against the one
+published table of transformer training runs with all their conditions:
+Hugging Face's "Efficient Training on a Single GPU" (bert-large-uncased,
+sequence 512, V100 16 GB, nine runs: batch 4, gradient accumulation,
+checkpointing, fp16 autocast, Adafactor, 8-bit Adam;
+tests/reference/hf_bert_large_v100.csv says where each figure comes from).
+
+The runs used PyTorch 1.x and transformers' own AdamW, so they are estimated
+with `--zero-grad zeros` (model.zero_grad() kept every weight gradient
+allocated, zeroed, across steps: set_to_none=False was PyTorch's default
+before 2.0) and `--optimizer-impl for_loop` (transformers.AdamW steps one
+weight at a time, so its temporaries are those of one weight, not a copy of
+all of them as torch.optim's foreach path makes), and eager attention.
+
+Checks: every row's signed error of the expected peak is printed with the
+safe estimate's; the expected peak is never more than 10% above a
+measurement; the two runs whose peak is the optimizer step (accumulation
+with checkpointing) are within 5% (they were 14% high while the optimizer's
+temporaries were a copy of every weight). What is still low is printed and
+said in docs/memory-accuracy.md (the batch-4 runs: allocator
+fragmentation; fp16: autocast's fp32 softmax and layer norm outputs).
+Prints "N passed, N failed".
+"""
+import csv
+import json
+import os
+import subprocess
+
+TOP = os.environ.get("top_srcdir", ".")
+BUILD = os.environ.get("top_builddir", ".")
+DNNSAT = os.path.join(BUILD, "dnnsat")
+os.environ.setdefault("DNNSAT_DATA_DIR", os.path.join(TOP, "schemas"))
+MIB = 1 << 20
+passed = failed = 0
+
+
+def check(name, cond, detail=""):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL", name, detail)
+
+
+def estimate(row):
+    args = [DNNSAT, "estimate", "--preset", "bert-large", "seq_len=512", "batch_size=" + row["batch_size"],
+            "--device", "v100-16gb", "--attention", "eager", "--dtype", row["dtype"],
+            "--optimizer", row["optimizer"], "--zero-grad", "zeros", "--optimizer-impl", "for_loop", "--json"]
+    if row["grad_accum"] != "1":
+        args += ["--grad-accum", row["grad_accum"]]
+    if row["checkpointing"] == "1":
+        args.append("--checkpointing")
+    p = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    if p.returncode not in (0, 1):
+        return None, p.stderr.strip()
+    return json.loads(p.stdout)["costs"]["memory"], ""
+
+
+def main():
+    with open(os.path.join(TOP, "tests", "reference", "hf_bert_large_v100.csv")) as f:
+        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+    check("nine published runs", len(rows) == 9, len(rows))
+    print("%-40s %9s %9s %8s %9s %8s" % ("run", "measured", "expected", "error", "safe", "error"))
+    for row in rows:
+        mem, err = estimate(row)
+        check(row["name"] + ": estimated", mem is not None, err)
+        if mem is None:
+            continue
+        m = int(row["measured_mib"])
+        e = mem["training_peak_bytes"] / MIB
+        s = mem["safe_peak_bytes"] / MIB
+        ee, se = 100 * (e - m) / m, 100 * (s - m) / m
+        print("%-40s %9d %9.0f %+7.1f%% %9.0f %+7.1f%%" % (row["name"], m, e, ee, s, se))
+        check(row["name"] + ": expected no more than 10% above the measurement", ee <= 10, "%+.1f%%" % ee)
+        if row["checkpointing"] == "1" and row["optimizer"] == "adamw":
+            check(row["name"] + ": within 5% (the optimizer step's peak)", abs(ee) <= 5, "%+.1f%%" % ee)
+    print("%d passed, %d failed" % (passed, failed))
+    raise SystemExit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
