@@ -41,8 +41,11 @@
  * rotary cos/sin tables saved once per model and shape, not per layer;
  * layernorm refuses an int64 input. 1.3.2: rmsnorm's "kernel" ("fused"
  * default, "eager": Hugging Face's LlamaRMSNorm, which the llama template
- * now uses, also keeps x^2 and the normalized product). */
-#define CM_VERSION "1.3.2"
+ * now uses, also keeps x^2 and the normalized product). 1.4.0: mixed
+ * precision as autocast runs it (fp32 softmax, norms, embeddings, loader
+ * batch and promoted sums; GEMMs keep fp16 casts), the workload's
+ * zero_grad and optimizer_impl. */
+#define CM_VERSION "1.4.0"
 
 /* Limits on a built model (DN_ERANGE naming the limit beyond them), far
  * above the largest real models: the resnet template at its maxima builds

@@ -198,8 +198,15 @@ mb_make_select(struct model_builder *mb, const char *path, int n, const int *alt
 		if (a->rank != t.rank)
 			return dn_error_set(mb->err, DN_EINVAL, path,
 			    "alternatives produce tensors of different ranks (%d and %d)", a->rank, t.rank);
-		if (a->dtype != t.dtype)
-			return dn_error_set(mb->err, DN_EINVAL, path, "alternatives produce tensors of different dtypes");
+		if (a->dtype != t.dtype) {
+			/* under autocast an alternative that passes the fp32 input
+			 * through and one that convolves it differ in float type: the
+			 * choice is the wider (its storages keep their own sizes) */
+			int fa = a->dtype == CM_DT_ACT || a->dtype == CM_DT_F32, ft = t.dtype == CM_DT_ACT || t.dtype == CM_DT_F32;
+			if (!fa || !ft)
+				return dn_error_set(mb->err, DN_EINVAL, path, "alternatives produce tensors of different dtypes");
+			t.dtype = CM_DT_F32;
+		}
 		t.requires_grad |= a->requires_grad;
 		t.contiguous &= a->contiguous;
 	}
@@ -890,8 +897,9 @@ build_inputs(struct model_builder *mb, struct scope *sc, int *first)
 		if (!json_is_array(shape) || json_array_size(shape) == 0 || json_array_size(shape) > CM_MAX_RANK)
 			return dn_error_set(mb->err, DN_EINVAL, path, "\"shape\" must list 1 to %d dimensions", CM_MAX_RANK);
 		memset(&t, 0, sizeof t);
-		if (dtype == NULL || strcmp(dtype, "float") == 0)
-			t.dtype = CM_DT_ACT;
+		if (dtype == NULL || strcmp(dtype, "float") == 0)       /* the loader's batch: fp32 under autocast */
+			t.dtype = mb->wl->precision == CM_PREC_MIXED_FP16 || mb->wl->precision == CM_PREC_MIXED_BF16 ?
+			    CM_DT_F32 : CM_DT_ACT;
 		else if (strcmp(dtype, "int64") == 0)
 			t.dtype = CM_DT_I64;
 		else

@@ -105,6 +105,16 @@ softmax_build(struct op_build *ob)
 		if (d < -x->rank || d >= x->rank)
 			return ob_fail(ob, "dim", "%lld is out of range for %d dimensions", (long long)d, x->rank);
 	}
+	if (ob_autocast(ob)) {
+		/* autocast runs softmax in fp32: its result, kept for backward, is fp32 */
+		if (x->dtype == CM_DT_I64)
+			return ob_fail(ob, NULL, "needs a float input");
+		if (ob_out_new(ob, x->rank, x->dim, CM_DT_F32) < 0)
+			return -1;
+		ob_save_output(ob);
+		op_elementwise_costs(ob, 5);
+		return 0;
+	}
 	return pointwise(ob, KEEP_RESULT, 0, 5);
 }
 

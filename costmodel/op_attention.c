@@ -174,9 +174,9 @@ sdpa_fused_build(struct op_build *ob)
 	rows = expr_mul(g, expr_mul(g, n, h), flash ? l :
 	    expr_mul(g, expr_cdiv(g, l, expr_int(g, MEM_EFF_LSE_ALIGN)), expr_int(g, MEM_EFF_LSE_ALIGN)));
 	lse = expr_mul(g, rows, expr_int(g, 4));
-	ob_save_input(ob, 0);
-	ob_save_input(ob, 1);
-	ob_save_input(ob, 2);
+	ob_save_gemm_input(ob, 0);
+	ob_save_gemm_input(ob, 1);
+	ob_save_gemm_input(ob, 2);
 	ob_save_output(ob);
 	ob_save_new(ob, lse);
 	if (p > 0.0 && ob_training(ob))

@@ -285,6 +285,38 @@ ob_training(const struct op_build *ob)
 }
 
 int
+ob_autocast(const struct op_build *ob)
+{
+	return ob->mb->wl->precision == CM_PREC_MIXED_FP16 || ob->mb->wl->precision == CM_PREC_MIXED_BF16;
+}
+
+enum cm_dtype
+ob_autocast_f32(const struct op_build *ob)
+{
+	return ob_autocast(ob) ? CM_DT_F32 : CM_DT_ACT;
+}
+
+enum cm_dtype
+ob_widest(const struct op_build *ob)
+{
+	for (int i = 0; ob_autocast(ob) && i < ob->nin; i++)
+		if (ob_in(ob, i)->dtype == CM_DT_F32)
+			return CM_DT_F32;
+	return CM_DT_ACT;
+}
+
+void
+ob_save_gemm_input(struct op_build *ob, int i)
+{
+	const struct cm_tensor *x = ob_in(ob, i);
+
+	if (ob_autocast(ob) && x->dtype == CM_DT_F32)
+		ob_save_new(ob, ob_bytes(ob, x->elems, CM_DT_ACT));     /* autocast's fp16/bf16 cast */
+	else
+		ob_save_input(ob, i);
+}
+
+int
 ob_weights_train(const struct op_build *ob)
 {
 	return !ob->op.frozen;   /* frozen is only ever set for training */

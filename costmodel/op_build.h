@@ -107,6 +107,27 @@ void ob_param(struct op_build *ob, expr_id elems);
 void ob_param_2d(struct op_build *ob, expr_id elems, expr_id rows, expr_id cols);
 void ob_buffer(struct op_build *ob, expr_id elems);
 void ob_save_input(struct op_build *ob, int i);
+/*
+ * Mixed precision runs under torch.autocast (CUDA's op lists, "Automatic
+ * Mixed Precision package", torch.amp docs): matmul, linear, conv and the
+ * recurrent cells run in fp16/bf16 on casts of their inputs; softmax,
+ * log_softmax, layer_norm and group_norm run in fp32; every other op runs
+ * in its inputs' type, and a binary op of an fp16 and an fp32 tensor gives
+ * fp32 (type promotion). Weights are fp32 (embeddings and learned tensors
+ * give fp32 outputs); the data loader's float batch is fp32.
+ *   ob_autocast: the workload is mixed precision (mixed_fp16, mixed_bf16).
+ *   ob_autocast_f32: the dtype of an op autocast runs in fp32 (CM_DT_F32
+ *     under autocast, else CM_DT_ACT).
+ *   ob_widest: the output dtype of an op that runs in its inputs' type
+ *     (CM_DT_F32 when autocast is on and an input is fp32, else CM_DT_ACT).
+ *   ob_save_gemm_input: a GEMM keeps input i for backward: the input itself,
+ *     or under autocast, when it is fp32, the fp16/bf16 copy autocast made
+ *     (a new tensor; the fp32 one is not kept by this op).
+ */
+int ob_autocast(const struct op_build *ob);
+enum cm_dtype ob_autocast_f32(const struct op_build *ob);
+enum cm_dtype ob_widest(const struct op_build *ob);
+void ob_save_gemm_input(struct op_build *ob, int i);
 void ob_save_output(struct op_build *ob);
 void ob_save_new(struct op_build *ob, expr_id bytes);
 

@@ -216,7 +216,7 @@ conv_build(struct op_build *ob, int spatial, int tr)
 	 * the input needs one. ConvolutionBackward0 keeps the input whichever
 	 * it computes (one convolution_backward formula for both) */
 	ob->op.bwd_macs = expr_mul(g, macs, expr_int(g, (x->requires_grad ? 1 : 0) + (ob_weights_train(ob) ? 1 : 0)));
-	ob_save_input(ob, 0);
+	ob_save_gemm_input(ob, 0);
 	op_io_bytes(ob, 1);
 	/* implicit GEMM: M = N*Ho*Wo rows, Cout columns, in 128 x 64 tiles */
 	ob->op.parallel = expr_mul(g, expr_cdiv(g, expr_div(g, out_elems, a.cout),

@@ -132,7 +132,7 @@ linear_build(struct op_build *ob)
 	 * mat2 requires grad) */
 	ob->op.bwd_macs = expr_mul(g, macs, expr_int(g, (x->requires_grad ? 1 : 0) + (wgrad ? 1 : 0)));
 	if (wgrad)
-		ob_save_input(ob, 0);
+		ob_save_gemm_input(ob, 0);
 	op_io_bytes(ob, 1);
 	if (tied)
 		ob->op.fwd_bytes = expr_add(g, ob->op.fwd_bytes,
@@ -197,13 +197,15 @@ matmul_build(struct op_build *ob)
 		const struct cm_tensor *t = ob_in(ob, i);
 		int other_needs = i == 0 ? b->requires_grad : a->requires_grad;
 		if (!t->contiguous && t->rank > 2) {
+			/* under autocast the copy is of the fp16/bf16 cast */
+			enum cm_dtype cdt = ob_autocast(ob) ? CM_DT_ACT : (enum cm_dtype)t->dtype;
 			if (other_needs)
-				ob_save_new(ob, ob_bytes(ob, t->elems, (enum cm_dtype)t->dtype));
+				ob_save_new(ob, ob_bytes(ob, t->elems, cdt));
 			else
-				ob->op.ws_fwd = expr_add(g, ob->op.ws_fwd, ob_bytes(ob, t->elems, (enum cm_dtype)t->dtype));
+				ob->op.ws_fwd = expr_add(g, ob->op.ws_fwd, ob_bytes(ob, t->elems, cdt));
 			ob->op.kernels_fwd++;
 		} else if (other_needs)
-			ob_save_input(ob, i);
+			ob_save_gemm_input(ob, i);
 	}
 	op_io_bytes(ob, 0);
 	ob->op.parallel = expr_mul(g, batch, expr_mul(g, expr_cdiv(g, m, expr_int(g, 128)),
@@ -244,7 +246,7 @@ embedding_build(struct op_build *ob)
 	for (int i = 0; i < x->rank; i++)
 		dims[i] = x->dim[i];
 	dims[x->rank] = dim;
-	if (ob_out_new(ob, x->rank + 1, dims, CM_DT_ACT) < 0)
+	if (ob_out_new(ob, x->rank + 1, dims, ob_autocast_f32(ob)) < 0)  /* rows of the fp32 table under autocast */
 		return -1;
 	ob_param_2d(ob, expr_mul(g, num, dim), num, dim);
 	ob_save_input(ob, 0);   /* the indices, for the sparse weight gradient */

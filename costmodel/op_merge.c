@@ -38,7 +38,7 @@ binary_build(struct op_build *ob, int is_mul)
 		return ob_fail(ob, NULL, "needs float inputs");
 	if (broadcast(ob, dims, &r) != 0)
 		return -1;
-	if (ob_out_new(ob, r, dims, CM_DT_ACT) < 0)
+	if (ob_out_new(ob, r, dims, ob_widest(ob)) < 0)        /* fp16 + fp32 is fp32 */
 		return -1;
 	if (is_mul) {
 		if (b->requires_grad)

@@ -42,7 +42,7 @@ batchnorm_build(struct op_build *ob)
 	if (affine < 0)
 		return -1;
 	c = x->dim[1];
-	if (ob_out_new(ob, x->rank, x->dim, CM_DT_ACT) < 0)
+	if (ob_out_new(ob, x->rank, x->dim, ob_widest(ob)) < 0)   /* batch_norm: its input's type under autocast */
 		return -1;
 	if (affine) {
 		ob_param(ob, c);
@@ -89,7 +89,10 @@ lastdim_norm_build(struct op_build *ob, int affine_params, int stat_bytes, int f
 		return -1;
 	e = x->dim[x->rank - 1];
 	rows = ob_elems(ob, x->rank - 1, x->dim);
-	if (ob_out_new(ob, x->rank, x->dim, CM_DT_ACT) < 0)
+	/* layer_norm runs in fp32 under autocast; an RMSNorm (eager: fp32 weight
+	 * times the cast-back normalized input; fused: its input's type) in
+	 * its input's type promoted by the fp32 weight */
+	if (ob_out_new(ob, x->rank, x->dim, ob_autocast_f32(ob)) < 0)
 		return -1;
 	for (int i = 0; affine && i < affine_params; i++)
 		ob_param(ob, e);
@@ -184,7 +187,7 @@ groupnorm_build(struct op_build *ob)
 		ob_require(ob, expr_eq(g, expr_mod(g, c, groups), expr_int(g, 0)),
 		    "groups divides the channels", 2, n, v);
 	}
-	if (ob_out_new(ob, x->rank, x->dim, CM_DT_ACT) < 0)
+	if (ob_out_new(ob, x->rank, x->dim, ob_autocast_f32(ob)) < 0)     /* group_norm: fp32 under autocast */
 		return -1;
 	if (affine) {
 		ob_param(ob, c);

@@ -72,7 +72,7 @@ param_build(struct op_build *ob)
 			    "the parameter's dimensions match the input's or are 1", 2, n, v);
 		}
 	}
-	if (ob_out_new(ob, x->rank, dims, CM_DT_ACT) < 0)
+	if (ob_out_new(ob, x->rank, dims, ob_autocast_f32(ob)) < 0)       /* with an fp32 parameter: fp32 under autocast */
 		return -1;
 	elems = ob_elems(ob, pr, p);
 	if (pr >= 2) {

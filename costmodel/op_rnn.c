@@ -58,7 +58,7 @@ rnn_build(struct op_build *ob, int gates)
 		return -1;
 	ob->op.macs = macs;
 	ob->op.bwd_macs = expr_mul(g, macs, expr_int(g, 2));
-	ob_save_input(ob, 0);
+	ob_save_gemm_input(ob, 0);
 	ob_save_output(ob);
 	reserve = expr_mul(g, expr_mul(g, steps, expr_mul(g, dirs_e, layers)),
 	    expr_mul(g, h, expr_int(g, gates + 2)));

@@ -428,6 +428,51 @@ START_TEST(test_grad_accum)
 }
 END_TEST
 
+/* Mixed precision as autocast runs it (ob_autocast, op_build.h): x [2, 40,
+ * 64] (the loader's fp32 batch) through linear, softmax, layernorm, a
+ * residual add of the linear's fp16 output to the fp32 norm, layernorm, linear. Pure
+ * fp16 keeps 2 bytes an element everywhere; under autocast the first
+ * linear keeps its 2-byte cast of x, softmax keeps its fp32 result, the
+ * norm's result is fp32, so is its sum with the linear's fp16 output
+ * (promotion), which a second norm keeps, and the last linear keeps a
+ * 2-byte cast of that norm's fp32 result. Before autocast was modelled,
+ * softmax and the norm kept half of this. */
+static int64_t
+op_saved(struct tmodel *t, int k)
+{
+	struct cm_op_report r;
+
+	cm_model_op_report(t->m, t->scratch, k, &r);
+	return r.saved_bytes;
+}
+
+START_TEST(test_autocast_dtypes)
+{
+	static const char layers[] = "[{\"op\": \"linear\", \"out_features\": 64, \"name\": \"a\"},"
+	    " {\"op\": \"softmax\"}, {\"op\": \"layernorm\", \"name\": \"n\"},"
+	    " {\"op\": \"add\", \"inputs\": [\"a\", \"n\"]}, {\"op\": \"layernorm\"},"
+	    " {\"op\": \"linear\", \"out_features\": 64}]";
+	struct cm_workload wl = test_workload(1);
+	struct cm_device dev = dev_a100();
+	struct tmodel h, m;
+	const int64_t e = 2 * 40 * 64;
+
+	wl.precision = CM_PREC_FP16;
+	layers_model(&h, &wl, &dev, layers);
+	wl.precision = CM_PREC_MIXED_FP16;
+	layers_model(&m, &wl, &dev, layers);
+	ck_assert_int_eq(op_saved(&h, 0), 2 * e);
+	ck_assert_int_eq(op_saved(&m, 0), 2 * e);       /* the fp16 cast of the fp32 batch */
+	ck_assert_int_eq(op_saved(&h, 1), 2 * e);
+	ck_assert_int_eq(op_saved(&m, 1), 4 * e);       /* softmax's fp32 result */
+	ck_assert_int_eq(op_saved(&m, 4) - op_saved(&h, 4), 2 * e);     /* the second norm's fp32 input: the sum */
+	ck_assert_int_eq(op_saved(&m, 5), 2 * e);       /* the cast of the fp32 norm */
+	ck_assert_int_gt(m.r.mem_train, h.r.mem_train);
+	tmodel_free(&h);
+	tmodel_free(&m);
+}
+END_TEST
+
 /* ---- gradient checkpointing: 4 blocks of linear(4E), gelu, linear(E) ---- */
 
 static const char blocks_text[] =
@@ -678,6 +723,7 @@ suite(void)
 	tcase_add_test(t, test_lora_saved);
 	tcase_add_test(t, test_frozen_prefix);
 	tcase_add_test(t, test_lora_gpt);
+	tcase_add_test(t, test_autocast_dtypes);
 	suite_add_tcase(s, t);
 	return s;
 }
