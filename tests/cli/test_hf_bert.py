@@ -17,9 +17,12 @@ Checks: every row's signed error of the expected peak is printed with the
 safe estimate's; the expected peak is never more than 10% above a
 measurement; the two runs whose peak is the optimizer step (accumulation
 with checkpointing) are within 5% (they were 14% high while the optimizer's
-temporaries were a copy of every weight). What is still low is printed and
-said in docs/memory-accuracy.md (the batch-4 runs: allocator
-fragmentation; fp16: autocast's fp32 softmax and layer norm outputs).
+temporaries were a copy of every weight); the fp16 run within 15% (23%
+low before autocast's fp32 softmax and norms were modelled); the safe
+estimate is never below a measurement (it was below the four batch-4 runs
+before it bounded the activations that the first step's optimizer state
+and kept gradients displace). What is still low is printed and said in
+docs/memory-accuracy.md (the batch-4 runs: allocator fragmentation).
 Prints "N passed, N failed".
 """
 import csv
@@ -74,8 +77,11 @@ def main():
         ee, se = 100 * (e - m) / m, 100 * (s - m) / m
         print("%-40s %9d %9.0f %+7.1f%% %9.0f %+7.1f%%" % (row["name"], m, e, ee, s, se))
         check(row["name"] + ": expected no more than 10% above the measurement", ee <= 10, "%+.1f%%" % ee)
+        check(row["name"] + ": the safe estimate is not below the measurement", s >= m, "%+.1f%%" % se)
         if row["checkpointing"] == "1" and row["optimizer"] == "adamw":
             check(row["name"] + ": within 5% (the optimizer step's peak)", abs(ee) <= 5, "%+.1f%%" % ee)
+        if row["name"] == "fp16":
+            check("fp16: within 15% (autocast's fp32 softmax and norms)", abs(ee) <= 15, "%+.1f%%" % ee)
     print("%d passed, %d failed" % (passed, failed))
     raise SystemExit(1 if failed else 0)
 
