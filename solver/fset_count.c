@@ -17,7 +17,7 @@
  * Invariants of the stored tree: node 0 is the root; a node's children are
  * contiguous, come after it, and are exactly what fs_split gives for its
  * box; FULL and EMPTY nodes are leaves; an inner node's count and upper are
- * the sums of its children's after every count (sum_tree).
+ * the sums of its children's after every count (fs_count_sum).
  *
  * With e->threads > 1, the undecided leaves are counted on several threads
  * (fset_par.c) into the same stored tree as here; this file's search is
@@ -330,10 +330,8 @@ count_node(struct fs_engine *e, int32_t n)
 	return rc;
 }
 
-/* Sums counts up the stored tree (children come after their parents) into
- * the inner nodes and e->lower, e->upper. */
-static void
-sum_tree(struct fs_engine *e)
+void
+fs_count_sum(struct fs_engine *e)
 {
 	for (int32_t i = e->nnodes - 1; i >= 0; i--) {
 		struct fs_node *x = &e->nodes[i];
@@ -438,7 +436,7 @@ count_refine(struct fs_engine *e, double t0, double seconds, int share)
 			rc = count_node(e, heap_pop(&h, e));
 	}
 	free(h.v);
-	sum_tree(e);
+	fs_count_sum(e);
 	e->deadline = 0;
 	e->timed_out = e->lower != e->upper;
 	return rc;

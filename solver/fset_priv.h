@@ -127,6 +127,10 @@ int fs_enter_path(struct fs_engine *e, const struct fs_node *nodes, int32_t n);
 int fs_par_refine(struct fs_engine *e);
 int fs_par_take(struct fs_engine *e, int n);
 
+/* Sums counts up the stored tree (children come after their parents) into
+ * the inner nodes and e->lower, e->upper (fset_count.c). */
+void fs_count_sum(struct fs_engine *e);
+
 /* The next var at or after d that takes part in the current box, or nvars. */
 int fs_next_active(const struct fs_engine *e, int d);
 
