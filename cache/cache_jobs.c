@@ -34,7 +34,7 @@ const struct cache_pg_stmt cache_jobs_stmts[J_NSTMTS] = {
 	 * rows another claimer holds locked are skipped, not waited for */
 	[J_CLAIM] = { "dnnsat_jobs_claim",
 	    "UPDATE dnnsat_jobs j SET state = 'claimed', owner = $1, "
-	    "lease_until = now() + $2::float8 * interval '1 second', attempts = j.attempts + 1 "
+	    "lease_until = now() + $2::float8 * interval '1 second', attempts = j.attempts + 1, claimed_at = now() "
 	    "FROM dnnsat_job_sets s WHERE s.key = j.key AND (j.key, j.job) = ("
 	    "SELECT key, job FROM dnnsat_jobs WHERE state = 'open' OR (state = 'claimed' AND lease_until < now()) "
 	    "ORDER BY key, job LIMIT 1 FOR UPDATE SKIP LOCKED) "

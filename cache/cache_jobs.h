@@ -9,7 +9,8 @@
  * to as saved progress, finished_at once its result is final);
  * dnnsat_jobs, one row per job (key, job, node: the tree's leaf, path: its
  * box as text, state open/claimed/done, owner and lease_until while
- * claimed, count once done, attempts: claims so far, commits: 1 once done).
+ * claimed, count once done, attempts: claims so far, commits: 1 once done,
+ * claimed_at and done_at: the last claim and the commit, PostgreSQL's clock).
  *
  * Invariants: a set and all its jobs are published in one transaction, at
  * most one set per key (the primary key decides between two publishers).

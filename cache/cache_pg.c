@@ -130,7 +130,7 @@ static const char *const cache_pg_migrations[] = {
 	"node int NOT NULL, path text NOT NULL, "
 	"state text NOT NULL DEFAULT 'open' CHECK (state IN ('open', 'claimed', 'done')), "
 	"owner text, lease_until timestamptz, count text, attempts int NOT NULL DEFAULT 0, "
-	"commits int NOT NULL DEFAULT 0, done_at timestamptz, PRIMARY KEY (key, job))",
+	"commits int NOT NULL DEFAULT 0, claimed_at timestamptz, done_at timestamptz, PRIMARY KEY (key, job))",
 	"CREATE INDEX IF NOT EXISTS dnnsat_jobs_todo ON dnnsat_jobs (key, job) WHERE state <> 'done'",
 };
 

@@ -165,7 +165,9 @@ api_reduction_count(struct srv *s, struct srv_query *sq, double seconds, struct 
 			int lent = s->cfg.count_threads > 1 && s->pool != NULL ?
 			    srv_pool_lend(s->pool, s->cfg.count_threads - 1) : 0;
 			sq->e.threads = 1 + lent;
-			rc = sq->counted ? fs_count_more(&sq->e, slice, err) : fs_count_all(&sq->e, slice, err);
+			/* a count that may be cut into jobs starts depth first only (few, large jobs) */
+			rc = sq->counted ? fs_count_more(&sq->e, slice, err) : s->dist != NULL ?
+			    fs_jobs_start(&sq->e, slice, err) : fs_count_all(&sq->e, slice, err);
 			sq->e.threads = 1;
 			if (lent > 0)
 				srv_pool_unlend(s->pool, lent);

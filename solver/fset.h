@@ -230,7 +230,9 @@ int fs_progress_load(struct fs_engine *e, const void *buf, size_t len, struct dn
 
 /*
  * A count cut into jobs for other processes (fset_jobs.c; the service's
- * distributed count). fs_jobs_split splits the undecided leaves of an
+ * distributed count). fs_jobs_start counts as fs_count_all with a deadline
+ * of `seconds`, but depth first only: an unfinished count leaves few,
+ * large undecided boxes (0 or -1 with err). fs_jobs_split splits the undecided leaves of an
  * unfinished count's stored tree a level at a time, largest first, until
  * at least `want` are undecided (or none splits further: the node cap, or
  * boxes of one configuration); the tree and its bounds stay valid. 0, or
@@ -250,6 +252,7 @@ int fs_progress_load(struct fs_engine *e, const void *buf, size_t len, struct dn
  * another is an error); fs_jobs_sum then sums the tree (e->lower,
  * e->upper, e->timed_out as after a count).
  */
+int fs_jobs_start(struct fs_engine *e, double seconds, struct dn_error *err);
 int fs_jobs_split(struct fs_engine *e, int want, struct dn_error *err);
 int fs_jobs_leaves(const struct fs_engine *e, int32_t **leaves, int *n, struct dn_error *err);
 char *fs_jobs_path(const struct fs_engine *e, int32_t node);

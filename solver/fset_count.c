@@ -442,8 +442,8 @@ count_refine(struct fs_engine *e, double t0, double seconds, int share)
 	return rc;
 }
 
-int
-fs_count_all(struct fs_engine *e, double seconds, struct dn_error *err)
+int32_t
+fs_count_root(struct fs_engine *e)
 {
 	int32_t root;
 	int d;
@@ -451,29 +451,35 @@ fs_count_all(struct fs_engine *e, double seconds, struct dn_error *err)
 	e->nnodes = 0;
 	e->timed_out = 0;
 	e->counted = 0;
-	root = fs_node_alloc(e, 1);
-	if (root < 0)
-		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
+	if ((root = fs_node_alloc(e, 1)) < 0)
+		return -1;
 	d = fs_next_active(e, 0);
 	e->nodes[root].var = d < e->nvars ? d : 0;
 	e->nodes[root].lo = d < e->nvars ? e->lo[d] : 0;
 	e->nodes[root].hi = d < e->nvars ? e->hi[d] : 0;
 	e->nodes[root].first_child = -1;
 	e->nodes[root].nchildren = 0;
+	e->nodes[root].status = FS_UNKNOWN;
+	e->nodes[root].count = 0;
+	e->nodes[root].upper = e->total;
+	return root;
+}
+
+int
+fs_count_all(struct fs_engine *e, double seconds, struct dn_error *err)
+{
+	int32_t root;
+
+	if ((root = fs_count_root(e)) < 0)
+		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
 	if (seconds > 0) {
 		/* the root as the one undecided leaf, refined within the deadline */
-		e->nodes[root].status = FS_UNKNOWN;
-		e->nodes[root].count = 0;
-		e->nodes[root].upper = e->total;
 		if (count_refine(e, fs_now(), seconds, 0) != 0)
 			return dn_error_set(err, DN_ENOMEM, NULL, "out of memory while counting");
 	} else {
 		fs_count c, u;
 		int rc;
 		e->deadline = 0;
-		e->nodes[root].status = FS_UNKNOWN;
-		e->nodes[root].count = 0;
-		e->nodes[root].upper = e->total;
 		rc = fs_par_refine(e);
 		if (rc == 1)
 			rc = fs_count_box(e, 0, root, &c, &u);

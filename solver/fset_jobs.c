@@ -7,6 +7,12 @@
  * exact count of such a box in another engine compiled from the same
  * query; and a job's count grafted back as its leaf's.
  *
+ * A count meant for jobs starts depth first only (fs_jobs_start): past its
+ * deadline, the boxes left are the siblings along the search's path, few
+ * and large, which the split then cuts to the number wanted; the
+ * best-first phase of fs_count_all would leave thousands of crumbs, each a
+ * job whose claim and commit cost more than its count.
+ *
  * Path text: one "var:lo:hi" step per node from the root down to the leaf,
  * joined by '/' (the narrowings fs_enter_path makes), e.g. "0:0:9/0:0:4/3:2:2".
  * Plain text so that an operator can read a job row.
@@ -25,6 +31,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+int
+fs_jobs_start(struct fs_engine *e, double seconds, struct dn_error *err)
+{
+	int32_t root = fs_count_root(e);
+	fs_count c, u;
+	int rc;
+
+	if (root < 0)
+		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
+	e->deadline = fs_now_plus(seconds);
+	e->clock_at = e->bound_calls;
+	rc = fs_count_box(e, 0, root, &c, &u);
+	e->deadline = 0;
+	if (rc != 0)
+		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory while counting");
+	e->counted = 1;
+	fs_jobs_sum(e);
+	return 0;
+}
 
 /* Splits undecided leaf n one level (its children decided or undecided
  * leaves). 0, or -1 out of memory. */

@@ -2,7 +2,8 @@
  * test_fset_jobs.c - a count cut into jobs (fset_jobs.c, the service's
  * distributed count): an unfinished count split into jobs, each job's box
  * counted from its path text in another engine, the counts grafted back,
- * gives the single-process count and the same configurations (brute force);
+ * gives the single-process count and the same configurations (brute force),
+ * from a tree of fs_count_all or of fs_jobs_start;
  * malformed paths and wrong grafts are refused; a job stopped by its
  * progress callback (a lost lease) says so instead of a count.
  * Shared set-up: test_fset_util.h.
@@ -72,7 +73,10 @@ START_TEST(test_jobs_sum_is_the_count)
 	fs_free(&e);
 
 	ck_assert_int_eq(fs_init(&e, &q, &err), 0);
-	ck_assert_int_eq(fs_count_all(&e, 1e-6, &err), 0);
+	/* _i 0: a count's tree as fs_count_all leaves it (best first at the
+	 * end: many small boxes); 1: as the service starts a count for jobs
+	 * (depth first only: few large boxes, split to the number wanted) */
+	ck_assert_int_eq(_i == 0 ? fs_count_all(&e, 1e-6, &err) : fs_jobs_start(&e, 1e-6, &err), 0);
 	ck_assert_msg(e.lower < e.upper, "a 1 us deadline did not interrupt the count");
 	ck_assert_int_eq(fs_jobs_split(&e, 24, &err), 0);
 	ck_assert(e.lower <= exact && exact <= e.upper);
@@ -114,7 +118,8 @@ START_TEST(test_jobs_sum_is_the_count)
 	ck_assert(g.lower == exact && g.upper == exact);
 	check_answers(&g, bf, nbf, "grafted jobs, saved and loaded");
 	fs_free(&g);
-	printf("%d jobs counted apart and grafted: %llu, the single-process count\n", n, (unsigned long long)exact);
+	printf("%s: %d jobs counted apart and grafted: %llu, the single-process count\n",
+	    _i == 0 ? "fs_count_all" : "fs_jobs_start", n, (unsigned long long)exact);
 	free_list(bf, nbf);
 	jobs_done(&q, &e, &f, leaves, req);
 }
@@ -181,7 +186,7 @@ suite(void)
 
 	t = tcase_create("jobs");
 	tcase_set_timeout(t, 600);
-	tcase_add_test(t, test_jobs_sum_is_the_count);
+	tcase_add_loop_test(t, test_jobs_sum_is_the_count, 0, 2);
 	tcase_add_test(t, test_jobs_refused);
 	suite_add_tcase(s, t);
 	return s;
