@@ -146,14 +146,16 @@ api_reduction_count(struct srv *s, struct srv_query *sq, double seconds, struct 
 
 	if (sq->counted && sq->e.lower == sq->e.upper)
 		return 0;
+	/* a count cut into jobs (--distribute): the claimers count it, here
+	 * their counts are gathered, whatever --max-compute this replica spent
+	 * (following costs no solver time); -1 (the database cannot say):
+	 * count here */
+	if (s->dist != NULL && srv_dist_follow(s, sq, end) == 1)
+		goto out;
 	if (sq->solve_seconds >= s->cfg.max_compute)
 		return 0;
 	if (end > t0 + s->cfg.max_compute - sq->solve_seconds)
 		end = t0 + s->cfg.max_compute - sq->solve_seconds;
-	/* a count cut into jobs (--distribute): the claimers count it, here
-	 * their counts are gathered; -1 (the database cannot say): count here */
-	if (s->dist != NULL && srv_dist_follow(s, sq, end) == 1)
-		goto out;
 	do {
 		double slice = end - srv_now();
 		if (slice > 1.0)

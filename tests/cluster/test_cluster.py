@@ -589,6 +589,15 @@ def phase_distributed(ref, reference):
         r = dist[0].post("/v1/reductions", DIST_QUERY)
         eq("distributed: the long count is cut by its 2 s deadline: 202", r.status, 202)
         eq("distributed: same id as the reference", (r.json or {}).get("id"), rid)
+        # another replica answers the progress: the tree's bounds with the
+        # done jobs' counts in place, around the reference's count
+        r = dist[1].get("/v1/reductions/%s?timeout=1" % rid)
+        j = r.json or {}
+        if r.status == 202:
+            check("distributed: replica 2's progress bounds hold the count",
+                  int(j["feasible_lower"]) <= int(want["feasible"]) <= int(j["feasible_upper"]), j)
+        else:
+            eq("distributed: replica 2 answers the progress (202) or the count (200)", r.status, 200)
         got = finish_count([dist[1], dist[2], dist[0]], rid, "distributed")
         same_result("distributed: the count of three replicas", got, want)
         owners = check_jobs("distributed", rid)
