@@ -883,12 +883,16 @@ def main():
             refs["kill"] = Background(ref, KILL_QUERY)
         if want("postgres"):
             refs["postgres"] = Background(ref, PG_QUERY)
+        rid6 = phase_pages(ref, reps, nginx) if want("pages") or want("load") else None
+        note("pages done at %.0f s" % (time.time() - t0))
+        # the distributed phases' references once the pages are done: the
+        # pages need the reference's two workers that the first two long
+        # counts leave free (four long counts at once took them all, and
+        # its page 0 waited 55 s for a worker: a 503)
         if want("distributed"):
             refs["distributed"] = Background(ref, DIST_QUERY)
         if want("kill_distributed"):
             refs["kill_distributed"] = Background(ref, KILL_DIST_QUERY)
-        rid6 = phase_pages(ref, reps, nginx) if want("pages") or want("load") else None
-        note("pages done at %.0f s" % (time.time() - t0))
         if want("kill"):
             phase_kill(ref, reps, nginx, refs["kill"])
             note("kill done at %.0f s" % (time.time() - t0))
