@@ -22,8 +22,9 @@
  * at most once per CACHE_PG_RETRY_MS, every other caller gets CACHE_DOWN at
  * once. Any success makes it UP again and logs "database back" once.
  *
- * Statements: every connection prepares the statements of cache_pg_stmts and
- * runs only those (values always as parameters, progress as a binary bytea
+ * Statements: every connection prepares the statements of cache_pg_stmts
+ * and of cache_jobs_stmts (the distributed count's, cache_jobs.c, which
+ * borrows connections through cache_pg.h) and runs only those (values always as parameters, progress as a binary bytea
  * parameter). The schema is created and migrated once per cache object and
  * again after every outage (the database may have been recreated), inside a
  * transaction holding an advisory lock so that servers starting together
@@ -39,7 +40,7 @@
  * libpq calls on a connection run outside it (a lent connection belongs to
  * one thread).
  */
-#include "cache.h"
+#include "cache_pg.h"
 #include "cache_waitq.h"
 
 #include <errno.h>
@@ -86,10 +87,7 @@ struct cache_pg {
 /* The statements each connection prepares. */
 enum { CACHE_PG_GET, CACHE_PG_GET_RESULT, CACHE_PG_PUT, CACHE_PG_DEL, CACHE_PG_PING, CACHE_PG_COUNT, CACHE_PG_NSTMTS };
 
-static const struct {
-	const char *name, *sql;
-	int nparams;
-} cache_pg_stmts[CACHE_PG_NSTMTS] = {
+static const struct cache_pg_stmt cache_pg_stmts[CACHE_PG_NSTMTS] = {
 	[CACHE_PG_GET] = { "dnnsat_get",
 	    "SELECT request, result, final, progress, checksum FROM dnnsat_results WHERE key = $1", 1 },
 	/* the read path: no progress blob, and a plain SELECT (no write per
@@ -122,6 +120,18 @@ static const char *const cache_pg_migrations[] = {
 	/* 2: a checksum over key, final, request and result (cache.c); rows
 	 * from before it have none and are recomputed when read */
 	"ALTER TABLE dnnsat_results ADD COLUMN IF NOT EXISTS checksum text",
+	/* 3-5: the distributed count (cache_jobs.c): a count cut into jobs,
+	 * the stored tree and request they refer to, one row per job */
+	"CREATE TABLE IF NOT EXISTS dnnsat_job_sets ("
+	"key text PRIMARY KEY, request text NOT NULL, njobs int NOT NULL, tree bytea NOT NULL, "
+	"created_at timestamptz NOT NULL DEFAULT now(), finished_at timestamptz)",
+	"CREATE TABLE IF NOT EXISTS dnnsat_jobs ("
+	"key text NOT NULL REFERENCES dnnsat_job_sets (key) ON DELETE CASCADE, job int NOT NULL, "
+	"node int NOT NULL, path text NOT NULL, "
+	"state text NOT NULL DEFAULT 'open' CHECK (state IN ('open', 'claimed', 'done')), "
+	"owner text, lease_until timestamptz, count text, attempts int NOT NULL DEFAULT 0, "
+	"commits int NOT NULL DEFAULT 0, claimed_at timestamptz, done_at timestamptz, PRIMARY KEY (key, job))",
+	"CREATE INDEX IF NOT EXISTS dnnsat_jobs_todo ON dnnsat_jobs (key, job) WHERE state <> 'done'",
 };
 
 #define CACHE_PG_NMIGRATIONS ((int)(sizeof cache_pg_migrations / sizeof cache_pg_migrations[0]))
@@ -322,10 +332,11 @@ cache_pg_connect(struct cache_pg *p, int migrate, char *why, size_t len)
 		PQfinish(conn);
 		return NULL;
 	}
-	for (int i = 0; i < CACHE_PG_NSTMTS; i++) {
+	for (int i = 0; i < CACHE_PG_NSTMTS + cache_jobs_nstmts; i++) {
+		const struct cache_pg_stmt *st = i < CACHE_PG_NSTMTS ? &cache_pg_stmts[i] :
+		    &cache_jobs_stmts[i - CACHE_PG_NSTMTS];
 		PGresult *res = cache_pg_collect(conn,
-		    PQsendPrepare(conn, cache_pg_stmts[i].name, cache_pg_stmts[i].sql,
-			cache_pg_stmts[i].nparams, NULL), &broken, why, len);
+		    PQsendPrepare(conn, st->name, st->sql, st->nparams, NULL), &broken, why, len);
 
 		if (res == NULL) {
 			PQfinish(conn);
@@ -681,6 +692,34 @@ cache_pg_destroy(struct cache *c)
 	free(p);
 }
 
+/* ---- for cache_jobs.c (cache_pg.h) ---- */
+
+PGconn *
+cache_pg_lend(struct cache *c, char *why, size_t len)
+{
+	return cache_pg_acquire((struct cache_pg *)c, why, len);
+}
+
+void
+cache_pg_return(struct cache *c, PGconn *conn, int broken, const char *why)
+{
+	struct cache_pg *p = (struct cache_pg *)c;
+
+	cache_pg_release(p, conn, broken, why);
+	if (!broken) {
+		pthread_mutex_lock(&p->lock);
+		cache_pg_mark_up(p);
+		pthread_mutex_unlock(&p->lock);
+	}
+}
+
+PGresult *
+cache_pg_run(PGconn *conn, const char *name, int n, const char *const *vals, const int *lens, const int *fmts,
+    int binary, int *broken, char *why, size_t len)
+{
+	return cache_pg_collect(conn, PQsendQueryPrepared(conn, name, n, vals, lens, fmts, binary), broken, why, len);
+}
+
 static const struct cache_ops cache_pg_ops = {
 	.get = cache_pg_get,
 	.put = cache_pg_put,
@@ -732,6 +771,12 @@ cache_pg_set_keywords(struct cache_pg *p, int has_timeout)
 	p->values[n++] = p->conninfo;
 	p->keywords[n] = NULL;
 	p->values[n] = NULL;
+}
+
+int
+cache_is_pg(const struct cache *c)
+{
+	return c != NULL && c->ops == &cache_pg_ops;
 }
 
 struct cache *

@@ -146,6 +146,12 @@ api_reduction_count(struct srv *s, struct srv_query *sq, double seconds, struct 
 
 	if (sq->counted && sq->e.lower == sq->e.upper)
 		return 0;
+	/* a count cut into jobs (--distribute): the claimers count it, here
+	 * their counts are gathered, whatever --max-compute this replica spent
+	 * (following costs no solver time); -1 (the database cannot say):
+	 * count here */
+	if (s->dist != NULL && srv_dist_follow(s, sq, end) == 1)
+		goto out;
 	if (sq->solve_seconds >= s->cfg.max_compute)
 		return 0;
 	if (end > t0 + s->cfg.max_compute - sq->solve_seconds)
@@ -161,12 +167,19 @@ api_reduction_count(struct srv *s, struct srv_query *sq, double seconds, struct 
 			int lent = s->cfg.count_threads > 1 && s->pool != NULL ?
 			    srv_pool_lend(s->pool, s->cfg.count_threads - 1) : 0;
 			sq->e.threads = 1 + lent;
-			rc = sq->counted ? fs_count_more(&sq->e, slice, err) : fs_count_all(&sq->e, slice, err);
+			/* a count that may be cut into jobs starts depth first only (few, large jobs) */
+			rc = sq->counted ? fs_count_more(&sq->e, slice, err) : s->dist != NULL ?
+			    fs_jobs_start(&sq->e, slice, err) : fs_count_all(&sq->e, slice, err);
 			sq->e.threads = 1;
 			if (lent > 0)
 				srv_pool_unlend(s->pool, lent);
 		}
 		sq->counted = 1;
+		if (rc == 0 && s->dist != NULL && sq->e.lower != sq->e.upper && srv_dist_publish(s, sq) == 1) {
+			/* unfinished after a slice: cut into jobs for every replica */
+			srv_dist_follow(s, sq, end);
+			break;
+		}
 		if (rc == 0 && sq->e.lower != sq->e.upper && srv_now() - saved >= s->cfg.progress_interval) {
 			/* a long count's progress reaches the cache as it goes, not
 			 * only when the request ends: a kill -9 loses at most this */
@@ -181,6 +194,7 @@ api_reduction_count(struct srv *s, struct srv_query *sq, double seconds, struct 
 			saved = srv_now();
 		}
 	} while (rc == 0 && sq->e.lower != sq->e.upper && srv_now() < end && !atomic_load(&s->stopping));
+out:
 	sq->solve_seconds += srv_now() - t0;
 	srv_metrics_solve(s->metrics, srv_now() - start, sq->e.lower != sq->e.upper);
 	return rc;
@@ -278,6 +292,35 @@ solve_and_reply(struct srv_request *r, struct srv_query *sq, const struct cache_
 		srv_reply_json(r, created ? 201 : 200, res);
 	else
 		srv_reply_json(r, sq->solve_seconds >= s->cfg.max_compute ? 200 : 202, res);
+}
+
+void
+api_reduction_settle(struct srv *s, const char *id, const char *request_text)
+{
+	json_t *req = json_loads(request_text, 0, NULL), *res;
+	struct dn_error err;
+	struct srv_query *sq;
+
+	memset(&err, 0, sizeof err);
+	sq = req != NULL ? srv_registry_get(s->registry, id, req, &err) : NULL;
+	json_decref(req);
+	if (sq == NULL) {
+		srv_log("reduction %s: its last job is done but the query does not compile here: %s", id,
+		    req == NULL ? "the stored request is not JSON" : err.message);
+		return;
+	}
+	pthread_rwlock_wrlock(&sq->lock);
+	/* one slice's worth: the jobs are done, only their counts are gathered */
+	if (sq->result == NULL && api_reduction_count(s, sq, 1.0, &err) == 0 && sq->e.lower == sq->e.upper) {
+		res = reduction_json(s, sq);
+		z3_extras(sq, res, 1.0);
+		sq->result = json_incref(res);
+		store(s, sq, res, 1);
+		json_decref(res);
+		srv_log("reduction %s: the distributed count is final", id);
+	}
+	pthread_rwlock_unlock(&sq->lock);
+	srv_registry_release(s->registry, sq);
 }
 
 /* A read by id (GET): the stored request must be the one the id names;

@@ -15,6 +15,8 @@
  *   srv_job.c       a queued job's checks and deadline before it runs
  *   srv_metrics.c   counters and histograms in Prometheus text format
  *   srv_registry.c  compiled queries kept in memory by reduction id
+ *   srv_dist.c      the distributed count: cutting a long count into jobs in
+ *                   PostgreSQL, claiming and counting them on idle workers
  *   api_*.c         one file per group of endpoints (api_models.c: uploaded
  *                   models, and the {"id"} of a query's model)
  * A request's memory (struct srv_request) lives from the first call of the
@@ -57,6 +59,9 @@ struct srv_config {
 	size_t max_query_bytes;         /* one compiled query's memory, else 413 (0: none) */
 	size_t registry_bytes;          /* all kept compiled queries' memory (0: none) */
 	int db_pool;
+	int distribute;                 /* cut long counts into jobs in PostgreSQL (srv_dist.c) */
+	int distribute_jobs;            /* at least this many jobs per cut count */
+	double job_lease;               /* seconds a claimed job stays claimed without renewal */
 	char *token_file;
 	char *access_log;               /* "-" stderr, "off", or a file */
 };
@@ -73,6 +78,7 @@ struct srv_pool;
 struct srv_registry;
 struct srv_metrics;
 struct srv_guard;
+struct srv_dist;
 
 struct srv {
 	struct srv_config cfg;
@@ -85,6 +91,7 @@ struct srv {
 	struct srv_registry *registry;
 	struct srv_metrics *metrics;
 	struct srv_guard *guard;
+	struct srv_dist *dist;          /* --distribute: the job claimers (srv_dist.c), else NULL */
 	struct cm_device_catalog catalog;
 	json_t *templates;              /* GET /v1/templates body, built at start */
 	char **tokens;                  /* bearer tokens, NULL-terminated; NULL: no auth */
@@ -244,6 +251,12 @@ void srv_pool_job_done(void);
  * still runs at once: the lender gives its threads back at its next slice. */
 int srv_pool_lend(struct srv_pool *p, int want);
 void srv_pool_unlend(struct srv_pool *p, int n);
+/* The job running on this thread waits on other processes' work (a
+ * distributed count it follows): its worker counts as idle, so that a
+ * claimer may borrow it (srv_pool_lend), until srv_pool_idle_end. No-ops
+ * off a pool's thread. */
+void srv_pool_idle_begin(void);
+void srv_pool_idle_end(void);
 /* Jobs waiting and running, for metrics and 429 decisions. */
 void srv_pool_load(struct srv_pool *p, int *waiting, int *running);
 /* Stops taking jobs, runs `drop(arg)` for each still queued, waits for the

@@ -51,6 +51,13 @@ static const struct option options[] = {
 	{ "registry-bytes", K_BYTES, 0, 1e13, "memory all compiled queries kept may hold (default 1073741824; 0: no limit)" },
 	{ "compile-grace", K_SECONDS, 0, 3600, "seconds from a request's first byte that building its model and compiling its query may use even past its deadline (default 5)" },
 	{ "progress-interval", K_SECONDS, 0, 86400, "seconds of counting between saves of a count's progress to the cache (default 10; 0: every slice)" },
+	{ "distribute", K_BOOL, 0, 0, "cut a count still unfinished after its first second into jobs in PostgreSQL "
+	  "that every --distribute replica's idle workers count (needs --database-url; flag alone, or =yes/no; "
+	  "see docs/operations.md)" },
+	{ "distribute-jobs", K_INT, 1, 100000, "jobs a distributed count is cut into, at least (default 64: 4 per "
+	  "worker of 3 replicas of 4 workers, and more than one per worker so that uneven jobs even out)" },
+	{ "job-lease", K_SECONDS, 0.5, 3600, "seconds a claimed job stays with its replica without a renewal "
+	  "(renewed every third of it while counting); a killed replica's jobs go to others after it (default 30)" },
 	{ "db-pool", K_INT, 1, 256, "PostgreSQL connections, and as many database reader threads (default 8)" },
 	{ "token-file", K_STR, 0, 0, "file of bearer tokens, one per line: 16 or more printable ASCII characters, "
 	  "no spaces (default: no authentication)" },
@@ -103,6 +110,10 @@ set_defaults(struct srv_config *c)
 	c->max_query_bytes = (size_t)256 << 20;
 	c->registry_bytes = (size_t)1 << 30;
 	c->db_pool = 8;
+	c->distribute_jobs = 64;
+	/* 30 s: far above a renewal's round trip (renewed every 10 s), and what a
+	 * killed replica's jobs wait before others take them over */
+	c->job_lease = 30;
 }
 
 /* "127.0.0.1:8080", "[::1]:8080", ":8080" */
@@ -178,7 +189,10 @@ apply(struct srv_config *c, const struct option *o, const char *v, const char *w
 		int yes = strcmp(v, "1") == 0 || strcmp(v, "yes") == 0 || strcmp(v, "true") == 0;
 		if (!yes && strcmp(v, "0") != 0 && strcmp(v, "no") != 0 && strcmp(v, "false") != 0)
 			return dn_error_set(err, DN_EINVAL, who, "\"%s\" must be yes or no (1 or 0, true or false)", v);
-		c->reuse_port = yes;
+		if (strcmp(o->flag, "distribute") == 0)
+			c->distribute = yes;
+		else
+			c->reuse_port = yes;
 		return 0;
 	}
 	if (o->kind == K_STR) {
@@ -214,6 +228,8 @@ apply(struct srv_config *c, const struct option *o, const char *v, const char *w
 	else if (strcmp(o->flag, "max-query-bytes") == 0) c->max_query_bytes = (size_t)x;
 	else if (strcmp(o->flag, "registry-bytes") == 0) c->registry_bytes = (size_t)x;
 	else if (strcmp(o->flag, "db-pool") == 0) c->db_pool = (int)x;
+	else if (strcmp(o->flag, "distribute-jobs") == 0) c->distribute_jobs = (int)x;
+	else if (strcmp(o->flag, "job-lease") == 0) c->job_lease = x;
 	return 0;
 }
 
@@ -288,6 +304,9 @@ srv_config_parse(int argc, char **argv, struct srv_config *c, struct dn_error *e
 	}
 	if (c->deadline > c->max_deadline)
 		c->deadline = c->max_deadline;
+	if (c->distribute && c->database_url == NULL)
+		return dn_error_set(err, DN_EINVAL, "--distribute", "needs --database-url: the jobs of a distributed "
+		    "count are shared through PostgreSQL");
 	if (c->max_per_ip >= c->max_connections)
 		return dn_error_set(err, DN_EINVAL, "--max-connections-per-ip", "%u must be below --max-connections "
 		    "(%u): one client must not take every connection", c->max_per_ip, c->max_connections);

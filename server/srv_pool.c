@@ -14,7 +14,9 @@
  * Counting threads: a count may borrow the threads of idle workers for one
  * slice (srv_pool_lend), so that workers + lent threads never exceed the
  * workers while nothing waits; a job that arrives meanwhile runs at once
- * and shares the cores for the rest of that slice (1 s at most).
+ * and shares the cores for the rest of that slice (1 s at most). A job
+ * that waits on other processes (srv_pool_idle_begin: a distributed count
+ * it follows) counts as idle meanwhile, so its thread can be lent.
  */
 #include "srv.h"
 
@@ -51,6 +53,31 @@ srv_pool_job_done(void)
 	pthread_mutex_lock(&p->lock);
 	p->running--;
 	pthread_mutex_unlock(&p->lock);
+}
+
+/* Adds d to the running jobs of this thread's pool (none: a no-op). */
+static void
+running_add(int d)
+{
+	struct srv_pool *p = current;
+
+	if (p == NULL)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->running += d;
+	pthread_mutex_unlock(&p->lock);
+}
+
+void
+srv_pool_idle_begin(void)
+{
+	running_add(-1);
+}
+
+void
+srv_pool_idle_end(void)
+{
+	running_add(1);
 }
 
 static void *

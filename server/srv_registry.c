@@ -76,8 +76,8 @@ srv_query_bytes(const struct srv_query *sq)
 	return b;
 }
 
-static void
-query_free(struct srv_query *sq)
+void
+srv_query_free(struct srv_query *sq)
 {
 	if (sq == NULL)
 		return;
@@ -166,7 +166,7 @@ srv_registry_free(struct srv_registry *reg)
 		pn->sq = NULL;
 	}
 	for (int i = 0; i < reg->n; i++)
-		query_free(reg->items[i]);
+		srv_query_free(reg->items[i]);
 	free(reg->items);
 	pthread_mutex_destroy(&reg->lock);
 	free(reg);
@@ -226,8 +226,9 @@ srv_query_canonical(const json_t *body, char id[33], char **text)
 	return c;
 }
 
-static struct srv_query *
-compile(const struct cm_device_catalog *catalog, const char *id, const json_t *request, struct dn_error *err)
+struct srv_query *
+srv_query_compile(const struct cm_device_catalog *catalog, const char *id, const json_t *request,
+    struct dn_error *err)
 {
 	struct srv_query *sq = calloc(1, sizeof *sq);
 
@@ -245,7 +246,7 @@ compile(const struct cm_device_catalog *catalog, const char *id, const json_t *r
 	sq->fp = ans_fingerprint(request);
 	if (sq->request == NULL || sq->request_text == NULL) {
 		dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
-		query_free(sq);
+		srv_query_free(sq);
 		return NULL;
 	}
 	/* the request's deadline (dn_deadline.h, set by the worker) stops the
@@ -253,7 +254,7 @@ compile(const struct cm_device_catalog *catalog, const char *id, const json_t *r
 	if (sq_parse(sq->request, catalog, &sq->q, err) != 0 ||
 	    dn_deadline_check(err, "", "compiling the query") != 0 || fs_init(&sq->e, &sq->q, err) != 0 ||
 	    dn_deadline_check(err, "", "compiling the query") != 0) {
-		query_free(sq);
+		srv_query_free(sq);
 		return NULL;
 	}
 	return sq;
@@ -271,7 +272,7 @@ evict_one(struct srv_registry *reg)
 	if (victim < 0)
 		return -1;
 	reg->bytes -= reg->items[victim]->bytes;
-	query_free(reg->items[victim]);
+	srv_query_free(reg->items[victim]);
 	reg->items[victim] = reg->items[--reg->n];
 	return 0;
 }
@@ -302,14 +303,14 @@ srv_registry_get(struct srv_registry *reg, const char *id, const json_t *request
 		dn_error_set(err, DN_ENOENT, "", "no reduction %s in memory", id);
 		return NULL;
 	}
-	sq = compile(reg->catalog, id, request, err);
+	sq = srv_query_compile(reg->catalog, id, request, err);
 	if (sq == NULL)
 		return NULL;
 	sq->bytes = srv_query_bytes(sq);
 	if (reg->max_query_bytes > 0 && sq->bytes > reg->max_query_bytes) {
 		dn_error_set(err, DN_ETOOBIG, "", "the compiled query needs about %zu bytes of memory, more than "
 		    "the limit of %zu (--max-query-bytes)", sq->bytes, reg->max_query_bytes);
-		query_free(sq);
+		srv_query_free(sq);
 		return NULL;
 	}
 	pthread_mutex_lock(&reg->lock);
@@ -330,7 +331,7 @@ srv_registry_get(struct srv_registry *reg, const char *id, const json_t *request
 	}
 	pthread_mutex_unlock(&reg->lock);
 	if (other != NULL) {
-		query_free(sq);
+		srv_query_free(sq);
 		return other;
 	}
 	return sq;
@@ -357,5 +358,5 @@ srv_registry_release(struct srv_registry *reg, struct srv_query *sq)
 		;
 	pthread_mutex_unlock(&reg->lock);
 	if (drop)
-		query_free(sq);
+		srv_query_free(sq);
 }

@@ -27,6 +27,8 @@ struct srv_query {
 	struct sq_query q;
 	struct fs_engine e;
 	int counted;                    /* fs_count_all has run (exact or bounds) */
+	int dist_tree;                  /* e's tree is the one its distributed count's jobs refer to
+	                                 * (srv_dist.c): done jobs are grafted into it */
 	double solve_seconds;           /* spent counting so far */
 	atomic_int computing;           /* a worker is counting it now */
 	json_t *result;                 /* the reduction body once exact, or NULL */
@@ -69,6 +71,13 @@ struct srv_query *srv_registry_get(struct srv_registry *reg, const char *id, con
     struct dn_error *err);
 void srv_registry_release(struct srv_registry *reg, struct srv_query *sq);
 
+/* A compiled query of one's own, outside the registry (a distributed
+ * count's claimer counts its jobs on it): NULL with err as
+ * srv_registry_get. srv_query_free frees it. */
+struct srv_query *srv_query_compile(const struct cm_device_catalog *catalog, const char *id, const json_t *request,
+    struct dn_error *err);
+void srv_query_free(struct srv_query *sq);
+
 /*
  * The query of `id` if it is in memory, pinned to the calling thread: the
  * thread keeps its reference until it asks for another id (or ends), so
@@ -91,5 +100,32 @@ double api_request_timeout(struct srv_request *r);
 /* Brings sq's count forward for up to `seconds` (sq->lock held for
  * writing), in slices that honour shutdown and --max-compute. 0 or -1. */
 int api_reduction_count(struct srv *s, struct srv_query *sq, double seconds, struct dn_error *err);
+
+/* A distributed count whose jobs are all done: reduction `id` (canonical
+ * request `request_text`) is brought to its final result and stored, as
+ * a request that finished it would (idempotent: nothing when it is final
+ * already or jobs are left). On the claimer that committed the last job. */
+void api_reduction_settle(struct srv *s, const char *id, const char *request_text);
+
+/* ---- the distributed count (srv_dist.c), with --distribute ---- */
+
+/* Starts s->cfg.workers claimers: each borrows an idle solver worker
+ * (srv_pool_lend), claims a job, counts it on a compiled query of its own,
+ * renewing the lease, and commits it. NULL when out of memory. */
+struct srv_dist *srv_dist_new(struct srv *s);
+/* Stops the claimers (a job being counted is given back) and frees. */
+void srv_dist_free(struct srv_dist *d);
+/* After a slice left sq's count unfinished (lock held for writing): cuts
+ * it into jobs and publishes them with the tree. 1 when sq's count is now
+ * distributed (published here, or by another replica first), 0 when it is
+ * not (exact, or the database refused: count on here). */
+int srv_dist_publish(struct srv *s, struct srv_query *sq);
+/* Follows sq's distributed count (lock held for writing) until it is exact
+ * or `end` (srv_now seconds) passes: loads the published tree once, grafts
+ * every done job's count into it, so that lower/upper are the tree's
+ * bounds with the done jobs' counts. 1 when sq's count is distributed (an
+ * exact count marks the set finished), 0 when it is not, -1 when the
+ * database cannot say (count on here). */
+int srv_dist_follow(struct srv *s, struct srv_query *sq, double end);
 
 #endif

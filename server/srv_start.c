@@ -4,7 +4,8 @@
  * Up: the device catalog and the template listing, bearer tokens, the
  * access log, the cache (PostgreSQL with a database URL, else in memory),
  * metrics, the solver pool (and with PostgreSQL the database readers, one
- * per pooled connection), the registry, the connection guard, then
+ * per pooled connection), the registry, the connection guard, the
+ * claimers of distributed counts (--distribute), then
  * libmicrohttpd (a warning in the log when it listens beyond loopback
  * without tokens).
  * Down, in this order: stop accepting (readyz turns 503), let solver work
@@ -154,6 +155,8 @@ srv_start(struct srv *s, struct dn_error *err)
 	if (s->cache == NULL || s->metrics == NULL || s->pool == NULL || s->registry == NULL || s->guard == NULL ||
 	    (s->cfg.database_url != NULL && s->readers == NULL))
 		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory at start");
+	if (s->cfg.distribute && (s->dist = srv_dist_new(s)) == NULL)
+		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory at start");
 	raise_file_limit(s);
 	if (srv_http_start(s, err) != 0)
 		return -1;
@@ -171,6 +174,10 @@ srv_stop(struct srv *s)
 	if (s->readers != NULL)
 		srv_pool_free(s->readers, srv_http_drop_job);
 	s->readers = NULL;
+	/* the claimers borrow the pool's workers and use the registry and
+	 * the cache: they stop (giving back the job they count) before those go */
+	srv_dist_free(s->dist);
+	s->dist = NULL;
 	if (s->pool != NULL)
 		srv_pool_free(s->pool, srv_http_drop_job);
 	s->pool = NULL;

@@ -228,6 +228,38 @@ int fs_count_more(struct fs_engine *e, double seconds, struct dn_error *err);
 int fs_progress_save(const struct fs_engine *e, void **buf, size_t *len, struct dn_error *err);
 int fs_progress_load(struct fs_engine *e, const void *buf, size_t len, struct dn_error *err);
 
+/*
+ * A count cut into jobs for other processes (fset_jobs.c; the service's
+ * distributed count). fs_jobs_start counts as fs_count_all with a deadline
+ * of `seconds`, but depth first only: an unfinished count leaves few,
+ * large undecided boxes (0 or -1 with err). fs_jobs_split splits the undecided leaves of an
+ * unfinished count's stored tree a level at a time, largest first, until
+ * at least `want` are undecided (or none splits further: the node cap, or
+ * boxes of one configuration); the tree and its bounds stay valid. 0, or
+ * -1 with err (no count, out of memory). fs_jobs_leaves lists the
+ * undecided leaves into *leaves (malloc'd, largest box first; *n of them,
+ * 0 when the count is exact); node numbers are those of this engine's
+ * tree: fs_progress_save and fs_progress_load lay a tree out anew, so a
+ * job list meant for a saved tree is taken from the tree loaded back.
+ * fs_jobs_path: a node's box as text, the "var:lo:hi" narrowings from the
+ * root joined by '/' (malloc'd; NULL out of memory or no such node).
+ * fs_jobs_count, on an engine fs_init'ed for the same query (in its base
+ * box; any tree of its own untouched): the exact count of that box into
+ * *count; 0, 1 when it stopped first (e->timed_out set, by a deadline or
+ * by e->progress), -1 with err (a malformed path names "path").
+ * fs_jobs_graft puts a job's count into undecided leaf `node` (an exact
+ * leaf whose subtree is not stored; the same count again is a no-op,
+ * another is an error); fs_jobs_sum then sums the tree (e->lower,
+ * e->upper, e->timed_out as after a count).
+ */
+int fs_jobs_start(struct fs_engine *e, double seconds, struct dn_error *err);
+int fs_jobs_split(struct fs_engine *e, int want, struct dn_error *err);
+int fs_jobs_leaves(const struct fs_engine *e, int32_t **leaves, int *n, struct dn_error *err);
+char *fs_jobs_path(const struct fs_engine *e, int32_t node);
+int fs_jobs_count(struct fs_engine *e, const char *path, fs_count *count, struct dn_error *err);
+int fs_jobs_graft(struct fs_engine *e, int32_t node, fs_count count, struct dn_error *err);
+void fs_jobs_sum(struct fs_engine *e);
+
 /* The k-th feasible configuration (0-based) into pos[nvars] (-1 for
  * inactive vars). Needs an exact count, whose stored tree it walks without
  * bounding down to a FULL leaf. Returns 0, 1 when k is past the end, -1 on

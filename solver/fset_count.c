@@ -17,7 +17,7 @@
  * Invariants of the stored tree: node 0 is the root; a node's children are
  * contiguous, come after it, and are exactly what fs_split gives for its
  * box; FULL and EMPTY nodes are leaves; an inner node's count and upper are
- * the sums of its children's after every count (sum_tree).
+ * the sums of its children's after every count (fs_count_sum).
  *
  * With e->threads > 1, the undecided leaves are counted on several threads
  * (fset_par.c) into the same stored tree as here; this file's search is
@@ -344,10 +344,8 @@ count_node(struct fs_engine *e, int32_t n)
 	return rc;
 }
 
-/* Sums counts up the stored tree (children come after their parents) into
- * the inner nodes and e->lower, e->upper. */
-static void
-sum_tree(struct fs_engine *e)
+void
+fs_count_sum(struct fs_engine *e)
 {
 	for (int32_t i = e->nnodes - 1; i >= 0; i--) {
 		struct fs_node *x = &e->nodes[i];
@@ -457,14 +455,14 @@ count_refine(struct fs_engine *e, double t0, double seconds, int share)
 			rc = count_node(e, heap_pop(&h, e));
 	}
 	free(h.v);
-	sum_tree(e);
+	fs_count_sum(e);
 	e->deadline = 0;
 	e->timed_out = e->lower != e->upper;
 	return rc;
 }
 
-int
-fs_count_all(struct fs_engine *e, double seconds, struct dn_error *err)
+int32_t
+fs_count_root(struct fs_engine *e)
 {
 	int32_t root;
 	int d;
@@ -472,29 +470,35 @@ fs_count_all(struct fs_engine *e, double seconds, struct dn_error *err)
 	e->nnodes = 0;
 	e->timed_out = 0;
 	e->counted = 0;
-	root = fs_node_alloc(e, 1);
-	if (root < 0)
-		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
+	if ((root = fs_node_alloc(e, 1)) < 0)
+		return -1;
 	d = fs_next_active(e, 0);
 	e->nodes[root].var = d < e->nvars ? d : 0;
 	e->nodes[root].lo = d < e->nvars ? e->lo[d] : 0;
 	e->nodes[root].hi = d < e->nvars ? e->hi[d] : 0;
 	e->nodes[root].first_child = -1;
 	e->nodes[root].nchildren = 0;
+	e->nodes[root].status = FS_UNKNOWN;
+	e->nodes[root].count = 0;
+	e->nodes[root].upper = e->total;
+	return root;
+}
+
+int
+fs_count_all(struct fs_engine *e, double seconds, struct dn_error *err)
+{
+	int32_t root;
+
+	if ((root = fs_count_root(e)) < 0)
+		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
 	if (seconds > 0) {
 		/* the root as the one undecided leaf, refined within the deadline */
-		e->nodes[root].status = FS_UNKNOWN;
-		e->nodes[root].count = 0;
-		e->nodes[root].upper = e->total;
 		if (count_refine(e, fs_now(), seconds, 0) != 0)
 			return dn_error_set(err, DN_ENOMEM, NULL, "out of memory while counting");
 	} else {
 		fs_count c, u;
 		int rc;
 		e->deadline = 0;
-		e->nodes[root].status = FS_UNKNOWN;
-		e->nodes[root].count = 0;
-		e->nodes[root].upper = e->total;
 		rc = fs_par_refine(e);
 		if (rc == 1)
 			rc = fs_count_box(e, 0, root, &c, &u);

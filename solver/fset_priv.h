@@ -136,6 +136,14 @@ void fs_leaf_merge(struct fs_node *x, fs_count c0, fs_count u0);
 int fs_par_refine(struct fs_engine *e);
 int fs_par_take(struct fs_engine *e, int n);
 
+/* Sums counts up the stored tree (children come after their parents) into
+ * the inner nodes and e->lower, e->upper (fset_count.c). */
+void fs_count_sum(struct fs_engine *e);
+
+/* Starts a count's tree anew: the root alone, undecided, over the whole
+ * grid (fset_count.c). Its index, or -1 out of memory. */
+int32_t fs_count_root(struct fs_engine *e);
+
 /* The next var at or after d that takes part in the current box, or nvars. */
 int fs_next_active(const struct fs_engine *e, int d);
 

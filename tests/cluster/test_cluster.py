@@ -17,6 +17,14 @@ no database as the single-process reference every answer is compared with.
   3. PostgreSQL stopped and started again while a replica counts: the count
      finishes with the reference's answer, and another replica reads the
      final result from the database;
+  2b. distributed count (issue 18): three more replicas with --distribute
+     (one worker each, a 3 s job lease) cut a long count into jobs in
+     PostgreSQL; "distributed": the count they finish equals the
+     reference's, every job was committed exactly once (commits = 1,
+     attempts recorded), by more than one replica; "kill_distributed": one
+     of them is killed with SIGKILL while it holds a claimed job, the
+     others take it over when its lease expires, and the final count
+     equals the reference's, no job committed twice or lost;
   4. mixed load through nginx (checks, reduction reads, pages, new
      reductions) for $DNNSAT_CLUSTER_SECONDS (default 60) while a replica is
      restarted (SIGTERM, then started again on its port) every
@@ -37,7 +45,7 @@ replica keeps its port across restarts, as nginx's upstream names it.
 Python 3 standard library only. Prints one line per failed check, NOTE
 lines with the figures, and "N passed, M failed"; exit status 1 on any
 failure. DNNSAT_CLUSTER_PHASES="pages kill" runs only the phases named
-(pages, kill, postgres, load).
+(pages, kill, distributed, kill_distributed, postgres, load).
 """
 import http.client
 import json
@@ -194,10 +202,11 @@ def daemon_path():
 class Replica(Endpoint):
     """One dnnsatd process on a fixed loopback port (kept across restarts)."""
 
-    def __init__(self, name, db=True, workers=2):
+    def __init__(self, name, db=True, workers=2, extra=()):
         self.name = name
         self.db = db
         self.workers = workers
+        self.extra = list(extra)
         self.port = free_port()
         self.proc = None
         self.errpath = os.path.join(WORK, name + ".stderr")
@@ -209,7 +218,8 @@ class Replica(Endpoint):
                 del env[k]
         if "DNNSAT_DATA_DIR" not in env:
             env["DNNSAT_DATA_DIR"] = os.path.abspath(os.path.join(TOP_SRCDIR, "schemas"))
-        args = [daemon_path(), "--listen", "127.0.0.1:%d" % self.port, "--workers", str(self.workers)] + REPLICA_ARGS
+        args = [daemon_path(), "--listen", "127.0.0.1:%d" % self.port, "--workers", str(self.workers)] + REPLICA_ARGS + \
+            self.extra
         if self.db:
             args += ["--database-url", DB_URL]
         # the port was free a moment ago, or is this replica's own from its
@@ -517,12 +527,113 @@ def phase_kill(ref, reps, lb, reference):
     for e in reps[1:]:
         check("kill: %s ignored no saved progress" % e.name, "saved progress ignored" not in e.log(),
               [ln for ln in e.log().splitlines() if "saved progress ignored" in ln][:1])
-    # TODO(issue 18 item 2, distributed count): when a count is split into
-    # jobs in PostgreSQL that replicas claim with SKIP LOCKED, add
-    # phase_kill_distributed here: kill -9 a replica holding claimed jobs;
-    # the others reclaim them (lease expiry) and the sum equals `want`.
     reps[0].start()
     check("kill: replica 1 starts again", reps[0].wait_healthy(), reps[0].log()[-300:])
+
+
+# the distributed count's replicas: one worker each (the 2-core machine),
+# a job lease of 3 s so that a killed replica's job moves on quickly
+DIST_ARGS = ["--distribute", "--job-lease", "3"]
+DIST_QUERY = cnn5_query("a100-pcie-40gb", 2)
+KILL_DIST_QUERY = cnn5_query("a100-pcie-80gb", 2)
+
+
+def psql(sql):
+    """Rows of one SQL query on the test's PostgreSQL (psql -At: "|"
+    between columns)."""
+    p = subprocess.run(["psql", DB_URL, "-v", "ON_ERROR_STOP=1", "-Atc", sql], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=60)
+    if p.returncode != 0:
+        raise RuntimeError("psql: %s" % p.stderr.decode(errors="replace")[-300:])
+    return [ln.split("|") for ln in p.stdout.decode().splitlines() if ln]
+
+
+def start_dist():
+    return [Replica("dist%d" % (i + 1), workers=1, extra=DIST_ARGS).start() for i in range(3)]
+
+
+def owner_pid(owner):
+    """The process id in a job's owner (host:pid:start:claimer)."""
+    parts = (owner or "").split(":")
+    return int(parts[1]) if len(parts) >= 4 and parts[1].isdigit() else -1
+
+
+def check_jobs(name, rid):
+    """Every job of the set done and committed exactly once."""
+    rows = psql("SELECT count(*), count(*) FILTER (WHERE state = 'done'), coalesce(max(commits), 0), "
+                "coalesce(min(commits), 0), coalesce(min(attempts), 0), count(DISTINCT owner) "
+                "FROM dnnsat_jobs WHERE key = '%s'" % rid)[0]
+    n, done, maxc, minc, mina, owners = (int(x) for x in rows)
+    njobs = psql("SELECT njobs FROM dnnsat_job_sets WHERE key = '%s'" % rid)
+    check("%s: the count was cut into jobs" % name, n > 1 and njobs and int(njobs[0][0]) == n, (n, njobs))
+    eq("%s: every job done" % name, done, n)
+    eq("%s: every job committed exactly once (min, max commits)" % name, (minc, maxc), (1, 1))
+    check("%s: every job's claims recorded (attempts >= 1)" % name, mina >= 1, mina)
+    note("%s: %d jobs, counted by %d claimers" % (name, n, owners))
+    return owners
+
+
+def phase_distributed(ref, reference):
+    """2b. A count cut into jobs that three --distribute replicas count."""
+    rid, want = reference.get()
+    dist = start_dist()
+    try:
+        r = dist[0].post("/v1/reductions", DIST_QUERY)
+        eq("distributed: the long count is cut by its 2 s deadline: 202", r.status, 202)
+        eq("distributed: same id as the reference", (r.json or {}).get("id"), rid)
+        # another replica answers the progress: the tree's bounds with the
+        # done jobs' counts in place, around the reference's count
+        r = dist[1].get("/v1/reductions/%s?timeout=1" % rid)
+        j = r.json or {}
+        if r.status == 202:
+            check("distributed: replica 2's progress bounds hold the count",
+                  int(j["feasible_lower"]) <= int(want["feasible"]) <= int(j["feasible_upper"]), j)
+        else:
+            eq("distributed: replica 2 answers the progress (202) or the count (200)", r.status, 200)
+        got = finish_count([dist[1], dist[2], dist[0]], rid, "distributed")
+        same_result("distributed: the count of three replicas", got, want)
+        owners = check_jobs("distributed", rid)
+        check("distributed: jobs counted on more than one replica", owners > 1, owners)
+        r = dist[2].get("/v1/reductions/%s" % rid)
+        eq("distributed: the final result stored for every replica: 200", r.status, 200)
+        same_result("distributed: read again", r.json or {}, want)
+    finally:
+        for e in dist:
+            eq("distributed: %s exits 0 on SIGTERM" % e.name, e.stop(), 0)
+
+
+def phase_kill_distributed(ref, reference):
+    """2c. kill -9 of a replica holding a claimed job of a distributed
+    count: the lease expires, another replica counts the job, the final
+    count is the reference's, no job committed twice or lost."""
+    rid, want = reference.get()
+    dist = start_dist()
+    victim = dist[1]
+    try:
+        r = dist[0].post("/v1/reductions", KILL_DIST_QUERY)
+        eq("kill_distributed: the long count is cut by its 2 s deadline: 202", r.status, 202)
+        held = []
+        for _ in range(400):        # a hang guard: the claimers take jobs at once
+            rows = psql("SELECT job, owner FROM dnnsat_jobs WHERE key = '%s' AND state = 'claimed'" % rid)
+            if any(owner_pid(o) == victim.proc.pid for _, o in rows):
+                break
+            time.sleep(0.05)
+        victim.kill()
+        held = [int(j) for j, o in psql("SELECT job, owner FROM dnnsat_jobs WHERE key = '%s' AND state = 'claimed'"
+                                        % rid) if owner_pid(o) == victim.proc.pid]
+        check("kill_distributed: the killed replica held a claimed job", held, held)
+        note("kill_distributed: replica %s killed holding jobs %s" % (victim.name, held))
+        got = finish_count([dist[0], dist[2]], rid, "kill_distributed")
+        same_result("kill_distributed: the count after kill -9", got, want)
+        check_jobs("kill_distributed", rid)
+        for j in held:
+            row = psql("SELECT attempts, owner, state FROM dnnsat_jobs WHERE key = '%s' AND job = %d" % (rid, j))[0]
+            check("kill_distributed: job %d claimed again after the lease expired" % j, int(row[0]) >= 2, row)
+            check("kill_distributed: job %d committed by another replica" % j,
+                  owner_pid(row[1]) != victim.proc.pid and row[2] == "done", row)
+    finally:
+        for e in (dist[0], dist[2]):
+            eq("kill_distributed: %s exits 0 on SIGTERM" % e.name, e.stop(), 0)
 
 
 def pg_tmp(cmd):
@@ -766,9 +877,23 @@ def main():
             refs["postgres"] = Background(ref, PG_QUERY)
         rid6 = phase_pages(ref, reps, nginx) if want("pages") or want("load") else None
         note("pages done at %.0f s" % (time.time() - t0))
+        # the distributed phases' references once the pages are done: the
+        # pages need the reference's two workers that the first two long
+        # counts leave free (four long counts at once took them all, and
+        # its page 0 waited 55 s for a worker: a 503)
+        if want("distributed"):
+            refs["distributed"] = Background(ref, DIST_QUERY)
+        if want("kill_distributed"):
+            refs["kill_distributed"] = Background(ref, KILL_DIST_QUERY)
         if want("kill"):
             phase_kill(ref, reps, nginx, refs["kill"])
             note("kill done at %.0f s" % (time.time() - t0))
+        if want("distributed"):
+            phase_distributed(ref, refs["distributed"])
+            note("distributed done at %.0f s" % (time.time() - t0))
+        if want("kill_distributed"):
+            phase_kill_distributed(ref, refs["kill_distributed"])
+            note("kill_distributed done at %.0f s" % (time.time() - t0))
         if want("postgres"):
             phase_postgres(ref, reps, nginx, refs["postgres"])
             note("postgres done at %.0f s" % (time.time() - t0))

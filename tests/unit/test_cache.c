@@ -6,7 +6,9 @@
  * DNNSAT_TEST_DATABASE_URL names a server (tests/unit/test_cache.sh starts a
  * throwaway one). PostgreSQL adds: the schema created on first use, a second
  * cache object seeing the first one's entries, servers migrating at once, an
- * unreachable database answering CACHE_DOWN fast, and - with
+ * unreachable database answering CACHE_DOWN fast, the distributed count's
+ * jobs (cache_jobs.h: published once, claimed by one owner at a time, a
+ * lapsed lease taken over, committed once), and - with
  * DNNSAT_TEST_PG_DIR - the database stopping and coming back.
  */
 #include <check.h>
@@ -19,6 +21,7 @@
 #include <unistd.h>
 
 #include "cache.h"
+#include "cache_jobs.h"
 #include "test_util.h"
 
 enum { BK_MEM, BK_PG };
@@ -511,11 +514,11 @@ START_TEST(test_pg_schema_second_server)
 	struct cache_entry e = make_entry("{\"shared\":true}", "{\"feasible\":\"7\"}", 1);
 	struct cache_stats s;
 
-	pg_query_value("DROP TABLE IF EXISTS dnnsat_results, dnnsat_schema");
+	pg_query_value("DROP TABLE IF EXISTS dnnsat_results, dnnsat_schema, dnnsat_jobs, dnnsat_job_sets");
 	ck_assert_str_eq(pg_query_value("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'dnnsat_%'"), "0");
 	a = open_cache(BK_PG, 2);
-	ck_assert_str_eq(pg_query_value("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'dnnsat_%'"), "2");
-	ck_assert_str_eq(pg_query_value("SELECT string_agg(version::text, ',') FROM dnnsat_schema"), "2");
+	ck_assert_str_eq(pg_query_value("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'dnnsat_%'"), "4");
+	ck_assert_str_eq(pg_query_value("SELECT string_agg(version::text, ',') FROM dnnsat_schema"), "5");
 	ck_assert_int_eq(cache_put(a, "shared", &e), 0);
 
 	b = open_cache(BK_PG, 2);                       /* a second server */
@@ -573,14 +576,104 @@ START_TEST(test_pg_concurrent_migration)
 	pthread_t tids[4];
 	int ok[4];
 
-	pg_query_value("DROP TABLE IF EXISTS dnnsat_results, dnnsat_schema");
+	pg_query_value("DROP TABLE IF EXISTS dnnsat_results, dnnsat_schema, dnnsat_jobs, dnnsat_job_sets");
 	for (int i = 0; i < 4; i++)
 		ck_assert_int_eq(pthread_create(&tids[i], NULL, migrate_run, &ok[i]), 0);
 	for (int i = 0; i < 4; i++) {
 		pthread_join(tids[i], NULL);
 		ck_assert_msg(ok[i], "server %d did not come up", i);
 	}
-	ck_assert_str_eq(pg_query_value("SELECT string_agg(version::text, ',') FROM dnnsat_schema"), "2");
+	ck_assert_str_eq(pg_query_value("SELECT string_agg(version::text, ',') FROM dnnsat_schema"), "5");
+}
+END_TEST
+
+/* Claims a job for `owner`, expecting job `want` with the set's request. */
+static void
+expect_claim(struct cache *c, const char *owner, double lease, int want)
+{
+	struct cache_job j;
+
+	ck_assert_int_eq(cache_jobs_claim(c, owner, lease, &j), 1);
+	ck_assert_str_eq(j.key, "jobs-test");
+	ck_assert_int_eq(j.job, want);
+	ck_assert_str_eq(j.request, "{\"q\":1}");
+	cache_job_clear(&j);
+}
+
+/* The distributed count's jobs: one set per key, one owner per job at a
+ * time, a lapsed lease taken over, a commit only by the owner and once. */
+START_TEST(test_pg_jobs)
+{
+	struct cache *c = open_cache(BK_PG, 2), *m = open_cache(BK_MEM, 1);
+	int32_t nodes[3] = { 5, 9, 12 };
+	char *paths[3] = { "0:0:3/1:0:0", "0:4:7", "0:8:9/2:1:1" };
+	struct cache_jobs_state st;
+	struct cache_job j;
+	void *tree;
+	size_t len;
+	int got = 0;
+
+	pg_query_value("DELETE FROM dnnsat_job_sets");
+	ck_assert_int_eq(cache_jobs_publish(c, "jobs-test", "{\"q\":1}", "t\0ree", 5, 3, nodes, paths), 1);
+	/* a second publisher of the key writes nothing */
+	ck_assert_int_eq(cache_jobs_publish(c, "jobs-test", "{\"q\":2}", "x", 1, 2, nodes, paths), 0);
+	ck_assert_str_eq(pg_query_value("SELECT count(*) FROM dnnsat_jobs"), "3");
+	ck_assert_int_eq(cache_jobs_tree(c, "jobs-test", &tree, &len), 1);
+	ck_assert(len == 5 && memcmp(tree, "t\0ree", 5) == 0);
+	free(tree);
+	ck_assert_str_eq(pg_query_value("SELECT path FROM dnnsat_jobs WHERE job = 2"), "0:8:9/2:1:1");
+
+	expect_claim(c, "A", 60, 0);
+	expect_claim(c, "B", 60, 1);
+	expect_claim(c, "C", 0.5, 2);
+	ck_assert_int_eq(cache_jobs_claim(c, "D", 60, &j), 0);          /* all held */
+	ck_assert_int_eq(cache_jobs_renew(c, "jobs-test", 0, "B", 60), 0);     /* not B's */
+	ck_assert_int_eq(cache_jobs_renew(c, "jobs-test", 0, "A", 60), 1);
+	/* C's lease lapses unrenewed: D takes job 2 over (polled: no duration asserted) */
+	for (int i = 0; i < 600 && got != 1; i++) {
+		got = cache_jobs_claim(c, "D", 60, &j);
+		if (got != 1)
+			usleep(50 * 1000);
+	}
+	ck_assert_int_eq(got, 1);
+	ck_assert_int_eq(j.job, 2);
+	cache_job_clear(&j);
+	ck_assert_int_eq(cache_jobs_renew(c, "jobs-test", 2, "C", 60), 0);
+	ck_assert_int_eq(cache_jobs_commit(c, "jobs-test", 2, "C", "70"), 0);  /* C's late count is dropped */
+	ck_assert_int_eq(cache_jobs_commit(c, "jobs-test", 2, "D", "7"), 1);
+	ck_assert_int_eq(cache_jobs_commit(c, "jobs-test", 2, "D", "7"), 0);   /* once */
+	/* a job given back is open at once */
+	ck_assert_int_eq(cache_jobs_release(c, "jobs-test", 1, "A"), 0);
+	ck_assert_int_eq(cache_jobs_release(c, "jobs-test", 1, "B"), 1);
+	expect_claim(c, "A", 60, 1);
+	ck_assert_int_eq(cache_jobs_left(c, "jobs-test"), 2);
+	ck_assert_int_eq(cache_jobs_commit(c, "jobs-test", 0, "A", "3"), 1);
+	ck_assert_int_eq(cache_jobs_commit(c, "jobs-test", 1, "A", "4"), 1);
+	ck_assert_int_eq(cache_jobs_left(c, "jobs-test"), 0);
+	ck_assert_int_eq(cache_jobs_claim(c, "D", 60, &j), 0);
+
+	ck_assert_int_eq(cache_jobs_read(c, "jobs-test", &st), 1);
+	ck_assert_int_eq(st.njobs, 3);
+	ck_assert_int_eq(st.ndone, 3);
+	ck_assert_int_eq(st.finished, 0);
+	ck_assert(st.node[0] == 5 && st.node[1] == 9 && st.node[2] == 12);
+	ck_assert(strcmp(st.count[0], "3") == 0 && strcmp(st.count[1], "4") == 0 && strcmp(st.count[2], "7") == 0);
+	cache_jobs_state_clear(&st);
+	ck_assert_int_eq(cache_jobs_finish(c, "jobs-test"), 0);
+	ck_assert_int_eq(cache_jobs_read(c, "jobs-test", &st), 1);
+	ck_assert_int_eq(st.finished, 1);
+	cache_jobs_state_clear(&st);
+	ck_assert_int_eq(cache_jobs_read(c, "no-such-set", &st), 0);
+	ck_assert_str_eq(pg_query_value("SELECT string_agg(job || ':' || attempts || ':' || commits, ',' ORDER BY job) "
+	    "FROM dnnsat_jobs"), "0:1:1,1:2:1,2:2:1");
+
+	/* the memory cache has no jobs */
+	ck_assert_int_eq(cache_jobs_supported(m), 0);
+	ck_assert_int_eq(cache_jobs_publish(m, "jobs-test", "{}", "x", 1, 3, nodes, paths), -1);
+	ck_assert_int_eq(cache_jobs_claim(m, "A", 60, &j), -1);
+	pg_query_value("DELETE FROM dnnsat_job_sets");
+	cache_free(m);
+	cache_free(c);
 }
 END_TEST
 
@@ -942,6 +1035,7 @@ main(void)
 		tcase_add_test(t, test_pg_schema_second_server);
 		tcase_add_test(t, test_pg_values_are_parameters);
 		tcase_add_test(t, test_pg_concurrent_migration);
+		tcase_add_test(t, test_pg_jobs);
 		tcase_add_test(t, test_pg_malformed_conninfo);
 		tcase_add_test(t, test_pg_unreachable);
 		if (getenv("DNNSAT_TEST_PG_DIR") != NULL)

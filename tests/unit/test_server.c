@@ -180,7 +180,29 @@ START_TEST(test_config)
 	ck_assert_int_eq(srv_config_parse(3, v6, &c, &err), 0);
 	ck_assert_str_eq(c.host, "::1");
 	ck_assert_int_eq(c.port, 8081);
+	ck_assert_int_eq(c.distribute, 0);                 /* off by default */
+	ck_assert(c.job_lease == 30 && c.distribute_jobs == 64);
 	srv_config_free(&c);
+	{
+		/* the distributed count: its switch, the lease, and PostgreSQL required */
+		char *dist[] = { "dnnsatd", "--distribute", "--job-lease", "3", "--distribute-jobs=12", "--database-url",
+			"postgresql://x@127.0.0.1/db", NULL };
+		char *nodb[] = { "dnnsatd", "--distribute", NULL };
+		char *lease[] = { "dnnsatd", "--job-lease", "0.1", NULL };
+		ck_assert_int_eq(srv_config_parse(7, dist, &c, &err), 0);
+		ck_assert(c.distribute == 1 && c.job_lease == 3 && c.distribute_jobs == 12 && c.reuse_port == 0);
+		srv_config_free(&c);
+		dn_error_clear(&err);
+		ck_assert_int_eq(srv_config_parse(2, nodb, &c, &err), -1);
+		ck_assert_str_eq(err.path, "--distribute");
+		ck_assert_ptr_nonnull(strstr(err.message, "needs --database-url"));
+		srv_config_free(&c);
+		dn_error_clear(&err);
+		ck_assert_int_eq(srv_config_parse(3, lease, &c, &err), -1);
+		ck_assert_str_eq(err.path, "--job-lease");
+		srv_config_free(&c);
+		dn_error_clear(&err);
+	}
 	{
 		/* the limits against slow and greedy clients; decimal numbers only */
 		char *limits[] = { "dnnsatd", "--max-connections-per-ip", "16", "--request-timeout", "2.5s",

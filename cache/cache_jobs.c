@@ -1,0 +1,361 @@
+/*
+ * cache_jobs.c - the distributed count's job tables (cache_jobs.h) on the
+ * PostgreSQL backend's connections (cache_pg.h): publishing a cut count in
+ * one transaction, claiming with FOR UPDATE SKIP LOCKED and a lease,
+ * renewing, committing once, reading the progress of a set.
+ *
+ * Every statement is prepared (cache_jobs_stmts, on every connection of the
+ * pool); values are parameters, the job list of a set two array parameters
+ * (int[] nodes, text[] paths, unnested WITH ORDINALITY: job i is element
+ * i + 1). Leases are PostgreSQL's clock (now() + seconds), so the
+ * replicas' clocks need not agree.
+ */
+#include "cache_jobs.h"
+#include "cache_pg.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { J_BEGIN, J_COMMIT, J_SET, J_ADD, J_CLAIM, J_RENEW, J_DONE, J_RELEASE, J_LEFT, J_HEAD, J_READ, J_TREE,
+	J_FINISH, J_NSTMTS };
+
+const struct cache_pg_stmt cache_jobs_stmts[J_NSTMTS] = {
+	[J_BEGIN] = { "dnnsat_jobs_begin", "BEGIN", 0 },
+	[J_COMMIT] = { "dnnsat_jobs_commit_tx", "COMMIT", 0 },
+	[J_SET] = { "dnnsat_jobs_set",
+	    "INSERT INTO dnnsat_job_sets (key, request, njobs, tree) VALUES ($1, $2, $3::int, $4) "
+	    "ON CONFLICT (key) DO NOTHING", 4 },
+	[J_ADD] = { "dnnsat_jobs_add",
+	    "INSERT INTO dnnsat_jobs (key, job, node, path) "
+	    "SELECT $1, (t.ord - 1)::int, t.node, t.path "
+	    "FROM unnest($2::int[], $3::text[]) WITH ORDINALITY AS t(node, path, ord)", 3 },
+	/* the oldest set's first job that is open or whose lease expired;
+	 * rows another claimer holds locked are skipped, not waited for */
+	[J_CLAIM] = { "dnnsat_jobs_claim",
+	    "UPDATE dnnsat_jobs j SET state = 'claimed', owner = $1, "
+	    "lease_until = now() + $2::float8 * interval '1 second', attempts = j.attempts + 1, claimed_at = now() "
+	    "FROM dnnsat_job_sets s WHERE s.key = j.key AND (j.key, j.job) = ("
+	    "SELECT key, job FROM dnnsat_jobs WHERE state = 'open' OR (state = 'claimed' AND lease_until < now()) "
+	    "ORDER BY key, job LIMIT 1 FOR UPDATE SKIP LOCKED) "
+	    "RETURNING j.key, j.job, j.path, s.request", 2 },
+	[J_RENEW] = { "dnnsat_jobs_renew",
+	    "UPDATE dnnsat_jobs SET lease_until = now() + $4::float8 * interval '1 second' "
+	    "WHERE key = $1 AND job = $2::int AND owner = $3 AND state = 'claimed'", 4 },
+	[J_DONE] = { "dnnsat_jobs_done",
+	    "UPDATE dnnsat_jobs SET state = 'done', count = $4, commits = commits + 1, done_at = now() "
+	    "WHERE key = $1 AND job = $2::int AND owner = $3 AND state = 'claimed'", 4 },
+	[J_RELEASE] = { "dnnsat_jobs_release",
+	    "UPDATE dnnsat_jobs SET state = 'open', owner = NULL, lease_until = NULL "
+	    "WHERE key = $1 AND job = $2::int AND owner = $3 AND state = 'claimed'", 3 },
+	[J_LEFT] = { "dnnsat_jobs_left",
+	    "SELECT count(*) FROM dnnsat_jobs WHERE key = $1 AND state <> 'done'", 1 },
+	[J_HEAD] = { "dnnsat_jobs_head",
+	    "SELECT njobs, finished_at IS NOT NULL FROM dnnsat_job_sets WHERE key = $1", 1 },
+	[J_READ] = { "dnnsat_jobs_read",
+	    "SELECT node, count FROM dnnsat_jobs WHERE key = $1 AND state = 'done' ORDER BY job", 1 },
+	[J_TREE] = { "dnnsat_jobs_tree", "SELECT tree FROM dnnsat_job_sets WHERE key = $1", 1 },
+	[J_FINISH] = { "dnnsat_jobs_finish",
+	    "UPDATE dnnsat_job_sets SET finished_at = now() WHERE key = $1 AND finished_at IS NULL", 1 },
+};
+const int cache_jobs_nstmts = J_NSTMTS;
+
+int
+cache_jobs_supported(const struct cache *c)
+{
+	return cache_is_pg(c);
+}
+
+/* Runs one statement on a pooled connection: the result (PQclear it), or
+ * NULL (down, or the statement failed). */
+static PGresult *
+jobs_call(struct cache *c, int stmt, const char *const *vals, const int *lens, const int *fmts)
+{
+	char why[256];
+	int broken = 0;
+	PGconn *conn;
+	PGresult *res;
+
+	if (!cache_is_pg(c) || (conn = cache_pg_lend(c, why, sizeof why)) == NULL)
+		return NULL;
+	res = cache_pg_run(conn, cache_jobs_stmts[stmt].name, cache_jobs_stmts[stmt].nparams, vals, lens, fmts,
+	    0, &broken, why, sizeof why);
+	if (res == NULL && !broken)
+		cache_log("jobs: %s failed: %s", cache_jobs_stmts[stmt].name, why);
+	cache_pg_return(c, conn, broken, why);
+	return res;
+}
+
+/* The rows an UPDATE changed: 1 or 0, -1 when it failed. */
+static int
+jobs_update(struct cache *c, int stmt, const char *const *vals)
+{
+	PGresult *res = jobs_call(c, stmt, vals, NULL, NULL);
+	int n;
+
+	if (res == NULL)
+		return -1;
+	n = atoi(PQcmdTuples(res)) > 0;
+	PQclear(res);
+	return n;
+}
+
+/* The array literals of a set's jobs: "{n0,n1,...}" and "{"p0","p1",...}"
+ * (paths hold digits, ':' and '/' only: nothing to escape). 0 or -1. */
+static int
+jobs_arrays(int n, const int32_t *nodes, char *const *paths, char **anodes, char **apaths)
+{
+	size_t ln = 2, lp = 2, at;
+
+	for (int i = 0; i < n; i++) {
+		if (strspn(paths[i], "0123456789:/") != strlen(paths[i]))
+			return -1;
+		ln += 12;
+		lp += strlen(paths[i]) + 3;
+	}
+	*anodes = malloc(ln + 1);
+	*apaths = malloc(lp + 1);
+	if (*anodes == NULL || *apaths == NULL)
+		return -1;
+	at = 0;
+	(*anodes)[at++] = '{';
+	for (int i = 0; i < n; i++)
+		at += (size_t)snprintf(*anodes + at, ln + 1 - at, "%s%d", i > 0 ? "," : "", (int)nodes[i]);
+	snprintf(*anodes + at, ln + 1 - at, "}");
+	at = 0;
+	(*apaths)[at++] = '{';
+	for (int i = 0; i < n; i++)
+		at += (size_t)snprintf(*apaths + at, lp + 1 - at, "%s\"%s\"", i > 0 ? "," : "", paths[i]);
+	snprintf(*apaths + at, lp + 1 - at, "}");
+	return 0;
+}
+
+int
+cache_jobs_publish(struct cache *c, const char *key, const char *request, const void *tree, size_t tree_len,
+    int n, const int32_t *nodes, char *const *paths)
+{
+	char why[256] = "", njobs[16], *anodes = NULL, *apaths = NULL;
+	const char *set[4] = { key, request, njobs, tree }, *add[3] = { key, NULL, NULL };
+	int lens[4] = { 0, 0, 0, (int)tree_len }, fmts[4] = { 0, 0, 0, 1 }, broken = 0, rc = -1;
+	PGresult *res = NULL;
+	PGconn *conn;
+
+	if (!cache_is_pg(c) || n <= 0 || tree_len > 0x3fffffff ||
+	    jobs_arrays(n, nodes, paths, &anodes, &apaths) != 0) {
+		free(anodes);
+		free(apaths);
+		return -1;
+	}
+	add[1] = anodes;
+	add[2] = apaths;
+	snprintf(njobs, sizeof njobs, "%d", n);
+	if ((conn = cache_pg_lend(c, why, sizeof why)) == NULL) {
+		free(anodes);
+		free(apaths);
+		return -1;
+	}
+	if ((res = cache_pg_run(conn, "dnnsat_jobs_begin", 0, NULL, NULL, NULL, 0, &broken, why, sizeof why)) != NULL) {
+		PQclear(res);
+		res = cache_pg_run(conn, "dnnsat_jobs_set", 4, set, lens, fmts, 0, &broken, why, sizeof why);
+	}
+	if (res != NULL && atoi(PQcmdTuples(res)) == 0) {
+		rc = 0;         /* another publisher's set: leaving the transaction closes it (rolled back) */
+	} else if (res != NULL) {
+		PQclear(res);
+		res = cache_pg_run(conn, "dnnsat_jobs_add", 3, add, NULL, NULL, 0, &broken, why, sizeof why);
+		if (res != NULL) {
+			PQclear(res);
+			res = cache_pg_run(conn, "dnnsat_jobs_commit_tx", 0, NULL, NULL, NULL, 0, &broken, why, sizeof why);
+			rc = res != NULL ? 1 : -1;
+		}
+	}
+	if (rc < 0 && !broken)
+		cache_log("jobs: publishing %d jobs of %s failed: %s", n, key, why);
+	PQclear(res);
+	cache_pg_return(c, conn, broken, why);
+	free(anodes);
+	free(apaths);
+	return rc;
+}
+
+/* A copy of row 0's column col, NUL-terminated; NULL out of memory. */
+static char *
+jobs_value(const PGresult *res, int col)
+{
+	return strdup(PQgetvalue(res, 0, col));
+}
+
+int
+cache_jobs_claim(struct cache *c, const char *owner, double lease, struct cache_job *out)
+{
+	char secs[32];
+	const char *vals[2] = { owner, secs };
+	PGresult *res;
+	int rc = 0;
+
+	memset(out, 0, sizeof *out);
+	snprintf(secs, sizeof secs, "%.3f", lease);
+	if ((res = jobs_call(c, J_CLAIM, vals, NULL, NULL)) == NULL)
+		return -1;
+	if (PQntuples(res) == 1) {
+		snprintf(out->key, sizeof out->key, "%s", PQgetvalue(res, 0, 0));
+		out->job = atoi(PQgetvalue(res, 0, 1));
+		out->path = jobs_value(res, 2);
+		out->request = jobs_value(res, 3);
+		rc = out->path != NULL && out->request != NULL ? 1 : -1;
+		if (rc < 0) {
+			/* out of memory: give it back rather than hold it to its lease */
+			char job[16];
+			const char *rel[3] = { out->key, job, owner };
+			snprintf(job, sizeof job, "%d", out->job);
+			PQclear(jobs_call(c, J_RELEASE, rel, NULL, NULL));
+			cache_job_clear(out);
+		}
+	}
+	PQclear(res);
+	return rc;
+}
+
+int
+cache_jobs_renew(struct cache *c, const char *key, int job, const char *owner, double lease)
+{
+	char j[16], secs[32];
+	const char *vals[4] = { key, j, owner, secs };
+
+	snprintf(j, sizeof j, "%d", job);
+	snprintf(secs, sizeof secs, "%.3f", lease);
+	return jobs_update(c, J_RENEW, vals);
+}
+
+int
+cache_jobs_commit(struct cache *c, const char *key, int job, const char *owner, const char *count)
+{
+	char j[16];
+	const char *vals[4] = { key, j, owner, count };
+
+	snprintf(j, sizeof j, "%d", job);
+	return jobs_update(c, J_DONE, vals);
+}
+
+int
+cache_jobs_release(struct cache *c, const char *key, int job, const char *owner)
+{
+	char j[16];
+	const char *vals[3] = { key, j, owner };
+
+	snprintf(j, sizeof j, "%d", job);
+	return jobs_update(c, J_RELEASE, vals);
+}
+
+int
+cache_jobs_left(struct cache *c, const char *key)
+{
+	const char *vals[1] = { key };
+	PGresult *res = jobs_call(c, J_LEFT, vals, NULL, NULL);
+	int n;
+
+	if (res == NULL)
+		return -1;
+	n = PQntuples(res) == 1 ? atoi(PQgetvalue(res, 0, 0)) : -1;
+	PQclear(res);
+	return n;
+}
+
+int
+cache_jobs_read(struct cache *c, const char *key, struct cache_jobs_state *out)
+{
+	const char *vals[1] = { key };
+	PGresult *res;
+	int n;
+
+	memset(out, 0, sizeof *out);
+	if ((res = jobs_call(c, J_HEAD, vals, NULL, NULL)) == NULL)
+		return -1;
+	if (PQntuples(res) != 1) {
+		PQclear(res);
+		return 0;
+	}
+	out->njobs = atoi(PQgetvalue(res, 0, 0));
+	out->finished = PQgetvalue(res, 0, 1)[0] == 't';
+	PQclear(res);
+	if ((res = jobs_call(c, J_READ, vals, NULL, NULL)) == NULL)
+		return -1;
+	n = PQntuples(res);
+	out->node = calloc((size_t)n + 1, sizeof *out->node);
+	out->count = calloc((size_t)n + 1, sizeof *out->count);
+	if (out->node == NULL || out->count == NULL) {
+		PQclear(res);
+		cache_jobs_state_clear(out);
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		out->node[i] = (int32_t)atoi(PQgetvalue(res, i, 0));
+		if ((out->count[i] = strdup(PQgetvalue(res, i, 1))) == NULL) {
+			PQclear(res);
+			cache_jobs_state_clear(out);
+			return -1;
+		}
+		out->ndone++;
+	}
+	PQclear(res);
+	return 1;
+}
+
+int
+cache_jobs_tree(struct cache *c, const char *key, void **tree, size_t *len)
+{
+	const char *vals[1] = { key };
+	char why[256];
+	int broken = 0, rc = 0;
+	PGconn *conn;
+	PGresult *res;
+
+	*tree = NULL;
+	*len = 0;
+	if (!cache_is_pg(c) || (conn = cache_pg_lend(c, why, sizeof why)) == NULL)
+		return -1;
+	/* the blob as binary: its bytes as stored */
+	res = cache_pg_run(conn, cache_jobs_stmts[J_TREE].name, 1, vals, NULL, NULL, 1, &broken, why, sizeof why);
+	cache_pg_return(c, conn, broken, why);
+	if (res == NULL)
+		return -1;
+	if (PQntuples(res) == 1) {
+		size_t n = (size_t)PQgetlength(res, 0, 0);
+		void *b = malloc(n + 1);
+		rc = -1;
+		if (b != NULL) {
+			memcpy(b, PQgetvalue(res, 0, 0), n);
+			*tree = b;
+			*len = n;
+			rc = 1;
+		}
+	}
+	PQclear(res);
+	return rc;
+}
+
+int
+cache_jobs_finish(struct cache *c, const char *key)
+{
+	const char *vals[1] = { key };
+
+	return jobs_update(c, J_FINISH, vals) < 0 ? -1 : 0;
+}
+
+void
+cache_job_clear(struct cache_job *j)
+{
+	free(j->path);
+	free(j->request);
+	memset(j, 0, sizeof *j);
+}
+
+void
+cache_jobs_state_clear(struct cache_jobs_state *s)
+{
+	for (int i = 0; s->count != NULL && i < s->ndone; i++)
+		free(s->count[i]);
+	free(s->count);
+	free(s->node);
+	memset(s, 0, sizeof *s);
+}

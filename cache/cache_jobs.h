@@ -1,0 +1,91 @@
+/*
+ * cache_jobs.h - the distributed count's jobs in PostgreSQL (cache_jobs.c):
+ * a count cut into jobs (one per undecided box of its stored tree) that
+ * every replica's idle workers claim, count and commit, with PostgreSQL's
+ * transactions as the only coordination.
+ *
+ * Tables (migrations in cache_pg.c): dnnsat_job_sets, one row per cut
+ * count (key, its canonical request, njobs, the stored tree the jobs refer
+ * to as saved progress, finished_at once its result is final);
+ * dnnsat_jobs, one row per job (key, job, node: the tree's leaf, path: its
+ * box as text, state open/claimed/done, owner and lease_until while
+ * claimed, count once done, attempts: claims so far, commits: 1 once done,
+ * claimed_at and done_at: the last claim and the commit, PostgreSQL's clock).
+ *
+ * Invariants: a set and all its jobs are published in one transaction, at
+ * most one set per key (the primary key decides between two publishers).
+ * A job is claimed by one owner at a time (FOR UPDATE SKIP LOCKED), until
+ * its lease expires unrenewed; then any owner may claim it again. A commit
+ * succeeds only for the owner holding the claim, and only once (state
+ * 'claimed' -> 'done'): a count whose lease was lost is dropped, so no job
+ * is counted twice or lost. Every call is safe from any thread; the
+ * in-memory cache has no jobs (every call fails with -1).
+ */
+#ifndef DN_CACHE_JOBS_H
+#define DN_CACHE_JOBS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cache.h"
+
+/* A claimed job: the reduction's key, the job's number, its box (path) and
+ * the canonical request to compile (malloc'd; cache_job_clear frees). */
+struct cache_job {
+	char key[65];
+	int job;
+	char *path;
+	char *request;
+};
+
+/* The jobs done so far of a cut count: njobs in all, node[i] and count[i]
+ * (decimal text) for the ndone done ones; finished when its result was
+ * marked final (cache_jobs_state_clear frees). */
+struct cache_jobs_state {
+	int njobs, ndone, finished;
+	int32_t *node;
+	char **count;
+};
+
+/* 1 when the cache can hold jobs (PostgreSQL). */
+int cache_jobs_supported(const struct cache *c);
+
+/* Publishes the set of `key` in one transaction: the request, the tree
+ * (saved progress, tree_len bytes) and n jobs, job i for leaf nodes[i]
+ * with box paths[i]. 1 published, 0 a set of this key exists already
+ * (nothing written), -1 database down or error (nothing written). */
+int cache_jobs_publish(struct cache *c, const char *key, const char *request, const void *tree, size_t tree_len,
+    int n, const int32_t *nodes, char *const *paths);
+
+/* Claims one open job, or one whose lease expired, for `owner` for
+ * `lease` seconds (attempts + 1). 1 claimed (*out filled), 0 none to
+ * claim, -1 down. */
+int cache_jobs_claim(struct cache *c, const char *owner, double lease, struct cache_job *out);
+
+/* Extends owner's lease of a claimed job to `lease` seconds from now. 1
+ * kept, 0 lost (another owner claimed it, or it is done), -1 down. */
+int cache_jobs_renew(struct cache *c, const char *key, int job, const char *owner, double lease);
+
+/* Commits the job's exact count (decimal text) if owner still holds it. 1
+ * committed, 0 lost (the count is dropped), -1 down. */
+int cache_jobs_commit(struct cache *c, const char *key, int job, const char *owner, const char *count);
+
+/* Gives an unfinished job back (open again at once). 1, 0 not held, -1 down. */
+int cache_jobs_release(struct cache *c, const char *key, int job, const char *owner);
+
+/* The jobs of key not done yet (0 also when there is no set), or -1 down. */
+int cache_jobs_left(struct cache *c, const char *key);
+
+/* The set's state: 1 (*out filled), 0 no set of that key, -1 down. */
+int cache_jobs_read(struct cache *c, const char *key, struct cache_jobs_state *out);
+
+/* The set's tree (malloc'd, *len bytes): 1, 0 no set, -1 down. */
+int cache_jobs_tree(struct cache *c, const char *key, void **tree, size_t *len);
+
+/* Marks the set finished (its result final); idempotent. 0 or -1. */
+int cache_jobs_finish(struct cache *c, const char *key);
+
+void cache_job_clear(struct cache_job *j);
+void cache_jobs_state_clear(struct cache_jobs_state *s);
+
+#endif
