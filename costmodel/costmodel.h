@@ -41,8 +41,13 @@
  * rotary cos/sin tables saved once per model and shape, not per layer;
  * layernorm refuses an int64 input. 1.3.2: rmsnorm's "kernel" ("fused"
  * default, "eager": Hugging Face's LlamaRMSNorm, which the llama template
- * now uses, also keeps x^2 and the normalized product). */
-#define CM_VERSION "1.3.2"
+ * now uses, also keeps x^2 and the normalized product). 1.3.3: an operator
+ * keeping a choice's output keeps each alternative only where it is the one
+ * chosen (grouped-query attention no longer charges the unrepeated k and v,
+ * nor LoRA the frozen embedding's output, nor Xception every middle Block's
+ * input); an eager rmsnorm whose input needs no gradient keeps only the
+ * normalized product. */
+#define CM_VERSION "1.3.3"
 
 /* Limits on a built model (DN_ERANGE naming the limit beyond them), far
  * above the largest real models: the resnet template at its maxima builds
