@@ -45,7 +45,8 @@
  * keeping a choice's output keeps each alternative only where it is the one
  * chosen (grouped-query attention no longer charges the unrepeated k and v,
  * nor LoRA the frozen embedding's output, nor Xception every middle Block's
- * input); an eager rmsnorm whose input needs no gradient keeps only the
+ * input), and only where an operator keeping it runs (NB201's optional
+ * pools); an eager rmsnorm whose input needs no gradient keeps only the
  * normalized product. */
 #define CM_VERSION "1.3.3"
 

@@ -6,9 +6,9 @@
  * Invariant kept here: storage.last_use, storage.first_saver and
  * tensor.last_use are updated for every read, following views and choice
  * alternatives down to the storages that really hold the data;
- * storage.kept_if is where some operator keeps the storage: 1 when one keeps
- * it directly, else the conditions under which a kept choice output stands
- * for it (keep_tensor).
+ * storage.kept_if is where some operator keeps the storage: the guards of
+ * the operators keeping it, each with the conditions under which a kept
+ * choice output stands for it (keep_tensor).
  */
 #include "model_build_priv.h"
 #include "dn_deadline.h"
@@ -531,8 +531,11 @@ collect_alts(struct cm_graph *m, int t, int **set, int *n, int *cap, int depth)
 }
 
 /*
- * Op keeps tensor t for backward. A choice output keeps alts[i] only where
- * alt_conds[i] holds, and an alternative reached along several paths (a
+ * Op, present where `guard` holds, keeps tensor t for backward: t's storage
+ * is kept only where op runs (a pool that is one option of a choice keeps
+ * its input only where that option is chosen, though the input exists for
+ * every option). A choice output keeps alts[i] only where alt_conds[i]
+ * holds, and an alternative reached along several paths (a
  * repeat's output after k copies is also the input of copy k + 1's choice)
  * is kept where any of them holds: the conditions flow from t down the
  * alternatives in decreasing tensor order, which puts every choice output
@@ -540,13 +543,13 @@ collect_alts(struct cm_graph *m, int t, int **set, int *n, int *cap, int depth)
  * or -1 (out of memory; an expression's error is left in m->g.err).
  */
 static int
-keep_tensor(struct cm_graph *m, int t, int op)
+keep_tensor(struct cm_graph *m, int t, int op, expr_id guard)
 {
 	struct expr_graph *g = &m->g;
 	int *set = NULL, n = 0, cap = 0;
 
 	if (m->tensors[t].storage >= 0) {
-		mark_saved(m, m->tensors[t].storage, op, expr_int(g, 1));
+		mark_saved(m, m->tensors[t].storage, op, guard);
 		return 0;
 	}
 	m->visit_clock++;
@@ -556,7 +559,7 @@ keep_tensor(struct cm_graph *m, int t, int op)
 	}
 	qsort(set, (size_t)n, sizeof *set, tensor_desc);
 	for (int i = 0; i < n; i++)
-		m->tensors[set[i]].walk_cond = set[i] == t ? expr_int(g, 1) : expr_int(g, 0);
+		m->tensors[set[i]].walk_cond = set[i] == t ? guard : expr_int(g, 0);
 	for (int i = 0; i < n; i++) {
 		const struct cm_tensor *x = &m->tensors[set[i]];
 		if (x->storage >= 0) {
@@ -669,7 +672,7 @@ mb_finish_op(struct model_builder *mb, struct op_build *ob)
 		mark_tensor_used(m, ob->in[i], idx);
 	}
 	for (int i = 0; i < ob->nsaved; i++)
-		if (keep_tensor(m, ob->saved[i] == -2 ? ob->out : ob->saved[i], idx) != 0)
+		if (keep_tensor(m, ob->saved[i] == -2 ? ob->out : ob->saved[i], idx, ob->guard) != 0)
 			return dn_error_set(ob->err, DN_ENOMEM, ob->file_path, "out of memory");
 	if (dn_error_isset(&m->g.err))
 		return dn_error_set(ob->err, m->g.err.code, ob->file_path, "%s", m->g.err.message);
