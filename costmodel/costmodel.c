@@ -144,7 +144,7 @@ build_totals(struct cm_model *m, struct dn_error *err)
 		if (st->first_saver == INT_MAX || st->producer < -1 ||
 		    (m->wl.training && m->wl.checkpointing && st->recompute))
 			continue;
-		expr_id b = expr_mul(g, st->guard, st->bytes);
+		expr_id b = expr_mul(g, expr_and(g, st->guard, st->kept_if), st->bytes);
 		saved = expr_add(g, saved, b);
 		if (st->first_saver < K)
 			m->op_saved_bytes[st->first_saver] = expr_add(g, m->op_saved_bytes[st->first_saver], b);

@@ -41,10 +41,16 @@
  * rotary cos/sin tables saved once per model and shape, not per layer;
  * layernorm refuses an int64 input. 1.3.2: rmsnorm's "kernel" ("fused"
  * default, "eager": Hugging Face's LlamaRMSNorm, which the llama template
- * now uses, also keeps x^2 and the normalized product). 1.4.0: mixed
- * precision as autocast runs it (fp32 softmax, norms, embeddings, loader
- * batch and promoted sums; GEMMs keep fp16 casts), the workload's
- * zero_grad and optimizer_impl. */
+ * now uses, also keeps x^2 and the normalized product). 1.3.3: an operator
+ * keeping a choice's output keeps each alternative only where it is the one
+ * chosen (grouped-query attention no longer charges the unrepeated k and v,
+ * nor LoRA the frozen embedding's output, nor Xception every middle Block's
+ * input), and only where an operator keeping it runs (NB201's optional
+ * pools); an eager rmsnorm whose input needs no gradient keeps only the
+ * normalized product. 1.4.0: mixed precision as autocast runs it (fp32
+ * softmax, norms, embeddings, loader batch and promoted sums; GEMMs keep
+ * fp16 casts), the workload's zero_grad and optimizer_impl, the safe
+ * estimate's displaced activations. */
 #define CM_VERSION "1.4.0"
 
 /* Limits on a built model (DN_ERANGE naming the limit beyond them), far

@@ -355,6 +355,11 @@ plan_storages(struct plan_ctx *pc, int ckpt, struct mem_plan *plan, struct plan_
 			expr_id sz = storage_size(&c, s);
 			int saved = st->first_saver != INT_MAX;
 			int p = st->producer, lu = st->last_use;
+			/* kept: its bytes where an operator keeps it (kept_if); the
+			 * rest of sz is an output freed after its last reader */
+			expr_id kept = saved ? guarded(&c, st->kept_if, sz) : expr_int(g, 0);
+			expr_id unkept = saved ? guarded(&c, expr_not(g, st->kept_if), sz) : sz;
+			int partly = saved && !(expr_is_const(g, st->kept_if) && g->nodes[st->kept_if].k.i != 0);
 			/* checkpointed (ckpt_plan.h): in the forward it lives as an
 			 * unkept output (never made if only kept for backward); in the
 			 * backward from the block's recompute to its earliest keeper */
@@ -370,20 +375,20 @@ plan_storages(struct plan_ctx *pc, int ckpt, struct mem_plan *plan, struct plan_
 			}
 			if (rec) {
 				for (int k = st->first_saver; k <= m->ops[p].ckpt_last && k < K; k++)
-					if (tl_push(&rec_alive[k + 1], sz))
+					if (tl_push(&rec_alive[k + 1], kept))
 						goto oom;
 				for (int k = p; k <= lu && k < K; k++)
 					if (!st->extra && (tl_push(&inf_alive[k + 1], sz) || tl_push(&nk_alive[k + 1], sz)))
 						goto oom;
 				continue;
 			}
-			if (saved && (tl_push(&saved_at[p + 1], sz) || tl_push(&kept_by[st->first_saver + 1], sz)))
+			if (saved && (tl_push(&saved_at[p + 1], kept) || tl_push(&kept_by[st->first_saver + 1], kept)))
 				goto oom;
 			for (int k = p; k <= lu && k < K; k++) {
 				/* inference makes no masks or indices for backward */
 				if (!st->extra && tl_push(&inf_alive[k + 1], sz))
 					goto oom;
-				if (!saved && tl_push(&nk_alive[k + 1], sz))
+				if ((!saved || partly) && tl_push(&nk_alive[k + 1], unkept))
 					goto oom;
 			}
 		}

@@ -168,10 +168,13 @@ mb_parse_value(struct model_builder *mb, const json_t *v, const char *path, expr
 /* ---- select tensors ---- */
 
 /*
- * Joins alternatives: tensor alts[i] exists when conds[i] holds (the conds
- * are disjoint and, together with the enclosing guard, exhaustive; the last
- * one is used as the fallback). Returns a tensor standing for the one that
- * exists, or -1.
+ * Joins alternatives: the result stands for tensor alts[i] where conds[i]
+ * holds (the conds are disjoint and, together with the enclosing guard,
+ * exhaustive; the last one is the shapes' fallback). alts[i] may exist
+ * where it is not the one chosen (a repeat's output after k copies exists
+ * for every count >= k): an operator keeping the result keeps alts[i]'s
+ * storage only where conds[i] holds (op_build.c, keep_tensor). Returns the
+ * result, or -1.
  */
 int
 mb_make_select(struct model_builder *mb, const char *path, int n, const int *alts,
@@ -225,14 +228,20 @@ mb_make_select(struct model_builder *mb, const char *path, int n, const int *alt
 	t.producer = m->nops - 1;
 	t.last_use = m->nops - 1;
 	t.alts = malloc(sizeof(int) * (size_t)n);
-	if (t.alts == NULL)
+	t.alt_conds = malloc(sizeof(expr_id) * (size_t)n);
+	if (t.alts == NULL || t.alt_conds == NULL) {
+		free(t.alts);
+		free(t.alt_conds);
 		return dn_error_set(mb->err, DN_ENOMEM, path, "out of memory");
+	}
 	memcpy(t.alts, alts, sizeof(int) * (size_t)n);
+	memcpy(t.alt_conds, conds, sizeof(expr_id) * (size_t)n);
 	t.nalts = n;
 	t.owns_alts = 1;
 	idx = cm_graph_add_tensor(m, &t);
 	if (idx < 0) {
 		free(t.alts);
+		free(t.alt_conds);
 		return dn_error_set(mb->err, DN_ENOMEM, path, "out of memory");
 	}
 	return idx;

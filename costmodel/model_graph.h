@@ -11,7 +11,12 @@
  *    symbolic repeats instantiate every alternative under its guard). Costs
  *    are aggregated as sum(guard * cost); alternatives' guards are disjoint.
  *  - A tensor is backed by one storage, except the output of a choice, which
- *    stands for one of several storages (`alts`). Views (reshape, permute)
+ *    stands for one of several tensors (`alts`), alts[i] where alt_conds[i]
+ *    holds. An alternative may exist where it is not the one chosen (a
+ *    repeat's output after k copies exists for every count >= k; the input
+ *    of an operator that runs only under a condition exists either way), so
+ *    an operator that keeps a choice output keeps alts[i]'s storage only
+ *    where alt_conds[i] holds (storage.kept_if). Views (reshape, permute)
  *    and in-place ops share the storage of their input.
  *  - All memory is in bytes; `elems` counts elements.
  */
@@ -36,9 +41,10 @@ struct cm_tensor {
 	uint8_t dtype;
 	uint8_t requires_grad;
 	uint8_t contiguous;
-	uint8_t owns_alts;      /* alts was allocated for this tensor */
+	uint8_t owns_alts;      /* alts and alt_conds were allocated for this tensor */
 	int storage;            /* backing storage, or -1 for a choice output */
 	int *alts;              /* choice output: the tensors it may stand for */
+	expr_id *alt_conds;     /* ... alts[i] where alt_conds[i] holds (disjoint) */
 	int nalts;
 	int view_of;            /* tensor this is a view of, or -1 */
 	int producer;           /* op index; -1 for model inputs */
@@ -46,6 +52,8 @@ struct cm_tensor {
 	expr_id id_end;         /* int64 ids: their values lie in [0, id_end);
 	                         * EXPR_NONE when unknown (views keep it) */
 	unsigned visit;         /* the graph's visit_clock when a liveness walk last reached it */
+	expr_id walk_cond;      /* scratch of the walk that keeps a tensor (op_build.c):
+	                         * where the kept tensor stands for this one */
 };
 
 struct cm_storage {
@@ -54,6 +62,8 @@ struct cm_storage {
 	int producer;           /* op that allocates it; -1 for model inputs */
 	int last_use;           /* last op reading it (forward) */
 	int first_saver;        /* earliest op saving it for backward, or INT32_MAX */
+	expr_id kept_if;        /* with a saver: kept for backward where this holds (1
+	                         * unless it is kept only as a choice's alternative) */
 	uint8_t extra;          /* made only to be kept for backward (masks, indices) */
 	uint8_t recompute;      /* kept inside a checkpointed block: remade in backward (ckpt_plan.h) */
 };

@@ -5,7 +5,10 @@
  *
  * Invariant kept here: storage.last_use, storage.first_saver and
  * tensor.last_use are updated for every read, following views and choice
- * alternatives down to the storages that really hold the data.
+ * alternatives down to the storages that really hold the data;
+ * storage.kept_if is where some operator keeps the storage: the guards of
+ * the operators keeping it, each with the conditions under which a kept
+ * choice output stands for it (keep_tensor).
  */
 #include "model_build_priv.h"
 #include "dn_deadline.h"
@@ -35,6 +38,7 @@ cm_graph_add_storage(struct cm_graph *m, expr_id bytes, expr_id guard, int produ
 	m->storages[m->nstorages].producer = producer;
 	m->storages[m->nstorages].last_use = producer;
 	m->storages[m->nstorages].first_saver = INT_MAX;
+	m->storages[m->nstorages].kept_if = EXPR_NONE;
 	m->storages[m->nstorages].extra = 0;
 	return m->nstorages++;
 }
@@ -95,8 +99,10 @@ void
 cm_graph_free(struct cm_graph *m)
 {
 	for (int i = 0; i < m->ntensors; i++)
-		if (m->tensors[i].owns_alts)
+		if (m->tensors[i].owns_alts) {
 			free(m->tensors[i].alts);
+			free(m->tensors[i].alt_conds);
+		}
 	for (int i = 0; i < m->nops; i++)
 		free(m->ops[i].path);
 	for (int i = 0; i < m->ncons; i++) {
@@ -404,6 +410,7 @@ new_tensor(struct op_build *ob, int rank, const expr_id *dims, enum cm_dtype dt,
 	t.id_end = alias != NULL ? alias->id_end : EXPR_NONE;
 	if (alias != NULL && storage < 0) {
 		t.alts = alias->alts;   /* borrowed: owned by the choice output */
+		t.alt_conds = alias->alt_conds;
 		t.nalts = alias->nalts;
 	}
 	idx = cm_graph_add_tensor(ob->m, &t);
@@ -527,11 +534,89 @@ mark_used(struct cm_graph *m, int s, int op)
 		m->storages[s].last_use = op;
 }
 
+/* Storage s is kept for backward by op where `cond` holds. */
 static void
-mark_saved(struct cm_graph *m, int s, int op)
+mark_saved(struct cm_graph *m, int s, int op, expr_id cond)
 {
-	if (m->storages[s].first_saver > op)
-		m->storages[s].first_saver = op;
+	struct cm_storage *st = &m->storages[s];
+
+	if (st->first_saver > op)
+		st->first_saver = op;
+	st->kept_if = st->kept_if == EXPR_NONE ? cond : expr_or(&m->g, st->kept_if, cond);
+}
+
+static int
+tensor_desc(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x < y) - (x > y);
+}
+
+/* Collects into *set the tensors t may stand for: itself, and down choice
+ * alternatives (each once: nested repeats and choices share them). */
+static int
+collect_alts(struct cm_graph *m, int t, int **set, int *n, int *cap, int depth)
+{
+	struct cm_tensor *x = &m->tensors[t];
+
+	if (depth > 256 || x->visit == m->visit_clock)
+		return 0;
+	x->visit = m->visit_clock;
+	if (dn_grow_int(set, cap, *n + 1, sizeof **set) != 0)
+		return -1;
+	(*set)[(*n)++] = t;
+	if (x->storage >= 0)
+		return 0;
+	for (int i = 0; i < x->nalts; i++)
+		if (collect_alts(m, x->alts[i], set, n, cap, depth + 1) != 0)
+			return -1;
+	return 0;
+}
+
+/*
+ * Op, present where `guard` holds, keeps tensor t for backward: t's storage
+ * is kept only where op runs (a pool that is one option of a choice keeps
+ * its input only where that option is chosen, though the input exists for
+ * every option). A choice output keeps alts[i] only where alt_conds[i]
+ * holds, and an alternative reached along several paths (a
+ * repeat's output after k copies is also the input of copy k + 1's choice)
+ * is kept where any of them holds: the conditions flow from t down the
+ * alternatives in decreasing tensor order, which puts every choice output
+ * before its alternatives (mb_make_select appends it after them). Returns 0
+ * or -1 (out of memory; an expression's error is left in m->g.err).
+ */
+static int
+keep_tensor(struct cm_graph *m, int t, int op, expr_id guard)
+{
+	struct expr_graph *g = &m->g;
+	int *set = NULL, n = 0, cap = 0;
+
+	if (m->tensors[t].storage >= 0) {
+		mark_saved(m, m->tensors[t].storage, op, guard);
+		return 0;
+	}
+	m->visit_clock++;
+	if (collect_alts(m, t, &set, &n, &cap, 0) != 0) {
+		free(set);
+		return -1;
+	}
+	qsort(set, (size_t)n, sizeof *set, tensor_desc);
+	for (int i = 0; i < n; i++)
+		m->tensors[set[i]].walk_cond = set[i] == t ? guard : expr_int(g, 0);
+	for (int i = 0; i < n; i++) {
+		const struct cm_tensor *x = &m->tensors[set[i]];
+		if (x->storage >= 0) {
+			mark_saved(m, x->storage, op, x->walk_cond);
+			continue;
+		}
+		for (int j = 0; j < x->nalts; j++) {
+			struct cm_tensor *a = &m->tensors[x->alts[j]];
+			a->walk_cond = expr_or(g, a->walk_cond, expr_and(g, x->walk_cond, x->alt_conds[j]));
+		}
+	}
+	free(set);
+	return 0;
 }
 
 /* Extends the tensor-level liveness (for gradients) of t, the tensors it is a
@@ -631,12 +716,15 @@ mb_finish_op(struct model_builder *mb, struct op_build *ob)
 		mark_tensor_used(m, ob->in[i], idx);
 	}
 	for (int i = 0; i < ob->nsaved; i++)
-		for_each_storage(m, ob->saved[i] == -2 ? ob->out : ob->saved[i], mark_saved, idx);
+		if (keep_tensor(m, ob->saved[i] == -2 ? ob->out : ob->saved[i], idx, ob->guard) != 0)
+			return dn_error_set(ob->err, DN_ENOMEM, ob->file_path, "out of memory");
+	if (dn_error_isset(&m->g.err))
+		return dn_error_set(ob->err, m->g.err.code, ob->file_path, "%s", m->g.err.message);
 	for (int i = 0; i < ob->nextra; i++) {
 		int s = cm_graph_add_storage(m, ob->extra_saved[i], ob->guard, idx);
 		if (s < 0)
 			return dn_error_set(ob->err, DN_ENOMEM, ob->file_path, "out of memory");
-		m->storages[s].first_saver = idx;
+		mark_saved(m, s, idx, expr_int(&m->g, 1));
 		m->storages[s].extra = 1;
 	}
 	out = &m->tensors[ob->out];

@@ -68,8 +68,8 @@ batchnorm_build(struct op_build *ob)
  * differ only in what follows. `affine_params` weights of E values (2 for
  * layernorm's weight and bias, 1 for rmsnorm's weight), `stat_bytes` fp32
  * bytes per row kept for backward (layernorm: mean and rstd; rmsnorm:
- * rstd) and `flops` per element; the input is kept unless `keep_input`
- * is 0.
+ * rstd; 0: none) and `flops` per element; the input is kept unless
+ * `keep_input` is 0.
  */
 static int
 lastdim_norm_build(struct op_build *ob, int affine_params, int stat_bytes, int flops, int keep_input)
@@ -98,7 +98,8 @@ lastdim_norm_build(struct op_build *ob, int affine_params, int stat_bytes, int f
 		ob_param(ob, e);
 	if (keep_input)
 		ob_save_input(ob, 0);
-	ob_save_new(ob, expr_mul(g, rows, expr_int(g, stat_bytes)));
+	if (stat_bytes > 0)
+		ob_save_new(ob, expr_mul(g, rows, expr_int(g, stat_bytes)));
 	op_elementwise_costs(ob, flops);
 	return 0;
 }
@@ -123,22 +124,26 @@ layernorm_build(struct op_build *ob)
  * generated node saves the whole input (the reference's
  * saved_bytes_by_holder_ops "Mean"; torch 2's mean_backward takes
  * self.sym_numel() and may keep only sizes: not measured here, so the
- * larger, measured figure is modelled). The eps add keeps nothing. Measured
- * on torch 1.13 (tests/reference/gen_torch_reference_llm.py).
+ * larger, measured figure is modelled). The eps add keeps nothing. All of
+ * these but the last serve x's gradient only: with an input that needs
+ * none (a frozen embedding's output under a trainable norm), autograd makes
+ * no node for the pow, mean, rsqrt and x * rsqrt, and only weight * h keeps
+ * h. Measured on torch 1.13 (tests/reference/gen_torch_reference_llm.py).
  */
 static int
 rmsnorm_eager_build(struct op_build *ob)
 {
 	const struct cm_tensor *x = ob_in(ob, 0);
-	int x_fp32 = cm_dtype_bytes(ob->m, (enum cm_dtype)x->dtype) == 4;
+	int x_fp32 = cm_dtype_bytes(ob->m, (enum cm_dtype)x->dtype) == 4, xg = x->requires_grad;
 
 	/* x and rstd; below fp32 the fp32 copy is kept in x's place (x itself
 	 * is not saved by these ops) */
-	if (lastdim_norm_build(ob, 1, 4, 4, x_fp32) != 0)
+	if (lastdim_norm_build(ob, 1, xg ? 4 : 0, 4, x_fp32 && xg) != 0)
 		return -1;
-	if (!x_fp32)
+	if (!x_fp32 && xg)
 		ob_save_new(ob, ob_bytes(ob, x->elems, CM_DT_F32));
-	ob_save_new(ob, ob_bytes(ob, x->elems, CM_DT_F32));   /* h.pow(2) */
+	if (xg)
+		ob_save_new(ob, ob_bytes(ob, x->elems, CM_DT_F32));   /* h.pow(2) */
 	/* weight * h keeps h only for the weight's gradient (MulBackward0
 	 * saves other when self requires grad): not with a frozen weight */
 	if (ob_weights_train(ob))

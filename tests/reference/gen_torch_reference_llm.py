@@ -16,6 +16,8 @@ torch.manual_seed(0), torch 1.13.1 / torchvision 0.14.1 from Debian) on three mo
            final norm; lm_head (logits, no loss).
   vit      torchvision.models.vision_transformer.VisionTransformer at reduced size (the class
            vit_b_16 builds; dropout 0 as vit_b_16's defaults), batch 2 and 8.
+  frozen   the llama above with its embedding frozen (requires_grad=False), as dnnsat's
+           --freeze embedding.
   lora     the llama above with peft-style lora.Linear wrappers (frozen base Linear, lora_A
            Linear(in, r, bias=False), lora_B Linear(r, out, bias=False), * scaling,
            dropout = Identity as peft's lora_dropout=0), every non-LoRA parameter
@@ -271,14 +273,15 @@ LLAMA_SIZES = [  # vocab, hidden, intermediate, layers, heads, kv_heads, seq, ba
     (256, 64, 172, 2, 4, 4, 16, 2),
     (512, 128, 344, 2, 4, 2, 32, 2),
     (1000, 256, 688, 2, 4, 2, 64, 1),
+    (512, 128, 344, 2, 4, 1, 32, 2),      # multi-query: groups of 4
 ]
 VIT = dict(image_size=64, patch_size=16, num_layers=2, num_heads=4, hidden_dim=128, mlp_dim=256,
            num_classes=10)
-# multi-head (kv_heads = heads): dnnsat over-counts repeat_kv under GQA (see docs/accuracy.md)
+# LoRA on the multi-head llama (kv_heads = heads); grouped-query rows are in LLAMA_SIZES
 LORA_BASE = (512, 128, 344, 2, 4, 4, 32, 2)
 CSV_COLS = ["model", "family", "batch", "seq_len", "image_size", "vocab", "hidden", "intermediate",
             "layers", "heads", "kv_heads", "patch", "mlp_dim", "num_classes", "lora_r",
-            "lora_targets", "params", "trainable_params", "macs_batch1", "saved_activation_bytes",
+            "lora_targets", "frozen", "params", "trainable_params", "macs_batch1", "saved_activation_bytes",
             "saved_input_bytes"]
 
 
@@ -310,6 +313,13 @@ def main():
                        batch, cfg, vit_attention_macs(tokens, VIT["hidden_dim"], VIT["num_layers"]))
         rows.append(r)
         detail.append(d)
+    # a frozen embedding (dnnsat's --freeze embedding): the first RMSNorm's input needs no
+    # gradient, so of its ops only weight * h, for the weight's gradient, keeps anything (h)
+    m, cfg, inp, batch = llama_model(LORA_BASE)
+    m.embed_tokens.weight.requires_grad_(False)
+    r, d = measure("llama", "llama", m, inp, batch, dict(cfg, frozen="embedding"))
+    rows.append(r)
+    detail.append(d)
     for targets, label in ((("q_proj", "v_proj"), "attention.q+attention.v"), (None, "linear")):
         for rank in (4, 16):
             m, cfg, inp, batch = llama_model(LORA_BASE)
