@@ -42,7 +42,8 @@ onnx_op_sym2_reshape(struct onnx_imp *im, const struct onnx_val *x, const struct
 	}
 	if (infer >= 0 && d[1 - infer] > 0 && x->n % d[1 - infer] == 0)
 		d[infer] = x->n / d[1 - infer];
-	if (d[0] < 1 || d[1] < 1 || d[0] * d[1] != x->n)
+	/* each side at most n before the product: a huge shape would overflow it */
+	if (d[0] < 1 || d[1] < 1 || d[0] > x->n || d[1] > x->n || d[0] * d[1] != x->n)
 		return onnx_imp_fail(im, DN_EINVAL, "a shape tensor of %d entries reshaped to [%lld, %lld]", x->n,
 		    (long long)s->e[0].v, (long long)s->e[1].v);
 	if (sym2_new(im, o, d[0], d[1]) < 0)
