@@ -297,7 +297,8 @@ onnx_op_reshape_shape(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *
 			return onnx_imp_fail(im, DN_EINVAL, "negative entry %lld in the target shape", (long long)d.v);
 		o->shape[i] = d;
 		if (d.expr == NULL) {
-			iden *= d.v ? d.v : 1;
+			if (__builtin_mul_overflow(iden, d.v ? d.v : 1, &iden))
+				return onnx_imp_fail(im, DN_EINVAL, "element count overflows");
 		} else {
 			int found = 0;
 			for (int k = 0; k < nin && !found; k++)
