@@ -590,7 +590,7 @@ if os.access(dnnsat, os.X_OK):
     for budgets, field, v, model in ((["memory=3GiB", "params=5M"], "z3", z3_v, mlp),
                                      (["memory=100MiB", "params=1M"], "conflict", conflict_v, mlp),
                                      (["memory=100MiB", "params=1M"], "z3", z3_v, mlp),
-                                     (["memory=2GiB"], "z3", z3_v, width)):
+                                     (["memory=2110MiB"], "z3", z3_v, width)):
         cmd = [dnnsat, "count"] + model + ["--device", "t4", "--engine", "z3", "--json"]
         for b in budgets:
             cmd += ["--budget", b]

@@ -393,7 +393,7 @@ START_TEST(test_a100_peak_memory)
 			safe_high = fmax(safe_high, serr);
 		}
 		{
-			/* One known exception, open: Xception at batch 128 is -11.8%. Its
+			/* One known exception, open: Xception at batch 128 is -11.6%. Its
 			 * measured memory grows super-linearly (135 MiB per sample from
 			 * batch 32 to 64, 179 from 64 to 128; the model's 144 and 142),
 			 * which no per-sample term follows. Until cost model 1.3.3 the row

@@ -1,7 +1,8 @@
 /*
  * test_device.c - the device catalog (schemas/devices.json): every device the
  * issue names is present with sane figures, aliases resolve, and inline
- * device descriptions report the field they get wrong.
+ * device descriptions report the field they get wrong; the CUDA context
+ * figures each entry states are those mem_profile.c derives (in MiB).
  */
 #include <check.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 
 #include "dn_suggest.h"
+#include "mem_plan.h"
 #include "test_util.h"
 
 static const char *
@@ -231,6 +233,51 @@ START_TEST(test_context_figures)
 }
 END_TEST
 
+/* The CUDA context figure of Hugging Face's "Model training anatomy" is
+ * 1343 MiB: its code prints pynvml's used // 1024**2 (issue 15: it was read
+ * as 1343 MB, 62 MiB low on every device). Every catalog entry states it,
+ * a device without its own figure gets it from mem_profile.c, and every
+ * entry's upper bound is the one mem_profile.c composes for its SMs
+ * (1343 MiB + 1000 MiB + SMs x threads per SM x 2 KiB). */
+START_TEST(test_context_mib)
+{
+	const int64_t hf_context = 1343LL * 1048576, kernels = 1000LL * 1048576;
+	struct cm_device_catalog cat;
+	struct dn_error err;
+	struct mem_profile p;
+	struct cm_device d;
+	json_t *j;
+
+	memset(&err, 0, sizeof err);
+	ck_assert_msg(cm_catalog_load(catalog_path(), &cat, &err) == 0, "%s", err.message);
+	for (int i = 0; i < cat.n; i++) {
+		d = cat.devices[i];
+		ck_assert_msg(d.context_bytes == hf_context, "%s: cuda_context_bytes %lld, not 1343 MiB", d.name,
+		    (long long)d.context_bytes);
+		mem_profile_pytorch(&d, &p);
+		ck_assert_int_eq(p.context_bytes, hf_context);
+		/* the entry's upper bound is the default one, computed exactly */
+		d.context_bytes = d.context_upper_bytes = 0;
+		mem_profile_pytorch(&d, &p);
+		ck_assert_msg(p.context_upper_bytes == cat.devices[i].context_upper_bytes, "%s: "
+		    "cuda_context_upper_bytes %lld, mem_profile.c gives %lld", d.name,
+		    (long long)cat.devices[i].context_upper_bytes, (long long)p.context_upper_bytes);
+		ck_assert_int_eq(p.context_bytes, hf_context);
+	}
+	cm_catalog_free(&cat);
+	/* an inline device without the figures: 82 SMs, 2048 threads each by default */
+	j = json_loads("{\"name\": \"my-gpu\", \"memory_bytes\": 25769803776, "
+	    "\"memory_bandwidth_bytes_per_s\": 9e11, \"sm_count\": 82, \"peak_flops\": {\"fp32\": 3.5e13}}", 0, NULL);
+	ck_assert_ptr_nonnull(j);
+	ck_assert_int_eq(cm_device_from_json(j, "$.device", &d, &err), 0);
+	json_decref(j);
+	ck_assert_int_eq(d.context_bytes, 0);
+	mem_profile_pytorch(&d, &p);
+	ck_assert_int_eq(p.context_bytes, hf_context);
+	ck_assert_int_eq(p.context_upper_bytes, hf_context + kernels + 82LL * 2048 * 2048);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -243,6 +290,7 @@ main(void)
 	tcase_add_test(t, test_resolve);
 	tcase_add_test(t, test_suggest);
 	tcase_add_test(t, test_context_figures);
+	tcase_add_test(t, test_context_mib);
 	suite_add_tcase(s, t);
 	return run_suite(s, 0);
 }
