@@ -40,22 +40,26 @@ static const struct cm_choice choices[] = {
 };
 #define NCHOICES ((int)(sizeof choices / sizeof choices[0]))
 
-const struct cm_choice *
-cm_choice_by_field(const char *field)
+/* The choice whose option (by_option) or field is name, or NULL. */
+static const struct cm_choice *
+find(const char *name, int by_option)
 {
 	for (int i = 0; i < NCHOICES; i++)
-		if (strcmp(field, choices[i].field) == 0)
+		if (strcmp(name, by_option ? choices[i].option : choices[i].field) == 0)
 			return &choices[i];
 	return NULL;
 }
 
 const struct cm_choice *
+cm_choice_by_field(const char *field)
+{
+	return find(field, 0);
+}
+
+const struct cm_choice *
 cm_choice_by_option(const char *option)
 {
-	for (int i = 0; i < NCHOICES; i++)
-		if (strcmp(option, choices[i].option) == 0)
-			return &choices[i];
-	return NULL;
+	return find(option, 1);
 }
 
 /* The member of wl that holds c's index. */
