@@ -66,23 +66,48 @@ cache_jobs_supported(const struct cache *c)
 	return cache_is_pg(c);
 }
 
-/* Runs one statement on a pooled connection: the result (PQclear it), or
- * NULL (down, or the statement failed). */
-static PGresult *
-jobs_call(struct cache *c, int stmt, const char *const *vals, const int *lens, const int *fmts)
-{
-	char why[256];
-	int broken = 0;
+/* A lent connection and what its statements report (cache_pg_run). */
+struct jobs_conn {
 	PGconn *conn;
+	int broken;
+	char why[256];
+};
+
+/* Lends k a pooled connection: 0, or -1 (not PostgreSQL, or down). */
+static int
+jobs_lend(struct cache *c, struct jobs_conn *k)
+{
+	k->broken = 0;
+	k->why[0] = '\0';
+	return cache_is_pg(c) && (k->conn = cache_pg_lend(c, k->why, sizeof k->why)) != NULL ? 0 : -1;
+}
+
+/* PQclears `prev` (the step before; NULL for none), then runs statement
+ * stmt on k's connection, its result as text or, when `binary`, binary: the
+ * result (PQclear it), or NULL with k->why and k->broken set. */
+static PGresult *
+jobs_run(struct jobs_conn *k, PGresult *prev, int stmt, const char *const *vals, const int *lens,
+    const int *fmts, int binary)
+{
+	PQclear(prev);
+	return cache_pg_run(k->conn, cache_jobs_stmts[stmt].name, cache_jobs_stmts[stmt].nparams, vals, lens, fmts,
+	    binary, &k->broken, k->why, sizeof k->why);
+}
+
+/* Runs one statement on a pooled connection: the result (PQclear it), or
+ * NULL (down, or the statement failed: logged). */
+static PGresult *
+jobs_call(struct cache *c, int stmt, const char *const *vals, const int *lens, const int *fmts, int binary)
+{
+	struct jobs_conn k;
 	PGresult *res;
 
-	if (!cache_is_pg(c) || (conn = cache_pg_lend(c, why, sizeof why)) == NULL)
+	if (jobs_lend(c, &k) != 0)
 		return NULL;
-	res = cache_pg_run(conn, cache_jobs_stmts[stmt].name, cache_jobs_stmts[stmt].nparams, vals, lens, fmts,
-	    0, &broken, why, sizeof why);
-	if (res == NULL && !broken)
-		cache_log("jobs: %s failed: %s", cache_jobs_stmts[stmt].name, why);
-	cache_pg_return(c, conn, broken, why);
+	res = jobs_run(&k, NULL, stmt, vals, lens, fmts, binary);
+	if (res == NULL && !k.broken)
+		cache_log("jobs: %s failed: %s", cache_jobs_stmts[stmt].name, k.why);
+	cache_pg_return(c, k.conn, k.broken, k.why);
 	return res;
 }
 
@@ -90,7 +115,7 @@ jobs_call(struct cache *c, int stmt, const char *const *vals, const int *lens, c
 static int
 jobs_update(struct cache *c, int stmt, const char *const *vals)
 {
-	PGresult *res = jobs_call(c, stmt, vals, NULL, NULL);
+	PGresult *res = jobs_call(c, stmt, vals, NULL, NULL, 0);
 	int n;
 
 	if (res == NULL)
@@ -98,6 +123,18 @@ jobs_update(struct cache *c, int stmt, const char *const *vals)
 	n = atoi(PQcmdTuples(res)) > 0;
 	PQclear(res);
 	return n;
+}
+
+/* An UPDATE of one job that `owner` holds (J_RENEW, J_DONE, J_RELEASE:
+ * key, job, owner and, for the first two, `extra`): as jobs_update. */
+static int
+jobs_update_job(struct cache *c, int stmt, const char *key, int job, const char *owner, const char *extra)
+{
+	char j[16];
+	const char *vals[4] = { key, j, owner, extra };
+
+	snprintf(j, sizeof j, "%d", job);
+	return jobs_update(c, stmt, vals);
 }
 
 /* The array literals of a set's jobs: "{n0,n1,...}" and "{"p0","p1",...}"
@@ -134,14 +171,14 @@ int
 cache_jobs_publish(struct cache *c, const char *key, const char *request, const void *tree, size_t tree_len,
     int n, const int32_t *nodes, char *const *paths)
 {
-	char why[256] = "", njobs[16], *anodes = NULL, *apaths = NULL;
+	char njobs[16], *anodes = NULL, *apaths = NULL;
 	const char *set[4] = { key, request, njobs, tree }, *add[3] = { key, NULL, NULL };
-	int lens[4] = { 0, 0, 0, (int)tree_len }, fmts[4] = { 0, 0, 0, 1 }, broken = 0, rc = -1;
-	PGresult *res = NULL;
-	PGconn *conn;
+	int lens[4] = { 0, 0, 0, (int)tree_len }, fmts[4] = { 0, 0, 0, 1 }, rc = -1;
+	struct jobs_conn k;
+	PGresult *res;
 
 	if (!cache_is_pg(c) || n <= 0 || tree_len > 0x3fffffff ||
-	    jobs_arrays(n, nodes, paths, &anodes, &apaths) != 0) {
+	    jobs_arrays(n, nodes, paths, &anodes, &apaths) != 0 || jobs_lend(c, &k) != 0) {
 		free(anodes);
 		free(apaths);
 		return -1;
@@ -149,30 +186,18 @@ cache_jobs_publish(struct cache *c, const char *key, const char *request, const 
 	add[1] = anodes;
 	add[2] = apaths;
 	snprintf(njobs, sizeof njobs, "%d", n);
-	if ((conn = cache_pg_lend(c, why, sizeof why)) == NULL) {
-		free(anodes);
-		free(apaths);
-		return -1;
-	}
-	if ((res = cache_pg_run(conn, "dnnsat_jobs_begin", 0, NULL, NULL, NULL, 0, &broken, why, sizeof why)) != NULL) {
-		PQclear(res);
-		res = cache_pg_run(conn, "dnnsat_jobs_set", 4, set, lens, fmts, 0, &broken, why, sizeof why);
-	}
+	if ((res = jobs_run(&k, NULL, J_BEGIN, NULL, NULL, NULL, 0)) != NULL)
+		res = jobs_run(&k, res, J_SET, set, lens, fmts, 0);
 	if (res != NULL && atoi(PQcmdTuples(res)) == 0) {
 		rc = 0;         /* another publisher's set: leaving the transaction closes it (rolled back) */
-	} else if (res != NULL) {
-		PQclear(res);
-		res = cache_pg_run(conn, "dnnsat_jobs_add", 3, add, NULL, NULL, 0, &broken, why, sizeof why);
-		if (res != NULL) {
-			PQclear(res);
-			res = cache_pg_run(conn, "dnnsat_jobs_commit_tx", 0, NULL, NULL, NULL, 0, &broken, why, sizeof why);
-			rc = res != NULL ? 1 : -1;
-		}
+	} else if (res != NULL && (res = jobs_run(&k, res, J_ADD, add, NULL, NULL, 0)) != NULL) {
+		res = jobs_run(&k, res, J_COMMIT, NULL, NULL, NULL, 0);
+		rc = res != NULL ? 1 : -1;
 	}
-	if (rc < 0 && !broken)
-		cache_log("jobs: publishing %d jobs of %s failed: %s", n, key, why);
+	if (rc < 0 && !k.broken)
+		cache_log("jobs: publishing %d jobs of %s failed: %s", n, key, k.why);
 	PQclear(res);
-	cache_pg_return(c, conn, broken, why);
+	cache_pg_return(c, k.conn, k.broken, k.why);
 	free(anodes);
 	free(apaths);
 	return rc;
@@ -195,7 +220,7 @@ cache_jobs_claim(struct cache *c, const char *owner, double lease, struct cache_
 
 	memset(out, 0, sizeof *out);
 	snprintf(secs, sizeof secs, "%.3f", lease);
-	if ((res = jobs_call(c, J_CLAIM, vals, NULL, NULL)) == NULL)
+	if ((res = jobs_call(c, J_CLAIM, vals, NULL, NULL, 0)) == NULL)
 		return -1;
 	if (PQntuples(res) == 1) {
 		snprintf(out->key, sizeof out->key, "%s", PQgetvalue(res, 0, 0));
@@ -205,10 +230,7 @@ cache_jobs_claim(struct cache *c, const char *owner, double lease, struct cache_
 		rc = out->path != NULL && out->request != NULL ? 1 : -1;
 		if (rc < 0) {
 			/* out of memory: give it back rather than hold it to its lease */
-			char job[16];
-			const char *rel[3] = { out->key, job, owner };
-			snprintf(job, sizeof job, "%d", out->job);
-			PQclear(jobs_call(c, J_RELEASE, rel, NULL, NULL));
+			jobs_update_job(c, J_RELEASE, out->key, out->job, owner, NULL);
 			cache_job_clear(out);
 		}
 	}
@@ -219,39 +241,29 @@ cache_jobs_claim(struct cache *c, const char *owner, double lease, struct cache_
 int
 cache_jobs_renew(struct cache *c, const char *key, int job, const char *owner, double lease)
 {
-	char j[16], secs[32];
-	const char *vals[4] = { key, j, owner, secs };
+	char secs[32];
 
-	snprintf(j, sizeof j, "%d", job);
 	snprintf(secs, sizeof secs, "%.3f", lease);
-	return jobs_update(c, J_RENEW, vals);
+	return jobs_update_job(c, J_RENEW, key, job, owner, secs);
 }
 
 int
 cache_jobs_commit(struct cache *c, const char *key, int job, const char *owner, const char *count)
 {
-	char j[16];
-	const char *vals[4] = { key, j, owner, count };
-
-	snprintf(j, sizeof j, "%d", job);
-	return jobs_update(c, J_DONE, vals);
+	return jobs_update_job(c, J_DONE, key, job, owner, count);
 }
 
 int
 cache_jobs_release(struct cache *c, const char *key, int job, const char *owner)
 {
-	char j[16];
-	const char *vals[3] = { key, j, owner };
-
-	snprintf(j, sizeof j, "%d", job);
-	return jobs_update(c, J_RELEASE, vals);
+	return jobs_update_job(c, J_RELEASE, key, job, owner, NULL);
 }
 
 int
 cache_jobs_left(struct cache *c, const char *key)
 {
 	const char *vals[1] = { key };
-	PGresult *res = jobs_call(c, J_LEFT, vals, NULL, NULL);
+	PGresult *res = jobs_call(c, J_LEFT, vals, NULL, NULL, 0);
 	int n;
 
 	if (res == NULL)
@@ -269,7 +281,7 @@ cache_jobs_read(struct cache *c, const char *key, struct cache_jobs_state *out)
 	int n;
 
 	memset(out, 0, sizeof *out);
-	if ((res = jobs_call(c, J_HEAD, vals, NULL, NULL)) == NULL)
+	if ((res = jobs_call(c, J_HEAD, vals, NULL, NULL, 0)) == NULL)
 		return -1;
 	if (PQntuples(res) != 1) {
 		PQclear(res);
@@ -278,7 +290,7 @@ cache_jobs_read(struct cache *c, const char *key, struct cache_jobs_state *out)
 	out->njobs = atoi(PQgetvalue(res, 0, 0));
 	out->finished = PQgetvalue(res, 0, 1)[0] == 't';
 	PQclear(res);
-	if ((res = jobs_call(c, J_READ, vals, NULL, NULL)) == NULL)
+	if ((res = jobs_call(c, J_READ, vals, NULL, NULL, 0)) == NULL)
 		return -1;
 	n = PQntuples(res);
 	out->node = calloc((size_t)n + 1, sizeof *out->node);
@@ -305,19 +317,13 @@ int
 cache_jobs_tree(struct cache *c, const char *key, void **tree, size_t *len)
 {
 	const char *vals[1] = { key };
-	char why[256];
-	int broken = 0, rc = 0;
-	PGconn *conn;
+	int rc = 0;
 	PGresult *res;
 
 	*tree = NULL;
 	*len = 0;
-	if (!cache_is_pg(c) || (conn = cache_pg_lend(c, why, sizeof why)) == NULL)
-		return -1;
 	/* the blob as binary: its bytes as stored */
-	res = cache_pg_run(conn, cache_jobs_stmts[J_TREE].name, 1, vals, NULL, NULL, 1, &broken, why, sizeof why);
-	cache_pg_return(c, conn, broken, why);
-	if (res == NULL)
+	if ((res = jobs_call(c, J_TREE, vals, NULL, NULL, 1)) == NULL)
 		return -1;
 	if (PQntuples(res) == 1) {
 		size_t n = (size_t)PQgetlength(res, 0, 0);

@@ -169,11 +169,8 @@ estimate_json(const struct cli_query *q, struct dn_error *err)
 	    "grad_accum", q->wl.grad_accum > 1 ? q->wl.grad_accum : 1, "checkpointing", q->wl.checkpointing, "macs_convention",
 	    cm_macs_convention_name((enum cm_macs_convention)q->wl.macs_convention),
 	    "config", cm_config_to_json(q->def, q->config), "per_op", q->per_op);
-	if (body != NULL && q->wl.keep_grads)
-		json_object_set_new(json_object_get(body, "workload"), "zero_grad", json_string("zeros"));
-	if (body != NULL && q->wl.optimizer_for_loop)
-		json_object_set_new(json_object_get(body, "workload"), "optimizer_impl", json_string("for_loop"));
-	if (body == NULL || cm_ft_to_json(&q->wl.ft, json_object_get(body, "workload")) != 0) {
+	if (body == NULL || cm_choice_to_json(&q->wl, json_object_get(body, "workload")) != 0 ||
+	    cm_ft_to_json(&q->wl.ft, json_object_get(body, "workload")) != 0) {
 		json_decref(body);
 		dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
 		return NULL;

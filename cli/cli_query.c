@@ -8,6 +8,8 @@
  *   --dtype fp32|fp16|bf16|mixed_fp16|mixed_bf16   --tf32   --inference
  *   --attention sdpa|eager|math|mem_efficient|flash   --grad-accum N   --checkpointing
  *   --freeze SELECTORS   --train SELECTORS   --lora-rank R   --lora-targets SELECTORS
+ *   --zero-grad set_to_none|zeros   --optimizer-impl foreach|for_loop
+ *                                   (costmodel/cm_choice.c, as the query parser reads them)
  *   --json   --per-op
  * In steps: the arguments (query_option), the model (query_model), its
  * configuration (query_config), the device (query_device). Errors name the
@@ -104,18 +106,10 @@ query_option(int argc, char **argv, int *i, struct cli_query *q, struct query_ar
 			    "unknown dtype \"%s\" (fp32, fp16, bf16, mixed_fp16, mixed_bf16)", v);
 	} else if (strcmp(a, "--checkpointing") == 0) {
 		q->wl.checkpointing = 1;
-	} else if (strcmp(a, "--zero-grad") == 0) {
+	} else if (cm_choice_by_option(a) != NULL) {       /* --zero-grad, --optimizer-impl */
 		if ((v = need_arg(argc, argv, i, err)) == NULL)
 			return -1;
-		if (strcmp(v, "set_to_none") && strcmp(v, "zeros"))
-			return dn_error_set(err, DN_EINVAL, "--zero-grad", "\"%s\" is not set_to_none or zeros", v);
-		q->wl.keep_grads = strcmp(v, "zeros") == 0;
-	} else if (strcmp(a, "--optimizer-impl") == 0) {
-		if ((v = need_arg(argc, argv, i, err)) == NULL)
-			return -1;
-		if (strcmp(v, "foreach") && strcmp(v, "for_loop"))
-			return dn_error_set(err, DN_EINVAL, "--optimizer-impl", "\"%s\" is not foreach or for_loop", v);
-		q->wl.optimizer_for_loop = strcmp(v, "for_loop") == 0;
+		return cm_choice_from_option(cm_choice_by_option(a), v, &q->wl, err);
 	} else if (strcmp(a, "--freeze") == 0 || strcmp(a, "--train") == 0 || strcmp(a, "--lora-targets") == 0) {
 		struct cm_finetune *ft = &q->wl.ft;
 		if ((v = need_arg(argc, argv, i, err)) == NULL)

@@ -278,6 +278,26 @@ struct cm_workload {
 	struct cm_finetune ft;      /* frozen weights and LoRA (all zero: full training) */
 };
 
+/* The workload options that pick one of two named values, the first the
+ * default: zero_grad (set_to_none|zeros -> keep_grads) and optimizer_impl
+ * (foreach|for_loop -> optimizer_for_loop). One table (cm_choice.c) for
+ * the query parser, the CLI and the JSON they write. */
+struct cm_choice;
+/* The choice of a JSON workload field ("zero_grad"), or NULL. */
+const struct cm_choice *cm_choice_by_field(const char *field);
+/* The choice of a command-line option ("--zero-grad"), or NULL. */
+const struct cm_choice *cm_choice_by_option(const char *option);
+/* Sets wl's member from a JSON value (one of the value names); DN_EINVAL
+ * at "$.workload.<field>" listing the values (and the closest one). 0 or -1. */
+int cm_choice_from_json(const struct cm_choice *c, const json_t *v, struct cm_workload *wl,
+    struct dn_error *err);
+/* The same from an option's text; DN_EINVAL at the option. 0 or -1. */
+int cm_choice_from_option(const struct cm_choice *c, const char *v, struct cm_workload *wl,
+    struct dn_error *err);
+/* Adds to a JSON workload object every choice of wl that is not the
+ * default ("zero_grad": "zeros"); 0, or -1 when out of memory. */
+int cm_choice_to_json(const struct cm_workload *wl, json_t *workload);
+
 /* How MACs are counted (cm_macs.c has each convention's rules and sources).
  * TORCHVISION (the default; torchvision's published "GFLOPS" count this
  * way): multiply-accumulates of conv, linear, matmul, attention and recurrent

@@ -294,6 +294,17 @@ promote(struct expr_graph *g, expr_id *a, expr_id *b)
 		*b = expr_to_real(g, *b);
 }
 
+/* The two operands of an arithmetic node, made one type (promote): 0, or
+ * -1 when either is EXPR_NONE, given or made by the promotion. */
+static int
+operands(struct expr_graph *g, expr_id *a, expr_id *b)
+{
+	if (*a < 0 || *b < 0)
+		return -1;
+	promote(g, a, b);
+	return *a < 0 || *b < 0 ? -1 : 0;
+}
+
 int64_t
 expr_floordiv_i64(int64_t a, int64_t b)
 {
@@ -338,10 +349,7 @@ expr_add(struct expr_graph *g, expr_id a, expr_id b)
 	int64_t x, y, r;
 	double p, q;
 
-	if (a < 0 || b < 0)
-		return EXPR_NONE;
-	promote(g, &a, &b);
-	if (a < 0 || b < 0)
+	if (operands(g, &a, &b) != 0)
 		return EXPR_NONE;
 	if (g->nodes[a].type == EXPR_INT) {
 		if (const_int(g, a, &x) && const_int(g, b, &y)) {
@@ -367,10 +375,7 @@ expr_sub(struct expr_graph *g, expr_id a, expr_id b)
 	int64_t x, y, r;
 	double p, q;
 
-	if (a < 0 || b < 0)
-		return EXPR_NONE;
-	promote(g, &a, &b);
-	if (a < 0 || b < 0)
+	if (operands(g, &a, &b) != 0)
 		return EXPR_NONE;
 	if (g->nodes[a].type == EXPR_INT) {
 		if (const_int(g, a, &x) && const_int(g, b, &y)) {
@@ -393,10 +398,7 @@ expr_mul(struct expr_graph *g, expr_id a, expr_id b)
 	int64_t x, y, r;
 	double p, q;
 
-	if (a < 0 || b < 0)
-		return EXPR_NONE;
-	promote(g, &a, &b);
-	if (a < 0 || b < 0)
+	if (operands(g, &a, &b) != 0)
 		return EXPR_NONE;
 	if (g->nodes[a].type == EXPR_INT) {
 		if (const_int(g, a, &x) && const_int(g, b, &y)) {
@@ -430,10 +432,7 @@ expr_div(struct expr_graph *g, expr_id a, expr_id b)
 	int64_t x, y;
 	double p, q;
 
-	if (a < 0 || b < 0)
-		return EXPR_NONE;
-	promote(g, &a, &b);
-	if (a < 0 || b < 0)
+	if (operands(g, &a, &b) != 0)
 		return EXPR_NONE;
 	if (g->nodes[a].type == EXPR_INT) {
 		if (const_int(g, a, &x) && const_int(g, b, &y)) {
@@ -503,10 +502,7 @@ minmax(struct expr_graph *g, enum expr_kind kind, expr_id a, expr_id b)
 	int64_t x, y;
 	double p, q;
 
-	if (a < 0 || b < 0)
-		return EXPR_NONE;
-	promote(g, &a, &b);
-	if (a < 0 || b < 0)
+	if (operands(g, &a, &b) != 0)
 		return EXPR_NONE;
 	if (a == b)
 		return a;
@@ -529,10 +525,7 @@ compare(struct expr_graph *g, enum expr_kind kind, expr_id a, expr_id b)
 	double p, q;
 	int r;
 
-	if (a < 0 || b < 0)
-		return EXPR_NONE;
-	promote(g, &a, &b);
-	if (a < 0 || b < 0)
+	if (operands(g, &a, &b) != 0)
 		return EXPR_NONE;
 	if (g->nodes[a].kind == EK_CONST && g->nodes[b].kind == EK_CONST) {
 		if (g->nodes[a].type == EXPR_INT) {
@@ -591,9 +584,13 @@ truth(struct expr_graph *g, expr_id a)
 	return expr_ne(g, a, g->nodes[a].type == EXPR_INT ? expr_int(g, 0) : expr_real(g, 0.0));
 }
 
-expr_id
-expr_and(struct expr_graph *g, expr_id a, expr_id b)
+/* a AND b (kind EK_AND) or a OR b (EK_OR) of two truth values, folded: a
+ * constant operand is the answer when it is the absorbing one (false for
+ * AND, true for OR), else the other operand is; x op x is x. */
+static expr_id
+logic(struct expr_graph *g, enum expr_kind kind, expr_id a, expr_id b)
 {
+	int absorbing = kind == EK_OR;
 	int64_t x;
 
 	a = truth(g, a);
@@ -601,36 +598,27 @@ expr_and(struct expr_graph *g, expr_id a, expr_id b)
 	if (a < 0 || b < 0)
 		return EXPR_NONE;
 	if (const_int(g, a, &x))
-		return x ? b : a;
+		return (x != 0) == absorbing ? a : b;
 	if (const_int(g, b, &x))
-		return x ? a : b;
+		return (x != 0) == absorbing ? b : a;
 	if (a == b)
 		return a;
 	if (a > b) {
 		expr_id t = a; a = b; b = t;
 	}
-	return mk(g, EK_AND, EXPR_INT, a, b, EXPR_NONE);
+	return mk(g, kind, EXPR_INT, a, b, EXPR_NONE);
+}
+
+expr_id
+expr_and(struct expr_graph *g, expr_id a, expr_id b)
+{
+	return logic(g, EK_AND, a, b);
 }
 
 expr_id
 expr_or(struct expr_graph *g, expr_id a, expr_id b)
 {
-	int64_t x;
-
-	a = truth(g, a);
-	b = truth(g, b);
-	if (a < 0 || b < 0)
-		return EXPR_NONE;
-	if (const_int(g, a, &x))
-		return x ? a : b;
-	if (const_int(g, b, &x))
-		return x ? b : a;
-	if (a == b)
-		return a;
-	if (a > b) {
-		expr_id t = a; a = b; b = t;
-	}
-	return mk(g, EK_OR, EXPR_INT, a, b, EXPR_NONE);
+	return logic(g, EK_OR, a, b);
 }
 
 expr_id
@@ -654,10 +642,7 @@ expr_ite(struct expr_graph *g, expr_id c, expr_id a, expr_id b)
 	int64_t x;
 
 	c = truth(g, c);
-	if (c < 0 || a < 0 || b < 0)
-		return EXPR_NONE;
-	promote(g, &a, &b);
-	if (a < 0 || b < 0)
+	if (c < 0 || operands(g, &a, &b) != 0)
 		return EXPR_NONE;
 	if (const_int(g, c, &x))
 		return x ? a : b;

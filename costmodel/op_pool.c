@@ -26,6 +26,21 @@ pool_out(struct expr_graph *g, expr_id in, expr_id k, expr_id s, expr_id p, int 
 	    expr_sub(g, o, one), o);
 }
 
+/* Every pooling's output (x's rank and dtype, sizes dims) and what it
+ * keeps for backward: its input, and max pooling's int64 argmax indices
+ * (one per output element); elementwise costs. 0 or -1. */
+static int
+pool_output(struct op_build *ob, const struct cm_tensor *x, const expr_id *dims, int is_max)
+{
+	if (ob_out_new(ob, x->rank, dims, (enum cm_dtype)x->dtype) < 0)
+		return -1;
+	ob_save_input(ob, 0);
+	if (is_max)
+		ob_save_new(ob, ob_bytes(ob, ob->m->tensors[ob->out].elems, CM_DT_I64));
+	op_elementwise_costs(ob, 1);
+	return 0;
+}
+
 static int
 pool_build(struct op_build *ob, int spatial, int is_max)
 {
@@ -79,12 +94,8 @@ pool_build(struct op_build *ob, int spatial, int is_max)
 		    "pooling output size >= 1 (window larger than the padded input)", 3, no, vo);
 		dims[d] = o;
 	}
-	if (ob_out_new(ob, x->rank, dims, (enum cm_dtype)x->dtype) < 0)
+	if (pool_output(ob, x, dims, is_max) != 0)
 		return -1;
-	ob_save_input(ob, 0);
-	if (is_max)
-		ob_save_new(ob, ob_bytes(ob, ob->m->tensors[ob->out].elems, CM_DT_I64));
-	op_elementwise_costs(ob, 1);
 	{
 		/* PyTorch's pooling kernels (NCHW) run one thread per output that
 		 * loads every element of its window: the memory traffic is the
@@ -123,12 +134,8 @@ adaptive_build(struct op_build *ob, int is_max)
 		ob_require(ob, expr_ge(g, o[i], expr_int(g, 1)), "output_size >= 1", 1, n, &o[i]);
 		dims[x->rank - 2 + i] = o[i];
 	}
-	if (ob_out_new(ob, x->rank, dims, (enum cm_dtype)x->dtype) < 0)
+	if (pool_output(ob, x, dims, is_max) != 0)
 		return -1;
-	ob_save_input(ob, 0);
-	if (is_max)
-		ob_save_new(ob, ob_bytes(ob, ob->m->tensors[ob->out].elems, CM_DT_I64));
-	op_elementwise_costs(ob, 1);
 	ob->op.flops_other = x->elems;
 	return 0;
 }

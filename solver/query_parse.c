@@ -363,20 +363,9 @@ load_workload(const json_t *w, struct cm_workload *wl, struct dn_error *err)
 			if (!json_is_boolean(v))
 				return dn_error_set(err, DN_EINVAL, "$.workload.checkpointing", "must be true or false");
 			wl->checkpointing = json_is_true(v);
-		} else if (strcmp(key, "zero_grad") == 0) {
-			const char *s = json_string_value(v);
-			if (s == NULL || (strcmp(s, "set_to_none") && strcmp(s, "zeros")))
-				return dn_error_set(err, DN_EINVAL, "$.workload.zero_grad",
-				    "must be \"set_to_none\" (the default since PyTorch 2.0) or \"zeros\" "
-				    "(set_to_none=False: gradients stay allocated across steps)");
-			wl->keep_grads = strcmp(s, "zeros") == 0;
-		} else if (strcmp(key, "optimizer_impl") == 0) {
-			const char *s = json_string_value(v);
-			if (s == NULL || (strcmp(s, "foreach") && strcmp(s, "for_loop")))
-				return dn_error_set(err, DN_EINVAL, "$.workload.optimizer_impl",
-				    "must be \"foreach\" (the default on CUDA since PyTorch 2.0) or \"for_loop\" "
-				    "(one weight at a time: PyTorch < 2.0, transformers.AdamW)");
-			wl->optimizer_for_loop = strcmp(s, "for_loop") == 0;
+		} else if (cm_choice_by_field(key) != NULL) {      /* zero_grad, optimizer_impl */
+			if (cm_choice_from_json(cm_choice_by_field(key), v, wl, err) != 0)
+				return -1;
 		} else if (strcmp(key, "grad_accum") == 0) {
 			if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 65536)
 				return dn_error_set(err, DN_EINVAL, "$.workload.grad_accum",

@@ -26,39 +26,23 @@ docs/memory-accuracy.md (the batch-4 runs: allocator fragmentation).
 Prints "N passed, N failed".
 """
 import csv
-import json
 import os
-import subprocess
 
-TOP = os.environ.get("top_srcdir", ".")
-BUILD = os.environ.get("top_builddir", ".")
-DNNSAT = os.path.join(BUILD, "dnnsat")
-os.environ.setdefault("DNNSAT_DATA_DIR", os.path.join(TOP, "schemas"))
+from clitest import TOP, check, estimate_json, report  # shared with test_import.py
+
 MIB = 1 << 20
-passed = failed = 0
-
-
-def check(name, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL", name, detail)
 
 
 def estimate(row):
-    args = [DNNSAT, "estimate", "--preset", "bert-large", "seq_len=512", "batch_size=" + row["batch_size"],
+    args = ["--preset", "bert-large", "seq_len=512", "batch_size=" + row["batch_size"],
             "--device", "v100-16gb", "--attention", "eager", "--dtype", row["dtype"],
-            "--optimizer", row["optimizer"], "--zero-grad", "zeros", "--optimizer-impl", "for_loop", "--json"]
+            "--optimizer", row["optimizer"], "--zero-grad", "zeros", "--optimizer-impl", "for_loop"]
     if row["grad_accum"] != "1":
         args += ["--grad-accum", row["grad_accum"]]
     if row["checkpointing"] == "1":
         args.append("--checkpointing")
-    p = subprocess.run(args, capture_output=True, text=True, timeout=120)
-    if p.returncode not in (0, 1):
-        return None, p.stderr.strip()
-    return json.loads(p.stdout)["costs"]["memory"], ""
+    d, err = estimate_json(*args)
+    return (d["costs"]["memory"], "") if d is not None else (None, err.strip())
 
 
 def main():
@@ -82,8 +66,7 @@ def main():
             check(row["name"] + ": within 5% (the optimizer step's peak)", abs(ee) <= 5, "%+.1f%%" % ee)
         if row["name"] == "fp16":
             check("fp16: within 15% (autocast's fp32 softmax and norms)", abs(ee) <= 15, "%+.1f%%" % ee)
-    print("%d passed, %d failed" % (passed, failed))
-    raise SystemExit(1 if failed else 0)
+    raise SystemExit(report())
 
 
 if __name__ == "__main__":

@@ -30,37 +30,15 @@ import subprocess
 import sys
 import tempfile
 
-TOP = os.environ.get("top_srcdir", ".")
-BUILD = os.environ.get("top_builddir", ".")
-DNNSAT = os.path.join(BUILD, "dnnsat")
+from clitest import TOP, check, estimate_json, report, run  # shared with test_hf_bert.py
+
 DATA = os.path.join(TOP, "tests", "data", "onnx")
-os.environ.setdefault("DNNSAT_DATA_DIR", os.path.join(TOP, "schemas"))
-passed = failed = 0
-
-
-def check(name, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL", name, detail)
-
-
-def run(*args):
-    p = subprocess.run([DNNSAT, *args], capture_output=True, text=True, errors="replace", timeout=120)
-    return p.returncode, p.stdout, p.stderr
 
 
 def costs(model, attention="eager", **cfg):
     # the references are PyTorch's eager attention code (gen_torch_reference.py): the imported
     # attention_core runs the same kernel under --attention eager
-    rc, out, err = run("estimate", "--model", model, "--json", "--attention", attention,
-                       *[f"{k}={v}" for k, v in cfg.items()])
-    if rc not in (0, 1) or not out.strip():
-        return None, err
-    d = json.loads(out)
-    return d, ""
+    return estimate_json("--model", model, "--attention", attention, *[f"{k}={v}" for k, v in cfg.items()])
 
 
 def check_model(tmp, onnx_path, name, ref, dims):
@@ -670,8 +648,7 @@ def main():
             brefs = json.load(f)
         for name in ("resnet18", "resnet50", "mobilenet_v2"):
             check_model(tmp, os.path.join(big, name + ".onnx"), name, brefs[name], ["batch"])
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return report()
 
 
 if __name__ == "__main__":

@@ -26,16 +26,8 @@ import jsonschema
 
 top = os.environ.get("top_srcdir", ".")
 builddir = os.environ.get("top_builddir", ".")
-passed = failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL %s %s" % (name, detail))
+sys.path.insert(0, os.path.join(top, "tests", "cli"))
+from clitest import check, report  # noqa: E402  (the counters the CLI tests use)
 
 
 def load(rel):
@@ -751,5 +743,4 @@ if yaml is not None:
 else:
     print("skip: no python3-yaml; docker/compose.yaml not read")
 
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+sys.exit(report())

@@ -2,7 +2,8 @@
  * test_fset_util.h - what the feasible-set engine's test programs
  * (test_fset_*.c, one per theme so that `make -j check` spreads them)
  * share: the device catalog, the random queries of every template
- * (random_query, small_variant, random_real_query), brute force over a
+ * (random_query, small_variant, random_real_query), a query parsed and
+ * counted exactly (parse_query, exact_count), brute force over a
  * query's grid (brute) and the engine's answers checked against it
  * (check_answers, check_tape_agrees, check_first_in_box, check_extremes),
  * Z3's enumeration against it (z3_check_set, skipped when
@@ -559,6 +560,38 @@ check_random_query(json_t *req, int i, int z3, double *z3_s)
 	"     \"conv\": [{\"op\": \"conv2d\", \"out_channels\": \"op_width\", \"kernel\": \"op_kernel\", \"padding\": \"op_kernel / 2\"}]," \
 	"     \"pool\": [{\"op\": \"maxpool2d\", \"kernel\": 2}]}}," \
 	"   {\"op\": \"adaptive_avgpool2d\"}, {\"op\": \"flatten\"}, {\"op\": \"linear\", \"out_features\": 10}]},"
+
+/* ---- one query's set-up: parsed, counted exactly, brute force ---- */
+
+/* Parses req into q (load_catalog first). */
+static __attribute__((unused)) void
+parse_query(json_t *req, struct sq_query *q)
+{
+	struct dn_error err;
+
+	memset(&err, 0, sizeof err);
+	ck_assert_msg(sq_parse(req, &cat, q, &err) == 0, "%s", err.message);
+}
+
+/* q's exact count (fs_count_all to the end, in an engine of its own) and
+ * its feasible configurations by brute force (*bf, *nbf: free_list them),
+ * checked to agree. */
+static __attribute__((unused)) fs_count
+exact_count(struct sq_query *q, char ***bf, int64_t *nbf)
+{
+	struct fs_engine e;
+	struct dn_error err;
+	fs_count exact;
+
+	memset(&err, 0, sizeof err);
+	ck_assert_int_eq(fs_init(&e, q, &err), 0);
+	ck_assert_int_eq(fs_count_all(&e, 0, &err), 0);
+	exact = e.lower;
+	*nbf = brute(&e, bf);
+	ck_assert_int_eq((int64_t)exact, *nbf);
+	fs_free(&e);
+	return exact;
+}
 
 /* ---- saved progress: fs_progress_save, fs_progress_load, fs_count_more ---- */
 

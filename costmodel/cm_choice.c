@@ -1,0 +1,143 @@
+/*
+ * cm_choice.c - the workload options that pick one of two named values
+ * (cm_choice_*): zero_grad (set_to_none|zeros) and optimizer_impl
+ * (foreach|for_loop). One table gives each its JSON workload field, its
+ * command-line option, its values (the first is the default) with what each
+ * means, and the int member of struct cm_workload that holds the index of
+ * the value chosen; the query parser (solver/query_parse.c), `dnnsat
+ * estimate`'s options (cli/cli_query.c) and the estimate's JSON body
+ * (cli/cli_estimate.c) all read it, so a value is spelled, checked and
+ * explained in one place.
+ *
+ * Errors name the field ("$.workload.zero_grad") or the option
+ * ("--zero-grad"), list the allowed values and add the closest one when
+ * the text given is near it (common/dn_suggest.c: "zero" -> zeros).
+ */
+#include "costmodel.h"
+#include "dn_suggest.h"
+
+#include <stddef.h>
+#include <string.h>
+
+struct cm_choice {
+	const char *field;          /* the JSON workload field */
+	const char *option;         /* the command-line option */
+	const char *values[2];      /* [0] is the default */
+	const char *notes[2];       /* what each value means (the JSON error says it) */
+	size_t member;              /* offsetof the int in struct cm_workload: the index chosen */
+};
+
+/* The defaults and their meaning: PyTorch 2.0's release notes
+ * (optimizer.zero_grad(set_to_none=True) became the default; torch.optim
+ * uses the foreach implementation on CUDA by default). */
+static const struct cm_choice choices[] = {
+	{ "zero_grad", "--zero-grad", { "set_to_none", "zeros" },
+	  { "the default since PyTorch 2.0", "set_to_none=False: gradients stay allocated across steps" },
+	  offsetof(struct cm_workload, keep_grads) },
+	{ "optimizer_impl", "--optimizer-impl", { "foreach", "for_loop" },
+	  { "the default on CUDA since PyTorch 2.0", "one weight at a time: PyTorch < 2.0, transformers.AdamW" },
+	  offsetof(struct cm_workload, optimizer_for_loop) },
+};
+#define NCHOICES ((int)(sizeof choices / sizeof choices[0]))
+
+/* The choice whose option (by_option) or field is name, or NULL. */
+static const struct cm_choice *
+find(const char *name, int by_option)
+{
+	for (int i = 0; i < NCHOICES; i++)
+		if (strcmp(name, by_option ? choices[i].option : choices[i].field) == 0)
+			return &choices[i];
+	return NULL;
+}
+
+const struct cm_choice *
+cm_choice_by_field(const char *field)
+{
+	return find(field, 0);
+}
+
+const struct cm_choice *
+cm_choice_by_option(const char *option)
+{
+	return find(option, 1);
+}
+
+/* The member of wl that holds c's index. */
+static int *
+slot(const struct cm_choice *c, struct cm_workload *wl)
+{
+	return (int *)(void *)((char *)wl + c->member);
+}
+
+static int
+chosen(const struct cm_choice *c, const struct cm_workload *wl)
+{
+	return *(const int *)(const void *)((const char *)wl + c->member);
+}
+
+/* The index of s among c's values, or -1 (s NULL or not one of them). */
+static int
+value_index(const struct cm_choice *c, const char *s)
+{
+	for (int i = 0; s != NULL && i < 2; i++)
+		if (strcmp(s, c->values[i]) == 0)
+			return i;
+	return -1;
+}
+
+/* Sets err at path to message + " (did you mean X?)" when s is close to a
+ * value. Returns -1. */
+static int
+refuse(const struct cm_choice *c, const char *s, const char *path, const char *message, struct dn_error *err)
+{
+	char near[128] = "";     /* at most the two values */
+
+	if (s != NULL)
+		dn_suggest(s, c->values, 2, near, sizeof near);
+	if (near[0] != '\0')
+		return dn_error_set(err, DN_EINVAL, path, "%s (did you mean %s?)", message, near);
+	return dn_error_set(err, DN_EINVAL, path, "%s", message);
+}
+
+int
+cm_choice_from_json(const struct cm_choice *c, const json_t *v, struct cm_workload *wl, struct dn_error *err)
+{
+	const char *s = json_string_value(v);
+	int i = value_index(c, s);
+	char path[64], message[sizeof err->message];
+
+	if (i < 0) {
+		dn_fmt(path, sizeof path, "$.workload.%s", c->field);
+		dn_fmt(message, sizeof message, "must be \"%s\" (%s) or \"%s\" (%s)", c->values[0], c->notes[0],
+		    c->values[1], c->notes[1]);
+		return refuse(c, s, path, message, err);
+	}
+	*slot(c, wl) = i;
+	return 0;
+}
+
+int
+cm_choice_from_option(const struct cm_choice *c, const char *v, struct cm_workload *wl, struct dn_error *err)
+{
+	int i = value_index(c, v);
+	char message[sizeof err->message];
+
+	if (i < 0) {
+		dn_fmt(message, sizeof message, "\"%s\" is not %s or %s", v != NULL ? v : "", c->values[0],
+		    c->values[1]);
+		return refuse(c, v, c->option, message, err);
+	}
+	*slot(c, wl) = i;
+	return 0;
+}
+
+int
+cm_choice_to_json(const struct cm_workload *wl, json_t *workload)
+{
+	for (int i = 0; i < NCHOICES; i++) {
+		int k = chosen(&choices[i], wl);
+		if (k != 0 && json_object_set_new(workload, choices[i].field, json_string(choices[i].values[k])) != 0)
+			return -1;
+	}
+	return 0;
+}
