@@ -139,7 +139,8 @@ struct fs_engine {
 	int64_t bound_calls, evals;
 	int64_t steals;                 /* boxes parallel counts' workers gave to idle ones */
 	double cpu_span;                /* CPU seconds on the longest thread of the parallel counts so
-	                                 * far (fset_par.c: split and graft plus the busiest worker),
+	                                 * far (fset_par.c: collecting the leaves and the graft plus
+	                                 * the busiest worker),
 	                                 * what they take on idle cores; 0 on one thread */
 	double deadline;                /* CLOCK_MONOTONIC seconds, 0 = none */
 	int64_t work_limit;             /* stop as at a deadline once bound_calls reaches it, 0 = none
