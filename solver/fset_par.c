@@ -30,7 +30,11 @@
  * item's index). The giver skips them; the taker counts each into its own
  * array, from a root that stands for the giver's node. Only the owner reads
  * or writes its frames and nodes, so giving needs the lock of the item
- * list alone, and a giver pays a test of one atomic at every child.
+ * list alone, and a giver pays a test of one atomic at every child. A
+ * taker's box is entered anew (ResNet-50 on 2 threads: 1-2.5% more bound
+ * calls than one thread). e->par_force_steals (tests) makes the only busy
+ * worker wait for an idle one to give to, so that stealing is exercised
+ * whatever the scheduler does.
  *
  * Graft. Once the workers are done, the leaves' subtrees are appended to
  * e->nodes in the order of the leaves, each subtree's children blocks in
@@ -57,7 +61,7 @@
  * and claims no more leaves, leaves left unclaimed stay as they were, and
  * e->timed_out is set: a valid tree whose bounds are correct, not the one
  * thread's (whose timing differs anyway). Given items are always counted
- * (a worker past the deadline makes each an undecided leaf at once). With
+ * (a worker past the deadline makes each an undecided leaf after one bound). With
  * a work limit (deterministic slices), counting stays on one thread. The
  * progress callback runs on the coordinating thread only, about every
  * 0.25 s, with e->bound_calls including the items done.
