@@ -130,12 +130,17 @@ struct fs_engine {
 	                                 * is the same at any number; bound_calls and evals are not
 	                                 * (fset_par.c) */
 	struct fs_par *par;             /* private: the parallel count this engine works for, or NULL */
+	int par_force_steals;           /* tests: the first this many times a parallel count's only
+	                                 * busy worker has boxes left, it waits for an idle worker
+	                                 * and gives it some (fset_par.c); 0 (fs_init) = never */
 	/* current box */
 	int64_t *lo, *hi;
 	/* statistics and limits */
 	int64_t bound_calls, evals;
+	int64_t steals;                 /* boxes parallel counts' workers gave to idle ones */
 	double cpu_span;                /* CPU seconds on the longest thread of the parallel counts so
-	                                 * far (fset_par.c: split and graft plus the busiest worker),
+	                                 * far (fset_par.c: collecting the leaves and the graft plus
+	                                 * the busiest worker),
 	                                 * what they take on idle cores; 0 on one thread */
 	double deadline;                /* CLOCK_MONOTONIC seconds, 0 = none */
 	int64_t work_limit;             /* stop as at a deadline once bound_calls reaches it, 0 = none

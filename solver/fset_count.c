@@ -21,7 +21,8 @@
  *
  * With e->threads > 1, the undecided leaves are counted on several threads
  * (fset_par.c) into the same stored tree as here; this file's search is
- * what each thread runs on its part.
+ * what each thread runs on its part, telling it of every split box so that
+ * it can give children not yet started to an idle thread.
  */
 #include "fset_priv.h"
 #include "dn_grow.h"
@@ -186,10 +187,16 @@ fs_count_box(struct fs_engine *e, int d, int32_t node, fs_count *count, fs_count
 		}
 		if (node >= 0)
 			first = fs_node_alloc(e, nch);
+		/* a worker of a parallel count may give later children away */
+		if (e->par != NULL && first >= 0 && fs_par_push(e, node, first, dv, nch, clo, chi) != 0)
+			return -1;
 		for (int i = 0; i < nch; i++) {
-			int64_t mark = fs_mark(e);
+			int64_t mark;
 			fs_count c, u;
 			int32_t child = first >= 0 ? first + i : -1;
+			if (e->par != NULL && first >= 0 && fs_par_child(e, i))
+				break;
+			mark = fs_mark(e);
 			if (child >= 0) {
 				e->nodes[child].var = dv;
 				e->nodes[child].lo = clo[i];
@@ -224,6 +231,8 @@ fs_count_box(struct fs_engine *e, int d, int32_t node, fs_count *count, fs_count
 			sum = fs_add(sum, c);
 			usum = fs_add(usum, u);
 		}
+		if (e->par != NULL && first >= 0)
+			fs_par_pop(e);
 		*count = sum;
 		*upper = usum;
 		if (node >= 0) {

@@ -2,55 +2,69 @@
  * fset_par.c - counting the undecided leaves of the stored search tree on
  * several threads (e->threads > 1), leaving the tree one thread leaves.
  *
- * Split. The coordinating thread (the caller's) expands the leaves breadth
- * first into a separate "top" tree, deciding each box exactly as
- * fs_count_box does (fs_box_decide, fs_split, fs_box_exact), until at least
- * PAR_ITEMS_PER_THREAD boxes per thread are pending or none is (a small
- * tree is then counted whole). The pending boxes are the work items.
+ * Items. The work items are the undecided leaves of the stored tree, in the
+ * order of configurations (a count from scratch: the root alone); nothing
+ * is bounded before the workers start. An earlier version expanded the
+ * leaves breadth first on the coordinating thread into 32 boxes per thread
+ * first: on ResNet-50 (a bound of a fraction of a millisecond on the 42k-node
+ * graph, 751 boxes in all) that serial split was a third of the count.
  *
  * Count. Each worker thread owns a clone of the engine: the immutable parts
  * (query, graph, tapes, tables, check structures, the stored tree, which no
  * one writes while workers run) are shared, the mutable ones (the box
  * lo/hi, intervals iv/hpiv, stamps, undo trail, scratch point/config, the
  * continuous vars' cells, its node array and statistics) are its own. It
- * claims items through one atomic index, the largest boxes first, enters
- * the item's box from the shared base box and counts it with fs_count_box
- * into its own node array. Work stealing is this fine initial split with
- * dynamic claiming, rather than splitting a running subtree further: a
- * subtree's node layout must be the depth-first one (below), which a
- * subtree split mid-count would have to stitch back. Items are claimed in
- * the order of configurations, not largest first: a thread's consecutive
- * items are then near each other in the tree and it enters each from the
- * last one's box (par_cursor: back to the shared prefix, then down),
- * which on a heavy graph (ResNet-50's 42k nodes, a bound of milliseconds)
- * is what keeps the split's overhead below the work; box sizes, the only
- * measure of an item known in advance, say little of its work anyway
- * (most of a large box is often decided at once).
+ * claims an item, enters its box from the shared base box (par_cursor: back
+ * to the path it shares with its last box, then down) and counts it with
+ * fs_count_box into its own node array.
+ *
+ * Stealing. fs_count_box tells a worker's engine of every box it splits
+ * (fs_par_push, fs_par_child, fs_par_pop): the worker keeps the stack of
+ * those frames, each with its children not yet started. While a worker
+ * waits for work (`hungry`: the waiting workers less the items given and
+ * not yet claimed), a busy worker, at the start of its next child, gives
+ * away the later half of the pending children of its shallowest frame that
+ * has any (the largest boxes it has left): each becomes an item whose path
+ * is the worker's item's path and the frames' current children, and the
+ * given node in the giver's array is marked (nchildren -1, first_child the
+ * item's index). The giver skips them; the taker counts each into its own
+ * array, from a root that stands for the giver's node. Only the owner reads
+ * or writes its frames and nodes, so giving needs the lock of the item
+ * list alone, and a giver pays a test of one atomic at every child. A
+ * taker's box is entered anew (ResNet-50 on 2 threads: 1-2.5% more bound
+ * calls than one thread). e->par_force_steals (tests) makes the only busy
+ * worker wait for an idle one to give to, so that stealing is exercised
+ * whatever the scheduler does.
  *
  * Graft. Once the workers are done, the leaves' subtrees are appended to
  * e->nodes in the order of the leaves, each subtree's children blocks in
- * depth-first order (top nodes and the workers' trees read through one
- * recursion): exactly where one thread's depth-first count allocates them,
- * so the stored tree is the same node for node (indices and contents), and
- * with it the k-th configuration, pages, cursors, samples and saved
- * progress. Statistics (bound_calls, evals) differ: the expansion bounds
- * boxes twice.
+ * depth-first order, following a given node into its taker's tree, with
+ * every inner node's count and upper summed from its children (a giver's
+ * sums lack what it gave): exactly where one thread's depth-first count
+ * allocates them, so the stored tree is the same node for node (indices
+ * and contents), and with it the k-th configuration, pages, cursors,
+ * samples and saved progress. Statistics (bound_calls, evals) differ: an
+ * entered path is bounded again.
  *
  * The cap. One thread stores children blocks greedily up to e->max_nodes
  * and counts the rest without storing them. Rather than replay that rule
  * across threads, the workers share one budget, what e->max_nodes leaves
- * after the tree and the top: when it is spent (or a worker runs out of
- * memory), every worker stops, nothing is grafted, and the caller counts
- * on one thread; so a count whose tree outgrows max_nodes costs the time
- * parallel counting took to fill it, and then the single-threaded count.
+ * after the tree (an item's root stands for a node already counted: the
+ * stored leaf, or the giver's node): when it is spent (or a worker runs
+ * out of memory), every worker stops, nothing is grafted, and the caller
+ * counts on one thread; so a count whose tree outgrows max_nodes costs the
+ * time parallel counting took to fill it, and then the single-threaded
+ * count.
  *
  * Deadlines. The workers take the engine's deadline; past it, their boxes
- * become undecided leaves as on one thread, unclaimed items stay undecided
- * with their box size as upper bound, and e->timed_out is set: a valid
- * tree whose bounds are correct, not the one thread's (whose timing
- * differs anyway). With a work limit (deterministic slices), counting stays
- * on one thread. The progress callback runs on the coordinating thread only,
- * about every 0.25 s, with e->bound_calls including the items done.
+ * become undecided leaves as on one thread, a worker past it gives nothing
+ * and claims no more leaves, leaves left unclaimed stay as they were, and
+ * e->timed_out is set: a valid tree whose bounds are correct, not the one
+ * thread's (whose timing differs anyway). Given items are always counted
+ * (a worker past the deadline makes each an undecided leaf after one bound). With
+ * a work limit (deterministic slices), counting stays on one thread. The
+ * progress callback runs on the coordinating thread only, about every
+ * 0.25 s, with e->bound_calls including the items done.
  */
 #include "fset_priv.h"
 #include "dn_grow.h"
@@ -58,41 +72,53 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#define PAR_ITEMS_PER_THREAD 32
-#define PAR_TOP_MAX (1 << 20)   /* top nodes below the roots: the expansion stops there */
-
-/* A box of the split: a leaf of the stored tree (parent -1, `leaf` its
- * node) or a child in fs_split's order; decided (FULL, EMPTY), expanded
- * (n children at first), or pending (a work item, or not yet reached). */
-struct par_top {
-	fs_count count, upper;  /* decided: the count; pending: upper = the box size */
+/* One narrowing of a path from the base box. */
+struct par_step {
 	int64_t lo, hi;
-	int32_t var, parent, leaf, first, n, item;
-	uint8_t status;
+	int32_t var;
 };
 
+/* A work item: a stored leaf of the coordinating engine (leaf >= 0, its
+ * path read from the stored tree) or a box a worker gave (leaf -1, path
+ * its own). */
 struct par_item {
-	int32_t top;
+	struct par_step *path;
+	int32_t len, leaf;
+	fs_count c0, u0;        /* the leaf's count and upper before (fs_leaf_merge) */
 	int32_t worker, root;   /* where its subtree was counted; worker -1: never claimed */
 };
 
-/* The top path a thread's box is narrowed to, with the mark before each
- * step. */
+/* A box fs_count_box split in a worker: its children block in the
+ * worker's array, the child being counted, and the end of what the worker
+ * still counts itself (children from `end` were given away). */
+struct par_frame {
+	int64_t clo[FS_ENUMERATE_UP_TO], chi[FS_ENUMERATE_UP_TO];
+	int32_t node, first, dv, cur, end;
+};
+
+/* The path a thread's box is narrowed to, with the mark before each step. */
 struct par_cursor {
-	int32_t *top, *chain;
+	struct par_step *step;
 	int64_t *mark;
-	int n, cap;
+	int n, capstep, capmark;
 };
 
 struct par_worker {
 	struct fs_par *p;
 	struct fs_engine e;
 	struct par_cursor cur;
+	const struct par_step *path;    /* the item being counted: its path */
+	int32_t len;
+	struct par_step *scratch;       /* a stored leaf's path */
+	int capscratch;
+	struct par_frame *fr;           /* the frames of the item being counted */
+	int nfr, capfr;
 	double cpu;                     /* its thread's CPU seconds */
 	pthread_t thread;
 	int rc;
@@ -100,18 +126,21 @@ struct par_worker {
 
 struct fs_par {
 	struct fs_engine *e;            /* the coordinating engine */
-	struct par_top *top;
-	int32_t ntop, captop, nroots;
-	struct par_item *items;
-	int32_t nitems;
-	atomic_int next;                /* the next item to claim */
+	struct par_item **items;        /* the leaves (the first nleaves), then given boxes */
+	int nitems, capitems, nleaves;
+	int32_t next_leaf, next_given;  /* the next of each to claim */
+	int idle, busy, exited, started; /* workers waiting, counting, gone; under mu */
+	atomic_int force;               /* gifts still to force (e->par_force_steals) */
+	atomic_int hungry;              /* idle less the given items waiting: written under mu */
 	atomic_llong budget;            /* nodes the workers may still store */
 	atomic_int capped;              /* a worker's tree is incomplete: fall back */
 	atomic_llong calls, evals;      /* the workers' statistics, per item done */
+	int64_t steals;                 /* boxes given (under mu) */
 	struct par_worker *w;
 	int nw;
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
+	pthread_cond_t cv;              /* the coordinator's: a worker exited */
+	pthread_cond_t work;            /* the workers': an item, an idle worker, the end */
 	int running;
 };
 
@@ -133,68 +162,49 @@ fs_par_take(struct fs_engine *e, int n)
 	atomic_store(&p->budget, -1);
 	atomic_store(&p->capped, 1);
 	e->timed_out = 1;       /* the worker's own: its count winds down at once */
+	pthread_mutex_lock(&p->mu);
+	pthread_cond_broadcast(&p->work);       /* waiting workers leave */
+	pthread_mutex_unlock(&p->mu);
 	return -1;
 }
 
-/* ---- the split (coordinating thread) ---- */
-
-static int32_t
-top_add(struct fs_par *p, int n)
+static struct par_worker *
+worker_of(struct fs_engine *e)
 {
-	if (p->ntop + n > p->captop && dn_grow_int(&p->top, &p->captop, p->ntop + n, sizeof *p->top) != 0)
-		return -1;
-	memset(p->top + p->ntop, 0, sizeof *p->top * (size_t)n);
-	p->ntop += n;
-	return p->ntop - n;
+	return (struct par_worker *)(void *)((char *)e - offsetof(struct par_worker, e));
 }
 
-/* Narrows e's box to top node t's from the box cur holds: back to the
- * deepest top node the two paths share, then down t's path (a stored
- * leaf's whole path from the root for a top root). Consecutive boxes in
- * the order of configurations share most of their paths, so entering one
- * costs a narrowing or two, not its depth. 0 or -1 (out of memory). */
-static int
-cursor_enter(struct fs_engine *e, const struct fs_par *p, struct par_cursor *cur, int32_t t)
-{
-	int len = 0, k = 0;
+/* ---- entering boxes ---- */
 
-	for (int32_t x = t; x >= 0; x = p->top[x].parent)
-		len++;
-	if (len > cur->cap) {
-		int32_t *a = realloc(cur->top, sizeof *a * (size_t)len), *c;
-		int64_t *m;
-		if (a == NULL)
-			return -1;
-		cur->top = a;
-		if ((c = realloc(cur->chain, sizeof *c * (size_t)len)) == NULL)
-			return -1;
-		cur->chain = c;
-		if ((m = realloc(cur->mark, sizeof *m * (size_t)len)) == NULL)
-			return -1;
-		cur->mark = m;
-		cur->cap = len;
-	}
-	k = len;
-	for (int32_t x = t; x >= 0; x = p->top[x].parent)
-		cur->chain[--k] = x;
-	while (k < cur->n && k < len && cur->top[k] == cur->chain[k])
+/* Narrows e's box to the one `path` leads to from the box before cur's
+ * first step: back to the last step the two paths share, then down. 0 or
+ * -1 (out of memory). */
+static int
+cursor_enter(struct fs_engine *e, struct par_cursor *cur, const struct par_step *path, int len)
+{
+	int k = 0;
+
+	if (dn_grow_int(&cur->step, &cur->capstep, len, sizeof *cur->step) != 0 ||
+	    dn_grow_int(&cur->mark, &cur->capmark, len, sizeof *cur->mark) != 0)
+		return -1;
+	while (k < cur->n && k < len && cur->step[k].var == path[k].var && cur->step[k].lo == path[k].lo &&
+	    cur->step[k].hi == path[k].hi)
 		k++;
 	if (k < cur->n) {
 		fs_rollback(e, cur->mark[k]);
 		cur->n = k;
 	}
 	for (; k < len; k++) {
-		const struct par_top *x = &p->top[cur->chain[k]];
 		cur->mark[k] = fs_mark(e);
-		cur->top[k] = cur->chain[k];
+		cur->step[k] = path[k];
 		cur->n = k + 1;
-		if (x->parent < 0 ? fs_enter_path(e, p->e->nodes, x->leaf) : fs_narrow(e, x->var, x->lo, x->hi))
+		if (fs_narrow(e, path[k].var, path[k].lo, path[k].hi) != 0)
 			return -1;
 	}
 	return 0;
 }
 
-/* Back to the box before cur's first node. */
+/* Back to the box before cur's first step. */
 static void
 cursor_leave(struct fs_engine *e, struct par_cursor *cur)
 {
@@ -203,125 +213,172 @@ cursor_leave(struct fs_engine *e, struct par_cursor *cur)
 	cur->n = 0;
 }
 
-static void
-cursor_free(struct par_cursor *cur)
-{
-	free(cur->top);
-	free(cur->chain);
-	free(cur->mark);
-	memset(cur, 0, sizeof *cur);
-}
-
-/* Expands pending top node t (its box entered) as fs_count_box would: a
- * decided leaf, an undecided one past the deadline (left pending), or
- * children (pending, with their box sizes). 0, 1 past the deadline or the
- * top full (t stays pending), -1 out of memory. */
+/* Stored leaf n's path from the root (the root's step first) into the
+ * worker's scratch. 0 or -1. */
 static int
-expand(struct fs_par *p, int32_t t)
+leaf_path(struct par_worker *pw, const struct fs_node *nodes, int32_t n)
 {
-	struct fs_engine *e = p->e;
-	int64_t clo[FS_ENUMERATE_UP_TO], chi[FS_ENUMERATE_UP_TO];
-	int d = fs_next_active(e, p->top[t].var), nch, dv, st;
-	fs_count size;
-	int32_t first;
+	int32_t len = 0, k;
 
-	st = fs_box_decide(e, d, &size);
-	if (st == 2 && fs_past_deadline(e))
-		return 1;
-	nch = st == 2 ? fs_split(e, d, &dv, clo, chi) : 0;
-	if (st == 2 && nch == 0) {
-		st = fs_box_exact(e) ? 1 : 0;
-		e->evals++;
-	}
-	if (st != 2) {
-		p->top[t].status = st == 1 ? FS_FULL : FS_EMPTY;
-		p->top[t].count = p->top[t].upper = st == 1 ? size : 0;
-		return 0;
-	}
-	if (p->ntop - p->nroots + nch > PAR_TOP_MAX)
-		return 1;
-	if ((first = top_add(p, nch)) < 0)
+	for (int32_t x = n; x >= 0; x = nodes[x].parent)
+		len++;
+	if (dn_grow_int(&pw->scratch, &pw->capscratch, len, sizeof *pw->scratch) != 0)
 		return -1;
-	p->top[t].first = first;
-	p->top[t].n = nch;
-	for (int i = 0; i < nch; i++) {
-		struct par_top *c = &p->top[first + i];
-		int64_t lo = e->lo[dv], hi = e->hi[dv];
-		int cd;
-		c->var = dv;
-		c->lo = clo[i];
-		c->hi = chi[i];
-		c->parent = t;
-		c->leaf = -1;
-		c->item = -1;
-		c->status = FS_UNKNOWN;
-		/* the child's size: its range set without bounding (sizes need none) */
-		e->lo[dv] = clo[i];
-		e->hi[dv] = chi[i];
-		cd = fs_next_active(e, dv);
-		c->upper = cd < e->nvars ? fs_box_size(e, cd) : 1;
-		e->lo[dv] = lo;
-		e->hi[dv] = hi;
+	k = len;
+	for (int32_t x = n; x >= 0; x = nodes[x].parent) {
+		k--;
+		pw->scratch[k].var = nodes[x].var;
+		pw->scratch[k].lo = nodes[x].lo;
+		pw->scratch[k].hi = nodes[x].hi;
 	}
+	pw->path = pw->scratch;
+	pw->len = len;
 	return 0;
 }
 
-/* Numbers the pending top nodes under t as items, in the order of
- * configurations (depth first). */
-static void
-number_items(struct fs_par *p, int32_t t, const uint8_t *pending)
+/* ---- the frames and giving (a worker's own thread) ---- */
+
+int
+fs_par_push(struct fs_engine *e, int32_t node, int32_t first, int dv, int nch, const int64_t *clo,
+    const int64_t *chi)
 {
-	if (pending[t]) {
-		p->items[p->nitems].top = t;
-		p->items[p->nitems].worker = p->items[p->nitems].root = -1;
-		p->top[t].item = p->nitems++;
-		return;
-	}
-	for (int32_t i = 0; i < p->top[t].n; i++)
-		number_items(p, p->top[t].first + i, pending);
+	struct par_worker *pw = worker_of(e);
+	struct par_frame *f;
+
+	if (dn_grow_int(&pw->fr, &pw->capfr, pw->nfr + 1, sizeof *pw->fr) != 0)
+		return -1;
+	f = &pw->fr[pw->nfr++];
+	f->node = node;
+	f->first = first;
+	f->dv = dv;
+	f->cur = 0;
+	f->end = nch;
+	memcpy(f->clo, clo, sizeof *clo * (size_t)nch);
+	memcpy(f->chi, chi, sizeof *chi * (size_t)nch);
+	return 0;
 }
 
-/* Breadth first from the roots until enough boxes are pending; those become
- * the items. 0 or -1 (out of memory). */
-static int
-split(struct fs_par *p)
+void
+fs_par_pop(struct fs_engine *e)
 {
-	struct fs_engine *e = p->e;
-	int32_t *queue = malloc(sizeof *queue * ((size_t)p->nroots + PAR_TOP_MAX + 1)), head = 0, tail = 0;
-	struct par_cursor cur = { NULL, NULL, NULL, 0, 0 };
-	uint8_t *pending;
-	int rc = 0, want = PAR_ITEMS_PER_THREAD * e->threads;
+	worker_of(e)->nfr--;
+}
 
-	if (queue == NULL)
+/* Appends it to p's items (under mu). 0 or -1. */
+static int
+item_add(struct fs_par *p, struct par_item *it)
+{
+	if (dn_grow_int(&p->items, &p->capitems, p->nitems + 1, sizeof *p->items) != 0)
 		return -1;
-	for (int32_t r = 0; r < p->nroots; r++)
-		queue[tail++] = r;
-	while (rc == 0 && head < tail && tail - head < want) {
-		int32_t t = queue[head];
-		rc = cursor_enter(e, p, &cur, t) != 0 ? -1 : expand(p, t);
-		if (rc != 0)
-			break;
-		head++;
-		for (int i = 0; i < p->top[t].n; i++)
-			queue[tail++] = p->top[t].first + i;
-	}
-	cursor_leave(e, &cur);
-	cursor_free(&cur);
-	if (rc == 1)
-		rc = 0;         /* past the deadline, or the top is full: what is pending is the work */
-	p->items = malloc(sizeof *p->items * ((size_t)(tail - head) + 1));
-	pending = calloc((size_t)p->ntop + 1, 1);
-	if (rc != 0 || p->items == NULL || pending == NULL) {
-		free(queue);
-		free(pending);
+	p->items[p->nitems++] = it;
+	return 0;
+}
+
+/* hungry from the counts (under mu). */
+static void
+set_hungry(struct fs_par *p)
+{
+	atomic_store_explicit(&p->hungry, p->idle - (p->nitems - p->next_given), memory_order_relaxed);
+}
+
+/* Gives child j of frame k of pw (under mu): a new item, the giver's node
+ * marked. 0 or -1. */
+static int
+give_child(struct par_worker *pw, int k, int j)
+{
+	struct fs_par *p = pw->p;
+	const struct par_frame *f = &pw->fr[k];
+	struct par_item *it = calloc(1, sizeof *it);
+	struct fs_node *x = &pw->e.nodes[f->first + j];
+	int32_t len = pw->len + k + 1;
+
+	if (it == NULL || (it->path = malloc(sizeof *it->path * (size_t)len)) == NULL || item_add(p, it) != 0) {
+		if (it != NULL)
+			free(it->path);
+		free(it);
 		return -1;
 	}
-	for (int32_t i = head; i < tail; i++)
-		pending[queue[i]] = 1;
-	for (int32_t r = 0; r < p->nroots; r++)
-		number_items(p, r, pending);
-	free(queue);
-	free(pending);
+	memcpy(it->path, pw->path, sizeof *it->path * (size_t)pw->len);
+	for (int i = 0; i < k; i++) {
+		it->path[pw->len + i].var = pw->fr[i].dv;
+		it->path[pw->len + i].lo = pw->fr[i].clo[pw->fr[i].cur];
+		it->path[pw->len + i].hi = pw->fr[i].chi[pw->fr[i].cur];
+	}
+	it->path[len - 1].var = f->dv;
+	it->path[len - 1].lo = f->clo[j];
+	it->path[len - 1].hi = f->chi[j];
+	it->len = len;
+	it->leaf = -1;
+	it->worker = it->root = -1;
+	x->var = f->dv;
+	x->lo = f->clo[j];
+	x->hi = f->chi[j];
+	x->parent = f->node;
+	x->status = FS_UNKNOWN;
+	x->count = x->upper = 0;
+	x->nchildren = -1;                      /* given: first_child is the item */
+	x->first_child = p->nitems - 1;
+	p->steals++;
+	return 0;
+}
+
+/* pw's shallowest frame with children not started (not given), or -1. */
+static int
+pending_frame(const struct par_worker *pw)
+{
+	for (int k = 0; k < pw->nfr; k++)
+		if (pw->fr[k].end - pw->fr[k].cur > 1)
+			return k;
+	return -1;
+}
+
+/* Gives the later half of the pending children of pw's shallowest frame
+ * that has any, the last first, while workers wait for them (under mu). */
+static void
+give(struct par_worker *pw)
+{
+	struct fs_par *p = pw->p;
+
+	while (atomic_load_explicit(&p->hungry, memory_order_relaxed) > 0) {
+		int k = pending_frame(pw), n;
+		if (k < 0)
+			return;
+		for (n = (pw->fr[k].end - pw->fr[k].cur) / 2; n > 0; n--) {
+			if (give_child(pw, k, pw->fr[k].end - 1) != 0)
+				return;         /* out of memory: the worker keeps the rest */
+			pw->fr[k].end--;
+			set_hungry(p);
+		}
+		pthread_cond_broadcast(&p->work);
+	}
+}
+
+int
+fs_par_child(struct fs_engine *e, int i)
+{
+	struct par_worker *pw = worker_of(e);
+	struct fs_par *p = pw->p;
+	struct par_frame *f = &pw->fr[pw->nfr - 1];
+	int64_t steals;
+
+	if (i >= f->end)
+		return 1;
+	f->cur = i;
+	if (e->timed_out || atomic_load_explicit(&p->capped, memory_order_relaxed))
+		return 0;
+	if (atomic_load_explicit(&p->force, memory_order_relaxed) > 0 ||
+	    atomic_load_explicit(&p->hungry, memory_order_relaxed) > 0) {
+		pthread_mutex_lock(&p->mu);
+		/* a test's forced gift: the one busy worker waits for a taker */
+		while (p->force > 0 && p->busy == 1 && p->exited < p->started - 1 && pending_frame(pw) >= 0 &&
+		    atomic_load_explicit(&p->hungry, memory_order_relaxed) <= 0 && !atomic_load(&p->capped))
+			pthread_cond_wait(&p->work, &p->mu);
+		steals = p->steals;
+		give(pw);
+		if (p->force > 0 && p->steals > steals)
+			p->force--;
+		pthread_mutex_unlock(&p->mu);
+	}
 	return 0;
 }
 
@@ -373,7 +430,7 @@ clone_engine(struct fs_engine *w, const struct fs_engine *e, struct fs_par *p)
 	w->nnodes = w->capnodes = 0;
 	w->undo = NULL;
 	w->nundo = w->capundo = 0;
-	w->bound_calls = w->evals = 0;
+	w->bound_calls = w->evals = w->steals = 0;
 	w->clock_at = 0;
 	w->work_limit = 0;
 	w->progress = NULL;
@@ -389,8 +446,8 @@ clone_engine(struct fs_engine *w, const struct fs_engine *e, struct fs_par *p)
 }
 
 /* An item's root in the worker's node array. It stands for a node the
- * graft already has (a stored leaf, or a top node counted in the budget),
- * so it takes nothing from the shared budget; its subtree does. */
+ * graft already has (a stored leaf, or a giver's node counted in the
+ * budget), so it takes nothing from the shared budget; its subtree does. */
 static int32_t
 root_alloc(struct fs_engine *w)
 {
@@ -408,22 +465,72 @@ static int
 count_item(struct par_worker *pw, struct par_item *it)
 {
 	struct fs_engine *w = &pw->e;
-	const struct par_top *x = &pw->p->top[it->top];
+	const struct par_step *last;
 	int32_t root;
 	fs_count c, u;
-	int rc = 0;
+	int rc;
 
-	if (cursor_enter(w, pw->p, &pw->cur, it->top) != 0)
-		rc = -1;
-	else if ((root = root_alloc(w)) >= 0) {
-		w->nodes[root].var = x->var;
-		w->nodes[root].lo = x->lo;
-		w->nodes[root].hi = x->hi;
-		rc = fs_count_box(w, x->var, root, &c, &u);
-		it->worker = (int32_t)(pw - pw->p->w);
-		it->root = root;
+	if (it->leaf >= 0) {
+		if (leaf_path(pw, pw->p->e->nodes, it->leaf) != 0)
+			return -1;
+	} else {
+		pw->path = it->path;
+		pw->len = it->len;
 	}
+	if (cursor_enter(w, &pw->cur, pw->path, pw->len) != 0 || (root = root_alloc(w)) < 0)
+		return -1;
+	last = &pw->path[pw->len - 1];
+	w->nodes[root].var = last->var;
+	w->nodes[root].lo = last->lo;
+	w->nodes[root].hi = last->hi;
+	pw->nfr = 0;
+	rc = fs_count_box(w, last->var, root, &c, &u);
+	it->worker = (int32_t)(pw - pw->p->w);
+	it->root = root;
 	return rc;
+}
+
+/* The next item for pw, or NULL when there is none left to it: a given box
+ * first (those must be counted), then a leaf, else it waits while another
+ * worker counts (and may give). */
+static struct par_item *
+claim(struct par_worker *pw, int done_one)
+{
+	struct fs_par *p = pw->p;
+	struct par_item *it = NULL;
+
+	pthread_mutex_lock(&p->mu);
+	if (done_one)
+		p->busy--;
+	for (;;) {
+		if (pw->rc != 0 || atomic_load(&p->capped))
+			break;
+		if (p->next_given < p->nitems) {
+			it = p->items[p->next_given++];
+			break;
+		}
+		if (pw->e.timed_out)
+			break;
+		if (p->next_leaf < p->nleaves) {
+			it = p->items[p->next_leaf++];
+			break;
+		}
+		if (p->busy == 0)
+			break;          /* no one left to give */
+		p->idle++;
+		set_hungry(p);
+		pthread_cond_broadcast(&p->work);
+		pthread_cond_wait(&p->work, &p->mu);
+		p->idle--;
+	}
+	if (it != NULL)
+		p->busy++;
+	else
+		p->exited++;
+	set_hungry(p);
+	pthread_cond_broadcast(&p->work);
+	pthread_mutex_unlock(&p->mu);
+	return it;
 }
 
 static double
@@ -440,13 +547,11 @@ worker_main(void *arg)
 {
 	struct par_worker *pw = arg;
 	struct fs_par *p = pw->p;
+	struct par_item *it;
 	int64_t calls = 0, evals = 0;
 
-	while (pw->rc == 0 && !pw->e.timed_out && !atomic_load(&p->capped)) {
-		int k = atomic_fetch_add(&p->next, 1);
-		if (k >= p->nitems)
-			break;
-		pw->rc = count_item(pw, &p->items[k]);
+	for (int done = 0; (it = claim(pw, done)) != NULL; done = 1) {
+		pw->rc = count_item(pw, it);
 		atomic_fetch_add(&p->calls, (long long)(pw->e.bound_calls - calls));
 		atomic_fetch_add(&p->evals, (long long)(pw->e.evals - evals));
 		calls = pw->e.bound_calls;
@@ -494,13 +599,13 @@ wait_workers(struct fs_par *p, int64_t calls0)
 	pthread_mutex_unlock(&p->mu);
 }
 
-/* Starts up to e->threads workers, waits for them. 0, or -1 when none
- * could start or one ran out of memory. */
+/* Starts e->threads workers, waits for them. 0, or -1 when none could
+ * start or one ran out of memory. */
 static int
 run_workers(struct fs_par *p)
 {
 	struct fs_engine *e = p->e;
-	int want = e->threads < p->nitems ? e->threads : p->nitems, rc = 0;
+	int want = e->threads, rc = 0;
 	int64_t calls0 = e->bound_calls;
 
 	p->w = calloc((size_t)want + 1, sizeof *p->w);
@@ -517,6 +622,7 @@ run_workers(struct fs_par *p)
 			p->running++;
 		else
 			p->w[i].rc = 1;         /* not started */
+	p->started = p->running;
 	pthread_mutex_unlock(&p->mu);
 	wait_workers(p, calls0);
 	for (int i = 0; i < p->nw; i++) {
@@ -531,111 +637,79 @@ run_workers(struct fs_par *p)
 	}
 	e->bound_calls = calls0 + atomic_load(&p->calls);
 	e->evals += atomic_load(&p->evals);
-	if (p->running != 0 || p->nw == 0)
+	e->steals += p->steals;
+	for (int32_t i = p->nleaves; i < p->nitems && !atomic_load(&p->capped); i++)
+		if (p->items[i]->worker < 0)
+			rc = -1;                /* a given box not counted: only a worker's error leaves one */
+	if (p->running != 0 || p->started == 0)
 		rc = -1;
 	return rc != 0 ? -1 : 0;
 }
 
 /* ---- the graft (coordinating thread) ---- */
 
-/* Writes a node's results, and its children block allocated at `first`. */
-static void
-set_node(struct fs_engine *e, int32_t dst, uint8_t status, fs_count c, fs_count u, int32_t first, int32_t n)
-{
-	struct fs_node *x = &e->nodes[dst];
-
-	x->status = status;
-	x->count = c;
-	x->upper = u;
-	x->first_child = n > 0 ? first : -1;
-	x->nchildren = n;
-}
-
-/* Copies worker tree node s of w (its children first, depth first) into
- * node dst of e. 0 or -1 (out of memory). */
+/* Copies worker w's tree node s (its children first, depth first, a given
+ * node from its taker's tree) into node dst of e, inner nodes summed. 0 or
+ * -1 (out of memory). */
 static int
-graft_local(struct fs_engine *e, const struct fs_engine *w, int32_t dst, int32_t s)
-{
-	const struct fs_node *x = &w->nodes[s];
-	int32_t first = -1;
-
-	if (x->nchildren > 0 && (first = fs_node_alloc(e, x->nchildren)) < 0)
-		return -1;
-	set_node(e, dst, x->status, x->count, x->upper, first, x->nchildren);
-	for (int32_t i = 0; i < x->nchildren; i++) {
-		const struct fs_node *c = &w->nodes[x->first_child + i];
-		e->nodes[first + i].var = c->var;
-		e->nodes[first + i].lo = c->lo;
-		e->nodes[first + i].hi = c->hi;
-		e->nodes[first + i].parent = dst;
-		if (graft_local(e, w, first + i, x->first_child + i) != 0)
-			return -1;
-	}
-	return 0;
-}
-
-/* The same for top node t: a worker's subtree, a leaf, or its children. */
-static int
-graft_top(struct fs_par *p, int32_t dst, int32_t t)
+graft(struct fs_par *p, const struct fs_engine *w, int32_t dst, int32_t s)
 {
 	struct fs_engine *e = p->e;
-	const struct par_top *x = &p->top[t];
+	const struct fs_node *x = &w->nodes[s];
+	struct fs_node *d;
 	fs_count c = 0, u = 0;
 	int32_t first = -1;
 
-	if (x->item >= 0 && p->items[x->item].worker >= 0) {
-		if (graft_local(e, &p->w[p->items[x->item].worker].e, dst, p->items[x->item].root) != 0)
-			return -1;
-		if (x->parent < 0)
-			fs_leaf_merge(&e->nodes[dst], x->count, x->upper);      /* as refine_walk does */
-		return 0;
+	if (x->nchildren < 0) {
+		const struct par_item *it = p->items[x->first_child];
+		return graft(p, &p->w[it->worker].e, dst, it->root);
 	}
-	if (x->n == 0) {
-		set_node(e, dst, x->status, x->count, x->upper, -1, 0);
-		return 0;
-	}
-	if ((first = fs_node_alloc(e, x->n)) < 0)
+	if (x->nchildren > 0 && (first = fs_node_alloc(e, x->nchildren)) < 0)
 		return -1;
-	for (int32_t i = 0; i < x->n; i++) {
-		const struct par_top *k = &p->top[x->first + i];
+	for (int32_t i = 0; i < x->nchildren; i++) {
+		const struct fs_node *k = &w->nodes[x->first_child + i];
 		e->nodes[first + i].var = k->var;
 		e->nodes[first + i].lo = k->lo;
 		e->nodes[first + i].hi = k->hi;
 		e->nodes[first + i].parent = dst;
-		if (graft_top(p, first + i, x->first + i) != 0)
+		if (graft(p, w, first + i, x->first_child + i) != 0)
 			return -1;
 		c = fs_add(c, e->nodes[first + i].count);
 		u = fs_add(u, e->nodes[first + i].upper);
 	}
-	set_node(e, dst, c == u ? FS_MIXED : FS_UNKNOWN, c, u, first, x->n);
+	d = &e->nodes[dst];
+	d->first_child = first;
+	d->nchildren = x->nchildren;
+	d->status = x->nchildren > 0 ? (c == u ? FS_MIXED : FS_UNKNOWN) : x->status;
+	d->count = x->nchildren > 0 ? c : x->count;
+	d->upper = x->nchildren > 0 ? u : x->upper;
 	return 0;
 }
 
 /* ---- the whole ---- */
 
 /* The undecided leaves under stored node n, in the order of configurations
- * (as count_refine's walk meets them), as top roots. 0 or -1. */
+ * (as count_refine's walk meets them), as items. 0 or -1. */
 static int
 collect_leaves(struct fs_par *p, int32_t n)
 {
 	const struct fs_node *x = &p->e->nodes[n];
 
 	if (x->nchildren == 0) {
-		int32_t t;
+		struct par_item *it;
 		if (x->status != FS_UNKNOWN)
 			return 0;
-		if ((t = top_add(p, 1)) < 0)
+		if ((it = calloc(1, sizeof *it)) == NULL)
 			return -1;
-		p->top[t].var = x->var;
-		p->top[t].lo = x->lo;
-		p->top[t].hi = x->hi;
-		p->top[t].parent = -1;
-		p->top[t].leaf = n;
-		p->top[t].item = -1;
-		p->top[t].count = x->count;     /* what a capped count found in it: kept (fs_leaf_merge) */
-		p->top[t].upper = x->upper;
-		p->top[t].status = FS_UNKNOWN;
-		p->nroots++;
+		if (item_add(p, it) != 0) {
+			free(it);
+			return -1;
+		}
+		it->leaf = n;
+		it->c0 = x->count;      /* what a capped count found in it: kept (fs_leaf_merge) */
+		it->u0 = x->upper;
+		it->worker = it->root = -1;
+		p->nleaves++;
 		return 0;
 	}
 	for (int32_t i = 0; i < x->nchildren; i++)
@@ -650,13 +724,20 @@ par_free(struct fs_par *p)
 {
 	for (int i = 0; p->w != NULL && i < p->nw; i++) {
 		clone_free(&p->w[i].e);
-		cursor_free(&p->w[i].cur);
+		free(p->w[i].cur.step);
+		free(p->w[i].cur.mark);
+		free(p->w[i].scratch);
+		free(p->w[i].fr);
+	}
+	for (int32_t i = 0; i < p->nitems; i++) {
+		free(p->items[i]->path);
+		free(p->items[i]);
 	}
 	free(p->w);
-	free(p->top);
 	free(p->items);
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->cv);
+	pthread_cond_destroy(&p->work);
 }
 
 int
@@ -664,6 +745,7 @@ fs_par_refine(struct fs_engine *e)
 {
 	struct fs_par p;
 	double cpu0 = thread_cpu(), busiest = 0;
+	long long left;
 	int rc;
 
 	if (e->threads <= 1 || e->work_limit > 0 || e->par != NULL || e->expand_only || e->nnodes == 0)
@@ -672,26 +754,32 @@ fs_par_refine(struct fs_engine *e)
 	p.e = e;
 	pthread_mutex_init(&p.mu, NULL);
 	pthread_cond_init(&p.cv, NULL);
-	rc = collect_leaves(&p, 0) != 0 || split(&p) != 0 ? -1 : 0;
-	if (rc == 0 && p.nroots == 0)
+	pthread_cond_init(&p.work, NULL);
+	atomic_store(&p.force, e->par_force_steals);
+	rc = collect_leaves(&p, 0) != 0 ? -1 : 0;
+	p.next_given = p.nleaves;
+	if (rc == 0 && p.nleaves == 0)
 		rc = 1;
-	if (rc == 0) {
-		/* the budget: what max_nodes leaves after the tree and the top's
-		 * non-root nodes (the items' roots take none: root_alloc). It once
-		 * added one node per item for their roots, which items a deadline
-		 * left unclaimed never used: the graft then outgrew max_nodes and a
-		 * timed count failed "out of memory while counting" */
-		long long left = (long long)e->max_nodes - e->nnodes - (p.ntop - p.nroots);
-		atomic_store(&p.budget, left);
-		if (left < 0)
-			rc = 1;
-	}
-	if (rc == 0 && p.nitems > 0)
+	/* the budget: what max_nodes leaves after the tree (the items' roots
+	 * take none: root_alloc). It once added one node per item for their
+	 * roots, which items a deadline left unclaimed never used: the graft
+	 * then outgrew max_nodes and a timed count failed "out of memory while
+	 * counting" */
+	left = (long long)e->max_nodes - e->nnodes;
+	atomic_store(&p.budget, left);
+	if (rc == 0 && left < 0)
+		rc = 1;
+	if (rc == 0)
 		rc = run_workers(&p);
 	if (rc == 0 && atomic_load(&p.capped))
 		rc = 1;
-	for (int32_t r = 0; rc == 0 && r < p.nroots; r++)
-		rc = graft_top(&p, p.top[r].leaf, r);
+	for (int32_t i = 0; rc == 0 && i < p.nleaves; i++) {
+		const struct par_item *it = p.items[i];
+		if (it->worker < 0)
+			continue;       /* left unclaimed by a deadline: as it was */
+		rc = graft(&p, &p.w[it->worker].e, it->leaf, it->root);
+		fs_leaf_merge(&e->nodes[it->leaf], it->c0, it->u0);     /* as refine_walk does */
+	}
 	for (int i = 0; p.w != NULL && i < p.nw; i++)
 		busiest = p.w[i].cpu > busiest ? p.w[i].cpu : busiest;
 	e->cpu_span += thread_cpu() - cpu0 + busiest;

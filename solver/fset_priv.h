@@ -136,6 +136,18 @@ void fs_leaf_merge(struct fs_node *x, fs_count c0, fs_count u0);
 int fs_par_refine(struct fs_engine *e);
 int fs_par_take(struct fs_engine *e, int n);
 
+/* For fs_count_box in a worker engine (e->par set) that stored a split
+ * box's children: fs_par_push before counting them (node, its children
+ * block at `first`, fs_split's dv, nch, clo, chi; 0 or -1 out of memory),
+ * fs_par_child before child i (1: the children from i on were given to
+ * another worker, which counts them; stop), fs_par_pop after the last. A
+ * given child's node is marked in e->nodes (nchildren -1) and left out of
+ * the box's sums; the graft fills it in. */
+int fs_par_push(struct fs_engine *e, int32_t node, int32_t first, int dv, int nch, const int64_t *clo,
+    const int64_t *chi);
+int fs_par_child(struct fs_engine *e, int i);
+void fs_par_pop(struct fs_engine *e);
+
 /* Sums counts up the stored tree (children come after their parents) into
  * the inner nodes and e->lower, e->upper (fset_count.c). */
 void fs_count_sum(struct fs_engine *e);

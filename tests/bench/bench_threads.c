@@ -8,11 +8,12 @@
  * Rounds alternate the order of the thread counts (up, then down) so that
  * a machine's drift hits every count alike; the table gives each count's
  * median seconds and its speedup over one thread, and the median CPU
- * seconds of its longest thread (e->cpu_span: the split and graft plus
- * the busiest worker; one thread: its CPU time) with that speedup, which
- * is what the wall time gives on idle cores and what a busy, shared
- * machine's wall clock cannot show. It checks that every count gave the
- * one thread's count and stored tree size.
+ * seconds of its longest thread (e->cpu_span: collecting the leaves and
+ * the graft plus the busiest worker; one thread: its CPU time) with that
+ * speedup, which is what the wall time gives on idle cores and what a
+ * busy, shared machine's wall clock cannot show, and the median number of
+ * boxes idle workers stole (e->steals). It checks that every count gave
+ * the one thread's count and stored tree size.
  *
  * Usage: bench_threads [--max-threads N] [--rounds R]   (make bench-threads)
  */
@@ -82,10 +83,11 @@ thread_cpu(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* One exact count of q at `threads`: its seconds; count, nodes and the CPU
- * seconds of its longest thread (e->cpu_span; one thread: its CPU) out. */
+/* One exact count of q at `threads`: its seconds; count, nodes, the CPU
+ * seconds of its longest thread (e->cpu_span; one thread: its CPU) and the
+ * boxes stolen out. */
 static double
-count_once(struct sq_query *q, int threads, fs_count *count, int32_t *nodes, double *span)
+count_once(struct sq_query *q, int threads, fs_count *count, int32_t *nodes, double *span, double *steals)
 {
 	struct fs_engine e;
 	struct dn_error err;
@@ -107,6 +109,7 @@ count_once(struct sq_query *q, int threads, fs_count *count, int32_t *nodes, dou
 	*span = threads > 1 ? e.cpu_span : thread_cpu() - c0;
 	*count = e.lower;
 	*nodes = e.nnodes;
+	*steals = (double)e.steals;
 	fs_free(&e);
 	return t0;
 }
@@ -141,7 +144,7 @@ main(int argc, char **argv)
 	for (int c = 0; c < 3; c++) {
 		json_t *req = space_query(c);
 		struct sq_query q;
-		double sec[8][99], span[8][99], one = 0, one_span = 0;
+		double sec[8][99], span[8][99], steals[8][99], one = 0, one_span = 0;
 		fs_count c1 = 0;
 		int32_t n1 = 0;
 
@@ -155,7 +158,7 @@ main(int argc, char **argv)
 				int i = r % 2 == 0 ? k : nt - 1 - k;
 				fs_count cnt;
 				int32_t nodes;
-				sec[i][r] = count_once(&q, tl[i], &cnt, &nodes, &span[i][r]);
+				sec[i][r] = count_once(&q, tl[i], &cnt, &nodes, &span[i][r], &steals[i][r]);
 				if (r == 0 && i == 0) {
 					c1 = cnt;
 					n1 = nodes;
@@ -163,15 +166,16 @@ main(int argc, char **argv)
 				if (i != 0 || r != 0)
 					bad |= cnt != c1 || nodes != n1;
 			}
-		printf("\n%s\n%8s %10s %8s %12s %8s\n", names[c], "threads", "seconds", "speedup", "span CPU s",
-		    "speedup");
+		printf("\n%s\n%8s %10s %8s %12s %8s %7s\n", names[c], "threads", "seconds", "speedup", "span CPU s",
+		    "speedup", "steals");
 		for (int i = 0; i < nt; i++) {
 			double m = stats_median(sec[i], rounds), ms = stats_median(span[i], rounds);
 			if (i == 0) {
 				one = m;
 				one_span = ms;
 			}
-			printf("%8d %10.3f %7.2fx %12.3f %7.2fx\n", tl[i], m, one / m, ms, one_span / ms);
+			printf("%8d %10.3f %7.2fx %12.3f %7.2fx %7.0f\n", tl[i], m, one / m, ms, one_span / ms,
+			    stats_median(steals[i], rounds));
 		}
 		sq_free(&q);
 		json_decref(req);

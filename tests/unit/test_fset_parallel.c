@@ -2,10 +2,10 @@
  * test_fset_parallel.c - counting on several threads (e->threads,
  * fset_par.c) leaves the stored tree of one thread: on the cnn5, MLP,
  * ResNet-50 and transformer24 spaces, a space with continuous
- * hyperparameters and one whose tree outgrows max_nodes, counts at 2, 3
- * and 4 threads have the same bounds, node array (every field), saved
+ * hyperparameters and one whose tree outgrows max_nodes, counts at 2, 3,
+ * 4 and 8 threads have the same bounds, node array (every field), saved
  * progress bytes, k-th configurations, first page and seeded samples as at
- * one thread; a count cut by a deadline on 2 threads is a valid tree that
+ * one thread, also when stealing is forced; a count cut by a deadline on 2 threads is a valid tree that
  * fs_count_more finishes to the exact count.
  * Shared set-up: test_fset_util.h.
  */
@@ -123,7 +123,7 @@ same_answers(struct fs_engine *a, struct fs_engine *b, const char *what)
 	free(y);
 }
 
-/* req (taken) counted at 1 thread and at 2, 3, 4: every answer the same. */
+/* req (taken) counted at 1 thread and at 2, 3, 4, 8: every answer the same. */
 static void
 check_threads(json_t *req, int32_t max_nodes, const char *what)
 {
@@ -136,7 +136,7 @@ check_threads(json_t *req, int32_t max_nodes, const char *what)
 	ck_assert_msg(sq_parse(req, &cat, &q, &err) == 0, "%s: %s", what, err.message);
 	count_at(&q, &one, 1, max_nodes, 0);
 	ck_assert_msg(one.lower == one.upper, "%s: not exact", what);
-	for (int t = 2; t <= 4; t++) {
+	for (int t = 2; t <= 8; t = t < 4 ? t + 1 : 2 * t) {
 		snprintf(msg, sizeof msg, "%s, %d threads", what, t);
 		count_at(&q, &many, t, max_nodes, 0);
 		same_tree(&one, &many, msg);
@@ -144,7 +144,7 @@ check_threads(json_t *req, int32_t max_nodes, const char *what)
 		fs_free(&many);
 	}
 	fs_count_str(one.lower, c, sizeof c);
-	printf("%s: %s feasible, %d nodes: the same at 1 to 4 threads\n", what, c, (int)one.nnodes);
+	printf("%s: %s feasible, %d nodes: the same at 1, 2, 3, 4 and 8 threads\n", what, c, (int)one.nnodes);
 	fs_free(&one);
 	sq_free(&q);
 	json_decref(req);
@@ -184,6 +184,52 @@ START_TEST(test_parallel_random)
 		snprintf(what, sizeof what, "random query %d", i);
 		check_threads(random_query(i), 0, what);
 	}
+	cm_catalog_free(&cat);
+}
+END_TEST
+
+/* A count from scratch is one item, the root: its work reaches the other
+ * workers only by stealing. Forced gifts (e->par_force_steals: the only
+ * busy worker waits for an idle one, so that the first gift, of the root's
+ * later children, does not hang on the scheduler) on 4 threads leave the
+ * one thread's tree and answers, and steals happened (a forced count
+ * makes at least the first; how many more depends on the scheduling). */
+static void
+check_steals(json_t *req, const char *what)
+{
+	struct sq_query q;
+	struct fs_engine one, many;
+	struct dn_error err;
+	char msg[256];
+
+	memset(&err, 0, sizeof err);
+	ck_assert_msg(sq_parse(req, &cat, &q, &err) == 0, "%s: %s", what, err.message);
+	count_at(&q, &one, 1, 0, 0);
+	ck_assert_int_eq(one.steals, 0);
+	for (int force = 1; force <= 24; force *= 6) {
+		memset(&many, 0, sizeof many);
+		ck_assert_msg(fs_init(&many, &q, &err) == 0, "%s", err.message);
+		many.threads = 4;
+		many.par_force_steals = force;
+		ck_assert_msg(fs_count_all(&many, 0, &err) == 0, "%s", err.message);
+		snprintf(msg, sizeof msg, "%s, 4 threads, %d forced steals", what, force);
+		ck_assert_msg(many.steals >= 1, "%s: no steal", msg);
+		same_tree(&one, &many, msg);
+		same_answers(&one, &many, msg);
+		printf("%s: %lld steals, the one thread's tree\n", msg, (long long)many.steals);
+		fs_free(&many);
+	}
+	fs_free(&one);
+	sq_free(&q);
+	json_decref(req);
+}
+
+START_TEST(test_parallel_steal)
+{
+	load_catalog();
+	check_steals(example_query("cnn5", "16GiB"), "cnn5, 16 GiB");
+	check_steals(resnet_query(), "ResNet-50 walkthrough, 3 GiB");
+	check_steals(transformer_query(2), "transformer24, layers 0-1 free");
 	cm_catalog_free(&cat);
 }
 END_TEST
@@ -375,6 +421,7 @@ parallel_suite(void)
 	tcase_set_timeout(t, 1800);
 	tcase_add_test(t, test_parallel_examples);
 	tcase_add_test(t, test_parallel_random);
+	tcase_add_test(t, test_parallel_steal);
 	tcase_add_test(t, test_parallel_capped);
 	tcase_add_test(t, test_parallel_deadline);
 	tcase_add_test(t, test_parallel_more);
