@@ -22,6 +22,7 @@
  */
 #include "test_util.h"
 #include "../test_stats.h"
+#include "expr_tape.h"
 
 #include <math.h>
 
@@ -29,9 +30,10 @@
 
 static const char *const ops[] = { "none", "skip_connect", "nor_conv_1x1", "nor_conv_3x3", "avg_pool_3x3" };
 
-/* Kendall tau-b (ties in either variable), by all pairs. */
+/* Kendall tau-b (ties in either variable) by all pairs: the oracle that
+ * test_kendall_knight holds stats_kendall's O(n log n) count to. */
 static double
-kendall(const double *x, const double *y, int n)
+kendall_pairs(const double *x, const double *y, int n)
 {
 	double conc = 0, disc = 0, tx = 0, ty = 0;
 
@@ -135,6 +137,9 @@ START_TEST(test_nb201_latency_help)
 			int hp[6], col = d * 3 + b;
 			char bs[16];
 			double tau, tau_f, mdape, msigned;
+			struct expr_tape tape;
+			expr_id lat_node, macs_node;
+			uint8_t *need;
 
 			ck_assert_ptr_nonnull(dev);
 			memset(&t, 0, sizeof t);
@@ -151,19 +156,31 @@ START_TEST(test_nb201_latency_help)
 				hp[k] = cm_def_find_hp(t.def, name);
 				ck_assert_int_ge(hp[k], 0);
 			}
+			/* a tape of what the loop reads, the latency and the MACs,
+			 * not every cost (expr_tape_build_part: the same values) */
+			lat_node = cm_model_metric(t.m, CM_M_LAT_INFER);
+			macs_node = cm_model_metric(t.m, CM_M_MACS);
+			need = calloc((size_t)cm_model_graph(t.m)->n, 1);
+			need[lat_node] = need[macs_node] = 1;
+			ck_assert_int_eq(expr_tape_build_part(cm_model_graph(t.m), need, NULL, &tape), 0);
+			free(need);
 			for (int i = 0; i < n; i++) {
 				for (int k = 0; k < 6; k++)
 					t.cfg[hp[k]].i = cells[i][k];
-				tmodel_eval(&t);
+				ck_assert_int_eq(expr_tape_eval(&tape, cm_model_graph(t.m), t.cfg, t.scratch, NULL), 0);
+				if (i % 1000 == 0) {	/* the partial tape reads as the whole model does */
+					tmodel_eval(&t);
+					ck_assert(t.scratch[lat_node].r == t.r.lat_infer && t.scratch[macs_node].i == t.r.macs);
+				}
 				/* to 0.1 us: cells with the same operations differ only by
 				 * the order of float additions, which must not rank them */
-				pred[i] = round(t.r.lat_infer * 1e7) / 1e4;
-				flops[i] = (double)t.r.macs;
+				pred[i] = round(t.scratch[lat_node].r * 1e7) / 1e4;
+				flops[i] = (double)t.scratch[macs_node].i;
 				err[i] = 100.0 * (pred[i] - meas[col][i]) / meas[col][i];
 				aerr[i] = fabs(err[i]);
 			}
-			tau = kendall(pred, meas[col], n);
-			tau_f = kendall(flops, meas[col], n);
+			tau = stats_kendall(pred, meas[col], n);
+			tau_f = stats_kendall(flops, meas[col], n);
 			mdape = stats_median(aerr, n);
 			msigned = stats_median(err, n);
 			printf("%-12s %5d %7.4f %9.4f %7.1f %+8.1f%s\n", devs[d], batches[b], tau, tau_f, mdape, msigned,
@@ -173,12 +190,44 @@ START_TEST(test_nb201_latency_help)
 			    devs[d], batches[b], tau);
 			ck_assert_msg(tau > tau_f, "%s batch %d: latency tau %.4f <= FLOPs' %.4f", devs[d], batches[b],
 			    tau, tau_f);
+			expr_tape_free(&tape);
 			tmodel_free(&t);
 		}
 	cm_catalog_free(&cat);
 	for (int c = 0; c < 6; c++)
 		free(meas[c]);
 	free(pred); free(flops); free(err); free(aerr);
+}
+END_TEST
+
+/* stats_kendall (Knight's merge-sort count) equals the all-pairs tau-b to
+ * the bit, with ties in x, in y and in both, and at the sizes where the
+ * recursion's halves are uneven. */
+START_TEST(test_kendall_knight)
+{
+	static const int sizes[] = { 2, 3, 7, 64, 1001, 2500 };
+	double *x = malloc(2500 * sizeof *x), *y = malloc(2500 * sizeof *y);
+	unsigned seed = 12345;
+
+	for (int s = 0; s < (int)(sizeof sizes / sizeof sizes[0]); s++)
+		for (int range = 2; range <= 4096; range *= 8) {
+			int n = sizes[s];
+			for (int i = 0; i < n; i++) {
+				seed = seed * 1103515245u + 12345u;
+				x[i] = (double)((seed >> 8) % (unsigned)range);
+				seed = seed * 1103515245u + 12345u;
+				/* y follows x in part, so that tau is far from 0 */
+				y[i] = (i % 3 ? x[i] : 0) + (double)((seed >> 8) % (unsigned)range);
+			}
+			x[0] = 0;
+			x[n - 1] = (double)range;	/* never constant */
+			y[0] = 0;
+			y[n - 1] = 3.0 * range;
+			ck_assert_msg(stats_kendall(x, y, n) == kendall_pairs(x, y, n), "n %d range %d: %.17g != %.17g",
+			    n, range, stats_kendall(x, y, n), kendall_pairs(x, y, n));
+		}
+	free(x);
+	free(y);
 }
 END_TEST
 
@@ -228,6 +277,7 @@ suite(void)
 	TCase *t = tcase_create("help");
 
 	tcase_set_timeout(t, 600);
+	tcase_add_test(t, test_kendall_knight);
 	tcase_add_test(t, test_nb201_convention);
 	tcase_add_test(t, test_nb201_latency_help);
 	suite_add_tcase(s, t);
