@@ -132,6 +132,9 @@ static const char *const cache_pg_migrations[] = {
 	"owner text, lease_until timestamptz, count text, attempts int NOT NULL DEFAULT 0, "
 	"commits int NOT NULL DEFAULT 0, claimed_at timestamptz, done_at timestamptz, PRIMARY KEY (key, job))",
 	"CREATE INDEX IF NOT EXISTS dnnsat_jobs_todo ON dnnsat_jobs (key, job) WHERE state <> 'done'",
+	/* 6: a done job's data, what the final answer needs of its box besides
+	 * the count (solver/fset_jobdata.c) */
+	"ALTER TABLE dnnsat_jobs ADD COLUMN IF NOT EXISTS data bytea",
 };
 
 #define CACHE_PG_NMIGRATIONS ((int)(sizeof cache_pg_migrations / sizeof cache_pg_migrations[0]))

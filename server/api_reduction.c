@@ -21,6 +21,7 @@
 #include "fset_project.h"
 #include "srv_registry.h"
 #include "answer_z3.h"
+#include "cache_jobs.h"
 #include "dn_number.h"
 
 #include <stdio.h>
@@ -110,6 +111,9 @@ store(struct srv *s, struct srv_query *sq, const json_t *result, int final)
 	cache_put(s->cache, sq->id, &ce);
 	free(ce.progress);
 	free(text);
+	/* the result is stored: the distributed count's job rows have served */
+	if (final && sq->dist_tree && s->dist != NULL)
+		cache_jobs_finish(s->cache, sq->id);
 }
 
 /* Restores a saved count from a cache entry into a fresh sq (lock held). */
@@ -135,6 +139,28 @@ restore(struct srv_query *sq, const struct cache_entry *ce)
 			sq->result = json_incref(res);
 		json_decref(res);
 	}
+}
+
+int
+api_reduction_adopt(struct srv *s, struct srv_query *sq)
+{
+	struct cache_entry ce;
+	int hit = cache_get(s->cache, sq->id, &ce);
+
+	if (hit == CACHE_DOWN)
+		return -1;
+	if (hit != CACHE_HIT)
+		return 0;
+	if (!ce.final || !srv_query_id_matches(ce.request, sq->id)) {
+		cache_entry_clear(&ce);
+		return 0;
+	}
+	sq->counted = 0;        /* restore loads the stored tree over the followed one */
+	restore(sq, &ce);
+	if (!sq->counted)
+		sq->counted = 1;        /* the stored tree did not load: the followed one stays */
+	cache_entry_clear(&ce);
+	return sq->result != NULL;
 }
 
 /* Counts sq for up to `seconds` in slices (lock held). 0, or -1 with err. */
@@ -275,6 +301,16 @@ solve_and_reply(struct srv_request *r, struct srv_query *sq, const struct cache_
 	if (api_reduction_count(s, sq, timeout, &err) != 0) {
 		pthread_rwlock_unlock(&sq->lock);
 		srv_reply_error(r, &err);
+		return;
+	}
+	if (sq->result != NULL) {
+		/* a distributed count another replica finished: its stored result */
+		res = json_deep_copy(sq->result);
+		pthread_rwlock_unlock(&sq->lock);
+		in_request_order(r, res);
+		json_object_set_new(res, "cached", json_false());
+		snprintf(r->location, sizeof r->location, "/v1/reductions/%s", sq->id);
+		srv_reply_json(r, created ? 201 : 200, res);
 		return;
 	}
 	exact = sq->e.lower == sq->e.upper;

@@ -26,6 +26,7 @@
 typedef unsigned __int128 fs_count;
 struct fs_undo;
 struct fs_par;
+struct fs_box_proj;
 
 struct fs_var {
 	int dim;                /* the space dim */
@@ -130,6 +131,9 @@ struct fs_engine {
 	                                 * is the same at any number; bound_calls and evals are not
 	                                 * (fset_par.c) */
 	struct fs_par *par;             /* private: the parallel count this engine works for, or NULL */
+	struct fs_box_proj **job_proj;  /* private: per stored node, the projection its distributed
+	                                 * job sent (fset_jobdata.c), or NULL; njob_proj entries */
+	int32_t njob_proj;
 	/* current box */
 	int64_t *lo, *hi;
 	/* statistics and limits */
@@ -258,6 +262,25 @@ int fs_jobs_leaves(const struct fs_engine *e, int32_t **leaves, int *n, struct d
 char *fs_jobs_path(const struct fs_engine *e, int32_t node);
 int fs_jobs_count(struct fs_engine *e, const char *path, fs_count *count, struct dn_error *err);
 int fs_jobs_graft(struct fs_engine *e, int32_t node, fs_count count, struct dn_error *err);
+/*
+ * A job's data (fset_jobdata.c): what the final answer needs of its box
+ * besides the count, so that no replica searches the box again. fs_jobs_run
+ * is fs_jobs_count that also stores the box's search tree (replacing the
+ * engine's own) and projects it: on 0, *data (malloc'd, *len bytes) is the
+ * box's projection in the versioned format of fset_jobdata.c, bound to
+ * that count. fs_jobs_graft_data grafts a count (as fs_jobs_graft) with
+ * its job's data: the data is checked (checksum, version, this engine's
+ * variables, the count, every position inside the leaf's box) before
+ * anything changes; 0, or -1 with err naming "data" (malformed: nothing
+ * grafted) or as fs_jobs_graft. fs_project then merges the data instead of
+ * searching the box. fs_jobs_drop forgets every job's data (a new tree:
+ * fs_count_all, fs_progress_load and fs_free call it).
+ */
+int fs_jobs_run(struct fs_engine *e, const char *path, fs_count *count, void **data, size_t *len,
+    struct dn_error *err);
+int fs_jobs_graft_data(struct fs_engine *e, int32_t node, fs_count count, const void *data, size_t len,
+    struct dn_error *err);
+void fs_jobs_drop(struct fs_engine *e);
 void fs_jobs_sum(struct fs_engine *e);
 
 /* The k-th feasible configuration (0-based) into pos[nvars] (-1 for

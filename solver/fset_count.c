@@ -467,6 +467,7 @@ fs_count_root(struct fs_engine *e)
 	int32_t root;
 	int d;
 
+	fs_jobs_drop(e);
 	e->nnodes = 0;
 	e->timed_out = 0;
 	e->counted = 0;

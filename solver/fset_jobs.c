@@ -5,7 +5,9 @@
  * enough of them, and listed, largest first; each leaf's box as text (its
  * path from the root); the
  * exact count of such a box in another engine compiled from the same
- * query; and a job's count grafted back as its leaf's.
+ * query (fs_jobs_box: with the box's tree stored and projected, the data
+ * the job commits, fset_jobdata.c); and a job's count grafted back as its
+ * leaf's.
  *
  * A count meant for jobs starts depth first only (fs_jobs_start): past its
  * deadline, the boxes left are the siblings along the search's path, few
@@ -27,6 +29,7 @@
  * tree's root count is the single-process count.
  */
 #include "fset_priv.h"
+#include "fset_project.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,12 +224,39 @@ read_step(const struct fs_engine *e, const char **p, int *var, int64_t *lo, int6
 	return 0;
 }
 
-int
-fs_jobs_count(struct fs_engine *e, const char *path, fs_count *count, struct dn_error *err)
+/* A fresh stored tree whose root is the current box at var d (the
+ * engine's own tree dropped). Its index, or -1 out of memory. */
+static int32_t
+box_root(struct fs_engine *e, int d)
+{
+	int32_t root;
+
+	fs_jobs_drop(e);
+	e->nnodes = 0;
+	e->counted = 0;
+	if ((root = fs_node_alloc(e, 1)) < 0)
+		return -1;
+	e->nodes[root].var = d;
+	e->nodes[root].lo = e->lo[d];
+	e->nodes[root].hi = e->hi[d];
+	e->nodes[root].parent = -1;
+	e->nodes[root].first_child = -1;
+	e->nodes[root].nchildren = 0;
+	e->nodes[root].status = FS_UNKNOWN;
+	e->nodes[root].count = 0;
+	e->nodes[root].upper = fs_box_size(e, d);
+	return root;
+}
+
+/* Counts the box of `path`; with bp, stores its tree and projects it into
+ * bp while the box is entered. As fs_jobs_box. */
+static int
+job_box(struct fs_engine *e, const char *path, fs_count *count, struct fs_box_proj *bp, struct dn_error *err)
 {
 	int64_t mark = fs_mark(e), lo = 0, hi = 0;
 	const char *p = path;
-	int var = -1, rc = 0;
+	int var = -1, rc = 0, projected = 0;
+	int32_t root = -1;
 	fs_count c = 0, u = 0;
 
 	if (path == NULL || *path == '\0')
@@ -239,16 +269,33 @@ fs_jobs_count(struct fs_engine *e, const char *path, fs_count *count, struct dn_
 	if (rc == 0) {
 		e->timed_out = 0;
 		e->clock_at = e->bound_calls;
-		if (fs_count_box(e, var, -1, &c, &u) != 0)
+		if ((bp != NULL && (root = box_root(e, var)) < 0) || fs_count_box(e, var, root, &c, &u) != 0)
 			rc = dn_error_set(err, DN_ENOMEM, NULL, "out of memory counting a job");
 	}
+	if (rc == 0 && bp != NULL && !e->timed_out && c == u)
+		projected = (rc = fs_project_box(e, var, root, bp, err)) == 0;
 	fs_rollback(e, mark);
 	if (rc != 0)
 		return -1;
-	if (e->timed_out || c != u)
+	if (e->timed_out || c != u) {
+		if (projected)
+			fs_box_proj_free(bp);   /* stopped while projecting: no data either */
 		return 1;
+	}
 	*count = c;
 	return 0;
+}
+
+int
+fs_jobs_count(struct fs_engine *e, const char *path, fs_count *count, struct dn_error *err)
+{
+	return job_box(e, path, count, NULL, err);
+}
+
+int
+fs_jobs_box(struct fs_engine *e, const char *path, fs_count *count, struct fs_box_proj *bp, struct dn_error *err)
+{
+	return job_box(e, path, count, bp, err);
 }
 
 int
