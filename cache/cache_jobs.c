@@ -59,16 +59,25 @@ const struct cache_pg_stmt cache_jobs_stmts[J_NSTMTS] = {
 	/* one statement, so one transaction: the jobs and the tree go, the
 	 * set's row stays as the record that the result is final */
 	[J_FINISH] = { "dnnsat_jobs_finish",
-	    "WITH gone AS (DELETE FROM dnnsat_jobs WHERE key = $1) "
-	    "UPDATE dnnsat_job_sets SET finished_at = coalesce(finished_at, now()), tree = ''::bytea WHERE key = $1", 1 },
+	    "WITH gone AS (DELETE FROM dnnsat_jobs WHERE key = $1 RETURNING owner, claimed_at, done_at), "
+	    "per AS (SELECT max(done_at) AS last, extract(epoch FROM sum(done_at - claimed_at)) AS busy, "
+	    "extract(epoch FROM max(done_at) - min(claimed_at) - sum(done_at - claimed_at)) AS idle "
+	    "FROM gone WHERE owner IS NOT NULL GROUP BY owner) "
+	    "UPDATE dnnsat_job_sets SET finished_at = coalesce(finished_at, now()), tree = ''::bytea, "
+	    "counted_at = coalesce((SELECT max(last) FROM per), counted_at), "
+	    "claimers = coalesce((SELECT nullif(count(*), 0) FROM per), claimers), "
+	    "busy_s = coalesce((SELECT sum(busy) FROM per), busy_s), "
+	    "between_s = coalesce((SELECT sum(idle) FROM per), between_s) WHERE key = $1", 1 },
 	/* at most $3 sets: finished before $1 seconds ago, or unfinished and
-	 * untouched (no publication, claim, renewal or commit) for $2 seconds;
+	 * untouched for $2 seconds: published before, and no job committed or
+	 * leased (a claim or its renewal) since (a job claimed and given back
+	 * has no lease: claimers that keep failing do not keep a set alive);
 	 * their jobs go with them (ON DELETE CASCADE) */
 	[J_SWEEP] = { "dnnsat_jobs_sweep",
 	    "DELETE FROM dnnsat_job_sets WHERE key IN (SELECT s.key FROM dnnsat_job_sets s WHERE "
 	    "(s.finished_at IS NOT NULL AND s.finished_at < now() - $1::float8 * interval '1 second') OR "
-	    "(s.finished_at IS NULL AND greatest(s.created_at, (SELECT max(greatest(j.claimed_at, j.lease_until, "
-	    "j.done_at)) FROM dnnsat_jobs j WHERE j.key = s.key)) < now() - $2::float8 * interval '1 second') "
+	    "(s.finished_at IS NULL AND greatest(s.created_at, (SELECT max(greatest(j.lease_until, j.done_at)) "
+	    "FROM dnnsat_jobs j WHERE j.key = s.key)) < now() - $2::float8 * interval '1 second') "
 	    "ORDER BY s.created_at LIMIT $3::int)", 3 },
 };
 const int cache_jobs_nstmts = J_NSTMTS;

@@ -6,7 +6,10 @@
  *
  * Tables (migrations in cache_pg.c): dnnsat_job_sets, one row per cut
  * count (key, its canonical request, njobs, the stored tree the jobs refer
- * to as saved progress, finished_at once its result is final);
+ * to as saved progress, finished_at once its result is final, and then
+ * what it keeps of its deleted jobs: counted_at, the last commit;
+ * claimers; busy_s, the jobs' time from claim to commit; between_s, the
+ * claimers' time between their jobs);
  * dnnsat_jobs, one row per job (key, job, node: the tree's leaf, path: its
  * box as text, state open/claimed/done, owner and lease_until while
  * claimed, count once done, attempts: claims so far, commits: 1 once done,
@@ -95,13 +98,15 @@ int cache_jobs_read(struct cache *c, const char *key, struct cache_jobs_state *o
 int cache_jobs_tree(struct cache *c, const char *key, void **tree, size_t *len);
 
 /* After the set's final result is stored: deletes its jobs and empties
- * its tree, and marks it finished, in one transaction; the set's row stays
- * (finished) until swept. Idempotent. 0 or -1. */
+ * its tree, and marks it finished with its jobs' summary, in one
+ * transaction; the set's row stays (finished) until swept. Idempotent. 0
+ * or -1. */
 int cache_jobs_finish(struct cache *c, const char *key);
 
 /* Deletes at most max_sets sets (oldest first) with their jobs: finished
- * more than keep_finished seconds ago, or unfinished and untouched (no
- * publication, claim, lease renewal or commit) for `abandoned` seconds.
+ * more than keep_finished seconds ago, or unfinished and untouched for
+ * `abandoned` seconds (published before, no job committed since, no lease
+ * reaching into that time: a job claimed and given back holds none).
  * The sets deleted, or -1 down. */
 int cache_jobs_sweep(struct cache *c, double keep_finished, double abandoned, int max_sets);
 

@@ -155,10 +155,13 @@ api_reduction_adopt(struct srv *s, struct srv_query *sq)
 		cache_entry_clear(&ce);
 		return 0;
 	}
-	sq->counted = 0;        /* restore loads the stored tree over the followed one */
-	restore(sq, &ce);
-	if (!sq->counted)
-		sq->counted = 1;        /* the stored tree did not load: the followed one stays */
+	{
+		int was = sq->counted;
+		sq->counted = 0;        /* restore loads the stored tree over the followed one */
+		restore(sq, &ce);
+		if (!sq->counted)
+			sq->counted = was;      /* none stored, or it did not load: the followed tree stays */
+	}
 	cache_entry_clear(&ce);
 	return sq->result != NULL;
 }
@@ -347,7 +350,9 @@ api_reduction_settle(struct srv *s, const char *id, const char *request_text)
 	}
 	pthread_rwlock_wrlock(&sq->lock);
 	/* one slice's worth: the jobs are done, only their counts are gathered */
-	if (sq->result == NULL && api_reduction_count(s, sq, 1.0, &err) == 0 && sq->e.lower == sq->e.upper) {
+	/* (a count that finds the result stored elsewhere takes it: sq->result) */
+	if (sq->result == NULL && api_reduction_count(s, sq, 1.0, &err) == 0 && sq->result == NULL &&
+	    sq->e.lower == sq->e.upper) {
 		res = reduction_json(s, sq);
 		z3_extras(sq, res, 1.0);
 		sq->result = json_incref(res);

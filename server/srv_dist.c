@@ -50,10 +50,11 @@
  * time (bounded statements on a table that other replicas lock rows of).
  * A finished set's row (no jobs, no tree left) is kept an hour, the record
  * that followers read to fetch the final result from the cache; an
- * unfinished set nobody has claimed, renewed or committed a job of for a
- * day is abandoned (every replica stopped, or its request no longer
- * compiles): its jobs go, and the next request counts anew. A day is
- * 2880 leases of the default 30 s: no live claimer stays silent that long. */
+ * unfinished set none of whose jobs was committed or held under a lease
+ * for a day is abandoned (every replica stopped, or its request no longer
+ * compiles, so that its jobs are only claimed and given back): its jobs
+ * go, and the next request counts anew. A day is 2880 leases of the
+ * default 30 s: a live claimer renews its lease every third of it. */
 #define DIST_SWEEP_S 60.0
 #define DIST_SWEEP_MAX 100
 #define DIST_KEEP_FINISHED_S 3600.0

@@ -518,7 +518,7 @@ START_TEST(test_pg_schema_second_server)
 	ck_assert_str_eq(pg_query_value("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'dnnsat_%'"), "0");
 	a = open_cache(BK_PG, 2);
 	ck_assert_str_eq(pg_query_value("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'dnnsat_%'"), "4");
-	ck_assert_str_eq(pg_query_value("SELECT string_agg(version::text, ',') FROM dnnsat_schema"), "6");
+	ck_assert_str_eq(pg_query_value("SELECT string_agg(version::text, ',') FROM dnnsat_schema"), "7");
 	ck_assert_int_eq(cache_put(a, "shared", &e), 0);
 
 	b = open_cache(BK_PG, 2);                       /* a second server */
@@ -583,7 +583,7 @@ START_TEST(test_pg_concurrent_migration)
 		pthread_join(tids[i], NULL);
 		ck_assert_msg(ok[i], "server %d did not come up", i);
 	}
-	ck_assert_str_eq(pg_query_value("SELECT string_agg(version::text, ',') FROM dnnsat_schema"), "6");
+	ck_assert_str_eq(pg_query_value("SELECT string_agg(version::text, ',') FROM dnnsat_schema"), "7");
 }
 END_TEST
 
@@ -677,6 +677,9 @@ START_TEST(test_pg_jobs)
 	cache_jobs_state_clear(&st);
 	ck_assert_str_eq(pg_query_value("SELECT count(*) FROM dnnsat_jobs"), "0");
 	ck_assert_str_eq(pg_query_value("SELECT octet_length(tree) FROM dnnsat_job_sets WHERE key = 'jobs-test'"), "0");
+	/* what the set keeps of its jobs: the claimers that committed (A, D) */
+	ck_assert_str_eq(pg_query_value("SELECT claimers || ':' || (counted_at IS NOT NULL) || ':' || (busy_s >= 0) "
+	    "FROM dnnsat_job_sets WHERE key = 'jobs-test'"), "2:true:true");
 	ck_assert_int_eq(cache_jobs_read(c, "no-such-set", &st), 0);
 
 	/* the sweep: a finished set after keep_finished; an unfinished one
@@ -686,9 +689,10 @@ START_TEST(test_pg_jobs)
 	ck_assert_int_eq(cache_jobs_sweep(c, 3600, 3600, 100), 0);       /* all recent */
 	ck_assert_int_eq(cache_jobs_sweep(c, 0, 3600, 100), 1);          /* jobs-test, finished */
 	ck_assert_int_eq(cache_jobs_read(c, "jobs-test", &st), 0);
-	/* a claim held with a lease into the future keeps jobs-live touched */
+	/* a lease into the future keeps jobs-live touched; claims given back
+	 * (no lease) do not keep jobs-idle alive */
 	pg_query_value("UPDATE dnnsat_job_sets SET created_at = now() - interval '2 hours'");
-	pg_query_value("UPDATE dnnsat_jobs SET claimed_at = now() - interval '2 hours'");
+	pg_query_value("UPDATE dnnsat_jobs SET claimed_at = now(), attempts = 9");
 	pg_query_value("UPDATE dnnsat_jobs SET state = 'claimed', owner = 'A', lease_until = now() + interval '1 hour' "
 	    "WHERE key = 'jobs-live' AND job = 0");
 	ck_assert_int_eq(cache_jobs_sweep(c, 3600, 3600, 100), 1);       /* jobs-idle, abandoned */
