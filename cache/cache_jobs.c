@@ -59,7 +59,8 @@ const struct cache_pg_stmt cache_jobs_stmts[J_NSTMTS] = {
 	/* one statement, so one transaction: the jobs and the tree go, the
 	 * set's row stays as the record that the result is final */
 	[J_FINISH] = { "dnnsat_jobs_finish",
-	    "WITH gone AS (DELETE FROM dnnsat_jobs WHERE key = $1 RETURNING owner, claimed_at, done_at), "
+	    "WITH gone AS (DELETE FROM dnnsat_jobs WHERE key = $1 "
+	    "RETURNING job, state, attempts, commits, owner, claimed_at, done_at), "
 	    "per AS (SELECT max(done_at) AS last, extract(epoch FROM sum(done_at - claimed_at)) AS busy, "
 	    "extract(epoch FROM max(done_at) - min(claimed_at) - sum(done_at - claimed_at)) AS idle "
 	    "FROM gone WHERE owner IS NOT NULL GROUP BY owner) "
@@ -67,7 +68,9 @@ const struct cache_pg_stmt cache_jobs_stmts[J_NSTMTS] = {
 	    "counted_at = coalesce((SELECT max(last) FROM per), counted_at), "
 	    "claimers = coalesce((SELECT nullif(count(*), 0) FROM per), claimers), "
 	    "busy_s = coalesce((SELECT sum(busy) FROM per), busy_s), "
-	    "between_s = coalesce((SELECT sum(idle) FROM per), between_s) WHERE key = $1", 1 },
+	    "between_s = coalesce((SELECT sum(idle) FROM per), between_s), "
+	    "jobs_log = coalesce((SELECT string_agg(job || ' ' || state || ' ' || attempts || ' ' || commits || ' ' || "
+	    "coalesce(owner, '-'), E'\\n' ORDER BY job) FROM gone), jobs_log) WHERE key = $1", 1 },
 	/* at most $3 sets: finished before $1 seconds ago, or unfinished and
 	 * untouched for $2 seconds: published before, and no job committed or
 	 * leased (a claim or its renewal) since (a job claimed and given back

@@ -9,7 +9,8 @@
  * to as saved progress, finished_at once its result is final, and then
  * what it keeps of its deleted jobs: counted_at, the last commit;
  * claimers; busy_s, the jobs' time from claim to commit; between_s, the
- * claimers' time between their jobs);
+ * claimers' time between their jobs; jobs_log, a line "job state attempts
+ * commits owner" per job, the record that each was committed once);
  * dnnsat_jobs, one row per job (key, job, node: the tree's leaf, path: its
  * box as text, state open/claimed/done, owner and lease_until while
  * claimed, count once done, attempts: claims so far, commits: 1 once done,

@@ -136,11 +136,11 @@ static const char *const cache_pg_migrations[] = {
 	 * the count (solver/fset_jobdata.c) */
 	"ALTER TABLE dnnsat_jobs ADD COLUMN IF NOT EXISTS data bytea",
 	/* 7: what a finished set keeps of its deleted jobs (cache_jobs_finish):
-	 * the last commit, the claimers, their jobs' time (claim to commit)
-	 * and their time between jobs, in seconds */
+	 * the last commit, the claimers, their jobs' time (claim to commit),
+	 * their time between jobs (seconds), and a line per job */
 	"ALTER TABLE dnnsat_job_sets ADD COLUMN IF NOT EXISTS counted_at timestamptz, "
 	"ADD COLUMN IF NOT EXISTS claimers int, ADD COLUMN IF NOT EXISTS busy_s float8, "
-	"ADD COLUMN IF NOT EXISTS between_s float8",
+	"ADD COLUMN IF NOT EXISTS between_s float8, ADD COLUMN IF NOT EXISTS jobs_log text",
 };
 
 #define CACHE_PG_NMIGRATIONS ((int)(sizeof cache_pg_migrations / sizeof cache_pg_migrations[0]))

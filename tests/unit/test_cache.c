@@ -680,6 +680,8 @@ START_TEST(test_pg_jobs)
 	/* what the set keeps of its jobs: the claimers that committed (A, D) */
 	ck_assert_str_eq(pg_query_value("SELECT claimers || ':' || (counted_at IS NOT NULL) || ':' || (busy_s >= 0) "
 	    "FROM dnnsat_job_sets WHERE key = 'jobs-test'"), "2:true:true");
+	ck_assert_str_eq(pg_query_value("SELECT jobs_log FROM dnnsat_job_sets WHERE key = 'jobs-test'"),
+	    "0 done 1 1 A\n1 done 2 1 A\n2 done 2 1 D");
 	ck_assert_int_eq(cache_jobs_read(c, "no-such-set", &st), 0);
 
 	/* the sweep: a finished set after keep_finished; an unfinished one
