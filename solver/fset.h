@@ -134,6 +134,10 @@ struct fs_engine {
 	struct fs_box_proj **job_proj;  /* private: per stored node, the projection its distributed
 	                                 * job sent (fset_jobdata.c), or NULL; njob_proj entries */
 	int32_t njob_proj;
+	void (*on_decided)(void *ctx, struct fs_engine *e, int d, int full);  /* private: fs_count_box
+	                                 * calls it for every box it decides (at active var d, full
+	                                 * or empty) when set (fset_project.c: a job's projection) */
+	void *decided_ctx;
 	/* current box */
 	int64_t *lo, *hi;
 	/* statistics and limits */
@@ -265,8 +269,8 @@ int fs_jobs_graft(struct fs_engine *e, int32_t node, fs_count count, struct dn_e
 /*
  * A job's data (fset_jobdata.c): what the final answer needs of its box
  * besides the count, so that no replica searches the box again. fs_jobs_run
- * is fs_jobs_count that also stores the box's search tree (replacing the
- * engine's own) and projects it: on 0, *data (malloc'd, *len bytes) is the
+ * is fs_jobs_count that also projects the box as it counts it (no tree
+ * stored): on 0, *data (malloc'd, *len bytes) is the
  * box's projection in the versioned format of fset_jobdata.c, bound to
  * that count. fs_jobs_graft_data grafts a count (as fs_jobs_graft) with
  * its job's data: the data is checked (checksum, version, this engine's

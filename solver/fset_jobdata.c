@@ -1,6 +1,6 @@
 /*
  * fset_jobdata.c - a distributed count's job data: the projection of a
- * job's box (fs_project_box) as bytes that the job commits with its count,
+ * job's box (fs_project_count) as bytes that the job commits with its count,
  * and back, checked, into the stored tree of the replica that assembles
  * the final answer (fs_jobs_graft_data), where fs_project merges it
  * instead of searching the box again.

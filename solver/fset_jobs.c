@@ -5,9 +5,8 @@
  * enough of them, and listed, largest first; each leaf's box as text (its
  * path from the root); the
  * exact count of such a box in another engine compiled from the same
- * query (fs_jobs_box: with the box's tree stored and projected, the data
- * the job commits, fset_jobdata.c); and a job's count grafted back as its
- * leaf's.
+ * query (fs_jobs_box: projected as it is counted, the data the job
+ * commits, fset_jobdata.c); and a job's count grafted back as its leaf's.
  *
  * A count meant for jobs starts depth first only (fs_jobs_start): past its
  * deadline, the boxes left are the siblings along the search's path, few
@@ -224,39 +223,14 @@ read_step(const struct fs_engine *e, const char **p, int *var, int64_t *lo, int6
 	return 0;
 }
 
-/* A fresh stored tree whose root is the current box at var d (the
- * engine's own tree dropped). Its index, or -1 out of memory. */
-static int32_t
-box_root(struct fs_engine *e, int d)
-{
-	int32_t root;
-
-	fs_jobs_drop(e);
-	e->nnodes = 0;
-	e->counted = 0;
-	if ((root = fs_node_alloc(e, 1)) < 0)
-		return -1;
-	e->nodes[root].var = d;
-	e->nodes[root].lo = e->lo[d];
-	e->nodes[root].hi = e->hi[d];
-	e->nodes[root].parent = -1;
-	e->nodes[root].first_child = -1;
-	e->nodes[root].nchildren = 0;
-	e->nodes[root].status = FS_UNKNOWN;
-	e->nodes[root].count = 0;
-	e->nodes[root].upper = fs_box_size(e, d);
-	return root;
-}
-
-/* Counts the box of `path`; with bp, stores its tree and projects it into
- * bp while the box is entered. As fs_jobs_box. */
+/* Counts the box of `path`; with bp, projects it as it counts
+ * (fs_project_count). As fs_jobs_box. */
 static int
 job_box(struct fs_engine *e, const char *path, fs_count *count, struct fs_box_proj *bp, struct dn_error *err)
 {
 	int64_t mark = fs_mark(e), lo = 0, hi = 0;
 	const char *p = path;
-	int var = -1, rc = 0, projected = 0;
-	int32_t root = -1;
+	int var = -1, rc = 0;
 	fs_count c = 0, u = 0;
 
 	if (path == NULL || *path == '\0')
@@ -269,17 +243,17 @@ job_box(struct fs_engine *e, const char *path, fs_count *count, struct fs_box_pr
 	if (rc == 0) {
 		e->timed_out = 0;
 		e->clock_at = e->bound_calls;
-		if ((bp != NULL && (root = box_root(e, var)) < 0) || fs_count_box(e, var, root, &c, &u) != 0)
+		if (bp != NULL)
+			rc = fs_project_count(e, var, &c, &u, bp, err);
+		else if (fs_count_box(e, var, -1, &c, &u) != 0)
 			rc = dn_error_set(err, DN_ENOMEM, NULL, "out of memory counting a job");
 	}
-	if (rc == 0 && bp != NULL && !e->timed_out && c == u)
-		projected = (rc = fs_project_box(e, var, root, bp, err)) == 0;
 	fs_rollback(e, mark);
-	if (rc != 0)
+	if (rc < 0)
 		return -1;
-	if (e->timed_out || c != u) {
-		if (projected)
-			fs_box_proj_free(bp);   /* stopped while projecting: no data either */
+	if (rc > 0 || e->timed_out || c != u) {
+		if (rc == 0 && bp != NULL)
+			fs_box_proj_free(bp);   /* stopped by a callback after the count: no data either */
 		return 1;
 	}
 	*count = c;

@@ -7,7 +7,7 @@
  *
  * Every stored FULL box contributes its ranges; boxes beyond the stored tree
  * are searched again, except a distributed count's job boxes whose job
- * sent its box's projection along (fs_project_box, grafted by
+ * sent its box's projection along (fs_project_count, grafted by
  * fset_jobdata.c: merged as they are, the same marks a walk of the box
  * makes); UNKNOWN boxes (a deadline) make values "possible"
  * rather than certain, and the answer says so.
@@ -429,34 +429,57 @@ runs_of(const struct fs_engine *e, const struct marks *m, int v, struct fs_box_p
 	return 0;
 }
 
-int
-fs_project_box(struct fs_engine *e, int d, int32_t node, struct fs_box_proj *bp, struct dn_error *err)
-{
+/* fs_count_box's callback while a job counts: a decided box's marks, as
+ * walk marks a FULL or EMPTY leaf (the box is the current one). */
+struct decided {
 	struct marks m;
+	int oom;
+};
+
+static void
+on_decided(void *ctx, struct fs_engine *e, int d, int full)
+{
+	struct decided *x = ctx;
+
+	if (full)
+		mark_box(e, &x->m, d, 0);
+	if (hull_box(e, &x->m) != 0)
+		x->oom = 1;
+}
+
+int
+fs_project_count(struct fs_engine *e, int d, fs_count *count, fs_count *upper, struct fs_box_proj *bp,
+    struct dn_error *err)
+{
+	struct decided x;
 	int rc;
 
-	if (marks_new(e, &m) != 0 || fs_box_proj_alloc(bp, e->nvars, e->ncvars) != 0) {
-		marks_free(e, &m);
+	memset(&x, 0, sizeof x);
+	if (marks_new(e, &x.m) != 0 || fs_box_proj_alloc(bp, e->nvars, e->ncvars) != 0) {
+		marks_free(e, &x.m);
 		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory projecting a job's box");
 	}
-	rc = node >= 0 ? walk(e, &m, d, node) : walk_dynamic(e, &m, d);
+	e->on_decided = on_decided;
+	e->decided_ctx = &x;
+	rc = fs_count_box(e, d, -1, count, upper);
+	e->on_decided = NULL;
+	e->decided_ctx = NULL;
+	if (rc == 0 && x.oom)
+		rc = -1;
+	if (rc == 0 && (e->timed_out || *count != *upper))
+		rc = 1;         /* stopped: no exact projection */
 	for (int v = 0; rc == 0 && v < e->nvars; v++)
-		if (m.maxpos[1][v] >= 0)
-			rc = 1;         /* an undecided box: not a job's exact answer */
-	for (int v = 0; rc == 0 && v < e->nvars; v++)
-		rc = runs_of(e, &m, v, bp);
+		rc = runs_of(e, &x.m, v, bp);
 	for (int c = 0; rc == 0 && c < e->ncvars; c++) {
-		bp->cell_lo[c] = m.cell_lo[c];
-		bp->cell_hi[c] = m.cell_hi[c];
+		bp->cell_lo[c] = x.m.cell_lo[c];
+		bp->cell_hi[c] = x.m.cell_hi[c];
 	}
-	marks_free(e, &m);
+	marks_free(e, &x.m);
 	if (rc != 0)
 		fs_box_proj_free(bp);
-	if (rc > 0)
-		return dn_error_set(err, DN_EINVAL, NULL, "a job's box is not decided: no projection");
 	if (rc < 0)
-		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory projecting a job's box");
-	return 0;
+		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory counting a job");
+	return rc;
 }
 
 /* ---- the reduced NNI space ---- */

@@ -42,10 +42,12 @@ json_t *fs_reduced_space(const struct fs_engine *e, const struct fs_projection *
  * of the box as sorted, disjoint, non-adjacent runs runs[v][2i] to
  * runs[v][2i + 1] (none for grids above FS_PROJECT_MARKABLE), the largest
  * such position (-1 none); per continuous var the hull of finest cells
- * (cell_lo > cell_hi: empty). fs_project_box projects the current box at
- * var d: node's stored subtree when node >= 0, else searched; 0, or -1
- * with err (out of memory; a box left undecided by a deadline: no exact
- * projection). fs_box_proj_alloc: an empty one (0 or -1 out of memory).
+ * (cell_lo > cell_hi: empty). fs_project_count counts the current box at
+ * var d as fs_count_box (no tree stored) and marks every box it decides as
+ * it goes, as fs_project's walk marks a stored FULL or EMPTY leaf: 0
+ * (*count == *upper, bp filled), 1 stopped (a deadline, e->progress: bp
+ * empty), -1 with err (out of memory). fs_box_proj_alloc: an empty one (0
+ * or -1 out of memory).
  */
 struct fs_box_proj {
 	int nvars, ncvars;
@@ -55,13 +57,14 @@ struct fs_box_proj {
 	int64_t *cell_lo, *cell_hi;
 	fs_count count;         /* the box's exact count, which it belongs to */
 };
-int fs_project_box(struct fs_engine *e, int d, int32_t node, struct fs_box_proj *bp, struct dn_error *err);
+int fs_project_count(struct fs_engine *e, int d, fs_count *count, fs_count *upper, struct fs_box_proj *bp,
+    struct dn_error *err);
 int fs_box_proj_alloc(struct fs_box_proj *bp, int nvars, int ncvars);
 void fs_box_proj_free(struct fs_box_proj *bp);
 
-/* fs_jobs_count whose count stores the box's tree (the engine's own
- * replaced) and projects it into *bp (fset_jobs.c): 0 (bp filled), 1
- * stopped (as fs_jobs_count), -1 with err. */
+/* fs_jobs_count that projects the box as it counts it (fs_project_count)
+ * into *bp (fset_jobs.c): 0 (bp filled), 1 stopped (as fs_jobs_count), -1
+ * with err. */
 int fs_jobs_box(struct fs_engine *e, const char *path, fs_count *count, struct fs_box_proj *bp,
     struct dn_error *err);
 
