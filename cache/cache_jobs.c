@@ -8,7 +8,8 @@
  * pool); values are parameters, the job list of a set two array parameters
  * (int[] nodes, text[] paths, unnested WITH ORDINALITY: job i is element
  * i + 1). Leases are PostgreSQL's clock (now() + seconds), so the
- * replicas' clocks need not agree.
+ * replicas' clocks need not agree. A done job's data is a bytea parameter
+ * (binary) and comes back in text (hex), unescaped by libpq.
  */
 #include "cache_jobs.h"
 #include "cache_pg.h"
@@ -18,7 +19,7 @@
 #include <string.h>
 
 enum { J_BEGIN, J_COMMIT, J_SET, J_ADD, J_CLAIM, J_RENEW, J_DONE, J_RELEASE, J_LEFT, J_HEAD, J_READ, J_TREE,
-	J_FINISH, J_NSTMTS };
+	J_FINISH, J_SWEEP, J_NSTMTS };
 
 const struct cache_pg_stmt cache_jobs_stmts[J_NSTMTS] = {
 	[J_BEGIN] = { "dnnsat_jobs_begin", "BEGIN", 0 },
@@ -43,8 +44,8 @@ const struct cache_pg_stmt cache_jobs_stmts[J_NSTMTS] = {
 	    "UPDATE dnnsat_jobs SET lease_until = now() + $4::float8 * interval '1 second' "
 	    "WHERE key = $1 AND job = $2::int AND owner = $3 AND state = 'claimed'", 4 },
 	[J_DONE] = { "dnnsat_jobs_done",
-	    "UPDATE dnnsat_jobs SET state = 'done', count = $4, commits = commits + 1, done_at = now() "
-	    "WHERE key = $1 AND job = $2::int AND owner = $3 AND state = 'claimed'", 4 },
+	    "UPDATE dnnsat_jobs SET state = 'done', count = $4, data = $5, commits = commits + 1, done_at = now() "
+	    "WHERE key = $1 AND job = $2::int AND owner = $3 AND state = 'claimed'", 5 },
 	[J_RELEASE] = { "dnnsat_jobs_release",
 	    "UPDATE dnnsat_jobs SET state = 'open', owner = NULL, lease_until = NULL "
 	    "WHERE key = $1 AND job = $2::int AND owner = $3 AND state = 'claimed'", 3 },
@@ -53,10 +54,34 @@ const struct cache_pg_stmt cache_jobs_stmts[J_NSTMTS] = {
 	[J_HEAD] = { "dnnsat_jobs_head",
 	    "SELECT njobs, finished_at IS NOT NULL FROM dnnsat_job_sets WHERE key = $1", 1 },
 	[J_READ] = { "dnnsat_jobs_read",
-	    "SELECT node, count FROM dnnsat_jobs WHERE key = $1 AND state = 'done' ORDER BY job", 1 },
+	    "SELECT node, count, data FROM dnnsat_jobs WHERE key = $1 AND state = 'done' ORDER BY job", 1 },
 	[J_TREE] = { "dnnsat_jobs_tree", "SELECT tree FROM dnnsat_job_sets WHERE key = $1", 1 },
+	/* one statement, so one transaction: the jobs and the tree go, the
+	 * set's row stays as the record that the result is final */
 	[J_FINISH] = { "dnnsat_jobs_finish",
-	    "UPDATE dnnsat_job_sets SET finished_at = now() WHERE key = $1 AND finished_at IS NULL", 1 },
+	    "WITH gone AS (DELETE FROM dnnsat_jobs WHERE key = $1 "
+	    "RETURNING job, state, attempts, commits, owner, claimed_at, done_at), "
+	    "per AS (SELECT max(done_at) AS last, extract(epoch FROM sum(done_at - claimed_at)) AS busy, "
+	    "extract(epoch FROM max(done_at) - min(claimed_at) - sum(done_at - claimed_at)) AS idle "
+	    "FROM gone WHERE owner IS NOT NULL GROUP BY owner) "
+	    "UPDATE dnnsat_job_sets SET finished_at = coalesce(finished_at, now()), tree = ''::bytea, "
+	    "counted_at = coalesce((SELECT max(last) FROM per), counted_at), "
+	    "claimers = coalesce((SELECT nullif(count(*), 0) FROM per), claimers), "
+	    "busy_s = coalesce((SELECT sum(busy) FROM per), busy_s), "
+	    "between_s = coalesce((SELECT sum(idle) FROM per), between_s), "
+	    "jobs_log = coalesce((SELECT string_agg(job || ' ' || state || ' ' || attempts || ' ' || commits || ' ' || "
+	    "coalesce(owner, '-'), E'\\n' ORDER BY job) FROM gone), jobs_log) WHERE key = $1", 1 },
+	/* at most $3 sets: finished before $1 seconds ago, or unfinished and
+	 * untouched for $2 seconds: published before, and no job committed or
+	 * leased (a claim or its renewal) since (a job claimed and given back
+	 * has no lease: claimers that keep failing do not keep a set alive);
+	 * their jobs go with them (ON DELETE CASCADE) */
+	[J_SWEEP] = { "dnnsat_jobs_sweep",
+	    "DELETE FROM dnnsat_job_sets WHERE key IN (SELECT s.key FROM dnnsat_job_sets s WHERE "
+	    "(s.finished_at IS NOT NULL AND s.finished_at < now() - $1::float8 * interval '1 second') OR "
+	    "(s.finished_at IS NULL AND greatest(s.created_at, (SELECT max(greatest(j.lease_until, j.done_at)) "
+	    "FROM dnnsat_jobs j WHERE j.key = s.key)) < now() - $2::float8 * interval '1 second') "
+	    "ORDER BY s.created_at LIMIT $3::int)", 3 },
 };
 const int cache_jobs_nstmts = J_NSTMTS;
 
@@ -248,9 +273,23 @@ cache_jobs_renew(struct cache *c, const char *key, int job, const char *owner, d
 }
 
 int
-cache_jobs_commit(struct cache *c, const char *key, int job, const char *owner, const char *count)
+cache_jobs_commit(struct cache *c, const char *key, int job, const char *owner, const char *count, const void *data,
+    size_t len)
 {
-	return jobs_update_job(c, J_DONE, key, job, owner, count);
+	char j[16];
+	const char *vals[5] = { key, j, owner, count, data };
+	int lens[5] = { 0, 0, 0, 0, (int)len }, fmts[5] = { 0, 0, 0, 0, 1 }, n;
+	PGresult *res;
+
+	if (len > 0x3fffffff)
+		return -1;
+	snprintf(j, sizeof j, "%d", job);
+	/* data NULL: SQL NULL (a job without data: the final answer searches its box) */
+	if ((res = jobs_call(c, J_DONE, vals, lens, fmts, 0)) == NULL)
+		return -1;
+	n = atoi(PQcmdTuples(res)) > 0;
+	PQclear(res);
+	return n;
 }
 
 int
@@ -295,14 +334,21 @@ cache_jobs_read(struct cache *c, const char *key, struct cache_jobs_state *out)
 	n = PQntuples(res);
 	out->node = calloc((size_t)n + 1, sizeof *out->node);
 	out->count = calloc((size_t)n + 1, sizeof *out->count);
-	if (out->node == NULL || out->count == NULL) {
+	out->data = calloc((size_t)n + 1, sizeof *out->data);
+	out->data_len = calloc((size_t)n + 1, sizeof *out->data_len);
+	if (out->node == NULL || out->count == NULL || out->data == NULL || out->data_len == NULL) {
 		PQclear(res);
 		cache_jobs_state_clear(out);
 		return -1;
 	}
 	for (int i = 0; i < n; i++) {
 		out->node[i] = (int32_t)atoi(PQgetvalue(res, i, 0));
-		if ((out->count[i] = strdup(PQgetvalue(res, i, 1))) == NULL) {
+		out->count[i] = strdup(PQgetvalue(res, i, 1));
+		/* bytea in text: unescaped (NULL: none; out of memory: none either,
+		 * the final answer then searches that box) */
+		if (!PQgetisnull(res, i, 2))
+			out->data[i] = PQunescapeBytea((const unsigned char *)PQgetvalue(res, i, 2), &out->data_len[i]);
+		if (out->count[i] == NULL) {
 			PQclear(res);
 			cache_jobs_state_clear(out);
 			return -1;
@@ -348,6 +394,24 @@ cache_jobs_finish(struct cache *c, const char *key)
 	return jobs_update(c, J_FINISH, vals) < 0 ? -1 : 0;
 }
 
+int
+cache_jobs_sweep(struct cache *c, double keep_finished, double abandoned, int max_sets)
+{
+	char a[32], b[32], n[16];
+	const char *vals[3] = { a, b, n };
+	PGresult *res;
+	int gone;
+
+	snprintf(a, sizeof a, "%.3f", keep_finished);
+	snprintf(b, sizeof b, "%.3f", abandoned);
+	snprintf(n, sizeof n, "%d", max_sets);
+	if ((res = jobs_call(c, J_SWEEP, vals, NULL, NULL, 0)) == NULL)
+		return -1;
+	gone = atoi(PQcmdTuples(res));
+	PQclear(res);
+	return gone;
+}
+
 void
 cache_job_clear(struct cache_job *j)
 {
@@ -361,6 +425,10 @@ cache_jobs_state_clear(struct cache_jobs_state *s)
 {
 	for (int i = 0; s->count != NULL && i < s->ndone; i++)
 		free(s->count[i]);
+	for (int i = 0; s->data != NULL && i <= s->ndone; i++)
+		PQfreemem(s->data[i]);
+	free(s->data);
+	free(s->data_len);
 	free(s->count);
 	free(s->node);
 	memset(s, 0, sizeof *s);

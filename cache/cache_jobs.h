@@ -6,11 +6,22 @@
  *
  * Tables (migrations in cache_pg.c): dnnsat_job_sets, one row per cut
  * count (key, its canonical request, njobs, the stored tree the jobs refer
- * to as saved progress, finished_at once its result is final);
+ * to as saved progress, finished_at once its result is final, and then
+ * what it keeps of its deleted jobs: counted_at, the last commit;
+ * claimers; busy_s, the jobs' time from claim to commit; between_s, the
+ * claimers' time between their jobs; jobs_log, a line "job state attempts
+ * commits owner" per job, the record that each was committed once);
  * dnnsat_jobs, one row per job (key, job, node: the tree's leaf, path: its
  * box as text, state open/claimed/done, owner and lease_until while
  * claimed, count once done, attempts: claims so far, commits: 1 once done,
- * claimed_at and done_at: the last claim and the commit, PostgreSQL's clock).
+ * claimed_at and done_at: the last claim and the commit, PostgreSQL's clock;
+ * data: what the final answer needs of the job's box, opaque here).
+ *
+ * Clean-up: once the final result is stored, cache_jobs_finish deletes the
+ * set's jobs and tree (its row stays, finished, as the record that the
+ * result is final); cache_jobs_sweep deletes finished sets after a while
+ * and unfinished ones nobody has touched for long (abandoned), a bounded
+ * number per call.
  *
  * Invariants: a set and all its jobs are published in one transaction, at
  * most one set per key (the primary key decides between two publishers).
@@ -38,13 +49,16 @@ struct cache_job {
 	char *request;
 };
 
-/* The jobs done so far of a cut count: njobs in all, node[i] and count[i]
- * (decimal text) for the ndone done ones; finished when its result was
- * marked final (cache_jobs_state_clear frees). */
+/* The jobs done so far of a cut count: njobs in all, node[i], count[i]
+ * (decimal text) and data[i] (data_len[i] bytes as committed, NULL none)
+ * for the ndone done ones; finished when its result was stored final
+ * (then its jobs are gone: ndone 0) (cache_jobs_state_clear frees). */
 struct cache_jobs_state {
 	int njobs, ndone, finished;
 	int32_t *node;
 	char **count;
+	unsigned char **data;
+	size_t *data_len;
 };
 
 /* 1 when the cache can hold jobs (PostgreSQL). */
@@ -66,9 +80,11 @@ int cache_jobs_claim(struct cache *c, const char *owner, double lease, struct ca
  * kept, 0 lost (another owner claimed it, or it is done), -1 down. */
 int cache_jobs_renew(struct cache *c, const char *key, int job, const char *owner, double lease);
 
-/* Commits the job's exact count (decimal text) if owner still holds it. 1
- * committed, 0 lost (the count is dropped), -1 down. */
-int cache_jobs_commit(struct cache *c, const char *key, int job, const char *owner, const char *count);
+/* Commits the job's exact count (decimal text) and its data (len bytes,
+ * opaque here; NULL: none) if owner still holds it. 1 committed, 0 lost
+ * (count and data dropped), -1 down. */
+int cache_jobs_commit(struct cache *c, const char *key, int job, const char *owner, const char *count,
+    const void *data, size_t len);
 
 /* Gives an unfinished job back (open again at once). 1, 0 not held, -1 down. */
 int cache_jobs_release(struct cache *c, const char *key, int job, const char *owner);
@@ -82,8 +98,18 @@ int cache_jobs_read(struct cache *c, const char *key, struct cache_jobs_state *o
 /* The set's tree (malloc'd, *len bytes): 1, 0 no set, -1 down. */
 int cache_jobs_tree(struct cache *c, const char *key, void **tree, size_t *len);
 
-/* Marks the set finished (its result final); idempotent. 0 or -1. */
+/* After the set's final result is stored: deletes its jobs and empties
+ * its tree, and marks it finished with its jobs' summary, in one
+ * transaction; the set's row stays (finished) until swept. Idempotent. 0
+ * or -1. */
 int cache_jobs_finish(struct cache *c, const char *key);
+
+/* Deletes at most max_sets sets (oldest first) with their jobs: finished
+ * more than keep_finished seconds ago, or unfinished and untouched for
+ * `abandoned` seconds (published before, no job committed since, no lease
+ * reaching into that time: a job claimed and given back holds none).
+ * The sets deleted, or -1 down. */
+int cache_jobs_sweep(struct cache *c, double keep_finished, double abandoned, int max_sets);
 
 void cache_job_clear(struct cache_job *j);
 void cache_jobs_state_clear(struct cache_jobs_state *s);

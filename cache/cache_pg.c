@@ -132,6 +132,15 @@ static const char *const cache_pg_migrations[] = {
 	"owner text, lease_until timestamptz, count text, attempts int NOT NULL DEFAULT 0, "
 	"commits int NOT NULL DEFAULT 0, claimed_at timestamptz, done_at timestamptz, PRIMARY KEY (key, job))",
 	"CREATE INDEX IF NOT EXISTS dnnsat_jobs_todo ON dnnsat_jobs (key, job) WHERE state <> 'done'",
+	/* 6: a done job's data, what the final answer needs of its box besides
+	 * the count (solver/fset_jobdata.c) */
+	"ALTER TABLE dnnsat_jobs ADD COLUMN IF NOT EXISTS data bytea",
+	/* 7: what a finished set keeps of its deleted jobs (cache_jobs_finish):
+	 * the last commit, the claimers, their jobs' time (claim to commit),
+	 * their time between jobs (seconds), and a line per job */
+	"ALTER TABLE dnnsat_job_sets ADD COLUMN IF NOT EXISTS counted_at timestamptz, "
+	"ADD COLUMN IF NOT EXISTS claimers int, ADD COLUMN IF NOT EXISTS busy_s float8, "
+	"ADD COLUMN IF NOT EXISTS between_s float8, ADD COLUMN IF NOT EXISTS jobs_log text",
 };
 
 #define CACHE_PG_NMIGRATIONS ((int)(sizeof cache_pg_migrations / sizeof cache_pg_migrations[0]))

@@ -21,6 +21,7 @@
 #include "fset_project.h"
 #include "srv_registry.h"
 #include "answer_z3.h"
+#include "cache_jobs.h"
 #include "dn_number.h"
 
 #include <stdio.h>
@@ -110,6 +111,9 @@ store(struct srv *s, struct srv_query *sq, const json_t *result, int final)
 	cache_put(s->cache, sq->id, &ce);
 	free(ce.progress);
 	free(text);
+	/* the result is stored: the distributed count's job rows have served */
+	if (final && sq->dist_tree && s->dist != NULL)
+		cache_jobs_finish(s->cache, sq->id);
 }
 
 /* Restores a saved count from a cache entry into a fresh sq (lock held). */
@@ -135,6 +139,31 @@ restore(struct srv_query *sq, const struct cache_entry *ce)
 			sq->result = json_incref(res);
 		json_decref(res);
 	}
+}
+
+int
+api_reduction_adopt(struct srv *s, struct srv_query *sq)
+{
+	struct cache_entry ce;
+	int hit = cache_get(s->cache, sq->id, &ce);
+
+	if (hit == CACHE_DOWN)
+		return -1;
+	if (hit != CACHE_HIT)
+		return 0;
+	if (!ce.final || !srv_query_id_matches(ce.request, sq->id)) {
+		cache_entry_clear(&ce);
+		return 0;
+	}
+	{
+		int was = sq->counted;
+		sq->counted = 0;        /* restore loads the stored tree over the followed one */
+		restore(sq, &ce);
+		if (!sq->counted)
+			sq->counted = was;      /* none stored, or it did not load: the followed tree stays */
+	}
+	cache_entry_clear(&ce);
+	return sq->result != NULL;
 }
 
 /* Counts sq for up to `seconds` in slices (lock held). 0, or -1 with err. */
@@ -277,6 +306,16 @@ solve_and_reply(struct srv_request *r, struct srv_query *sq, const struct cache_
 		srv_reply_error(r, &err);
 		return;
 	}
+	if (sq->result != NULL) {
+		/* a distributed count another replica finished: its stored result */
+		res = json_deep_copy(sq->result);
+		pthread_rwlock_unlock(&sq->lock);
+		in_request_order(r, res);
+		json_object_set_new(res, "cached", json_false());
+		snprintf(r->location, sizeof r->location, "/v1/reductions/%s", sq->id);
+		srv_reply_json(r, created ? 201 : 200, res);
+		return;
+	}
 	exact = sq->e.lower == sq->e.upper;
 	res = reduction_json(s, sq);
 	in_request_order(r, res);
@@ -311,7 +350,9 @@ api_reduction_settle(struct srv *s, const char *id, const char *request_text)
 	}
 	pthread_rwlock_wrlock(&sq->lock);
 	/* one slice's worth: the jobs are done, only their counts are gathered */
-	if (sq->result == NULL && api_reduction_count(s, sq, 1.0, &err) == 0 && sq->e.lower == sq->e.upper) {
+	/* (a count that finds the result stored elsewhere takes it: sq->result) */
+	if (sq->result == NULL && api_reduction_count(s, sq, 1.0, &err) == 0 && sq->result == NULL &&
+	    sq->e.lower == sq->e.upper) {
 		res = reduction_json(s, sq);
 		z3_extras(sq, res, 1.0);
 		sq->result = json_incref(res);

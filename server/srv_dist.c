@@ -8,16 +8,22 @@
  * LOCKED, a lease of --job-lease seconds), counts the job's box exactly on
  * a compiled query of its own (kept while its jobs are of one reduction),
  * renews the lease from the engine's progress callback every third of it,
- * and commits the count; a lost lease stops the count and a late commit
+ * and commits the count with the job's data (its box's projection,
+ * fset_jobdata.c); a lost lease stops the count and a late commit
  * changes nothing, so a job is counted once. Whoever answers the
  * reduction (srv_dist_follow, from api_reduction_count) loads the
- * published tree once and grafts the done jobs' exact counts into it: its
- * bounds are the tree's with those counts in place, and once every job is
- * done the count is exact, the single-process count (each job's count is
- * the single-process count of its leaf). The claimer that commits the last
- * job settles the reduction (api_reduction_settle), so the final result
- * is stored even when no client asks; a client that asks does the same,
- * idempotently.
+ * published tree once and grafts the done jobs' exact counts and data into
+ * it: its bounds are the tree's with those counts in place, and once every
+ * job is done the count is exact, the single-process count (each job's
+ * count is the single-process count of its leaf), and the reduced space
+ * merges the jobs' projections instead of searching their boxes (data
+ * that does not check out is refused: that box is searched). The claimer
+ * that commits the last job settles the reduction (api_reduction_settle),
+ * so the final result is stored even when no client asks; a client that
+ * asks does the same, idempotently. Storing the final result deletes the
+ * set's jobs (cache_jobs_finish); a follower that finds its set finished
+ * takes the stored result (api_reduction_adopt). The first claimer sweeps
+ * finished and abandoned sets (cache_jobs_sweep).
  *
  * No consensus of our own: the job rows' states and PostgreSQL's
  * transactions are the coordination. A replica killed mid-job loses its
@@ -30,6 +36,7 @@
  */
 #include "srv_registry.h"
 #include "cache_jobs.h"
+#include "fset_project.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +45,20 @@
 #include <unistd.h>
 
 #define DIST_POLL_S 0.25        /* an idle claimer asks for a job, a follower for the done ones, 4 times a second */
+/* Clean-up of the job tables (cache_jobs_sweep; docs/operations.md): the
+ * first claimer of every replica sweeps once a minute, at most 100 sets a
+ * time (bounded statements on a table that other replicas lock rows of).
+ * A finished set's row (no jobs, no tree left) is kept an hour, the record
+ * that followers read to fetch the final result from the cache; an
+ * unfinished set none of whose jobs was committed or held under a lease
+ * for a day is abandoned (every replica stopped, or its request no longer
+ * compiles, so that its jobs are only claimed and given back): its jobs
+ * go, and the next request counts anew. A day is 2880 leases of the
+ * default 30 s: a live claimer renews its lease every third of it. */
+#define DIST_SWEEP_S 60.0
+#define DIST_SWEEP_MAX 100
+#define DIST_KEEP_FINISHED_S 3600.0
+#define DIST_ABANDONED_S 86400.0
 
 struct claimer {
 	struct srv_dist *d;
@@ -115,8 +136,8 @@ claimer_query(struct claimer *c, const struct cache_job *j)
 	return 0;
 }
 
-/* Counts a claimed job and commits it; settles the reduction after its
- * last job. */
+/* Counts a claimed job and commits it with its data (fset_jobdata.c);
+ * settles the reduction after its last job. */
 static void
 run_job(struct claimer *c, const struct cache_job *j)
 {
@@ -125,6 +146,8 @@ run_job(struct claimer *c, const struct cache_job *j)
 	fs_count count = 0;
 	char text[64];
 	double t0 = srv_now();
+	void *data = NULL;
+	size_t len = 0;
 	int rc;
 
 	memset(&err, 0, sizeof err);
@@ -139,13 +162,14 @@ run_job(struct claimer *c, const struct cache_job *j)
 	c->sq->e.progress = on_progress;
 	c->sq->e.progress_ctx = c;
 	c->sq->e.next_progress = 0;
-	rc = fs_jobs_count(&c->sq->e, j->path, &count, &err);
+	rc = fs_jobs_run(&c->sq->e, j->path, &count, &data, &len, &err);
 	c->sq->e.progress = NULL;
 	c->sq->e.timed_out = 0;
 	c->job = NULL;
 	if (rc == 0 && !c->lost) {
 		fs_count_str(count, text, sizeof text);
-		rc = cache_jobs_commit(s->cache, j->key, j->job, c->owner, text);
+		rc = cache_jobs_commit(s->cache, j->key, j->job, c->owner, text, data, len);
+		free(data);
 		if (rc == 1 && cache_jobs_left(s->cache, j->key) == 0)
 			api_reduction_settle(s, j->key, j->request);
 		else if (rc == 0)
@@ -153,6 +177,7 @@ run_job(struct claimer *c, const struct cache_job *j)
 			    j->key, text);
 		return;
 	}
+	free(data);
 	if (c->lost) {
 		srv_log("job %d of %s: the lease was lost (another replica has it): stopped after %.1f s", j->job,
 		    j->key, srv_now() - t0);
@@ -170,9 +195,17 @@ claimer_main(void *arg)
 	struct srv_dist *d = c->d;
 	struct srv *s = d->s;
 
+	double swept = 0;
+
 	while (!atomic_load(&s->stopping) && !atomic_load(&d->stop)) {
 		struct cache_job j;
 		int got = 0;
+		if (c == &d->c[0] && srv_now() - swept >= DIST_SWEEP_S) {
+			int gone = cache_jobs_sweep(s->cache, DIST_KEEP_FINISHED_S, DIST_ABANDONED_S, DIST_SWEEP_MAX);
+			if (gone > 0)
+				srv_log("distributed counts: %d finished or abandoned job sets deleted", gone);
+			swept = srv_now();
+		}
 		if (srv_pool_lend(s->pool, 1) == 1) {
 			got = cache_jobs_claim(s->cache, c->owner, s->cfg.job_lease, &j);
 			if (got == 1) {
@@ -304,7 +337,9 @@ load_tree(struct srv *s, struct srv_query *sq)
 	return 0;
 }
 
-/* Grafts the done jobs of st into sq's tree and sums it. */
+/* Grafts the done jobs of st into sq's tree, each with its data when it
+ * came with data that holds (else its count alone: the final answer then
+ * searches that box), and sums it. */
 static void
 graft_done(struct srv_query *sq, const struct cache_jobs_state *st)
 {
@@ -313,9 +348,20 @@ graft_done(struct srv_query *sq, const struct cache_jobs_state *st)
 	for (int i = 0; i < st->ndone; i++) {
 		fs_count c;
 		memset(&err, 0, sizeof err);
-		if (fs_count_parse(st->count[i], &c) != 0)
+		if (fs_count_parse(st->count[i], &c) != 0) {
 			srv_log("reduction %s: a done job's count \"%.40s\" is not a count: ignored", sq->id, st->count[i]);
-		else if (fs_jobs_graft(&sq->e, st->node[i], c, &err) != 0)
+			continue;
+		}
+		if (st->data[i] != NULL && fs_jobs_proj(&sq->e, st->node[i]) != NULL)
+			continue;       /* grafted with its data before */
+		if (st->data[i] != NULL &&
+		    fs_jobs_graft_data(&sq->e, st->node[i], c, st->data[i], st->data_len[i], &err) == 0)
+			continue;
+		if (st->data[i] != NULL)
+			srv_log("reduction %s: a done job's data is refused (its box is searched again): %s", sq->id,
+			    err.message);
+		memset(&err, 0, sizeof err);
+		if (fs_jobs_graft(&sq->e, st->node[i], c, &err) != 0)
 			srv_log("reduction %s: a done job's count does not fit the tree: %s", sq->id, err.message);
 	}
 	fs_jobs_sum(&sq->e);
@@ -331,16 +377,26 @@ srv_dist_follow(struct srv *s, struct srv_query *sq, double end)
 		return 0;
 	if ((r = cache_jobs_read(s->cache, sq->id, &st)) != 1)
 		return r;
+	if (st.finished) {
+		/* the final result is stored and the jobs are gone: take it */
+		cache_jobs_state_clear(&st);
+		return api_reduction_adopt(s, sq) == 1 ? 1 : -1;
+	}
 	if (load_tree(s, sq) != 0) {
 		cache_jobs_state_clear(&st);
 		return -1;
 	}
 	srv_pool_idle_begin();  /* this worker waits on the claimers: one of them may take its place */
 	for (;;) {
+		int finished = st.finished;
 		graft_done(sq, &st);
 		cache_jobs_state_clear(&st);
-		if (sq->e.lower == sq->e.upper) {
-			cache_jobs_finish(s->cache, sq->id);
+		if (sq->e.lower == sq->e.upper)
+			break;
+		if (finished) {
+			r = api_reduction_adopt(s, sq);
+			if (r != 1)
+				srv_log("reduction %s: finished elsewhere but its final result is not in the cache", sq->id);
 			break;
 		}
 		if (srv_now() >= end || atomic_load(&s->stopping))

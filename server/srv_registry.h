@@ -107,6 +107,12 @@ int api_reduction_count(struct srv *s, struct srv_query *sq, double seconds, str
  * already or jobs are left). On the claimer that committed the last job. */
 void api_reduction_settle(struct srv *s, const char *id, const char *request_text);
 
+/* A distributed count finished elsewhere (its jobs are gone): takes the
+ * final result stored in the cache into sq (sq->result, and the stored
+ * tree) (lock held for writing). 1 taken, 0 none stored (a miss, not
+ * final, another query's), -1 the cache is down. */
+int api_reduction_adopt(struct srv *s, struct srv_query *sq);
+
 /* ---- the distributed count (srv_dist.c), with --distribute ---- */
 
 /* Starts s->cfg.workers claimers: each borrows an idle solver worker

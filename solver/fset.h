@@ -26,6 +26,7 @@
 typedef unsigned __int128 fs_count;
 struct fs_undo;
 struct fs_par;
+struct fs_box_proj;
 
 struct fs_var {
 	int dim;                /* the space dim */
@@ -133,6 +134,13 @@ struct fs_engine {
 	int par_force_steals;           /* tests: the first this many times a parallel count's only
 	                                 * busy worker has boxes left, it waits for an idle worker
 	                                 * and gives it some (fset_par.c); 0 (fs_init) = never */
+	struct fs_box_proj **job_proj;  /* private: per stored node, the projection its distributed
+	                                 * job sent (fset_jobdata.c), or NULL; njob_proj entries */
+	int32_t njob_proj;
+	void (*on_decided)(void *ctx, struct fs_engine *e, int d, int full);  /* private: fs_count_box
+	                                 * calls it for every box it decides (at active var d, full
+	                                 * or empty) when set (fset_project.c: a job's projection) */
+	void *decided_ctx;
 	/* current box */
 	int64_t *lo, *hi;
 	/* statistics and limits */
@@ -263,6 +271,25 @@ int fs_jobs_leaves(const struct fs_engine *e, int32_t **leaves, int *n, struct d
 char *fs_jobs_path(const struct fs_engine *e, int32_t node);
 int fs_jobs_count(struct fs_engine *e, const char *path, fs_count *count, struct dn_error *err);
 int fs_jobs_graft(struct fs_engine *e, int32_t node, fs_count count, struct dn_error *err);
+/*
+ * A job's data (fset_jobdata.c): what the final answer needs of its box
+ * besides the count, so that no replica searches the box again. fs_jobs_run
+ * is fs_jobs_count that also projects the box as it counts it (no tree
+ * stored): on 0, *data (malloc'd, *len bytes) is the
+ * box's projection in the versioned format of fset_jobdata.c, bound to
+ * that count. fs_jobs_graft_data grafts a count (as fs_jobs_graft) with
+ * its job's data: the data is checked (checksum, version, this engine's
+ * variables, the count, every position inside the leaf's box) before
+ * anything changes; 0, or -1 with err naming "data" (malformed: nothing
+ * grafted) or as fs_jobs_graft. fs_project then merges the data instead of
+ * searching the box. fs_jobs_drop forgets every job's data (a new tree:
+ * fs_count_all, fs_progress_load and fs_free call it).
+ */
+int fs_jobs_run(struct fs_engine *e, const char *path, fs_count *count, void **data, size_t *len,
+    struct dn_error *err);
+int fs_jobs_graft_data(struct fs_engine *e, int32_t node, fs_count count, const void *data, size_t len,
+    struct dn_error *err);
+void fs_jobs_drop(struct fs_engine *e);
 void fs_jobs_sum(struct fs_engine *e);
 
 /* The k-th feasible configuration (0-based) into pos[nvars] (-1 for

@@ -147,6 +147,8 @@ fs_count_box(struct fs_engine *e, int d, int32_t node, fs_count *count, fs_count
 		e->nodes[node].nchildren = 0;
 	}
 	if (st == 0 || st == 1) {
+		if (e->on_decided != NULL)
+			e->on_decided(e->decided_ctx, e, d, st);
 		*count = st == 1 ? size : 0;
 		*upper = *count;
 		if (node >= 0) {
@@ -178,6 +180,8 @@ fs_count_box(struct fs_engine *e, int d, int32_t node, fs_count *count, fs_count
 			/* all fixed but the bound stayed open (rounding of reals): decide exactly */
 			int f = fs_box_exact(e);
 			e->evals++;
+			if (e->on_decided != NULL)
+				e->on_decided(e->decided_ctx, e, d, f);
 			*count = *upper = f ? size : 0;
 			if (node >= 0) {
 				e->nodes[node].status = f ? FS_FULL : FS_EMPTY;
@@ -476,6 +480,7 @@ fs_count_root(struct fs_engine *e)
 	int32_t root;
 	int d;
 
+	fs_jobs_drop(e);
 	e->nnodes = 0;
 	e->timed_out = 0;
 	e->counted = 0;

@@ -585,6 +585,7 @@ fs_free(struct fs_engine *e)
 	free(e->ndep);
 	free(e->point);
 	free(e->config);
+	fs_jobs_drop(e);
 	free(e->nodes);
 	free(e->undo);
 	for (int32_t i = 0; e->tab != NULL && i < e->nnodes_graph; i++)

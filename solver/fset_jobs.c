@@ -5,7 +5,8 @@
  * enough of them, and listed, largest first; each leaf's box as text (its
  * path from the root); the
  * exact count of such a box in another engine compiled from the same
- * query; and a job's count grafted back as its leaf's.
+ * query (fs_jobs_box: projected as it is counted, the data the job
+ * commits, fset_jobdata.c); and a job's count grafted back as its leaf's.
  *
  * A count meant for jobs starts depth first only (fs_jobs_start): past its
  * deadline, the boxes left are the siblings along the search's path, few
@@ -27,6 +28,7 @@
  * tree's root count is the single-process count.
  */
 #include "fset_priv.h"
+#include "fset_project.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,8 +223,10 @@ read_step(const struct fs_engine *e, const char **p, int *var, int64_t *lo, int6
 	return 0;
 }
 
-int
-fs_jobs_count(struct fs_engine *e, const char *path, fs_count *count, struct dn_error *err)
+/* Counts the box of `path`; with bp, projects it as it counts
+ * (fs_project_count). As fs_jobs_box. */
+static int
+job_box(struct fs_engine *e, const char *path, fs_count *count, struct fs_box_proj *bp, struct dn_error *err)
 {
 	int64_t mark = fs_mark(e), lo = 0, hi = 0;
 	const char *p = path;
@@ -239,16 +243,33 @@ fs_jobs_count(struct fs_engine *e, const char *path, fs_count *count, struct dn_
 	if (rc == 0) {
 		e->timed_out = 0;
 		e->clock_at = e->bound_calls;
-		if (fs_count_box(e, var, -1, &c, &u) != 0)
+		if (bp != NULL)
+			rc = fs_project_count(e, var, &c, &u, bp, err);
+		else if (fs_count_box(e, var, -1, &c, &u) != 0)
 			rc = dn_error_set(err, DN_ENOMEM, NULL, "out of memory counting a job");
 	}
 	fs_rollback(e, mark);
-	if (rc != 0)
+	if (rc < 0)
 		return -1;
-	if (e->timed_out || c != u)
+	if (rc > 0 || e->timed_out || c != u) {
+		if (rc == 0 && bp != NULL)
+			fs_box_proj_free(bp);   /* stopped by a callback after the count: no data either */
 		return 1;
+	}
 	*count = c;
 	return 0;
+}
+
+int
+fs_jobs_count(struct fs_engine *e, const char *path, fs_count *count, struct dn_error *err)
+{
+	return job_box(e, path, count, NULL, err);
+}
+
+int
+fs_jobs_box(struct fs_engine *e, const char *path, fs_count *count, struct fs_box_proj *bp, struct dn_error *err)
+{
+	return job_box(e, path, count, bp, err);
 }
 
 int

@@ -427,6 +427,10 @@ clone_engine(struct fs_engine *w, const struct fs_engine *e, struct fs_par *p)
 	w->config = dup_array(e->config, nh, sizeof *e->config);
 	w->cvars = dup_array(e->cvars, (size_t)e->ncvars + 1, sizeof *e->cvars);
 	w->nodes = NULL;
+	w->job_proj = NULL;     /* the caller's: a worker grafts no job data */
+	w->njob_proj = 0;
+	w->on_decided = NULL;   /* a job's projection is counted on one thread */
+	w->decided_ctx = NULL;
 	w->nnodes = w->capnodes = 0;
 	w->undo = NULL;
 	w->nundo = w->capundo = 0;

@@ -189,4 +189,29 @@ void fs_decode_box(struct fs_engine *e, int d, fs_count k, int64_t *pos);
 int fs_past_deadline(struct fs_engine *e);
 double fs_now(void);
 
+/*
+ * Binary formats' pieces (fset_bytes.c): a growing write buffer (oom set
+ * once memory ran out; later writes are ignored), little-endian integers
+ * of n <= 16 bytes, unsigned LEB128 varints of at most FS_VARINT_MAX bytes
+ * (the shortest encoding only; fs_get_varint: 0, or -1 truncated, overlong
+ * or past 128 bits), a reader (fs_get_le reads n bytes the caller checked
+ * are there) and the FNV-1a 64 checksum.
+ */
+#define FS_VARINT_MAX 19        /* ceil(128 / 7): a 128-bit count */
+struct fs_wbuf {
+	uint8_t *p;
+	size_t n, cap;
+	int oom;
+};
+struct fs_rbuf {
+	const uint8_t *p;
+	size_t n, at;
+};
+void fs_put_bytes(struct fs_wbuf *w, const void *src, size_t n);
+void fs_put_le(struct fs_wbuf *w, fs_count x, int n);
+void fs_put_varint(struct fs_wbuf *w, fs_count x);
+fs_count fs_get_le(struct fs_rbuf *r, int n);
+int fs_get_varint(struct fs_rbuf *r, fs_count *x);
+uint64_t fs_fnv1a(const uint8_t *p, size_t n);
+
 #endif

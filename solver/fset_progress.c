@@ -60,7 +60,6 @@
 #define PROGRESS_MAGIC "DNFP"
 #define PROGRESS_VERSION 1
 #define PROGRESS_HEADER 76
-#define VARINT_MAX 19
 
 enum { TAG_EMPTY = FS_EMPTY, TAG_FULL = FS_FULL, TAG_MIXED = FS_MIXED, TAG_UNKNOWN = FS_UNKNOWN, TAG_SPLIT = 4 };
 
@@ -137,88 +136,30 @@ progress_fingerprint(const struct fs_engine *e)
 	return h;
 }
 
-static uint64_t
-fnv1a(const uint8_t *p, size_t n)
-{
-	uint64_t h = 0xCBF29CE484222325ULL;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= p[i];
-		h *= 0x100000001B3ULL;
-	}
-	return h;
-}
-
 /* ---- writing ---- */
-
-struct wbuf {
-	uint8_t *p;
-	size_t n, cap;
-	int oom;
-};
-
-static void
-put_bytes(struct wbuf *w, const void *src, size_t n)
-{
-	if (w->oom)
-		return;
-	if (n > SIZE_MAX - w->n || dn_grow(&w->p, &w->cap, w->n + n, 1) != 0) {
-		w->oom = 1;
-		return;
-	}
-	memcpy(w->p + w->n, src, n);
-	w->n += n;
-}
-
-/* The low `n` bytes of x, least significant first. */
-static void
-put_le(struct wbuf *w, fs_count x, int n)
-{
-	uint8_t b[16];
-
-	for (int i = 0; i < n; i++)
-		b[i] = (uint8_t)(x >> (8 * i));
-	put_bytes(w, b, (size_t)n);
-}
-
-static void
-put_varint(struct wbuf *w, fs_count x)
-{
-	uint8_t b[VARINT_MAX];
-	int n = 0;
-
-	do {
-		b[n] = (uint8_t)(x & 0x7F);
-		x >>= 7;
-		if (x != 0)
-			b[n] |= 0x80;
-		n++;
-	} while (x != 0);
-	put_bytes(w, b, (size_t)n);
-}
 
 int
 fs_progress_save(const struct fs_engine *e, void **buf, size_t *len, struct dn_error *err)
 {
-	struct wbuf w = { NULL, 0, 0, 0 };
+	struct fs_wbuf w = { NULL, 0, 0, 0 };
 	int32_t *stack = NULL, top = 0, written = 0;
 
 	*buf = NULL;
 	*len = 0;
 	if (!e->counted || e->nnodes == 0)
 		return dn_error_set(err, DN_EINVAL, NULL, "there is no count to save: count first");
-	put_bytes(&w, PROGRESS_MAGIC, 4);
-	put_le(&w, PROGRESS_VERSION, 2);
-	put_le(&w, 0, 2);
-	put_le(&w, (fs_count)(uint32_t)e->nvars, 4);
-	put_le(&w, (fs_count)(uint32_t)e->nnodes_graph, 4);
-	put_le(&w, progress_fingerprint(e), 8);
-	put_le(&w, e->total, 16);
-	put_le(&w, e->lower, 16);
-	put_le(&w, e->upper, 16);
-	put_le(&w, (fs_count)(uint32_t)e->nnodes, 4);
+	fs_put_bytes(&w, PROGRESS_MAGIC, 4);
+	fs_put_le(&w, PROGRESS_VERSION, 2);
+	fs_put_le(&w, 0, 2);
+	fs_put_le(&w, (fs_count)(uint32_t)e->nvars, 4);
+	fs_put_le(&w, (fs_count)(uint32_t)e->nnodes_graph, 4);
+	fs_put_le(&w, progress_fingerprint(e), 8);
+	fs_put_le(&w, e->total, 16);
+	fs_put_le(&w, e->lower, 16);
+	fs_put_le(&w, e->upper, 16);
+	fs_put_le(&w, (fs_count)(uint32_t)e->nnodes, 4);
 	for (int v = 0; v < e->nvars; v++)
-		put_varint(&w, (fs_count)e->vars[v].n);
+		fs_put_varint(&w, (fs_count)e->vars[v].n);
 	/* pre-order: a stack of nodes still to write, the next one on top */
 	stack = malloc(sizeof *stack * ((size_t)e->nnodes + 1));
 	if (stack == NULL) {
@@ -229,11 +170,11 @@ fs_progress_save(const struct fs_engine *e, void **buf, size_t *len, struct dn_e
 	while (top > 0 && !w.oom) {
 		const struct fs_node *x = &e->nodes[stack[--top]];
 		uint8_t tag = x->nchildren > 0 ? TAG_SPLIT : x->status;
-		put_bytes(&w, &tag, 1);
+		fs_put_bytes(&w, &tag, 1);
 		if (tag == TAG_MIXED || tag == TAG_UNKNOWN)
-			put_varint(&w, x->count);
+			fs_put_varint(&w, x->count);
 		if (tag == TAG_UNKNOWN)
-			put_varint(&w, x->upper);
+			fs_put_varint(&w, x->upper);
 		for (int i = x->nchildren - 1; i >= 0; i--)
 			stack[top++] = x->first_child + i;
 		written++;
@@ -245,7 +186,7 @@ fs_progress_save(const struct fs_engine *e, void **buf, size_t *len, struct dn_e
 		    (int)e->nnodes, (int)written);
 	}
 	if (!w.oom)
-		put_le(&w, fnv1a(w.p, w.n), 8);
+		fs_put_le(&w, fs_fnv1a(w.p, w.n), 8);
 	if (w.oom) {
 		free(w.p);
 		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory saving the count's progress");
@@ -257,46 +198,6 @@ fs_progress_save(const struct fs_engine *e, void **buf, size_t *len, struct dn_e
 
 /* ---- reading ---- */
 
-struct rbuf {
-	const uint8_t *p;
-	size_t n, at;
-};
-
-static fs_count
-get_le(struct rbuf *r, int n)
-{
-	fs_count x = 0;
-
-	for (int i = 0; i < n; i++)
-		x |= (fs_count)r->p[r->at + (size_t)i] << (8 * i);
-	r->at += (size_t)n;
-	return x;
-}
-
-/* A varint into *x; -1 when truncated, too long, overlong or past 128 bits. */
-static int
-get_varint(struct rbuf *r, fs_count *x)
-{
-	fs_count v = 0;
-
-	for (int i = 0; i < VARINT_MAX; i++) {
-		uint8_t b;
-		if (r->at >= r->n)
-			return -1;
-		b = r->p[r->at++];
-		if (i == VARINT_MAX - 1 && (b & 0x7F) > 0x03)
-			return -1;      /* 18 * 7 = 126 bits before it: 2 left */
-		v |= (fs_count)(b & 0x7F) << (7 * i);
-		if (!(b & 0x80)) {
-			if (b == 0 && i > 0)
-				return -1;      /* not the shortest encoding */
-			*x = v;
-			return 0;
-		}
-	}
-	return -1;
-}
-
 /* A split node whose children are being read: they narrow var dv. */
 struct frame {
 	int32_t node;
@@ -307,7 +208,7 @@ struct frame {
 
 struct loader {
 	struct fs_engine *e;
-	struct rbuf r;
+	struct fs_rbuf r;
 	struct fs_node *nodes;
 	int32_t nnodes, want;
 	struct frame *stack;
@@ -346,14 +247,14 @@ read_node(struct loader *l, int32_t n)
 		a = b = tag == TAG_FULL ? size : 0;
 		break;
 	case TAG_MIXED:
-		if (get_varint(&l->r, &a) != 0)
+		if (fs_get_varint(&l->r, &a) != 0)
 			return bad(l, "a count is malformed");
 		if (a > size)
 			return bad(l, "a count exceeds its box");
 		b = a;
 		break;
 	case TAG_UNKNOWN:
-		if (get_varint(&l->r, &a) != 0 || get_varint(&l->r, &b) != 0)
+		if (fs_get_varint(&l->r, &a) != 0 || fs_get_varint(&l->r, &b) != 0)
 			return bad(l, "a bound is malformed");
 		if (a > b || b > size)
 			return bad(l, "bounds exceed their box");
@@ -447,24 +348,24 @@ fs_progress_load(struct fs_engine *e, const void *buf, size_t len, struct dn_err
 	if (buf == NULL || len < PROGRESS_HEADER + 8 || memcmp(buf, PROGRESS_MAGIC, 4) != 0)
 		return dn_error_set(err, DN_EINVAL, NULL, "not a count's saved progress");
 	l.r.at = 4;
-	if (get_le(&l.r, 2) != PROGRESS_VERSION || get_le(&l.r, 2) != 0)
+	if (fs_get_le(&l.r, 2) != PROGRESS_VERSION || fs_get_le(&l.r, 2) != 0)
 		return dn_error_set(err, DN_EINVAL, NULL, "the saved progress is of another version of the engine");
-	if (fnv1a(l.r.p, len - 8) != (uint64_t)get_le(&(struct rbuf){ l.r.p, len, len - 8 }, 8))
+	if (fs_fnv1a(l.r.p, len - 8) != (uint64_t)fs_get_le(&(struct fs_rbuf){ l.r.p, len, len - 8 }, 8))
 		return dn_error_set(err, DN_EINVAL, NULL, "the saved progress is corrupt: its checksum does not match");
 	l.r.n = len - 8;        /* the records end before the checksum */
 	{
-		uint32_t nvars = (uint32_t)get_le(&l.r, 4), ngraph = (uint32_t)get_le(&l.r, 4);
-		uint64_t fp = (uint64_t)get_le(&l.r, 8);
+		uint32_t nvars = (uint32_t)fs_get_le(&l.r, 4), ngraph = (uint32_t)fs_get_le(&l.r, 4);
+		uint64_t fp = (uint64_t)fs_get_le(&l.r, 8);
 		if (nvars != (uint32_t)e->nvars || ngraph != (uint32_t)e->nnodes_graph)
 			return dn_error_set(err, DN_EINVAL, NULL, "the saved progress is of another query: %u variables "
 			    "and %u expression nodes, this one has %d and %d", nvars, ngraph, e->nvars, (int)e->nnodes_graph);
-		total = get_le(&l.r, 16);
-		lower = get_le(&l.r, 16);
-		upper = get_le(&l.r, 16);
-		l.want = (int32_t)(uint32_t)get_le(&l.r, 4);
+		total = fs_get_le(&l.r, 16);
+		lower = fs_get_le(&l.r, 16);
+		upper = fs_get_le(&l.r, 16);
+		l.want = (int32_t)(uint32_t)fs_get_le(&l.r, 4);
 		for (int v = 0; v < e->nvars; v++) {
 			fs_count n;
-			if (get_varint(&l.r, &n) != 0)
+			if (fs_get_varint(&l.r, &n) != 0)
 				return bad(&l, "a variable's size is malformed");
 			if (n != (fs_count)e->vars[v].n)
 				return dn_error_set(err, DN_EINVAL, NULL, "the saved progress is of another query: variable "
@@ -517,6 +418,7 @@ fs_progress_load(struct fs_engine *e, const void *buf, size_t len, struct dn_err
 		bad(&l, "the tree's counts are not the header's");
 		goto out;
 	}
+	fs_jobs_drop(e);
 	free(e->nodes);
 	e->nodes = l.nodes;
 	l.nodes = NULL;

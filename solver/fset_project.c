@@ -6,7 +6,10 @@
  * value of another one.
  *
  * Every stored FULL box contributes its ranges; boxes beyond the stored tree
- * are searched again; UNKNOWN boxes (a deadline) make values "possible"
+ * are searched again, except a distributed count's job boxes whose job
+ * sent its box's projection along (fs_project_count, grafted by
+ * fset_jobdata.c: merged as they are, the same marks a walk of the box
+ * makes); UNKNOWN boxes (a deadline) make values "possible"
  * rather than certain, and the answer says so.
  */
 #include "fset_priv.h"
@@ -79,6 +82,30 @@ mark_box(struct fs_engine *e, struct marks *m, int d, int which)
 }
 
 static int walk(struct fs_engine *e, struct marks *m, int d, int32_t node);
+
+/* A job's projection of its box (fs_box_proj) into m, as walking its
+ * subtree would have marked it. 0. */
+static int
+merge_box(const struct fs_engine *e, struct marks *m, const struct fs_box_proj *bp)
+{
+	for (int v = 0; v < e->nvars; v++) {
+		for (int r = 0; m->diff[0][v] != NULL && r < bp->nruns[v]; r++) {
+			m->diff[0][v][bp->runs[v][2 * r]]++;
+			m->diff[0][v][bp->runs[v][2 * r + 1] + 1]--;
+		}
+		if (bp->maxpos[v] > m->maxpos[0][v])
+			m->maxpos[0][v] = bp->maxpos[v];
+	}
+	for (int c = 0; c < e->ncvars; c++) {
+		if (bp->cell_lo[c] > bp->cell_hi[c])
+			continue;
+		if (m->cell_lo[c] > m->cell_hi[c] || bp->cell_lo[c] < m->cell_lo[c])
+			m->cell_lo[c] = bp->cell_lo[c];
+		if (bp->cell_hi[c] > m->cell_hi[c])
+			m->cell_hi[c] = bp->cell_hi[c];
+	}
+	return 0;
+}
 
 /* Marks the current box (every bound var fixed) when it is feasible. */
 static int
@@ -173,6 +200,9 @@ walk(struct fs_engine *e, struct marks *m, int d, int32_t node)
 		break;
 	}
 	if (n->nchildren == 0) {
+		const struct fs_box_proj *bp = fs_jobs_proj(e, node);
+		if (bp != NULL)
+			return merge_box(e, m, bp);
 		if (n->status == FS_UNKNOWN && n->count == 0) {
 			mark_box(e, m, d, 1);
 			return hull_box(e, m);
@@ -210,60 +240,97 @@ fs_projection_free(struct fs_projection *p)
 	memset(p, 0, sizeof *p);
 }
 
-#define MARKABLE 2000000
+/* Frees what marks_new allocated. */
+static void
+marks_free(const struct fs_engine *e, struct marks *m)
+{
+	for (int w = 0; w < 2; w++) {
+		for (int v = 0; m->diff[w] != NULL && v < e->nvars; v++)
+			free(m->diff[w][v]);
+		free(m->diff[w]);
+		free(m->maxpos[w]);
+	}
+	free(m->cell_lo);
+	free(m->cell_hi);
+	memset(m, 0, sizeof *m);
+}
+
+/* Empty marks for e's vars (huge grids keep only their largest position).
+ * 0, or -1 out of memory (nothing left allocated). */
+static int
+marks_new(const struct fs_engine *e, struct marks *m)
+{
+	memset(m, 0, sizeof *m);
+	for (int w = 0; w < 2; w++) {
+		m->diff[w] = calloc((size_t)e->nvars + 1, sizeof *m->diff[w]);
+		m->maxpos[w] = calloc((size_t)e->nvars + 1, sizeof *m->maxpos[w]);
+	}
+	m->cell_lo = calloc((size_t)e->ncvars + 1, sizeof *m->cell_lo);
+	m->cell_hi = calloc((size_t)e->ncvars + 1, sizeof *m->cell_hi);
+	if (!m->diff[0] || !m->diff[1] || !m->maxpos[0] || !m->maxpos[1] || !m->cell_lo || !m->cell_hi)
+		goto oom;
+	for (int c = 0; c < e->ncvars; c++) {
+		m->cell_lo[c] = 1;      /* empty */
+		m->cell_hi[c] = 0;
+	}
+	for (int v = 0; v < e->nvars; v++) {
+		m->maxpos[0][v] = m->maxpos[1][v] = -1;
+		if (e->vars[v].n > FS_PROJECT_MARKABLE)
+			continue;
+		for (int w = 0; w < 2; w++)
+			if ((m->diff[w][v] = calloc((size_t)e->vars[v].n + 1, sizeof(int32_t))) == NULL)
+				goto oom;
+	}
+	return 0;
+oom:
+	marks_free(e, m);
+	return -1;
+}
+
+/* Walks the stored tree from its root into m. 0 or -1 out of memory. */
+static int
+marks_of_tree(struct fs_engine *e, struct marks *m)
+{
+	int64_t mark = fs_mark(e);
+	int rc = -1;
+
+	if (e->nvars == 0)
+		rc = walk(e, m, 0, 0);          /* continuous vars only: the root decides */
+	else if (fs_narrow(e, e->nodes[0].var, e->nodes[0].lo, e->nodes[0].hi) == 0)
+		rc = walk(e, m, e->nodes[0].var, 0);
+	fs_rollback(e, mark);
+	return rc;
+}
 
 int
 fs_project(struct fs_engine *e, struct fs_projection *p, struct dn_error *err)
 {
 	struct marks m;
-	int rc = -1;
-	int64_t mark;
 
 	memset(p, 0, sizeof *p);
-	memset(&m, 0, sizeof m);
 	if (!e->counted)
 		return dn_error_set(err, DN_EINVAL, NULL, "projection needs a count first");
+	if (marks_new(e, &m) != 0)
+		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory projecting the feasible set");
 	p->nvars = e->nvars;
 	p->present = calloc((size_t)e->nvars + 1, sizeof *p->present);
 	p->possible = calloc((size_t)e->nvars + 1, sizeof *p->possible);
 	p->max_certain = calloc((size_t)e->nvars + 1, sizeof *p->max_certain);
 	p->max_possible = calloc((size_t)e->nvars + 1, sizeof *p->max_possible);
-	for (int w = 0; w < 2; w++) {
-		m.diff[w] = calloc((size_t)e->nvars + 1, sizeof *m.diff[w]);
-		m.maxpos[w] = calloc((size_t)e->nvars + 1, sizeof *m.maxpos[w]);
-	}
 	p->ncvars = e->ncvars;
 	p->real_lo = calloc((size_t)e->ncvars + 1, sizeof *p->real_lo);
 	p->real_hi = calloc((size_t)e->ncvars + 1, sizeof *p->real_hi);
-	m.cell_lo = calloc((size_t)e->ncvars + 1, sizeof *m.cell_lo);
-	m.cell_hi = calloc((size_t)e->ncvars + 1, sizeof *m.cell_hi);
-	if (!p->present || !p->possible || !p->max_certain || !p->max_possible ||
-	    !m.diff[0] || !m.diff[1] || !m.maxpos[0] || !m.maxpos[1] || !p->real_lo || !p->real_hi ||
-	    !m.cell_lo || !m.cell_hi)
+	if (!p->present || !p->possible || !p->max_certain || !p->max_possible || !p->real_lo || !p->real_hi)
 		goto oom;
-	for (int c = 0; c < e->ncvars; c++) {
-		m.cell_lo[c] = 1;       /* empty */
-		m.cell_hi[c] = 0;
-	}
 	for (int v = 0; v < e->nvars; v++) {
-		m.maxpos[0][v] = m.maxpos[1][v] = -1;
-		if (e->vars[v].n > MARKABLE)
-			continue;       /* huge grids keep only their largest position */
-		for (int w = 0; w < 2; w++)
-			if ((m.diff[w][v] = calloc((size_t)e->vars[v].n + 1, sizeof(int32_t))) == NULL)
-				goto oom;
+		if (m.diff[0][v] == NULL)
+			continue;
 		p->present[v] = calloc((size_t)e->vars[v].n + 1, 1);
 		p->possible[v] = calloc((size_t)e->vars[v].n + 1, 1);
 		if (p->present[v] == NULL || p->possible[v] == NULL)
 			goto oom;
 	}
-	mark = fs_mark(e);
-	if (e->nvars == 0)
-		rc = walk(e, &m, 0, 0);         /* continuous vars only: the root decides */
-	else if (fs_narrow(e, e->nodes[0].var, e->nodes[0].lo, e->nodes[0].hi) == 0)
-		rc = walk(e, &m, e->nodes[0].var, 0);
-	fs_rollback(e, mark);
-	if (rc != 0)
+	if (marks_of_tree(e, &m) != 0)
 		goto oom;
 	for (int c = 0; c < e->ncvars; c++) {
 		const struct fs_cvar *cv = &e->cvars[c];
@@ -283,21 +350,135 @@ fs_project(struct fs_engine *e, struct fs_projection *p, struct dn_error *err)
 			p->possible[v][i] = run[0] > 0 || run[1] > 0;
 		}
 	}
-	rc = 0;
-	goto out;
+	marks_free(e, &m);
+	return 0;
 oom:
-	rc = dn_error_set(err, DN_ENOMEM, NULL, "out of memory projecting the feasible set");
-out:
-	for (int w = 0; w < 2; w++) {
-		for (int v = 0; m.diff[w] != NULL && v < e->nvars; v++)
-			free(m.diff[w][v]);
-		free(m.diff[w]);
-		free(m.maxpos[w]);
+	marks_free(e, &m);
+	fs_projection_free(p);
+	return dn_error_set(err, DN_ENOMEM, NULL, "out of memory projecting the feasible set");
+}
+
+/* ---- one box's projection (a distributed count's job) ---- */
+
+void
+fs_box_proj_free(struct fs_box_proj *bp)
+{
+	if (bp == NULL)
+		return;
+	for (int v = 0; bp->runs != NULL && v < bp->nvars; v++)
+		free(bp->runs[v]);
+	free(bp->runs);
+	free(bp->nruns);
+	free(bp->maxpos);
+	free(bp->cell_lo);
+	free(bp->cell_hi);
+	memset(bp, 0, sizeof *bp);
+}
+
+int
+fs_box_proj_alloc(struct fs_box_proj *bp, int nvars, int ncvars)
+{
+	memset(bp, 0, sizeof *bp);
+	bp->nvars = nvars;
+	bp->ncvars = ncvars;
+	bp->runs = calloc((size_t)nvars + 1, sizeof *bp->runs);
+	bp->nruns = calloc((size_t)nvars + 1, sizeof *bp->nruns);
+	bp->maxpos = calloc((size_t)nvars + 1, sizeof *bp->maxpos);
+	bp->cell_lo = calloc((size_t)ncvars + 1, sizeof *bp->cell_lo);
+	bp->cell_hi = calloc((size_t)ncvars + 1, sizeof *bp->cell_hi);
+	if (!bp->runs || !bp->nruns || !bp->maxpos || !bp->cell_lo || !bp->cell_hi) {
+		fs_box_proj_free(bp);
+		return -1;
 	}
-	free(m.cell_lo);
-	free(m.cell_hi);
+	for (int v = 0; v < nvars; v++)
+		bp->maxpos[v] = -1;
+	for (int c = 0; c < ncvars; c++) {
+		bp->cell_lo[c] = 1;     /* empty */
+		bp->cell_hi[c] = 0;
+	}
+	return 0;
+}
+
+/* Var v's present positions in m as runs into bp. 0 or -1 out of memory. */
+static int
+runs_of(const struct fs_engine *e, const struct marks *m, int v, struct fs_box_proj *bp)
+{
+	int64_t run = 0, cap = 0, n = 0;
+
+	bp->maxpos[v] = m->maxpos[0][v];
+	if (m->diff[0][v] == NULL)
+		return 0;
+	for (int64_t i = 0; i < e->vars[v].n; i++) {
+		int was = run > 0;
+		run += m->diff[0][v][i];
+		if (run > 0 && !was) {
+			if (n + 2 > cap) {
+				int64_t *t = realloc(bp->runs[v], sizeof *t * (size_t)(cap = cap * 2 + 8));
+				if (t == NULL)
+					return -1;
+				bp->runs[v] = t;
+			}
+			bp->runs[v][n] = i;
+			bp->runs[v][n + 1] = i;
+			n += 2;
+		} else if (run > 0) {
+			bp->runs[v][n - 1] = i;
+		}
+	}
+	bp->nruns[v] = (int)(n / 2);
+	return 0;
+}
+
+/* fs_count_box's callback while a job counts: a decided box's marks, as
+ * walk marks a FULL or EMPTY leaf (the box is the current one). */
+struct decided {
+	struct marks m;
+	int oom;
+};
+
+static void
+on_decided(void *ctx, struct fs_engine *e, int d, int full)
+{
+	struct decided *x = ctx;
+
+	if (full)
+		mark_box(e, &x->m, d, 0);
+	if (hull_box(e, &x->m) != 0)
+		x->oom = 1;
+}
+
+int
+fs_project_count(struct fs_engine *e, int d, fs_count *count, fs_count *upper, struct fs_box_proj *bp,
+    struct dn_error *err)
+{
+	struct decided x;
+	int rc;
+
+	memset(&x, 0, sizeof x);
+	if (marks_new(e, &x.m) != 0 || fs_box_proj_alloc(bp, e->nvars, e->ncvars) != 0) {
+		marks_free(e, &x.m);
+		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory projecting a job's box");
+	}
+	e->on_decided = on_decided;
+	e->decided_ctx = &x;
+	rc = fs_count_box(e, d, -1, count, upper);
+	e->on_decided = NULL;
+	e->decided_ctx = NULL;
+	if (rc == 0 && x.oom)
+		rc = -1;
+	if (rc == 0 && (e->timed_out || *count != *upper))
+		rc = 1;         /* stopped: no exact projection */
+	for (int v = 0; rc == 0 && v < e->nvars; v++)
+		rc = runs_of(e, &x.m, v, bp);
+	for (int c = 0; rc == 0 && c < e->ncvars; c++) {
+		bp->cell_lo[c] = x.m.cell_lo[c];
+		bp->cell_hi[c] = x.m.cell_hi[c];
+	}
+	marks_free(e, &x.m);
 	if (rc != 0)
-		fs_projection_free(p);
+		fs_box_proj_free(bp);
+	if (rc < 0)
+		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory counting a job");
 	return rc;
 }
 

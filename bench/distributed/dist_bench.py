@@ -19,8 +19,8 @@ core 0). Each run: POST with a 2 s deadline (202), then GET ?timeout=30 on
 the replicas in turn until 200. Printed per run: "count" (seconds from the
 POST to the moment the count was exact: the last job's commit in
 PostgreSQL, or the 200 of the single process), "answer" (to the 200, which
-for a distributed count includes the reduced space, recomputed on the
-replica that settles it: the jobs' subtrees are not shipped), the jobs and
+for a distributed count includes the reduced space, merged from the
+projections the jobs committed with their counts), the jobs and
 claimers, the jobs' own time (claim to commit, summed) and the time a
 claimer spends between its jobs per job (its span from first claim to last
 commit less its jobs' time: claiming, the commit's round trips, idling);
@@ -100,16 +100,15 @@ def run(name, n, distribute, q):
                 break
             st, j = http(PORT0 + (i + 1) % n, "GET", "/v1/reductions/%s?timeout=30" % rid)
         answer = time.time() - t0
-        jobs = psql("SELECT count(*), count(DISTINCT owner), extract(epoch FROM max(done_at)) FROM dnnsat_jobs "
-                    "WHERE key = '%s'" % rid)[0]
-        njobs = int(jobs[0])
-        count = float(jobs[2]) - t0 if njobs > 0 else answer
-        # per claimer: its span from first claim to last commit, less the
-        # jobs' own spans (claim to commit): the time between its jobs
-        gaps = psql("SELECT coalesce(sum(span - busy), 0), coalesce(sum(busy), 0) FROM (SELECT owner, "
-                    "extract(epoch FROM max(done_at) - min(claimed_at)) AS span, "
-                    "extract(epoch FROM sum(done_at - claimed_at)) AS busy FROM dnnsat_jobs WHERE key = '%s' "
-                    "GROUP BY owner) o" % rid)[0]
+        # the finished set's row keeps what its deleted jobs were
+        # (cache_jobs_finish): the last commit, the claimers, their jobs'
+        # time (claim to commit) and their time between jobs
+        row = psql("SELECT njobs, coalesce(claimers, 0), extract(epoch FROM counted_at), coalesce(busy_s, 0), "
+                   "coalesce(between_s, 0) FROM dnnsat_job_sets WHERE key = '%s' AND finished_at IS NOT NULL" % rid)
+        njobs = int(row[0][0]) if row else 0
+        jobs = [njobs, row[0][1] if row else 0, row[0][2] if row else None]
+        count = float(jobs[2]) - t0 if njobs > 0 and jobs[2] else answer
+        gaps = [row[0][4], row[0][3]] if row else [0, 0]
         print("%-8s replicas %d  count %6.1f s  answer %6.1f s  jobs %5d  claimers %s  jobs' time %6.1f s  "
               "between jobs %5.1f ms/job  feasible %s" %
               (name, n, count, answer, njobs, jobs[1], float(gaps[1]),

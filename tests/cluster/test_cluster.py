@@ -558,19 +558,40 @@ def owner_pid(owner):
     return int(parts[1]) if len(parts) >= 4 and parts[1].isdigit() else -1
 
 
+def finished_jobs(rid):
+    """The finished set's record of its deleted jobs (cache_jobs_finish):
+    {job: (state, attempts, commits, owner)}, polled a while (the final
+    result is stored, then the jobs deleted), {} when it never finishes."""
+    for _ in range(600):        # a hang guard: 30 s
+        rows = psql("SELECT replace(jobs_log, E'\\n', ';') FROM dnnsat_job_sets WHERE key = '%s' "
+                    "AND finished_at IS NOT NULL AND jobs_log IS NOT NULL" % rid)
+        if rows:
+            log = {}
+            for line in "|".join(rows[0]).split(";"):
+                job, state, attempts, commits, owner = line.split(" ", 4)
+                log[int(job)] = (state, int(attempts), int(commits), owner)
+            return log
+        time.sleep(0.05)
+    return {}
+
+
 def check_jobs(name, rid):
-    """Every job of the set done and committed exactly once."""
-    rows = psql("SELECT count(*), count(*) FILTER (WHERE state = 'done'), coalesce(max(commits), 0), "
-                "coalesce(min(commits), 0), coalesce(min(attempts), 0), count(DISTINCT owner) "
-                "FROM dnnsat_jobs WHERE key = '%s'" % rid)[0]
-    n, done, maxc, minc, mina, owners = (int(x) for x in rows)
+    """Every job of the set done and committed exactly once (the record
+    the finished set keeps), and the job rows deleted."""
+    log = finished_jobs(rid)
+    n = len(log)
     njobs = psql("SELECT njobs FROM dnnsat_job_sets WHERE key = '%s'" % rid)
     check("%s: the count was cut into jobs" % name, n > 1 and njobs and int(njobs[0][0]) == n, (n, njobs))
-    eq("%s: every job done" % name, done, n)
-    eq("%s: every job committed exactly once (min, max commits)" % name, (minc, maxc), (1, 1))
+    eq("%s: every job done" % name, sum(1 for v in log.values() if v[0] == "done"), n)
+    commits = [v[2] for v in log.values()] or [0]
+    eq("%s: every job committed exactly once (min, max commits)" % name, (min(commits), max(commits)), (1, 1))
+    mina = min([v[1] for v in log.values()] or [0])
     check("%s: every job's claims recorded (attempts >= 1)" % name, mina >= 1, mina)
+    left = psql("SELECT count(*) FROM dnnsat_jobs WHERE key = '%s'" % rid)[0][0]
+    eq("%s: the job rows are deleted once the result is final" % name, left, "0")
+    owners = len(set(v[3] for v in log.values()))
     note("%s: %d jobs, counted by %d claimers" % (name, n, owners))
-    return owners
+    return owners, log
 
 
 def phase_distributed(ref, reference):
@@ -592,7 +613,7 @@ def phase_distributed(ref, reference):
             eq("distributed: replica 2 answers the progress (202) or the count (200)", r.status, 200)
         got = finish_count([dist[1], dist[2], dist[0]], rid, "distributed")
         same_result("distributed: the count of three replicas", got, want)
-        owners = check_jobs("distributed", rid)
+        owners, _ = check_jobs("distributed", rid)
         check("distributed: jobs counted on more than one replica", owners > 1, owners)
         r = dist[2].get("/v1/reductions/%s" % rid)
         eq("distributed: the final result stored for every replica: 200", r.status, 200)
@@ -625,12 +646,12 @@ def phase_kill_distributed(ref, reference):
         note("kill_distributed: replica %s killed holding jobs %s" % (victim.name, held))
         got = finish_count([dist[0], dist[2]], rid, "kill_distributed")
         same_result("kill_distributed: the count after kill -9", got, want)
-        check_jobs("kill_distributed", rid)
+        _, log = check_jobs("kill_distributed", rid)
         for j in held:
-            row = psql("SELECT attempts, owner, state FROM dnnsat_jobs WHERE key = '%s' AND job = %d" % (rid, j))[0]
-            check("kill_distributed: job %d claimed again after the lease expired" % j, int(row[0]) >= 2, row)
+            row = log.get(j, ("missing", 0, 0, ""))
+            check("kill_distributed: job %d claimed again after the lease expired" % j, row[1] >= 2, row)
             check("kill_distributed: job %d committed by another replica" % j,
-                  owner_pid(row[1]) != victim.proc.pid and row[2] == "done", row)
+                  owner_pid(row[3]) != victim.proc.pid and row[0] == "done", row)
     finally:
         for e in (dist[0], dist[2]):
             eq("kill_distributed: %s exits 0 on SIGTERM" % e.name, e.stop(), 0)

@@ -518,7 +518,7 @@ START_TEST(test_pg_schema_second_server)
 	ck_assert_str_eq(pg_query_value("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'dnnsat_%'"), "0");
 	a = open_cache(BK_PG, 2);
 	ck_assert_str_eq(pg_query_value("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'dnnsat_%'"), "4");
-	ck_assert_str_eq(pg_query_value("SELECT string_agg(version::text, ',') FROM dnnsat_schema"), "5");
+	ck_assert_str_eq(pg_query_value("SELECT string_agg(version::text, ',') FROM dnnsat_schema"), "7");
 	ck_assert_int_eq(cache_put(a, "shared", &e), 0);
 
 	b = open_cache(BK_PG, 2);                       /* a second server */
@@ -583,7 +583,7 @@ START_TEST(test_pg_concurrent_migration)
 		pthread_join(tids[i], NULL);
 		ck_assert_msg(ok[i], "server %d did not come up", i);
 	}
-	ck_assert_str_eq(pg_query_value("SELECT string_agg(version::text, ',') FROM dnnsat_schema"), "5");
+	ck_assert_str_eq(pg_query_value("SELECT string_agg(version::text, ',') FROM dnnsat_schema"), "7");
 }
 END_TEST
 
@@ -601,7 +601,9 @@ expect_claim(struct cache *c, const char *owner, double lease, int want)
 }
 
 /* The distributed count's jobs: one set per key, one owner per job at a
- * time, a lapsed lease taken over, a commit only by the owner and once. */
+ * time, a lapsed lease taken over, a commit (count and data) only by the
+ * owner and once; after the final result, the jobs deleted; finished and
+ * abandoned sets swept, a bounded number at a time. */
 START_TEST(test_pg_jobs)
 {
 	struct cache *c = open_cache(BK_PG, 2), *m = open_cache(BK_MEM, 1);
@@ -639,16 +641,17 @@ START_TEST(test_pg_jobs)
 	ck_assert_int_eq(j.job, 2);
 	cache_job_clear(&j);
 	ck_assert_int_eq(cache_jobs_renew(c, "jobs-test", 2, "C", 60), 0);
-	ck_assert_int_eq(cache_jobs_commit(c, "jobs-test", 2, "C", "70"), 0);  /* C's late count is dropped */
-	ck_assert_int_eq(cache_jobs_commit(c, "jobs-test", 2, "D", "7"), 1);
-	ck_assert_int_eq(cache_jobs_commit(c, "jobs-test", 2, "D", "7"), 0);   /* once */
+	/* C's late count and data are dropped */
+	ck_assert_int_eq(cache_jobs_commit(c, "jobs-test", 2, "C", "70", "late", 4), 0);
+	ck_assert_int_eq(cache_jobs_commit(c, "jobs-test", 2, "D", "7", "d\0\x01\xff", 4), 1);
+	ck_assert_int_eq(cache_jobs_commit(c, "jobs-test", 2, "D", "7", "again", 5), 0);       /* once */
 	/* a job given back is open at once */
 	ck_assert_int_eq(cache_jobs_release(c, "jobs-test", 1, "A"), 0);
 	ck_assert_int_eq(cache_jobs_release(c, "jobs-test", 1, "B"), 1);
 	expect_claim(c, "A", 60, 1);
 	ck_assert_int_eq(cache_jobs_left(c, "jobs-test"), 2);
-	ck_assert_int_eq(cache_jobs_commit(c, "jobs-test", 0, "A", "3"), 1);
-	ck_assert_int_eq(cache_jobs_commit(c, "jobs-test", 1, "A", "4"), 1);
+	ck_assert_int_eq(cache_jobs_commit(c, "jobs-test", 0, "A", "3", NULL, 0), 1);     /* no data */
+	ck_assert_int_eq(cache_jobs_commit(c, "jobs-test", 1, "A", "4", "", 0), 1);
 	ck_assert_int_eq(cache_jobs_left(c, "jobs-test"), 0);
 	ck_assert_int_eq(cache_jobs_claim(c, "D", 60, &j), 0);
 
@@ -658,14 +661,53 @@ START_TEST(test_pg_jobs)
 	ck_assert_int_eq(st.finished, 0);
 	ck_assert(st.node[0] == 5 && st.node[1] == 9 && st.node[2] == 12);
 	ck_assert(strcmp(st.count[0], "3") == 0 && strcmp(st.count[1], "4") == 0 && strcmp(st.count[2], "7") == 0);
+	/* the data as committed, bytes for bytes; none where none was sent */
+	ck_assert_ptr_null(st.data[0]);
+	ck_assert(st.data[1] != NULL && st.data_len[1] == 0);
+	ck_assert(st.data[2] != NULL && st.data_len[2] == 4 && memcmp(st.data[2], "d\0\x01\xff", 4) == 0);
 	cache_jobs_state_clear(&st);
-	ck_assert_int_eq(cache_jobs_finish(c, "jobs-test"), 0);
-	ck_assert_int_eq(cache_jobs_read(c, "jobs-test", &st), 1);
-	ck_assert_int_eq(st.finished, 1);
-	cache_jobs_state_clear(&st);
-	ck_assert_int_eq(cache_jobs_read(c, "no-such-set", &st), 0);
 	ck_assert_str_eq(pg_query_value("SELECT string_agg(job || ':' || attempts || ':' || commits, ',' ORDER BY job) "
 	    "FROM dnnsat_jobs"), "0:1:1,1:2:1,2:2:1");
+	/* the final result stored: the jobs and the tree go, the set stays finished */
+	ck_assert_int_eq(cache_jobs_finish(c, "jobs-test"), 0);
+	ck_assert_int_eq(cache_jobs_finish(c, "jobs-test"), 0);        /* idempotent */
+	ck_assert_int_eq(cache_jobs_read(c, "jobs-test", &st), 1);
+	ck_assert_int_eq(st.finished, 1);
+	ck_assert_int_eq(st.ndone, 0);
+	cache_jobs_state_clear(&st);
+	ck_assert_str_eq(pg_query_value("SELECT count(*) FROM dnnsat_jobs"), "0");
+	ck_assert_str_eq(pg_query_value("SELECT octet_length(tree) FROM dnnsat_job_sets WHERE key = 'jobs-test'"), "0");
+	/* what the set keeps of its jobs: the claimers that committed (A, D) */
+	ck_assert_str_eq(pg_query_value("SELECT claimers || ':' || (counted_at IS NOT NULL) || ':' || (busy_s >= 0) "
+	    "FROM dnnsat_job_sets WHERE key = 'jobs-test'"), "2:true:true");
+	ck_assert_str_eq(pg_query_value("SELECT jobs_log FROM dnnsat_job_sets WHERE key = 'jobs-test'"),
+	    "0 done 1 1 A\n1 done 2 1 A\n2 done 2 1 D");
+	ck_assert_int_eq(cache_jobs_read(c, "no-such-set", &st), 0);
+
+	/* the sweep: a finished set after keep_finished; an unfinished one
+	 * once untouched for `abandoned` (0 here: now), at most max_sets a call */
+	ck_assert_int_eq(cache_jobs_publish(c, "jobs-live", "{\"q\":3}", "t", 1, 3, nodes, paths), 1);
+	ck_assert_int_eq(cache_jobs_publish(c, "jobs-idle", "{\"q\":4}", "t", 1, 3, nodes, paths), 1);
+	ck_assert_int_eq(cache_jobs_sweep(c, 3600, 3600, 100), 0);       /* all recent */
+	ck_assert_int_eq(cache_jobs_sweep(c, 0, 3600, 100), 1);          /* jobs-test, finished */
+	ck_assert_int_eq(cache_jobs_read(c, "jobs-test", &st), 0);
+	/* a lease into the future keeps jobs-live touched; claims given back
+	 * (no lease) do not keep jobs-idle alive */
+	pg_query_value("UPDATE dnnsat_job_sets SET created_at = now() - interval '2 hours'");
+	pg_query_value("UPDATE dnnsat_jobs SET claimed_at = now(), attempts = 9");
+	pg_query_value("UPDATE dnnsat_jobs SET state = 'claimed', owner = 'A', lease_until = now() + interval '1 hour' "
+	    "WHERE key = 'jobs-live' AND job = 0");
+	ck_assert_int_eq(cache_jobs_sweep(c, 3600, 3600, 100), 1);       /* jobs-idle, abandoned */
+	ck_assert_int_eq(cache_jobs_read(c, "jobs-idle", &st), 0);
+	ck_assert_int_eq(cache_jobs_read(c, "jobs-live", &st), 1);
+	cache_jobs_state_clear(&st);
+	ck_assert_str_eq(pg_query_value("SELECT count(*) FROM dnnsat_jobs"), "3");
+	ck_assert_int_eq(cache_jobs_publish(c, "jobs-idle", "{\"q\":4}", "t", 1, 3, nodes, paths), 1);
+	pg_query_value("UPDATE dnnsat_jobs SET lease_until = NULL");
+	ck_assert_int_eq(cache_jobs_sweep(c, 0, 0, 1), 1);               /* bounded: one of two */
+	ck_assert_int_eq(cache_jobs_sweep(c, 0, 0, 1), 1);
+	ck_assert_int_eq(cache_jobs_sweep(c, 0, 0, 1), 0);
+	ck_assert_str_eq(pg_query_value("SELECT count(*) FROM dnnsat_jobs"), "0");
 
 	/* the memory cache has no jobs */
 	ck_assert_int_eq(cache_jobs_supported(m), 0);
