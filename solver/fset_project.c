@@ -12,6 +12,7 @@
  * makes); UNKNOWN boxes (a deadline) make values "possible"
  * rather than certain, and the answer says so.
  */
+#include "dn_grow.h"
 #include "fset_priv.h"
 #include "fset_project.h"
 
@@ -403,7 +404,8 @@ fs_box_proj_alloc(struct fs_box_proj *bp, int nvars, int ncvars)
 static int
 runs_of(const struct fs_engine *e, const struct marks *m, int v, struct fs_box_proj *bp)
 {
-	int64_t run = 0, cap = 0, n = 0;
+	int64_t run = 0, n = 0;
+	size_t cap = 0;
 
 	bp->maxpos[v] = m->maxpos[0][v];
 	if (m->diff[0][v] == NULL)
@@ -412,12 +414,8 @@ runs_of(const struct fs_engine *e, const struct marks *m, int v, struct fs_box_p
 		int was = run > 0;
 		run += m->diff[0][v][i];
 		if (run > 0 && !was) {
-			if (n + 2 > cap) {
-				int64_t *t = realloc(bp->runs[v], sizeof *t * (size_t)(cap = cap * 2 + 8));
-				if (t == NULL)
-					return -1;
-				bp->runs[v] = t;
-			}
+			if (dn_grow(&bp->runs[v], &cap, (size_t)n + 2, sizeof *bp->runs[v]) != 0)
+				return -1;
 			bp->runs[v][n] = i;
 			bp->runs[v][n + 1] = i;
 			n += 2;
