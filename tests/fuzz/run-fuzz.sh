@@ -28,11 +28,12 @@ SRCS="$(ls common/*.c costmodel/*.c import/*.c) $(ls solver/space_*.c solver/que
 SERVER_SRCS="$(ls server/srv_*.c server/api_*.c cache/cache*.c solver/z3/*.c | grep -v srv_main.c)"
 case " $TARGETS " in *" request "*) all="$SRCS $SERVER_SRCS" ;; *) all="$SRCS" ;; esac
 
-# one object per source file, named after its path (a/b.c -> a_b.o)
+# one object per source file, named after its path (a/b.c -> a_b.o),
+# compiled JOBS at a time
 objname() { echo "$obj/$(echo "${1%.c}" | tr / _).o"; }
-export CFLAGS obj
-# shellcheck disable=SC2086
-printf '%s\n' $all | xargs -P "$JOBS" -I{} sh -c 'o="$obj/$(echo "{}" | sed "s/\.c$//" | tr / _).o"; clang $CFLAGS -c -o "$o" "{}"'
+export CFLAGS
+for f in $all; do echo "$f $(objname "$f")"; done |
+	xargs -P "$JOBS" -n 2 sh -c 'clang $CFLAGS -c -o "$2" "$1"' sh
 common_objs=""
 for f in $SRCS; do common_objs="$common_objs $(objname "$f")"; done
 server_objs=""
