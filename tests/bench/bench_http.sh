@@ -154,24 +154,27 @@ echo "== 2. cached reduction read from PostgreSQL (GET /v1/reductions/{id}, wrk 
 url=$(tests/pg/pg_tmp.sh start "$work/pg")
 start_server pg --database-url "$url"
 new_port=$port
-id=$(reduction_id "$work/resnet.json")
+new_id=$(reduction_id "$work/resnet.json")
 arms="new"
 if [ -n "${DNNSATD_BASELINE:-}" ]; then
 	# the baseline finds its data files here (it may live outside a checkout)
 	DNNSAT_DATA_DIR=${DNNSAT_DATA_DIR:-$(pwd)/schemas} bin=$DNNSATD_BASELINE start_server base --database-url "$url"
 	base_port=$port
+	# created on the baseline itself: a reduction's id names the cost
+	# model's version, which an older build may not share
+	base_id=$(reduction_id "$work/resnet.json")
 	arms="new base"
 fi
 for a in $arms; do
-	eval "p=\$${a}_port"
+	eval "p=\$${a}_port id=\$${a}_id"
 	curl -sf -o /dev/null -D "$work/h" "http://127.0.0.1:$p/v1/reductions/$id"
 	grep -qi "x-cache: hit" "$work/h" || { echo "bench_http: the $a server's read is not a cache hit" >&2; exit 1; }
 	: >"$work/$a.rps"; : >"$work/$a.mean"; : >"$work/$a.p50"; : >"$work/$a.p99"
 done
 : >"$work/floor.p99"
-# read_arm NAME PORT: one run of cached reads, recorded under NAME
+# read_arm NAME PORT ID: one run of cached reads, recorded under NAME
 read_arm() {
-	set -- "$1" $(run_wrk "http://127.0.0.1:$2/v1/reductions/$id")
+	set -- "$1" $(run_wrk "http://127.0.0.1:$2/v1/reductions/$3")
 	echo "$2" >>"$work/$1.rps"
 	echo "$3" >>"$work/$1.p99"
 	ms "$(awk '$1 == "Latency" && $2 != "Distribution" {print $2}' "$work/wrk.out")" >>"$work/$1.mean"
@@ -186,8 +189,8 @@ for r in $(seq "$rounds"); do
 	printf "  floor (/healthz) p99 %6.2f ms" "$2"
 	if [ $((r % 2)) -eq 1 ]; then order=$arms; else order=$(echo "$arms" | awk '{for (i = NF; i > 0; i--) printf "%s ", $i}'); fi
 	for a in $order; do
-		eval "p=\$${a}_port"
-		read_arm "$a" "$p"
+		eval "p=\$${a}_port id=\$${a}_id"
+		read_arm "$a" "$p" "$id"
 	done
 	echo
 done
