@@ -378,6 +378,25 @@ check_answers(struct fs_engine *e, char **bf, int64_t nbf, const char *what)
 	free(pos);
 }
 
+/* The stored trees of a and b are the same node for node (one assertion:
+ * Check's cost a call). */
+static __attribute__((unused)) void
+same_tree(const struct fs_engine *a, const struct fs_engine *b, const char *what)
+{
+	int32_t bad = -1;
+
+	ck_assert_msg(a->lower == b->lower && a->upper == b->upper, "%s: bounds differ", what);
+	ck_assert_msg(a->nnodes == b->nnodes, "%s: %d nodes against %d", what, (int)a->nnodes, (int)b->nnodes);
+	for (int32_t i = 0; i < a->nnodes && bad < 0; i++) {
+		const struct fs_node *x = &a->nodes[i], *y = &b->nodes[i];
+		if (!(x->count == y->count && x->upper == y->upper && x->lo == y->lo && x->hi == y->hi &&
+		    x->var == y->var && x->parent == y->parent && x->first_child == y->first_child &&
+		    x->nchildren == y->nchildren && x->status == y->status))
+			bad = i;
+	}
+	ck_assert_msg(bad < 0, "%s: node %d differs", what, (int)bad);
+}
+
 static __attribute__((unused)) void
 free_list(char **list, int64_t n)
 {
