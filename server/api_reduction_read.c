@@ -3,8 +3,9 @@
  * workers under the query's write lock (they move the engine's box):
  *   GET  /v1/reductions/{id}/configurations?limit=&cursor=|offset=  a page
  *   GET  /v1/reductions/{id}/configurations?format=jsonl   every one, streamed
- *   GET  /v1/reductions/{id}/samples?n=&seed=              seeded samples (uniform
- *        with an exact count; else approximate, drawn within the deadline)
+ *   GET  /v1/reductions/{id}/samples?n=&seed=&count_timeout=  seeded samples
+ *        (uniform with an exact count; else approximate, drawn within the
+ *        deadline after count_timeout seconds spent on the count)
  *   GET  /v1/reductions/{id}/explain?param=&value=         why a value is gone
  *   POST /v1/reductions/{id}/explain {"config"}            one configuration
  *   GET  /v1/reductions/{id}/max?param=&per=               largest values
@@ -14,6 +15,7 @@
  * lock per chunk; the whole walk is bounded by --max-space.
  */
 #include "srv_registry.h"
+#include "dn_number.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -36,6 +38,26 @@ int_arg(struct srv_request *r, const char *name, int64_t lo, int64_t hi, int64_t
 	if (end == v || *end != '\0' || errno != 0 || x < lo || x > hi) {
 		srv_reply_problem(r, 400, "bad-parameter", "Bad parameter", name, "%s must be a whole number from %lld "
 		    "to %lld", name, (long long)lo, (long long)hi);
+		return -1;
+	}
+	*out = x;
+	return 0;
+}
+
+/* A number of seconds in [0, hi] (query parameter `name`), default dflt;
+ * -1 with a 400 naming the parameter and the range. */
+static int
+seconds_arg(struct srv_request *r, const char *name, double hi, double dflt, double *out)
+{
+	const char *v = srv_query_arg(r, name);
+	double x;
+
+	*out = dflt;
+	if (v == NULL)
+		return 0;
+	if (dn_decimal_all(v, &x) != 0 || x < 0 || x > hi) {
+		srv_reply_problem(r, 400, "bad-parameter", "Bad parameter", name, "%s must be a number of seconds "
+		    "from 0 to %g (the request's timeout)", name, hi);
 		return -1;
 	}
 	*out = x;
@@ -286,18 +308,26 @@ api_reduction_samples(struct srv_request *r)
 	double timeout = api_request_timeout(r);
 	struct dn_error err;
 	int64_t n, seed;
-	double end;
+	double end, count_s;
 	json_t *out;
 
+	/* count_timeout: how much of the deadline brings the count forward
+	 * before drawing (half by default; 0: draw from the count as it stands,
+	 * after a token slice, as a sampler of a space whose count never ends
+	 * wants); approximate samples when the count is not exact by then.
+	 * Checked against the full ?timeout= (or the --max-deadline cap), not
+	 * against what the queue left of it. */
 	if (timeout < 0 || int_arg(r, "n", 1, 100000, 10, &n) != 0 ||
-	    int_arg(r, "seed", 0, INT64_MAX, 1, &seed) != 0)
+	    int_arg(r, "seed", 0, INT64_MAX, 1, &seed) != 0 ||
+	    seconds_arg(r, "count_timeout", srv_request_timeout_value(r), timeout / 2, &count_s) != 0)
 		return;
+	if (count_s > timeout)
+		count_s = timeout;
 	sq = acquire(r, &err);
 	if (sq == NULL)
 		return;
 	end = fs_now() + timeout;
-	/* half the deadline for the count; approximate samples when it does not finish */
-	if (api_reduction_count(r->srv, sq, timeout / 2, &err) != 0) {
+	if (api_reduction_count(r->srv, sq, count_s, &err) != 0) {
 		reply_and_release(r, sq, NULL, &err);
 		return;
 	}

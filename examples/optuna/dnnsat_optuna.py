@@ -226,6 +226,11 @@ class FeasibleSampler(optuna.samplers.BaseSampler):
         sample_timeout: the deadline of each samples request (seconds): a
             trial gets its configuration within about that, whatever the
             space's size.
+        count_timeout: how much of each samples request's deadline the
+            server spends bringing an unfinished count forward before it
+            draws (None: the server's default, half of sample_timeout; 0:
+            draw at once from the count as it stands, for a space whose
+            count never finishes, where the half is spent for nothing).
         n_startup_trials: trials drawn uniformly from the feasible set before
             the base sampler is consulted (its own start-up would be random
             over the whole space; this is the feasible equivalent).
@@ -246,7 +251,7 @@ class FeasibleSampler(optuna.samplers.BaseSampler):
       * sample_relative() returns a whole feasible configuration:
           - uniform (no base sampler, or the first n_startup_trials trials):
             GET /v1/reductions/{id}/samples?n=1&seed=S&timeout=sample_timeout
-            (approximate while the count is unfinished) with a seed derived
+            [&count_timeout=count_timeout] (approximate while the count is unfinished) with a seed derived
             from `seed` and the trial number; the continuous parameters
             (no budget depends on them; the server leaves them out of its
             samples) are drawn by a seeded RandomSampler;
@@ -278,12 +283,13 @@ class FeasibleSampler(optuna.samplers.BaseSampler):
 
     def __init__(self, client, reduction, base_sampler=None, seed=None, space=None, max_tries=10,
                  fallback_pool=64, n_startup_trials=10, tell_base=True, remember=1000, wait=30.0,
-                 sample_timeout=1.0):
+                 sample_timeout=1.0, count_timeout=None):
         red = _open_reduction(client, reduction, wait)
         self.client = client
         self.reduction_id = red["id"]
         self.reduction = red
         self.sample_timeout = sample_timeout
+        self.count_timeout = count_timeout
         if space is None:
             space = red.get("reduced_space")
         if space is None and isinstance(reduction, dict) and "space" in reduction:
@@ -371,7 +377,8 @@ class FeasibleSampler(optuna.samplers.BaseSampler):
     def _samples(self, n, seed):
         """Up to n feasible samples within sample_timeout (uniform once the
         count is exact, approximate before); at least one."""
-        pool = self.client.samples(self.reduction_id, n=n, seed=seed, timeout=self.sample_timeout)
+        pool = self.client.samples(self.reduction_id, n=n, seed=seed, timeout=self.sample_timeout,
+                                   count_timeout=self.count_timeout)
         if not pool:
             raise RuntimeError("dnnsat: no feasible sample of reduction %s within %g s: raise sample_timeout"
                                % (self.reduction_id, self.sample_timeout))

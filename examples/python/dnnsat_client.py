@@ -394,14 +394,18 @@ class DnnsatClient:
             finally:
                 conn.close()
 
-    def samples(self, reduction_id, n=10, seed=None, timeout=None):
+    def samples(self, reduction_id, n=10, seed=None, timeout=None, count_timeout=None):
         """GET /v1/reductions/{id}/samples: `n` seeded samples of the
         feasible set (a list of configurations, each feasible; the same seed
         gives the same list), within `timeout` seconds: uniform once the
         count is exact, approximate while it runs (a huge space), and fewer
-        than n when the deadline passed first. Continuous parameters (uniform, loguniform, normal, ...) are
+        than n when the deadline passed first. `count_timeout` (0 to
+        `timeout`; the server's default is half of it) is how much of the
+        deadline goes to bringing the count forward before drawing: 0 draws
+        from the count as it stands (a space whose count never ends).
+        Continuous parameters (uniform, loguniform, normal, ...) are
         not part of a sample: they pass through and no budget depends on them."""
-        params = {"n": n, "seed": seed, "timeout": timeout}
+        params = {"n": n, "seed": seed, "timeout": timeout, "count_timeout": count_timeout}
         return self._get("/v1/reductions/%s/samples" % self._rid(reduction_id), params,
                          solver_timeout=timeout or 10)["items"]
 

@@ -969,6 +969,26 @@ def phase_memory(st):
     eq("samples past the deadline: 200", r.status, 200)
     eq("samples past the deadline: complete false", js.get("complete"), False)
     check("samples past the deadline: fewer items", len(js.get("items") or []) < 100000, len(js.get("items") or []))
+    # count_timeout: the share of the deadline the count gets before drawing. The default (half
+    # of timeout=2) counts until that second has passed (the count never finishes); 0 counts a
+    # token slice and draws at once: compared by the solver seconds each adds to the reduction
+    def solve_seconds():
+        return float((d.get("/v1/reductions/%s?timeout=0.001" % ridt).json or {}).get("seconds", -1))
+    s0 = solve_seconds()
+    r = d.get("/v1/reductions/%s/samples?n=4&seed=2&timeout=2&count_timeout=0" % ridt)
+    s1 = solve_seconds()
+    eq("samples, count_timeout=0: 4 approximate samples", (r.status, (r.json or {}).get("distribution"),
+                                                           len((r.json or {}).get("items") or [])),
+       (200, "approximate", 4))
+    r = d.get("/v1/reductions/%s/samples?n=4&seed=2&timeout=2" % ridt)
+    s2 = solve_seconds()
+    eq("samples, default count_timeout: 200", r.status, 200)
+    check("samples: count_timeout=0 spends less on the count than the default half of the deadline "
+          "(which spends at least 1 s): under half of it", s0 >= 0 and s2 - s1 >= 0.99 and s1 - s0 < (s2 - s1) / 2, (s0, s1, s2))
+    for bad in ("-1", "2.5", "abc", "0x1", "nan"):
+        problem("samples count_timeout=%s: 400" % bad,
+                d.get("/v1/reductions/%s/samples?n=1&timeout=2&count_timeout=%s" % (ridt, bad)), 400, None,
+                "count_timeout")
     for what, path in (("jsonl", "/v1/reductions/%s/configurations?format=jsonl&timeout=0.05" % ridt),
                        ("offset", "/v1/reductions/%s/configurations?offset=3&timeout=0.05" % ridt)):
         r = d.get(path)

@@ -227,7 +227,9 @@ def test_huge_space(client):
     1 s count and proposes only feasible configurations (the times are
     printed, not asserted). Each samples request may take 30 s: with the
     default 1 s, a sanitized server on a busy 2-core machine found no sample
-    in time once, a failure of the clock, not of the sampler."""
+    in time once, a failure of the clock, not of the sampler. Of those 30 s
+    the count gets 1 (count_timeout): by default it would get half, 15 s a
+    request spent on a count that cannot finish."""
     import time
     with open(os.path.join(harness.EXAMPLES, "models", "transformer24.json")) as f:
         model = json.load(f)
@@ -237,7 +239,7 @@ def test_huge_space(client):
     for base in (None, optuna.samplers.TPESampler(seed=4)):
         t0 = time.monotonic()
         s = dno.FeasibleSampler(client, query, base_sampler=base, seed=4, wait=1, n_startup_trials=3,
-                                sample_timeout=30)
+                                sample_timeout=30, count_timeout=1)
         built = time.monotonic() - t0
         T.check(s.reduction["status"] != "exact" and "estimate" in s.reduction,
                 "the transformer's count is unfinished and carries an estimate: %r" % s.reduction.get("status"))
