@@ -53,55 +53,90 @@ count_at(struct sq_query *q, struct fs_engine *e, int threads, int32_t max_nodes
 	ck_assert_msg(fs_count_all(e, seconds, &err) == 0, "%s", err.message);
 }
 
+/* What an engine answers from its tree: saved progress, the k-th
+ * configurations at 8 spread k, the first page of 20 and 20 seeded
+ * samples (positions, nvars each). Read once from the one-thread tree and
+ * compared with each count of threads: the k-ths of a tree with undecided
+ * leaves (a capped tree) search those leaves again, seconds a read. */
+struct answers {
+	uint8_t *progress;
+	size_t len;
+	int nvars, nkth, npage, nsamples;
+	int64_t kth[8][16], page[20][16], samples[20][16];
+};
+
+static void
+answers_of(struct fs_engine *e, struct answers *a)
+{
+	struct dn_error err;
+	int64_t x[17];
+
+	memset(&err, 0, sizeof err);
+	memset(a, 0, sizeof *a);
+	ck_assert_int_le(e->nvars, 16);
+	a->nvars = e->nvars;
+	a->progress = save_progress(e, &a->len);
+	if (e->lower != e->upper || e->lower == 0)
+		return;
+	for (int i = 0; i < 8; i++, a->nkth++) {
+		fs_count k = (e->lower - 1) / 7 * (fs_count)i;
+		ck_assert_int_eq(fs_kth(e, k, x, &err), 0);
+		memcpy(a->kth[i], x, sizeof *x * (size_t)e->nvars);
+	}
+	/* the first page */
+	ck_assert_int_eq(fs_next(e, NULL, x, &err), 0);
+	for (int i = 0; i < 20; i++) {
+		memcpy(a->page[a->npage++], x, sizeof *x * (size_t)e->nvars);
+		if (fs_increment(e, x) != 0 || fs_next(e, x, x, &err) != 0)
+			break;
+	}
+	{
+		struct fs_sampler *sa;
+		uint64_t r = 42;
+		ck_assert_int_eq(fs_sampler_build(e, 50, 0, 7, &sa, &err), 0);
+		for (int i = 0; i < 20; i++, a->nsamples++) {
+			ck_assert_int_eq(fs_sampler_draw(e, sa, &r, x, 0), 0);
+			memcpy(a->samples[i], x, sizeof *x * (size_t)e->nvars);
+		}
+		fs_sampler_free(sa);
+	}
+}
+
+static void
+answers_free(struct answers *a)
+{
+	free(a->progress);
+}
+
+/* b's answers are want's (read from another engine of the same query). */
+static void
+answers_match(const struct answers *want, struct fs_engine *b, const char *what)
+{
+	struct answers got;
+	size_t row = sizeof got.kth[0];
+
+	answers_of(b, &got);
+	ck_assert_msg(want->len == got.len && memcmp(want->progress, got.progress, got.len) == 0,
+	    "%s: saved progress differs", what);
+	ck_assert_msg(want->nkth == got.nkth && memcmp(want->kth, got.kth, row * (size_t)got.nkth) == 0,
+	    "%s: k-th differs", what);
+	ck_assert_msg(want->npage == got.npage && memcmp(want->page, got.page, row * (size_t)got.npage) == 0,
+	    "%s: page differs", what);
+	ck_assert_msg(want->nsamples == got.nsamples &&
+	    memcmp(want->samples, got.samples, row * (size_t)got.nsamples) == 0, "%s: sample differs", what);
+	answers_free(&got);
+}
+
 /* Saved progress, k-th configurations, the first page and seeded samples
  * of b are a's. */
 static void
 same_answers(struct fs_engine *a, struct fs_engine *b, const char *what)
 {
-	size_t la, lb;
-	uint8_t *pa = save_progress(a, &la), *pb = save_progress(b, &lb);
-	int64_t *x = calloc((size_t)a->nvars + 1, sizeof *x), *y = calloc((size_t)a->nvars + 1, sizeof *y);
-	struct dn_error err;
+	struct answers want;
 
-	memset(&err, 0, sizeof err);
-	ck_assert_msg(la == lb && memcmp(pa, pb, la) == 0, "%s: saved progress differs", what);
-	free(pa);
-	free(pb);
-	if (a->lower != a->upper || a->lower == 0) {
-		free(x);
-		free(y);
-		return;
-	}
-	for (int i = 0; i < 8; i++) {
-		fs_count k = (a->lower - 1) / 7 * (fs_count)i;
-		ck_assert_int_eq(fs_kth(a, k, x, &err), 0);
-		ck_assert_int_eq(fs_kth(b, k, y, &err), 0);
-		ck_assert_msg(memcmp(x, y, sizeof *x * (size_t)a->nvars) == 0, "%s: k-th differs", what);
-	}
-	/* the first page */
-	ck_assert_int_eq(fs_next(a, NULL, x, &err), 0);
-	ck_assert_int_eq(fs_next(b, NULL, y, &err), 0);
-	for (int i = 0; i < 20; i++) {
-		ck_assert_msg(memcmp(x, y, sizeof *x * (size_t)a->nvars) == 0, "%s: page differs", what);
-		if (fs_increment(a, x) != 0 || fs_increment(b, y) != 0 || fs_next(a, x, x, &err) != 0 ||
-		    fs_next(b, y, y, &err) != 0)
-			break;
-	}
-	{
-		struct fs_sampler *sa, *sb;
-		uint64_t ra = 42, rb = 42;
-		ck_assert_int_eq(fs_sampler_build(a, 50, 0, 7, &sa, &err), 0);
-		ck_assert_int_eq(fs_sampler_build(b, 50, 0, 7, &sb, &err), 0);
-		for (int i = 0; i < 20; i++) {
-			ck_assert_int_eq(fs_sampler_draw(a, sa, &ra, x, 0), 0);
-			ck_assert_int_eq(fs_sampler_draw(b, sb, &rb, y, 0), 0);
-			ck_assert_msg(memcmp(x, y, sizeof *x * (size_t)a->nvars) == 0, "%s: sample differs", what);
-		}
-		fs_sampler_free(sa);
-		fs_sampler_free(sb);
-	}
-	free(x);
-	free(y);
+	answers_of(a, &want);
+	answers_match(&want, b, what);
+	answers_free(&want);
 }
 
 /* req (taken) counted at 1 thread and at 2, 3, 4, 8: every answer the same. */
@@ -115,20 +150,19 @@ check_threads(json_t *req, int32_t max_nodes, const char *what)
 
 	memset(&err, 0, sizeof err);
 	ck_assert_msg(sq_parse(req, &cat, &q, &err) == 0, "%s: %s", what, err.message);
+	struct answers want;
+
 	count_at(&q, &one, 1, max_nodes, 0);
 	ck_assert_msg(one.lower == one.upper, "%s: not exact", what);
+	answers_of(&one, &want);
 	for (int t = 2; t <= 8; t = t < 4 ? t + 1 : 2 * t) {
 		snprintf(msg, sizeof msg, "%s, %d threads", what, t);
 		count_at(&q, &many, t, max_nodes, 0);
 		same_tree(&one, &many, msg);
-		/* the answers are the tree's: read at every count of threads,
-		 * except through a tree of a few huge undecided leaves (a cap
-		 * of tens of nodes), where each k-th searches a leaf of
-		 * millions again: at the fewest and the most threads there */
-		if (one.nnodes >= 1000 || max_nodes == 0 || max_nodes >= 1000 || t == 2 || t == 8)
-			same_answers(&one, &many, msg);
+		answers_match(&want, &many, msg);
 		fs_free(&many);
 	}
+	answers_free(&want);
 	fs_count_str(one.lower, c, sizeof c);
 	printf("%s: %s feasible, %d nodes: the same at 1, 2, 3, 4 and 8 threads\n", what, c, (int)one.nnodes);
 	fs_free(&one);
@@ -186,12 +220,14 @@ check_steals(json_t *req, const char *what)
 	struct sq_query q;
 	struct fs_engine one, many;
 	struct dn_error err;
+	struct answers want;
 	char msg[256];
 
 	memset(&err, 0, sizeof err);
 	ck_assert_msg(sq_parse(req, &cat, &q, &err) == 0, "%s: %s", what, err.message);
 	count_at(&q, &one, 1, 0, 0);
 	ck_assert_int_eq(one.steals, 0);
+	answers_of(&one, &want);
 	for (int force = 1; force <= 24; force *= 6) {
 		memset(&many, 0, sizeof many);
 		ck_assert_msg(fs_init(&many, &q, &err) == 0, "%s", err.message);
@@ -201,10 +237,11 @@ check_steals(json_t *req, const char *what)
 		snprintf(msg, sizeof msg, "%s, 4 threads, %d forced steals", what, force);
 		ck_assert_msg(many.steals >= 1, "%s: no steal", msg);
 		same_tree(&one, &many, msg);
-		same_answers(&one, &many, msg);
+		answers_match(&want, &many, msg);
 		printf("%s: %lld steals, the one thread's tree\n", msg, (long long)many.steals);
 		fs_free(&many);
 	}
+	answers_free(&want);
 	fs_free(&one);
 	sq_free(&q);
 	json_decref(req);
