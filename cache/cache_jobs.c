@@ -31,13 +31,15 @@ const struct cache_pg_stmt cache_jobs_stmts[J_NSTMTS] = {
 	    "INSERT INTO dnnsat_jobs (key, job, node, path) "
 	    "SELECT $1, (t.ord - 1)::int, t.node, t.path "
 	    "FROM unnest($2::int[], $3::text[]) WITH ORDINALITY AS t(node, path, ord)", 3 },
-	/* the oldest set's first job that is open or whose lease expired;
-	 * rows another claimer holds locked are skipped, not waited for */
+	/* the oldest set's first job that is open (and past its backoff, if
+	 * it was given back after a failure) or whose lease expired; rows
+	 * another claimer holds locked are skipped, not waited for */
 	[J_CLAIM] = { "dnnsat_jobs_claim",
 	    "UPDATE dnnsat_jobs j SET state = 'claimed', owner = $1, "
 	    "lease_until = now() + $2::float8 * interval '1 second', attempts = j.attempts + 1, claimed_at = now() "
 	    "FROM dnnsat_job_sets s WHERE s.key = j.key AND (j.key, j.job) = ("
-	    "SELECT key, job FROM dnnsat_jobs WHERE state = 'open' OR (state = 'claimed' AND lease_until < now()) "
+	    "SELECT key, job FROM dnnsat_jobs WHERE (state = 'open' AND (not_before IS NULL OR not_before <= now())) "
+	    "OR (state = 'claimed' AND lease_until < now()) "
 	    "ORDER BY key, job LIMIT 1 FOR UPDATE SKIP LOCKED) "
 	    "RETURNING j.key, j.job, j.path, s.request", 2 },
 	[J_RENEW] = { "dnnsat_jobs_renew",
@@ -46,9 +48,13 @@ const struct cache_pg_stmt cache_jobs_stmts[J_NSTMTS] = {
 	[J_DONE] = { "dnnsat_jobs_done",
 	    "UPDATE dnnsat_jobs SET state = 'done', count = $4, data = $5, commits = commits + 1, done_at = now() "
 	    "WHERE key = $1 AND job = $2::int AND owner = $3 AND state = 'claimed'", 5 },
+	/* open again: at once ($4 = 0), or after $4 seconds doubled for each
+	 * earlier claim of the job (attempts counts this one), at most $5 */
 	[J_RELEASE] = { "dnnsat_jobs_release",
-	    "UPDATE dnnsat_jobs SET state = 'open', owner = NULL, lease_until = NULL "
-	    "WHERE key = $1 AND job = $2::int AND owner = $3 AND state = 'claimed'", 3 },
+	    "UPDATE dnnsat_jobs SET state = 'open', owner = NULL, lease_until = NULL, "
+	    "not_before = CASE WHEN $4::float8 > 0 THEN now() + least($4::float8 * power(2::float8, "
+	    "least(greatest(attempts - 1, 0), 60)), $5::float8) * interval '1 second' END "
+	    "WHERE key = $1 AND job = $2::int AND owner = $3 AND state = 'claimed'", 5 },
 	[J_LEFT] = { "dnnsat_jobs_left",
 	    "SELECT count(*) FROM dnnsat_jobs WHERE key = $1 AND state <> 'done'", 1 },
 	[J_HEAD] = { "dnnsat_jobs_head",
@@ -150,8 +156,8 @@ jobs_update(struct cache *c, int stmt, const char *const *vals)
 	return n;
 }
 
-/* An UPDATE of one job that `owner` holds (J_RENEW, J_DONE, J_RELEASE:
- * key, job, owner and, for the first two, `extra`): as jobs_update. */
+/* An UPDATE of one job that `owner` holds (J_RENEW, J_DONE: key, job,
+ * owner and `extra`): as jobs_update. */
 static int
 jobs_update_job(struct cache *c, int stmt, const char *key, int job, const char *owner, const char *extra)
 {
@@ -255,7 +261,7 @@ cache_jobs_claim(struct cache *c, const char *owner, double lease, struct cache_
 		rc = out->path != NULL && out->request != NULL ? 1 : -1;
 		if (rc < 0) {
 			/* out of memory: give it back rather than hold it to its lease */
-			jobs_update_job(c, J_RELEASE, out->key, out->job, owner, NULL);
+			cache_jobs_release(c, out->key, out->job, owner, 0, 0);
 			cache_job_clear(out);
 		}
 	}
@@ -293,9 +299,15 @@ cache_jobs_commit(struct cache *c, const char *key, int job, const char *owner, 
 }
 
 int
-cache_jobs_release(struct cache *c, const char *key, int job, const char *owner)
+cache_jobs_release(struct cache *c, const char *key, int job, const char *owner, double retry_s, double retry_max_s)
 {
-	return jobs_update_job(c, J_RELEASE, key, job, owner, NULL);
+	char j[16], r[32], rmax[32];
+	const char *vals[5] = { key, j, owner, r, rmax };
+
+	snprintf(j, sizeof j, "%d", job);
+	snprintf(r, sizeof r, "%.6f", retry_s > 0 ? retry_s : 0);
+	snprintf(rmax, sizeof rmax, "%.6f", retry_max_s > retry_s ? retry_max_s : retry_s > 0 ? retry_s : 0);
+	return jobs_update(c, J_RELEASE, vals);
 }
 
 int

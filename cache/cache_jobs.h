@@ -86,8 +86,13 @@ int cache_jobs_renew(struct cache *c, const char *key, int job, const char *owne
 int cache_jobs_commit(struct cache *c, const char *key, int job, const char *owner, const char *count,
     const void *data, size_t len);
 
-/* Gives an unfinished job back (open again at once). 1, 0 not held, -1 down. */
-int cache_jobs_release(struct cache *c, const char *key, int job, const char *owner);
+/* Gives an unfinished job back: open again at once (retry_s 0: stopped,
+ * not failed), or, after a failure, claimable only retry_s seconds from
+ * now, doubled for each earlier claim of the job, at most retry_max_s (so
+ * a job that fails on every replica is not claimed and failed again in a
+ * tight loop; PostgreSQL's clock). 1, 0 not held, -1 down. */
+int cache_jobs_release(struct cache *c, const char *key, int job, const char *owner, double retry_s,
+    double retry_max_s);
 
 /* The jobs of key not done yet (0 also when there is no set), or -1 down. */
 int cache_jobs_left(struct cache *c, const char *key);

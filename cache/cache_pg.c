@@ -141,6 +141,9 @@ static const char *const cache_pg_migrations[] = {
 	"ALTER TABLE dnnsat_job_sets ADD COLUMN IF NOT EXISTS counted_at timestamptz, "
 	"ADD COLUMN IF NOT EXISTS claimers int, ADD COLUMN IF NOT EXISTS busy_s float8, "
 	"ADD COLUMN IF NOT EXISTS between_s float8, ADD COLUMN IF NOT EXISTS jobs_log text",
+	/* 8: a job given back after a failure is not claimed again before
+	 * not_before (cache_jobs_release's backoff) */
+	"ALTER TABLE dnnsat_jobs ADD COLUMN IF NOT EXISTS not_before timestamptz",
 };
 
 #define CACHE_PG_NMIGRATIONS ((int)(sizeof cache_pg_migrations / sizeof cache_pg_migrations[0]))

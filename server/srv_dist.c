@@ -55,6 +55,13 @@
  * compiles, so that its jobs are only claimed and given back): its jobs
  * go, and the next request counts anew. A day is 2880 leases of the
  * default 30 s: a live claimer renews its lease every third of it. */
+/* A job given back after a failure (its request does not compile here,
+ * or counting it failed: out of memory) waits 1 s before any replica may
+ * claim it again, doubled for each earlier claim, at most 5 minutes: a job
+ * that fails everywhere costs a claim every 5 minutes, not a tight loop of
+ * claims and logged failures on every claimer, until its set is swept. */
+#define DIST_RETRY_S 1.0
+#define DIST_RETRY_MAX_S 300.0
 #define DIST_SWEEP_S 60.0
 #define DIST_SWEEP_MAX 100
 #define DIST_KEEP_FINISHED_S 3600.0
@@ -152,7 +159,7 @@ run_job(struct claimer *c, const struct cache_job *j)
 
 	memset(&err, 0, sizeof err);
 	if (claimer_query(c, j) != 0) {
-		cache_jobs_release(s->cache, j->key, j->job, c->owner);
+		cache_jobs_release(s->cache, j->key, j->job, c->owner, DIST_RETRY_S, DIST_RETRY_MAX_S);
 		return;
 	}
 	c->job = j;
@@ -183,9 +190,11 @@ run_job(struct claimer *c, const struct cache_job *j)
 		    j->key, srv_now() - t0);
 		return;
 	}
+	/* failed: given back to be retried later; stopped (this replica shuts
+	 * down): given back open at once, for another replica */
 	if (rc < 0)
-		srv_log("job %d of %s: %s", j->job, j->key, err.message);
-	cache_jobs_release(s->cache, j->key, j->job, c->owner);
+		srv_log("job %d of %s: %s (given back; retried after a backoff)", j->job, j->key, err.message);
+	cache_jobs_release(s->cache, j->key, j->job, c->owner, rc < 0 ? DIST_RETRY_S : 0, DIST_RETRY_MAX_S);
 }
 
 static void *

@@ -518,7 +518,7 @@ START_TEST(test_pg_schema_second_server)
 	ck_assert_str_eq(pg_query_value("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'dnnsat_%'"), "0");
 	a = open_cache(BK_PG, 2);
 	ck_assert_str_eq(pg_query_value("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'dnnsat_%'"), "4");
-	ck_assert_str_eq(pg_query_value("SELECT string_agg(version::text, ',') FROM dnnsat_schema"), "7");
+	ck_assert_str_eq(pg_query_value("SELECT string_agg(version::text, ',') FROM dnnsat_schema"), "8");
 	ck_assert_int_eq(cache_put(a, "shared", &e), 0);
 
 	b = open_cache(BK_PG, 2);                       /* a second server */
@@ -583,7 +583,7 @@ START_TEST(test_pg_concurrent_migration)
 		pthread_join(tids[i], NULL);
 		ck_assert_msg(ok[i], "server %d did not come up", i);
 	}
-	ck_assert_str_eq(pg_query_value("SELECT string_agg(version::text, ',') FROM dnnsat_schema"), "7");
+	ck_assert_str_eq(pg_query_value("SELECT string_agg(version::text, ',') FROM dnnsat_schema"), "8");
 }
 END_TEST
 
@@ -645,9 +645,28 @@ START_TEST(test_pg_jobs)
 	ck_assert_int_eq(cache_jobs_commit(c, "jobs-test", 2, "C", "70", "late", 4), 0);
 	ck_assert_int_eq(cache_jobs_commit(c, "jobs-test", 2, "D", "7", "d\0\x01\xff", 4), 1);
 	ck_assert_int_eq(cache_jobs_commit(c, "jobs-test", 2, "D", "7", "again", 5), 0);       /* once */
-	/* a job given back is open at once */
-	ck_assert_int_eq(cache_jobs_release(c, "jobs-test", 1, "A"), 0);
-	ck_assert_int_eq(cache_jobs_release(c, "jobs-test", 1, "B"), 1);
+	/* a job given back after a failure waits its backoff: 3600 s after
+	 * its first claim (attempts 1) */
+	ck_assert_int_eq(cache_jobs_release(c, "jobs-test", 1, "A", 3600, 7200), 0);
+	ck_assert_int_eq(cache_jobs_release(c, "jobs-test", 1, "B", 3600, 7200), 1);
+	ck_assert_int_eq(cache_jobs_claim(c, "D", 60, &j), 0);
+	ck_assert_str_eq(pg_query_value("SELECT state || ':' || (owner IS NULL) || ':' || "
+	    "(not_before - now() BETWEEN interval '3500 seconds' AND interval '3600 seconds') "
+	    "FROM dnnsat_jobs WHERE key = 'jobs-test' AND job = 1"), "open:true:true");
+	/* its time come (moved, not waited for): claimed again; failing again
+	 * doubles the wait (attempts 2: 2 x 3000 s), within the cap (5000 s) */
+	pg_query_value("UPDATE dnnsat_jobs SET not_before = now() - interval '1 second' WHERE job = 1");
+	expect_claim(c, "B", 60, 1);
+	ck_assert_int_eq(cache_jobs_release(c, "jobs-test", 1, "B", 3000, 5000), 1);
+	ck_assert_str_eq(pg_query_value("SELECT (not_before - now() BETWEEN interval '4900 seconds' "
+	    "AND interval '5000 seconds') FROM dnnsat_jobs WHERE job = 1"), "t");
+	ck_assert_int_eq(cache_jobs_claim(c, "D", 60, &j), 0);
+	pg_query_value("UPDATE dnnsat_jobs SET not_before = now() - interval '1 second' WHERE job = 1");
+	expect_claim(c, "B", 60, 1);
+	ck_assert_str_eq(pg_query_value("SELECT attempts FROM dnnsat_jobs WHERE job = 1"), "3");
+	/* a job given back without failing (the claimer stops) is open at once */
+	ck_assert_int_eq(cache_jobs_release(c, "jobs-test", 1, "B", 0, 0), 1);
+	ck_assert_str_eq(pg_query_value("SELECT (not_before IS NULL) FROM dnnsat_jobs WHERE job = 1"), "t");
 	expect_claim(c, "A", 60, 1);
 	ck_assert_int_eq(cache_jobs_left(c, "jobs-test"), 2);
 	ck_assert_int_eq(cache_jobs_commit(c, "jobs-test", 0, "A", "3", NULL, 0), 1);     /* no data */
@@ -667,7 +686,7 @@ START_TEST(test_pg_jobs)
 	ck_assert(st.data[2] != NULL && st.data_len[2] == 4 && memcmp(st.data[2], "d\0\x01\xff", 4) == 0);
 	cache_jobs_state_clear(&st);
 	ck_assert_str_eq(pg_query_value("SELECT string_agg(job || ':' || attempts || ':' || commits, ',' ORDER BY job) "
-	    "FROM dnnsat_jobs"), "0:1:1,1:2:1,2:2:1");
+	    "FROM dnnsat_jobs"), "0:1:1,1:4:1,2:2:1");
 	/* the final result stored: the jobs and the tree go, the set stays finished */
 	ck_assert_int_eq(cache_jobs_finish(c, "jobs-test"), 0);
 	ck_assert_int_eq(cache_jobs_finish(c, "jobs-test"), 0);        /* idempotent */
@@ -681,7 +700,7 @@ START_TEST(test_pg_jobs)
 	ck_assert_str_eq(pg_query_value("SELECT claimers || ':' || (counted_at IS NOT NULL) || ':' || (busy_s >= 0) "
 	    "FROM dnnsat_job_sets WHERE key = 'jobs-test'"), "2:true:true");
 	ck_assert_str_eq(pg_query_value("SELECT jobs_log FROM dnnsat_job_sets WHERE key = 'jobs-test'"),
-	    "0 done 1 1 A\n1 done 2 1 A\n2 done 2 1 D");
+	    "0 done 1 1 A\n1 done 4 1 A\n2 done 2 1 D");
 	ck_assert_int_eq(cache_jobs_read(c, "no-such-set", &st), 0);
 
 	/* the sweep: a finished set after keep_finished; an unfinished one
