@@ -361,8 +361,11 @@ graft_done(struct srv_query *sq, const struct cache_jobs_state *st)
 			srv_log("reduction %s: a done job's count \"%.40s\" is not a count: ignored", sq->id, st->count[i]);
 			continue;
 		}
-		if (st->data[i] != NULL && fs_jobs_proj(&sq->e, st->node[i]) != NULL)
-			continue;       /* grafted with its data before */
+		/* grafted at an earlier poll: with its data, or its count alone
+		 * when the data was refused (checked, logged and refused once,
+		 * not again at every poll) */
+		if (fs_jobs_grafted(&sq->e, st->node[i]) == 1)
+			continue;
 		if (st->data[i] != NULL &&
 		    fs_jobs_graft_data(&sq->e, st->node[i], c, st->data[i], st->data_len[i], &err) == 0)
 			continue;

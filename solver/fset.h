@@ -271,6 +271,10 @@ int fs_jobs_leaves(const struct fs_engine *e, int32_t **leaves, int *n, struct d
 char *fs_jobs_path(const struct fs_engine *e, int32_t node);
 int fs_jobs_count(struct fs_engine *e, const char *path, fs_count *count, struct dn_error *err);
 int fs_jobs_graft(struct fs_engine *e, int32_t node, fs_count count, struct dn_error *err);
+/* 1 when leaf `node` holds its count already (grafted, with or without
+ * data, or decided by the count itself), 0 when it is undecided, -1 when
+ * it is not a leaf of the tree: a follower grafts each done job once. */
+int fs_jobs_grafted(const struct fs_engine *e, int32_t node);
 /*
  * A job's data (fset_jobdata.c): what the final answer needs of its box
  * besides the count, so that no replica searches the box again. fs_jobs_run

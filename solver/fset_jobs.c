@@ -295,6 +295,14 @@ fs_jobs_graft(struct fs_engine *e, int32_t node, fs_count count, struct dn_error
 	return 0;
 }
 
+int
+fs_jobs_grafted(const struct fs_engine *e, int32_t node)
+{
+	if (node < 0 || node >= e->nnodes || e->nodes[node].nchildren != 0)
+		return -1;
+	return e->nodes[node].status != FS_UNKNOWN;
+}
+
 void
 fs_jobs_sum(struct fs_engine *e)
 {

@@ -24,7 +24,11 @@ no database as the single-process reference every answer is compared with.
      attempts recorded), by more than one replica; "kill_distributed": one
      of them is killed with SIGKILL while it holds a claimed job, the
      others take it over when its lease expires, and the final count
-     equals the reference's, no job committed twice or lost;
+     equals the reference's, no job committed twice or lost; "refused":
+     done jobs' data corrupted in the database while one job is held back
+     (its not_before an hour ahead): a replica that follows the count
+     refuses each one once (not at every poll) and grafts its count alone,
+     and the final count equals the reference's;
   4. mixed load through nginx (checks, reduction reads, pages, new
      reductions) for $DNNSAT_CLUSTER_SECONDS (default 60) while a replica is
      restarted (SIGTERM, then started again on its port) every
@@ -45,7 +49,7 @@ replica keeps its port across restarts, as nginx's upstream names it.
 Python 3 standard library only. Prints one line per failed check, NOTE
 lines with the figures, and "N passed, M failed"; exit status 1 on any
 failure. DNNSAT_CLUSTER_PHASES="pages kill" runs only the phases named
-(pages, kill, distributed, kill_distributed, postgres, load).
+(pages, kill, distributed, kill_distributed, refused, postgres, load).
 """
 import http.client
 import json
@@ -536,12 +540,13 @@ def phase_kill(ref, reps, lb, reference):
 DIST_ARGS = ["--distribute", "--job-lease", "3"]
 DIST_QUERY = cnn5_query("a100-pcie-40gb", 2)
 KILL_DIST_QUERY = cnn5_query("a100-pcie-80gb", 2)
+REFUSED_QUERY = cnn5_query("h100-sxm-80gb", 2)
 
 
 def psql(sql):
     """Rows of one SQL query on the test's PostgreSQL (psql -At: "|"
     between columns)."""
-    p = subprocess.run(["psql", DB_URL, "-v", "ON_ERROR_STOP=1", "-Atc", sql], stdout=subprocess.PIPE,
+    p = subprocess.run(["psql", DB_URL, "-q", "-v", "ON_ERROR_STOP=1", "-Atc", sql], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, timeout=60)
     if p.returncode != 0:
         raise RuntimeError("psql: %s" % p.stderr.decode(errors="replace")[-300:])
@@ -655,6 +660,57 @@ def phase_kill_distributed(ref, reference):
     finally:
         for e in (dist[0], dist[2]):
             eq("kill_distributed: %s exits 0 on SIGTERM" % e.name, e.stop(), 0)
+
+
+def phase_refused(ref, reference):
+    """2d. Done jobs whose data a replica refuses (corrupted in the
+    database): the replica that follows the count refuses each one once and
+    grafts its count alone (it polled and refused them again 4 times a
+    second before), and the final count is the reference's. One job is held
+    back (its backoff moved an hour ahead) until the others are done and
+    corrupted, so that the count is still running when the follower reads."""
+    rid, want = reference.get()
+    dist = start_dist()
+    held = None
+    try:
+        post = {}
+        t = threading.Thread(target=lambda: post.update(r=dist[0].post("/v1/reductions", REFUSED_QUERY)),
+                             daemon=True)
+        t.start()
+        for _ in range(1200):       # a hang guard: the set is published after a 1 s slice
+            rows = psql("UPDATE dnnsat_jobs SET state = 'open', owner = NULL, lease_until = NULL, "
+                        "not_before = now() + interval '1 hour' WHERE key = '%s' AND job = (SELECT max(job) "
+                        "FROM dnnsat_jobs WHERE key = '%s') AND state <> 'done' RETURNING job" % (rid, rid))
+            if rows:
+                held = int(rows[0][0])
+                break
+            time.sleep(0.025)
+        t.join(HTTP_TIMEOUT)
+        eq("refused: the long count is cut by its 2 s deadline: 202", getattr(post.get("r"), "status", None), 202)
+        check("refused: the set's last job held back before it was done", held is not None, held)
+        if held is None:
+            return
+        for _ in range(1200):       # a hang guard: the others are counted in seconds
+            left = psql("SELECT count(*) FROM dnnsat_jobs WHERE key = '%s' AND state <> 'done'" % rid)[0][0]
+            if left == "1":
+                break
+            time.sleep(0.05)
+        eq("refused: every job but the held one done", left, "1")
+        bad = psql("UPDATE dnnsat_jobs SET data = '\\x00'::bytea WHERE key = '%s' AND state = 'done' "
+                   "AND data IS NOT NULL RETURNING job" % rid)
+        check("refused: done jobs' data corrupted", len(bad) > 1, len(bad))
+        # a replica that has not read this count follows it for 2 s (8 polls)
+        r = dist[2].get("/v1/reductions/%s?timeout=2" % rid)
+        eq("refused: the count without its held job is unfinished: 202", r.status, 202)
+        refused = len(re.findall(r"reduction %s: a done job's data is refused" % rid, dist[2].log()))
+        eq("refused: each corrupted job's data refused once, not at every poll", refused, len(bad))
+        psql("UPDATE dnnsat_jobs SET not_before = NULL WHERE key = '%s' AND job = %d" % (rid, held))
+        got = finish_count([dist[2], dist[1], dist[0]], rid, "refused")
+        same_result("refused: the count with the corrupted jobs' counts alone", got, want)
+        check_jobs("refused", rid)
+    finally:
+        for e in dist:
+            eq("refused: %s exits 0 on SIGTERM" % e.name, e.stop(), 0)
 
 
 def pg_tmp(cmd):
@@ -906,6 +962,8 @@ def main():
             refs["distributed"] = Background(ref, DIST_QUERY)
         if want("kill_distributed"):
             refs["kill_distributed"] = Background(ref, KILL_DIST_QUERY)
+        if want("refused"):
+            refs["refused"] = Background(ref, REFUSED_QUERY)
         if want("kill"):
             phase_kill(ref, reps, nginx, refs["kill"])
             note("kill done at %.0f s" % (time.time() - t0))
@@ -915,6 +973,9 @@ def main():
         if want("kill_distributed"):
             phase_kill_distributed(ref, refs["kill_distributed"])
             note("kill_distributed done at %.0f s" % (time.time() - t0))
+        if want("refused"):
+            phase_refused(ref, refs["refused"])
+            note("refused done at %.0f s" % (time.time() - t0))
         if want("postgres"):
             phase_postgres(ref, reps, nginx, refs["postgres"])
             note("postgres done at %.0f s" % (time.time() - t0))

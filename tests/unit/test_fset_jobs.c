@@ -100,7 +100,9 @@ START_TEST(test_jobs_sum_is_the_count)
 		ck_assert_ptr_nonnull(path);
 		ck_assert_msg(fs_jobs_count(&f, path, &c, &err) == 0, "job %d (%s): %s", i, path, err.message);
 		ck_assert(c <= e.nodes[leaves[i]].upper);
+		ck_assert_int_eq(fs_jobs_grafted(&e, leaves[i]), 0);
 		ck_assert_int_eq(fs_jobs_graft(&e, leaves[i], c, &err), 0);
+		ck_assert_int_eq(fs_jobs_grafted(&e, leaves[i]), 1);
 		/* the same count twice is no change; another is refused */
 		ck_assert_int_eq(fs_jobs_graft(&e, leaves[i], c, &err), 0);
 		ck_assert_int_eq(fs_jobs_graft(&e, leaves[i], c + 1, &err), -1);
@@ -398,8 +400,11 @@ START_TEST(test_jobs_data_refused)
 		ck_assert_str_eq(err.path, "data");
 		dn_error_clear(&err);
 		ck_assert(e.nodes[leaf].status == FS_UNKNOWN);
+		ck_assert_int_eq(fs_jobs_grafted(&e, leaf), 0);
 		ck_assert_ptr_null(fs_jobs_proj(&e, leaf));
 	}
+	ck_assert_int_eq(fs_jobs_grafted(&e, 0), -1);          /* the root: not a leaf */
+	ck_assert_int_eq(fs_jobs_grafted(&e, e.nnodes), -1);
 	ck_assert_int_eq(fs_jobs_graft_data(&e, leaf, c + 1, d, len, &err), -1);       /* not this count */
 	dn_error_clear(&err);
 	ck_assert_int_eq(fs_jobs_graft_data(&e, 0, c, d, len, &err), -1);              /* the root: not a leaf */
