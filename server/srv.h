@@ -62,6 +62,8 @@ struct srv_config {
 	int distribute;                 /* cut long counts into jobs in PostgreSQL (srv_dist.c) */
 	int distribute_jobs;            /* at least this many jobs per cut count */
 	double job_lease;               /* seconds a claimed job stays claimed without renewal */
+	double job_keep_finished;       /* seconds a finished job set's record is kept (the sweep) */
+	double job_abandoned;           /* seconds untouched before an unfinished set is swept */
 	char *token_file;
 	char *access_log;               /* "-" stderr, "off", or a file */
 };

@@ -58,6 +58,10 @@ static const struct option options[] = {
 	  "worker of 3 replicas of 4 workers, and more than one per worker so that uneven jobs even out)" },
 	{ "job-lease", K_SECONDS, 0.5, 3600, "seconds a claimed job stays with its replica without a renewal "
 	  "(renewed every third of it while counting); a killed replica's jobs go to others after it (default 30)" },
+	{ "job-keep-finished", K_SECONDS, 60, 2592000, "seconds a finished distributed count's record (no jobs "
+	  "left) is kept, from which followers fetch its final result, before the sweep deletes it (default 3600)" },
+	{ "job-abandoned", K_SECONDS, 60, 31536000, "seconds without a committed or leased job after which an "
+	  "unfinished distributed count is swept as abandoned; the next request counts it anew (default 86400)" },
 	{ "db-pool", K_INT, 1, 256, "PostgreSQL connections, and as many database reader threads (default 8)" },
 	{ "token-file", K_STR, 0, 0, "file of bearer tokens, one per line: 16 or more printable ASCII characters, "
 	  "no spaces (default: no authentication)" },
@@ -114,6 +118,12 @@ set_defaults(struct srv_config *c)
 	/* 30 s: far above a renewal's round trip (renewed every 10 s), and what a
 	 * killed replica's jobs wait before others take them over */
 	c->job_lease = 30;
+	/* an hour: followers of a finished count poll 4 times a second, so
+	 * they read the record long before; a day: 2880 leases of the default
+	 * 30 s (a live claimer renews every 10 s), longer than any outage of
+	 * every replica that a count should survive */
+	c->job_keep_finished = 3600;
+	c->job_abandoned = 86400;
 }
 
 /* "127.0.0.1:8080", "[::1]:8080", ":8080" */
@@ -230,6 +240,8 @@ apply(struct srv_config *c, const struct option *o, const char *v, const char *w
 	else if (strcmp(o->flag, "db-pool") == 0) c->db_pool = (int)x;
 	else if (strcmp(o->flag, "distribute-jobs") == 0) c->distribute_jobs = (int)x;
 	else if (strcmp(o->flag, "job-lease") == 0) c->job_lease = x;
+	else if (strcmp(o->flag, "job-keep-finished") == 0) c->job_keep_finished = x;
+	else if (strcmp(o->flag, "job-abandoned") == 0) c->job_abandoned = x;
 	return 0;
 }
 

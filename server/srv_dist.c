@@ -48,13 +48,15 @@
 /* Clean-up of the job tables (cache_jobs_sweep; docs/operations.md): the
  * first claimer of every replica sweeps once a minute, at most 100 sets a
  * time (bounded statements on a table that other replicas lock rows of).
- * A finished set's row (no jobs, no tree left) is kept an hour, the record
- * that followers read to fetch the final result from the cache; an
- * unfinished set none of whose jobs was committed or held under a lease
- * for a day is abandoned (every replica stopped, or its request no longer
- * compiles, so that its jobs are only claimed and given back): its jobs
- * go, and the next request counts anew. A day is 2880 leases of the
- * default 30 s: a live claimer renews its lease every third of it. */
+ * A finished set's row (no jobs, no tree left) is kept --job-keep-finished
+ * (an hour), the record that followers read to fetch the final result
+ * from the cache; an unfinished set none of whose jobs was committed or
+ * held under a lease for --job-abandoned (a day) is abandoned (every
+ * replica stopped, or its request no longer compiles, so that its jobs are
+ * only claimed and given back): its jobs go, and the next request counts
+ * anew (srv_config.c states the defaults' reasons). */
+#define DIST_SWEEP_S 60.0
+#define DIST_SWEEP_MAX 100
 /* A job given back after a failure (its request does not compile here,
  * or counting it failed: out of memory) waits 1 s before any replica may
  * claim it again, doubled for each earlier claim, at most 5 minutes: a job
@@ -62,10 +64,6 @@
  * claims and logged failures on every claimer, until its set is swept. */
 #define DIST_RETRY_S 1.0
 #define DIST_RETRY_MAX_S 300.0
-#define DIST_SWEEP_S 60.0
-#define DIST_SWEEP_MAX 100
-#define DIST_KEEP_FINISHED_S 3600.0
-#define DIST_ABANDONED_S 86400.0
 
 struct claimer {
 	struct srv_dist *d;
@@ -210,7 +208,8 @@ claimer_main(void *arg)
 		struct cache_job j;
 		int got = 0;
 		if (c == &d->c[0] && srv_now() - swept >= DIST_SWEEP_S) {
-			int gone = cache_jobs_sweep(s->cache, DIST_KEEP_FINISHED_S, DIST_ABANDONED_S, DIST_SWEEP_MAX);
+			int gone = cache_jobs_sweep(s->cache, s->cfg.job_keep_finished, s->cfg.job_abandoned,
+			    DIST_SWEEP_MAX);
 			if (gone > 0)
 				srv_log("distributed counts: %d finished or abandoned job sets deleted", gone);
 			swept = srv_now();

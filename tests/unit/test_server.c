@@ -182,6 +182,7 @@ START_TEST(test_config)
 	ck_assert_int_eq(c.port, 8081);
 	ck_assert_int_eq(c.distribute, 0);                 /* off by default */
 	ck_assert(c.job_lease == 30 && c.distribute_jobs == 64);
+	ck_assert(c.job_keep_finished == 3600 && c.job_abandoned == 86400);
 	srv_config_free(&c);
 	{
 		/* the distributed count: its switch, the lease, and PostgreSQL required */
@@ -189,6 +190,8 @@ START_TEST(test_config)
 			"postgresql://x@127.0.0.1/db", NULL };
 		char *nodb[] = { "dnnsatd", "--distribute", NULL };
 		char *lease[] = { "dnnsatd", "--job-lease", "0.1", NULL };
+		char *sweep[] = { "dnnsatd", "--job-keep-finished=600", "--job-abandoned", "7200", NULL };
+		char *sweep_bad[] = { "dnnsatd", "--job-abandoned", "10", NULL };
 		ck_assert_int_eq(srv_config_parse(7, dist, &c, &err), 0);
 		ck_assert(c.distribute == 1 && c.job_lease == 3 && c.distribute_jobs == 12 && c.reuse_port == 0);
 		srv_config_free(&c);
@@ -200,6 +203,14 @@ START_TEST(test_config)
 		dn_error_clear(&err);
 		ck_assert_int_eq(srv_config_parse(3, lease, &c, &err), -1);
 		ck_assert_str_eq(err.path, "--job-lease");
+		srv_config_free(&c);
+		dn_error_clear(&err);
+		/* the sweep's ages */
+		ck_assert_int_eq(srv_config_parse(4, sweep, &c, &err), 0);
+		ck_assert(c.job_keep_finished == 600 && c.job_abandoned == 7200);
+		srv_config_free(&c);
+		ck_assert_int_eq(srv_config_parse(3, sweep_bad, &c, &err), -1);
+		ck_assert_str_eq(err.path, "--job-abandoned");
 		srv_config_free(&c);
 		dn_error_clear(&err);
 	}
