@@ -7,7 +7,8 @@
  *   z3c_var_in_*, z3c_at_most  domains, budgets as Bools            (z3c_compile.c)
  *   z3c_var_domain             a finite domain: tables for nonlinear terms
  *   z3c_check / _enumerate /
- *   _optimize / _explain       queries                              (z3c_query.c)
+ *   _models_are / _optimize /
+ *   _explain                   queries                              (z3c_query.c)
  *
  * Semantics: a compiled term has exactly the value expr_eval gives the node
  * (floor division, ceiling division, modulo with the sign of the divisor,
@@ -189,6 +190,27 @@ enum z3c_answer z3c_check(struct z3c *z, const Z3_ast *assertions, int n,
 int64_t z3c_enumerate(struct z3c *z, const Z3_ast *assertions, int n,
     int64_t limit, int (*cb)(void *ctx, const union expr_val *model),
     void *ctx, struct dn_error *err);
+
+/*
+ * Are the models of the assertions, read on the graph variables
+ * vars[0..nv), exactly the np points? Point k gives vars[j] the value
+ * points[k * nv + j] (.i for an Int variable, .r for a Real one); a model
+ * is outside them when it differs from each on some vars[j]. One
+ * incremental solver answers np + 1 checks, where z3c_enumerate takes one
+ * per model and a growing solver: a check under the assumptions
+ * vars[j] == value per point (satisfiable: every point is a model), then,
+ * with every point blocked by a clause, one check (unsatisfiable: no model
+ * is outside them). Returns 0 when they are exactly the models, 1 when not:
+ * *bad = k for the first point that is not a model, or *bad = -1 and model
+ * (may be NULL; as z3c_check's, one value per graph variable) filled with
+ * a model outside the points. -1 with err set on an error or an unknown
+ * answer (DN_ETIMEOUT for the timeout or the rlimit, which apply per
+ * check). The numerals of the points' values stay referenced by z (as
+ * z3c_int's and z3c_real's), one per distinct value.
+ */
+int z3c_models_are(struct z3c *z, const Z3_ast *assertions, int n,
+    const int32_t *vars, int nv, const union expr_val *points, int64_t np,
+    int64_t *bad, union expr_val *model, struct dn_error *err);
 
 /*
  * Maximizes (or minimizes) node `objective` over the assertions with

@@ -1,11 +1,13 @@
 /*
  * z3c_query.c - the questions asked of Z3 about compiled constraints:
- * satisfiable?, every solution, the best solution, and a minimal conflict.
+ * satisfiable?, every solution, are the solutions exactly these points?,
+ * the best solution, and a minimal conflict.
  *
  * Invariants:
  *  - Every query makes its own solver (or optimizer) with the context's
  *    timeout and rlimit (per check) and releases it before returning, so a
- *    query leaves nothing behind in the context.
+ *    query leaves nothing behind in the context (but the numerals of
+ *    z3c_models_are's points, kept like z3c_int's: one per distinct value).
  *  - Every Z3 object a query creates is referenced while in use and
  *    released on every path (rc context, see z3c_compile.c).
  *  - A query reports an error recorded before it starts, or raised during
@@ -23,6 +25,7 @@
  *    entered the check is lost). The rlimit is Z3's, counted in work.
  */
 #include "z3c.h"
+#include "dn_grow.h"
 
 #include <errno.h>
 #include <gmp.h>
@@ -510,6 +513,177 @@ out:
 	free(vals);
 	free(lits);
 	return count;
+}
+
+/* ---- whether the models are exactly a list ---- */
+
+/* The equalities "variable == value" of a query, one per distinct pair,
+ * each referenced until the query ends (the numerals are z's: z3c_int,
+ * z3c_real). */
+struct eq_entry {
+	int32_t var;
+	union expr_val val;
+	Z3_ast eq;
+};
+
+struct eq_cache {
+	struct eq_entry *e;
+	size_t n, cap;
+};
+
+/* The equality var == v (Int or Real by the variable's type), made once
+ * per distinct pair; NULL on error (recorded). */
+static Z3_ast
+eq_of(struct z3c *z, struct eq_cache *c, int32_t var, union expr_val v)
+{
+	int real = z->g->vars[var].type == EXPR_REAL;
+	Z3_ast num, eq;
+
+	for (size_t k = 0; k < c->n; k++)
+		if (c->e[k].var == var && (real ? c->e[k].val.r == v.r : c->e[k].val.i == v.i))
+			return c->e[k].eq;
+	if (dn_grow(&c->e, &c->cap, c->n + 1, sizeof *c->e) != 0) {
+		dn_error_set(&z->pending, DN_ENOMEM, NULL, "out of memory comparing models");
+		return NULL;
+	}
+	num = real ? z3c_real(z, v.r) : z3c_int(z, v.i);
+	if (num == NULL || (eq = Z3_mk_eq(z->ctx, z->vars[var], num)) == NULL)
+		return NULL;
+	Z3_inc_ref(z->ctx, eq);
+	c->e[c->n++] = (struct eq_entry){ .var = var, .val = v, .eq = eq };
+	return eq;
+}
+
+static void
+eq_cache_free(struct z3c *z, struct eq_cache *c)
+{
+	for (size_t k = 0; k < c->n; k++)
+		Z3_dec_ref(z->ctx, c->e[k].eq);
+	free(c->e);
+}
+
+/* Point pt's equalities into lits[0..nv). 0, or -1 on error (recorded). */
+static int
+point_eqs(struct z3c *z, struct eq_cache *c, const int32_t *vars, int nv,
+    const union expr_val *pt, Z3_ast *lits)
+{
+	for (int j = 0; j < nv; j++)
+		if ((lits[j] = eq_of(z, c, vars[j], pt[j])) == NULL)
+			return -1;
+	return 0;
+}
+
+/* Asserts on s that the model is not point pt: some variable differs (an
+ * empty point blocks everything). 0, or -1 on error (recorded). */
+static int
+block_point(struct z3c *z, Z3_solver s, struct eq_cache *c, const int32_t *vars,
+    int nv, const union expr_val *pt, Z3_ast *lits)
+{
+	Z3_ast clause;
+	int made = 0, rc = -1;
+
+	if (point_eqs(z, c, vars, nv, pt, lits) != 0)
+		return -1;
+	for (; made < nv; made++) {
+		if ((lits[made] = Z3_mk_not(z->ctx, lits[made])) == NULL)
+			goto out;
+		Z3_inc_ref(z->ctx, lits[made]);
+	}
+	clause = nv > 0 ? Z3_mk_or(z->ctx, (unsigned)nv, lits) : Z3_mk_false(z->ctx);
+	if (clause == NULL)
+		goto out;
+	Z3_inc_ref(z->ctx, clause);
+	Z3_solver_assert(z->ctx, s, clause);
+	Z3_dec_ref(z->ctx, clause);
+	rc = dn_error_isset(&z->pending) ? -1 : 0;
+out:
+	while (made > 0)
+		Z3_dec_ref(z->ctx, lits[--made]);
+	return rc;
+}
+
+int
+z3c_models_are(struct z3c *z, const Z3_ast *assertions, int n,
+    const int32_t *vars, int nv, const union expr_val *points, int64_t np,
+    int64_t *bad, union expr_val *model, struct dn_error *err)
+{
+	struct eq_cache c = { 0 };
+	Z3_ast *lits = NULL;
+	Z3_solver s;
+	enum z3c_answer ans;
+	int rc = -1;
+
+	*bad = -1;
+	if (query_start(z, assertions, n, err) != 0)
+		return -1;
+	if (nv < 0 || np < 0 || (nv > 0 && vars == NULL) || (nv > 0 && np > 0 && points == NULL))
+		return dn_error_set(err, DN_EINVAL, NULL, "bad list of %lld points on %d variables",
+		    (long long)np, nv);
+	for (int j = 0; j < nv; j++)
+		if (vars[j] < 0 || vars[j] >= z->g->nvars)
+			return dn_error_set(err, DN_EINVAL, NULL, "no variable %d (the graph has %d)",
+			    (int)vars[j], (int)z->g->nvars);
+	/* declares them all */
+	if (z->g->nvars > 0 && z3c_var(z, z->g->nvars - 1) == NULL) {
+		query_fail(z, err, "declaring the variables");
+		return -1;
+	}
+	if ((s = solver_new(z, assertions, n, err)) == NULL)
+		return -1;
+	if ((lits = calloc((size_t)nv + 1, sizeof *lits)) == NULL) {
+		dn_error_set(err, DN_ENOMEM, NULL, "out of memory comparing models");
+		goto out;
+	}
+	/* every point is a model */
+	for (int64_t k = 0; k < np; k++) {
+		if (atomic_load(&z->interrupted)) {
+			answer_unknown(z, "interrupted", err);
+			goto out;
+		}
+		if (point_eqs(z, &c, vars, nv, points + k * nv, lits) != 0) {
+			query_fail(z, err, "building a point's equalities");
+			goto out;
+		}
+		ans = solver_answer(z, s, (unsigned)nv, lits, err);
+		if (ans == Z3C_UNSAT) {
+			*bad = k;
+			rc = 1;
+			goto out;
+		}
+		if (ans != Z3C_SAT)
+			goto out;
+	}
+	/* and nothing else is */
+	for (int64_t k = 0; k < np; k++)
+		if (block_point(z, s, &c, vars, nv, points + k * nv, lits) != 0) {
+			query_fail(z, err, "blocking a point");
+			goto out;
+		}
+	if (atomic_load(&z->interrupted)) {
+		answer_unknown(z, "interrupted", err);
+		goto out;
+	}
+	ans = solver_answer(z, s, 0, NULL, err);
+	if (ans == Z3C_UNSAT)
+		rc = 0;
+	else if (ans == Z3C_SAT && model == NULL)
+		rc = 1;
+	else if (ans == Z3C_SAT) {
+		Z3_model m = Z3_solver_get_model(z->ctx, s);
+
+		if (m == NULL)
+			query_fail(z, err, "giving a model");
+		else {
+			Z3_model_inc_ref(z->ctx, m);
+			rc = model_read(z, m, model, z->g->nvars, err) == 0 ? 1 : -1;
+			Z3_model_dec_ref(z->ctx, m);
+		}
+	}
+out:
+	eq_cache_free(z, &c);
+	Z3_solver_dec_ref(z->ctx, s);
+	free(lits);
+	return rc;
 }
 
 enum z3c_answer

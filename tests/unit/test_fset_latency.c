@@ -2,7 +2,7 @@
  * test_fset_latency.c - latency and step-time budgets: the bound of cnn5's latency
  * over a box is exact, ResNet's latency query needs little work, and 60
  * random queries with such a budget agree with brute force (10 with Z3's
- * enumeration too, unless DNNSAT_TEST_Z3=0).
+ * set of models too, unless DNNSAT_TEST_Z3=0).
  * Shared set-up: test_fset_util.h.
  */
 #include "test_fset_util.h"
@@ -167,7 +167,7 @@ START_TEST(test_resnet_latency_in_little_work)
 }
 END_TEST
 
-/* The cases of test_random_latency_against_brute_force that Z3 enumerates
+/* The cases of test_random_latency_against_brute_force that Z3 checks
  * too: about 1 s each (all 60 agree, in 480 s: too long for the suite;
  * real sums of maxima are slow for Z3). */
 static int

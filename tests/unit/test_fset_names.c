@@ -1,7 +1,7 @@
 /*
  * test_fset_names.c - random nested spaces whose options' children share keys:
  * every answer by parameter address (extremes, explanations, heatmaps,
- * reduced addresses) against brute force, and Z3's enumeration (unless
+ * reduced addresses) against brute force, and Z3's set of models (unless
  * DNNSAT_TEST_Z3=0).
  * Shared set-up: test_fset_util.h.
  */
@@ -14,7 +14,7 @@
  * second shape, "dropout" inside it, two deep) with an option per value of
  * the categorical hyperparameter, each holding its own "hidden", "depth"
  * or "dropout". Every parameter is bound to a hyperparameter with an
- * explicit grid, so that Z3 enumerates the same set. */
+ * explicit grid, so that Z3's set of models is the same set. */
 static json_t *
 random_nested_query(int i)
 {
@@ -211,7 +211,7 @@ check_reduced_addresses(struct fs_engine *e, struct sq_query *q, const int64_t *
 
 /*
  * Nested spaces whose options' children share keys, one and two choices
- * deep: the count, k-th, walk, projections and Z3's enumeration
+ * deep: the count, k-th, walk, projections and Z3's set of models
  * (check_random_query), the largest and smallest values per value of every
  * other parameter (by address), explanations of every value, heat maps
  * and the reduced space, all against brute force.

@@ -3,8 +3,8 @@
  * small queries (random templates, domains, budgets and user constraints):
  * the count, the k-th configurations, the cursor walk, the projections and
  * the samples' support equal what evaluating every configuration gives; and
- * on all 240 the set of configurations that Z3 enumerates (every model of
- * sq_z3_assertions) is the brute-force set: MLP and GPT-2 queries as drawn,
+ * on all 240 the set of Z3's models of sq_z3_assertions is the brute-force
+ * set (z3_check_set: each a model, none other): MLP and GPT-2 queries as drawn,
  * ResNet, NB201 and MobileNetV2 ones on a smaller variant of the template
  * (small_variant: fewer blocks, cells or groups, the same space, budgets
  * and constraints), itself checked against brute force too. Z3 takes
@@ -44,7 +44,7 @@ START_TEST(test_random_against_brute_force)
 		ck_assert_int_ge(z3_cases, 200);
 	for (int f = 0; f < 5; f++)
 		ck_assert_int_ge(per_family[f], 40);
-	printf("%d random queries agree with brute force, %d of them also with Z3's enumeration "
+	printf("%d random queries agree with brute force, %d of them also with Z3's set of models "
 	    "(the same set of configurations): %s %d, %s %d, %s %d, %s %d, %s %d; Z3 %.1f s of %.1f s\n",
 	    cases, z3_cases, families[0], per_family[0], families[1], per_family[1], families[2],
 	    per_family[2], families[3], per_family[3], families[4], per_family[4], z3_s, fs_now() - t0);
@@ -60,7 +60,7 @@ suite(void)
 
 	t = tcase_create("random");
 	/* test_random_against_brute_force: 250 s alone, 380 s on a busy 2-core
-	 * machine (Z3's 240 enumerations, bounded by work, not time) */
+	 * machine (Z3's 240 set checks, bounded by work, not time) */
 	tcase_set_timeout(t, 1200);
 	tcase_add_test(t, test_random_against_brute_force);
 	suite_add_tcase(s, t);

@@ -534,6 +534,37 @@ domains_assert(struct z3c *z, const struct domains *d, Z3_ast *a, int declare)
 	ck_assert(a[0] != NULL && a[1] != NULL && a[2] != NULL);
 }
 
+/* z3c_models_are on the sorted list want of every model (x, y, with r at
+ * d->r): yes; without its last model, that model is left; with a point
+ * off x's domain added, that point is not a model. */
+static void
+models_are_want(struct z3c *z, const Z3_ast *a, const struct pairs *want, const struct domains *d)
+{
+	union expr_val *pts = calloc((size_t)(3 * want->n + 3), sizeof *pts), m[3];
+	int32_t vs[3] = { 0, 1, 2 };
+	struct dn_error err;
+	int64_t bad;
+	int n = want->n;
+
+	memset(&err, 0, sizeof err);
+	for (int i = 0; i < n; i++) {
+		pts[3 * i].i = want->p[i][0];
+		pts[3 * i + 1].i = want->p[i][1];
+		pts[3 * i + 2].r = d->r;
+	}
+	ck_assert_msg(z3c_models_are(z, a, 4, vs, 3, pts, n, &bad, m, &err) == 0, "%s", err.message);
+	if (n > 0) {
+		ck_assert_int_eq(z3c_models_are(z, a, 4, vs, 3, pts, n - 1, &bad, m, &err), 1);
+		ck_assert(bad == -1 && m[0].i == want->p[n - 1][0] && m[1].i == want->p[n - 1][1] && m[2].r == d->r);
+	}
+	pts[3 * n].i = 1000;    /* the domains are within [-8, 8] */
+	pts[3 * n + 1].i = d->y0;
+	pts[3 * n + 2].r = d->r;
+	ck_assert_int_eq(z3c_models_are(z, a, 4, vs, 3, pts, n + 1, &bad, NULL, &err), 1);
+	ck_assert_int_eq(bad, n);
+	free(pts);
+}
+
 START_TEST(test_enumerate_brute_force)
 {
 	int cases = 0, skipped = 0, total = 0;
@@ -594,6 +625,7 @@ START_TEST(test_enumerate_brute_force)
 		ck_assert_int_eq(z3c_enumerate(&z, a, 4, 1, collect, &got, &err), want.n > 0 ? 1 : 0);
 		if (want.n >= 3)
 			ck_assert_int_eq(z3c_enumerate(&z, a, 4, 0, stop_after_two, &stopped, &err), 2);
+		models_are_want(&z, a, &want, &d);
 		total += want.n;
 		free(got.p);
 		free(want.p);
