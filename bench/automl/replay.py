@@ -176,7 +176,7 @@ class LocalReduction:
         return {"id": reduction_id, "status": "done", "feasible": str(len(self.feasible_list)),
                 "feasible_upper": str(len(self.feasible_list)), "reduced_space": self.space}
 
-    def samples(self, reduction_id, n=10, seed=None, timeout=None):
+    def samples(self, reduction_id, n=10, seed=None, timeout=None, count_timeout=None):
         rng = random.Random(seed)
         return [self.config(rng.choice(self.feasible_list)) for _ in range(n)]
 
