@@ -71,10 +71,18 @@ struct expr_var_info {
 	uint8_t type;
 };
 
+/* A hash-cons slot: a node id with its hash, so that a probe compares
+ * hashes before it loads a node (the nodes are scattered over megabytes of
+ * a large model's graph) and a resize never hashes a node again. */
+struct expr_slot {
+	int32_t id;
+	uint32_t hash;
+};
+
 struct expr_graph {
 	struct expr_node *nodes;
 	int32_t n, cap;
-	int32_t *slots;         /* hash-cons table of node ids, -1 = empty */
+	struct expr_slot *slots; /* hash-cons table (open addressing), id -1 = empty */
 	uint32_t nslots;
 	struct expr_var_info *vars;
 	int32_t nvars, capvars;

@@ -51,21 +51,26 @@ oom(struct expr_graph *g)
 	return -1;
 }
 
+/* Moves the table to nslots (a power of two above twice the nodes) slots,
+ * by the hashes it holds. */
 static int
 rehash(struct expr_graph *g, uint32_t nslots)
 {
-	int32_t *slots = malloc(sizeof *slots * nslots);
-	int32_t i;
+	struct expr_slot *slots = malloc(sizeof *slots * nslots);
 
 	if (slots == NULL)
 		return oom(g);
 	for (uint32_t s = 0; s < nslots; s++)
-		slots[s] = -1;
-	for (i = 0; i < g->n; i++) {
-		uint32_t s = node_hash(&g->nodes[i]) & (nslots - 1);
-		while (slots[s] != -1)
+		slots[s].id = -1;
+	for (uint32_t o = 0; o < g->nslots; o++) {
+		uint32_t s;
+
+		if (g->slots[o].id == -1)
+			continue;
+		s = g->slots[o].hash & (nslots - 1);
+		while (slots[s].id != -1)
 			s = (s + 1) & (nslots - 1);
-		slots[s] = i;
+		slots[s] = g->slots[o];
 	}
 	free(g->slots);
 	g->slots = slots;
@@ -167,14 +172,15 @@ expr_origin(const struct expr_graph *g, expr_id e)
 static expr_id
 intern(struct expr_graph *g, const struct expr_node *proto)
 {
-	uint32_t s;
+	uint32_t s, h;
 	expr_id id;
 
 	if ((uint32_t)g->n * 2 >= g->nslots && rehash(g, g->nslots * 2) != 0)
 		return EXPR_NONE;
-	s = node_hash(proto) & (g->nslots - 1);
-	while ((id = g->slots[s]) != -1) {
-		if (node_same(&g->nodes[id], proto))
+	h = node_hash(proto);
+	s = h & (g->nslots - 1);
+	while ((id = g->slots[s].id) != -1) {
+		if (g->slots[s].hash == h && node_same(&g->nodes[id], proto))
 			return id;
 		s = (s + 1) & (g->nslots - 1);
 	}
@@ -191,7 +197,8 @@ intern(struct expr_graph *g, const struct expr_node *proto)
 	id = g->n++;
 	g->nodes[id] = *proto;
 	g->nodes[id].origin = g->cur_origin;
-	g->slots[s] = id;
+	g->slots[s].id = id;
+	g->slots[s].hash = h;
 	return id;
 }
 

@@ -432,15 +432,17 @@ enum { SCHED_MOST, SCHED_FEWEST, SCHED_FIRST_OP, SCHED_OLDEST, SCHED_ORDERS };
  * whose first ready entry comes first in the graph (SCHED_OLDEST). An
  * emitted run takes its operation's ready entries and those they make
  * ready, so a chain of one operation is one run. indeg (in-degrees over
- * entries) is consumed; next is scratch. Returns the number of runs.
+ * entries) is consumed; next is scratch. Returns the number of runs; with
+ * emit 0 only counts them, touching neither t nor the graph's nodes (the
+ * trials of every order: loading each node's operands in a scattered order
+ * was most of a trial's time on a 400k-node graph).
  */
 static int32_t
 schedule(const struct expr_graph *g, const struct tape_plan *p, int32_t *indeg, const int32_t *ustart,
-    const int32_t *users, int32_t *next, int order, struct expr_tape *t)
+    const int32_t *users, int32_t *next, int order, int emit, struct expr_tape *t)
 {
-	int32_t head[TAPE_NOPS], tail[TAPE_NOPS], waiting[TAPE_NOPS], m = 0;
+	int32_t head[TAPE_NOPS], tail[TAPE_NOPS], waiting[TAPE_NOPS], m = 0, nruns = 0;
 
-	t->nruns = 0;
 	for (int o = 0; o < TAPE_NOPS; o++) {
 		head[o] = tail[o] = -1;
 		waiting[o] = 0;
@@ -468,39 +470,46 @@ schedule(const struct expr_graph *g, const struct tape_plan *p, int32_t *indeg, 
 		}
 		if (best < 0)
 			break;
-		t->runs[t->nruns].op = (uint8_t)best;
-		t->runs[t->nruns].start = m;
+		if (emit) {
+			t->runs[nruns].op = (uint8_t)best;
+			t->runs[nruns].start = m;
+		}
 		while (head[best] >= 0) {
 			int32_t i = head[best];
-			const struct expr_node *x = &g->nodes[i];
 			head[best] = next[i];
 			if (head[best] < 0)
 				tail[best] = -1;
 			waiting[best]--;
-			t->dst[m] = i;
-			if (best >= TAPE_NADD_I) {
-				t->a[m] = p->off[i];
-				t->b[m] = p->cnt[i];
-				t->c[m] = -1;
-			} else if (is_fused_op(best)) {
-				t->a[m] = p->fa[i];
-				t->b[m] = best == TAPE_RUP ? -1 : p->fb[i];
-				t->c[m] = best == TAPE_RUP || best == TAPE_ALLOC ? p->fc[i] : -1;
-			} else {
-				t->a[m] = x->a;
-				t->b[m] = x->b;
-				t->c[m] = best == TAPE_SHR || best == TAPE_CSHR ? pow2_shift(g, x->b) : x->c;
+			if (emit) {
+				const struct expr_node *x = &g->nodes[i];
+				t->dst[m] = i;
+				if (best >= TAPE_NADD_I) {
+					t->a[m] = p->off[i];
+					t->b[m] = p->cnt[i];
+					t->c[m] = -1;
+				} else if (is_fused_op(best)) {
+					t->a[m] = p->fa[i];
+					t->b[m] = best == TAPE_RUP ? -1 : p->fb[i];
+					t->c[m] = best == TAPE_RUP || best == TAPE_ALLOC ? p->fc[i] : -1;
+				} else {
+					t->a[m] = x->a;
+					t->b[m] = x->b;
+					t->c[m] = best == TAPE_SHR || best == TAPE_CSHR ? pow2_shift(g, x->b) : x->c;
+				}
 			}
 			m++;
 			for (int32_t u = ustart[i]; u < ustart[i + 1]; u++)
 				if (--indeg[users[u]] == 0)
 					PUSH(users[u]);
 		}
-		t->runs[t->nruns].count = m - t->runs[t->nruns].start;
-		t->nruns++;
+		if (emit)
+			t->runs[nruns].count = m - t->runs[nruns].start;
+		nruns++;
 	}
 #undef PUSH
-	return t->nruns;
+	if (emit)
+		t->nruns = nruns;
+	return nruns;
 }
 
 /*
@@ -576,14 +585,14 @@ expr_tape_build_part(const struct expr_graph *g, const uint8_t *need, const uint
 		memcpy(indeg0, indeg, sizeof *indeg * (size_t)n);
 		for (int order = 0; order < SCHED_ORDERS; order++) {
 			memcpy(indeg, indeg0, sizeof *indeg * (size_t)n);
-			int32_t nr = schedule(g, &p, indeg, ustart, users, next, order, t);
+			int32_t nr = schedule(g, &p, indeg, ustart, users, next, order, 0, t);
 			if (nr < best_runs) {
 				best_runs = nr;
 				best_order = order;
 			}
 		}
 		memcpy(indeg, indeg0, sizeof *indeg * (size_t)n);
-		schedule(g, &p, indeg, ustart, users, next, best_order, t);
+		schedule(g, &p, indeg, ustart, users, next, best_order, 1, t);
 		free(indeg0);
 		m = 0;
 		for (int32_t r = 0; r < t->nruns; r++)
