@@ -196,9 +196,10 @@ int64_t z3c_enumerate(struct z3c *z, const Z3_ast *assertions, int n,
  * vars[0..nv), exactly the np points? Point k gives vars[j] the value
  * points[k * nv + j] (.i for an Int variable, .r for a Real one); a model
  * is outside them when it differs from each on some vars[j]. One
- * incremental solver answers np + 1 checks, where z3c_enumerate takes one
- * per model and a growing solver: a check under the assumptions
- * vars[j] == value per point (satisfiable: every point is a model), then,
+ * incremental solver answers at most np + 1 checks, where z3c_enumerate
+ * takes one per model and a growing solver: each point is a model when
+ * Z3's model evaluator takes every assertion to true on it, else when a
+ * check under the assumptions vars[j] == value is satisfiable; then,
  * with every point blocked by a clause, one check (unsatisfiable: no model
  * is outside them). Returns 0 when they are exactly the models, 1 when not:
  * *bad = k for the first point that is not a model, or *bad = -1 and model

@@ -602,6 +602,53 @@ out:
 	return rc;
 }
 
+/* Is point pt a model of the assertions by evaluation? Z3's model
+ * evaluator, on the model that gives vars[j] the value pt[j] (and, by
+ * completion, anything else Z3's default), takes each assertion to true:
+ * that total interpretation satisfies them, so the point is a model (a
+ * ground rewrite, no search). 1 when every assertion evaluates to true,
+ * 0 otherwise (false, or a term that did not reduce: only a check can
+ * tell, as it may pick other values of what the point leaves free), -1 on
+ * error (recorded). */
+static int
+point_evaluates_true(struct z3c *z, const Z3_ast *assertions, int n, const int32_t *vars, int nv,
+    const union expr_val *pt)
+{
+	Z3_model m = Z3_mk_model(z->ctx);
+	int rc = 1;
+
+	if (m == NULL)
+		return -1;
+	Z3_model_inc_ref(z->ctx, m);
+	for (int j = 0; j < nv && rc == 1; j++) {
+		int real = z->g->vars[vars[j]].type == EXPR_REAL;
+		Z3_ast num = real ? z3c_real(z, pt[j].r) : z3c_int(z, pt[j].i);
+		Z3_func_decl d;
+
+		if (num == NULL || (d = Z3_get_app_decl(z->ctx, Z3_to_app(z->ctx, z->vars[vars[j]]))) == NULL) {
+			rc = -1;
+			break;
+		}
+		Z3_add_const_interp(z->ctx, m, d, num);
+	}
+	for (int i = 0; i < n && rc == 1; i++) {
+		Z3_ast v = NULL;
+
+		if (!Z3_model_eval(z->ctx, m, assertions[i], true, &v) || v == NULL) {
+			rc = dn_error_isset(&z->pending) ? -1 : 0;
+			break;
+		}
+		Z3_inc_ref(z->ctx, v);
+		if (Z3_get_bool_value(z->ctx, v) != Z3_L_TRUE)
+			rc = 0;
+		Z3_dec_ref(z->ctx, v);
+	}
+	Z3_model_dec_ref(z->ctx, m);
+	if (rc == 1 && dn_error_isset(&z->pending))
+		rc = -1;
+	return rc;
+}
+
 int
 z3c_models_are(struct z3c *z, const Z3_ast *assertions, int n,
     const int32_t *vars, int nv, const union expr_val *points, int64_t np,
@@ -634,12 +681,20 @@ z3c_models_are(struct z3c *z, const Z3_ast *assertions, int n,
 		dn_error_set(err, DN_ENOMEM, NULL, "out of memory comparing models");
 		goto out;
 	}
-	/* every point is a model */
+	/* every point is a model: by evaluation, else by a check */
 	for (int64_t k = 0; k < np; k++) {
+		int ev;
+
 		if (atomic_load(&z->interrupted)) {
 			answer_unknown(z, "interrupted", err);
 			goto out;
 		}
+		if ((ev = point_evaluates_true(z, assertions, n, vars, nv, points + k * nv)) < 0) {
+			query_fail(z, err, "evaluating a point");
+			goto out;
+		}
+		if (ev == 1)
+			continue;
 		if (point_eqs(z, &c, vars, nv, points + k * nv, lits) != 0) {
 			query_fail(z, err, "building a point's equalities");
 			goto out;
