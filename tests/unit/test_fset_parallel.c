@@ -328,7 +328,7 @@ START_TEST(test_parallel_deadline)
 	struct sq_query q;
 	struct fs_engine one, two;
 	struct dn_error err;
-	json_t *req = transformer_query(3);
+	json_t *req = transformer_query(2);
 	int cut = 0;
 
 	load_catalog();
@@ -350,7 +350,8 @@ START_TEST(test_parallel_deadline)
 		ck_assert(two.lower == one.lower && two.upper == one.lower);
 		fs_free(&two);
 	}
-	printf("transformer24, layers 0-2 free: %d of 4 counts on 2 threads cut by a deadline, finished exact\n", cut);
+	printf("transformer24, layers 0-1 free: %d of 4 counts on 2 threads cut by a deadline, finished exact\n", cut);
+	ck_assert_int_ge(cut, 1);
 	fs_free(&one);
 	sq_free(&q);
 	json_decref(req);

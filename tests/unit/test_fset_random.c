@@ -10,7 +10,7 @@
  * and constraints), itself checked against brute force too. Z3 takes
  * about 0.3 s a space there thanks to the finite-domain tables of z3c
  * (z3c_var_domain). DNNSAT_TEST_Z3=0 skips the Z3 part (scripts/test.sh
- * runs it in one of its two passes).
+ * runs it in its plain pass only).
  * Shared set-up: test_fset_util.h.
  */
 #include "test_fset_util.h"

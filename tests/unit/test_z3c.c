@@ -9,9 +9,15 @@
  *     nonlinear nodes are tables, and only they;
  *   - enumerate = brute force over small domains; optimize = brute force
  *     (half of the cases with declared domains);
+ *   (the random semantics and enumeration draw a quarter of their cases
+ *   when DNNSAT_TEST_Z3=0, as in the sanitized pass of scripts/test.sh,
+ *   which runs this program again, plain, with all of them: z3_cases)
  *   - explain gives an unsatisfiable, minimal core;
  *   - the resnet template's training memory, as a Z3 term, equals
- *     cm_model_eval, and the largest batch that fits 16 GiB is found;
+ *     cm_model_eval, and the largest batch that fits 16 GiB is found (this
+ *     Z3 search, 14 s plain and 80 s under ASan's allocator, is one of the
+ *     Z3 cross-checks that DNNSAT_TEST_Z3=0 skips: scripts/test.sh runs
+ *     them in its plain pass);
  *   - limits (rlimit, our timer thread's timeout, interrupt) answer unknown
  *     with DN_ETIMEOUT; every check is bounded by an rlimit (TEST_RLIMIT);
  *     Z3 errors are reported, never exit().
@@ -200,6 +206,19 @@ declare_domains(struct z3c *z, union expr_val dom[3][4])
 }
 
 /*
+ * How many random cases a property test draws: all of them with the Z3
+ * cross-checks (DNNSAT_TEST_Z3, the plain pass of scripts/test.sh), the
+ * first quarter (the same draws) without them, which is the sanitized pass:
+ * there the cases check our glue for memory errors, at 5 to 7 times the
+ * plain cost under ASan's allocator.
+ */
+static int
+z3_cases(int all)
+{
+	return test_z3_enabled() ? all : all / 4;
+}
+
+/*
  * Every node of random trees, as a Z3 term, has expr_eval's value at
  * random points, and the solver agrees on the root. With `domains`, the
  * variables have declared domains (z3c_var_domain: tables) and the points
@@ -210,8 +229,9 @@ semantics_property(int domains)
 {
 	int trees = 0, checked = 0, tainted = 0, faults = 0, solver_checks = 0;
 	double t0 = now();
+	const int ntrials = z3_cases(260);
 
-	for (int trial = 0; trial < 260; trial++) {
+	for (int trial = 0; trial < ntrials; trial++) {
 		struct z3c z;
 		struct dn_error err;
 		union expr_val *vals, vv[3], dom[3][4];
@@ -317,7 +337,7 @@ semantics_property(int domains)
 	    "division, %d overflowing points, %d solver checks, %.2f s\n",
 	    domains ? " (declared domains: tables)" : "", trees, checked, tainted, faults,
 	    solver_checks, now() - t0);
-	ck_assert_int_ge(trees, 200);
+	ck_assert_int_ge(trees, ntrials * 10 / 13);
 	ck_assert_int_gt(checked, 20 * tainted);
 }
 
@@ -570,7 +590,7 @@ START_TEST(test_enumerate_brute_force)
 	int cases = 0, skipped = 0, total = 0;
 	double t0 = now();
 
-	while (cases < 100) {
+	while (cases < z3_cases(100)) {
 		struct z3c z;
 		struct dn_error err;
 		struct domains d;
@@ -966,6 +986,11 @@ START_TEST(test_resnet_memory)
 		ck_assert(Z3_get_bool_value(z.ctx, eval_in(&z, zm, le)) == (b <= want ? Z3_L_TRUE : Z3_L_FALSE));
 		Z3_model_dec_ref(z.ctx, zm);
 	}
+	if (!test_z3_enabled()) {
+		printf("resnet50 mem_train: %d graph nodes, compiled in %.3f s, the Z3 term equals the evaluator's "
+		    "at 10 batches\n", g->n, t1 - t0);
+		goto done;
+	}
 	a[0] = z3c_var_in_progression(&z, ib, 1, 1, 512);
 	a[1] = fits;
 	t2 = now();
@@ -980,6 +1005,7 @@ START_TEST(test_resnet_memory)
 	ck_assert_int_eq(z3c_check(&z, a, 2, NULL, &err), Z3C_SAT);
 	a[0] = z3c_keep(&z, Z3_mk_eq(z.ctx, z3c_var(&z, ib), z3c_int(&z, want + 1)));
 	ck_assert_int_eq(z3c_check(&z, a, 2, NULL, &err), Z3C_UNSAT);
+done:
 	z3c_free(&z);
 	free(zmodel);
 	free(bounds);
