@@ -11,6 +11,7 @@
 #include "dn_datadir.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -320,7 +321,16 @@ cm_def_load_template(const char *name, struct cm_model_def **out, struct dn_erro
 	*out = NULL;
 	for (const char *const *t = template_names; *t; t++)
 		if (strcmp(*t, name) == 0) {
+			FILE *f;
+
 			dn_fmt(path, sizeof path, "%s/templates/%s.json", cm_data_dir(), name);
+			/* a built-in name whose file is missing: an installation
+			 * problem, said as one (not as a JSON position) */
+			if ((f = fopen(path, "r")) == NULL)
+				return dn_error_set(err, DN_EINTERNAL, "template",
+				    "template \"%s\": cannot read %s: %s (the data directory; DNNSAT_DATA_DIR sets it)",
+				    name, path, strerror(errno));
+			fclose(f);
 			return cm_def_load_file(path, out, err);
 		}
 	return dn_error_set(err, DN_ENOENT, "template", "unknown template \"%s\"", name);
@@ -329,12 +339,18 @@ cm_def_load_template(const char *name, struct cm_model_def **out, struct dn_erro
 int
 cm_def_load_preset(const char *preset, struct cm_model_def **out, struct dn_error *err)
 {
+	struct dn_error first;
+
+	memset(&first, 0, sizeof first);
 	for (const char *const *t = template_names; *t; t++) {
 		struct cm_model_def *def;
 		struct dn_error e2;
 		memset(&e2, 0, sizeof e2);
-		if (cm_def_load_template(*t, &def, &e2) != 0)
+		if (cm_def_load_template(*t, &def, &e2) != 0) {
+			if (!dn_error_isset(&first))
+				first = e2;
 			continue;
+		}
 		if (json_object_get(json_object_get(def->root, "presets"), preset) != NULL) {
 			*out = def;
 			return 0;
@@ -342,6 +358,11 @@ cm_def_load_preset(const char *preset, struct cm_model_def **out, struct dn_erro
 		cm_def_unref(def);
 	}
 	*out = NULL;
+	/* a template that did not load may hold it: its error, not "no such preset" */
+	if (dn_error_isset(&first)) {
+		*err = first;
+		return -1;
+	}
 	return dn_error_set(err, DN_ENOENT, "template", "no template or preset named \"%s\"", preset);
 }
 

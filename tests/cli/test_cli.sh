@@ -38,6 +38,14 @@ check devices-json 0 '"name": "a100-40gb"' -- devices --json
 # bad input: exit 2, the message names what is wrong
 check no-model 2 "name a model" -- estimate
 check unknown-option 2 "--frobnicate: unknown option" -- estimate --preset resnet50 --frobnicate
+# the templates' data directory missing (a copy of the binary, a broken install): said as such,
+# not "no template named resnet (did you mean resnet?)"
+mkdir -p "$tmp/nodata"
+data_dir=$DNNSAT_DATA_DIR
+DNNSAT_DATA_DIR="$tmp/nodata"
+check no-data-dir 2 "cannot read $tmp/nodata/templates/[a-z_0-9]*.json: No such file.*DNNSAT_DATA_DIR" -- estimate --template resnet
+check no-data-dir-preset 2 "cannot read $tmp/nodata/templates/" -- estimate --preset resnet50
+DNNSAT_DATA_DIR=$data_dir
 check unknown-template 2 "no template or preset named \"resnet9000\"" -- estimate --preset resnet9000
 check unknown-hp 2 "no hyperparameter \"depth\"" -- estimate --preset resnet50 depth=3
 check bad-value 2 "batch_size.*not a number" -- estimate --preset resnet50 batch_size=many
