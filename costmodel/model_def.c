@@ -279,21 +279,28 @@ cm_def_load_json(json_t *root, struct cm_model_def **out, struct dn_error *err)
 	return 0;
 }
 
+/* The model in root, parsed from path (NULL: jerr says why); takes root. */
+static int
+def_from_parsed(json_t *root, const json_error_t *jerr, const char *path, struct cm_model_def **out,
+    struct dn_error *err)
+{
+	int rc;
+
+	if (root == NULL)
+		return dn_error_set(err, DN_EINVAL, "$", "%s: line %d, column %d: %s", path,
+		    jerr->line, jerr->column, jerr->text);
+	rc = cm_def_load_json(root, out, err);
+	json_decref(root);
+	return rc;
+}
+
 int
 cm_def_load_file(const char *path, struct cm_model_def **out, struct dn_error *err)
 {
 	json_error_t jerr;
-	json_t *root;
-	int rc;
 
 	*out = NULL;
-	root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
-	if (root == NULL)
-		return dn_error_set(err, DN_EINVAL, "$", "%s: line %d, column %d: %s", path,
-		    jerr.line, jerr.column, jerr.text);
-	rc = cm_def_load_json(root, out, err);
-	json_decref(root);
-	return rc;
+	return def_from_parsed(json_load_file(path, JSON_REJECT_DUPLICATES, &jerr), &jerr, path, out, err);
 }
 
 static const char *const template_names[] = {
@@ -321,6 +328,8 @@ cm_def_load_template(const char *name, struct cm_model_def **out, struct dn_erro
 	*out = NULL;
 	for (const char *const *t = template_names; *t; t++)
 		if (strcmp(*t, name) == 0) {
+			json_error_t jerr;
+			json_t *root;
 			FILE *f;
 
 			dn_fmt(path, sizeof path, "%s/templates/%s.json", cm_data_dir(), name);
@@ -330,8 +339,9 @@ cm_def_load_template(const char *name, struct cm_model_def **out, struct dn_erro
 				return dn_error_set(err, DN_EINTERNAL, "template",
 				    "template \"%s\": cannot read %s: %s (the data directory; DNNSAT_DATA_DIR sets it)",
 				    name, path, strerror(errno));
+			root = json_loadf(f, JSON_REJECT_DUPLICATES, &jerr);
 			fclose(f);
-			return cm_def_load_file(path, out, err);
+			return def_from_parsed(root, &jerr, path, out, err);
 		}
 	return dn_error_set(err, DN_ENOENT, "template", "unknown template \"%s\"", name);
 }

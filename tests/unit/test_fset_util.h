@@ -7,7 +7,7 @@
  * query's grid (brute) and the engine's answers checked against it
  * (check_answers, check_tape_agrees, check_first_in_box, check_extremes),
  * Z3's set of models against it (z3_check_set: each configuration a model
- * under assumptions, then none left once they are all blocked, on one
+ * by Z3's evaluator or a check, then none left once they are all blocked, on one
  * solver, without enumerating; skipped when DNNSAT_TEST_Z3=0:
  * test_z3_enabled), and counting in slices across saved
  * progress. Header-only (static functions, static state): each program has
@@ -231,7 +231,7 @@ z3_model_key(const struct fs_engine *e, const union expr_val *model, int *outsid
  * one model per configuration, proved without enumerating (z3c_models_are,
  * one solver): each configuration's values (fs_config_of: every
  * hyperparameter, the fixed ones and those of options not chosen too) are a
- * model, a check under assumptions each; with all of them blocked, the
+ * model (by Z3's model evaluator, else a check under assumptions); with all of them blocked, the
  * assertions are unsatisfiable. A model that is left names its key (or says
  * it lies outside the grid) in the failure. Every engine variable must be
  * bound to a hyperparameter with an explicit grid (true of the random
