@@ -213,9 +213,11 @@ def check_nginx_syntax():
         return
     d = tempfile.mkdtemp(prefix="dnnsat-nginx-t.")
     try:
-        conf = read("docker/nginx.conf").replace("/etc/nginx/dnnsat-proxy.conf",
-                                                 os.path.abspath(os.path.join(TOP, "docker", "nginx-proxy.conf")))
-        conf = conf.replace("server dnnsat:8080", "server 127.0.0.1:8080").replace("/tmp/", d + "/")
+        # nginx's /tmp paths first: a source tree under /tmp must keep its own path
+        conf = read("docker/nginx.conf").replace("/tmp/", d + "/")
+        conf = conf.replace("/etc/nginx/dnnsat-proxy.conf",
+                            os.path.abspath(os.path.join(TOP, "docker", "nginx-proxy.conf")))
+        conf = conf.replace("server dnnsat:8080", "server 127.0.0.1:8080")
         if os.getuid() == 0:
             conf = "user root root;\n" + conf
         with open(os.path.join(d, "nginx.conf"), "w") as f:
