@@ -124,7 +124,7 @@ struct fs_engine {
 	/* the search tree */
 	struct fs_node *nodes;
 	int32_t nnodes, capnodes;
-	int32_t max_nodes;              /* beyond it, subtrees are recounted on demand */
+	int32_t max_nodes;              /* beyond it, subtrees are searched on demand */
 	int expand_only;                /* fs_count_box splits one level, no deeper */
 	int threads;                    /* counting threads (fs_count_all, fs_count_more); fs_init
 	                                 * sets 1. The stored tree, and so every answer read from it,

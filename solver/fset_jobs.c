@@ -22,8 +22,8 @@
  * children), so the tree stays one that fset_progress.c saves and loads.
  * A grafted leaf is childless EMPTY (count 0) or MIXED with count == upper:
  * an exact count whose subtree is not stored, as a tree capped at
- * max_nodes leaves them (fset_nav.c and fset_sample.c recount such a
- * subtree on demand). A job's count is the exact count of its box, the
+ * max_nodes leaves them (fset_nav.c searches such a subtree on demand,
+ * fset_sample.c draws in it by rejection). A job's count is the exact count of its box, the
  * number a single process's count finds for that leaf, so the grafted
  * tree's root count is the single-process count.
  */

@@ -2,12 +2,13 @@
  * fset_nav.c - moving through the feasible set in its deterministic order
  * (lexicographic over engine variables, positions ascending): exact
  * evaluation of one configuration, the k-th feasible configuration from the
- * counted search tree (subtrees past the stored tree are recounted on
- * demand), the first feasible configuration at or after a given one (how a
- * cursor resumes, with no count and no state), walks that list every
- * feasible configuration from one on, and grid increments.
+ * counted search tree (a subtree past the stored tree is searched on
+ * demand, up to the configuration only), the first feasible configuration
+ * at or after a given one (how a cursor resumes, with no count and no
+ * state), walks that list every feasible configuration from one on, and
+ * grid increments.
  *
- * Two ways through the set. The search under bounds (kth_box, first_ge,
+ * Two ways through the set. The search under bounds (kth_find, first_ge,
  * walk_search) narrows the engine's box and re-bounds at every step. The
  * tree walk (kth_tree, walk_tree) follows a stored count tree without
  * bounding at all: its FULL and EMPTY leaves are certified, so only
@@ -188,93 +189,103 @@ prefix_of_box(const struct fs_engine *e, int d, int64_t *pos)
 }
 
 /*
- * The k-th feasible configuration inside the current box at var d, using
- * stored node `node` when >= 0, else recounting children. 0 found, 1 not
- * (k too large), -1 error.
+ * The k-th feasible configuration of the current box at var d, counted
+ * from its end when `back` is set, found in one search that counts as
+ * fs_count_box does (the same decisions and splits, no deadline) and stops
+ * there: each child before it is counted once, by this search, and none
+ * after it is searched. 0 found (into pos), 1 when the box holds k or
+ * fewer (its exact count into *count), -1 out of memory.
+ */
+static int
+kth_find(struct fs_engine *e, int d, fs_count k, int back, int64_t *pos, fs_count *count)
+{
+	fs_count size;
+	int st;
+
+	d = fs_next_active(e, d);
+	st = fs_box_decide(e, d, &size);
+	if (st == 2) {
+		int64_t clo[FS_ENUMERATE_UP_TO], chi[FS_ENUMERATE_UP_TO];
+		int dv, nch = fs_split(e, d, &dv, clo, chi);
+		fs_count seen = 0;
+		if (nch == 0) {
+			/* all fixed but the bound stayed open (rounding of reals) */
+			st = fs_box_exact(e) ? 1 : 0;
+			e->evals++;
+		}
+		for (int j = 0; j < nch; j++) {
+			int i = back ? nch - 1 - j : j;
+			int64_t mark = fs_mark(e);
+			fs_count c;
+			int r;
+			if (fs_narrow(e, dv, clo[i], chi[i]) != 0)
+				return -1;
+			r = kth_find(e, dv, k, back, pos, &c);
+			fs_rollback(e, mark);
+			if (r != 1)
+				return r;
+			k -= c;
+			seen = fs_add(seen, c);
+		}
+		if (nch > 0) {
+			*count = seen;
+			return 1;
+		}
+	}
+	*count = st == 1 ? size : 0;
+	if (k >= *count)
+		return 1;
+	prefix_of_box(e, d, pos);
+	if (d < e->nvars)
+		decode_suffix(e, d, back ? size - 1 - k : k, pos);
+	return 0;
+}
+
+/*
+ * The k-th feasible configuration inside stored node `node`'s box (the
+ * current box, at var d), down the stored children by their counts; a leaf
+ * whose subtree is not stored (a tree cut at e->max_nodes, a grafted job)
+ * is searched by kth_find, from its nearer end (a read costs about a count
+ * of the part of the leaf before or after the k-th, whichever is smaller).
+ * 0 found, 1 not (k too large), -1 error.
  */
 static int
 kth_box(struct fs_engine *e, int d, int32_t node, fs_count k, int64_t *pos)
 {
-	int st;
+	const struct fs_node *x = &e->nodes[node];
+	fs_count c;
 
-	while (d < e->nvars && fs_active(e, d) == 0)
-		d++;
-	if (node >= 0 && e->nodes[node].status == FS_EMPTY)
+	d = fs_next_active(e, d);
+	if (x->status == FS_EMPTY || k >= x->count)
 		return 1;
-	if (node >= 0 && e->nodes[node].status == FS_FULL) {
-		if (k >= e->nodes[node].count)
-			return 1;
+	if (x->status == FS_FULL) {
 		prefix_of_box(e, d, pos);
 		decode_suffix(e, d, k, pos);
 		return 0;
 	}
-	if (node < 0) {
-		st = fs_bound_status(e);
-		if (st == 2 && d < e->nvars)
-			st = fs_real_status(e);
-		if (st == 0)
-			return 1;
-		if (st == 1 || d >= e->nvars) {
-			fs_count size = d < e->nvars ? fs_box_size(e, d) : 1;
-			if (st != 1) {
-				int64_t *p = pos;
-				prefix_of_box(e, e->nvars, p);
-				if (!fs_feasible_at(e, p))
-					return 1;
-			}
-			if (k >= size)
-				return 1;
-			prefix_of_box(e, d, pos);
-			if (d < e->nvars)
-				decode_suffix(e, d, k, pos);
-			return 0;
-		}
+	if (x->nchildren == 0) {
+		/* the count is exact (fs_kth's condition), so is every leaf's */
+		int back = k >= x->count / 2;
+		return kth_find(e, d, back ? x->count - 1 - k : k, back, pos, &c);
 	}
-	/* children: stored, or the same split as fs_count_box */
-	if (node >= 0 && e->nodes[node].nchildren > 0) {
-		for (int i = 0; i < e->nodes[node].nchildren; i++) {
-			int32_t c = e->nodes[node].first_child + i;
-			const struct fs_node *cn = &e->nodes[c];
-			if (k >= cn->count) {
-				k -= cn->count;
-				continue;
-			}
-			{
-				int64_t mark = fs_mark(e);
-				int r;
-				if (fs_narrow(e, cn->var, cn->lo, cn->hi) != 0)
-					return -1;
-				r = kth_box(e, cn->var, c, k, pos);
-				fs_rollback(e, mark);
-				return r;
-			}
+	for (int i = 0; i < x->nchildren; i++) {
+		int32_t ci = x->first_child + i;
+		const struct fs_node *cn = &e->nodes[ci];
+		if (k >= cn->count) {
+			k -= cn->count;
+			continue;
 		}
-		return 1;
-	}
-	{
-		int64_t clo[FS_ENUMERATE_UP_TO], chi[FS_ENUMERATE_UP_TO];
-		int dv, nch = fs_split(e, d, &dv, clo, chi);
-		if (nch == 0) {
-			prefix_of_box(e, e->nvars, pos);
-			return (k == 0 && fs_feasible_at(e, pos)) ? 0 : 1;
-		}
-		for (int i = 0; i < nch; i++) {
+		{
 			int64_t mark = fs_mark(e);
-			fs_count c, u;
-			if (fs_narrow(e, dv, clo[i], chi[i]) != 0)
+			int r;
+			if (fs_narrow(e, cn->var, cn->lo, cn->hi) != 0)
 				return -1;
-			if (fs_count_box(e, dv, -1, &c, &u) != 0)
-				return -1;
-			if (k < c) {
-				int res = kth_box(e, dv, -1, k, pos);
-				fs_rollback(e, mark);
-				return res;
-			}
-			k -= c;
+			r = kth_box(e, cn->var, ci, k, pos);
 			fs_rollback(e, mark);
+			return r;
 		}
-		return 1;
 	}
+	return 1;
 }
 
 void

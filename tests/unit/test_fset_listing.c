@@ -3,7 +3,8 @@
  * against brute force and against the plain search (e->nav_plain) in every
  * state of an engine - no count, an unfinished one, exact, a capped tree -
  * on small random queries, choices nested two deep, the README's ResNet-50
- * space (42k nodes) and the 24-layer transformer.
+ * space (42k nodes) and the 24-layer transformer; the k-th of cnn5's trees
+ * cut at max_nodes against its whole tree.
  * Shared set-up: test_fset_util.h.
  */
 #include "test_fset_util.h"
@@ -315,6 +316,52 @@ START_TEST(test_listing_large_graph)
 }
 END_TEST
 
+/* The k-th configuration of a tree cut at max_nodes, searched in the
+ * leaves that the cut left unstored (from the nearer end of each, fset_nav.c),
+ * is the whole tree's: cnn5 at 16 GiB (197,800,370 of them, a 288k-node
+ * tree), cut at 40 nodes, at 1000 and at a third of the tree, at 64 spread
+ * k (the first and the last among them) and 64 random ones. */
+START_TEST(test_listing_capped_kth)
+{
+	json_t *req = example_query("cnn5", "16GiB");
+	struct sq_query q;
+	struct fs_engine full, cut;
+	struct dn_error err;
+	int64_t want[16], got[16];
+	int32_t caps[3];
+
+	load_catalog();
+	memset(&err, 0, sizeof err);
+	ck_assert_msg(sq_parse(req, &cat, &q, &err) == 0, "%s: %s", err.path, err.message);
+	init_engine(&full, &q);
+	ck_assert_int_eq(fs_count_all(&full, 0, &err), 0);
+	ck_assert(full.lower == full.upper && full.nvars <= 16);
+	caps[0] = 40;
+	caps[1] = 1000;
+	caps[2] = full.nnodes / 3;
+	for (int c = 0; c < 3; c++) {
+		init_engine(&cut, &q);
+		cut.max_nodes = caps[c];
+		ck_assert_int_eq(fs_count_all(&cut, 0, &err), 0);
+		ck_assert(cut.lower == full.lower && cut.upper == full.upper && cut.nnodes <= caps[c]);
+		for (int i = 0; i < 128; i++) {
+			fs_count k = i < 64 ? (full.lower - 1) / 63 * (fs_count)i + (i == 63 ? (full.lower - 1) % 63 : 0)
+			    : (fs_count)rnd((uint64_t)full.lower);
+			ck_assert_int_eq(fs_kth(&full, k, want, &err), 0);
+			ck_assert_int_eq(fs_kth(&cut, k, got, &err), 0);
+			ck_assert_msg(memcmp(want, got, sizeof *want * (size_t)full.nvars) == 0,
+			    "cnn5, tree cut at %d nodes: k-th %llu differs", (int)caps[c], (unsigned long long)k);
+		}
+		ck_assert_int_eq(fs_kth(&cut, full.lower, got, &err), 1);
+		fs_free(&cut);
+	}
+	fs_free(&full);
+	sq_free(&q);
+	json_decref(req);
+	cm_catalog_free(&cat);
+}
+END_TEST
+
 /* The 24-layer transformer with per-layer choices (1.3e30 configurations,
  * no brute force): on an unfinished count, the walk and fs_next from
  * random points equal the plain path's. */
@@ -387,6 +434,7 @@ suite(void)
 	tcase_add_test(t, test_listing_nested);
 	tcase_add_test(t, test_listing_random);
 	tcase_add_test(t, test_listing_large_graph);
+	tcase_add_test(t, test_listing_capped_kth);
 	tcase_add_test(t, test_listing_transformer);
 	suite_add_tcase(s, t);
 	return s;

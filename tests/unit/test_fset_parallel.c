@@ -56,8 +56,8 @@ count_at(struct sq_query *q, struct fs_engine *e, int threads, int32_t max_nodes
 /* What an engine answers from its tree: saved progress, the k-th
  * configurations at 8 spread k, the first page of 20 and 20 seeded
  * samples (positions, nvars each). Read once from the one-thread tree and
- * compared with each count of threads: the k-ths of a tree with undecided
- * leaves (a capped tree) search those leaves again, seconds a read. */
+ * compared with each count of threads (the k-ths of a capped tree search
+ * its unstored leaves again, in milliseconds). */
 struct answers {
 	uint8_t *progress;
 	size_t len;
