@@ -53,8 +53,14 @@
  * estimate's displaced activations. 1.4.1: the CUDA context of Hugging Face's
  * "Model training anatomy" is 1343 MiB (its code prints used // 1024**2), not
  * 1343 MB: every expected estimate 62 MiB higher; the upper bound's 1000 MB
- * of eager kernel images (pytorch/pytorch issue #107667) likewise 1000 MiB. */
-#define CM_VERSION "1.4.1"
+ * of eager kernel images (pytorch/pytorch issue #107667) likewise 1000 MiB.
+ * 1.4.2: a storage lives until its last read that runs, a gradient is in
+ * flight until its last consumer's backward that runs and a kept activation
+ * until its earliest keeper's that runs, not until the last (earliest)
+ * operator of any alternative or repeat copy; the gradient of an in-place
+ * output of a choice counts: a configuration's costs are the same from a
+ * model built over a space as from one built at the point. */
+#define CM_VERSION "1.4.2"
 
 /* Limits on a built model (DN_ERANGE naming the limit beyond them), far
  * above the largest real models: the resnet template at its maxima builds

@@ -216,6 +216,100 @@ push_opt_temp(struct plan_ctx *c, struct termlist *all, struct termlist *one,
 	}
 }
 
+/* Uses (struct cm_use) grouped by id: id i's are at[start[i] .. start[i+1]),
+ * in op order (a stable counting sort of the graph's op-ordered list). */
+struct use_index {
+	int *start;
+	struct cm_use *at;
+};
+
+static int
+use_index_build(struct use_index *x, const struct cm_use *u, int nu, int nids)
+{
+	int *fill;
+
+	x->start = calloc((size_t)nids + 2, sizeof *x->start);
+	x->at = malloc(sizeof *x->at * ((size_t)nu + 1));
+	fill = malloc(sizeof *fill * ((size_t)nids + 1));
+	if (x->start == NULL || x->at == NULL || fill == NULL) {
+		free(fill);
+		return -1;
+	}
+	for (int i = 0; i < nu; i++)
+		x->start[u[i].id + 1]++;
+	for (int i = 0; i < nids; i++)
+		x->start[i + 1] += x->start[i];
+	memcpy(fill, x->start, sizeof *fill * (size_t)nids);
+	for (int i = 0; i < nu; i++)
+		x->at[fill[u[i].id]++] = u[i];
+	free(fill);
+	return 0;
+}
+
+static void
+use_index_free(struct use_index *x)
+{
+	free(x->start);
+	free(x->at);
+}
+
+/*
+ * A value alive over steps [from, to] of id's life, as the terms of those
+ * steps' lists: at step k it is alive where some use of id at step >= k
+ * (after its producer's step `from`, where it is alive anyway) holds. `v`
+ * is already guarded by the producer's guard `pg`: a use whose condition
+ * is that guard, or always true, adds nothing, and a graph without choices
+ * gets the same terms as a plain range. 0 or -1 (out of memory).
+ */
+static int
+push_alive(struct plan_ctx *c, struct termlist *lists, const struct use_index *x, int id, int from, int to,
+    expr_id pg, expr_id v)
+{
+	struct expr_graph *g = c->g;
+	int j = x->start[id + 1] - 1;
+	expr_id alive = expr_int(g, 0);
+
+	for (int k = to; k >= from; k--) {
+		for (; j >= x->start[id] && x->at[j].op >= k; j--)
+			alive = expr_or(g, alive, x->at[j].cond);
+		if (k == from || alive == pg || (expr_is_const(g, alive) && g->nodes[alive].k.i != 0)) {
+			if (tl_push(&lists[k + 1], v))
+				return -1;
+		} else if (!(expr_is_const(g, alive) && g->nodes[alive].k.i == 0) &&
+		    tl_push(&lists[k + 1], guarded(c, alive, v)))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Kept storage s (sz bytes) into the backward's kept_by lists: alive in the
+ * backward until the backward of its earliest keeper that runs, so each
+ * keep adds sz where it is the earliest that holds (a keep always true, or
+ * a single one, adds sz × kept_if at the first keeper, as a plain range).
+ * 0 or -1 (out of memory).
+ */
+static int
+push_kept(struct plan_ctx *c, struct termlist *kept_by, const struct use_index *x, int s, expr_id sz)
+{
+	struct expr_graph *g = c->g;
+	expr_id before = expr_int(g, 0);
+
+	for (int j = x->start[s]; j < x->start[s + 1]; j++) {
+		expr_id now = expr_or(g, before, x->at[j].cond), first;
+		if (now == before)
+			continue;
+		first = j == x->start[s] ? x->at[j].cond : expr_and(g, now, expr_not(g, before));
+		if (!(expr_is_const(g, first) && g->nodes[first].k.i == 0) &&
+		    tl_push(&kept_by[x->at[j].op + 1], guarded(c, first, sz)))
+			return -1;
+		before = now;
+		if (expr_is_const(g, before) && g->nodes[before].k.i != 0)
+			break;
+	}
+	return 0;
+}
+
 /* The per-step lists and totals mem_plan_build fills, phase by phase:
  * term lists at index k + 1 (k = -1 for the model inputs), totals at k.
  * Per step k: storages made and kept at k; kept storages by the earliest
@@ -224,6 +318,7 @@ push_opt_temp(struct plan_ctx *c, struct termlist *all, struct termlist *one,
  * subtractions, so that interval bounds of the peak stay tight (each
  * variable enters once). */
 struct plan_lists {
+	struct use_index reads, treads, keeps;  /* the graph's uses by storage, tensor, storage */
 	struct termlist *saved_at, *kept_by;
 	struct termlist *inf_alive, *nk_alive, *grad_alive, *rec_alive;
 	expr_id *fwd_tot, *bwd_tot, *inf_tot, *wgrad, *bwd_cached;
@@ -256,6 +351,9 @@ lists_alloc(struct plan_lists *pl, int K)
 static void
 lists_free(struct plan_lists *pl, int K)
 {
+	use_index_free(&pl->reads);
+	use_index_free(&pl->treads);
+	use_index_free(&pl->keeps);
 	tl_free_all(pl->saved_at, K + 2);
 	tl_free_all(pl->kept_by, K + 2);
 	tl_free_all(pl->inf_alive, K + 2);
@@ -377,20 +475,21 @@ plan_storages(struct plan_ctx *pc, int ckpt, struct mem_plan *plan, struct plan_
 				for (int k = st->first_saver; k <= m->ops[p].ckpt_last && k < K; k++)
 					if (tl_push(&rec_alive[k + 1], kept))
 						goto oom;
-				for (int k = p; k <= lu && k < K; k++)
-					if (!st->extra && (tl_push(&inf_alive[k + 1], sz) || tl_push(&nk_alive[k + 1], sz)))
-						goto oom;
+				if (!st->extra &&
+				    (push_alive(&c, inf_alive, &pl->reads, s, p, lu < K ? lu : K - 1, st->guard, sz) ||
+				    push_alive(&c, nk_alive, &pl->reads, s, p, lu < K ? lu : K - 1, st->guard, sz)))
+					goto oom;
 				continue;
 			}
-			if (saved && (tl_push(&saved_at[p + 1], kept) || tl_push(&kept_by[st->first_saver + 1], kept)))
+			if (saved && (tl_push(&saved_at[p + 1], kept) || push_kept(&c, kept_by, &pl->keeps, s, sz)))
 				goto oom;
-			for (int k = p; k <= lu && k < K; k++) {
-				/* inference makes no masks or indices for backward */
-				if (!st->extra && tl_push(&inf_alive[k + 1], sz))
-					goto oom;
-				if ((!saved || partly) && tl_push(&nk_alive[k + 1], unkept))
-					goto oom;
-			}
+			/* alive until the last read that happens (inference makes no
+			 * masks or indices for backward) */
+			if (!st->extra && push_alive(&c, inf_alive, &pl->reads, s, p, lu < K ? lu : K - 1, st->guard, sz))
+				goto oom;
+			if ((!saved || partly) &&
+			    push_alive(&c, nk_alive, &pl->reads, s, p, lu < K ? lu : K - 1, st->guard, unkept))
+				goto oom;
 		}
 		plan->inputs = expr_sum(g, in.v, in.n);
 		free(in.v);
@@ -416,15 +515,19 @@ plan_grads_in_flight(struct plan_ctx *pc, struct plan_lists *pl, struct dn_error
 		expr_id sz;
 		if (dn_deadline_check(err, "$", "building the memory plan") != 0)
 			return -1;
-		if (!x->requires_grad || x->view_of >= 0 || x->storage < 0 || x->producer < 0)
+		if (!x->requires_grad || x->view_of >= 0 || x->producer < 0 || x->producer >= m->nops)
 			continue;
-		if (m->tensors[t].producer >= m->nops)
-			continue;
+		/* a choice output stands for its alternatives' gradients, but an
+		 * operator's output in place of one (a ReLU(inplace=True) after an
+		 * optional batch norm) has a gradient of its own */
+		if (x->storage < 0 && m->ops[x->producer].out != t)
+			continue;       /* (op_build.c: inplace_on_choice) */
 		sz = guarded(&c, m->ops[x->producer].guard,
 		    alloc_size(&c, expr_mul(g, x->elems, expr_int(g, cm_dtype_bytes(m, (enum cm_dtype)x->dtype)))));
-		for (int k = x->producer; k <= x->last_use && k < K; k++)
-			if (tl_push(&grad_alive[k + 1], sz))
-				return fail_oom(err);
+		/* until the backward of its last consumer that runs */
+		if (push_alive(&c, grad_alive, &pl->treads, t, x->producer, x->last_use < K ? x->last_use : K - 1,
+		    m->ops[x->producer].guard, sz))
+			return fail_oom(err);
 	}
 	return 0;
 }
@@ -612,7 +715,10 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 	plan->fwd = calloc((size_t)K + 1, sizeof *plan->fwd);
 	plan->bwd = calloc((size_t)K + 1, sizeof *plan->bwd);
 	plan->infer = calloc((size_t)K + 1, sizeof *plan->infer);
-	if (lists_alloc(&pl, K) != 0 || !plan->fwd || !plan->bwd || !plan->infer) {
+	if (lists_alloc(&pl, K) != 0 || !plan->fwd || !plan->bwd || !plan->infer ||
+	    use_index_build(&pl.reads, m->reads, m->nreads, m->nstorages) != 0 ||
+	    use_index_build(&pl.treads, m->treads, m->ntreads, m->ntensors) != 0 ||
+	    use_index_build(&pl.keeps, m->keeps, m->nkeeps, m->nstorages) != 0) {
 		fail_oom(err);
 		goto out;
 	}

@@ -124,6 +124,19 @@ struct cm_constraint {
 	uint8_t val_real[4];    /* their types (read without the graph) */
 };
 
+/* One use of a storage or tensor by an operator: op reads it (or keeps
+ * it) where cond holds: the operator's guard and, through choice outputs,
+ * the conditions under which the tensor read stands for this one. Uses are
+ * recorded in op order (op_build.c); mem_plan.c ends a storage's life, a
+ * gradient's flight and a kept activation's release at the last (first)
+ * use that holds for the configuration, not at the last (first) operator
+ * of any alternative. */
+struct cm_use {
+	int id;                 /* storage or tensor index */
+	int op;
+	expr_id cond;
+};
+
 struct cm_graph {
 	struct expr_graph g;
 	struct cm_tensor *tensors;
@@ -143,6 +156,12 @@ struct cm_graph {
 	expr_id rotary_tables[8];
 	int nrotary_tables;
 	unsigned visit_clock;   /* bumped per liveness walk (op_build.c): each tensor once per walk */
+	struct cm_use *reads;   /* storages read (forward liveness) */
+	int nreads, capreads;
+	struct cm_use *treads;  /* tensors read, through views (gradients in flight) */
+	int ntreads, captreads;
+	struct cm_use *keeps;   /* storages kept for backward */
+	int nkeeps, capkeeps;
 };
 
 /* Appends elements; each returns the new index or -1 (out of memory). */

@@ -5,7 +5,9 @@
  *
  * Invariant kept here: storage.last_use, storage.first_saver and
  * tensor.last_use are updated for every read, following views and choice
- * alternatives down to the storages that really hold the data;
+ * alternatives down to the storages that really hold the data, and each
+ * such read or keep is recorded with the condition under which it happens
+ * (struct cm_use, in op order);
  * storage.kept_if is where some operator keeps the storage: the guards of
  * the operators keeping it, each with the conditions under which a kept
  * choice output stands for it (keep_tensor).
@@ -113,6 +115,9 @@ cm_graph_free(struct cm_graph *m)
 	}
 	free(m->tensors);
 	free(m->storages);
+	free(m->reads);
+	free(m->treads);
+	free(m->keeps);
 	free(m->ops);
 	free(m->cons);
 	expr_graph_free(&m->g);
@@ -500,42 +505,21 @@ ob_save_new(struct op_build *ob, expr_id bytes)
 
 /* ---- finishing an operator ---- */
 
-typedef void (*storage_fn)(struct cm_graph *m, int storage, int op);
-
-static void
-walk_storages(struct cm_graph *m, int t, storage_fn fn, int op, int depth)
+/* Appends a use (struct cm_use) to *arr. 0 or -1 (out of memory). */
+static int
+add_use(struct cm_use **arr, int *n, int *cap, int id, int op, expr_id cond)
 {
-	struct cm_tensor *x = &m->tensors[t];
-
-	/* nested repeats and choices share alternatives: a DAG that a plain
-	 * recursion walks an exponential number of times; each tensor once */
-	if (depth > 256 || x->visit == m->visit_clock)
-		return;
-	x->visit = m->visit_clock;
-	if (x->storage >= 0) {
-		fn(m, x->storage, op);
-		return;
-	}
-	for (int i = 0; i < x->nalts; i++)
-		walk_storages(m, x->alts[i], fn, op, depth + 1);
+	if (dn_grow_int(arr, cap, *n + 1, sizeof **arr) != 0)
+		return -1;
+	(*arr)[*n].id = id;
+	(*arr)[*n].op = op;
+	(*arr)[*n].cond = cond;
+	(*n)++;
+	return 0;
 }
 
-static void
-for_each_storage(struct cm_graph *m, int t, storage_fn fn, int op)
-{
-	m->visit_clock++;
-	walk_storages(m, t, fn, op, 0);
-}
-
-static void
-mark_used(struct cm_graph *m, int s, int op)
-{
-	if (m->storages[s].last_use < op)
-		m->storages[s].last_use = op;
-}
-
-/* Storage s is kept for backward by op where `cond` holds. */
-static void
+/* Storage s is kept for backward by op where `cond` holds. 0 or -1. */
+static int
 mark_saved(struct cm_graph *m, int s, int op, expr_id cond)
 {
 	struct cm_storage *st = &m->storages[s];
@@ -543,6 +527,7 @@ mark_saved(struct cm_graph *m, int s, int op, expr_id cond)
 	if (st->first_saver > op)
 		st->first_saver = op;
 	st->kept_if = st->kept_if == EXPR_NONE ? cond : expr_or(&m->g, st->kept_if, cond);
+	return add_use(&m->keeps, &m->nkeeps, &m->capkeeps, s, op, cond);
 }
 
 static int
@@ -553,10 +538,24 @@ tensor_desc(const void *a, const void *b)
 	return (x < y) - (x > y);
 }
 
-/* Collects into *set the tensors t may stand for: itself, and down choice
- * alternatives (each once: nested repeats and choices share them). */
+/* 1 when tensor t is an operator's output that holds no storage of its
+ * own: an in-place operator on a choice output (a ReLU(inplace=True) after
+ * an optional batch norm) writes into the alternatives' storages, but its
+ * output is a tensor of its own, with its own gradient. */
 static int
-collect_alts(struct cm_graph *m, int t, int **set, int *n, int *cap, int depth)
+inplace_on_choice(const struct cm_graph *m, int t)
+{
+	const struct cm_tensor *x = &m->tensors[t];
+
+	return x->storage < 0 && x->producer >= 0 && x->producer < m->nops && m->ops[x->producer].out == t;
+}
+
+/* Collects into *set the tensors t may stand for: itself, down choice
+ * alternatives and, with `views` (tensors, not storages), down what a view
+ * is a view of but not into the alternatives under an in-place output
+ * (each once: nested repeats and choices share them). */
+static int
+collect_alts(struct cm_graph *m, int t, int views, int **set, int *n, int *cap, int depth)
 {
 	struct cm_tensor *x = &m->tensors[t];
 
@@ -566,84 +565,115 @@ collect_alts(struct cm_graph *m, int t, int **set, int *n, int *cap, int depth)
 	if (dn_grow_int(set, cap, *n + 1, sizeof **set) != 0)
 		return -1;
 	(*set)[(*n)++] = t;
-	if (x->storage >= 0)
+	if (views && x->view_of >= 0 && collect_alts(m, x->view_of, views, set, n, cap, depth + 1) != 0)
+		return -1;
+	if (x->storage >= 0 || (views && inplace_on_choice(m, t)))
 		return 0;
 	for (int i = 0; i < x->nalts; i++)
-		if (collect_alts(m, x->alts[i], set, n, cap, depth + 1) != 0)
+		if (collect_alts(m, x->alts[i], views, set, n, cap, depth + 1) != 0)
 			return -1;
 	return 0;
 }
 
 /*
- * Op, present where `guard` holds, keeps tensor t for backward: t's storage
- * is kept only where op runs (a pool that is one option of a choice keeps
- * its input only where that option is chosen, though the input exists for
- * every option). A choice output keeps alts[i] only where alt_conds[i]
- * holds, and an alternative reached along several paths (a
+ * The tensors that an operator present where `guard` holds reaches when it
+ * reads or keeps tensor t, each with the condition under which it does
+ * (its walk_cond), into *set (malloc'd, *n of them): t where guard holds, a
+ * choice output's alts[i] where alt_conds[i] also holds (a pool that is
+ * one option of a choice reads its input only where that option is chosen,
+ * though the input exists for every option) and, with `views`, the tensor
+ * a view is a view of. An alternative reached along several paths (a
  * repeat's output after k copies is also the input of copy k + 1's choice)
- * is kept where any of them holds: the conditions flow from t down the
- * alternatives in decreasing tensor order, which puts every choice output
- * before its alternatives (mb_make_select appends it after them). Returns 0
- * or -1 (out of memory; an expression's error is left in m->g.err).
+ * is reached where any of them holds: the conditions flow in decreasing
+ * tensor order, which puts every choice output before its alternatives
+ * (mb_make_select appends it after them) and every view before what it
+ * views. 0 or -1 (out of memory; an expression's error is left in m->g.err).
  */
 static int
-keep_tensor(struct cm_graph *m, int t, int op, expr_id guard)
+reach(struct cm_graph *m, int t, expr_id guard, int views, int **set, int *n)
 {
 	struct expr_graph *g = &m->g;
-	int *set = NULL, n = 0, cap = 0;
+	int cap = 0;
 
-	if (m->tensors[t].storage >= 0) {
-		mark_saved(m, m->tensors[t].storage, op, guard);
-		return 0;
-	}
+	*set = NULL;
+	*n = 0;
 	m->visit_clock++;
-	if (collect_alts(m, t, &set, &n, &cap, 0) != 0) {
-		free(set);
+	if (collect_alts(m, t, views, set, n, &cap, 0) != 0)
 		return -1;
-	}
-	qsort(set, (size_t)n, sizeof *set, tensor_desc);
-	for (int i = 0; i < n; i++)
-		m->tensors[set[i]].walk_cond = set[i] == t ? guard : expr_int(g, 0);
-	for (int i = 0; i < n; i++) {
-		const struct cm_tensor *x = &m->tensors[set[i]];
-		if (x->storage >= 0) {
-			mark_saved(m, x->storage, op, x->walk_cond);
-			continue;
+	qsort(*set, (size_t)*n, sizeof **set, tensor_desc);
+	for (int i = 0; i < *n; i++)
+		m->tensors[(*set)[i]].walk_cond = (*set)[i] == t ? guard : expr_int(g, 0);
+	for (int i = 0; i < *n; i++) {
+		const struct cm_tensor *x = &m->tensors[(*set)[i]];
+		if (views && x->view_of >= 0) {
+			struct cm_tensor *b = &m->tensors[x->view_of];
+			b->walk_cond = expr_or(g, b->walk_cond, x->walk_cond);
 		}
+		if (x->storage >= 0 || (views && inplace_on_choice(m, (*set)[i])))
+			continue;
 		for (int j = 0; j < x->nalts; j++) {
 			struct cm_tensor *a = &m->tensors[x->alts[j]];
 			a->walk_cond = expr_or(g, a->walk_cond, expr_and(g, x->walk_cond, x->alt_conds[j]));
 		}
 	}
-	free(set);
 	return 0;
 }
 
-/* Extends the tensor-level liveness (for gradients) of t, the tensors it is a
- * view of, and choice alternatives. */
-static void
-walk_tensor_used(struct cm_graph *m, int t, int op, int depth)
+/* Op, present where `guard` holds, keeps tensor t for backward: the
+ * storages t stands for, each where reach() reaches it. 0 or -1. */
+static int
+keep_tensor(struct cm_graph *m, int t, int op, expr_id guard)
 {
-	struct cm_tensor *x;
+	int *set, n, rc = 0;
 
-	if (t < 0 || depth > 256 || m->tensors[t].visit == m->visit_clock)
-		return;
-	x = &m->tensors[t];
-	x->visit = m->visit_clock;
-	if (x->last_use < op)
-		x->last_use = op;
-	if (x->view_of >= 0)
-		walk_tensor_used(m, x->view_of, op, depth + 1);
-	if (x->storage < 0)
-		for (int i = 0; i < x->nalts; i++)
-			walk_tensor_used(m, x->alts[i], op, depth + 1);
+	if (m->tensors[t].storage >= 0)
+		return mark_saved(m, m->tensors[t].storage, op, guard);
+	if (reach(m, t, guard, 0, &set, &n) != 0) {
+		free(set);
+		return -1;
+	}
+	for (int i = 0; i < n && rc == 0; i++) {
+		const struct cm_tensor *x = &m->tensors[set[i]];
+		if (x->storage >= 0)
+			rc = mark_saved(m, x->storage, op, x->walk_cond);
+	}
+	free(set);
+	return rc;
 }
 
-static void
-mark_tensor_used(struct cm_graph *m, int t, int op)
+/* Op, present where `guard` holds, reads tensor t: the storages it stands
+ * for (their last_use and read uses) and, through views, the tensors (their
+ * last_use and uses, for gradients in flight). 0 or -1. */
+static int
+read_tensor(struct cm_graph *m, int t, int op, expr_id guard)
 {
-	m->visit_clock++;
-	walk_tensor_used(m, t, op, 0);
+	int *set, n, rc = 0;
+
+	if (reach(m, t, guard, 0, &set, &n) != 0) {
+		free(set);
+		return -1;
+	}
+	for (int i = 0; i < n && rc == 0; i++) {
+		const struct cm_tensor *x = &m->tensors[set[i]];
+		if (x->storage < 0)
+			continue;
+		if (m->storages[x->storage].last_use < op)
+			m->storages[x->storage].last_use = op;
+		rc = add_use(&m->reads, &m->nreads, &m->capreads, x->storage, op, x->walk_cond);
+	}
+	free(set);
+	if (rc != 0 || reach(m, t, guard, 1, &set, &n) != 0) {
+		free(set);
+		return -1;
+	}
+	for (int i = 0; i < n && rc == 0; i++) {
+		struct cm_tensor *x = &m->tensors[set[i]];
+		if (x->last_use < op)
+			x->last_use = op;
+		rc = add_use(&m->treads, &m->ntreads, &m->captreads, set[i], op, x->walk_cond);
+	}
+	free(set);
+	return rc;
 }
 
 /* A frozen weight under autocast: torch's autocast caches the fp16/bf16
@@ -711,10 +741,9 @@ mb_finish_op(struct model_builder *mb, struct op_build *ob)
 		free(ob->op.path);
 		return dn_error_set(ob->err, DN_ENOMEM, ob->file_path, "out of memory");
 	}
-	for (int i = 0; i < ob->nin; i++) {
-		for_each_storage(m, ob->in[i], mark_used, idx);
-		mark_tensor_used(m, ob->in[i], idx);
-	}
+	for (int i = 0; i < ob->nin; i++)
+		if (read_tensor(m, ob->in[i], idx, ob->guard) != 0)
+			return dn_error_set(ob->err, DN_ENOMEM, ob->file_path, "out of memory");
 	for (int i = 0; i < ob->nsaved; i++)
 		if (keep_tensor(m, ob->saved[i] == -2 ? ob->out : ob->saved[i], idx, ob->guard) != 0)
 			return dn_error_set(ob->err, DN_ENOMEM, ob->file_path, "out of memory");
@@ -724,7 +753,8 @@ mb_finish_op(struct model_builder *mb, struct op_build *ob)
 		int s = cm_graph_add_storage(m, ob->extra_saved[i], ob->guard, idx);
 		if (s < 0)
 			return dn_error_set(ob->err, DN_ENOMEM, ob->file_path, "out of memory");
-		mark_saved(m, s, idx, expr_int(&m->g, 1));
+		if (mark_saved(m, s, idx, expr_int(&m->g, 1)) != 0)
+			return dn_error_set(ob->err, DN_ENOMEM, ob->file_path, "out of memory");
 		m->storages[s].extra = 1;
 	}
 	out = &m->tensors[ob->out];

@@ -291,7 +291,7 @@ START_TEST(test_listing_nested)
 }
 END_TEST
 
-/* A large graph: the README's ResNet-50 space (42k nodes, 1303 of 9240
+/* A large graph: the README's ResNet-50 space (42k nodes, 1324 of 9240
  * configurations fit in 3 GiB), in every state, against brute force; the
  * plain path (milliseconds a configuration here) on a few points, pages
  * and samples. */
