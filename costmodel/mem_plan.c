@@ -452,7 +452,7 @@ plan_storages(struct plan_ctx *pc, int ckpt, struct mem_plan *plan, struct plan_
 			const struct cm_storage *st = &m->storages[s];
 			expr_id sz = storage_size(&c, s);
 			int saved = st->first_saver != INT_MAX;
-			int p = st->producer, lu = st->last_use;
+			int p = st->producer, lu = st->last_use < K ? st->last_use : K - 1;
 			/* kept: its bytes where an operator keeps it (kept_if); the
 			 * rest of sz is an output freed after its last reader */
 			expr_id kept = saved ? guarded(&c, st->kept_if, sz) : expr_int(g, 0);
@@ -476,8 +476,8 @@ plan_storages(struct plan_ctx *pc, int ckpt, struct mem_plan *plan, struct plan_
 					if (tl_push(&rec_alive[k + 1], kept))
 						goto oom;
 				if (!st->extra &&
-				    (push_alive(&c, inf_alive, &pl->reads, s, p, lu < K ? lu : K - 1, st->guard, sz) ||
-				    push_alive(&c, nk_alive, &pl->reads, s, p, lu < K ? lu : K - 1, st->guard, sz)))
+				    (push_alive(&c, inf_alive, &pl->reads, s, p, lu, st->guard, sz) ||
+				    push_alive(&c, nk_alive, &pl->reads, s, p, lu, st->guard, sz)))
 					goto oom;
 				continue;
 			}
@@ -485,10 +485,10 @@ plan_storages(struct plan_ctx *pc, int ckpt, struct mem_plan *plan, struct plan_
 				goto oom;
 			/* alive until the last read that happens (inference makes no
 			 * masks or indices for backward) */
-			if (!st->extra && push_alive(&c, inf_alive, &pl->reads, s, p, lu < K ? lu : K - 1, st->guard, sz))
+			if (!st->extra && push_alive(&c, inf_alive, &pl->reads, s, p, lu, st->guard, sz))
 				goto oom;
 			if ((!saved || partly) &&
-			    push_alive(&c, nk_alive, &pl->reads, s, p, lu < K ? lu : K - 1, st->guard, unkept))
+			    push_alive(&c, nk_alive, &pl->reads, s, p, lu, st->guard, unkept))
 				goto oom;
 		}
 		plan->inputs = expr_sum(g, in.v, in.n);
@@ -518,10 +518,9 @@ plan_grads_in_flight(struct plan_ctx *pc, struct plan_lists *pl, struct dn_error
 		if (!x->requires_grad || x->view_of >= 0 || x->producer < 0 || x->producer >= m->nops)
 			continue;
 		/* a choice output stands for its alternatives' gradients, but an
-		 * operator's output in place of one (a ReLU(inplace=True) after an
-		 * optional batch norm) has a gradient of its own */
-		if (x->storage < 0 && m->ops[x->producer].out != t)
-			continue;       /* (op_build.c: inplace_on_choice) */
+		 * operator's output in place of one has a gradient of its own */
+		if (x->storage < 0 && !cm_graph_inplace_on_choice(m, t))
+			continue;
 		sz = guarded(&c, m->ops[x->producer].guard,
 		    alloc_size(&c, expr_mul(g, x->elems, expr_int(g, cm_dtype_bytes(m, (enum cm_dtype)x->dtype)))));
 		/* until the backward of its last consumer that runs */

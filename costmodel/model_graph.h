@@ -173,6 +173,13 @@ int cm_graph_add_constraint(struct cm_graph *m, expr_id guard, expr_id ok,
     const expr_id *vals);
 void cm_graph_free(struct cm_graph *m);
 
+/* 1 when tensor t is an operator's output that holds no storage of its
+ * own: an in-place operator on a choice output (a ReLU(inplace=True) after
+ * an optional batch norm) writes into the alternatives' storages, but its
+ * output is a tensor of its own, with its own gradient. A choice output
+ * made by mb_make_select is not (it stands for its alternatives). */
+int cm_graph_inplace_on_choice(const struct cm_graph *m, int t);
+
 /* Bytes of one element of a dtype, for this graph's compute dtype. */
 int cm_dtype_bytes(const struct cm_graph *m, enum cm_dtype dt);
 

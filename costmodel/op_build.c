@@ -538,12 +538,8 @@ tensor_desc(const void *a, const void *b)
 	return (x < y) - (x > y);
 }
 
-/* 1 when tensor t is an operator's output that holds no storage of its
- * own: an in-place operator on a choice output (a ReLU(inplace=True) after
- * an optional batch norm) writes into the alternatives' storages, but its
- * output is a tensor of its own, with its own gradient. */
-static int
-inplace_on_choice(const struct cm_graph *m, int t)
+int
+cm_graph_inplace_on_choice(const struct cm_graph *m, int t)
 {
 	const struct cm_tensor *x = &m->tensors[t];
 
@@ -567,7 +563,7 @@ collect_alts(struct cm_graph *m, int t, int views, int **set, int *n, int *cap, 
 	(*set)[(*n)++] = t;
 	if (views && x->view_of >= 0 && collect_alts(m, x->view_of, views, set, n, cap, depth + 1) != 0)
 		return -1;
-	if (x->storage >= 0 || (views && inplace_on_choice(m, t)))
+	if (x->storage >= 0 || (views && cm_graph_inplace_on_choice(m, t)))
 		return 0;
 	for (int i = 0; i < x->nalts; i++)
 		if (collect_alts(m, x->alts[i], views, set, n, cap, depth + 1) != 0)
@@ -609,7 +605,7 @@ reach(struct cm_graph *m, int t, expr_id guard, int views, int **set, int *n)
 			struct cm_tensor *b = &m->tensors[x->view_of];
 			b->walk_cond = expr_or(g, b->walk_cond, x->walk_cond);
 		}
-		if (x->storage >= 0 || (views && inplace_on_choice(m, (*set)[i])))
+		if (x->storage >= 0 || (views && cm_graph_inplace_on_choice(m, (*set)[i])))
 			continue;
 		for (int j = 0; j < x->nalts; j++) {
 			struct cm_tensor *a = &m->tensors[x->alts[j]];
