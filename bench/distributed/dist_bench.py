@@ -5,7 +5,7 @@
   tests/pg/with_pg.sh dist python3 bench/distributed/dist_bench.py [DEVICE [MEMORY]]
 
 runs one long count (cnn5's 334M-configuration space, examples/, on DEVICE,
-default a100-40gb, under MEMORY, default 2GiB) three times, each time on
+default a100-40gb, under MEMORY, default 2.5GiB) three times, each time on
 fresh replicas of $top_builddir/dnnsatd and an emptied database
 ($DNNSAT_TEST_DATABASE_URL, which tests/pg/with_pg.sh sets):
 
@@ -124,7 +124,7 @@ def run(name, n, distribute, q):
 def main():
     if not DB_URL:
         sys.exit("dist_bench: run it through tests/pg/with_pg.sh (DNNSAT_TEST_DATABASE_URL is unset)")
-    q = query(sys.argv[1] if len(sys.argv) > 1 else "a100-40gb", sys.argv[2] if len(sys.argv) > 2 else "2GiB")
+    q = query(sys.argv[1] if len(sys.argv) > 1 else "a100-40gb", sys.argv[2] if len(sys.argv) > 2 else "2.5GiB")
     print("dist_bench: %d cores online; replicas pinned to core i mod %d" % (CORES, CORES), flush=True)
     single = run("single", 1, False, q)
     one = run("dist-1", 1, True, q)

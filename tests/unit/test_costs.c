@@ -368,18 +368,21 @@ err_report(const struct err_stats *st, const char *what, int rows)
 	    st->sum / st->n * 100, st->n, st->under, st->worst * 100);
 }
 
-/* A CNN of the reference tables: a preset, or a model file (path from the
- * source tree). */
+/* A CNN of the reference tables for device `dev`: a preset, or a model file
+ * (path from the source tree). */
 static void
-cnn_build(struct tmodel *t, const char *preset, const char *file, const struct cm_workload *wl)
+cnn_build(struct tmodel *t, const char *preset, const char *file, const struct cm_workload *wl,
+    const struct cm_device *dev)
 {
 	memset(t, 0, sizeof *t);
-	if (preset != NULL) {
-		preset_eval(t, preset, wl);
-		return;
-	}
-	ck_assert_msg(cm_def_load_file(src_path(file), &t->def, &t->err) == 0, "%s", t->err.message);
-	ck_assert_msg(tmodel_build_def(t, wl) == 0, "%s: %s", file, t->err.message);
+	if (preset != NULL)
+		ck_assert_msg(cm_def_load_preset(preset, &t->def, &t->err) == 0, "%s: %s", preset, t->err.message);
+	else
+		ck_assert_msg(cm_def_load_file(src_path(file), &t->def, &t->err) == 0, "%s: %s", file, t->err.message);
+	ck_assert_msg(tmodel_build_def_on(t, wl, dev) == 0, "%s: %s", preset ? preset : file, t->err.message);
+	if (preset != NULL)
+		ck_assert_msg(cm_config_apply_preset(t->def, preset, t->cfg, &t->err) == 0, "%s: %s", preset,
+		    t->err.message);
 }
 
 START_TEST(test_a100_peak_memory)
@@ -390,7 +393,15 @@ START_TEST(test_a100_peak_memory)
 	double safe_sum = 0, safe_low = INFINITY, safe_high = -INFINITY;
 	int safe_under = 0;
 	struct err_stats st = { 0, 0, 0, 0 };
+	struct cm_device_catalog cat;
+	const struct cm_device *a100;
+	struct dn_error err0;
 
+	/* the service's A100 entry: its CUDA context is the A100's */
+	memset(&err0, 0, sizeof err0);
+	ck_assert_msg(cm_catalog_load(src_path("schemas/devices.json"), &cat, &err0) == 0, "%s", err0.message);
+	a100 = cm_catalog_find(&cat, "a100-40gb");
+	ck_assert_ptr_nonnull(a100);
 	ck_assert_ptr_nonnull(f);
 	printf("%-13s %5s %10s %10s %8s %10s %8s\n", "model", "batch", "measured", "expected", "error", "safe", "error");
 	while (fgets(line, sizeof line, f)) {
@@ -409,7 +420,7 @@ START_TEST(test_a100_peak_memory)
 		else if (strcmp(fl[0], "inception") == 0) file = "examples/models/inception_v3.json";
 		else if (strcmp(fl[0], "Xception") == 0) { file = "examples/models/xception.json"; res = "224"; }
 		else ck_abort_msg("unknown model %s", fl[0]);
-		cnn_build(&t, preset, file, &wl);
+		cnn_build(&t, preset, file, &wl, a100);
 		tmodel_set(&t, "batch_size", fl[1]);
 		if (res != NULL)
 			tmodel_set(&t, "resolution", res);
@@ -431,24 +442,12 @@ START_TEST(test_a100_peak_memory)
 			safe_high = fmax(safe_high, serr);
 		}
 		{
-			/* One known exception, open: Xception at batch 128 is -11.6%. Its
-			 * measured memory grows super-linearly (135 MiB per sample from
-			 * batch 32 to 64, 179 from 64 to 128; the model's 144 and 142),
-			 * which no per-sample term follows. Until cost model 1.3.3 the row
-			 * stayed above -10% only through 557 MiB of middle-flow Block
-			 * outputs that autograd does not keep (checked against PyTorch by
-			 * test_saved_activations_choices). Held at -12% so that it cannot
-			 * drift further unseen; every other row keeps -10%. */
-			/* The second, open too: ResNet-50 at batch 128 is -10.4%. It is
-			 * what the service's estimate (a model built at the point) has
-			 * answered all along; this test, building over the template's
-			 * declared ranges, read -7.8% until cost model 1.4.2 only because
-			 * every block's output then lived to the end of its stage (the
-			 * last reader of any repeat count), which the point's model,
-			 * holding only the blocks it runs, never did (test_model's
-			 * test_bounds_invariant). Held at -11%. */
-			double limit = strcmp(fl[0], "Xception") == 0 && atoi(fl[1]) == 128 ? -0.12 :
-			    strcmp(fl[0], "resnet") == 0 && atoi(fl[1]) == 128 ? -0.11 : -0.10;
+			/* Every row: no more than 10% low (issue 15). Until the A100
+			 * entry's context was derived from this table's models without
+			 * dense convolutions (docs/memory-accuracy.md; 1343 MiB, the
+			 * V100's, before), Xception batch 128 was -11.6% and ResNet-50
+			 * batch 128 -10.4%. */
+			double limit = -0.10;
 			ck_assert_msg(err >= limit, "%s batch %s: %.0f MiB is %.1f%% below the measured %.0f MiB "
 			    "(limit %.0f%%)", fl[0], fl[1], ours, -err * 100, meas, limit * 100);
 		}
@@ -460,6 +459,7 @@ START_TEST(test_a100_peak_memory)
 	printf("safe: %d rows below the measurement, errors %+.1f%% .. %+.1f%% (mean %+.1f%%)\n",
 	    safe_under, safe_low * 100, safe_high * 100, safe_sum / st.n * 100);
 	ck_assert_msg(st.sum / st.n <= 0.08, "mean absolute error %.1f%% > 8%%", st.sum / st.n * 100);
+	cm_catalog_free(&cat);
 }
 END_TEST
 
@@ -482,6 +482,7 @@ START_TEST(test_alloc_replay)
 	char line[512], *fl[8];
 	struct cm_workload wl = test_workload(1);
 	struct err_stats st = { 0, 0, 0, 0 };
+	struct cm_device dev = test_device();
 
 	ck_assert_ptr_nonnull(f);
 	printf("%-16s %5s %14s %14s %14s %12s %8s\n", "model", "batch", "replay alloc", "replay resv",
@@ -495,7 +496,7 @@ START_TEST(test_alloc_replay)
 		if (strcmp(fl[0], "efficientnet_b0") == 0) file = "examples/models/efficientnet_b0.json";
 		else if (strcmp(fl[0], "inception_v3") == 0) file = "examples/models/inception_v3.json";
 		else if (strcmp(fl[0], "xception") == 0) file = "examples/models/xception.json";
-		cnn_build(&t, file == NULL ? fl[0] : NULL, file, &wl);
+		cnn_build(&t, file == NULL ? fl[0] : NULL, file, &wl, &dev);
 		tmodel_set(&t, "batch_size", fl[2]);
 		tmodel_set(&t, "resolution", fl[1]);
 		tmodel_eval(&t);

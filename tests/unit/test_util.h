@@ -71,18 +71,26 @@ tmodel_free(struct tmodel *t)
 	memset(t, 0, sizeof *t);
 }
 
-/* Builds from an already loaded def; returns 0 or -1 with t->err set. */
+/* Builds from an already loaded def for device `d`; returns 0 or -1 with
+ * t->err set. */
+static int __attribute__((unused))
+tmodel_build_def_on(struct tmodel *t, const struct cm_workload *wl, const struct cm_device *d)
+{
+	t->cfg = calloc((size_t)t->def->nhps + 1, sizeof *t->cfg);
+	cm_config_defaults(t->def, t->cfg);
+	if (cm_model_build(t->def, wl, d, NULL, &t->m, &t->err) != 0)
+		return -1;
+	t->scratch = calloc((size_t)cm_model_scratch_len(t->m), sizeof *t->scratch);
+	return 0;
+}
+
+/* The same for the tests' A100 (test_device). */
 static int __attribute__((unused))
 tmodel_build_def(struct tmodel *t, const struct cm_workload *wl)
 {
 	struct cm_device d = test_device();
 
-	t->cfg = calloc((size_t)t->def->nhps + 1, sizeof *t->cfg);
-	cm_config_defaults(t->def, t->cfg);
-	if (cm_model_build(t->def, wl, &d, NULL, &t->m, &t->err) != 0)
-		return -1;
-	t->scratch = calloc((size_t)cm_model_scratch_len(t->m), sizeof *t->scratch);
-	return 0;
+	return tmodel_build_def_on(t, wl, &d);
 }
 
 static int __attribute__((unused))
