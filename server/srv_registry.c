@@ -187,11 +187,21 @@ srv_content_hash(const char *text, const char *salt, char id[33])
 	snprintf(id, 33, "%016llx%016llx", (unsigned long long)h1, (unsigned long long)h2);
 }
 
-/* A query's id: its canonical text and the cost model's version. */
+/* What ids hash besides the text: the cost model's version and, once
+ * srv_query_id_salt has run, the catalog's digest. Written once at startup. */
+static char id_salt[128] = CM_VERSION;
+
+void
+srv_query_id_salt(const char *catalog_digest)
+{
+	snprintf(id_salt, sizeof id_salt, "%s catalog %s", CM_VERSION, catalog_digest);
+}
+
+/* A query's id: its canonical text and the salt above. */
 static void
 hash_text(const char *text, char id[33])
 {
-	srv_content_hash(text, CM_VERSION, id);
+	srv_content_hash(text, id_salt, id);
 }
 
 int

@@ -50,8 +50,9 @@ void srv_registry_set_bytes(struct srv_registry *reg, size_t max_query_bytes, si
 size_t srv_query_bytes(const struct srv_query *sq);
 
 /* The canonical form of a query body (a copy without "timeout" and
- * "config") and its id: 32 hex digits hashing the canonical text and the
- * cost model's version. Returns the canonical object (new reference). */
+ * "config") and its id: 32 hex digits hashing the canonical text, the
+ * cost model's version and the device catalog's digest
+ * (srv_query_id_salt). Returns the canonical object (new reference). */
 json_t *srv_query_canonical(const json_t *body, char id[33], char **text);
 /* 32 hex digits hashing `text` and then `salt` (two FNV-1a variants, 128
  * bits): query ids (salt: the cost model's version) and the model ids of
@@ -62,6 +63,14 @@ void srv_content_hash(const char *text, const char *salt, char id[33]);
 /* 1 when `id` is the id of the canonical request text `text` (a stored
  * entry read by id answers that request and no other), else 0. */
 int srv_query_id_matches(const char *text, const char *id);
+/* Makes query ids hash `catalog_digest` too (the SHA-256 of the device
+ * catalog file the service loaded): queries name catalog devices, so an
+ * answer changes with the catalog's contents (a context figure, a site's
+ * own entries), and a stored answer must not outlive them (a PostgreSQL
+ * cache shared across releases or replicas with other catalogs). Called
+ * once at startup, before any thread hashes; until then ids hash the cost
+ * model's version alone. */
+void srv_query_id_salt(const char *catalog_digest);
 
 /* The compiled query of `id`: from memory, else compiled from `request`
  * (the canonical query; NULL: only from memory). NULL with err: a query

@@ -16,6 +16,7 @@
  * after a failed srv_start.
  */
 #include "srv.h"
+#include "srv_digest.h"
 #include "srv_registry.h"
 
 #include <stdio.h>
@@ -116,6 +117,29 @@ open_access_log(struct srv *s, struct dn_error *err)
 	return 0;
 }
 
+/* Query ids hash the catalog file's SHA-256 (srv_query_id_salt). */
+static int
+salt_ids_with_catalog(const char *path, struct dn_error *err)
+{
+	char hex[SRV_SHA256_HEX], *buf = NULL;
+	FILE *f = fopen(path, "rb");
+	long n = -1;
+
+	if (f != NULL && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+	    (buf = malloc((size_t)n + 1)) != NULL && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	if (f != NULL)
+		fclose(f);
+	if (buf == NULL)
+		return dn_error_set(err, DN_EINVAL, path, "cannot read the device catalog");
+	srv_sha256_hex(buf, (size_t)n, hex);
+	free(buf);
+	srv_query_id_salt(hex);
+	return 0;
+}
+
 int
 srv_start(struct srv *s, struct dn_error *err)
 {
@@ -124,7 +148,8 @@ srv_start(struct srv *s, struct dn_error *err)
 	pthread_mutex_init(&s->log_lock, NULL);
 	s->started = srv_now();
 	snprintf(path, sizeof path, "%s/devices.json", cm_data_dir());
-	if (cm_catalog_load(path, &s->catalog, err) != 0 || api_templates_load(s, err) != 0)
+	if (cm_catalog_load(path, &s->catalog, err) != 0 || salt_ids_with_catalog(path, err) != 0 ||
+	    api_templates_load(s, err) != 0)
 		return -1;
 	if (s->cfg.token_file != NULL && load_tokens(s, s->cfg.token_file, err) != 0)
 		return -1;

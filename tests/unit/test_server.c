@@ -298,6 +298,24 @@ START_TEST(test_canonical_id)
 	ck_assert_ptr_nonnull(strstr(text, "\"budgets\":{\"memory\":\"1GiB\""));
 	for (int i = 0; i < 32; i++)
 		ck_assert(strchr("0123456789abcdef", ia[i]) != NULL);
+	ck_assert(srv_query_id_matches(text, ia));
+	{
+		/* the device catalog's digest: another catalog, another id (a
+		 * stored answer never outlives the catalog it was computed with) */
+		char i1[33], i2[33];
+		json_t *c1, *c2;
+		srv_query_id_salt("1111");
+		c1 = srv_query_canonical(a, i1, NULL);
+		srv_query_id_salt("2222");
+		c2 = srv_query_canonical(a, i2, NULL);
+		ck_assert_str_ne(i1, ia);
+		ck_assert_str_ne(i1, i2);
+		ck_assert(srv_query_id_matches(text, i2));
+		ck_assert(!srv_query_id_matches(text, i1));
+		ck_assert(!srv_query_id_matches(text, ia));
+		json_decref(c1);
+		json_decref(c2);
+	}
 	free(text);
 	json_decref(ca);
 	json_decref(cb);
@@ -1080,10 +1098,11 @@ START_TEST(test_server_progress_saved)
 	json_object_set_new(q, "budgets", json_pack("{s:s}", "memory", "40GiB"));
 	ck_assert_ptr_nonnull(json_object_get(q, "model"));
 	ck_assert_ptr_nonnull(json_object_get(q, "space"));
+	server_start_with(NULL, extra);
+	/* after the start: ids hash the catalog the server loaded */
 	canon = srv_query_canonical(q, id, &text);
 	json_object_set_new(q, "timeout", json_real(6));
 	body = json_dumps(q, JSON_COMPACT);
-	server_start_with(NULL, extra);
 	args[0] = &status;
 	args[1] = body;
 	ck_assert_int_eq(pthread_create(&th, NULL, post_in_thread, args), 0);
