@@ -55,7 +55,8 @@ size_t srv_query_bytes(const struct srv_query *sq);
  * (srv_query_id_salt). Returns the canonical object (new reference). */
 json_t *srv_query_canonical(const json_t *body, char id[33], char **text);
 /* 32 hex digits hashing `text` and then `salt` (two FNV-1a variants, 128
- * bits): query ids (salt: the cost model's version) and the model ids of
+ * bits): query ids (salt: the cost model's version and the catalog's
+ * digest, srv_query_id_salt) and the model ids of
  * earlier versions (salt: "dnnsat-model", api_models.c; models are now
  * named by SHA-256, srv_digest.h). Not cryptographic: whoever reads an
  * entry by id compares the stored text with what the id should name. */
