@@ -108,6 +108,10 @@ struct cm_device_catalog {
 /* Loads schemas/devices.json (or another catalog file). */
 int cm_catalog_load(const char *path, struct cm_device_catalog *cat,
     struct dn_error *err);
+/* The same from the file's `len` bytes (read by the caller, which also
+ * hashes them: srv_start.c); `path` names the file in errors. */
+int cm_catalog_parse(const char *path, const char *text, size_t len,
+    struct cm_device_catalog *cat, struct dn_error *err);
 /* The same from a parsed document {"devices": [...]} (a catalog file or
  * the GET /v1/devices answer). */
 int cm_catalog_from_json(const json_t *root, struct cm_device_catalog *cat,

@@ -9,6 +9,7 @@
  * (cm_catalog_resolve).
  */
 #include "costmodel.h"
+#include "dn_file.h"
 #include "dn_suggest.h"
 
 #include <math.h>
@@ -102,12 +103,29 @@ cm_device_from_json(const json_t *obj, const char *path, struct cm_device *d,
 int
 cm_catalog_load(const char *path, struct cm_device_catalog *cat, struct dn_error *err)
 {
+	size_t len;
+	char *text;
+	int rc;
+
+	memset(cat, 0, sizeof *cat);
+	text = dn_file_read(path, 0, "devices", &len, err);
+	if (text == NULL)
+		return -1;
+	rc = cm_catalog_parse(path, text, len, cat, err);
+	free(text);
+	return rc;
+}
+
+int
+cm_catalog_parse(const char *path, const char *text, size_t len, struct cm_device_catalog *cat,
+    struct dn_error *err)
+{
 	json_error_t jerr;
 	json_t *root;
 	int rc;
 
 	memset(cat, 0, sizeof *cat);
-	root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (root == NULL)
 		return dn_error_set(err, DN_EINVAL, "devices", "%s: line %d: %s", path, jerr.line, jerr.text);
 	rc = cm_catalog_from_json(root, cat, err);

@@ -12,6 +12,7 @@
  */
 #include "srv.h"
 #include "dn_datadir.h"
+#include "dn_file.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,32 +115,19 @@ web_dir(void)
 static void
 send_file(struct srv_request *r, const char *dir, const char *rel, const char *ctype)
 {
-	char path[1200];
-	FILE *f;
-	char *buf;
-	long n;
+	struct dn_error err;
+	char path[1200], *buf;
+	size_t n;
 
+	memset(&err, 0, sizeof err);
 	snprintf(path, sizeof path, "%s/%s", dir, rel);
-	f = fopen(path, "rb");
-	if (f == NULL) {
+	buf = dn_file_read(path, 0, NULL, &n, &err);
+	if (buf == NULL && err.code == DN_ENOENT)
 		srv_reply_problem(r, 404, "not-found", "Not found", NULL, "no such file: %s", rel);
-		return;
-	}
-	if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0 ||
-	    (buf = malloc((size_t)n + 1)) == NULL) {
-		fclose(f);
+	else if (buf == NULL)
 		srv_reply_problem(r, 500, "internal", "Internal error", NULL, "cannot read %s", rel);
-		return;
-	}
-	if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		fclose(f);
-		srv_reply_problem(r, 500, "internal", "Internal error", NULL, "cannot read %s", rel);
-		return;
-	}
-	fclose(f);
-	buf[n] = '\0';
-	srv_reply_owned(r, 200, ctype, buf, (size_t)n);
+	else
+		srv_reply_owned(r, 200, ctype, buf, n);
 }
 
 static void

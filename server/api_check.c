@@ -112,7 +112,8 @@ check_on(struct srv_request *r, struct srv_query *sq, const json_t *config)
 		srv_reply_error(r, &err);
 		return;
 	}
-	pthread_rwlock_rdlock(&sq->lock);
+	if (srv_query_lock(r, sq, 0) != 0)
+		return;                 /* busy: on to a worker (status 0), or 503 there */
 	text = ans_check_text(&sq->e, config, scratch, 1, 0, sq->id, &len, &err);
 	pthread_rwlock_unlock(&sq->lock);
 	if (text != NULL)
@@ -264,7 +265,11 @@ api_reduction_check_get(struct srv_request *r)
 		struct dn_error err;
 		int rc;
 		memset(&err, 0, sizeof err);
-		pthread_rwlock_rdlock(&sq->lock);
+		if (srv_query_lock(r, sq, 0) != 0) {
+			if (pinned == NULL)
+				srv_registry_release(r->srv->registry, sq);
+			return;         /* busy: on to a worker (status 0), or 503 there */
+		}
 		rc = fs_args_readable(&sq->e, a.names, a.values, a.n, &err);
 		pthread_rwlock_unlock(&sq->lock);
 		if (rc != 0) {

@@ -289,7 +289,8 @@ solve_and_reply(struct srv_request *r, struct srv_query *sq, const struct cache_
 	double started = srv_now();
 
 	memset(&err, 0, sizeof err);
-	pthread_rwlock_wrlock(&sq->lock);
+	if (srv_query_lock(r, sq, 1) != 0)
+		return;                 /* another request counts it past this one's deadline: 503 */
 	if (ce != NULL)
 		restore(sq, ce);
 	if (sq->result != NULL) {
@@ -541,7 +542,10 @@ find_query(struct srv_request *r, struct cache_entry *ce)
 		srv_reply_error(r, &err);
 		return NULL;
 	}
-	pthread_rwlock_wrlock(&sq->lock);
+	if (srv_query_lock(r, sq, 1) != 0) {
+		srv_registry_release(s->registry, sq);
+		return NULL;
+	}
 	restore(sq, ce);
 	pthread_rwlock_unlock(&sq->lock);
 	return sq;
@@ -585,8 +589,12 @@ api_reduction_get(struct srv_request *r)
 	if (sq == NULL)
 		return;
 	if (!r->in_worker) {
-		/* in memory: answer here when done, else count on a worker */
-		pthread_rwlock_rdlock(&sq->lock);
+		/* in memory: answer here when done, else count on a worker
+		 * (also when a worker is counting it now: never wait here) */
+		if (srv_query_lock(r, sq, 0) != 0) {
+			srv_registry_release(r->srv->registry, sq);
+			return;
+		}
 		if (sq->result != NULL) {
 			json_t *res = json_deep_copy(sq->result);
 			json_object_set_new(res, "cached", json_true());

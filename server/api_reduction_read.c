@@ -86,16 +86,19 @@ need_exact(struct srv_request *r, struct srv_query *sq, double timeout, const ch
 }
 
 /* The start of every read below: looks up the request's reduction (a
- * reply, and NULL, when there is none), takes its lock for writing and
- * clears err. Paired with release or reply_and_release. */
+ * reply, and NULL, when there is none), takes its lock for writing (a
+ * 503 reply, and NULL, when another request holds it past this one's
+ * deadline: srv_query_lock) and clears err. Paired with release or reply_and_release. */
 static struct srv_query *
 acquire(struct srv_request *r, struct dn_error *err)
 {
 	struct srv_query *sq = api_reduction_query(r);
 
 	memset(err, 0, sizeof *err);
-	if (sq != NULL)
-		pthread_rwlock_wrlock(&sq->lock);
+	if (sq != NULL && srv_query_lock(r, sq, 1) != 0) {
+		srv_registry_release(r->srv->registry, sq);
+		return NULL;
+	}
 	return sq;
 }
 

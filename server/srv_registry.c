@@ -15,9 +15,11 @@
 
 #include "dn_deadline.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct srv_registry {
 	pthread_mutex_t lock;
@@ -369,4 +371,37 @@ srv_registry_release(struct srv_registry *reg, struct srv_query *sq)
 	pthread_mutex_unlock(&reg->lock);
 	if (drop)
 		srv_query_free(sq);
+}
+
+int
+srv_query_lock(struct srv_request *r, struct srv_query *sq, int write)
+{
+	struct timespec until;
+	double deadline, whole;
+	int rc;
+
+	if (!r->in_worker) {
+		rc = write ? pthread_rwlock_trywrlock(&sq->lock) : pthread_rwlock_tryrdlock(&sq->lock);
+		if (rc == 0)
+			return 0;
+		r->status = 0;
+		return 1;
+	}
+	/* srv_now is CLOCK_MONOTONIC (dn_deadline_now): the wait is on it too */
+	deadline = srv_request_deadline(r);
+	whole = (double)(time_t)deadline;
+	until.tv_sec = (time_t)deadline;
+	until.tv_nsec = (long)((deadline - whole) * 1e9);
+	if (until.tv_nsec < 0 || until.tv_nsec >= 1000000000L)
+		until.tv_nsec = 0;
+	do
+		rc = write ? pthread_rwlock_clockwrlock(&sq->lock, CLOCK_MONOTONIC, &until)
+		    : pthread_rwlock_clockrdlock(&sq->lock, CLOCK_MONOTONIC, &until);
+	while (rc == EINTR);
+	if (rc == 0)
+		return 0;
+	r->retry_after = 1;
+	srv_reply_problem(r, 503, "busy", "Reduction busy", NULL, "reduction %s is being counted by another request "
+	    "past this request's deadline (%.3g s): retry (the count goes on)", sq->id, deadline - r->t_start);
+	return -1;
 }

@@ -81,6 +81,18 @@ struct srv_query *srv_registry_get(struct srv_registry *reg, const char *id, con
     struct dn_error *err);
 void srv_registry_release(struct srv_registry *reg, struct srv_query *sq);
 
+/*
+ * Takes sq->lock for request r, for writing (write != 0) or reading, and
+ * never lets the wait pin a thread: on an HTTP thread or a database reader
+ * (r->in_worker 0) it only tries, and when the lock is busy (a worker is
+ * counting sq) it sets r->status to 0 and returns 1: the caller gives up
+ * sq and returns, and the request runs again on a solver worker. On a
+ * worker it waits until r's deadline (srv_request_deadline) and no longer:
+ * -1 then, with a 503 "busy" reply (Retry-After: 1) set. 0: held; the
+ * caller unlocks it.
+ */
+int srv_query_lock(struct srv_request *r, struct srv_query *sq, int write);
+
 /* A compiled query of one's own, outside the registry (a distributed
  * count's claimer counts its jobs on it): NULL with err as
  * srv_registry_get. srv_query_free frees it. */

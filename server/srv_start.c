@@ -16,6 +16,7 @@
  * after a failed srv_start.
  */
 #include "srv.h"
+#include "dn_file.h"
 #include "srv_digest.h"
 #include "srv_registry.h"
 
@@ -117,27 +118,24 @@ open_access_log(struct srv *s, struct dn_error *err)
 	return 0;
 }
 
-/* Query ids hash the catalog file's SHA-256 (srv_query_id_salt). */
+/* Loads the device catalog and makes query ids hash its file's SHA-256
+ * (srv_query_id_salt): the bytes are read once, hashed, then parsed. */
 static int
-salt_ids_with_catalog(const char *path, struct dn_error *err)
+load_catalog(struct srv *s, const char *path, struct dn_error *err)
 {
-	char hex[SRV_SHA256_HEX], *buf = NULL;
-	FILE *f = fopen(path, "rb");
-	long n = -1;
+	char hex[SRV_SHA256_HEX], *text;
+	size_t len;
+	int rc;
 
-	if (f != NULL && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-	    (buf = malloc((size_t)n + 1)) != NULL && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	if (f != NULL)
-		fclose(f);
-	if (buf == NULL)
-		return dn_error_set(err, DN_EINVAL, path, "cannot read the device catalog");
-	srv_sha256_hex(buf, (size_t)n, hex);
-	free(buf);
-	srv_query_id_salt(hex);
-	return 0;
+	text = dn_file_read(path, 0, "devices", &len, err);
+	if (text == NULL)
+		return -1;
+	srv_sha256_hex(text, len, hex);
+	rc = cm_catalog_parse(path, text, len, &s->catalog, err);
+	free(text);
+	if (rc == 0)
+		srv_query_id_salt(hex);
+	return rc;
 }
 
 int
@@ -148,7 +146,7 @@ srv_start(struct srv *s, struct dn_error *err)
 	pthread_mutex_init(&s->log_lock, NULL);
 	s->started = srv_now();
 	snprintf(path, sizeof path, "%s/devices.json", cm_data_dir());
-	if (cm_catalog_load(path, &s->catalog, err) != 0 || salt_ids_with_catalog(path, err) != 0 ||
+	if (load_catalog(s, path, err) != 0 ||
 	    api_templates_load(s, err) != 0)
 		return -1;
 	if (s->cfg.token_file != NULL && load_tokens(s, s->cfg.token_file, err) != 0)

@@ -10,6 +10,9 @@ export class ApiError extends Error {
 		this.title = problem.title || `HTTP ${status}`;
 		this.detail = problem.detail || '';
 		this.path = problem.path || '';
+		// seconds after which the same request may succeed (a 429 or 503
+		// with Retry-After: a busy or stopping server), else 0
+		this.retryAfter = Number(problem.retry_after) || 0;
 	}
 }
 
@@ -51,6 +54,25 @@ export async function uploadModel(file, { signal } = {}) {
 }
 
 export const isAbort = (e) => e && e.name === 'AbortError';
+
+// Waits ms milliseconds; an abort of `signal` ends the wait with its
+// AbortError.
+export function pause(ms, signal) {
+	return new Promise((resolve, reject) => {
+		const done = () => {
+			clearTimeout(t);
+			reject(signal.reason);
+		};
+		const t = setTimeout(() => {
+			signal.removeEventListener('abort', done);
+			resolve();
+		}, ms);
+		if (signal.aborted)
+			done();
+		else
+			signal.addEventListener('abort', done, { once: true });
+	});
+}
 
 // The query string of a configuration for GET .../check: numbers and
 // strings as they are, a nested choice (an object) as its JSON text.

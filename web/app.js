@@ -8,7 +8,7 @@
 // all. The inputs live in the URL fragment (state.js): written on every
 // change, read at load and when the fragment changes.
 
-import { configQuery, isAbort, request, uploadModel } from './api.js';
+import { configQuery, isAbort, pause, request, uploadModel } from './api.js';
 import { $, h, put } from './dom.js';
 import * as fmt from './format.js';
 import { discrete, domain, exampleSpace, fits, spaceText } from './space.js';
@@ -362,6 +362,15 @@ function loadHeatmap() {
 		$('heatmap').replaceChildren(h('p', { class: 'muted' }, 'Pick two different discrete parameters.'));
 		return Promise.resolve();
 	}
+	if (st.answer && st.answer.status !== 'exact') {
+		// the heat map needs the exact count: asked for while the count
+		// goes on, it would hold the reduction (and a solver worker) until
+		// its deadline; the exact answer's refresh draws it
+		st.views.heatmap?.abort();
+		clearErrors('heatmap');
+		$('heatmap').replaceChildren(h('p', { class: 'muted' }, 'The heat map is drawn once the count is exact.'));
+		return Promise.resolve();
+	}
 	return view('heatmap', 'heatmap', async (signal, id) => {
 		const q = new URLSearchParams({ x, y });
 		const { data } = await request(`/v1/reductions/${id}/heatmap?${q}`, { signal });
@@ -460,7 +469,19 @@ async function solve() {
 		// the views load while the count goes on
 		const views = [show(data, query, true)];
 		while (status === 202) {
-			({ status, data } = await request(`/v1/reductions/${data.id}?timeout=2`, { signal: ctl.signal }));
+			let next;
+			try {
+				next = await request(`/v1/reductions/${data.id}?timeout=2`, { signal: ctl.signal });
+			} catch (e) {
+				// a 503 with Retry-After: another request holds the count
+				// past this poll's deadline, or the poll waited that long
+				// for a worker; the count goes on, so ask again
+				if (isAbort(e) || e.status !== 503 || !e.retryAfter)
+					throw e;
+				await pause(e.retryAfter * 1000, ctl.signal);
+				continue;
+			}
+			({ status, data } = next);
 			views.push(show(data, query, data.status === 'exact'));
 		}
 		await Promise.all(views);

@@ -70,13 +70,18 @@ async function phase(name, page, steps) {
 
 // ---- the daemon ----
 
+// the daemon's stderr so far: its log and access log (each request's status
+// and time; a dropped or failed request says why), printed when a step fails
+let daemonLog = () => '';
+
 function startDaemon() {
 	const bin = path.resolve(TOP_BUILDDIR, 'dnnsatd');
 	const env = { ...process.env, DNNSAT_DATA_DIR: process.env.DNNSAT_DATA_DIR || path.join(TOP_SRCDIR, 'schemas'),
 		DNNSAT_WEB_DIR: path.join(TOP_SRCDIR, 'web') };
-	const child = spawn(bin, ['--listen', '127.0.0.1:0', '--access-log', 'off'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+	const child = spawn(bin, ['--listen', '127.0.0.1:0', '--access-log', '-'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
 	let stderr = '';
 	child.stderr.on('data', (d) => { stderr += d; });
+	daemonLog = () => stderr;
 	return new Promise((resolve, reject) => {
 		let out = '';
 		const timer = setTimeout(() => reject(new Error(`${bin} did not say where it listens: ${stderr}`)), 20000);
@@ -176,6 +181,9 @@ async function showsBounds(page, response, polls) {
 	if (upper.length <= 15)
 		assert.deepEqual([bounds[1], bounds[2]].map((b) => b.replace(/,/g, '')), [lower, upper]);
 	assert.match(await page.textContent('#status'), /counting/);
+	// the heat map waits for the exact count: asked for now, it would hold
+	// the reduction and a solver worker until its deadline
+	assert.match(await page.textContent('#heatmap'), /drawn once the count is exact/);
 }
 
 async function firstLoad(page) {
@@ -489,6 +497,28 @@ async function desktop(browser) {
 			await showsBounds(page, answer, polls);
 			await page.unrouteAll();
 		}],
+		['a poll answered 503 busy with Retry-After: the page waits, polls again and goes on counting', async () => {
+			// the pasted model's count (1.3e30 configurations) is still polled
+			const seen = [];
+			const busy = (route) => {
+				seen.push(Date.now());
+				if (seen.length > 1)
+					return route.fallback();
+				return route.fulfill({
+					status: 503, contentType: 'application/problem+json', headers: { 'Retry-After': '1' },
+					body: JSON.stringify({ type: 'https://dnnsat.dev/problems/busy', title: 'Reduction busy', status: 503,
+						detail: 'reduction is being counted by another request', retry_after: 1 }),
+				});
+			};
+			const isPoll = (url) => POLL.test(url.pathname);
+			await page.route(isPoll, busy);
+			for (const t0 = Date.now(); seen.length < 2; await sleep(50))
+				assert.ok(Date.now() - t0 < STEP_TIMEOUT, `polls after the 503: ${seen.length - 1}`);
+			await page.unroute(isPoll, busy);
+			assert.ok(seen[1] - seen[0] >= 900, `polled again ${seen[1] - seen[0]} ms after Retry-After: 1`);
+			assert.match(await page.textContent('#status'), /counting/);
+			assert.doesNotMatch(await page.textContent('#feasible-text'), /error/);
+		}],
 		['an uploaded ONNX model: stored by POST /v1/models, then named by its id in the query', async () => {
 			const isUpload = (r) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/v1/models';
 			const uploadDone = page.waitForResponse(isUpload, { timeout: STEP_TIMEOUT });
@@ -497,7 +527,7 @@ async function desktop(browser) {
 			solvedById.catch(() => {});     // awaited below; an earlier failure must not leave it unhandled
 			await page.setInputFiles('#model-file', path.join(TOP_SRCDIR, 'tests/data/onnx/tiny_cnn.onnx'));
 			const up = await uploadDone;
-			assert.ok([200, 201].includes(up.status()), `POST /v1/models answered ${up.status()}`);
+			assert.ok([200, 201].includes(up.status()), `POST /v1/models answered ${up.status()}: ${await up.text()}`);
 			assert.equal(up.request().headers()['content-type'], 'application/onnx');
 			const meta = await up.json();
 			assert.match(meta.id, /^[0-9a-f]{64}$/);
@@ -677,6 +707,8 @@ async function main() {
 		daemon.child.kill('SIGTERM');
 	}
 	console.log(`time: ${((Date.now() - T0) / 1000).toFixed(1)} s`);
+	if (failed)
+		console.log(`dnnsatd's log with its access log (the last 80 lines):\n${daemonLog().split('\n').slice(-81).join('\n')}`);
 	console.log(`${passed} passed, ${failed} failed`);
 	process.exit(failed ? 1 : 0);
 }

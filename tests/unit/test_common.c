@@ -1,14 +1,18 @@
 /*
  * test_common.c - the shared helpers of common/ that have no other home:
  * dn_grow's growth, its overflow checks and its failure contract (the
- * array and capacity unchanged).
+ * array and capacity unchanged); dn_file_read's whole-file read and its
+ * errors.
  */
 #include <check.h>
+#include <stdio.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "dn_file.h"
 #include "dn_grow.h"
 #include "test_util.h"
 
@@ -55,6 +59,57 @@ START_TEST(test_grow_overflow_refused)
 }
 END_TEST
 
+/* The bytes as the file holds them, NUL-terminated; each failure with
+ * its code and the path named. */
+START_TEST(test_file_read)
+{
+	char tmp[] = "/tmp/dn_file_XXXXXX", tmp2[] = "/tmp/dn_file_XXXXXX", *text;
+	struct dn_error err;
+	size_t len = 99;
+	FILE *f;
+	int fd = mkstemp(tmp);
+
+	ck_assert_int_ge(fd, 0);
+	f = fdopen(fd, "wb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq((int)fwrite("{\"a\":\0\n1}", 1, 9, f), 9);
+	fclose(f);
+	memset(&err, 0, sizeof err);
+	text = dn_file_read(tmp, 0, "what", &len, &err);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_uint_eq(len, 9);
+	ck_assert_int_eq(memcmp(text, "{\"a\":\0\n1}", 10), 0);    /* the NUL inside kept, one after */
+	free(text);
+	/* bounded: 9 bytes fit a bound of 9, not one of 8 */
+	text = dn_file_read(tmp, 9, "what", NULL, &err);
+	ck_assert_ptr_nonnull(text);
+	free(text);
+	ck_assert_ptr_null(dn_file_read(tmp, 8, "what", &len, &err));
+	ck_assert_int_eq(err.code, DN_ETOOBIG);
+	ck_assert_str_eq(err.path, "what");
+	ck_assert_ptr_nonnull(strstr(err.message, tmp));
+	ck_assert_int_eq(unlink(tmp), 0);
+	memset(&err, 0, sizeof err);
+	ck_assert_ptr_null(dn_file_read(tmp, 0, "what", &len, &err));
+	ck_assert_int_eq(err.code, DN_ENOENT);
+	ck_assert_ptr_nonnull(strstr(err.message, "No such file"));
+	memset(&err, 0, sizeof err);
+	ck_assert_ptr_null(dn_file_read("/tmp", 0, "what", &len, &err));
+	ck_assert_int_eq(err.code, DN_ENOENT);
+	ck_assert_ptr_nonnull(strstr(err.message, "not a regular file"));
+	/* an empty file: an empty string */
+	fd = mkstemp(tmp2);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	text = dn_file_read(tmp2, 0, "what", &len, &err);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_uint_eq(len, 0);
+	ck_assert_str_eq(text, "");
+	free(text);
+	unlink(tmp2);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -63,6 +118,7 @@ main(void)
 
 	tcase_add_test(t, test_grow_keeps_contents);
 	tcase_add_test(t, test_grow_overflow_refused);
+	tcase_add_test(t, test_file_read);
 	suite_add_tcase(s, t);
 	return run_suite(s, 0);
 }

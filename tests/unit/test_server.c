@@ -1124,6 +1124,95 @@ START_TEST(test_server_progress_saved)
 END_TEST
 
 
+/* POSTs query q (stolen) as a reduction, expects `status`, and gives
+ * its id. */
+static void
+post_reduction(json_t *q, int status, char id[33])
+{
+	static char buf[1 << 16];
+	char *text = json_dumps(q, JSON_COMPACT);
+	json_t *j;
+
+	json_decref(q);
+	ck_assert_int_eq(http("POST", "/v1/reductions", "application/json", text, NULL, buf, sizeof buf), status);
+	free(text);
+	j = json_loads(body_of(buf), 0, NULL);
+	ck_assert_ptr_nonnull(j);
+	snprintf(id, 33, "%s", json_string_value(json_object_get(j, "id")));
+	json_decref(j);
+}
+
+/* A worker counting a reduction holds its lock for writing until its
+ * deadline. Every other request of that reduction may wait for the lock
+ * only on a solver worker and only until its own deadline (503 "busy",
+ * Retry-After: 1): never on an HTTP thread, which serves every other
+ * connection too (a /check on the HTTP thread blocked on the lock; with
+ * both HTTP threads so blocked, /healthz went unanswered), and never past
+ * its deadline (a poll with ?timeout=2 waited 10 s behind a heat map's
+ * count, and an upload queued behind it got 503). The test holds the lock
+ * as a counting worker would. */
+START_TEST(test_server_busy_reduction)
+{
+	static const char *const extra[] = { "--max-body", "1048576", NULL };
+	static char buf[1 << 16];
+	char path[160], exact_id[33], open_id[33];
+	struct srv_query *exact, *open;
+	struct dn_error err;
+	json_error_t jerr;
+	json_t *q;
+
+	server_start_with(NULL, extra);
+	post_reduction(mlp_query(512), 201, exact_id);
+	/* a count that does not finish in 0.3 s: 202, its count unfinished */
+	q = json_object();
+	json_object_set_new(q, "model", json_load_file(src_path("examples/models/transformer24.json"), 0, &jerr));
+	json_object_set_new(q, "space", json_load_file(src_path("examples/spaces/transformer24.json"), 0, &jerr));
+	json_object_set_new(q, "budgets", json_pack("{s:s}", "memory", "40GiB"));
+	json_object_set_new(q, "timeout", json_real(0.3));
+	post_reduction(q, 202, open_id);
+
+	memset(&err, 0, sizeof err);
+	exact = srv_registry_get(server.registry, exact_id, NULL, &err);
+	open = srv_registry_get(server.registry, open_id, NULL, &err);
+	ck_assert_ptr_nonnull(exact);
+	ck_assert_ptr_nonnull(open);
+	pthread_rwlock_wrlock(&exact->lock);
+	pthread_rwlock_wrlock(&open->lock);
+	/* two checks of the JSON form, which reads the engine under the lock
+	 * (one per HTTP thread before the fix), then the probes */
+	snprintf(path, sizeof path, "/v1/reductions/%s/check", exact_id);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(http("POST", path, "application/json", "{\"config\":{\"hidden\":64,\"depth\":2},"
+		    "\"timeout\":0.5}", NULL, buf, sizeof buf), 503);
+		ck_assert_msg(strstr(body_of(buf), "\"type\":\"https://dnnsat.dev/problems/busy\"") != NULL, "%s", buf);
+		ck_assert_ptr_nonnull(strstr(buf, "Retry-After: 1\r\n"));
+	}
+	ck_assert_int_eq(http("GET", "/healthz", NULL, NULL, NULL, buf, sizeof buf), 200);
+	/* the per-trial form reads only what compiling built: no lock, answered */
+	snprintf(path, sizeof path, "/v1/reductions/%s/check?hidden=64&depth=2", exact_id);
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 200);
+	snprintf(path, sizeof path, "/v1/reductions/%s/configurations?limit=2&timeout=0.5", exact_id);
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 503);
+	ck_assert_ptr_nonnull(strstr(body_of(buf), exact_id));
+	snprintf(path, sizeof path, "/v1/reductions/%s?timeout=0.5", open_id);
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 503);
+	ck_assert_msg(strstr(body_of(buf), "counted by another request") != NULL, "%s", buf);
+	pthread_rwlock_unlock(&open->lock);
+	pthread_rwlock_unlock(&exact->lock);
+	/* the count given up: the same requests are answered */
+	snprintf(path, sizeof path, "/v1/reductions/%s/check", exact_id);
+	ck_assert_int_eq(http("POST", path, "application/json", "{\"config\":{\"hidden\":64,\"depth\":2},"
+	    "\"timeout\":0.5}", NULL, buf, sizeof buf), 200);
+	snprintf(path, sizeof path, "/v1/reductions/%s/configurations?limit=2&timeout=0.5", exact_id);
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 200);
+	snprintf(path, sizeof path, "/v1/reductions/%s?timeout=0.5", open_id);
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 202);
+	srv_registry_release(server.registry, open);
+	srv_registry_release(server.registry, exact);
+	srv_stop(&server);
+}
+END_TEST
+
 /* Item 5 over HTTP: a 100,000-value pass-through choice (megabytes once
  * compiled) beyond --max-query-bytes is answered 413 naming the flag. */
 START_TEST(test_server_query_bytes)
@@ -1765,6 +1854,7 @@ suite(void)
 	tcase_add_test(t, test_server_build_bounded);
 	tcase_add_test(t, test_server_queue_deadline);
 	tcase_add_test(t, test_server_progress_saved);
+	tcase_add_test(t, test_server_busy_reduction);
 	tcase_add_test(t, test_server_query_bytes);
 	tcase_add_test(t, test_server_tokens_out_of_memory);
 	tcase_add_test(t, test_server_slow_clients);
