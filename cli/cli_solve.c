@@ -379,6 +379,14 @@ print_z3(const json_t *zc, const json_t *cf)
 			printf("  (no value of it alone makes something fit, or Z3 did not decide)");
 		printf("\n");
 	}
+	if (json_object_size(json_object_get(cf, "held")) > 0) {
+		const char *name;
+		json_t *v;
+		printf("  (Z3 decided this at the defaults");
+		json_object_foreach(json_object_get(cf, "held"), name, v)
+			printf(" %s=%.6g", name, json_number_value(v));
+		printf(": at other values a budget may fit sooner)\n");
+	}
 }
 
 static int

@@ -62,7 +62,10 @@ json_t *ans_z3_count(struct sq_query *q, const struct fs_engine *e, int64_t max_
  *  The conflict is a minimal unsat core: its parts admit no configuration
  *  together, any one of them dropped the rest do (other parts of the query
  *  may conflict as well). "decided": false when Z3 could not decide within
- *  its limits (then "conflict" is empty). Each check gets a share of
+ *  its limits (then "conflict" is empty). Continuous hyperparameters
+ *  bound to the model are held at their defaults, named in "held": {name:
+ *  value} (the note says so), so a budget's at_least holds at those values.
+ *  Each check gets a share of
  *  `seconds` (our timer) and at most `rlimit` of work. Call it only when
  *  the engine counted nothing. */
 json_t *ans_z3_conflict(struct sq_query *q, const struct fs_engine *e, unsigned rlimit, double seconds,

@@ -372,6 +372,32 @@ width_fits(const struct fs_engine *e, double v)
 	return fits;
 }
 
+/* A continuous hyperparameter in a conflict: Z3 decides it held at its
+ * default, and the answer says so. At 1500 MiB nothing fits the
+ * MobileNetV2 width space (its smallest configuration, batch 16 at 128 px
+ * and width_mult 0.25, needs about 1.53 GiB); with width_mult at its
+ * default 1.0 the memory budget must move to about 1.89 GiB, which the
+ * answer's "held" and note name (before, nothing told a user that a
+ * narrower network fits sooner). Over the reals Z3 does not decide this
+ * within its limit (the model rounds channels to multiples of 8). */
+START_TEST(test_conflict_continuous_held)
+{
+	json_t *req = width_query("1500MiB");
+	json_t *cf = conflict_of(req), *mem = item_at(cf, "$.budgets.memory"), *held = json_object_get(cf, "held");
+	json_int_t least;
+
+	ck_assert_msg(mem != NULL, "memory is not in the core");
+	ck_assert_msg(json_is_object(held) && json_object_size(held) == 1, "no \"held\" naming width_mult");
+	ck_assert(fabs(json_number_value(json_object_get(held, "width_mult")) - 1.0) < 1e-12);
+	ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(cf, "note")), "held at their defaults"));
+	least = json_integer_value(json_object_get(mem, "at_least"));
+	ck_assert_int_gt(least, (json_int_t)1800 << 20);
+	ck_assert_int_lt(least, (json_int_t)2000 << 20);
+	json_decref(cf);
+	json_decref(req);
+}
+END_TEST
+
 /* ans_z3_range of req with `rlimit`, after the engine's exact count. */
 static json_t *
 range_of(const json_t *req, unsigned rlimit, struct sq_query *q, struct fs_engine *e)
@@ -558,6 +584,7 @@ suite(void)
 	tcase_add_test(t, test_conflict_memory_bracket);
 	tcase_add_test(t, test_conflict_budget_and_constraint);
 	tcase_add_test(t, test_conflict_budget_alone_not_enough);
+	tcase_add_test(t, test_conflict_continuous_held);
 	t = z3_case(s, "range", 900);
 	tcase_add_test(t, test_range_width_mult_exact);
 	tcase_add_test(t, test_range_nothing_fits);
