@@ -48,6 +48,9 @@ writes timm's legacy model, 224) at batch 32, 64, 128 and 256; 1000 classes, fp3
 Rerun (from the repository root; Debian's python3-torch 1.13.1 and python3-torchvision, about
 5 minutes and 2 GiB of RAM on two cores):
     /usr/bin/python3 tests/reference/gen_alloc_replay.py --write
+Where one model's reserve grows (each new segment with its phase: forward, backward, optimizer;
+about 15 seconds):
+    /usr/bin/python3 tests/reference/gen_alloc_replay.py --explain resnet18:256
 """
 
 import argparse
@@ -107,9 +110,15 @@ def trace(name, batch, steps=3):
         fields = node.extra_fields
         if type(fields).__name__.endswith("Allocation"):
             events.append((node.start_time_ns, fields.ptr, fields.alloc_size, top, phase))
+        # the phase, for --explain: "stepN forward" until autograd or the optimizer runs
         if node.name.startswith("step"):
-            phase = node.name
-        elif top is None and (node.name.startswith("aten::") or node.name.startswith("autograd::engine")):
+            phase = node.name + " forward"
+        elif phase is not None and node.name.startswith("autograd::engine"):
+            phase = phase.split()[0] + " backward"
+        elif phase is not None and node.name.startswith("Optimizer.step"):
+            phase = phase.split()[0] + " optimizer"
+        if not node.name.startswith("step") and top is None and (
+                node.name.startswith("aten::") or node.name.startswith("autograd::engine")):
             tops[0] += 1
             top = tops[0]
         for child in node.children:
@@ -235,20 +244,70 @@ def at_batch(small, large, batch):
     return out
 
 
+def traces(name):
+    """The traces at TRACE_BATCHES with the operators' own buffers dropped."""
+    out = []
+    for batch in TRACE_BATCHES:
+        # each trace's own: with two threads an operator may take scratch buffers at one batch
+        # and not at the other (resnet18: 6 more events at batch 8), which at_batch would
+        # otherwise take for a change of order
+        t = trace(name, batch)
+        drop = tensors_only(t)
+        out.append([e for i, e in enumerate(t) if i not in drop])
+    return out[0], out[1]
+
+
+def explain(name, batch):
+    """Prints where the reserve grows: each new segment of 1 MiB or more, with the phase of the
+    step that asked for it, then the growth by phase and, in the first backward, by request
+    size (the gradients of each size level that found no free block large enough)."""
+    t0, t1 = traces(name)
+    phases = [e[3] for e in t0]
+    alloc, live, growth, by_size = CachingAllocator(), {}, {}, {}
+    mib = float(1 << 20)
+    print("event  phase               request MiB  segment MiB  allocated MiB  reserved MiB")
+    for i, (ptr, size) in enumerate(at_batch(t0, t1, batch)):
+        before = alloc.reserved
+        if size > 0:
+            live[ptr] = alloc.malloc(size)
+        elif ptr in live:
+            alloc.free(live.pop(ptr))
+        grown = alloc.reserved - before
+        if grown == 0:
+            continue
+        phase = phases[i] or "outside the steps"
+        growth[phase] = growth.get(phase, 0) + grown
+        if phase == "step0 backward":
+            key = round(size / mib, 1)
+            by_size[key] = by_size.get(key, 0) + grown
+        if size >= 1 << 20:
+            print("%5d  %-18s  %11.1f  %11.1f  %13.0f  %12.0f" % (i, phase, size / mib, grown / mib,
+                                                                  alloc.allocated / mib, alloc.reserved / mib))
+    print("allocated peak %.0f MiB, reserved peak %.0f MiB" % (alloc.peak_allocated / mib, alloc.peak_reserved / mib))
+    for phase in sorted(growth):
+        print("  reserve grown in %-18s %8.0f MiB" % (phase, growth[phase] / mib))
+    print("  first backward's new segments by request size (MiB): " +
+          ", ".join("%g: %.0f" % (k, v / mib) for k, v in sorted(by_size.items())))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--write", action="store_true", help="write torch_alloc_replay.csv next to this script")
     ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--explain", metavar="MODEL:BATCH",
+                    help="print where the reserve of MODEL at BATCH grows (new segments by phase), nothing else")
     args = ap.parse_args()
     import torch
     torch.set_num_threads(2)
+    if args.explain:
+        name, _, batch = args.explain.partition(":")
+        if name not in MODELS or not batch.isdigit():
+            ap.error("--explain: MODEL:BATCH with MODEL one of %s" % ", ".join(MODELS))
+        explain(name, int(batch))
+        return
     rows = ["model,resolution,batch,allocated_peak_bytes,reserved_peak_bytes"]
     for name in args.models.split(","):
-        t0 = trace(name, TRACE_BATCHES[0])
-        t1 = trace(name, TRACE_BATCHES[1])
-        drop = tensors_only(t0)
-        t0 = [e for i, e in enumerate(t0) if i not in drop]
-        t1 = [e for i, e in enumerate(t1) if i not in drop]
+        t0, t1 = traces(name)
         res = build_model(name)[1]
         for batch in BATCHES:
             a = replay(at_batch(t0, t1, batch))
