@@ -65,6 +65,7 @@ struct z3c {
 	int32_t cap;                    /* length of terms, bools, queued */
 	expr_id *work;                  /* the translation walk's stack */
 	size_t capwork;
+	unsigned steps;                 /* translation steps (the deadline is checked every 1024) */
 	Z3_ast *tmp;                    /* references held during one step */
 	size_t ntmp, captmp;
 	Z3_ast *kept;                   /* z3c_keep and domain constraints */

@@ -27,6 +27,7 @@
  * compile time, so the common case stays linear and free of ite.
  */
 #include "z3c.h"
+#include "dn_deadline.h"
 #include "dn_grow.h"
 
 #include <gmp.h>
@@ -71,6 +72,16 @@ live_remove(struct z3c *z)
 			break;
 		}
 	pthread_mutex_unlock(&live_lock);
+}
+
+/* 1, with the error recorded, once this thread's deadline (the request's:
+ * dn_deadline.h) has passed or the service is stopping; else 0. Building
+ * Z3's terms is our own work, which neither Z3's resource limit nor its
+ * interrupt bounds. */
+static int
+deadline_passed(struct z3c *z)
+{
+	return dn_deadline_check(&z->pending, NULL, "compiling the query for Z3") != 0;
 }
 
 static Z3_ast
@@ -677,6 +688,12 @@ translate(struct z3c *z, expr_id root)
 		const struct expr_node *n = &g->nodes[e];
 		int k, arity;
 
+		/* the request's deadline (dn_deadline.h), every 1024 steps */
+		if ((++z->steps & 1023) == 0 && deadline_passed(z)) {
+			rc = -1;
+			break;
+		}
+
 		if (z->terms[e] != NULL || z->bools[e] != NULL) {
 			sp--;
 			continue;
@@ -1208,6 +1225,12 @@ z3c_at_most(struct z3c *z, expr_id e, Z3_ast bound)
 		struct alts in[2], one[2];
 		size_t want;
 		int nk = 2;
+
+		/* each node may build sums of hundreds of terms: the deadline
+		 * is checked at every one (a large model's budget spreads over
+		 * tens of thousands) */
+		if (deadline_passed(z))
+			goto out;
 
 		/* the children's lists: a region node's own, else the term */
 		kid[0] = n->a;

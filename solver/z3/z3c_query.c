@@ -137,32 +137,6 @@ params_new(struct z3c *z)
 	return p;
 }
 
-/* A referenced solver with the limits and the assertions; NULL with err
- * set on error. */
-static Z3_solver
-solver_new(struct z3c *z, const Z3_ast *assertions, int n, struct dn_error *err)
-{
-	Z3_solver s = Z3_mk_solver(z->ctx);
-	Z3_params p;
-
-	if (s == NULL) {
-		query_fail(z, err, "creating a solver");
-		return NULL;
-	}
-	Z3_solver_inc_ref(z->ctx, s);
-	if ((p = params_new(z)) != NULL) {
-		Z3_solver_set_params(z->ctx, s, p);
-		Z3_params_dec_ref(z->ctx, p);
-	}
-	for (int i = 0; i < n; i++)
-		Z3_solver_assert(z->ctx, s, assertions[i]);
-	if (z3c_error(z, err) != 0) {
-		Z3_solver_dec_ref(z->ctx, s);
-		return NULL;
-	}
-	return s;
-}
-
 /* ---- the timeout: a timer thread of ours ---- */
 
 struct watchdog {
@@ -253,6 +227,45 @@ watchdog_stop(struct watchdog *w)
 	pthread_cond_destroy(&w->cv);
 	w->z->timer_fired = w->fired;
 	w->running = 0;
+}
+
+/* A referenced solver with the limits and the assertions; NULL with err
+ * set on error. */
+static Z3_solver
+solver_new(struct z3c *z, const Z3_ast *assertions, int n, struct dn_error *err)
+{
+	Z3_solver s = Z3_mk_solver(z->ctx);
+	struct watchdog w;
+	Z3_params p;
+
+	if (s == NULL) {
+		query_fail(z, err, "creating a solver");
+		return NULL;
+	}
+	Z3_solver_inc_ref(z->ctx, s);
+	if ((p = params_new(z)) != NULL) {
+		Z3_solver_set_params(z->ctx, s, p);
+		Z3_params_dec_ref(z->ctx, p);
+	}
+	/* asserting may internalize the terms, which on a large model took
+	 * longer than the checks (a worker seen in Z3_solver_assert far past
+	 * its deadline): under the same timer, so that Z3 is interrupted
+	 * wherever it looks at its limit, and a late assert is an error */
+	if (watchdog_start(z, &w, err) != 0) {
+		Z3_solver_dec_ref(z->ctx, s);
+		return NULL;
+	}
+	for (int i = 0; i < n; i++)
+		Z3_solver_assert(z->ctx, s, assertions[i]);
+	watchdog_stop(&w);
+	if (z3c_error(z, err) != 0 || z->timer_fired) {
+		if (!dn_error_isset(err))
+			dn_error_set(err, DN_ETIMEOUT, NULL, "Z3 was interrupted (its time was up while the query "
+			    "was asserted)");
+		Z3_solver_dec_ref(z->ctx, s);
+		return NULL;
+	}
+	return s;
 }
 
 /* The answer of solver s's check (with assumptions when n > 0) under the

@@ -1036,12 +1036,33 @@ post_and_leave(const char *body)
 	close(fd);
 }
 
+/* The 24-layer transformer's example query (1.3e30 configurations: no
+ * machine counts it within a test's deadlines) within 40 GiB on the
+ * a100-40gb. New reference. */
+static json_t *
+t24_query(void)
+{
+	json_error_t jerr;
+	json_t *q = json_object();
+
+	json_object_set_new(q, "model", json_load_file(src_path("examples/models/transformer24.json"), 0, &jerr));
+	json_object_set_new(q, "space", json_load_file(src_path("examples/spaces/transformer24.json"), 0, &jerr));
+	json_object_set_new(q, "device", json_string("a100-40gb"));
+	json_object_set_new(q, "budgets", json_pack("{s:s}", "memory", "40GiB"));
+	ck_assert_ptr_nonnull(json_object_get(q, "model"));
+	ck_assert_ptr_nonnull(json_object_get(q, "space"));
+	return q;
+}
+
 /* Item 2: with one worker busy on a heavy job, a queued job whose deadline
  * passes while it waits is answered 503 without running, and one whose
- * client left is dropped; both counted. */
+ * client left is dropped; both counted. The heavy job is a count that no
+ * machine finishes (before: the build of 8,000 nested copies, which a fast
+ * machine finished within its 3 s, then answered). */
 START_TEST(test_server_queue_deadline)
 {
-	static const char *const extra[] = { "--workers", "1", "--compile-grace", "0", NULL };
+	static const char *const extra[] = { "--workers", "1", "--compile-grace", "0", "--max-body", "1048576",
+		NULL };
 	static char buf[1 << 16];
 	void *args[2];
 	int status = 0;
@@ -1050,7 +1071,12 @@ START_TEST(test_server_queue_deadline)
 	json_t *q;
 
 	server_start_with(NULL, extra);
-	heavy = nested_query(20, 20, 20, 3);      /* holds the worker until its deadline */
+	/* holds the worker until its deadline, counting (202) or, on a
+	 * machine too slow to compile it in 3 s, building (503) */
+	q = t24_query();
+	json_object_set_new(q, "timeout", json_real(3));
+	heavy = json_dumps(q, JSON_COMPACT);
+	json_decref(q);
 	q = mlp_query(1024);
 	gone = json_dumps(q, JSON_COMPACT);
 	json_decref(q);
@@ -1067,7 +1093,7 @@ START_TEST(test_server_queue_deadline)
 	ck_assert_msg(strstr(body_of(buf), "waited") != NULL, "%s", buf);
 	ck_assert_ptr_nonnull(strstr(buf, "Retry-After: "));
 	pthread_join(th, NULL);
-	ck_assert_int_eq(status, 503);
+	ck_assert_msg(status == 202 || status == 503, "the heavy job answered %d", status);
 	ck_assert_int_eq(http("GET", "/metrics", NULL, NULL, NULL, buf, sizeof buf), 200);
 	ck_assert_msg(strstr(body_of(buf), "dnnsat_jobs_dropped_total{reason=\"deadline\"} 1\n") != NULL, "%s", buf);
 	ck_assert_msg(strstr(body_of(buf), "dnnsat_jobs_dropped_total{reason=\"client_gone\"} 1\n") != NULL, "%s", buf);
@@ -1087,17 +1113,10 @@ START_TEST(test_server_progress_saved)
 	void *args[2];
 	int status = 0;
 	pthread_t th;
-	json_t *q = json_object(), *canon;
+	json_t *q = t24_query(), *canon;
 	struct cache_entry ce;
 	char id[33], *text, *body;
-	json_error_t jerr;
 
-	json_object_set_new(q, "model", json_load_file(src_path("examples/models/transformer24.json"), 0, &jerr));
-	json_object_set_new(q, "space", json_load_file(src_path("examples/spaces/transformer24.json"), 0, &jerr));
-	json_object_set_new(q, "device", json_string("a100-40gb"));
-	json_object_set_new(q, "budgets", json_pack("{s:s}", "memory", "40GiB"));
-	ck_assert_ptr_nonnull(json_object_get(q, "model"));
-	ck_assert_ptr_nonnull(json_object_get(q, "space"));
 	server_start_with(NULL, extra);
 	/* after the start: ids hash the catalog the server loaded */
 	canon = srv_query_canonical(q, id, &text);
@@ -1158,16 +1177,12 @@ START_TEST(test_server_busy_reduction)
 	char path[160], exact_id[33], open_id[33];
 	struct srv_query *exact, *open;
 	struct dn_error err;
-	json_error_t jerr;
 	json_t *q;
 
 	server_start_with(NULL, extra);
 	post_reduction(mlp_query(512), 201, exact_id);
 	/* a count that does not finish in 0.3 s: 202, its count unfinished */
-	q = json_object();
-	json_object_set_new(q, "model", json_load_file(src_path("examples/models/transformer24.json"), 0, &jerr));
-	json_object_set_new(q, "space", json_load_file(src_path("examples/spaces/transformer24.json"), 0, &jerr));
-	json_object_set_new(q, "budgets", json_pack("{s:s}", "memory", "40GiB"));
+	q = t24_query();
 	json_object_set_new(q, "timeout", json_real(0.3));
 	post_reduction(q, 202, open_id);
 

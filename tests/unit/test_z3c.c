@@ -35,6 +35,7 @@
 #include "test_util.h"
 #include "expr.h"
 #include "z3c.h"
+#include "dn_deadline.h"
 
 /* Every check's work is bounded by Z3's resource limit (work, not time:
  * the same on a fast machine and on a busy one), never by Z3's timeout
@@ -457,6 +458,45 @@ START_TEST(test_deep_chain)
 	ck_assert_int_eq(z3c_check(&z, a, 2, got, &err), Z3C_SAT);
 	ck_assert_int_eq(got[1].i, 2);
 	printf("deep chain: %d nodes translated and solved in %.2f s\n", G.n, now() - t0);
+	z3c_free(&z);
+}
+END_TEST
+
+/* Building Z3's terms is our own work, which Z3's limits do not bound:
+ * it stops at the thread's deadline (the request's, dn_deadline.h) with
+ * DN_ETIMEOUT, in the translation walk and in z3c_at_most's spreading.
+ * (A service request whose model built just within its deadline and then
+ * fitted nothing spread its memory budget over 48,000 operators for
+ * minutes, the deadline long past: tests/unit/test_server's queue test
+ * hung on a fast machine.) */
+START_TEST(test_deadline_stops_translation)
+{
+	struct z3c z;
+	struct dn_error err;
+	expr_id e = expr_var(&G, 0), m;
+
+	memset(&err, 0, sizeof err);
+	for (int i = 0; i < 5000; i++)
+		e = expr_add(&G, e, expr_int(&G, 7 * i + 3));
+	ck_assert_int_eq(z3c_init(&z, &G, 0, TEST_RLIMIT, &err), 0);
+	dn_deadline_set(dn_deadline_now() - 1, NULL);
+	ck_assert_ptr_null(z3c_term(&z, e));
+	dn_deadline_clear();
+	ck_assert_int_ne(z3c_error(&z, &err), 0);
+	ck_assert_int_eq(err.code, DN_ETIMEOUT);
+	ck_assert_msg(strstr(err.message, "compiling the query for Z3") != NULL, "%s", err.message);
+	z3c_free(&z);
+	/* a budget over a maximum of sums, its terms already made */
+	m = expr_max(&G, expr_add(&G, expr_var(&G, 0), expr_var(&G, 1)), expr_add(&G, expr_var(&G, 1), expr_int(&G, 5)));
+	memset(&err, 0, sizeof err);
+	ck_assert_int_eq(z3c_init(&z, &G, 0, TEST_RLIMIT, &err), 0);
+	ck_assert_ptr_nonnull(z3c_term(&z, m));
+	ck_assert_ptr_nonnull(z3c_at_most(&z, m, z3c_int(&z, 10)));
+	dn_deadline_set(dn_deadline_now() - 1, NULL);
+	ck_assert_ptr_null(z3c_at_most(&z, m, z3c_int(&z, 11)));
+	dn_deadline_clear();
+	ck_assert_int_ne(z3c_error(&z, &err), 0);
+	ck_assert_int_eq(err.code, DN_ETIMEOUT);
 	z3c_free(&z);
 }
 END_TEST
@@ -1302,6 +1342,7 @@ main(void)
 	tcase_add_test(t, test_semantics_corners);
 	tcase_add_test(t, test_tables);
 	tcase_add_test(t, test_deep_chain);
+	tcase_add_test(t, test_deadline_stops_translation);
 	tcase_add_test(t, test_optimize_unbounded);
 	tcase_add_test(t, test_explain_core);
 	tcase_add_test(t, test_limits);
