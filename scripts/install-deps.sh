@@ -7,7 +7,7 @@
 set -eu
 
 BUILD="build-essential autoconf automake pkg-config libjansson-dev libmicrohttpd-dev libz3-dev libpq-dev libgmp-dev libcurl4-openssl-dev nettle-dev check"
-TEST="clang libclang-rt-14-dev python3 python3-jsonschema python3-optuna python3-matplotlib python3-onnx valgrind postgresql chromium nodejs npm nginx-light python3-yaml"
+TEST="clang libclang-rt-14-dev python3 python3-jsonschema python3-optuna python3-matplotlib python3-onnx valgrind postgresql chromium nodejs npm nginx-light python3-yaml wrk"
 PKGS="$BUILD $TEST ${DNNSAT_EXTRA_PACKAGES:-}"
 case "${1:-}" in
 --build-only) PKGS="$BUILD" ;;

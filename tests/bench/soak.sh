@@ -14,6 +14,8 @@ cd "$(dirname "$0")/../.."
 secs="${1:-300}"
 [ $# -gt 0 ] && shift
 PY=/usr/bin/python3
+# without wrk there is no load: the run would measure an idle server
+command -v wrk >/dev/null 2>&1 || { echo "soak: FAIL: wrk is missing (scripts/install-deps.sh installs it)"; exit 1; }
 work=$(mktemp -d)
 pid=""
 cleanup() {
@@ -83,7 +85,19 @@ while kill -0 $wrkpid 2>/dev/null; do
 	kill -0 "$pid" 2>/dev/null || { echo "soak: the server died"; tail -20 "$work/err"; exit 1; }
 	echo "$t $(rss)" | tee -a "$work/rss"
 done
+wrk_status=0
+wait "$wrkpid" || wrk_status=$?
 grep -E "requests in|Requests/sec|Non-2xx" "$work/wrk.out" || true
+# the load ran, for the whole run: wrk exited 0 after requests, and the
+# loop above sampled for the run's length (a wrk that stopped early left
+# an idle server to measure: the soak passed with one sample, 2026-12-03)
+n=$(sed -n 's/^ *\([0-9][0-9]*\) requests in.*/\1/p' "$work/wrk.out")
+samples=$(wc -l <"$work/rss")
+if [ "$wrk_status" -ne 0 ] || [ -z "$n" ] || [ "$n" -eq 0 ] || [ "$samples" -lt $((secs / 10 - 1)) ]; then
+	echo "soak: FAIL: the load did not run for $secs s (wrk exit $wrk_status, ${n:-no} requests, $samples samples)"
+	cat "$work/wrk.out"
+	exit 1
+fi
 kill -TERM "$pid"
 status=0
 wait "$pid" || status=$?
