@@ -110,8 +110,10 @@ print_table(const struct cli_query *q, const struct cm_model *m, const union exp
 	    cli_human_bytes((double)r->weight_bytes_fp32, a, sizeof a),
 	    cli_human_bytes((double)r->weight_bytes_fp16, b, sizeof b),
 	    cli_human_bytes((double)r->weight_bytes_int8, c, sizeof c));
-	printf("MACs         %s forward (%.3f G)  [conv, linear, matmul, recurrent]\n",
-	    grouped(r->macs, a, sizeof a), (double)r->macs / 1e9);
+	printf("MACs         %s forward (%.3f G)  [%s]\n", grouped(r->macs, a, sizeof a), (double)r->macs / 1e9,
+	    q->wl.macs_convention == CM_MACS_FVCORE ? "fvcore: conv, linear, matmul, norms, adaptive pooling" :
+	    q->wl.macs_convention == CM_MACS_NB201 ? "nb201: conv, linear, matmul, recurrent, bias adds" :
+	    "conv, linear, matmul, recurrent");
 	printf("FLOPs        %s forward (2 x MACs), %s per training step\n",
 	    grouped(r->flops, a, sizeof a), grouped(r->train_flops, b, sizeof b));
 	printf("activations  %s kept for backward\n", cli_human_bytes((double)r->act_saved_bytes, a, sizeof a));

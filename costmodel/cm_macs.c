@@ -29,15 +29,17 @@
  *                (not adaptive), embedding, aten::lstm/gru, rms_norm (or its
  *                pow/mean/rsqrt/mul decomposition) and
  *                aten::scaled_dot_product_attention (so a fused attention
- *                kernel counts 0; eager attention's matmuls count).
+ *                kernel counts 0; eager attention's matmuls count). Small
+ *                products inside an operator that the other conventions
+ *                take as elementwise count (op->aux_macs: rotary's
+ *                frequency table, torch.matmul in LlamaRotaryEmbedding).
  *                Rules not in the lists above count 0, so that an operator
- *                added later is not counted by accident. Not modelled:
- *                dnnsat operators without an fvcore-traced counterpart
- *                (SDPA's math path is built from matmuls here, which fvcore
- *                would see as one aten::scaled_dot_product_attention
- *                counting 0; the default kernel is resolved per device,
- *                docs/latency.md); fvcore handles for operators dnnsat has
- *                no rule for (upsample, instance_norm, grid_sampler).
+ *                added later is not counted by accident. SDPA's math
+ *                path, built here from matmuls (op->inside_sdpa), counts 0
+ *                too: the trace holds one aten::scaled_dot_product_attention
+ *                whatever kernel runs inside. Not modelled: fvcore handles
+ *                for operators dnnsat has no rule for (upsample,
+ *                instance_norm, grid_sampler).
  *
  * Invariant: every convention counts conv, linear, matmul and bmm MACs
  * alike; they differ only in what they add.
@@ -97,6 +99,8 @@ fvcore_counts_macs(const struct cm_op *op)
 	static const char *const rules[] = { "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d",
 		"linear", "matmul", "bmm", NULL };
 
+	if (op->inside_sdpa)
+		return 0;
 	for (int i = 0; rules[i]; i++)
 		if (strcmp(op->rule->name, rules[i]) == 0)
 			return 1;
@@ -111,7 +115,7 @@ fvcore_op(struct cm_graph *gr, const struct cm_op *op, int training)
 
 	if (per > 0 && op->nin > 0)
 		return expr_mul(g, gr->tensors[op->in[0]].elems, expr_int(g, per));
-	return fvcore_counts_macs(op) ? op->macs : expr_int(g, 0);
+	return fvcore_counts_macs(op) ? op->macs : op->aux_macs;
 }
 
 expr_id

@@ -32,6 +32,23 @@ cm_config_write(struct jt *w, const struct cm_model_def *def, const union expr_v
 	jt_lit(w, "}");
 }
 
+/* The "flops_counting" note of convention `c` (cm_macs.c), as a JSON member */
+static const char *
+counting_note(int c)
+{
+	switch (c) {
+	case CM_MACS_NB201:
+		return ",\"flops_counting\":\"MACs of conv, linear, matmul (attention) and recurrent layers, plus "
+		    "one per bias addition of a conv or linear (NAS-Bench-201's counter); FLOPs = 2 x MACs\"";
+	case CM_MACS_FVCORE:
+		return ",\"flops_counting\":\"fvcore FlopCountAnalysis's count (conv, linear, matmul, batch, "
+		    "layer and group norms, adaptive average pooling; no SDPA kernel); FLOPs = 2 x MACs\"";
+	default:
+		return ",\"flops_counting\":\"MACs of conv, linear, matmul (attention) and recurrent layers; "
+		    "FLOPs = 2 x MACs\"";
+	}
+}
+
 /* Parses what a writer produced; NULL when out of memory. */
 static json_t *
 parse_written(struct jt *w)
@@ -84,8 +101,7 @@ cm_result_write(struct jt *w, const struct cm_model *m, const union expr_val *co
 	key_int(w, "},\"macs\":", r->macs);
 	key_int(w, ",\"flops\":", r->flops);
 	if (notes)
-		jt_lit(w, ",\"flops_counting\":\"MACs of conv, linear, matmul (attention) and recurrent layers; "
-		    "FLOPs = 2 x MACs\"");
+		jt_lit(w, counting_note(cm_model_workload(m)->macs_convention));
 	key_int(w, ",\"train_flops_per_step\":", r->train_flops);
 	key_int(w, ",\"activation_bytes_saved\":", r->act_saved_bytes);
 	key_int(w, ",\"memory\":{\"training_peak_bytes\":", r->mem_train);

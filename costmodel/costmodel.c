@@ -68,6 +68,12 @@ cm_model_def(const struct cm_model *m)
 	return m->def;
 }
 
+const struct cm_workload *
+cm_model_workload(const struct cm_model *m)
+{
+	return &m->wl;
+}
+
 expr_id
 cm_model_metric(const struct cm_model *m, enum cm_metric which)
 {

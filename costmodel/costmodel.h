@@ -63,8 +63,11 @@
  * catalog entries' CUDA context is 1790 MiB (derived from the A100
  * measurements and the allocator replay, docs/memory-accuracy.md), not the
  * V100's 1343: every A100 estimate 447 MiB higher. Query ids hash the
- * device by name, so a catalog change that alters answers bumps this. */
-#define CM_VERSION "1.4.3"
+ * device by name, so a catalog change that alters answers bumps this.
+ * 1.4.4: the fvcore MACs convention counts rotary's frequency product
+ * (LLaMA: + L x head_dim / 2) and no longer counts SDPA's math path
+ * (tests/cli/test_fvcore.py, against fvcore itself). */
+#define CM_VERSION "1.4.4"
 
 /* Limits on a built model (DN_ERANGE naming the limit beyond them), far
  * above the largest real models: the resnet template at its maxima builds
@@ -361,6 +364,8 @@ void cm_model_free(struct cm_model *m);
 /* The expression graph of a built model (for the solver). */
 const struct expr_graph *cm_model_graph(const struct cm_model *m);
 const struct cm_model_def *cm_model_def(const struct cm_model *m);
+/* The workload the model was built for. */
+const struct cm_workload *cm_model_workload(const struct cm_model *m);
 
 enum cm_mem_cat {
 	CM_MEM_WEIGHTS, CM_MEM_GRADIENTS, CM_MEM_OPTIMIZER, CM_MEM_INPUTS,

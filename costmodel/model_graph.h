@@ -109,6 +109,21 @@ struct cm_op {
 	 * gradient, no optimizer state, no autocast cache); the operator is a
 	 * LoRA adapter (its weights are not the model's "params") */
 	uint8_t frozen, adapter;
+	/* multiply-accumulates of small products inside an operator that the
+	 * torchvision and nb201 conventions count as elementwise work (rotary's
+	 * frequency table, an [d/2, 1] x [1, L] outer product); fvcore's matmul
+	 * handle sees them (cm_macs.c) */
+	expr_id aux_macs;
+	/* a step of SDPA's math path (op_attention.c): PyTorch traces
+	 * F.scaled_dot_product_attention as one aten op whatever its kernel,
+	 * which fvcore's counter does not count (cm_macs.c) */
+	uint8_t inside_sdpa;
+};
+
+/* Expressions seen once each (hash-consed ids), at most 8; op_rotary.c */
+struct cm_shape_set {
+	expr_id id[8];
+	int n;
 };
 
 enum cm_op_class { CM_CLASS_GEMM, CM_CLASS_CONV, CM_CLASS_ELEMENTWISE,
@@ -150,11 +165,12 @@ struct cm_graph {
 	int output;             /* the final tensor */
 	int act_bytes;          /* bytes per element of the compute dtype */
 	int nattention;         /* attention layers built (attention, attention_core) */
-	/* rotary cos/sin tables already charged to a saved set (op_rotary.c):
-	 * one pair per model and shape, as Hugging Face computes them once per
-	 * forward and every layer saves the same two tensors */
-	expr_id rotary_tables[8];
-	int nrotary_tables;
+	/* rotary cos/sin tables (op_rotary.c), one pair per model and shape, as
+	 * Hugging Face computes them once per forward and every layer uses (and
+	 * saves) the same two tensors: those already computed (their frequency
+	 * product charged to an operator's aux_macs) and those already charged
+	 * to a saved set */
+	struct cm_shape_set rotary_made, rotary_saved;
 	unsigned visit_clock;   /* bumped per liveness walk (op_build.c): each tensor once per walk */
 	struct cm_use *reads;   /* storages read (forward liveness) */
 	int nreads, capreads;

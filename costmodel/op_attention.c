@@ -69,6 +69,19 @@ split_heads(struct op_build *ob, const char *name, int t, const char *heads, int
 	    json_pack("{s:[iiii]}", "dims", 0, 2, 1, 3), r, -1);
 }
 
+/* ob_sub_take of one of the math path's operators, marked as a step inside
+ * SDPA (cm_op.inside_sdpa) when `math`; the rules used here add one
+ * operator each, the last one */
+static int
+core_sub(struct op_build *ob, int math, const char *rule, const char *suffix, json_t *attrs, int a, int b)
+{
+	int r = ob_sub_take(ob, rule, suffix, attrs, a, b);
+
+	if (r >= 0 && math && ob->m->nops > 0 && ob->m->ops[ob->m->nops - 1].out == r)
+		ob->m->ops[ob->m->nops - 1].inside_sdpa = 1;
+	return r;
+}
+
 /* scores, softmax, dropout and the product with v; the math kernel scales q
  * and k instead of the scores and adds the mask in place. k and v come as
  * projections [N, L, E] (split here, k as a transposed view, as BERT and
@@ -87,14 +100,14 @@ attention_eager(struct op_build *ob, int math, int q, int k, int v, int headed, 
 			return -1;
 	}
 	if (math) {
-		q = ob_sub_take(ob, "scale", "q_scale", json_pack("{s:f}", "factor", 1.0), q, -1);
+		q = core_sub(ob, math, "scale", "q_scale", json_pack("{s:f}", "factor", 1.0), q, -1);
 		if (q < 0)
 			return -1;
-		k = ob_sub_take(ob, "scale", "k_scale", json_pack("{s:f}", "factor", 1.0), k, -1);
+		k = core_sub(ob, math, "scale", "k_scale", json_pack("{s:f}", "factor", 1.0), k, -1);
 		if (k < 0)
 			return -1;
 	}
-	s = ob_sub_take(ob, "matmul", "scores", headed ? json_pack("{s:b}", "transpose_b", 1) : json_object(), q, k);
+	s = core_sub(ob, math, "matmul", "scores", headed ? json_pack("{s:b}", "transpose_b", 1) : json_object(), q, k);
 	if (s < 0)
 		return -1;
 	if (!math) {
@@ -106,15 +119,15 @@ attention_eager(struct op_build *ob, int math, int q, int k, int v, int headed, 
 		if (s < 0)
 			return -1;
 	}
-	s = ob_sub_take(ob, "softmax", "softmax", json_pack("{s:i}", "dim", -1), s, -1);
+	s = core_sub(ob, math, "softmax", "softmax", json_pack("{s:i}", "dim", -1), s, -1);
 	if (s < 0)
 		return -1;
 	if (p > 0.0) {
-		s = ob_sub_take(ob, "dropout", "attn_dropout", json_pack("{s:f}", "p", p), s, -1);
+		s = core_sub(ob, math, "dropout", "attn_dropout", json_pack("{s:f}", "p", p), s, -1);
 		if (s < 0)
 			return -1;
 	}
-	ctx = ob_sub_take(ob, "matmul", "context", json_object(), s, v);
+	ctx = core_sub(ob, math, "matmul", "context", json_object(), s, v);
 	if (ctx < 0)
 		return -1;
 	ctx = ob_sub_take(ob, "permute", "merge_permute", json_pack("{s:[iiii]}", "dims", 0, 2, 1, 3), ctx, -1);

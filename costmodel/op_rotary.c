@@ -12,6 +12,11 @@
  * keeps: each mul saves its constant operand because x requires grad, and
  * nothing of x itself. No parameters.
  *
+ * MACs: none in the torchvision and nb201 conventions; the frequency table
+ * (an outer product of d/2 inverse frequencies and L positions, by matmul)
+ * is aux_macs, charged once per model and shape like the tables, which
+ * fvcore's matmul handle counts (tests/cli/test_fvcore.py).
+ *
  * Modelling choices (where this is not exact):
  * - HF computes cos and sin once per forward pass (LlamaModel) and every
  *   layer saves the same two tensors: they are charged once per model and
@@ -36,16 +41,16 @@
  */
 #include "op_rules.h"
 
-/* 1 when no operator before has saved cos and sin of this size (tables,
- * hash-consed: the same L and d give the same id), recording it; else 0. */
+/* 1 when `id` is not in `set` yet, recording it; else 0. A full set (more
+ * than 8 table shapes) answers 1: each operator is then charged again. */
 static int
-rotary_first_tables(struct cm_graph *m, expr_id tables)
+rotary_first(struct cm_shape_set *set, expr_id id)
 {
-	for (int i = 0; i < m->nrotary_tables; i++)
-		if (m->rotary_tables[i] == tables)
+	for (int i = 0; i < set->n; i++)
+		if (set->id[i] == id)
 			return 0;
-	if (m->nrotary_tables < (int)(sizeof m->rotary_tables / sizeof m->rotary_tables[0]))
-		m->rotary_tables[m->nrotary_tables++] = tables;
+	if (set->n < (int)(sizeof set->id / sizeof set->id[0]))
+		set->id[set->n++] = id;
 	return 1;
 }
 
@@ -75,9 +80,13 @@ rotary_build(struct op_build *ob)
 	if (ob_out_new(ob, x->rank, x->dim, CM_DT_ACT) < 0)
 		return -1;
 	tables = ob_bytes(ob, expr_mul(g, expr_mul(g, l, d), expr_int(g, 2)), CM_DT_ACT);
-	if (hold && x->requires_grad && rotary_first_tables(ob->m, tables))
+	if (hold && x->requires_grad && rotary_first(&ob->m->rotary_saved, tables))
 		ob_save_new(ob, tables);        /* cos and sin */
 	op_elementwise_costs(ob, 0);
+	/* the tables' frequencies: inv_freq [1, d/2, 1] @ position_ids [1, 1, L],
+	 * once per forward (LlamaRotaryEmbedding) */
+	if (hold && rotary_first(&ob->m->rotary_made, tables))
+		ob->op.aux_macs = expr_div(g, expr_mul(g, l, d), expr_int(g, 2));
 	ob->op.flops_other = expr_div(g, expr_mul(g, x->elems, expr_int(g, 7)), expr_int(g, 2));
 	xb = ob_bytes(ob, x->elems, CM_DT_ACT);
 	ob->op.fwd_bytes = expr_add(g, expr_mul(g, xb, expr_int(g, 10)), tables);

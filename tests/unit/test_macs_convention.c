@@ -8,19 +8,23 @@
  *  - conv (biased) + batch norm + ReLU + max pool + adaptive average pool +
  *    linear (biased) + layer norm, in inference and training mode, with and
  *    without batch norm weights, under fvcore, torchvision and nb201;
+ *  - one attention layer under each kernel: fvcore counts eager attention's
+ *    matmuls, and no SDPA kernel (the math path included);
  *  - the conventions' names.
  * NAS-Bench-201's published counts are checked in test_latency.c.
  */
 #include "test_util.h"
 
-/* Builds `text` for workload `wl` and answers its "macs" at the defaults. */
+/* Builds `text` for the test workload (training or not) with attention
+ * kernel `a` and answers its "macs" under `c` at the defaults. */
 static int64_t
-macs_of(const char *text, int training, enum cm_macs_convention c)
+macs_with(const char *text, int training, enum cm_attention a, enum cm_macs_convention c)
 {
 	struct cm_workload wl = test_workload(training);
 	struct tmodel t;
 	int64_t macs;
 
+	wl.attention = a;
 	wl.macs_convention = (int)c;
 	ck_assert_msg(tmodel_from_text(&t, text, &wl) == 0, "%s: %s", t.err.path, t.err.message);
 	tmodel_eval(&t);
@@ -28,6 +32,12 @@ macs_of(const char *text, int training, enum cm_macs_convention c)
 	macs = t.r.macs;
 	tmodel_free(&t);
 	return macs;
+}
+
+static int64_t
+macs_of(const char *text, int training, enum cm_macs_convention c)
+{
+	return macs_with(text, training, CM_ATTN_SDPA, c);
 }
 
 START_TEST(test_fvcore_docstring)
@@ -88,6 +98,39 @@ START_TEST(test_fvcore_small_net)
 }
 END_TEST
 
+/* MACs of one self-attention layer (GPT-2's fused qkv) on x [2, 16, 32],
+ * 4 heads, with attention kernel `a`, under convention `c` */
+static int64_t
+attention_macs(enum cm_attention a, enum cm_macs_convention c)
+{
+	static const char model[] =
+	    "{\"dnnsat_model\": 1, \"name\": \"attn\", \"hyperparameters\": {},"
+	    " \"inputs\": [{\"name\": \"x\", \"shape\": [2, 16, 32], \"dtype\": \"float\"}],"
+	    " \"layers\": [{\"op\": \"attention\", \"heads\": 4, \"qkv\": \"fused\", \"dropout\": 0.1}]}";
+
+	return macs_with(model, 1, a, c);
+}
+
+START_TEST(test_fvcore_attention)
+{
+	/* c_attn 2 x 16 x 32 x 96, c_proj 2 x 16 x 32 x 32 */
+	const int64_t linears = 2 * 16 * 32 * 96 + 2 * 16 * 32 * 32;
+	/* QK^T and PV: 2 x 4 heads x 16 x 16 x head dim 8 each */
+	const int64_t core = 2 * (2 * 4 * 16 * 16 * 8);
+
+	/* torchvision counts the attention products whatever the kernel */
+	ck_assert_int_eq(attention_macs(CM_ATTN_EAGER, CM_MACS_TORCHVISION), linears + core);
+	ck_assert_int_eq(attention_macs(CM_ATTN_MATH, CM_MACS_TORCHVISION), linears + core);
+	ck_assert_int_eq(attention_macs(CM_ATTN_MEM_EFFICIENT, CM_MACS_TORCHVISION), linears + core);
+	/* fvcore: eager attention's torch.matmul calls count; any SDPA kernel,
+	 * the math path included, is one aten::scaled_dot_product_attention,
+	 * which fvcore has no handle for */
+	ck_assert_int_eq(attention_macs(CM_ATTN_EAGER, CM_MACS_FVCORE), linears + core);
+	ck_assert_int_eq(attention_macs(CM_ATTN_MATH, CM_MACS_FVCORE), linears);
+	ck_assert_int_eq(attention_macs(CM_ATTN_MEM_EFFICIENT, CM_MACS_FVCORE), linears);
+}
+END_TEST
+
 START_TEST(test_convention_names)
 {
 	static const struct { const char *in, *name; enum cm_macs_convention c; } ok[] = {
@@ -116,6 +159,7 @@ suite(void)
 	tcase_set_timeout(t, 120);
 	tcase_add_test(t, test_fvcore_docstring);
 	tcase_add_test(t, test_fvcore_small_net);
+	tcase_add_test(t, test_fvcore_attention);
 	tcase_add_test(t, test_convention_names);
 	suite_add_tcase(s, t);
 	return s;
