@@ -104,6 +104,13 @@ def trace(name, batch, steps=3):
                 loss.backward()
                 opt.step()
                 del inputs, labels, loss
+    return events_of(prof)
+
+
+def events_of(prof):
+    """The allocations and frees a profiler recorded, in time order: (address, signed bytes,
+    top-level op index or None, phase), the phase from record_function scopes named stepN and
+    Optimizer.step* and from autograd's engine."""
     events, tops = [], [0]
 
     def walk(node, top, phase):
@@ -229,9 +236,9 @@ def replay(events):
     return alloc
 
 
-def at_batch(small, large, batch):
-    """The trace at `batch` from the traces at TRACE_BATCHES (see the docstring, step 3)."""
-    b0, b1 = TRACE_BATCHES
+def at_batch(small, large, batch, batches=TRACE_BATCHES):
+    """The trace at `batch` from the traces at `batches` (see the docstring, step 3)."""
+    b0, b1 = batches
     if len(small) != len(large):
         raise SystemExit("traces at batch %d and %d differ in length (%d, %d)" % (b0, b1, len(small), len(large)))
     out = []
