@@ -170,7 +170,8 @@ cli_req_option(struct cli_req *r, const char *a, const char *v, struct dn_error 
 {
 	static const char *const with_value[] = { "--preset", "--template", "--model", "--space", "--device",
 		"--budget", "--set", "--constraint", "--optimizer", "--dtype", "--attention", "--grad-accum",
-		"--bind", "--freeze", "--train", "--lora-rank", "--lora-targets", "--zero-grad", "--optimizer-impl" };
+		"--bind", "--freeze", "--train", "--lora-rank", "--lora-targets", "--zero-grad", "--optimizer-impl",
+		"--softmax-saves" };
 	json_t *j;
 	size_t i;
 
@@ -226,8 +227,8 @@ cli_req_option(struct cli_req *r, const char *a, const char *v, struct dn_error 
 			json_t *n = json_loads(v, JSON_DECODE_ANY, NULL);
 			json_object_set_new(lora, "rank", n != NULL ? n : json_string(v));
 		}
-	} else if (strcmp(a, "--zero-grad") == 0 || strcmp(a, "--optimizer-impl") == 0) {
-		json_object_set_new(r->workload, a[2] == 'z' ? "zero_grad" : "optimizer_impl", json_string(v));
+	} else if (cm_choice_by_option(a) != NULL) {     /* --zero-grad, --optimizer-impl, --softmax-saves */
+		json_object_set_new(r->workload, cm_choice_field(cm_choice_by_option(a)), json_string(v));
 	} else if (strcmp(a, "--grad-accum") == 0) {
 		/* an integer when it reads as one; the query parser names anything else */
 		json_t *n = json_loads(v, JSON_DECODE_ANY, NULL);

@@ -9,6 +9,7 @@
  *   --attention sdpa|eager|math|mem_efficient|flash   --grad-accum N   --checkpointing
  *   --freeze SELECTORS   --train SELECTORS   --lora-rank R   --lora-targets SELECTORS
  *   --zero-grad set_to_none|zeros   --optimizer-impl foreach|for_loop
+ *   --softmax-saves output|output_and_input
  *                                   (costmodel/cm_choice.c, as the query parser reads them)
  *   --json   --per-op
  * In steps: the arguments (query_option), the model (query_model), its
@@ -106,7 +107,7 @@ query_option(int argc, char **argv, int *i, struct cli_query *q, struct query_ar
 			    "unknown dtype \"%s\" (fp32, fp16, bf16, mixed_fp16, mixed_bf16)", v);
 	} else if (strcmp(a, "--checkpointing") == 0) {
 		q->wl.checkpointing = 1;
-	} else if (cm_choice_by_option(a) != NULL) {       /* --zero-grad, --optimizer-impl */
+	} else if (cm_choice_by_option(a) != NULL) {       /* --zero-grad, --optimizer-impl, --softmax-saves */
 		if ((v = need_arg(argc, argv, i, err)) == NULL)
 			return -1;
 		return cm_choice_from_option(cm_choice_by_option(a), v, &q->wl, err);

@@ -1,7 +1,7 @@
 /*
  * cm_choice.c - the workload options that pick one of two named values
- * (cm_choice_*): zero_grad (set_to_none|zeros) and optimizer_impl
- * (foreach|for_loop). One table gives each its JSON workload field, its
+ * (cm_choice_*): zero_grad (set_to_none|zeros), optimizer_impl
+ * (foreach|for_loop) and softmax_saves (output|output_and_input). One table gives each its JSON workload field, its
  * command-line option, its values (the first is the default) with what each
  * means, and the int member of struct cm_workload that holds the index of
  * the value chosen; the query parser (solver/query_parse.c), `dnnsat
@@ -29,7 +29,11 @@ struct cm_choice {
 
 /* The defaults and their meaning: PyTorch 2.0's release notes
  * (optimizer.zero_grad(set_to_none=True) became the default; torch.optim
- * uses the foreach implementation on CUDA by default). */
+ * uses the foreach implementation on CUDA by default); softmax_saves:
+ * derivatives.yaml's formulas for _softmax and _log_softmax named `self`
+ * up to PyTorch 1.10, so autograd kept the input beside the result
+ * (pytorch/pytorch issue 64000); since pull 66018 (October 2021, PyTorch
+ * 1.11) they take only its dtype. */
 static const struct cm_choice choices[] = {
 	{ "zero_grad", "--zero-grad", { "set_to_none", "zeros" },
 	  { "the default since PyTorch 2.0", "set_to_none=False: gradients stay allocated across steps" },
@@ -37,6 +41,9 @@ static const struct cm_choice choices[] = {
 	{ "optimizer_impl", "--optimizer-impl", { "foreach", "for_loop" },
 	  { "the default on CUDA since PyTorch 2.0", "one weight at a time: PyTorch < 2.0, transformers.AdamW" },
 	  offsetof(struct cm_workload, optimizer_for_loop) },
+	{ "softmax_saves", "--softmax-saves", { "output", "output_and_input" },
+	  { "the result only: PyTorch >= 1.11", "the input too: PyTorch <= 1.10" },
+	  offsetof(struct cm_workload, softmax_keeps_input) },
 };
 #define NCHOICES ((int)(sizeof choices / sizeof choices[0]))
 
@@ -60,6 +67,12 @@ const struct cm_choice *
 cm_choice_by_option(const char *option)
 {
 	return find(option, 1);
+}
+
+const char *
+cm_choice_field(const struct cm_choice *c)
+{
+	return c->field;
 }
 
 /* The member of wl that holds c's index. */

@@ -66,8 +66,11 @@
  * device by name, so a catalog change that alters answers bumps this.
  * 1.4.4: the fvcore MACs convention counts rotary's frequency product
  * (LLaMA: + L x head_dim / 2) and no longer counts SDPA's math path
- * (tests/cli/test_fvcore.py, against fvcore itself). */
-#define CM_VERSION "1.4.4"
+ * (tests/cli/test_fvcore.py, against fvcore itself). 1.4.5: the workload
+ * option softmax_saves (output_and_input: softmax and log_softmax keep
+ * their input, as PyTorch <= 1.10 did); the default's answers are
+ * unchanged. */
+#define CM_VERSION "1.4.5"
 
 /* Limits on a built model (DN_ERANGE naming the limit beyond them), far
  * above the largest real models: the resnet template at its maxima builds
@@ -292,18 +295,26 @@ struct cm_workload {
 	                             * torch.optim, transformers.AdamW) instead of
 	                             * foreach over all at once (PyTorch >= 2.0 on
 	                             * CUDA): temporaries of one weight at a time */
+	int softmax_keeps_input;    /* autograd keeps softmax's and log_softmax's input
+	                             * beside their result until the backward, as
+	                             * PyTorch <= 1.10 did (its derivative formulas
+	                             * named `self`: pytorch/pytorch issue 64000,
+	                             * fixed by pull 66018 for 1.11) */
 	struct cm_finetune ft;      /* frozen weights and LoRA (all zero: full training) */
 };
 
 /* The workload options that pick one of two named values, the first the
- * default: zero_grad (set_to_none|zeros -> keep_grads) and optimizer_impl
- * (foreach|for_loop -> optimizer_for_loop). One table (cm_choice.c) for
- * the query parser, the CLI and the JSON they write. */
+ * default: zero_grad (set_to_none|zeros -> keep_grads), optimizer_impl
+ * (foreach|for_loop -> optimizer_for_loop) and softmax_saves
+ * (output|output_and_input -> softmax_keeps_input). One table (cm_choice.c)
+ * for the query parser, the CLI and the JSON they write. */
 struct cm_choice;
 /* The choice of a JSON workload field ("zero_grad"), or NULL. */
 const struct cm_choice *cm_choice_by_field(const char *field);
 /* The choice of a command-line option ("--zero-grad"), or NULL. */
 const struct cm_choice *cm_choice_by_option(const char *option);
+/* The JSON workload field of a choice ("zero_grad"). */
+const char *cm_choice_field(const struct cm_choice *c);
 /* Sets wl's member from a JSON value (one of the value names); DN_EINVAL
  * at "$.workload.<field>" listing the values (and the closest one). 0 or -1. */
 int cm_choice_from_json(const struct cm_choice *c, const json_t *v, struct cm_workload *wl,

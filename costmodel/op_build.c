@@ -327,6 +327,19 @@ ob_save_gemm_input(struct op_build *ob, int i)
 		ob_save_input(ob, i);
 }
 
+void
+ob_save_softmax_input(struct op_build *ob, int i)
+{
+	const struct cm_tensor *x = ob_in(ob, i);
+
+	if (!ob->mb->wl->softmax_keeps_input)
+		return;
+	if (ob_autocast(ob) && x->dtype != CM_DT_F32)
+		ob_save_new(ob, ob_bytes(ob, x->elems, CM_DT_F32));     /* autocast's fp32 cast */
+	else
+		ob_save_input(ob, i);
+}
+
 int
 ob_weights_train(const struct op_build *ob)
 {

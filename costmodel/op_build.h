@@ -123,11 +123,16 @@ void ob_save_input(struct op_build *ob, int i);
  *   ob_save_gemm_input: a GEMM keeps input i for backward: the input itself,
  *     or under autocast, when it is fp32, the fp16/bf16 copy autocast made
  *     (a new tensor; the fp32 one is not kept by this op).
+ *   ob_save_softmax_input: softmax or log_softmax keeps input i beside its
+ *     result, when the workload says so (softmax_saves output_and_input,
+ *     PyTorch <= 1.10): the input itself, or under autocast, when it is
+ *     fp16/bf16, the fp32 copy autocast made; nothing otherwise.
  */
 int ob_autocast(const struct op_build *ob);
 enum cm_dtype ob_autocast_f32(const struct op_build *ob);
 enum cm_dtype ob_widest(const struct op_build *ob);
 void ob_save_gemm_input(struct op_build *ob, int i);
+void ob_save_softmax_input(struct op_build *ob, int i);
 void ob_save_output(struct op_build *ob);
 void ob_save_new(struct op_build *ob, expr_id bytes);
 

@@ -2,7 +2,8 @@
  * op_loss.c - cross-entropy on logits [N, C], [N, L, C] or [N, C, H, W]: log_softmax then
  * the negative log-likelihood, as F.cross_entropy runs it. Autograd keeps the
  * log-probabilities (fp32 under mixed precision: autocast runs log_softmax
- * in fp32). The output is a scalar.
+ * in fp32), and with softmax_saves output_and_input (PyTorch <= 1.10) the
+ * logits too (ob_save_softmax_input). The output is a scalar.
  */
 #include "op_rules.h"
 
@@ -21,6 +22,7 @@ cross_entropy_build(struct op_build *ob)
 	if (ob_out_new(ob, 1, &one, CM_DT_F32) < 0)
 		return -1;
 	ob_save_new(ob, ob_bytes(ob, x->elems, CM_DT_F32));
+	ob_save_softmax_input(ob, 0);      /* PyTorch <= 1.10's log_softmax kept the logits too */
 	ob->op.flops_other = expr_mul(g, x->elems, expr_int(g, 5));
 	ob->op.parallel = x->elems;
 	ob->op.fwd_bytes = expr_add(g, ob_bytes(ob, x->elems, (enum cm_dtype)x->dtype),

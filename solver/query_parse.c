@@ -363,7 +363,7 @@ load_workload(const json_t *w, struct cm_workload *wl, struct dn_error *err)
 			if (!json_is_boolean(v))
 				return dn_error_set(err, DN_EINVAL, "$.workload.checkpointing", "must be true or false");
 			wl->checkpointing = json_is_true(v);
-		} else if (cm_choice_by_field(key) != NULL) {      /* zero_grad, optimizer_impl */
+		} else if (cm_choice_by_field(key) != NULL) {      /* zero_grad, optimizer_impl, softmax_saves */
 			if (cm_choice_from_json(cm_choice_by_field(key), v, wl, err) != 0)
 				return -1;
 		} else if (strcmp(key, "grad_accum") == 0) {

@@ -59,6 +59,9 @@ check bad-optimizer-impl-json 2 '\$.workload.optimizer_impl: must be "foreach"' 
 # a value near an allowed one is named (costmodel/cm_choice.c, one table for both parsers)
 check near-zero-grad 2 '--zero-grad: "zero" is not set_to_none or zeros (did you mean zeros?)' -- estimate --preset gpt2 --zero-grad zero
 check near-optimizer-impl-json 2 '\$.workload.optimizer_impl: must be "foreach" .* (did you mean for_loop?)' -- count --preset resnet50 --space "$top_srcdir/examples/spaces/resnet.json" --optimizer-impl forloop
+check near-softmax-saves 2 '--softmax-saves: "input" is not output or output_and_input (did you mean output_and_input?)' -- estimate --preset gpt2 --softmax-saves input
+check near-softmax-saves-json 2 '\$.workload.softmax_saves: must be "output" .* (did you mean output_and_input?)' -- count --preset resnet50 --space "$top_srcdir/examples/spaces/resnet.json" --softmax-saves output_and_inputs
+check softmax-saves 0 'for-loop optimizer, softmax keeps its input' -- estimate --preset gpt2 batch_size=1 --optimizer-impl for_loop --softmax-saves output_and_input
 check bad-grad-accum 2 "--grad-accum: \"0\" is not an integer from 1 to 65536" -- estimate --preset gpt2 --grad-accum 0
 # fine-tuning: LoRA on GPT-2's fused c_attn (12 x (8 x 768 + 2304 x 8) adapters), frozen weights
 check lora-estimate 0 "parameters   124,439,808, 294,912 trainable" -- estimate --preset gpt2 batch_size=1 --lora-rank 8 --lora-targets attention.qkv

@@ -13,16 +13,21 @@ before 2.0) and `--optimizer-impl for_loop` (transformers.AdamW steps one
 weight at a time, so its temporaries are those of one weight, not a copy of
 all of them as torch.optim's foreach path makes), and eager attention.
 
+The runs were made on 11 January 2022 (the page's nvidia-smi output), with
+PyTorch 1.10, whose softmax and log_softmax kept their input for the
+backward beside their result (derivatives.yaml named `self`; pytorch/pytorch
+issue 64000, fixed for 1.11 by pull 66018): `--softmax-saves
+output_and_input`.
+
 Checks: every row's signed error of the expected peak is printed with the
-safe estimate's; the expected peak is never more than 10% above a
-measurement; the two runs whose peak is the optimizer step (accumulation
-with checkpointing) are within 5% (they were 14% high while the optimizer's
-temporaries were a copy of every weight); the fp16 run within 15% (23%
-low before autocast's fp32 softmax and norms were modelled); the safe
-estimate is never below a measurement (it was below the four batch-4 runs
-before it bounded the activations that the first step's optimizer state
-and kept gradients displace). What is still low is printed and said in
-docs/memory-accuracy.md (the batch-4 runs: allocator fragmentation).
+safe estimate's; every row within 5% of the measurement and the mean
+absolute error within 3% (without the kept softmax input the four batch-4
+runs were 11-15% low: one fp32 attention-score tensor per layer; the
+checkpointed runs were 14% high while the optimizer's temporaries were a
+copy of every weight, the fp16 run 23% low before autocast's fp32 softmax
+and norms were modelled); the safe estimate is never below a measurement.
+tests/reference/gen_alloc_replay_bert.py replays the caching allocator on
+the runs' own op trace (docs/memory-accuracy.md).
 Prints "N passed, N failed".
 """
 import csv
@@ -36,7 +41,8 @@ MIB = 1 << 20
 def estimate(row):
     args = ["--preset", "bert-large", "seq_len=512", "batch_size=" + row["batch_size"],
             "--device", "v100-16gb", "--attention", "eager", "--dtype", row["dtype"],
-            "--optimizer", row["optimizer"], "--zero-grad", "zeros", "--optimizer-impl", "for_loop"]
+            "--optimizer", row["optimizer"], "--zero-grad", "zeros", "--optimizer-impl", "for_loop",
+            "--softmax-saves", "output_and_input"]
     if row["grad_accum"] != "1":
         args += ["--grad-accum", row["grad_accum"]]
     if row["checkpointing"] == "1":
@@ -50,6 +56,7 @@ def main():
         rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
     check("nine published runs", len(rows) == 9, len(rows))
     print("%-40s %9s %9s %8s %9s %8s" % ("run", "measured", "expected", "error", "safe", "error"))
+    errors = []
     for row in rows:
         mem, err = estimate(row)
         check(row["name"] + ": estimated", mem is not None, err)
@@ -60,12 +67,13 @@ def main():
         s = mem["safe_peak_bytes"] / MIB
         ee, se = 100 * (e - m) / m, 100 * (s - m) / m
         print("%-40s %9d %9.0f %+7.1f%% %9.0f %+7.1f%%" % (row["name"], m, e, ee, s, se))
-        check(row["name"] + ": expected no more than 10% above the measurement", ee <= 10, "%+.1f%%" % ee)
+        check(row["name"] + ": expected within 5% of the measurement", abs(ee) <= 5, "%+.1f%%" % ee)
         check(row["name"] + ": the safe estimate is not below the measurement", s >= m, "%+.1f%%" % se)
-        if row["checkpointing"] == "1" and row["optimizer"] == "adamw":
-            check(row["name"] + ": within 5% (the optimizer step's peak)", abs(ee) <= 5, "%+.1f%%" % ee)
-        if row["name"] == "fp16":
-            check("fp16: within 15% (autocast's fp32 softmax and norms)", abs(ee) <= 15, "%+.1f%%" % ee)
+        errors.append(ee)
+    if errors:
+        mae = sum(abs(e) for e in errors) / len(errors)
+        print("mean absolute error %.1f%%, worst %+.1f%%" % (mae, min(errors, key=lambda e: -abs(e))))
+        check("mean absolute error within 3%", mae <= 3, "%.1f%%" % mae)
     raise SystemExit(report())
 
 

@@ -8,6 +8,8 @@
  *    violations;
  *  - optimizer state per weight (Adam, 8-bit Adam, Adafactor, Lion, SGD with
  *    and without momentum) on a two-layer MLP, allocation by allocation;
+ *  - softmax_saves: PyTorch <= 1.10's softmax and log_softmax keeping their
+ *    input;
  *  - gradient accumulation: gradients alive through the next micro-batch,
  *    forward and backward once per micro-batch;
  *  - gradient checkpointing per block: what stays kept, the recompute's
@@ -222,6 +224,45 @@ START_TEST(test_attention_saved_bytes)
 	attn_model(&t, &wl, &a100, 2, 40, 64, 4, 0.1, 1);
 	ck_assert_int_gt(attn_saved(&t), 2 * 4 * 40 * 40 * 2 * 2);
 	tmodel_free(&t);
+}
+END_TEST
+
+/* softmax_saves output_and_input (PyTorch <= 1.10: derivatives.yaml's
+ * _softmax and _log_softmax formulas named `self`): softmax keeps its input
+ * beside its result, an fp32 copy of it under autocast, and the loss's
+ * log_softmax keeps the logits; the default keeps neither. The HF bert-large
+ * runs of 2022 (tests/cli/test_hf_bert.py) were 11-15% low without it. */
+START_TEST(test_softmax_keeps_input)
+{
+	struct cm_device a100 = dev_a100();
+	/* N=2, h=4, L=64: the scores softmax reads, 2 * 4 * 64 * 64 elements */
+	const int64_t scores = 2 * 4 * 64 * 64;
+
+	for (int mixed = 0; mixed <= 1; mixed++) {
+		struct cm_workload wl = test_workload(1);
+		struct tmodel t;
+		int64_t saved, total;
+
+		wl.attention = CM_ATTN_EAGER;
+		if (mixed)
+			wl.precision = CM_PREC_MIXED_FP16;
+		attn_model(&t, &wl, &a100, 2, 64, 64, 4, 0.0, 0);
+		saved = attn_saved(&t);
+		total = t.r.act_saved_bytes;
+		if (!mixed)
+			ck_assert_int_eq(saved, 294912);    /* test_attention_saved_bytes */
+		tmodel_free(&t);
+		wl.softmax_keeps_input = 1;
+		attn_model(&t, &wl, &a100, 2, 64, 64, 4, 0.0, 0);
+		/* fp32: the scores themselves; mixed: the fp16 scores stay
+		 * transient, autocast's fp32 copy is kept */
+		ck_assert_int_eq(attn_saved(&t) - saved, scores * 4);
+		/* the loss on the [2, 64, 64] output: log_softmax's input, the
+		 * logits (fp16 under autocast: its fp32 copy) */
+		ck_assert_int_eq(t.r.act_saved_bytes - total, scores * 4 + 2 * 64 * 64 * 4);
+		ck_assert(t.r.valid);
+		tmodel_free(&t);
+	}
 }
 END_TEST
 
@@ -713,6 +754,7 @@ suite(void)
 	tcase_set_timeout(t, 120);
 	tcase_add_test(t, test_attention_saved_bytes);
 	tcase_add_test(t, test_attention_core);
+	tcase_add_test(t, test_softmax_keeps_input);
 	tcase_add_test(t, test_fused_attention_time);
 	tcase_add_test(t, test_sdpa_dispatch);
 	tcase_add_test(t, test_device_rules);
