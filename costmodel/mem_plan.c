@@ -671,11 +671,14 @@ plan_totals(struct plan_ctx *pc, const struct mem_profile *prof, int accum, stru
 		 *    they are kept (accumulation, zero_grad to zeros), the weight
 		 *    gradients (made by the first backward) take blocks that the
 		 *    first forward's activations had used; from the second step
-		 *    on those activations need new segments, up to as many bytes
-		 *    (at most all kept activations). Hugging Face's bert-large
-		 *    V100 runs (tests/reference/hf_bert_large_v100.csv) hold
-		 *    1.5 GiB more than the expected peak at batch 4 whatever the
-		 *    optimizer, 0.5 GiB at batch 1.
+		 *    on those activations may need new segments, up to as many
+		 *    bytes (at most all kept activations). A bound, not an
+		 *    observation: the allocator replays of real traces
+		 *    (tests/reference/gen_alloc_replay*.py: eight CNNs, the
+		 *    bert-large runs) show no such growth, and the bert-large
+		 *    gap once blamed on it was softmax's kept input
+		 *    (docs/memory-accuracy.md); nothing guarantees the reuse
+		 *    in general.
 		 * Each term is a bound on bytes the device holds, never a multiple
 		 * of the expected peak.
 		 */
