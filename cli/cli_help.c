@@ -18,10 +18,10 @@
 /* The options of every solver command (cli_req_option and cli_solve.c). */
 #define SOLVER_OPTIONS "--preset", "--template", "--model", "--space", "--device", "--budget", "--set", \
 	"--constraint", "--optimizer", "--dtype", "--convention", "--attention", "--grad-accum", "--checkpointing", \
-	"--zero-grad", "--optimizer-impl", "--softmax-saves", "--freeze", "--train", "--lora-rank", "--lora-targets", "--inference", "--bind", "--timeout", "--threads", "--json", "--help"
+	"--zero-grad", "--optimizer-impl", "--softmax-saves", "--pytorch", "--freeze", "--train", "--lora-rank", "--lora-targets", "--inference", "--bind", "--timeout", "--threads", "--json", "--help"
 
 static const char *const estimate_options[] = { "--template", "--model", "--preset", "--set", "--device",
-	"--device-file", "--optimizer", "--dtype", "--convention", "--attention", "--grad-accum", "--checkpointing", "--zero-grad", "--optimizer-impl", "--softmax-saves", "--tf32", "--inference",
+	"--device-file", "--optimizer", "--dtype", "--convention", "--attention", "--grad-accum", "--checkpointing", "--zero-grad", "--optimizer-impl", "--softmax-saves", "--pytorch", "--tf32", "--inference",
 	"--freeze", "--train", "--lora-rank", "--lora-targets", "--per-op", "--json", "--help", NULL };
 /* cli_solve.c takes all of these for each solver command; the usage of each
  * names those that change its answer */
@@ -29,7 +29,7 @@ static const char *const solver_options[] = { SOLVER_OPTIONS, "--offset", "--lim
 	"--seed", "--config", "--param", "--value", "--per", "--engine", NULL };
 static const char *const prune_options[] = { "--preset", "--template", "--model", "--space", "--device",
 	"--budget", "--set", "--constraint", "--optimizer", "--dtype", "--attention", "--grad-accum", "--checkpointing",
-	"--zero-grad", "--optimizer-impl", "--softmax-saves", "--freeze", "--train", "--lora-rank", "--lora-targets", "--inference", "--bind", "--timeout", "--threads", "--json", "--out", "--configs", "--limit", "--summary", "--server", "--token", "--help", NULL };
+	"--zero-grad", "--optimizer-impl", "--softmax-saves", "--pytorch", "--freeze", "--train", "--lora-rank", "--lora-targets", "--inference", "--bind", "--timeout", "--threads", "--json", "--out", "--configs", "--limit", "--summary", "--server", "--token", "--help", NULL };
 static const char *const catalog_options[] = { "--json", "--help", NULL };
 static const char *const import_options[] = { "--name", "--dim", "--unknown", "--out", "--help", NULL };
 
@@ -65,6 +65,8 @@ static const char *const import_options[] = { "--name", "--dim", "--unknown", "-
 	"                        transformers.AdamW; default foreach, PyTorch >= 2.0 on CUDA)\n" \
 	"  --softmax-saves output|output_and_input   output_and_input: autograd keeps softmax's input too\n" \
 	"                        (PyTorch <= 1.10; default output, PyTorch >= 1.11)\n" \
+	"  --pytorch MAJOR.MINOR   the PyTorch release: its defaults for the three options above and\n" \
+	"                        attention (eager before 2.0); options given explicitly win\n" \
 	FT_HELP \
 	"  --inference           an inference workload (default: training)\n" \
 	"  --timeout SECONDS     the deadline (default 60)\n" \
@@ -92,6 +94,8 @@ static const struct cli_cmd commands[] = {
 	  "                        transformers.AdamW; default foreach, PyTorch >= 2.0 on CUDA)\n"
 	  "  --softmax-saves output|output_and_input   output_and_input: autograd keeps softmax's input too\n"
 	  "                        (PyTorch <= 1.10; default output, PyTorch >= 1.11)\n"
+	  "  --pytorch MAJOR.MINOR   the PyTorch release: its defaults for the three options above and\n"
+	  "                        attention (eager before 2.0); options given explicitly win\n"
 	  FT_HELP
 	  "  --tf32                TF32 tensor cores for fp32 matrix products\n"
 	  "  --convention torchvision|nb201|fvcore   how MACs count (nb201 adds biases, fvcore norms;\n"
@@ -241,6 +245,7 @@ cli_usage(FILE *f)
 	    "  --attention sdpa|eager|math|mem_efficient|flash  default sdpa  --grad-accum N  --checkpointing\n"
 	    "  --zero-grad set_to_none|zeros  --optimizer-impl foreach|for_loop   PyTorch < 2.0's defaults: zeros, for_loop\n"
 	    "  --softmax-saves output|output_and_input          PyTorch <= 1.10's: output_and_input\n"
+	    "  --pytorch MAJOR.MINOR                            that release's defaults of the four above\n"
 	    "  --freeze SEL  --train SEL  --lora-rank R  --lora-targets SEL   fine-tuning: frozen weights, LoRA\n"
 	    "  --tf32  --inference  --per-op  --json\n"
 	    "\n"
@@ -251,8 +256,8 @@ cli_usage(FILE *f)
 	    "           memory=16GiB:safe bounds the safe (upper) estimate of the peak instead of the expected one)\n"
 	    "  --constraint 'hidden %% heads == 0'  NAME=VALUE or --set NAME=VALUE  --bind PARAMETER=HYPERPARAMETER\n"
 	    "  --optimizer O  --dtype T  --attention A  --grad-accum N  --checkpointing  --inference\n"
-	    "  --zero-grad Z  --optimizer-impl I  --softmax-saves S  --freeze SEL  --train SEL  --lora-rank R\n"
-	    "  --lora-targets SEL\n"
+	    "  --zero-grad Z  --optimizer-impl I  --softmax-saves S  --pytorch V  --freeze SEL  --train SEL\n"
+	    "  --lora-rank R  --lora-targets SEL\n"
 	    "           (as for estimate)  --timeout SECONDS  --json\n"
 	    "  count: --engine bnb|z3   list: --offset K --limit N --cursor C   sample: --n N --seed S\n"
 	    "  explain: --config JSON | --param P --value V   max, min: --param P [--per Q]\n"

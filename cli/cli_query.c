@@ -9,7 +9,7 @@
  *   --attention sdpa|eager|math|mem_efficient|flash   --grad-accum N   --checkpointing
  *   --freeze SELECTORS   --train SELECTORS   --lora-rank R   --lora-targets SELECTORS
  *   --zero-grad set_to_none|zeros   --optimizer-impl foreach|for_loop
- *   --softmax-saves output|output_and_input
+ *   --softmax-saves output|output_and_input   --pytorch MAJOR.MINOR
  *                                   (costmodel/cm_choice.c, as the query parser reads them)
  *   --json   --per-op
  * In steps: the arguments (query_option), the model (query_model), its
@@ -107,6 +107,9 @@ query_option(int argc, char **argv, int *i, struct cli_query *q, struct query_ar
 			    "unknown dtype \"%s\" (fp32, fp16, bf16, mixed_fp16, mixed_bf16)", v);
 	} else if (strcmp(a, "--checkpointing") == 0) {
 		q->wl.checkpointing = 1;
+	} else if (strcmp(a, "--pytorch") == 0) {
+		if (need_arg(argc, argv, i, err) == NULL)    /* applied before the options */
+			return -1;
 	} else if (cm_choice_by_option(a) != NULL) {       /* --zero-grad, --optimizer-impl, --softmax-saves */
 		if ((v = need_arg(argc, argv, i, err)) == NULL)
 			return -1;
@@ -261,10 +264,22 @@ cli_query_parse(int argc, char **argv, struct cli_query *q, struct dn_error *err
 	s.sets = calloc((size_t)argc + 1, sizeof *s.sets);
 	if (s.sets == NULL)
 		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
+	/* --pytorch sets the release's defaults before any option, wherever
+	 * it stands: the options given explicitly win (cm_pytorch.c) */
+	for (int i = 1; i + 1 < argc; i++)
+		if (strcmp(argv[i], "--pytorch") == 0) {
+			int version = cm_pytorch_parse(argv[i + 1]);
+			if (version < 0) {
+				dn_error_set(err, DN_EINVAL, "--pytorch",
+				    "\"%s\" is not a release such as 2.4 or 1.13 (MAJOR.MINOR)", argv[i + 1]);
+				goto out;
+			}
+			cm_pytorch_apply(version, &q->wl);
+		}
 	for (int i = 1; i < argc; i++)
 		if (query_option(argc, argv, &i, q, &s, err) != 0)
 			goto out;
-	if (cm_ft_check(&q->wl.ft, err) != 0)
+	if (cm_ft_check(&q->wl.ft, err) != 0 || cm_pytorch_check(&q->wl, "--attention", err) != 0)
 		goto out;
 	if (query_model(q, &s, err) == 0 && query_config(q, &s, err) == 0 && query_device(q, &s, err) == 0)
 		rc = 0;

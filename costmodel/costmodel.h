@@ -300,6 +300,9 @@ struct cm_workload {
 	                             * PyTorch <= 1.10 did (its derivative formulas
 	                             * named `self`: pytorch/pytorch issue 64000,
 	                             * fixed by pull 66018 for 1.11) */
+	int pytorch;                /* the PyTorch release the workload names
+	                             * (major * 100 + minor; 0: none named):
+	                             * cm_pytorch_apply set the defaults above */
 	struct cm_finetune ft;      /* frozen weights and LoRA (all zero: full training) */
 };
 
@@ -325,6 +328,19 @@ int cm_choice_from_option(const struct cm_choice *c, const char *v, struct cm_wo
 /* Adds to a JSON workload object every choice of wl that is not the
  * default ("zero_grad": "zeros"); 0, or -1 when out of memory. */
 int cm_choice_to_json(const struct cm_workload *wl, json_t *workload);
+
+/* PyTorch's version as a workload preset (cm_pytorch.c, which lists what
+ * changed in which release). cm_pytorch_parse: "MAJOR.MINOR" or
+ * "MAJOR.MINOR.PATCH" (1.0 .. 9.99) -> major * 100 + minor, or -1.
+ * cm_pytorch_apply: sets wl->pytorch and the defaults that release had
+ * (softmax_keeps_input before 1.11; keep_grads, optimizer_for_loop and
+ * eager attention before 2.0, SDPA from 2.0); a parser applies it first
+ * and the fields given explicitly after it, so they win.
+ * cm_pytorch_check: DN_EINVAL at attention_path when an SDPA kernel is
+ * chosen with a release before 2.0; 0 or -1. */
+int cm_pytorch_parse(const char *s);
+void cm_pytorch_apply(int version, struct cm_workload *wl);
+int cm_pytorch_check(const struct cm_workload *wl, const char *attention_path, struct dn_error *err);
 
 /* How MACs are counted (cm_macs.c has each convention's rules and sources).
  * TORCHVISION (the default; torchvision's published "GFLOPS" count this

@@ -330,8 +330,19 @@ load_workload(const json_t *w, struct cm_workload *wl, struct dn_error *err)
 		return 0;
 	if (!json_is_object(w))
 		return dn_error_set(err, DN_EINVAL, "$.workload", "must be an object");
+	if ((v = json_object_get(w, "pytorch")) != NULL) {
+		/* the release's defaults first, whatever the key order: the
+		 * fields given explicitly below win */
+		int version = json_is_string(v) ? cm_pytorch_parse(json_string_value(v)) : -1;
+		if (version < 0)
+			return dn_error_set(err, DN_EINVAL, "$.workload.pytorch",
+			    "must be a release such as \"2.4\" or \"1.13\" (MAJOR.MINOR)");
+		cm_pytorch_apply(version, wl);
+	}
 	json_object_foreach((json_t *)w, key, v) {
-		if (strcmp(key, "mode") == 0) {
+		if (strcmp(key, "pytorch") == 0) {
+			/* applied above */
+		} else if (strcmp(key, "mode") == 0) {
 			const char *s = json_string_value(v);
 			if (s == NULL || (strcmp(s, "training") && strcmp(s, "inference")))
 				return dn_error_set(err, DN_EINVAL, "$.workload.mode", "must be \"training\" or \"inference\"");
@@ -377,7 +388,7 @@ load_workload(const json_t *w, struct cm_workload *wl, struct dn_error *err)
 		} else
 			return dn_error_set(err, DN_EINVAL, "$.workload", "unknown field \"%s\"", key);
 	}
-	return 0;
+	return cm_pytorch_check(wl, "$.workload.attention", err);
 }
 
 /* ---- bounds from the space ---- */

@@ -62,6 +62,13 @@ check near-optimizer-impl-json 2 '\$.workload.optimizer_impl: must be "foreach" 
 check near-softmax-saves 2 '--softmax-saves: "input" is not output or output_and_input (did you mean output_and_input?)' -- estimate --preset gpt2 --softmax-saves input
 check near-softmax-saves-json 2 '\$.workload.softmax_saves: must be "output" .* (did you mean output_and_input?)' -- count --preset resnet50 --space "$top_srcdir/examples/spaces/resnet.json" --softmax-saves output_and_inputs
 check softmax-saves 0 'for-loop optimizer, softmax keeps its input' -- estimate --preset gpt2 batch_size=1 --optimizer-impl for_loop --softmax-saves output_and_input
+# --pytorch: a release's defaults; what is given explicitly wins, wherever --pytorch stands
+check pytorch-defaults 0 'attention eager, zero_grad to zeros, for-loop optimizer, softmax keeps its input, PyTorch 1.10' -- estimate --preset gpt2 batch_size=1 --pytorch 1.10
+check pytorch-explicit 0 'attention eager, for-loop optimizer, PyTorch 1.13$' -- estimate --preset gpt2 batch_size=1 --zero-grad set_to_none --pytorch 1.13
+check pytorch-sdpa 2 '--attention: "flash" needs PyTorch 2.0 or later' -- estimate --preset gpt2 --attention flash --pytorch 1.13
+check pytorch-sdpa-json 2 '\$.workload.attention: "sdpa" needs PyTorch 2.0 or later' -- count --preset resnet50 --space "$top_srcdir/examples/spaces/resnet.json" --pytorch 1.12 --attention sdpa
+check bad-pytorch 2 '--pytorch: "2" is not a release such as 2.4 or 1.13' -- estimate --preset gpt2 --pytorch 2
+check bad-pytorch-json 2 '\$.workload.pytorch: must be a release such as "2.4"' -- count --preset resnet50 --space "$top_srcdir/examples/spaces/resnet.json" --pytorch 2.x
 check bad-grad-accum 2 "--grad-accum: \"0\" is not an integer from 1 to 65536" -- estimate --preset gpt2 --grad-accum 0
 # fine-tuning: LoRA on GPT-2's fused c_attn (12 x (8 x 768 + 2304 x 8) adapters), frozen weights
 check lora-estimate 0 "parameters   124,439,808, 294,912 trainable" -- estimate --preset gpt2 batch_size=1 --lora-rank 8 --lora-targets attention.qkv

@@ -6,18 +6,19 @@ sequence 512, V100 16 GB, nine runs: batch 4, gradient accumulation,
 checkpointing, fp16 autocast, Adafactor, 8-bit Adam;
 tests/reference/hf_bert_large_v100.csv says where each figure comes from).
 
-The runs used PyTorch 1.x and transformers' own AdamW, so they are estimated
-with `--zero-grad zeros` (model.zero_grad() kept every weight gradient
-allocated, zeroed, across steps: set_to_none=False was PyTorch's default
-before 2.0) and `--optimizer-impl for_loop` (transformers.AdamW steps one
-weight at a time, so its temporaries are those of one weight, not a copy of
-all of them as torch.optim's foreach path makes), and eager attention.
+The runs used PyTorch 1.10 and transformers' own AdamW, so they are
+estimated with `--pytorch 1.10`, that release's defaults: `--zero-grad
+zeros` (model.zero_grad() kept every weight gradient allocated, zeroed,
+across steps: set_to_none=False was PyTorch's default before 2.0),
+`--optimizer-impl for_loop` (transformers.AdamW steps one weight at a time,
+so its temporaries are those of one weight, not a copy of all of them as
+torch.optim's foreach path makes), eager attention and `--softmax-saves
+output_and_input` (below).
 
 The runs were made on 11 January 2022 (the page's nvidia-smi output), with
 PyTorch 1.10, whose softmax and log_softmax kept their input for the
 backward beside their result (derivatives.yaml named `self`; pytorch/pytorch
-issue 64000, fixed for 1.11 by pull 66018): `--softmax-saves
-output_and_input`.
+issue 64000, fixed for 1.11 by pull 66018).
 
 Checks: every row's signed error of the expected peak is printed with the
 safe estimate's; every row within 5% of the measurement and the mean
@@ -40,9 +41,8 @@ MIB = 1 << 20
 
 def estimate(row):
     args = ["--preset", "bert-large", "seq_len=512", "batch_size=" + row["batch_size"],
-            "--device", "v100-16gb", "--attention", "eager", "--dtype", row["dtype"],
-            "--optimizer", row["optimizer"], "--zero-grad", "zeros", "--optimizer-impl", "for_loop",
-            "--softmax-saves", "output_and_input"]
+            "--device", "v100-16gb", "--dtype", row["dtype"], "--optimizer", row["optimizer"],
+            "--pytorch", "1.10"]
     if row["grad_accum"] != "1":
         args += ["--grad-accum", row["grad_accum"]]
     if row["checkpointing"] == "1":

@@ -9,7 +9,7 @@
  *  - optimizer state per weight (Adam, 8-bit Adam, Adafactor, Lion, SGD with
  *    and without momentum) on a two-layer MLP, allocation by allocation;
  *  - softmax_saves: PyTorch <= 1.10's softmax and log_softmax keeping their
- *    input;
+ *    input; "pytorch": a release's defaults;
  *  - gradient accumulation: gradients alive through the next micro-batch,
  *    forward and backward once per micro-batch;
  *  - gradient checkpointing per block: what stays kept, the recompute's
@@ -262,6 +262,43 @@ START_TEST(test_softmax_keeps_input)
 		ck_assert_int_eq(t.r.act_saved_bytes - total, scores * 4 + 2 * 64 * 64 * 4);
 		ck_assert(t.r.valid);
 		tmodel_free(&t);
+	}
+}
+END_TEST
+
+/* "pytorch": a release's defaults (cm_pytorch.c): softmax keeps its input
+ * up to 1.10; zero_grad zeros, for-loop optimizers and eager attention up
+ * to 1.13; SDPA from 2.0, where an SDPA kernel with an older release is
+ * refused */
+START_TEST(test_pytorch_release)
+{
+	static const struct { const char *s; int v; } parse[] = {
+		{ "1.10", 110 }, { "1.10.2", 110 }, { "1.13", 113 }, { "2.0", 200 }, { "2.4.1", 204 },
+		{ "13", -1 }, { "1.", -1 }, { "1.x", -1 }, { "0.4", -1 }, { "1.100", -1 }, { "2.4.", -1 },
+		{ "v2.4", -1 }, { "", -1 }, { "2.4 ", -1 },
+	};
+	struct dn_error err;
+
+	dn_error_clear(&err);
+	for (size_t i = 0; i < sizeof parse / sizeof parse[0]; i++)
+		ck_assert_msg(cm_pytorch_parse(parse[i].s) == parse[i].v, "\"%s\" -> %d", parse[i].s,
+		    cm_pytorch_parse(parse[i].s));
+	{
+		struct cm_workload wl = test_workload(1);
+		cm_pytorch_apply(110, &wl);
+		ck_assert(wl.softmax_keeps_input && wl.keep_grads && wl.optimizer_for_loop);
+		ck_assert_int_eq(wl.attention, CM_ATTN_EAGER);
+		ck_assert_int_eq(cm_pytorch_check(&wl, "--attention", &err), 0);
+		cm_pytorch_apply(111, &wl);
+		ck_assert(!wl.softmax_keeps_input && wl.keep_grads && wl.optimizer_for_loop);
+		wl.attention = CM_ATTN_FLASH;       /* given explicitly after the release */
+		ck_assert_int_eq(cm_pytorch_check(&wl, "--attention", &err), -1);
+		ck_assert_str_eq(err.path, "--attention");
+		cm_pytorch_apply(200, &wl);
+		ck_assert(!wl.softmax_keeps_input && !wl.keep_grads && !wl.optimizer_for_loop);
+		ck_assert_int_eq(wl.attention, CM_ATTN_SDPA);
+		ck_assert_int_eq(wl.pytorch, 200);
+		ck_assert_int_eq(cm_pytorch_check(&wl, "--attention", &err), 0);
 	}
 }
 END_TEST
@@ -755,6 +792,7 @@ suite(void)
 	tcase_add_test(t, test_attention_saved_bytes);
 	tcase_add_test(t, test_attention_core);
 	tcase_add_test(t, test_softmax_keeps_input);
+	tcase_add_test(t, test_pytorch_release);
 	tcase_add_test(t, test_fused_attention_time);
 	tcase_add_test(t, test_sdpa_dispatch);
 	tcase_add_test(t, test_device_rules);
