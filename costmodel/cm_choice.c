@@ -1,10 +1,11 @@
 /*
  * cm_choice.c - the workload options that pick one of two named values
  * (cm_choice_*): zero_grad (set_to_none|zeros), optimizer_impl
- * (foreach|for_loop) and softmax_saves (output|output_and_input). One table gives each its JSON workload field, its
- * command-line option, its values (the first is the default) with what each
- * means, and the int member of struct cm_workload that holds the index of
- * the value chosen; the query parser (solver/query_parse.c), `dnnsat
+ * (foreach|for_loop) and softmax_saves (output|output_and_input). One
+ * table gives each its JSON workload field, its command-line option, its
+ * values (the first is the default) with what each means, and the int
+ * member of struct cm_workload that holds the index of the value chosen;
+ * the query parser (solver/query_parse.c), `dnnsat
  * estimate`'s options (cli/cli_query.c) and the estimate's JSON body
  * (cli/cli_estimate.c) all read it, so a value is spelled, checked and
  * explained in one place.

@@ -19,7 +19,6 @@
  */
 #include "costmodel.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 
 /* the releases above */
@@ -47,7 +46,7 @@ cm_pytorch_parse(const char *s)
 			return -1;
 		(void)strtol(end + 1, &end, 10);
 	}
-	if (*end != '\0' || major < 1 || major > 9 || minor < 0 || minor > 99)
+	if (*end != '\0' || major < 1 || major > 9)     /* minor: two digits at most, above */
 		return -1;
 	return (int)(major * 100 + minor);
 }

@@ -2,9 +2,10 @@
  * op_activation.c - pointwise activations, softmax, dropout and scaling.
  * What autograd keeps follows PyTorch's derivative formulas: relu, sigmoid,
  * tanh and softmax keep their result (softmax its input too when the
- * workload says PyTorch <= 1.10 did: ob_save_softmax_input); gelu, silu and hardswish their input
- * (an in-place silu/hardswish keeps a copy of the original input); relu6
- * (hardtanh) its result in place, else its input; dropout a bool mask.
+ * workload says PyTorch <= 1.10 did: ob_save_softmax_input); gelu, silu and
+ * hardswish their input (an in-place silu/hardswish keeps a copy of the
+ * original input); relu6 (hardtanh) its result in place, else its input;
+ * dropout a bool mask.
  */
 #include "op_rules.h"
 
@@ -113,11 +114,8 @@ softmax_build(struct op_build *ob)
 		if (ob_out_new(ob, x->rank, x->dim, CM_DT_F32) < 0)
 			return -1;
 		ob_save_output(ob);
-		ob_save_softmax_input(ob, 0);
 		op_elementwise_costs(ob, 5);
-		return 0;
-	}
-	if (pointwise(ob, KEEP_RESULT, 0, 5) < 0)
+	} else if (pointwise(ob, KEEP_RESULT, 0, 5) < 0)
 		return -1;
 	ob_save_softmax_input(ob, 0);
 	return 0;
