@@ -226,14 +226,31 @@ class CachingAllocator:
         self._insert(b)
 
 
-def replay(events):
-    alloc, live = CachingAllocator(), {}
-    for ptr, size in events:
+def replay(events, alloc=None, phases=None, on_grow=None):
+    """Replays (address, signed bytes) events through `alloc` (a new CachingAllocator, or one that
+    already holds blocks, such as the weights). With `phases` (one per event, None outside the
+    steps) it also returns the reserve's growth by phase, and calls on_grow(i, phase, size,
+    grown, alloc) for each event that grew it. Returns (alloc, growth)."""
+    alloc, live, growth = alloc or CachingAllocator(), {}, {}
+    for i, (ptr, size) in enumerate(events):
+        before = alloc.reserved
         if size > 0:
             live[ptr] = alloc.malloc(size)
         elif ptr in live:
             alloc.free(live.pop(ptr))
-    return alloc
+        grown = alloc.reserved - before
+        if grown and phases is not None:
+            phase = phases[i] or "outside the steps"
+            growth[phase] = growth.get(phase, 0) + grown
+            if on_grow is not None:
+                on_grow(i, phase, size, grown, alloc)
+    return alloc, growth
+
+
+def kept(t):
+    """Trace t without the operators' own buffers (tensors_only)."""
+    drop = tensors_only(t)
+    return [e for i, e in enumerate(t) if i not in drop]
 
 
 def at_batch(small, large, batch, batches=TRACE_BATCHES):
@@ -258,9 +275,7 @@ def traces(name):
         # each trace's own: with two threads an operator may take scratch buffers at one batch
         # and not at the other (resnet18: 6 more events at batch 8), which at_batch would
         # otherwise take for a change of order
-        t = trace(name, batch)
-        drop = tensors_only(t)
-        out.append([e for i, e in enumerate(t) if i not in drop])
+        out.append(kept(trace(name, batch)))
     return out[0], out[1]
 
 
@@ -269,27 +284,19 @@ def explain(name, batch):
     step that asked for it, then the growth by phase and, in the first backward, by request
     size (the gradients of each size level that found no free block large enough)."""
     t0, t1 = traces(name)
-    phases = [e[3] for e in t0]
-    alloc, live, growth, by_size = CachingAllocator(), {}, {}, {}
+    by_size = {}
     mib = float(1 << 20)
-    print("event  phase               request MiB  segment MiB  allocated MiB  reserved MiB")
-    for i, (ptr, size) in enumerate(at_batch(t0, t1, batch)):
-        before = alloc.reserved
-        if size > 0:
-            live[ptr] = alloc.malloc(size)
-        elif ptr in live:
-            alloc.free(live.pop(ptr))
-        grown = alloc.reserved - before
-        if grown == 0:
-            continue
-        phase = phases[i] or "outside the steps"
-        growth[phase] = growth.get(phase, 0) + grown
+
+    def grew(i, phase, size, grown, alloc):
         if phase == "step0 backward":
             key = round(size / mib, 1)
             by_size[key] = by_size.get(key, 0) + grown
         if size >= 1 << 20:
             print("%5d  %-18s  %11.1f  %11.1f  %13.0f  %12.0f" % (i, phase, size / mib, grown / mib,
                                                                   alloc.allocated / mib, alloc.reserved / mib))
+
+    print("event  phase               request MiB  segment MiB  allocated MiB  reserved MiB")
+    alloc, growth = replay(at_batch(t0, t1, batch), phases=[e[3] for e in t0], on_grow=grew)
     print("allocated peak %.0f MiB, reserved peak %.0f MiB" % (alloc.peak_allocated / mib, alloc.peak_reserved / mib))
     for phase in sorted(growth):
         print("  reserve grown in %-18s %8.0f MiB" % (phase, growth[phase] / mib))
@@ -317,7 +324,7 @@ def main():
         t0, t1 = traces(name)
         res = build_model(name)[1]
         for batch in BATCHES:
-            a = replay(at_batch(t0, t1, batch))
+            a = replay(at_batch(t0, t1, batch))[0]
             rows.append("%s,%d,%d,%d,%d" % (name, res, batch, a.peak_allocated, a.peak_reserved))
             print("%-16s batch %3d  allocated %7.0f MiB  reserved %7.0f MiB  (+%.1f%%)" % (
                 name, batch, a.peak_allocated / 2**20, a.peak_reserved / 2**20,

@@ -197,9 +197,9 @@ def trace_steps(batch, accumulation, steps):
 def tensors(batch, accumulation, steps):
     """The trace at `batch` with the operators' own buffers dropped."""
     t = trace(batch, accumulation, steps)
-    drop = ar.tensors_only(t)
-    print("  traced batch %d: %d events, %d kept" % (batch, len(t), len(t) - len(drop)), file=sys.stderr)
-    return [e for i, e in enumerate(t) if i not in drop]
+    k = ar.kept(t)
+    print("  traced batch %d: %d events, %d kept" % (batch, len(t), len(k)), file=sys.stderr)
+    return k
 
 
 def weight_sizes():
@@ -215,20 +215,11 @@ def run(label, batch, accumulation, published, steps, weights):
     else:
         t0, t1 = (tensors(b, accumulation, steps) for b in TRACE_BATCHES)
         events = ar.at_batch(t0, t1, batch, TRACE_BATCHES)
-    phases = [e[3] for e in t0]
-    alloc, live, growth = ar.CachingAllocator(), {}, {}
+    alloc = ar.CachingAllocator()
     for w in weights:
         alloc.malloc(w)
     base = alloc.reserved
-    for i, (ptr, size) in enumerate(events):
-        before = alloc.reserved
-        if size > 0:
-            live[ptr] = alloc.malloc(size)
-        elif ptr in live:
-            alloc.free(live.pop(ptr))
-        if alloc.reserved > before:
-            phase = phases[i] or "outside the steps"
-            growth[phase] = growth.get(phase, 0) + alloc.reserved - before
+    alloc, growth = ar.replay(events, alloc, phases=[e[3] for e in t0])
     peak = alloc.peak_reserved / MIB + CONTEXT_MIB
     print("%-26s weights %5.0f MiB  allocated peak %6.0f MiB  reserved peak %6.0f MiB (%+.1f%% over "
           "allocated)  + context %6.0f MiB  published %6d MiB (%+.1f%%)" % (
