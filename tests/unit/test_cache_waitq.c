@@ -68,15 +68,23 @@ waiter_main(void *arg)
 	return NULL;
 }
 
-/* Starts waiters one at a time (each queued before the next starts). */
+/* Starts waiters one at a time (each queued behind those already waiting
+ * before the next starts). The length awaited counts the waiters queued
+ * before the call: awaiting i + 1 with one already queued could return
+ * before the new one was queued, or, once it was, never. */
 static void
 start_waiters(pthread_t *t, struct waiter_arg *a, int n, long long deadline)
 {
+	int before;
+
+	pthread_mutex_lock(&lock);
+	before = cache_waitq_len(&q);
+	pthread_mutex_unlock(&lock);
 	for (int i = 0; i < n; i++) {
 		a[i].deadline = deadline;
 		a[i].got = NULL;
 		ck_assert_int_eq(pthread_create(&t[i], NULL, waiter_main, &a[i]), 0);
-		await_len(i + 1);
+		await_len(before + i + 1);
 	}
 }
 
@@ -200,8 +208,11 @@ START_TEST(test_middle_waiter_times_out)
 
 	cache_waitq_init(&q);
 	start_waiters(t, a, 1, now_ms() + 3600 * 1000);
-	/* the second's deadline is near: it leaves while the others stay */
-	start_waiters(t + 1, a + 1, 1, now_ms() + 50);
+	/* the second's deadline is near: it leaves while the others stay
+	 * (started without awaiting its place: it may have left already) */
+	a[1].deadline = now_ms() + 50;
+	a[1].got = NULL;
+	ck_assert_int_eq(pthread_create(&t[1], NULL, waiter_main, &a[1]), 0);
 	pthread_join(t[1], NULL);
 	ck_assert_ptr_null(a[1].got);
 	await_len(1);
