@@ -53,7 +53,8 @@ static int hardswish_build(struct op_build *ob) { return pointwise(ob, KEEP_INPU
  * gelu: "none" (erf) and "tanh" are one fused kernel keeping the input;
  * "tanh_python" is Hugging Face's NewGELUActivation, 0.5 * x * (1 + tanh(
  * sqrt(2/pi) * (x + 0.044715 * x^3))) in eager ops, which keeps x (pow),
- * tanh's result, 0.5 * x and 1 + tanh (the final mul) for backward.
+ * tanh's result, 0.5 * x and 1 + tanh (the final mul) for backward; under
+ * autocast all but 0.5 * x are fp32.
  */
 static int
 gelu_build(struct op_build *ob)
@@ -67,10 +68,25 @@ gelu_build(struct op_build *ob)
 		return pointwise(ob, KEEP_INPUT, 0, 8);
 	if (strcmp(approx, "tanh_python") != 0)
 		return ob_fail(ob, "approximate", "must be \"none\", \"tanh\" or \"tanh_python\"");
-	if (pointwise(ob, KEEP_INPUT, 0, 8) != 0)
-		return -1;
-	for (int i = 0; i < 3; i++)
-		ob_save_new(ob, ob_bytes(ob, x->elems, (enum cm_dtype)x->dtype));
+	if (ob_autocast(ob) && x->dtype != CM_DT_F32) {
+		/* under autocast pow is on the fp32 list: x is cast to fp32 and
+		 * pow keeps that copy; x + 0.044715 * x^3 promotes to fp32, so
+		 * tanh's result, 1 + tanh and the product (the output) are fp32;
+		 * only 0.5 * x keeps x's dtype (measured: GPT-2 under bf16
+		 * autocast on an H200, tests/reference/h200_transformer_train_peak.csv) */
+		if (ob_out_new(ob, x->rank, x->dim, CM_DT_F32) < 0)
+			return -1;
+		ob_save_new(ob, ob_bytes(ob, x->elems, CM_DT_F32));     /* pow's fp32 copy of x */
+		ob_save_new(ob, ob_bytes(ob, x->elems, CM_DT_F32));     /* tanh's result */
+		ob_save_new(ob, ob_bytes(ob, x->elems, (enum cm_dtype)x->dtype));  /* 0.5 * x */
+		ob_save_new(ob, ob_bytes(ob, x->elems, CM_DT_F32));     /* 1 + tanh */
+		op_elementwise_costs(ob, 8);
+	} else {
+		if (pointwise(ob, KEEP_INPUT, 0, 8) != 0)
+			return -1;
+		for (int i = 0; i < 3; i++)
+			ob_save_new(ob, ob_bytes(ob, x->elems, (enum cm_dtype)x->dtype));
+	}
 	/* nine elementwise kernels, each reading and writing the tensor */
 	ob->op.kernels_fwd = 9;
 	ob->op.kernels_bwd = 9;

@@ -3,7 +3,8 @@
  * the negative log-likelihood, as F.cross_entropy runs it. Autograd keeps the
  * log-probabilities (fp32 under mixed precision: autocast runs log_softmax
  * in fp32), and with softmax_saves output_and_input (PyTorch <= 1.10) the
- * logits too (ob_save_softmax_input). The output is a scalar.
+ * logits too (ob_save_softmax_input). The output is a scalar. Backward holds
+ * one more logits-sized fp32 tensor: the log-probabilities' gradient.
  */
 #include "op_rules.h"
 
@@ -23,6 +24,13 @@ cross_entropy_build(struct op_build *ob)
 		return -1;
 	ob_save_new(ob, ob_bytes(ob, x->elems, CM_DT_F32));
 	ob_save_softmax_input(ob, 0);      /* PyTorch <= 1.10's log_softmax kept the logits too */
+	/* backward: nll_loss_backward writes the gradient of the log-probabilities
+	 * into a new zeroed fp32 tensor of their size, which log_softmax_backward
+	 * reads while writing the logits' gradient: beside the kept
+	 * log-probabilities and the result, one more logits-sized fp32 tensor
+	 * (measured: GPT-2's 50257-way loss on an H200,
+	 * tests/reference/h200_transformer_train_peak.csv) */
+	ob->op.ws_bwd = ob_bytes(ob, x->elems, CM_DT_F32);
 	ob->op.flops_other = expr_mul(g, x->elems, expr_int(g, 5));
 	ob->op.parallel = x->elems;
 	ob->op.fwd_bytes = expr_add(g, ob_bytes(ob, x->elems, (enum cm_dtype)x->dtype),

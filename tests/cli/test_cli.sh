@@ -80,9 +80,9 @@ check lora-bad-rank 2 "--lora-rank: \"0\" is not an integer from 1 to 65536" -- 
 check flash-on-v100 1 "flash attention needs compute capability >= 8.0" -- estimate --preset gpt2 --device v100-32gb --dtype mixed_fp16 --attention flash
 check bf16-on-v100 1 "bf16 needs a GPU with bf16 arithmetic" -- estimate --preset gpt2 --device v100-32gb --dtype mixed_bf16
 check sdpa-resolved 0 "attention sdpa (flash here)" -- estimate --preset gpt2 batch_size=1 --dtype mixed_bf16
-# a space searches the LoRA rank through the template's lora_r: rank 256 at batch 8 needs 9.24 GiB
+# a space searches the LoRA rank through the template's lora_r: at batch 4 rank 256 needs 7.77 GiB, rank 64 7.18 GiB
 printf '{"lora_r": {"_type": "choice", "_value": [1, 4, 8, 16, 64, 256]}, "batch_size": {"_type": "choice", "_value": [1, 2, 4, 8, 16]}}' > "$tmp/lora.json"
-check lora-rank-searched 0 "^feasible 23 of 30 " -- count --preset gpt2 --space "$tmp/lora.json" --device t4 --dtype mixed_fp16 --lora-rank lora_r --lora-targets linear --budget memory=9GiB
+check lora-rank-searched 0 "^feasible 17 of 30 " -- count --preset gpt2 --space "$tmp/lora.json" --device t4 --dtype mixed_fp16 --lora-rank lora_r --lora-targets linear --budget memory=7.5GiB
 # the attention kernel is named only for models that have attention layers
 check mlp-workload 0 "^workload     training, fp32, adam$" -- estimate --preset mnist_mlp --device t4
 check unknown-dtype 2 "unknown dtype" -- estimate --preset resnet50 --dtype fp8

@@ -28,6 +28,9 @@ Sections (each bounded by the deadline; a failure is logged and the next one run
               cudnn.benchmark variants
   workspace   every distinct convolution of resnet18/resnet50/vgg16/xception run alone, forward
               and backward: the allocator's peak above the tensors the op returns is its workspace
+              (the H200 run of 2026-12-04 collected the signatures under torch.no_grad(), so its
+              input_requires_grad is 0 throughout and its backward is the weight gradient's
+              alone; fixed since)
   transformer Hugging Face BERT, GPT-2 and LLaMA (random weights from their configs: nothing is
               downloaded) and torchvision ViT: AdamW, labels -> the model's own loss; attention
               eager or SDPA, fp32 or autocast, gradient checkpointing, LoRA through peft
@@ -245,8 +248,7 @@ def conv_signatures(model, x):
                mod.groups, i.shape[2], i.shape[3], out.shape[2], out.shape[3], bool(i.requires_grad))
         sigs[key] = sigs.get(key, 0) + 1
     hs = [m.register_forward_hook(hook) for m in model.modules() if isinstance(m, nn.Conv2d)]
-    with torch.no_grad():
-        model(x)
+    model(x)  # with autograd on, so that requires_grad says which inputs get a gradient
     for h in hs:
         h.remove()
     return sigs

@@ -81,6 +81,15 @@ START_TEST(test_usable_memory)
 		ck_assert_msg(d->usable_memory_bytes == seen[i].mib << 20, "%s: %lld", seen[i].name,
 		    (long long)d->usable_memory_bytes);
 	}
+	{
+		/* measured on an H200 (tests/reference/h200_cuda_context.csv): the
+		 * cudaMemGetInfo total, below nvidia-smi's 143771 MiB and the
+		 * 141 GiB capacity, and the context after training steps */
+		const struct cm_device *d = cm_catalog_find(&cat, "h200-141gb");
+		ck_assert(d != NULL);
+		ck_assert_int_eq(d->usable_memory_bytes, 150109880320LL);
+		ck_assert_int_eq(d->context_bytes, 835518464LL);
+	}
 	for (size_t i = 0; i < sizeof added / sizeof added[0]; i++) {
 		const struct cm_device *d = cm_catalog_find(&cat, added[i].name);
 		ck_assert_msg(d != NULL, "no device %s", added[i].name);
@@ -237,14 +246,16 @@ END_TEST
  * 1343 MiB: its code prints pynvml's used // 1024**2 (issue 15: it was read
  * as 1343 MB, 62 MiB low on every device). Every catalog entry states it
  * but the A100s', whose 1790 MiB is derived from the A100 measurements and
- * the allocator replay (docs/memory-accuracy.md); a device without its own
+ * the allocator replay (docs/memory-accuracy.md), and the Hopper (9.0) entries',
+ * measured on an H200 (796.8 MiB outside the allocator after training
+ * steps: tests/reference/h200_cnn_train_peak.csv); a device without its own
  * figure gets 1343 MiB from mem_profile.c, and every
  * entry's upper bound is the one mem_profile.c composes for its SMs
  * (1343 MiB + 1000 MiB + SMs x threads per SM x 2 KiB). */
 START_TEST(test_context_mib)
 {
 	const int64_t hf_context = 1343LL * 1048576, kernels = 1000LL * 1048576;
-	const int64_t a100_context = 1790LL * 1048576;
+	const int64_t a100_context = 1790LL * 1048576, hopper_context = 835518464;
 	struct cm_device_catalog cat;
 	struct dn_error err;
 	struct mem_profile p;
@@ -254,7 +265,8 @@ START_TEST(test_context_mib)
 	memset(&err, 0, sizeof err);
 	ck_assert_msg(cm_catalog_load(catalog_path(), &cat, &err) == 0, "%s", err.message);
 	for (int i = 0; i < cat.n; i++) {
-		int64_t expect = strncmp(cat.devices[i].name, "a100", 4) == 0 ? a100_context : hf_context;
+		int64_t expect = strncmp(cat.devices[i].name, "a100", 4) == 0 ? a100_context :
+		    cat.devices[i].cc_major == 9 ? hopper_context : hf_context;
 		d = cat.devices[i];
 		ck_assert_msg(d.context_bytes == expect, "%s: cuda_context_bytes %lld, not %lld MiB", d.name,
 		    (long long)d.context_bytes, (long long)(expect >> 20));

@@ -1,0 +1,75 @@
+#!/usr/bin/python3
+"""bench/latency/h200_latency.py - the latency model on a GPU generation it was not fitted on.
+
+tests/reference/h200_nb201_latency.csv holds the forward latency of 157 NAS-Bench-201 cells
+(those of HELP's table whose index is a multiple of 100: C=16, N=5, 32x32, 10 classes, eval,
+fp32; median of 10 timed runs after 3 warm-ups, CUDA-synchronised wall time) at batch 1, 32
+and 256, measured on an NVIDIA H200 with PyTorch 2.11 (tests/reference/gen_gpu_measurements.py).
+This prints, per batch, Kendall's tau-b of dnnsat's predicted latency (`--device h200-141gb
+--inference`, rounded to 0.1 us as tests/unit/test_latency does) and of the MACs against the
+measurement, the median absolute percentage error and the median signed error.
+
+Run from the repository root after a build (about 30 s):
+    bench/latency/h200_latency.py
+"""
+import csv
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+
+TOP = os.environ.get("top_srcdir", ".")
+DNNSAT = os.path.join(os.environ.get("top_builddir", "."), "dnnsat")
+os.environ.setdefault("DNNSAT_DATA_DIR", os.path.join(TOP, "schemas"))
+
+
+def tau_b(x, y):
+    """Kendall's tau-b (ties in either list count as neither concordant nor discordant)."""
+    n = len(x)
+    conc = disc = tx = ty = 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            dx, dy = x[i] - x[j], y[i] - y[j]
+            if dx == 0 and dy == 0:
+                continue
+            if dx == 0:
+                tx += 1
+            elif dy == 0:
+                ty += 1
+            elif (dx > 0) == (dy > 0):
+                conc += 1
+            else:
+                disc += 1
+    return (conc - disc) / math.sqrt((conc + disc + tx) * (conc + disc + ty))
+
+
+def predict(arch, batch):
+    edges = [e.split("~")[0] for e in arch.replace("+", "").split("|") if e]
+    args = [DNNSAT, "estimate", "--preset", "cifar10", "batch_size=%d" % batch, "--device", "h200-141gb",
+            "--inference", "--json"] + ["edge%d=%s" % (i, e) for i, e in enumerate(edges)]
+    p = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    if p.returncode not in (0, 1):
+        sys.exit("dnnsat failed: " + p.stderr)
+    c = json.loads(p.stdout)["costs"]
+    return round(c["latency"]["inference_seconds"] * 1e7) / 1e4, c["macs"]   # ms, 0.1 us
+
+
+def main():
+    with open(os.path.join(TOP, "tests", "reference", "h200_nb201_latency.csv")) as f:
+        rows = list(csv.DictReader(f))
+    print("%5s %4s %8s %10s %7s %13s %14s %14s" % ("batch", "n", "tau", "MACs' tau", "MdAPE", "median signed",
+                                                   "measured (ms)", "predicted (ms)"))
+    for batch in sorted({int(r["batch"]) for r in rows}):
+        sel = [r for r in rows if int(r["batch"]) == batch]
+        meas = [float(r["latency_ms"]) for r in sel]
+        pred, macs = zip(*(predict(r["arch_str"], batch) for r in sel))
+        err = [100 * (p - m) / m for p, m in zip(pred, meas)]
+        print("%5d %4d %8.3f %10.3f %6.1f%% %+12.1f%% %14.2f %14.2f" % (
+            batch, len(sel), tau_b(pred, meas), tau_b(macs, meas), statistics.median(abs(e) for e in err),
+            statistics.median(err), statistics.median(meas), statistics.median(pred)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,124 @@
+#!/usr/bin/python3
+"""tests/cli/test_h200.py - dnnsat's training memory against measurements on an
+NVIDIA H200 (tests/reference/h200_cnn_train_peak.csv and
+h200_transformer_train_peak.csv, made by tests/reference/gen_gpu_measurements.py
+with PyTorch 2.11, CUDA 13.0, cuDNN 9.19, transformers 5.17 and peft 0.21: 69
+CNN runs of 11 models at batch 8-256, fp32, autocast fp16/bf16 and
+cudnn.benchmark; 25 transformer runs: BERT, GPT-2, ViT and LLaMA with SDPA or
+eager attention, autocast, gradient checkpointing and LoRA).
+
+Each run is compared at three levels, with dnnsat's breakdown:
+  allocated  torch.cuda.max_memory_allocated against the expected peak less the
+             context and the allocator's reserve: weights, gradients,
+             optimizer state, activations, temporaries and workspaces, the part
+             the cost model derives from the operators
+  reserved   torch.cuda.max_memory_reserved against the peak less the context
+  device     max_memory_reserved + the memory in use outside the allocator
+             (cudaMemGetInfo) against the whole expected peak, and the safe
+             estimate against it
+
+Checks: every allocated-level error within -6%..+30% and their mean absolute
+error within 5% (before the cross-entropy's backward gradient and autocast's
+fp32 GELU chain were modelled, GPT-2 under bf16 autocast was 31% low); the
+safe estimate never below the device-level measurement except on the runs in
+KNOWN_SAFE_MISSES, which must still miss (a fix removes them from the list).
+The device-level figures are printed, not checked: the caching allocator's
+reserve on these runs is larger than the model's (ResNet-18/34, VGG-11 and
+AlexNet, up to 30% low; docs/memory-accuracy.md).
+Prints "N passed, N failed".
+"""
+import csv
+import os
+
+from clitest import TOP, check, estimate_json, report
+
+MIB = 1 << 20
+REF = os.path.join(TOP, "tests", "reference")
+MODELS = {
+    "efficientnet_b0": ["--model", os.path.join(TOP, "examples", "models", "efficientnet_b0.json")],
+    "inception_v3": ["--model", os.path.join(TOP, "examples", "models", "inception_v3.json"), "resolution=299"],
+    "xception": ["--model", os.path.join(TOP, "examples", "models", "xception.json"), "resolution=224"],
+}
+# runs whose device-level measurement the safe estimate does not cover (the
+# allocator's reserve beside cuDNN's workspaces, docs/memory-accuracy.md)
+KNOWN_SAFE_MISSES = {"resnet18 b256 fp32"}
+
+
+def args_of(r, optimizer):
+    a = MODELS.get(r["model"], ["--preset", r["model"]]) + [
+        "batch_size=" + r["batch"], "--device", "h200", "--optimizer", optimizer, "--dtype", r["dtype"]]
+    if r.get("seq_len") not in (None, "", "0"):
+        a.append("seq_len=" + r["seq_len"])
+    if r.get("attention") and not r["model"].startswith("vit"):
+        a += ["--attention", r["attention"]]
+    if r.get("checkpointing") == "1":
+        a.append("--checkpointing")
+    if r.get("lora_r"):
+        a += ["--lora-rank", r["lora_r"], "--lora-targets", r["lora_targets"]]
+    return a
+
+
+def name_of(r):
+    n = "%s b%s" % (r["model"], r["batch"])
+    if r.get("seq_len") not in (None, "", "0"):
+        n += " s" + r["seq_len"]
+    n += " " + r["dtype"]
+    for key, label in (("attention", ""), ("checkpointing", "ckpt"), ("cudnn_benchmark", "benchmark")):
+        v = r.get(key)
+        if key == "attention" and v and not r["model"].startswith("vit"):
+            n += " " + v
+        elif key != "attention" and v == "1":
+            n += " " + label
+    if r.get("lora_r"):
+        n += " lora" + r["lora_r"]
+    return n
+
+
+def main():
+    rows = []
+    for fn, opt in (("h200_cnn_train_peak.csv", "adam"), ("h200_transformer_train_peak.csv", "adamw")):
+        with open(os.path.join(REF, fn)) as f:
+            rows += [(r, opt) for r in csv.DictReader(f)]
+    check("94 measured runs", len(rows) == 94, len(rows))
+    print("%-42s %8s %7s | %8s %7s | %8s %7s %8s %7s" % ("run (MiB)", "alloc", "error", "reserved", "error",
+                                                         "device", "error", "safe", "error"))
+    alloc_err, dev_err, misses = [], [], set()
+    for r, opt in rows:
+        name = name_of(r)
+        d, err = estimate_json(*args_of(r, opt))
+        check(name + ": estimated", d is not None, err)
+        if d is None:
+            continue
+        m = d["costs"]["memory"]
+        b = m["breakdown"]
+        peak = m["training_peak_bytes"]
+        ma, mr = int(r["max_allocated"]), int(r["max_reserved"])
+        dev = mr + int(r["outside_allocator"])
+        ea = 100.0 * (peak - b["context"] - b["allocator"] - ma) / ma
+        er = 100.0 * (peak - b["context"] - mr) / mr
+        ed = 100.0 * (peak - dev) / dev
+        es = 100.0 * (m["safe_peak_bytes"] - dev) / dev
+        print("%-42s %8.0f %+6.1f%% | %8.0f %+6.1f%% | %8.0f %+6.1f%% %8.0f %+6.1f%%" % (
+            name, ma / MIB, ea, mr / MIB, er, dev / MIB, ed, m["safe_peak_bytes"] / MIB, es))
+        check(name + ": allocated within -6%..+30% of the measurement", -6 <= ea <= 30, "%+.1f%%" % ea)
+        if es < 0:
+            misses.add(name)
+        alloc_err.append(ea)
+        dev_err.append(ed)
+    for name in sorted(misses - KNOWN_SAFE_MISSES):
+        check(name + ": the safe estimate is not below the measurement", False)
+    for name in sorted(KNOWN_SAFE_MISSES - misses):
+        check(name + ": listed in KNOWN_SAFE_MISSES but now covered: remove it", False)
+    if alloc_err:
+        mae = sum(abs(e) for e in alloc_err) / len(alloc_err)
+        print("allocated: mean absolute error %.1f%%, from %+.1f%% to %+.1f%%" % (mae, min(alloc_err), max(alloc_err)))
+        check("allocated: mean absolute error within 5%", mae <= 5, "%.1f%%" % mae)
+        dmae = sum(abs(e) for e in dev_err) / len(dev_err)
+        print("device: mean absolute error %.1f%%, from %+.1f%% to %+.1f%%, %d of %d more than 10%% low; "
+              "safe estimate below on %d (%s)" % (dmae, min(dev_err), max(dev_err), sum(e < -10 for e in dev_err),
+                                                 len(dev_err), len(misses), ", ".join(sorted(misses)) or "none"))
+    raise SystemExit(report())
+
+
+if __name__ == "__main__":
+    main()
