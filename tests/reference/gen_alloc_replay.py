@@ -16,7 +16,9 @@ measurement can be attributed:
 2. Keep the tensors. Buffers that one operator allocates and frees itself (oneDNN's reorders and
    scratchpads, scalar temporaries) are CPU artifacts: an allocation freed inside the same
    top-level operator (or autograd node) that made it is dropped. cuDNN's workspaces are not
-   in the trace either; the replay is the allocator without workspaces.
+   in the trace either; the replay is the allocator without workspaces, unless
+   --cudnn-workspaces adds them as an H200 measured them (conv_workspaces: input plus output
+   bytes of each convolution with a kernel above 1x1 or a stride above 1).
 3. Any batch size. The step is traced at batch 4 and batch 8; the two traces must match event
    for event (same operators, same order), and each size is affine in the batch (an
    activation, a gradient) or constant (a weight, an optimizer state), so the trace at batch B
@@ -51,10 +53,14 @@ Rerun (from the repository root; Debian's python3-torch 1.13.1 and python3-torch
 Where one model's reserve grows (each new segment with its phase: forward, backward, optimizer;
 about 15 seconds):
     /usr/bin/python3 tests/reference/gen_alloc_replay.py --explain resnet18:256
+With cuDNN's workspaces (the traces record shapes: a few minutes per model), the figures of
+docs/memory-accuracy.md's H200 section:
+    /usr/bin/python3 tests/reference/gen_alloc_replay.py --cudnn-workspaces --models resnet18,...
 """
 
 import argparse
 import bisect
+import math
 import os
 import sys
 
@@ -85,8 +91,9 @@ def build_model(name):
     return getattr(torchvision.models, name)(weights=None), 224
 
 
-def trace(name, batch, steps=3):
-    """[(address, signed bytes, top-level op index or None, phase)] of `steps` training steps."""
+def trace(name, batch, steps=3, workspaces=False):
+    """[(address, signed bytes, top-level op index or None, phase)] of `steps` training steps;
+    with `workspaces`, cuDNN's as conv_workspaces() adds them."""
     import torch
     import torch.nn as nn
     torch.manual_seed(0)
@@ -94,7 +101,7 @@ def trace(name, batch, steps=3):
     model.train()
     opt = torch.optim.Adam(model.parameters(), lr=1e-3, foreach=True)
     loss_fn = nn.CrossEntropyLoss()
-    with torch.profiler.profile(profile_memory=True) as prof:
+    with torch.profiler.profile(profile_memory=True, record_shapes=workspaces) as prof:
         for step in range(steps):
             with torch.profiler.record_function("step%d" % step):
                 inputs = torch.rand(batch, 3, res, res)
@@ -104,14 +111,15 @@ def trace(name, batch, steps=3):
                 loss.backward()
                 opt.step()
                 del inputs, labels, loss
-    return events_of(prof)
+    return events_of(prof, workspaces)
 
 
-def events_of(prof):
+def events_of(prof, workspaces=False):
     """The allocations and frees a profiler recorded, in time order: (address, signed bytes,
     top-level op index or None, phase), the phase from record_function scopes named stepN and
-    Optimizer.step* and from autograd's engine."""
-    events, tops = [], [0]
+    Optimizer.step* and from autograd's engine. With `workspaces` (a trace recorded with
+    record_shapes), cuDNN's workspaces as conv_workspaces() gives them."""
+    events, tops, convs = [], [0], {}
 
     def walk(node, top, phase):
         fields = node.extra_fields
@@ -128,13 +136,67 @@ def events_of(prof):
                 node.name.startswith("aten::") or node.name.startswith("autograd::engine")):
             tops[0] += 1
             top = tops[0]
+        if workspaces and top is not None and node.name in ("aten::conv2d", "aten::convolution_backward"):
+            convs.setdefault(top, (node.name, fields.inputs.shapes))
         for child in node.children:
             walk(child, top, phase)
 
     for root in prof.profiler.kineto_results.experimental_event_tree():
         walk(root, None, None)
     events.sort(key=lambda e: e[0])
+    if workspaces:
+        events = conv_workspaces(events, convs)
     return [e[1:] for e in events]
+
+
+def conv_workspaces(events, convs):
+    """The trace with cuDNN's convolution workspaces added, as measured on an H200 with cuDNN 9.19
+    (tests/reference/h200_conv_workspace.csv: every distinct convolution of four CNNs alone):
+    a dense convolution whose kernel is larger than 1x1 or whose stride is above 1 asks for its
+    input plus its output (cuDNN's kernels run channels-last and the tensors are NCHW: both are
+    transposed into the workspace); a stride-1 1x1 convolution and a depthwise one ask for none,
+    and so does a convolution of a 3-channel image at stride 1. The forward's workspace is
+    allocated after its output and freed before the next operator; the backward's, one after
+    the input's gradient (when there is one) and one after the weight's. The workspace events
+    carry no operator (top None), so that kept() keeps them."""
+    by_top = {}
+    for i, e in enumerate(events):
+        if e[2] > 0 and e[3] in convs:
+            by_top.setdefault(e[3], []).append(i)
+    extra, fake = [], [0]
+
+    def add(after, size, phase):
+        fake[0] -= 1
+        t = events[after][0]
+        extra.append((t + 0.25, fake[0], size, None, phase))
+        extra.append((t + 0.5, fake[0], -size, None, phase))
+    for top, (name, shapes) in convs.items():
+        allocs = by_top.get(top)
+        if not allocs:
+            continue
+        numel = lambda shape: math.prod(shape) if shape else 0  # noqa: E731
+        if name == "aten::conv2d":
+            x, w = shapes[0], shapes[1]
+            out_bytes = events[allocs[0]][2]
+        else:                       # convolution_backward(grad_output, input, weight, ...)
+            x, w = shapes[1], shapes[2]
+            out_bytes = 4 * numel(shapes[0])
+        if len(x) != 4 or len(w) != 4:
+            continue
+        in_bytes = 4 * numel(x)
+        cout, cin_g, kh, kw = w
+        depthwise = cin_g == 1 and x[1] > 1
+        strided = out_bytes // max(1, 4 * x[0] * cout) < x[2] * x[3]
+        if depthwise or (kh == 1 and kw == 1 and not strided) or (x[1] <= 4 and not strided):
+            continue
+        ws = in_bytes + out_bytes
+        if name == "aten::conv2d":
+            add(allocs[0], ws, events[allocs[0]][4])
+            continue
+        for i in allocs[:2]:            # the gradients of the input (if any) and of the weight
+            if events[i][2] in (in_bytes, 4 * numel(w)):
+                add(i, ws, events[i][4])
+    return sorted(events + extra, key=lambda e: e[0])
 
 
 def tensors_only(events):
@@ -268,22 +330,22 @@ def at_batch(small, large, batch, batches=TRACE_BATCHES):
     return out
 
 
-def traces(name):
+def traces(name, workspaces=False):
     """The traces at TRACE_BATCHES with the operators' own buffers dropped."""
     out = []
     for batch in TRACE_BATCHES:
         # each trace's own: with two threads an operator may take scratch buffers at one batch
         # and not at the other (resnet18: 6 more events at batch 8), which at_batch would
         # otherwise take for a change of order
-        out.append(kept(trace(name, batch)))
+        out.append(kept(trace(name, batch, workspaces=workspaces)))
     return out[0], out[1]
 
 
-def explain(name, batch):
+def explain(name, batch, workspaces=False):
     """Prints where the reserve grows: each new segment of 1 MiB or more, with the phase of the
     step that asked for it, then the growth by phase and, in the first backward, by request
     size (the gradients of each size level that found no free block large enough)."""
-    t0, t1 = traces(name)
+    t0, t1 = traces(name, workspaces)
     by_size = {}
     mib = float(1 << 20)
 
@@ -308,6 +370,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--write", action="store_true", help="write torch_alloc_replay.csv next to this script")
     ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--cudnn-workspaces", action="store_true",
+                    help="add cuDNN's convolution workspaces as measured on an H200 (conv_workspaces)")
     ap.add_argument("--explain", metavar="MODEL:BATCH",
                     help="print where the reserve of MODEL at BATCH grows (new segments by phase), nothing else")
     args = ap.parse_args()
@@ -317,11 +381,11 @@ def main():
         name, _, batch = args.explain.partition(":")
         if name not in MODELS or not batch.isdigit():
             ap.error("--explain: MODEL:BATCH with MODEL one of %s" % ", ".join(MODELS))
-        explain(name, int(batch))
+        explain(name, int(batch), args.cudnn_workspaces)
         return
     rows = ["model,resolution,batch,allocated_peak_bytes,reserved_peak_bytes"]
     for name in args.models.split(","):
-        t0, t1 = traces(name)
+        t0, t1 = traces(name, args.cudnn_workspaces)
         res = build_model(name)[1]
         for batch in BATCHES:
             a = replay(at_batch(t0, t1, batch))[0]
