@@ -61,6 +61,7 @@ gelu_build(struct op_build *ob)
 {
 	const char *approx = json_string_value(json_object_get(ob->item, "approximate"));
 	const struct cm_tensor *x = ob_in(ob, 0);
+	enum cm_dtype wide;
 
 	if (ob_has(ob, "approximate") && approx == NULL)
 		return ob_fail(ob, "approximate", "must be \"none\", \"tanh\" or \"tanh_python\"");
@@ -68,25 +69,25 @@ gelu_build(struct op_build *ob)
 		return pointwise(ob, KEEP_INPUT, 0, 8);
 	if (strcmp(approx, "tanh_python") != 0)
 		return ob_fail(ob, "approximate", "must be \"none\", \"tanh\" or \"tanh_python\"");
-	if (ob_autocast(ob) && x->dtype != CM_DT_F32) {
-		/* under autocast pow is on the fp32 list: x is cast to fp32 and
-		 * pow keeps that copy; x + 0.044715 * x^3 promotes to fp32, so
-		 * tanh's result, 1 + tanh and the product (the output) are fp32;
-		 * only 0.5 * x keeps x's dtype (measured: GPT-2 under bf16
-		 * autocast on an H200, tests/reference/h200_transformer_train_peak.csv) */
-		if (ob_out_new(ob, x->rank, x->dim, CM_DT_F32) < 0)
-			return -1;
-		ob_save_new(ob, ob_bytes(ob, x->elems, CM_DT_F32));     /* pow's fp32 copy of x */
-		ob_save_new(ob, ob_bytes(ob, x->elems, CM_DT_F32));     /* tanh's result */
-		ob_save_new(ob, ob_bytes(ob, x->elems, (enum cm_dtype)x->dtype));  /* 0.5 * x */
-		ob_save_new(ob, ob_bytes(ob, x->elems, CM_DT_F32));     /* 1 + tanh */
-		op_elementwise_costs(ob, 8);
-	} else {
-		if (pointwise(ob, KEEP_INPUT, 0, 8) != 0)
-			return -1;
-		for (int i = 0; i < 3; i++)
-			ob_save_new(ob, ob_bytes(ob, x->elems, (enum cm_dtype)x->dtype));
-	}
+	if (x->dtype == CM_DT_I64)
+		return ob_fail(ob, NULL, "needs a float input");
+	/* under autocast pow is on the fp32 list: x is cast to fp32 and pow
+	 * keeps that copy; x + 0.044715 * x^3 promotes to fp32, so tanh's
+	 * result, 1 + tanh and the product (the output) are fp32; only 0.5 * x
+	 * keeps x's dtype (measured: GPT-2 under bf16 autocast on an H200,
+	 * tests/reference/h200_transformer_train_peak.csv). Without autocast
+	 * every one is in x's dtype and pow keeps x itself. */
+	wide = ob_autocast(ob) ? CM_DT_F32 : (enum cm_dtype)x->dtype;
+	if (ob_out_new(ob, x->rank, x->dim, wide) < 0)
+		return -1;
+	if (wide != x->dtype)
+		ob_save_new(ob, ob_bytes(ob, x->elems, wide));                  /* pow's fp32 copy of x */
+	else
+		ob_save_input(ob, 0);                                           /* x, for pow */
+	ob_save_new(ob, ob_bytes(ob, x->elems, wide));                          /* tanh's result */
+	ob_save_new(ob, ob_bytes(ob, x->elems, (enum cm_dtype)x->dtype));       /* 0.5 * x */
+	ob_save_new(ob, ob_bytes(ob, x->elems, wide));                          /* 1 + tanh */
+	op_elementwise_costs(ob, 8);
 	/* nine elementwise kernels, each reading and writing the tensor */
 	ob->op.kernels_fwd = 9;
 	ob->op.kernels_bwd = 9;

@@ -14,35 +14,17 @@ Run from the repository root after a build (about 30 s):
 """
 import csv
 import json
-import math
 import os
 import statistics
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fit_latency as F  # noqa: E402  (kendall_tau: one copy)
+
 TOP = os.environ.get("top_srcdir", ".")
 DNNSAT = os.path.join(os.environ.get("top_builddir", "."), "dnnsat")
 os.environ.setdefault("DNNSAT_DATA_DIR", os.path.join(TOP, "schemas"))
-
-
-def tau_b(x, y):
-    """Kendall's tau-b (ties in either list count as neither concordant nor discordant)."""
-    n = len(x)
-    conc = disc = tx = ty = 0
-    for i in range(n):
-        for j in range(i + 1, n):
-            dx, dy = x[i] - x[j], y[i] - y[j]
-            if dx == 0 and dy == 0:
-                continue
-            if dx == 0:
-                tx += 1
-            elif dy == 0:
-                ty += 1
-            elif (dx > 0) == (dy > 0):
-                conc += 1
-            else:
-                disc += 1
-    return (conc - disc) / math.sqrt((conc + disc + tx) * (conc + disc + ty))
 
 
 def predict(arch, batch):
@@ -67,7 +49,7 @@ def main():
         pred, macs = zip(*(predict(r["arch_str"], batch) for r in sel))
         err = [100 * (p - m) / m for p, m in zip(pred, meas)]
         print("%5d %4d %8.3f %10.3f %6.1f%% %+12.1f%% %14.2f %14.2f" % (
-            batch, len(sel), tau_b(pred, meas), tau_b(macs, meas), statistics.median(abs(e) for e in err),
+            batch, len(sel), F.kendall_tau(pred, meas), F.kendall_tau(macs, meas), statistics.median(abs(e) for e in err),
             statistics.median(err), statistics.median(meas), statistics.median(pred)))
 
 

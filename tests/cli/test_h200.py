@@ -44,13 +44,19 @@ MODELS = {
 KNOWN_SAFE_MISSES = {"resnet18 b256 fp32"}
 
 
+def attention_of(r):
+    """The run's attention kernel as dnnsat names it; None for torchvision's ViT, whose
+    nn.MultiheadAttention takes the template's default."""
+    return r.get("attention") if not r["model"].startswith("vit") else None
+
+
 def args_of(r, optimizer):
     a = MODELS.get(r["model"], ["--preset", r["model"]]) + [
         "batch_size=" + r["batch"], "--device", "h200", "--optimizer", optimizer, "--dtype", r["dtype"]]
     if r.get("seq_len") not in (None, "", "0"):
         a.append("seq_len=" + r["seq_len"])
-    if r.get("attention") and not r["model"].startswith("vit"):
-        a += ["--attention", r["attention"]]
+    if attention_of(r):
+        a += ["--attention", attention_of(r)]
     if r.get("checkpointing") == "1":
         a.append("--checkpointing")
     if r.get("lora_r"):
@@ -63,12 +69,12 @@ def name_of(r):
     if r.get("seq_len") not in (None, "", "0"):
         n += " s" + r["seq_len"]
     n += " " + r["dtype"]
-    for key, label in (("attention", ""), ("checkpointing", "ckpt"), ("cudnn_benchmark", "benchmark")):
-        v = r.get(key)
-        if key == "attention" and v and not r["model"].startswith("vit"):
-            n += " " + v
-        elif key != "attention" and v == "1":
-            n += " " + label
+    if attention_of(r):
+        n += " " + attention_of(r)
+    if r.get("checkpointing") == "1":
+        n += " ckpt"
+    if r.get("cudnn_benchmark") == "1":
+        n += " benchmark"
     if r.get("lora_r"):
         n += " lora" + r["lora_r"]
     return n

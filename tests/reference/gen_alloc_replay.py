@@ -174,16 +174,15 @@ def conv_workspaces(events, convs):
         allocs = by_top.get(top)
         if not allocs:
             continue
-        numel = lambda shape: math.prod(shape) if shape else 0  # noqa: E731
         if name == "aten::conv2d":
             x, w = shapes[0], shapes[1]
             out_bytes = events[allocs[0]][2]
         else:                       # convolution_backward(grad_output, input, weight, ...)
             x, w = shapes[1], shapes[2]
-            out_bytes = 4 * numel(shapes[0])
+            out_bytes = 4 * math.prod(shapes[0])
         if len(x) != 4 or len(w) != 4:
             continue
-        in_bytes = 4 * numel(x)
+        in_bytes = 4 * math.prod(x)
         cout, cin_g, kh, kw = w
         depthwise = cin_g == 1 and x[1] > 1
         strided = out_bytes // max(1, 4 * x[0] * cout) < x[2] * x[3]
@@ -194,7 +193,7 @@ def conv_workspaces(events, convs):
             add(allocs[0], ws, events[allocs[0]][4])
             continue
         for i in allocs[:2]:            # the gradients of the input (if any) and of the weight
-            if events[i][2] in (in_bytes, 4 * numel(w)):
+            if events[i][2] in (in_bytes, 4 * math.prod(w)):
                 add(i, ws, events[i][4])
     return sorted(events + extra, key=lambda e: e[0])
 
