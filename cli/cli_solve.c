@@ -366,26 +366,25 @@ print_z3(const json_t *zc, const json_t *cf)
 	json_array_foreach(json_object_get(cf, "conflict"), i, item) {
 		json_t *least = json_object_get(item, "at_least"), *most = json_object_get(item, "at_most");
 		const char *path = json_string_value(json_object_get(item, "path"));
+		/* the limits in the budget's unit ("$.budgets.latency": seconds) */
+		const char *budget = path != NULL && strncmp(path, "$.budgets.", 10) == 0 ? path + 10 : "";
+		char h[64];
 		printf("  %s", json_string_value(json_object_get(item, "constraint")));
-		if (json_is_number(least)) {
-			char h[64];
-			if (path != NULL && strcmp(path, "$.budgets.memory") == 0)
-				printf("  (something fits from %s)", cli_human_bytes(json_number_value(least), h, sizeof h));
-			else
-				printf("  (something fits from %.6g)", json_number_value(least));
-		} else if (json_is_number(most))
-			printf("  (something fits up to %.6g)", json_number_value(most));
+		if (json_is_number(least))
+			printf("  (something fits from %s)", cli_human_budget(budget, json_number_value(least), h, sizeof h));
+		else if (json_is_number(most))
+			printf("  (something fits up to %s)", cli_human_budget(budget, json_number_value(most), h, sizeof h));
 		else if (json_object_get(item, "limit") != NULL)
-			printf("  (no value of it alone makes something fit, or Z3 did not decide)");
+			printf("  (no value of it alone makes something fit, or the deadline passed first)");
 		printf("\n");
 	}
 	if (json_object_size(json_object_get(cf, "held")) > 0) {
 		const char *name;
 		json_t *v;
-		printf("  (Z3 decided this at the defaults");
+		printf("  (Z3 found this conflict at the defaults");
 		json_object_foreach(json_object_get(cf, "held"), name, v)
 			printf(" %s=%.6g", name, json_number_value(v));
-		printf(": at other values a budget may fit sooner)\n");
+		printf("; the limits above are over their whole ranges)\n");
 	}
 }
 

@@ -15,8 +15,10 @@
 # is the same -O2 code as the plain one, instrumented, so its pass asserts
 # everything a plain pass would, and more: all the tests run there, with
 # the Z3 cross-checks (Z3's answers compared with the engine's and brute
-# force's) skipped. Then the tree is rebuilt plain (-Werror, as README's
-# first command leaves it) for the tests that need the plain build: the
+# force's) skipped. The fuzzers build while the soak runs, and the tree is
+# rebuilt plain (-Werror, as README's first command leaves it), at the
+# lowest priority, while the fuzzers run (each phase of a fixed length
+# leaves a core partly idle), for the tests that need the plain build: the
 # cluster fault test (three replicas behind nginx; it compares the
 # replicas' memory, which ASan's shadow memory would blur) and the four
 # programs that hold Z3 cross-checks, run again with them: Z3 is not
@@ -67,14 +69,36 @@ for log in tests/cli/*.log tests/schema/*.log tests/e2e/*.log tests/integration/
 	total=$((total + ${n:-0}))
 done
 
-echo "== soak: the sanitized service under mixed load for ${SOAK_SECONDS:-60} s"
-./tests/bench/soak.sh "${SOAK_SECONDS:-60}"
+# the fuzzers build (from the sources, into tests/fuzz/out) while the soak
+# runs: wrk and the server leave about a quarter of the cores idle
+echo "== soak: the sanitized service under mixed load for ${SOAK_SECONDS:-60} s (the fuzzers build beside it)"
+mkdir -p tests/fuzz/out
+./tests/fuzz/run-fuzz.sh --build >tests/fuzz/out/build.log 2>&1 &
+fuzz_build=$!
+soak=0
+./tests/bench/soak.sh "${SOAK_SECONDS:-60}" || soak=$?
+fuzz_built=0
+wait "$fuzz_build" || fuzz_built=$?
+[ "$soak" = 0 ] || failed "the soak"
+[ "$fuzz_built" = 0 ] || { tail -40 tests/fuzz/out/build.log; failed "building the fuzzers"; }
 
-echo "== fuzzing the parsers and the service (bounded)"
-FUZZ_SECONDS="${FUZZ_SECONDS:-30}" ./tests/fuzz/run-fuzz.sh
+# the plain build (README's first command's tree) at the lowest priority
+# beside the fuzzers: it takes the core the last of an odd number of
+# targets leaves idle, and little else while they all run (the fuzzers read
+# only sources and their own tests/fuzz/out)
+echo "== fuzzing the parsers and the service (bounded); the plain build (-Werror) beside it"
+plain_log="$(mktemp)"
+nice -n 19 ./scripts/build.sh --enable-werror >"$plain_log" 2>&1 &
+plain_build=$!
+fuzz=0
+FUZZ_SECONDS="${FUZZ_SECONDS:-30}" ./tests/fuzz/run-fuzz.sh --run || fuzz=$?
+plain_built=0
+wait "$plain_build" || plain_built=$?
+[ "$fuzz" = 0 ] || failed "fuzzing"
+[ "$plain_built" = 0 ] || { tail -60 "$plain_log"; failed "the plain build"; }
+rm -f "$plain_log"
 
-echo "== build (-Werror): the cluster fault test and the Z3 cross-checks on the plain build"
-./scripts/build.sh --enable-werror
+echo "== the cluster fault test and the Z3 cross-checks on the plain build"
 z3_tests="tests/unit/test_fset_random tests/unit/test_z3c tests/unit/test_fset_names tests/unit/test_fset_latency"
 plain_tests="tests/cluster/test_cluster.sh $z3_tests"
 [ "${DNNSAT_TEST_PLAIN:-0}" = 1 ] && plain_tests=""

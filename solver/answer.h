@@ -114,6 +114,18 @@ int ans_check_args_text(const struct fs_engine *e, const char *const *names, con
 json_t *ans_explain_value(struct fs_engine *e, struct sq_query *q, const char *param,
     const json_t *value, double timeout, struct dn_error *err);
 
+/* How far budget part i (q->parts[i], kind 1) of a query that nothing
+ * satisfies would have to move for something to fit with every other part
+ * kept (answer_budget.c): sets in item "limit" (the part's), "at_least"
+ * (a most; "at_most" for a minimum, min_utilization): the smallest
+ * (largest) limit at which something fits, exact on the grid as counts
+ * are (integers exactly, reals to 1e-9), or JSON null when no limit makes
+ * something fit or the deadline (fs_now's clock) passed before one was
+ * found; and "nothing_at": the limit nearest it known to leave nothing.
+ * Uses engines of its own and adds nodes to the query's graph. 0, or -1
+ * with err (out of memory: err may be unset). */
+int ans_budget_move(struct sq_query *q, int i, double deadline, json_t *item, struct dn_error *err);
+
 /* The largest (ANS_LARGEST) or the smallest (ANS_SMALLEST) value of the
  * numeric parameter `param` that occurs in a feasible configuration,
  * overall or for each value of the discrete `per` (NULL), in the order of

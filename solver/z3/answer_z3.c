@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "answer.h"
 #include "query_z3.h"
 #include "z3c.h"
 
@@ -100,106 +101,6 @@ kind_name(int kind)
 	return kind == 1 ? "budget" : kind == 2 ? "constraint" : "validity";
 }
 
-/* Is something feasible with budget part i's limit moved to `bound` and
- * every other part kept? A most (value <= bound) as z3c_at_most's linear
- * split, which Z3 decides far faster than an optimization over nested
- * maxima; a minimum (value >= bound) as the plain inequality. */
-static enum z3c_answer
-fits_at(struct sq_query *q, struct z3c *z, Z3_ast *rest, int k, int i, double bound)
-{
-	const struct expr_graph *g = cm_model_graph(q->model);
-	expr_id v = q->parts[i].value;
-	int real = g->nodes[v].type == EXPR_REAL;
-	Z3_ast b = real ? z3c_real(z, bound) : z3c_int(z, (int64_t)floor(bound));
-	struct dn_error err;
-
-	memset(&err, 0, sizeof err);
-	if (b == NULL)
-		return Z3C_ERROR;
-	if (q->parts[i].minimum) {
-		Z3_ast t = z3c_term(z, v);
-		rest[k] = t == NULL ? NULL : z3c_keep(z, Z3_mk_ge(z->ctx, t, b));
-	} else
-		rest[k] = z3c_at_most(z, v, b);
-	if (rest[k] == NULL)
-		return Z3C_ERROR;
-	return z3c_check(z, rest, k + 1, NULL, &err);
-}
-
-/* A limit as JSON: an integer for an integer quantity (or a whole limit
- * below 2^53), else a real. */
-static json_t *
-limit_json(double x, int real)
-{
-	if (!real && x == floor(x) && fabs(x) < 9.0e15)
-		return json_integer((json_int_t)x);
-	return json_real(x);
-}
-
-/*
- * How far budget part i would have to move for something to fit with every
- * other part of the query kept (as: the assertions, nb of them the base,
- * the parts after). `good` is a limit at which something fits, `bad` one at
- * which nothing does; the part's own limit is bad (nothing fits the query).
- * A most (value <= limit) is doubled until good, a minimum halved, then the
- * two are bisected to 1/1000 of the larger. Sets into item "at_least" (a
- * most) or "at_most" (a minimum): good, JSON null when no limit up to 2^40
- * times (down to 2^-40 times) the part's own is good, or Z3 could not
- * decide, or the deadline passed; and "nothing_at": bad, the limit closest
- * to good known to leave nothing (with good: the bracket; wider than 1/1000
- * only when the deadline or Z3's limits cut the bisection short). -1 when
- * out of memory.
- */
-static int
-move_budget(struct sq_query *q, struct z3c *z, const Z3_ast *as, int nb, int i, double deadline, json_t *item)
-{
-	const struct sq_part *p = &q->parts[i];
-	const struct expr_graph *g = cm_model_graph(q->model);
-	int np = q->nparts, k = 0, steps = 0, real = g->nodes[p->value].type == EXPR_REAL;
-	int up = !p->minimum;           /* a most relaxes upwards, a minimum downwards */
-	Z3_ast *rest = malloc(sizeof *rest * ((size_t)(nb + np) + 2));
-	double bad = p->limit, good;
-	enum z3c_answer a = Z3C_UNKNOWN;
-	const char *key = up ? "at_least" : "at_most";
-
-	if (rest == NULL)
-		return -1;
-	for (int x = 0; x < nb; x++)
-		rest[k++] = as[x];
-	for (int x = 0; x < np; x++)
-		if (x != i)
-			rest[k++] = as[nb + x];
-	/* a most of 0 doubles from 1; a minimum of 0 or less is no constraint */
-	good = up ? (bad > 0 ? bad * 2 : 1) : bad / 2;
-	while ((up || bad > 0) && fs_now() < deadline && (a = fits_at(q, z, rest, k, i, good)) == Z3C_UNSAT &&
-	    ++steps < 40) {
-		bad = good;
-		good = up ? good * 2 : good / 2;
-	}
-	if (a != Z3C_SAT) {
-		free(rest);
-		json_object_set_new(item, key, json_null());
-		return 0;
-	}
-	/* invariant: nothing fits at bad, something at good */
-	while (fabs(good - bad) > fmax(good, bad) * 1e-3 && fs_now() < deadline) {
-		double mid = real ? (bad + good) / 2 : floor((bad + good) / 2);
-		if (mid == bad || mid == good)
-			break;          /* integers: adjacent */
-		a = fits_at(q, z, rest, k, i, mid);
-		if (a == Z3C_SAT)
-			good = mid;
-		else if (a == Z3C_UNSAT)
-			bad = mid;
-		else
-			break;
-	}
-	free(rest);
-	json_object_set_new(item, key, limit_json(good, real));
-	json_object_set_new(item, "nothing_at", limit_json(bad, real));
-	return 0;
-}
-
 /*
  * Z3 decides the conflict with each continuous hyperparameter bound to the
  * model held at its default (over the reals, with the model's rounding of
@@ -221,9 +122,9 @@ held_at_defaults(const struct sq_query *q, const struct fs_engine *e, json_t *j)
 		return -1;
 	for (int c = 0; c < e->ncvars; c++)
 		json_object_set_new(held, q->space.dims[e->cvars[c].dim].name, json_real(q->fixed[e->cvars[c].hp].r));
-	snprintf(note, sizeof note, "%s. Continuous hyperparameters are held at their defaults (\"held\"): at other "
-	    "values of their ranges a budget may fit sooner than at_least says", json_string_value(json_object_get(j,
-	    "note")));
+	snprintf(note, sizeof note, "%s. Z3 found the conflict with the continuous hyperparameters held at their "
+	    "defaults (\"held\"); the budgets' at_least and at_most are the engine's, over their whole ranges",
+	    json_string_value(json_object_get(j, "note")));
 	json_object_set_new(j, "note", json_string(note));
 	return json_object_set_new(j, "held", held);
 }
@@ -286,10 +187,16 @@ ans_z3_conflict(struct sq_query *q, const struct fs_engine *e, unsigned rlimit, 
 		if (item == NULL)
 			goto oom;
 		if (p->kind == 1 && p->value >= 0) {
-			/* past the deadline: the core stands, the distances are unknown */
-			json_object_set_new(item, "limit", limit_json(p->limit, 0));
-			if (move_budget(q, &z, as, nb, core[c], deadline, item) != 0) {
+			/* the engine's, exact on the grid (answer_budget.c); past the
+			 * deadline the core stands and the bracket is what was found */
+			struct dn_error merr;
+			memset(&merr, 0, sizeof merr);
+			if (ans_budget_move(q, core[c], deadline, item, &merr) != 0) {
 				json_decref(item);
+				if (merr.code != 0) {
+					*err = merr;
+					goto out;
+				}
 				goto oom;
 			}
 		}

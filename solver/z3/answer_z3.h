@@ -9,9 +9,8 @@
  *   ans_z3_conflict  when nothing fits: a smallest set of budgets and
  *                    constraints that conflict (a minimal unsat core), and
  *                    for each budget in it how far it would have to move
- *                    for something to fit (doubling and bisection of its
- *                    limit, a satisfiability check each, under every other
- *                    part of the query)
+ *                    for something to fit (the engine's, exact on the
+ *                    grid: ans_budget_move, answer_budget.c)
  *   ans_z3_range     the exact feasible range of each continuous
  *                    hyperparameter bound to the model, over the reals
  *                    (answer_z3_range.c)
@@ -54,17 +53,19 @@ json_t *ans_z3_count(struct sq_query *q, const struct fs_engine *e, int64_t max_
 /* {"decided": bool, "conflict": [{"constraint", "path", "kind": "budget" |
  *  "constraint" | "validity", and for a budget: "limit"; "at_least" (a most,
  *  value <= limit) or "at_most" (a minimum, min_utilization): the limit
- *  from which something fits with every other part of the query kept, null
- *  when moving it alone (up to 2^40 times, down to 2^-40 times the limit) is
- *  not enough, or Z3 could not decide, or the deadline passed; when not
- *  null, "nothing_at": a limit at which nothing fits yet, within 1/1000 of
- *  it unless the deadline or Z3's limits cut the search short}], "note"}.
+ *  from which something fits with every other part of the query kept, by
+ *  the engine over the whole space (ans_budget_move: exact on the grid),
+ *  null when no limit makes something fit or the deadline passed first;
+ *  when not null, "nothing_at": the limit nearest it at which nothing fits
+ *  (adjacent for integers, within 1e-9 for reals, unless the deadline cut
+ *  the search short)}], "note"}.
  *  The conflict is a minimal unsat core: its parts admit no configuration
  *  together, any one of them dropped the rest do (other parts of the query
  *  may conflict as well). "decided": false when Z3 could not decide within
- *  its limits (then "conflict" is empty). Continuous hyperparameters
- *  bound to the model are held at their defaults, named in "held": {name:
- *  value} (the note says so), so a budget's at_least holds at those values.
+ *  its limits (then "conflict" is empty). Z3 decides the core with the
+ *  continuous hyperparameters bound to the model held at their defaults,
+ *  named in "held": {name: value} (the note says so); the budgets' limits
+ *  are the engine's, over their whole ranges.
  *  Each check gets a share of
  *  `seconds` (our timer) and at most `rlimit` of work. Call it only when
  *  the engine counted nothing. */

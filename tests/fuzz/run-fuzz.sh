@@ -9,8 +9,21 @@
 # targets run FUZZ_JOBS at a time, each for its own FUZZ_SECONDS (the same
 # fuzzing time per target as one after the other: libFuzzer is single
 # threaded). Each target's log is tests/fuzz/out/fuzz_<target>.log.
+#
+# Usage: tests/fuzz/run-fuzz.sh [--build | --run]
+#   --build  only builds the targets (scripts/test.sh builds them while the
+#            soak runs, which leaves a quarter of the cores idle)
+#   --run    only runs the targets --build left (fails when one is missing)
 set -eu
 cd "$(dirname "$0")/../.."
+phase="${1:-all}"
+case "$phase" in
+--build | --run | all) ;;
+*)
+	echo "usage: tests/fuzz/run-fuzz.sh [--build | --run]" >&2
+	exit 2
+	;;
+esac
 SECONDS_EACH="${FUZZ_SECONDS:-60}"
 JOBS="${FUZZ_JOBS:-$(nproc)}"
 TARGETS="${FUZZ_TARGETS:-model expr space query progress request onnx}"
@@ -30,23 +43,39 @@ case " $TARGETS " in *" request "*) all="$SRCS $SERVER_SRCS" ;; *) all="$SRCS" ;
 
 # one object per source file, named after its path (a/b.c -> a_b.o),
 # compiled JOBS at a time
-objname() { echo "$obj/$(echo "${1%.c}" | tr / _).o"; }
-export CFLAGS
-for f in $all; do echo "$f $(objname "$f")"; done |
-	xargs -P "$JOBS" -n 2 sh -c 'clang $CFLAGS -c -o "$2" "$1"' sh
-common_objs=""
-for f in $SRCS; do common_objs="$common_objs $(objname "$f")"; done
-server_objs=""
-for f in $SERVER_SRCS; do server_objs="$server_objs $(objname "$f")"; done
+build_targets() {
+	objname() { echo "$obj/$(echo "${1%.c}" | tr / _).o"; }
+	export CFLAGS
+	for f in $all; do echo "$f $(objname "$f")"; done |
+		xargs -P "$JOBS" -n 2 sh -c 'clang $CFLAGS -c -o "$2" "$1"' sh
+	common_objs=""
+	for f in $SRCS; do common_objs="$common_objs $(objname "$f")"; done
+	server_objs=""
+	for f in $SERVER_SRCS; do server_objs="$server_objs $(objname "$f")"; done
 
+	for target in $TARGETS; do
+		extra=""
+		[ "$target" = request ] && extra="$server_objs $(pkg-config --libs libmicrohttpd libpq nettle) -lz3 -lpthread"
+		rm -f "$out/fuzz_$target"
+		# shellcheck disable=SC2086
+		clang $CFLAGS $LINK -o "$out/fuzz_$target" "tests/fuzz/fuzz_$target.c" $common_objs $extra \
+			$(pkg-config --libs jansson) -lgmp -lm
+		rm -rf "$out/corpus_$target"
+		mkdir -p "$out/corpus_$target"
+	done
+}
+# (called from an if's body, not from a || list, so that set -e stops a failed build)
+if [ "$phase" != --run ]; then
+	build_targets
+fi
+if [ "$phase" = --build ]; then
+	exit 0
+fi
 for target in $TARGETS; do
-	extra=""
-	[ "$target" = request ] && extra="$server_objs $(pkg-config --libs libmicrohttpd libpq nettle) -lz3 -lpthread"
-	# shellcheck disable=SC2086
-	clang $CFLAGS $LINK -o "$out/fuzz_$target" "tests/fuzz/fuzz_$target.c" $common_objs $extra \
-		$(pkg-config --libs jansson) -lgmp -lm
-	rm -rf "$out/corpus_$target"
-	mkdir -p "$out/corpus_$target"
+	if [ ! -x "$out/fuzz_$target" ]; then
+		echo "run-fuzz.sh: $out/fuzz_$target is missing (tests/fuzz/run-fuzz.sh --build builds it)" >&2
+		exit 1
+	fi
 done
 
 # run one target; its status goes to $out/fuzz_<target>.status
