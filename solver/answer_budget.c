@@ -173,14 +173,17 @@ ans_budget_move(struct sq_query *q, int i, double deadline, json_t *item, struct
 	r = fits_at(&m, m.up ? INFINITY : -INFINITY, &got, err);
 	good = got;
 	/* without a value to start from (continuous hyperparameters): doubled
-	 * from the limit (a most) or halved (a minimum), 40 times at most */
+	 * from the limit (a most) or halved (a minimum) until something fits,
+	 * 40 times at most */
 	for (int steps = 0; r == 1 && isnan(good) && steps < 40; steps++) {
 		double t = m.up ? (bad > 0 ? bad * 2 : 1) : bad / 2;
-		r = fits_at(&m, t, &got, err);
-		if (r == 1)
+		int at = fits_at(&m, t, &got, err);
+		if (at == 1)
 			good = isnan(got) ? t : got;
-		else if (r == 0)
+		else if (at == 0)
 			bad = t;
+		else
+			r = at;         /* an error, or the deadline */
 	}
 	if (r != 1 || isnan(good)) {
 		move_close(&m);

@@ -436,6 +436,18 @@ START_TEST(test_conflict_continuous_held)
 	assert_memory_bracket(req, mem);
 	json_decref(cf);
 	json_decref(req);
+	/* from 100 MiB the limit is doubled four times before something fits
+	 * (with a continuous hyperparameter no configuration found gives the
+	 * limit): the same answer (the first version stopped at the first
+	 * doubling that fitted nothing and answered null) */
+	req = width_query("100MiB");
+	cf = conflict_of(req);
+	mem = item_at(cf, "$.budgets.memory");
+	ck_assert_msg(mem != NULL, "memory is not in the core");
+	ck_assert_int_eq(json_integer_value(json_object_get(mem, "at_least")), least);
+	assert_memory_bracket(req, mem);
+	json_decref(cf);
+	json_decref(req);
 }
 END_TEST
 
