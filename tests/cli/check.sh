@@ -30,3 +30,13 @@ check() {
 		bad "$name: status $got (want $want), pattern '$pattern'"
 	fi
 }
+
+# check_again NAME PATTERN: another line of the last check's output (one run
+# of dnnsat read twice, where the run is long: a Z3 enumeration, a conflict)
+check_again() {
+	if grep -q -e "$2" "$tmp/out"; then
+		ok
+	else
+		bad "$1: pattern '$2' (in the output of the check before)"
+	fi
+}
