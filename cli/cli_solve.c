@@ -362,7 +362,9 @@ print_z3(const json_t *zc, const json_t *cf)
 	if (!json_is_true(json_object_get(cf, "decided")) || json_array_size(json_object_get(cf, "conflict")) == 0)
 		printf("nothing fits: %s\n", json_string_value(json_object_get(cf, "note")));
 	else
-		printf("nothing fits: these conflict (without any one of them the others fit together):\n");
+		printf("nothing fits: these conflict (without any one of them the others fit together)%s:\n",
+		    strcmp(json_string_value(json_object_get(cf, "found_by")) ?: "", "engine") == 0 ?
+		    ", found by the engine's existence checks (Z3 did not decide it within its limits)" : "");
 	json_array_foreach(json_object_get(cf, "conflict"), i, item) {
 		json_t *least = json_object_get(item, "at_least"), *most = json_object_get(item, "at_most");
 		const char *path = json_string_value(json_object_get(item, "path"));

@@ -24,6 +24,22 @@ dn_deadline_clear(void)
 }
 
 double
+dn_deadline_narrow(double deadline)
+{
+	double previous = tl_deadline;
+
+	if (deadline > 0 && (tl_deadline <= 0 || deadline < tl_deadline))
+		tl_deadline = deadline;
+	return previous;
+}
+
+void
+dn_deadline_restore(double previous)
+{
+	tl_deadline = previous;
+}
+
+double
 dn_deadline_now(void)
 {
 	struct timespec ts;

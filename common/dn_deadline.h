@@ -21,6 +21,13 @@
 void dn_deadline_set(double deadline, const atomic_int *stop);
 void dn_deadline_clear(void);
 
+/* For one phase with a deadline of its own (compiling for Z3 within its
+ * share of a request): sets this thread's deadline to `deadline` when that
+ * is sooner than the one set or none is set (0: no change), the stop flag
+ * kept, and returns the deadline it replaced, for dn_deadline_restore. */
+double dn_deadline_narrow(double deadline);
+void dn_deadline_restore(double previous);
+
 /* CLOCK_MONOTONIC seconds. */
 double dn_deadline_now(void);
 

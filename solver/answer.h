@@ -125,6 +125,22 @@ json_t *ans_explain_value(struct fs_engine *e, struct sq_query *q, const char *p
  * Uses engines of its own and adds nodes to the query's graph. 0, or -1
  * with err (out of memory: err may be unset). */
 int ans_budget_move(struct sq_query *q, int i, double deadline, json_t *item, struct dn_error *err);
+/* Does some configuration of the space satisfy the boolean node `root` of
+ * q's graph (answer_core.c)? Exact on the grid, by an engine of its own
+ * (fs_init_root, fs_first_in_box). 1 yes, and when `config` and `filled`
+ * are given and the space has no continuous hyperparameter, the
+ * configuration found in config (q->def->nhps values; *filled = 1); 0 no;
+ * 2 undecided (the deadline, fs_now's clock, passed); -1 error (err). */
+int ans_exists(struct sq_query *q, expr_id root, double deadline, union expr_val *config, int *filled,
+    struct dn_error *err);
+/* A minimal set of q's parts that admit no configuration together, any one
+ * of them dropped the others do (answer_core.c: one existence check per
+ * part, dropping validity first, then user constraints, then budgets):
+ * their indices in q->parts order in core (room for q->nparts), their
+ * number in *ncore (0: the space's values alone admit nothing). Call it
+ * only when the whole query admits nothing. 1 decided, 0 undecided (the
+ * deadline passed: *ncore = 0), -1 error (err). Adds nodes to the graph. */
+int ans_core(struct sq_query *q, double deadline, int *core, int *ncore, struct dn_error *err);
 
 /* The largest (ANS_LARGEST) or the smallest (ANS_SMALLEST) value of the
  * numeric parameter `param` that occurs in a feasible configuration,

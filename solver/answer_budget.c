@@ -3,8 +3,8 @@
  * would have to move for something to fit, every other part of the query
  * kept: ans_budget_move (answer.h), by the engine.
  *
- * The limit is bracketed by existence checks of the engine (fs_init_root
- * over "the other parts and value <= L", fs_first_in_box), each exact on
+ * The limit is bracketed by existence checks of the engine (ans_exists,
+ * answer_core.c, of "the other parts and value <= L"), each exact on
  * the grid as counts are: `bad`, a limit at which nothing fits (the
  * budget's own to start), and `good`, one at which something does. Where
  * the space has no continuous hyperparameter, every configuration found
@@ -48,15 +48,10 @@ struct move {
 static int
 fits_at(struct move *m, double L, double *got, struct dn_error *err)
 {
-	struct fs_engine e;
 	expr_id bound, cmp, root;
-	int64_t *pos;
-	int r;
-	double left = m->deadline - fs_now();
+	int r, filled;
 
 	*got = NAN;
-	if (left <= 0)
-		return 2;
 	if (isinf(L))       /* no limit: the rest alone (value <= value when there is none) */
 		root = m->rest != EXPR_NONE ? m->rest : expr_le(m->g, m->value, m->value);
 	else {
@@ -66,28 +61,10 @@ fits_at(struct move *m, double L, double *got, struct dn_error *err)
 	}
 	if (root == EXPR_NONE || root < 0 || dn_error_isset(&m->g->err))
 		return dn_error_set(err, DN_EINTERNAL, NULL, "could not build the moved budget: %s", m->g->err.message);
-	if (fs_init_root(&e, m->q, root, err) != 0) {
-		fs_free(&e);
-		return -1;
-	}
-	e.deadline = fs_now_plus(left);
-	pos = calloc((size_t)e.nvars + 1, sizeof *pos);
-	if (pos == NULL) {
-		fs_free(&e);
-		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
-	}
-	r = fs_first_in_box(&e, pos, err);
-	if (r == 0 && m->have_tape && e.ncvars == 0) {
-		fs_config_of(&e, pos, m->config);
-		if (expr_tape_eval(&m->tape, m->g, m->config, m->scratch, NULL) == 0)
-			*got = m->real ? m->scratch[m->value].r : (double)m->scratch[m->value].i;
-	}
-	if (r == 1 && e.timed_out)
-		r = 2;          /* none found before the deadline: undecided */
-	else if (r >= 0)
-		r = r == 0;     /* fs_first_in_box: 0 found, 1 none */
-	free(pos);
-	fs_free(&e);
+	r = ans_exists(m->q, root, m->deadline, m->config, &filled, err);
+	if (r == 1 && filled && m->have_tape &&
+	    expr_tape_eval(&m->tape, m->g, m->config, m->scratch, NULL) == 0)
+		*got = m->real ? m->scratch[m->value].r : (double)m->scratch[m->value].i;
 	return r;
 }
 

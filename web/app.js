@@ -17,6 +17,7 @@ import { renderDomains, showReasons } from './domains.js';
 import { renderHeatmap } from './heatmap.js';
 import { renderConfigs } from './configs.js';
 import { renderBreakdown, renderEditor } from './breakdown.js';
+import { renderConflict } from './conflict.js';
 
 const CUSTOM = '__custom';
 const PAGE = 20;
@@ -211,6 +212,45 @@ function showBudgets() {
 	$('latency-out').dataset.value = latencyValue();
 }
 
+// The smallest position of a log slider over `decades` whose value is at
+// least v, or -1 when the slider ends below it.
+function logPosAtLeast(v, decades) {
+	for (let pos = Math.max(0, fmt.logPos(v, ...decades, LOG_STEPS) - 1); pos <= LOG_STEPS; pos++)
+		if (fmt.logValue(pos, ...decades, LOG_STEPS) >= v)
+			return pos;
+	return -1;
+}
+
+// Moves a budget of the page to where the answer's conflict says
+// something fits (conflict.js): label() names the move, or null when the
+// page cannot make it (a budget it has no control for, a memory beyond the
+// GPU's, a value past a slider's end); to() makes it and solves.
+const MOVE = {
+	label(budget, v) {
+		if (budget === 'memory')
+			return v <= usable(device()) ? `Set memory to ${fmt.bytes(Math.ceil(v))}` : null;
+		if ((budget === 'flops' || budget === 'macs') && $('compute-kind').value === budget) {
+			const pos = logPosAtLeast(v, COMPUTE_DECADES);
+			return pos < 0 ? null
+				: `Set ${budget === 'macs' ? 'MACs' : 'FLOPs'} to ≤ ${fmt.si(fmt.logValue(pos, ...COMPUTE_DECADES, LOG_STEPS))}`;
+		}
+		if (budget === 'latency') {
+			const pos = logPosAtLeast(v, LATENCY_DECADES);
+			return pos < 0 ? null : `Set latency to ≤ ${fmt.seconds(fmt.logValue(pos, ...LATENCY_DECADES, LOG_STEPS))}`;
+		}
+		return null;
+	},
+	to(budget, v) {
+		if (budget === 'memory')
+			setMemory(Math.ceil(v));
+		else
+			$(budget === 'latency' ? 'latency' : 'compute').value =
+				logPosAtLeast(v, budget === 'latency' ? LATENCY_DECADES : COMPUTE_DECADES);
+		showBudgets();
+		solve();
+	},
+};
+
 // A JSON textarea's object; undefined (and the error shown) when invalid.
 function readJson(id, slot) {
 	if (!$(id).value.trim()) {
@@ -274,6 +314,7 @@ function renderSummary(a) {
 	$('warnings').replaceChildren(...warnings.map((w) => h('li', {}, w)));
 	$('warnings').hidden = warnings.length === 0;
 	$('download').disabled = !(exact && a.reduced_space);
+	renderConflict($('conflict'), a, MOVE);
 }
 
 function busy(on) {
@@ -323,6 +364,7 @@ function clearResults(why) {
 	$('pill').textContent = '…';
 	$('warnings').replaceChildren();
 	$('warnings').hidden = true;
+	renderConflict($('conflict'), null, MOVE);
 	$('download').disabled = true;
 	$('domains').replaceChildren(h('p', { class: 'muted' }, 'No answer for these inputs.'));
 	$('hm-x').replaceChildren();

@@ -59,7 +59,12 @@ ans_z3_count(struct sq_query *q, const struct fs_engine *e, int64_t max_models, 
 		stopped = "continuous parameter";
 		goto answer;
 	}
-	na = sq_z3_open(q, e, rlimit, seconds, 0, &z, &as, err);
+	na = sq_z3_open(q, e, rlimit, seconds, c.deadline, 0, &z, &as, err);
+	if (na < 0 && err->code == DN_ETIMEOUT) {
+		memset(err, 0, sizeof *err);
+		stopped = "deadline";   /* compiling the query took the time */
+		goto answer;
+	}
 	if (na < 0)
 		return NULL;
 	got = z3c_enumerate(&z, as, na, max_models + 1, count_model, &c, &zerr);
@@ -94,6 +99,11 @@ answer:
 	json_object_set_new(j, "agrees", complete && exact ? json_boolean(e->lower == (fs_count)c.n) : json_null());
 	return j;
 }
+
+#define CONFLICT_NOTE "nothing fits while these hold together, and dropping any one of them lets the others " \
+	"hold together (other parts may conflict too); a budget's at_least (at_most for a minimum): the limit " \
+	"from which something fits with every other part of the query kept, and nothing_at: a limit at which " \
+	"nothing does yet"
 
 static const char *
 kind_name(int kind)
@@ -141,7 +151,7 @@ ans_z3_conflict(struct sq_query *q, const struct fs_engine *e, unsigned rlimit, 
 	struct dn_error zerr;
 	enum z3c_answer a;
 	json_t *j = NULL, *list;
-	const char *note;
+	const char *note, *by = "z3";    /* who decided the conflict; NULL: nobody */
 	double deadline = fs_now() + seconds;
 
 	if (core == NULL || labels == NULL) {
@@ -150,37 +160,51 @@ ans_z3_conflict(struct sq_query *q, const struct fs_engine *e, unsigned rlimit, 
 		dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
 		return NULL;
 	}
-	/* the core takes about one check per part, the distances a few dozen
-	 * each: every check gets its share of the time, so the whole stays
-	 * within `seconds` give or take one share */
-	na = sq_z3_open(q, e, rlimit, seconds / (2.0 * (np + 1)), 0, &z, &as, err);
-	if (na < 0) {
+	/* Z3 gets half the time: compiling the query by then, and the core's
+	 * checks (about one per part) a share of it each; the engine's core
+	 * (when Z3 does not decide) and the budgets' moves have the rest */
+	memset(&zerr, 0, sizeof zerr);
+	memset(&z, 0, sizeof z);
+	na = sq_z3_open(q, e, rlimit, seconds / (2.0 * (np + 1)), fs_now() + seconds / 2, 0, &z, &as, &zerr);
+	if (na < 0 && zerr.code != DN_ETIMEOUT) {
+		*err = zerr;
 		free(core);
 		free(labels);
 		return NULL;
 	}
-	nb = na - np;
-	for (int i = 0; i < np; i++)
-		labels[i] = q->parts[i].label;
-	memset(&zerr, 0, sizeof zerr);
-	a = z3c_explain(&z, as, nb, as + nb, labels, np, core, &ncore, &zerr);
+	a = Z3C_ERROR;          /* compiling took Z3's time: undecided */
+	if (na >= 0) {
+		nb = na - np;
+		for (int i = 0; i < np; i++)
+			labels[i] = q->parts[i].label;
+		a = z3c_explain(&z, as, nb, as + nb, labels, np, core, &ncore, &zerr);
+	}
 	list = json_array();
 	if (a == Z3C_ERROR && zerr.code != DN_ETIMEOUT) {
 		*err = zerr;
 		goto out;
 	}
-	if (a == Z3C_UNSAT && ncore == 0)
-		note = "the space's values alone admit no configuration";
-	else if (a == Z3C_UNSAT)
-		note = "nothing fits while these hold together, and dropping any one of them lets the others "
-		    "hold together (other parts may conflict too); a budget's at_least (at_most for a minimum): "
-		    "the limit from which something fits with every other part of the query kept, and nothing_at: "
-		    "a limit at which nothing does yet";
-	else if (a == Z3C_SAT)
+	if (a != Z3C_UNSAT && a != Z3C_SAT) {
+		/* undecided within Z3's limits: the engine's existence checks,
+		 * one per part (answer_core.c), in what is left of the time */
+		int r = ans_core(q, deadline, core, &ncore, err);
+		if (r < 0)
+			goto out;
+		by = r == 1 ? "engine" : NULL;
+	}
+	if (a == Z3C_SAT)
 		note = "Z3 finds a configuration that satisfies every part: the engine and Z3 disagree (report it)";
+	else if (by == NULL)
+		note = "neither Z3 within its limits nor the engine's existence checks before the deadline "
+		    "decided it";
+	else if (ncore == 0)
+		note = "the space's values alone admit no configuration";
+	else if (strcmp(by, "z3") == 0)
+		note = CONFLICT_NOTE;
 	else
-		note = "Z3 could not decide within its resource limit";
-	for (int c = 0; a == Z3C_UNSAT && c < ncore; c++) {
+		note = CONFLICT_NOTE " (Z3 could not decide it within its limits: found by the engine's "
+		    "existence checks, one per part)";
+	for (int c = 0; a != Z3C_SAT && by != NULL && c < ncore; c++) {
 		const struct sq_part *p = &q->parts[core[c]];
 		json_t *item = json_pack("{s:s,s:s,s:s}", "constraint", p->label, "path", p->path, "kind",
 		    kind_name(p->kind));
@@ -202,12 +226,14 @@ ans_z3_conflict(struct sq_query *q, const struct fs_engine *e, unsigned rlimit, 
 		}
 		json_array_append_new(list, item);
 	}
-	j = json_pack("{s:b,s:o,s:s}", "decided", a == Z3C_UNSAT || a == Z3C_SAT, "conflict", list, "note", note);
+	j = json_pack("{s:b,s:o,s:s,s:s?}", "decided", by != NULL, "conflict", list, "note", note, "found_by", by);
 	list = NULL;
-	if (j == NULL || held_at_defaults(q, e, j) != 0)
+	if (j == NULL || (strcmp(by != NULL ? by : "", "z3") == 0 && held_at_defaults(q, e, j) != 0))
 		goto oom;
 	goto out;
 oom:
+	json_decref(j);
+	j = NULL;
 	dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
 out:
 	json_decref(list);

@@ -7,7 +7,8 @@
  *                    as a cross-check of the engine's count on request
  *                    (a query's "engine": "z3", `dnnsat count --engine z3`)
  *   ans_z3_conflict  when nothing fits: a smallest set of budgets and
- *                    constraints that conflict (a minimal unsat core), and
+ *                    constraints that conflict (a minimal unsat core; the
+ *                    engine's, answer_core.c, where Z3 does not decide it), and
  *                    for each budget in it how far it would have to move
  *                    for something to fit (the engine's, exact on the
  *                    grid: ans_budget_move, answer_budget.c)
@@ -58,11 +59,13 @@ json_t *ans_z3_count(struct sq_query *q, const struct fs_engine *e, int64_t max_
  *  null when no limit makes something fit or the deadline passed first;
  *  when not null, "nothing_at": the limit nearest it at which nothing fits
  *  (adjacent for integers, within 1e-9 for reals, unless the deadline cut
- *  the search short)}], "note"}.
+ *  the search short)}], "note", "found_by": "z3" | "engine" (when decided)}.
  *  The conflict is a minimal unsat core: its parts admit no configuration
  *  together, any one of them dropped the rest do (other parts of the query
- *  may conflict as well). "decided": false when Z3 could not decide within
- *  its limits (then "conflict" is empty). Z3 decides the core with the
+ *  may conflict as well). Z3 gets half of `seconds`, compiling the query
+ *  included; when it does not decide the core, the engine's existence
+ *  checks do (ans_core, answer_core.c: "found_by": "engine"). "decided":
+ *  false when neither did (then "conflict" is empty). Z3 decides the core with the
  *  continuous hyperparameters bound to the model held at their defaults,
  *  named in "held": {name: value} (the note says so); the budgets' limits
  *  are the engine's, over their whole ranges.

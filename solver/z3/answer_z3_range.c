@@ -82,8 +82,12 @@ z3_fits_in(struct rq *r, double lo, double hi, const char **why)
 		*why = "deadline";
 		return Z3C_UNKNOWN;
 	}
-	na = sq_z3_open_at(r->q, r->e, r->rlimit, left, 1, lo == hi ? r->c : -1, lo, &z, &as, &err);
+	na = sq_z3_open_at(r->q, r->e, r->rlimit, left, r->deadline, 1, lo == hi ? r->c : -1, lo, &z, &as, &err);
 	if (na < 0) {
+		if (err.code == DN_ETIMEOUT) {
+			*why = "deadline";      /* compiling the query took the time left */
+			return Z3C_UNKNOWN;
+		}
 		*why = err.code == DN_ENOMEM ? "out of memory" : "Z3 error";
 		return Z3C_ERROR;
 	}

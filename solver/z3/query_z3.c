@@ -16,6 +16,7 @@
  * through) cannot be conditioned: its grid is asserted unconditionally.
  */
 #include "query_z3.h"
+#include "dn_deadline.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -322,18 +323,19 @@ z3_params(void)
 }
 
 int
-sq_z3_open(struct sq_query *q, const struct fs_engine *e, unsigned rlimit, double seconds, int reals,
-    struct z3c *z, Z3_ast **as, struct dn_error *err)
+sq_z3_open(struct sq_query *q, const struct fs_engine *e, unsigned rlimit, double seconds, double compile_by,
+    int reals, struct z3c *z, Z3_ast **as, struct dn_error *err)
 {
-	return sq_z3_open_at(q, e, rlimit, seconds, reals, -1, 0.0, z, as, err);
+	return sq_z3_open_at(q, e, rlimit, seconds, compile_by, reals, -1, 0.0, z, as, err);
 }
 
 int
-sq_z3_open_at(struct sq_query *q, const struct fs_engine *e, unsigned rlimit, double seconds, int reals, int c,
-    double value, struct z3c *z, Z3_ast **as, struct dn_error *err)
+sq_z3_open_at(struct sq_query *q, const struct fs_engine *e, unsigned rlimit, double seconds, double compile_by,
+    int reals, int c, double value, struct z3c *z, Z3_ast **as, struct dn_error *err)
 {
 	unsigned ms = seconds <= 0 ? 1u : seconds > 3600.0 ? 3600000u : (unsigned)(seconds * 1000.0);
 	union expr_val v = { .r = value };
+	double before;
 	int n;
 
 	pthread_once(&z3_params_once, z3_params);
@@ -346,7 +348,9 @@ sq_z3_open_at(struct sq_query *q, const struct fs_engine *e, unsigned rlimit, do
 		z3c_free(z);
 		return -1;
 	}
+	before = dn_deadline_narrow(compile_by);
 	n = assertions(q, e, reals, z, as, err);
+	dn_deadline_restore(before);
 	if (n < 0)
 		z3c_free(z);
 	return n;

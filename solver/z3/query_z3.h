@@ -32,11 +32,14 @@ int sq_z3_cvar_active(const struct fs_engine *e, int c, struct z3c *z, Z3_ast *a
 
 /* Opens a context for q's graph (z3c_init: every check under `seconds`,
  * our timer, and Z3's rlimit) and compiles the query into *as
- * (sq_z3_assertions, or sq_z3_assertions_real when reals): returns their
- * number (the last q->nparts are the parts), or -1 with err (nothing to
- * free). The caller frees *as and z3c_free's z. */
-int sq_z3_open(struct sq_query *q, const struct fs_engine *e, unsigned rlimit, double seconds, int reals,
-    struct z3c *z, Z3_ast **as, struct dn_error *err);
+ * (sq_z3_assertions, or sq_z3_assertions_real when reals) by `compile_by`
+ * (fs_now's clock; this thread's deadline, dn_deadline.h, narrowed to it
+ * meanwhile: a large model's tables take seconds to build, ResNet's 7):
+ * returns their number (the last q->nparts are the parts), or -1 with err
+ * (DN_ETIMEOUT past compile_by; nothing to free). The caller frees *as and
+ * z3c_free's z. */
+int sq_z3_open(struct sq_query *q, const struct fs_engine *e, unsigned rlimit, double seconds, double compile_by,
+    int reals, struct z3c *z, Z3_ast **as, struct dn_error *err);
 
 /* sq_z3_open with reals and continuous var c (>= 0) fixed to exactly
  * `value`, declared as a one-value domain before anything is compiled: the
@@ -44,7 +47,7 @@ int sq_z3_open(struct sq_query *q, const struct fs_engine *e, unsigned rlimit, d
  * (free, the same terms are non-linear). Its domain constraint is
  * z3c_var_domain's, kept by z; the assertions already imply w in [L, H]
  * only, so the caller adds w = value (z3c_var_in_range_real). */
-int sq_z3_open_at(struct sq_query *q, const struct fs_engine *e, unsigned rlimit, double seconds, int reals, int c,
-    double value, struct z3c *z, Z3_ast **as, struct dn_error *err);
+int sq_z3_open_at(struct sq_query *q, const struct fs_engine *e, unsigned rlimit, double seconds, double compile_by,
+    int reals, int c, double value, struct z3c *z, Z3_ast **as, struct dn_error *err);
 
 #endif

@@ -14,8 +14,10 @@
 //     configuration); a link too long for its space says so; warnings
 //     shown; an error clears every panel; the download keeps the user's key
 //     order; a nested space's configuration kept across queries and edited
-//     by address; violations written as the CLI writes them; the link to
-//     the AutoML payoff results;
+//     by address; violations written as the CLI writes them; nothing fits:
+//     the conflict shown as the API gives it, and its button moves the
+//     memory to the exact limit where something fits; the link to the
+//     AutoML payoff results;
 //   phone (390x844, touch): the same first load, nothing wider than the
 //     screen.
 // Screenshots go to tests/browser/artifacts/ (desktop.png, phone.png) and are
@@ -635,6 +637,33 @@ async function desktop(browser) {
 			assert.equal(cli.status, 1, `dnnsat explain: ${cli.stderr}`);
 			const fails = cli.stdout.split('\n').filter((l) => l.startsWith('FAIL ')).map((l) => l.slice(5));
 			assert.deepEqual(shown, fails);
+		}],
+		['nothing fits: the conflict as the API names it; its button moves the memory to where something fits', async () => {
+			const none = await solved(page, async () => {
+				await page.selectOption('#template', 'mlp');
+				await page.selectOption('#preset', 'mnist_mlp');
+				await page.click('#space-example');
+				await page.selectOption('#device', 't4');
+				await page.fill('#memory-num', '0.125');
+				await page.dispatchEvent('#memory-num', 'change');
+			});
+			assert.deepEqual([none.sent.model, none.sent.budgets.memory], [{ template: 'mlp', preset: 'mnist_mlp' }, `${2 ** 27}B`]);
+			assert.equal(none.answer.feasible, '0');
+			const cf = none.answer.conflict;
+			assert.ok(cf && cf.decided, JSON.stringify(cf || none.answer.z3_error));
+			const mem = cf.conflict.find((c) => c.path === '$.budgets.memory');
+			assert.ok(mem && Number.isInteger(mem.at_least) && mem.at_least > 2 ** 27, JSON.stringify(cf));
+			await page.waitForSelector('#conflict li', { timeout: STEP_TIMEOUT });
+			const human = await page.evaluate(async (v) => (await import('/ui/units.js')).humanBytes(v), mem.at_least);
+			const lines = await page.$$eval('#conflict li > span', (l) => l.map((x) => x.textContent));
+			assert.equal(lines.length, cf.conflict.length);
+			assert.ok(lines.includes(`memory <= 128 MiB: something fits from ${human}`), JSON.stringify(lines));
+			const moved = await solved(page, () => page.click('#conflict button[data-budget="memory"]'));
+			assert.equal(moved.sent.budgets.memory, `${mem.at_least}B`);
+			assert.notEqual(moved.answer.feasible, '0');
+			assert.ok(await page.$eval('#conflict', (el) => el.hidden && el.children.length === 0), 'a stale conflict');
+			// one byte less: nothing, as the API's nothing_at says
+			assert.equal((await apiAnswer({ ...moved.sent, budgets: { memory: `${mem.nothing_at}B` } })).feasible, '0');
 		}],
 		['the AutoML payoff results are linked', async () => {
 			assert.equal(await page.getAttribute('#automl-link', 'href'), '/ui/automl/index.html');

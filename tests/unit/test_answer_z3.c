@@ -28,8 +28,10 @@
 
 #include "answer.h"
 #include "answer_z3.h"
+#include "dn_deadline.h"
 #include "fset.h"
 #include "query.h"
+#include "query_z3.h"
 
 /* The time given to Z3: far beyond what any check here takes, so that only
  * the resource limit can stop one. */
@@ -208,9 +210,10 @@ with_bytes(const json_t *req, const char *name, json_int_t bytes)
 	return r;
 }
 
-/* The conflict of req (nothing fits it), decided. New reference. */
+/* The conflict of req (nothing fits it) with Z3 under `rlimit`, decided
+ * by `by` ("z3", or "engine" when Z3 does not decide it). New reference. */
 static json_t *
-conflict_of(const json_t *req)
+conflict_by(const json_t *req, unsigned rlimit, const char *by)
 {
 	struct sq_query q;
 	struct fs_engine e;
@@ -220,12 +223,20 @@ conflict_of(const json_t *req)
 	open_counted(req, &q, &e);
 	ck_assert(e.lower == 0);
 	memset(&err, 0, sizeof err);
-	j = ans_z3_conflict(&q, &e, ANS_Z3_RLIMIT, HOURS, &err);
+	j = ans_z3_conflict(&q, &e, rlimit, HOURS, &err);
 	ck_assert_msg(j != NULL, "%s", err.message);
 	ck_assert_msg(json_is_true(json_object_get(j, "decided")), "%s", json_string_value(json_object_get(j, "note")));
+	ck_assert_str_eq(json_string_value(json_object_get(j, "found_by")), by);
 	fs_free(&e);
 	sq_free(&q);
 	return j;
+}
+
+/* The conflict of req, decided by Z3 under its usual limit. */
+static json_t *
+conflict_of(const json_t *req)
+{
+	return conflict_by(req, ANS_Z3_RLIMIT, "z3");
 }
 
 /* The item of the conflict at `path`, or NULL. */
@@ -328,6 +339,64 @@ START_TEST(test_conflict_budget_alone_not_enough)
 		ck_assert(json_object_get(p, "nothing_at") == NULL);
 	}
 	json_decref(cf);
+	json_decref(req);
+}
+END_TEST
+
+/* Z3 held to 1000 units of work decides no core: the engine's existence
+ * checks find the same minimal set (the budget and the constraint of
+ * test_conflict_budget_and_constraint; memory alone for the examples'
+ * MLP), with the same exact brackets. Failed before: "decided": false and
+ * an empty list. */
+START_TEST(test_conflict_engine_when_z3_undecided)
+{
+	json_t *req = mlp_query(SMALL_SPACE, "{\"memory\": \"1382MiB\"}", "[\"hidden >= 1024\"]");
+	json_t *cf = conflict_by(req, 1000, "engine"), *mem = item_at(cf, "$.budgets.memory");
+
+	ck_assert_int_eq(json_array_size(json_object_get(cf, "conflict")), 2);
+	ck_assert_msg(mem != NULL && item_at(cf, "$.constraints[0]") != NULL, "the core lacks memory or the constraint");
+	ck_assert_msg(strstr(json_string_value(json_object_get(cf, "note")), "engine's existence checks") != NULL,
+	    "%s", json_string_value(json_object_get(cf, "note")));
+	assert_memory_bracket(req, mem);
+	json_decref(cf);
+	json_decref(req);
+	req = mlp_example_query("{\"memory\": \"100MiB\", \"params\": \"1M\"}");
+	cf = conflict_by(req, 1000, "engine");
+	ck_assert_int_eq(json_array_size(json_object_get(cf, "conflict")), 1);
+	mem = item_at(cf, "$.budgets.memory");
+	ck_assert_msg(mem != NULL, "memory is not in the core");
+	assert_memory_bracket(req, mem);
+	json_decref(cf);
+	json_decref(req);
+}
+END_TEST
+
+/* Compiling a query for Z3 stops at its own deadline (a large model's
+ * tables take seconds: ResNet's 7), DN_ETIMEOUT, and gives the thread's
+ * deadline back as it was (none here: checks pass afterwards). Before,
+ * the CLI's --timeout 3 took 9.6 s on that query. */
+START_TEST(test_compile_bounded)
+{
+	json_error_t je;
+	json_t *space = json_load_file(src_path("examples/spaces/resnet.json"), 0, &je), *req;
+	struct sq_query q;
+	struct fs_engine e;
+	struct dn_error err;
+	struct z3c z;
+	Z3_ast *as = NULL;
+
+	ck_assert_msg(space != NULL, "%s", je.text);
+	req = json_pack("{s:s,s:s,s:o,s:{s:s}}", "model", "resnet", "device", "a100-40gb", "space", space, "budgets",
+	    "memory", "128MiB");
+	open_counted(req, &q, &e);
+	memset(&err, 0, sizeof err);
+	ck_assert_int_eq(sq_z3_open(&q, &e, ANS_Z3_RLIMIT, HOURS, fs_now() - 1.0, 0, &z, &as, &err), -1);
+	ck_assert_msg(err.code == DN_ETIMEOUT, "%d: %s", (int)err.code, err.message);
+	ck_assert_msg(strstr(err.message, "compiling the query for Z3") != NULL, "%s", err.message);
+	memset(&err, 0, sizeof err);
+	ck_assert_int_eq(dn_deadline_check(&err, NULL, "after"), 0);
+	fs_free(&e);
+	sq_free(&q);
 	json_decref(req);
 }
 END_TEST
@@ -639,6 +708,8 @@ suite(void)
 	tcase_add_test(t, test_conflict_budget_alone_not_enough);
 	tcase_add_test(t, test_conflict_continuous_held);
 	tcase_add_test(t, test_conflict_latency_exact);
+	tcase_add_test(t, test_conflict_engine_when_z3_undecided);
+	tcase_add_test(t, test_compile_bounded);
 	t = z3_case(s, "range", 900);
 	tcase_add_test(t, test_range_width_mult_exact);
 	tcase_add_test(t, test_range_nothing_fits);
