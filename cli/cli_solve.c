@@ -269,9 +269,10 @@ seconds_left(const struct solve_opts *o, double t0)
 	return left > 1.0 ? left : 1.0;
 }
 
-/* What Z3 adds to a count (answer_z3.h): with --engine z3 its enumeration
- * as a cross-check (*zc); when nothing fits, the conflicting parts and how
- * far each budget would have to move (*cf). Either may stay NULL. Each gets
+/* What a count adds: with --engine z3 Z3's enumeration as a cross-check
+ * (*zc, answer_z3.h); when nothing fits, the conflicting parts and how far
+ * each budget would have to move (*cf, ans_conflict), with --engine z3
+ * Z3's unsat core beside them. Either may stay NULL. Each gets
  * what is left of the deadline counted from t0 (a second at least, as the
  * server gives). 0, or -1 with err. */
 static int
@@ -292,9 +293,11 @@ z3_answers(struct fs_engine *e, struct solve_opts *o, double t0, json_t **zc, js
 		json_object_set_new(*zc, "range", range);
 	}
 	if (e->lower == e->upper && e->lower == 0 &&
-	    (*cf = ans_z3_conflict(e->q, e, ANS_Z3_RLIMIT, seconds_left(o, t0), err)) == NULL) {
+	    ((*cf = ans_conflict(e->q, seconds_left(o, t0), err)) == NULL ||
+	    (e->q->engine_z3 && ans_z3_conflict_check(e->q, e, *cf, ANS_Z3_RLIMIT, seconds_left(o, t0), err) != 0))) {
 		json_decref(*zc);
-		*zc = NULL;
+		json_decref(*cf);
+		*zc = *cf = NULL;
 		return -1;
 	}
 	return 0;
@@ -335,6 +338,34 @@ print_z3_range(const json_t *range)
 	}
 }
 
+/* Z3's unsat core beside the engine's conflict (--engine z3), one line:
+ * its parts' paths and whether the engine agrees. */
+static void
+print_z3_core(const json_t *z)
+{
+	size_t i;
+	json_t *path;
+	const char *name;
+	json_t *v;
+
+	if (z == NULL)
+		return;
+	if (!json_is_true(json_object_get(z, "decided"))) {
+		printf("z3       no core: %s\n", json_string_value(json_object_get(z, "note")));
+		return;
+	}
+	printf("z3       core:");
+	json_array_foreach(json_object_get(z, "conflict"), i, path)
+		printf(" %s", json_string_value(path));
+	if (json_object_size(json_object_get(z, "held")) > 0) {
+		printf(" (at");
+		json_object_foreach(json_object_get(z, "held"), name, v)
+			printf(" %s=%.6g", name, json_number_value(v));
+		printf(")");
+	}
+	printf("\n         %s\n", json_string_value(json_object_get(z, "note")));
+}
+
 /* The text of z3_answers' results, after the count. */
 static void
 print_z3(const json_t *zc, const json_t *cf)
@@ -362,9 +393,7 @@ print_z3(const json_t *zc, const json_t *cf)
 	if (!json_is_true(json_object_get(cf, "decided")) || json_array_size(json_object_get(cf, "conflict")) == 0)
 		printf("nothing fits: %s\n", json_string_value(json_object_get(cf, "note")));
 	else
-		printf("nothing fits: these conflict (without any one of them the others fit together)%s:\n",
-		    strcmp(json_string_value(json_object_get(cf, "found_by")) ?: "", "engine") == 0 ?
-		    ", found by the engine's existence checks (Z3 did not decide it within its limits)" : "");
+		printf("nothing fits: these conflict (without any one of them the others fit together):\n");
 	json_array_foreach(json_object_get(cf, "conflict"), i, item) {
 		json_t *least = json_object_get(item, "at_least"), *most = json_object_get(item, "at_most");
 		const char *path = json_string_value(json_object_get(item, "path"));
@@ -380,14 +409,7 @@ print_z3(const json_t *zc, const json_t *cf)
 			printf("  (no value of it alone makes something fit, or the deadline passed first)");
 		printf("\n");
 	}
-	if (json_object_size(json_object_get(cf, "held")) > 0) {
-		const char *name;
-		json_t *v;
-		printf("  (Z3 found this conflict at the defaults");
-		json_object_foreach(json_object_get(cf, "held"), name, v)
-			printf(" %s=%.6g", name, json_number_value(v));
-		printf("; the limits above are over their whole ranges)\n");
-	}
+	print_z3_core(json_object_get(cf, "z3"));
 }
 
 static int

@@ -242,16 +242,19 @@ in_request_order(struct srv_request *r, json_t *res)
 		json_object_set_new(res, "reduced_space", fs_space_in_order(rs, space));
 }
 
-/* What Z3 adds to an exact reduction (answer_z3.h), into res: "z3", the
- * cross-check of the count, when the query asks for "engine": "z3"; and
- * "conflict", the parts that conflict and how far each budget would have to
- * move, when nothing fits; with a continuous hyperparameter bound to the
- * model, "z3"."range": its exact feasible range over the reals. Bounded by Z3's resource limit and `seconds`
- * (what is left of the request's deadline, at least a second). A failure of
- * Z3 is reported in the answer ("z3_error"), never as a failed reply: the
- * engine's count stands without it. Lock held. */
+/* What an exact reduction adds, into res: "conflict" when nothing fits
+ * (the parts that conflict and how far each budget would have to move:
+ * ans_conflict, answer.h); and when the query asks for "engine": "z3"
+ * (answer_z3.h), "z3", the cross-check of the count (with a continuous
+ * hyperparameter bound to the model, "z3"."range": its exact feasible
+ * range over the reals), and Z3's unsat core beside the conflict
+ * ("conflict"."z3"). Bounded by Z3's resource limit and `seconds` (what
+ * is left of the request's deadline, at least a second; the conflict and
+ * the Z3 answers each within it). A failure is reported in the answer
+ * ("conflict_error", "z3_error"), never as a failed reply: the engine's
+ * count stands without it. Lock held. */
 static void
-z3_extras(struct srv_query *sq, json_t *res, double seconds)
+extras(struct srv_query *sq, json_t *res, double seconds)
 {
 	struct dn_error err;
 	json_t *x;
@@ -271,8 +274,11 @@ z3_extras(struct srv_query *sq, json_t *res, double seconds)
 	}
 	if (sq->e.lower == 0) {
 		memset(&err, 0, sizeof err);
-		x = ans_z3_conflict(&sq->q, &sq->e, ANS_Z3_RLIMIT, seconds, &err);
-		json_object_set_new(res, x ? "conflict" : "z3_error", x ? x : json_string(err.message));
+		x = ans_conflict(&sq->q, seconds, &err);
+		if (x != NULL && sq->q.engine_z3 && ans_z3_conflict_check(&sq->q, &sq->e, x, ANS_Z3_RLIMIT, seconds,
+		    &err) != 0)
+			json_object_set_new(res, "z3_error", json_string(err.message));
+		json_object_set_new(res, x ? "conflict" : "conflict_error", x ? x : json_string(err.message));
 	}
 }
 
@@ -321,7 +327,7 @@ solve_and_reply(struct srv_request *r, struct srv_query *sq, const struct cache_
 	res = reduction_json(s, sq);
 	in_request_order(r, res);
 	if (exact)
-		z3_extras(sq, res, timeout - (srv_now() - started));
+		extras(sq, res, timeout - (srv_now() - started));
 	if (exact)
 		sq->result = json_incref(res);
 	store(s, sq, res, exact);
@@ -355,7 +361,7 @@ api_reduction_settle(struct srv *s, const char *id, const char *request_text)
 	if (sq->result == NULL && api_reduction_count(s, sq, 1.0, &err) == 0 && sq->result == NULL &&
 	    sq->e.lower == sq->e.upper) {
 		res = reduction_json(s, sq);
-		z3_extras(sq, res, 1.0);
+		extras(sq, res, 1.0);
 		sq->result = json_incref(res);
 		store(s, sq, res, 1);
 		json_decref(res);

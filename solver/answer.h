@@ -141,6 +141,21 @@ int ans_exists(struct sq_query *q, expr_id root, double deadline, union expr_val
  * only when the whole query admits nothing. 1 decided, 0 undecided (the
  * deadline passed: *ncore = 0), -1 error (err). Adds nodes to the graph. */
 int ans_core(struct sq_query *q, double deadline, int *core, int *ncore, struct dn_error *err);
+/* Is core[0..ncore) (indices into q->parts) a minimal conflict by the
+ * engine: nothing fits these parts together, and something does without
+ * any one of them? 1 yes, 0 no, 2 undecided (the deadline), -1 error. */
+int ans_core_verify(struct sq_query *q, const int *core, int ncore, double deadline, struct dn_error *err);
+/* A part's kind as answers name it: "validity", "budget", "constraint". */
+const char *ans_part_kind(int kind);
+/* Why nothing fits (answer_core.c), for a query the engine counted nothing
+ * in: {"decided": bool, "conflict": [{"constraint", "path", "kind":
+ * "budget" | "constraint" | "validity", and for a budget: "limit";
+ * "at_least" (a most, value <= limit) or "at_most" (a minimum,
+ * min_utilization) and "nothing_at" as ans_budget_move sets them}], "note"}.
+ * The list is ans_core's minimal set; "decided": false when the deadline
+ * (now + seconds) passed first (then the list is empty). Within seconds,
+ * give or take one existence check. NULL with err on an error. */
+json_t *ans_conflict(struct sq_query *q, double seconds, struct dn_error *err);
 
 /* The largest (ANS_LARGEST) or the smallest (ANS_SMALLEST) value of the
  * numeric parameter `param` that occurs in a feasible configuration,

@@ -100,30 +100,18 @@ answer:
 	return j;
 }
 
-#define CONFLICT_NOTE "nothing fits while these hold together, and dropping any one of them lets the others " \
-	"hold together (other parts may conflict too); a budget's at_least (at_most for a minimum): the limit " \
-	"from which something fits with every other part of the query kept, and nothing_at: a limit at which " \
-	"nothing does yet"
-
-static const char *
-kind_name(int kind)
-{
-	return kind == 1 ? "budget" : kind == 2 ? "constraint" : "validity";
-}
-
 /*
  * Z3 decides the conflict with each continuous hyperparameter bound to the
  * model held at its default (over the reals, with the model's rounding of
  * them, Z3 does not decide within its limit even for MobileNetV2's width
- * multiplier), while the engine found nothing over their whole ranges: the
- * answer says so. Adds "held": {name: value} and a sentence to "note" when
- * there are any. 0, or -1 when out of memory.
+ * multiplier), while the engine's conflict is over their whole ranges: the
+ * answer names them. Adds "held": {name: value} to j when there are any.
+ * 0, or -1 when out of memory.
  */
 static int
 held_at_defaults(const struct sq_query *q, const struct fs_engine *e, json_t *j)
 {
 	json_t *held;
-	char note[1024];
 
 	if (e->ncvars == 0)
 		return 0;
@@ -132,114 +120,105 @@ held_at_defaults(const struct sq_query *q, const struct fs_engine *e, json_t *j)
 		return -1;
 	for (int c = 0; c < e->ncvars; c++)
 		json_object_set_new(held, q->space.dims[e->cvars[c].dim].name, json_real(q->fixed[e->cvars[c].hp].r));
-	snprintf(note, sizeof note, "%s. Z3 found the conflict with the continuous hyperparameters held at their "
-	    "defaults (\"held\"); the budgets' at_least and at_most are the engine's, over their whole ranges",
-	    json_string_value(json_object_get(j, "note")));
-	json_object_set_new(j, "note", json_string(note));
 	return json_object_set_new(j, "held", held);
 }
 
-json_t *
-ans_z3_conflict(struct sq_query *q, const struct fs_engine *e, unsigned rlimit, double seconds,
+/* Z3's unsat core of q's parts: 1 decided (core, *ncore), 2 Z3 finds a
+ * configuration that satisfies every part, 0 undecided within its limits
+ * (compiling included), -1 error (err). */
+static int
+z3_core(struct sq_query *q, const struct fs_engine *e, unsigned rlimit, double seconds, int *core, int *ncore,
     struct dn_error *err)
 {
 	struct z3c z;
 	Z3_ast *as = NULL;
-	int na, nb, np = q->nparts, ncore = 0;
-	int *core = calloc((size_t)np + 1, sizeof *core);
+	int na, np = q->nparts, r;
 	const char **labels = calloc((size_t)np + 1, sizeof *labels);
 	struct dn_error zerr;
-	enum z3c_answer a;
-	json_t *j = NULL, *list;
-	const char *note, *by = "z3";    /* who decided the conflict; NULL: nobody */
-	double deadline = fs_now() + seconds;
+	enum z3c_answer a = Z3C_ERROR;
 
-	if (core == NULL || labels == NULL) {
-		free(core);
-		free(labels);
-		dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
-		return NULL;
-	}
-	/* Z3 gets half the time: compiling the query by then, and the core's
-	 * checks (about one per part) a share of it each; the engine's core
-	 * (when Z3 does not decide) and the budgets' moves have the rest */
+	*ncore = 0;
+	if (labels == NULL)
+		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
 	memset(&zerr, 0, sizeof zerr);
 	memset(&z, 0, sizeof z);
-	na = sq_z3_open(q, e, rlimit, seconds / (2.0 * (np + 1)), fs_now() + seconds / 2, 0, &z, &as, &zerr);
-	if (na < 0 && zerr.code != DN_ETIMEOUT) {
-		*err = zerr;
-		free(core);
-		free(labels);
-		return NULL;
-	}
-	a = Z3C_ERROR;          /* compiling took Z3's time: undecided */
+	/* about one check per part, each a share of the time; compiling the
+	 * query by the end of it */
+	na = sq_z3_open(q, e, rlimit, seconds / (np + 1), fs_now() + seconds, 0, &z, &as, &zerr);
 	if (na >= 0) {
-		nb = na - np;
 		for (int i = 0; i < np; i++)
 			labels[i] = q->parts[i].label;
-		a = z3c_explain(&z, as, nb, as + nb, labels, np, core, &ncore, &zerr);
+		a = z3c_explain(&z, as, na - np, as + na - np, labels, np, core, ncore, &zerr);
 	}
-	list = json_array();
 	if (a == Z3C_ERROR && zerr.code != DN_ETIMEOUT) {
 		*err = zerr;
-		goto out;
-	}
-	if (a != Z3C_UNSAT && a != Z3C_SAT) {
-		/* undecided within Z3's limits: the engine's existence checks,
-		 * one per part (answer_core.c), in what is left of the time */
-		int r = ans_core(q, deadline, core, &ncore, err);
-		if (r < 0)
-			goto out;
-		by = r == 1 ? "engine" : NULL;
-	}
-	if (a == Z3C_SAT)
-		note = "Z3 finds a configuration that satisfies every part: the engine and Z3 disagree (report it)";
-	else if (by == NULL)
-		note = "neither Z3 within its limits nor the engine's existence checks before the deadline "
-		    "decided it";
-	else if (ncore == 0)
-		note = "the space's values alone admit no configuration";
-	else if (strcmp(by, "z3") == 0)
-		note = CONFLICT_NOTE;
-	else
-		note = CONFLICT_NOTE " (Z3 could not decide it within its limits: found by the engine's "
-		    "existence checks, one per part)";
-	for (int c = 0; a != Z3C_SAT && by != NULL && c < ncore; c++) {
-		const struct sq_part *p = &q->parts[core[c]];
-		json_t *item = json_pack("{s:s,s:s,s:s}", "constraint", p->label, "path", p->path, "kind",
-		    kind_name(p->kind));
-		if (item == NULL)
-			goto oom;
-		if (p->kind == 1 && p->value >= 0) {
-			/* the engine's, exact on the grid (answer_budget.c); past the
-			 * deadline the core stands and the bracket is what was found */
-			struct dn_error merr;
-			memset(&merr, 0, sizeof merr);
-			if (ans_budget_move(q, core[c], deadline, item, &merr) != 0) {
-				json_decref(item);
-				if (merr.code != 0) {
-					*err = merr;
-					goto out;
-				}
-				goto oom;
-			}
-		}
-		json_array_append_new(list, item);
-	}
-	j = json_pack("{s:b,s:o,s:s,s:s?}", "decided", by != NULL, "conflict", list, "note", note, "found_by", by);
-	list = NULL;
-	if (j == NULL || (strcmp(by != NULL ? by : "", "z3") == 0 && held_at_defaults(q, e, j) != 0))
-		goto oom;
-	goto out;
-oom:
-	json_decref(j);
-	j = NULL;
-	dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
-out:
-	json_decref(list);
+		r = -1;
+	} else
+		r = a == Z3C_UNSAT ? 1 : a == Z3C_SAT ? 2 : 0;
+	if (r != 1)
+		*ncore = 0;
 	free(as);
-	free(core);
 	free(labels);
 	z3c_free(&z);
-	return j;
+	return r;
+}
+
+int
+ans_z3_conflict_check(struct sq_query *q, const struct fs_engine *e, json_t *conflict, unsigned rlimit,
+    double seconds, struct dn_error *err)
+{
+	double deadline = fs_now() + seconds;
+	int *core = calloc((size_t)q->nparts + 1, sizeof *core), ncore = 0, r, v = 2;
+	json_t *z = NULL, *paths = json_array();
+	const char *note;
+
+	if (core == NULL || paths == NULL)
+		goto oom;
+	/* Z3 half the time, the engine's verification of its core the rest */
+	r = z3_core(q, e, rlimit, seconds / 2, core, &ncore, err);
+	if (r < 0)
+		goto fail;
+	if (r == 1 && e->ncvars == 0) {
+		v = ans_core_verify(q, core, ncore, deadline, err);
+		if (v < 0)
+			goto fail;
+	}
+	for (int c = 0; c < ncore; c++)
+		if (json_array_append_new(paths, json_string(q->parts[core[c]].path)) != 0)
+			goto oom;
+	if (r == 2)
+		note = "Z3 finds a configuration that satisfies every part, where the engine counted none: they "
+		    "disagree (please report it)";
+	else if (r == 0)
+		note = "Z3 did not decide it within its limits";
+	else if (e->ncvars > 0)
+		note = "Z3's unsat core with the continuous hyperparameters held at their defaults (\"held\"): not "
+		    "compared with the engine's, which is over their whole ranges";
+	else if (v == 1)
+		note = "Z3's unsat core is a minimal conflict by the engine's checks too (it may differ from the "
+		    "engine's: a query can have several)";
+	else if (v == 0)
+		note = "Z3's unsat core is not a minimal conflict by the engine's checks: they disagree (please "
+		    "report it)";
+	else
+		note = "Z3's unsat core, not verified by the engine before the deadline";
+	z = json_pack("{s:s,s:b,s:O,s:s}", "method", "unsat core of the query's parts, each check under Z3's "
+	    "resource limit", "decided", r == 1, "conflict", paths, "note", note);
+	if (z == NULL || held_at_defaults(q, e, z) != 0)
+		goto oom;
+	json_object_set_new(z, "agrees", r == 2 || v == 0 ? json_false() : v == 1 ? json_true() : json_null());
+	if (json_object_set_new(conflict, "z3", z) != 0) {
+		z = NULL;       /* taken */
+		goto oom;
+	}
+	json_decref(paths);
+	free(core);
+	return 0;
+oom:
+	json_decref(z);
+	dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
+fail:
+	json_decref(paths);
+	free(core);
+	return -1;
 }

@@ -6,12 +6,10 @@
  *                    of satisfying configurations with blocking clauses,
  *                    as a cross-check of the engine's count on request
  *                    (a query's "engine": "z3", `dnnsat count --engine z3`)
- *   ans_z3_conflict  when nothing fits: a smallest set of budgets and
- *                    constraints that conflict (a minimal unsat core; the
- *                    engine's, answer_core.c, where Z3 does not decide it), and
- *                    for each budget in it how far it would have to move
- *                    for something to fit (the engine's, exact on the
- *                    grid: ans_budget_move, answer_budget.c)
+ *   ans_z3_conflict_check  when nothing fits and the query asks for it:
+ *                    Z3's minimal unsat core of the query's parts beside
+ *                    the engine's conflict (ans_conflict, answer_core.c),
+ *                    checked by the engine
  *   ans_z3_range     the exact feasible range of each continuous
  *                    hyperparameter bound to the model, over the reals
  *                    (answer_z3_range.c)
@@ -51,29 +49,21 @@
 json_t *ans_z3_count(struct sq_query *q, const struct fs_engine *e, int64_t max_models, unsigned rlimit,
     double seconds, struct dn_error *err);
 
-/* {"decided": bool, "conflict": [{"constraint", "path", "kind": "budget" |
- *  "constraint" | "validity", and for a budget: "limit"; "at_least" (a most,
- *  value <= limit) or "at_most" (a minimum, min_utilization): the limit
- *  from which something fits with every other part of the query kept, by
- *  the engine over the whole space (ans_budget_move: exact on the grid),
- *  null when no limit makes something fit or the deadline passed first;
- *  when not null, "nothing_at": the limit nearest it at which nothing fits
- *  (adjacent for integers, within 1e-9 for reals, unless the deadline cut
- *  the search short)}], "note", "found_by": "z3" | "engine" (when decided)}.
- *  The conflict is a minimal unsat core: its parts admit no configuration
- *  together, any one of them dropped the rest do (other parts of the query
- *  may conflict as well). Z3 gets half of `seconds`, compiling the query
- *  included; when it does not decide the core, the engine's existence
- *  checks do (ans_core, answer_core.c: "found_by": "engine"). "decided":
- *  false when neither did (then "conflict" is empty). Z3 decides the core with the
- *  continuous hyperparameters bound to the model held at their defaults,
- *  named in "held": {name: value} (the note says so); the budgets' limits
- *  are the engine's, over their whole ranges.
- *  Each check gets a share of
- *  `seconds` (our timer) and at most `rlimit` of work. Call it only when
- *  the engine counted nothing. */
-json_t *ans_z3_conflict(struct sq_query *q, const struct fs_engine *e, unsigned rlimit, double seconds,
-    struct dn_error *err);
+/* Z3's cross-check of the engine's conflict (ans_conflict, answer.h) when
+ *  a query asks for "engine": "z3": adds to `conflict` "z3": {"method",
+ *  "decided", "conflict": [the paths of Z3's minimal unsat core of the
+ *  query's parts], "agrees": true (the engine's checks find Z3's core a
+ *  minimal conflict too: ans_core_verify; it may differ from the engine's,
+ *  a query can have several) | false (they disagree: Z3 finds a
+ *  configuration, or its core is not a minimal conflict) | null (not
+ *  decided, or not comparable), "note", and "held": {name: value} when
+ *  continuous hyperparameters bound to the model were held at their
+ *  defaults, over whose reals Z3 does not decide}. Z3 gets half of
+ *  `seconds` (compiling the query included; each check a share of it and at
+ *  most `rlimit` of work), the engine's verification the rest. Call it
+ *  only when the engine counted nothing. 0, or -1 with err. */
+int ans_z3_conflict_check(struct sq_query *q, const struct fs_engine *e, json_t *conflict, unsigned rlimit,
+    double seconds, struct dn_error *err);
 
 /*
  * The exact feasible range of every continuous hyperparameter bound to the

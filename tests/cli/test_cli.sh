@@ -222,6 +222,10 @@ if grep -q '^z3 ' "$tmp/out"; then bad "engine-bnb: no Z3 enumeration"; else ok;
 check engine-unknown 2 '^dnnsat: \$.engine: must be "bnb"' -- count $Q --engine foo
 check engine-no-value 2 "^dnnsat: --engine: needs a value" -- count $Q --engine
 check conflict-text 1 "^  memory <= 100 MiB  (something fits from 1.3[0-9] GiB)$" -- count $Q --budget memory=100MiB --budget params=1M --timeout 600
+check conflict-no-z3-core 1 "^  memory <= 100 MiB" -- count $Q --budget memory=100MiB --budget params=1M --engine bnb
+if grep -q '^z3 ' "$tmp/out"; then bad "conflict-no-z3-core: a Z3 core without --engine z3"; else ok; fi
+check conflict-z3-core 1 '^z3       core: \$.budgets.memory$' -- count $Q --budget memory=100MiB --budget params=1M --engine z3 --timeout 600
+check_again conflict-z3-agrees "^         Z3's unsat core is a minimal conflict by the engine's checks too"
 check conflict-json 1 '"path": "$.budgets.memory",' -- count $Q --budget memory=100MiB --budget params=1M --json --timeout 600
 check_again conflict-json-at-least '"at_least": [0-9]*,'
 # the bracket, by the engine itself: something fits at at_least, nothing at nothing_at

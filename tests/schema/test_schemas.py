@@ -583,7 +583,8 @@ if os.access(dnnsat, os.X_OK):
     for budgets, field, v, model in ((["memory=3GiB", "params=5M"], "z3", z3_v, mlp),
                                      (["memory=100MiB", "params=1M"], "conflict", conflict_v, mlp),
                                      (["memory=100MiB", "params=1M"], "z3", z3_v, mlp),
-                                     (["memory=2110MiB"], "z3", z3_v, width)):
+                                     (["memory=2110MiB"], "z3", z3_v, width),
+                                     (["memory=1500MiB"], "conflict", conflict_v, width)):
         cmd = [dnnsat, "count"] + model + ["--device", "t4", "--engine", "z3", "--json"]
         for b in budgets:
             cmd += ["--budget", b]
@@ -598,8 +599,11 @@ if os.access(dnnsat, os.X_OK):
         errs = [e.message for e in v.iter_errors(ans)] if ans is not None else ["no %s: %s" % (field, r.stderr)]
         check("count --engine z3 --json %s %s: %s fits reduction.schema.json" % (model[1], " ".join(budgets), field),
               not errs, errs[:3])
-        if model is width:
+        if model is width and field == "z3":
             check("count --engine z3 --json %s: a z3 range" % model[1], ans is not None and "range" in ans, ans)
+        if model is width and field == "conflict":
+            check("count --engine z3 --json %s: Z3's core names width_mult held" % model[1],
+                  ans is not None and "width_mult" in (ans.get("z3") or {}).get("held", {}), ans)
 else:
     print("skip: no %s to check the examples with (build first)" % dnnsat)
 shutil.rmtree(tmpdir, ignore_errors=True)
