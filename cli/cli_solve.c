@@ -338,6 +338,28 @@ print_z3_range(const json_t *range)
 	}
 }
 
+/* The shape rules no configuration satisfies on its own, under the
+ * model's validity in a conflict. */
+static void
+print_rules(const json_t *rules)
+{
+	size_t i;
+	json_t *r;
+
+	if (rules == NULL)
+		return;
+	if (json_array_size(rules) == 0)
+		printf("    (each shape rule holds somewhere: they conflict only together, or with the other parts)\n");
+	json_array_foreach(rules, i, r) {
+		json_int_t more = json_integer_value(json_object_get(r, "places")) - 1;
+		printf("    no configuration satisfies: %s (%s", json_string_value(json_object_get(r, "rule")),
+		    json_string_value(json_object_get(r, "path")));
+		if (more > 0)
+			printf(" and %" JSON_INTEGER_FORMAT " more place%s", more, more == 1 ? "" : "s");
+		printf(")\n");
+	}
+}
+
 /* Z3's unsat core beside the engine's conflict (--engine z3), one line:
  * its parts' paths and whether the engine agrees. */
 static void
@@ -408,6 +430,7 @@ print_z3(const json_t *zc, const json_t *cf)
 		else if (json_object_get(item, "limit") != NULL)
 			printf("  (no value of it alone makes something fit, or the deadline passed first)");
 		printf("\n");
+		print_rules(json_object_get(item, "rules"));
 	}
 	print_z3_core(json_object_get(cf, "z3"));
 }

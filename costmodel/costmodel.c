@@ -80,6 +80,22 @@ cm_model_metric(const struct cm_model *m, enum cm_metric which)
 	return (unsigned)which < CM_M_NMETRICS ? m->metrics[which] : EXPR_NONE;
 }
 
+int
+cm_model_nrules(const struct cm_model *m)
+{
+	return m->graph.ncons;
+}
+
+expr_id
+cm_model_rule(const struct cm_model *m, int i, const char **path, const char **text)
+{
+	if (i < 0 || i >= m->graph.ncons)
+		return EXPR_NONE;
+	*path = m->graph.cons[i].path;
+	*text = m->graph.cons[i].text;
+	return m->graph.cons[i].ok;
+}
+
 int32_t
 cm_model_scratch_len(const struct cm_model *m)
 {

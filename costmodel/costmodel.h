@@ -425,6 +425,13 @@ enum cm_metric {
 };
 const char *cm_metric_name(enum cm_metric m);
 expr_id cm_model_metric(const struct cm_model *m, enum cm_metric which);
+/* The model's shape rules (Refty constraints), whose conjunction is
+ * CM_M_VALID: their number, and rule i's boolean node (1 where it holds,
+ * its operator's guard folded in), with its instance path ("$.layers[7]")
+ * and text ("heads divides the embedding size") in *path and *text (owned
+ * by the model). Rules of several instances may share one node. */
+int cm_model_nrules(const struct cm_model *m);
+expr_id cm_model_rule(const struct cm_model *m, int i, const char **path, const char **text);
 
 struct cm_violation {
 	const char *path;       /* operator path, owned by the model */

@@ -152,6 +152,59 @@ ans_core_verify(struct sq_query *q, const int *core, int ncore, double deadline,
 	"from which something fits with every other part of the query kept, and nothing_at: a limit at which " \
 	"nothing does yet"
 
+/* At most this many distinct rules are checked and named. */
+#define RULES_MAX 64
+#define RULES_NAMED 8
+
+/*
+ * For the model's validity in a conflict: which shape rules no
+ * configuration satisfies on its own (one existence check per distinct
+ * rule node: the rule of every layer of a stack is usually one node), as
+ * "rules": [{"rule", "path" (its first place), "places" (how many share
+ * it)}], at most RULES_NAMED. An empty list says that each rule holds
+ * somewhere, and the rules (or they and the other parts) conflict only
+ * together. 0, or -1 with err.
+ */
+static int
+failing_rules(struct sq_query *q, double deadline, json_t *item, struct dn_error *err)
+{
+	int n = cm_model_nrules(q->model), nseen = 0;
+	expr_id seen[RULES_MAX];
+	json_t *list = json_array(), *x;
+	const char *path, *text;
+
+	if (list == NULL || json_object_set_new(item, "rules", list) != 0)
+		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
+	for (int i = 0; i < n && nseen < RULES_MAX; i++) {
+		expr_id ok = cm_model_rule(q->model, i, &path, &text);
+		int k = 0, r;
+
+		while (k < nseen && seen[k] != ok)
+			k++;
+		if (k < nseen) {        /* the same rule at another place */
+			size_t j;
+			json_array_foreach(list, j, x)
+				if (json_integer_value(json_object_get(x, "node")) == ok)
+					json_object_set_new(x, "places",
+					    json_integer(json_integer_value(json_object_get(x, "places")) + 1));
+			continue;
+		}
+		seen[nseen++] = ok;
+		r = ans_exists(q, ok, deadline, NULL, NULL, err);
+		if (r < 0)
+			return -1;
+		if (r == 2)
+			break;          /* the deadline: the rules found so far */
+		if (r == 0 && json_array_size(list) < RULES_NAMED &&
+		    json_array_append_new(list, json_pack("{s:s,s:s,s:i,s:i}", "rule", text, "path", path, "places", 1,
+		    "node", (int)ok)) != 0)
+			return dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
+	}
+	for (size_t j = 0; j < json_array_size(list); j++)
+		json_object_del(json_array_get(list, j), "node");
+	return 0;
+}
+
 const char *
 ans_part_kind(int kind)
 {
@@ -185,6 +238,9 @@ ans_conflict(struct sq_query *q, double seconds, struct dn_error *err)
 				goto oom;
 			goto out;
 		}
+		if (p->kind == 0 && p->ok == cm_model_metric(q->model, CM_M_VALID) &&
+		    failing_rules(q, deadline, item, err) != 0)
+			goto out;
 	}
 	j = json_pack("{s:b,s:O,s:s}", "decided", r == 1, "conflict", list, "note",
 	    r != 1 ? "the engine's existence checks did not decide it before the deadline" :

@@ -3,7 +3,8 @@
 // that cannot hold together (without any one of them the others do), and
 // for each budget among them the limit from which something fits with
 // every other part kept. Drawn under the count as the CLI prints it
-// ("memory <= 100 MiB: something fits from 1.33 GiB"), with a button for
+// ("memory <= 100 MiB: something fits from 1.33 GiB"; under the model's
+// validity, the shape rules no configuration satisfies), with a button for
 // each budget the page controls that moves the budget there.
 
 import { h } from './dom.js';
@@ -23,7 +24,14 @@ function itemText(item) {
 		return `${item.constraint}: something fits up to ${humanBudget(budget, item.at_most)}`;
 	if (budget)
 		return `${item.constraint}: no value of it alone makes something fit`;
-	return item.kind === 'validity' ? `${item.constraint} (the model's own rule)` : item.constraint;
+	return item.constraint;
+}
+
+// A shape rule no configuration satisfies on its own (the model's validity
+// in a conflict), as the CLI prints it.
+function ruleItem(r) {
+	const more = (r.places || 1) - 1;
+	return h('li', {}, `no configuration satisfies: ${r.rule} (${r.path}${more > 0 ? ` and ${more} more place${more === 1 ? '' : 's'}` : ''})`);
 }
 
 // Draws answer's conflict in el (hidden when the answer has none: something
@@ -51,7 +59,9 @@ export function renderConflict(el, answer, move) {
 		const label = budget && typeof value === 'number' ? move.label(budget, value) : null;
 		return h('li', { 'data-path': item.path || '' }, h('span', {}, itemText(item)),
 			label && h('button', { type: 'button', class: 'move', 'data-budget': budget, onclick: () => move.to(budget, value) },
-				label));
+				label),
+			item.rules && h('ul', { class: 'rules' }, item.rules.length ? item.rules.map(ruleItem)
+				: h('li', {}, 'each shape rule holds somewhere: they conflict only together, or with the other parts')));
 	});
 	const head = !cf.decided || items.length === 0 ? `Nothing fits: ${cf.note}`
 		: 'Nothing fits: these conflict (without any one of them the others fit together):';

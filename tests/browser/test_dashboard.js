@@ -16,7 +16,8 @@
 //     order; a nested space's configuration kept across queries and edited
 //     by address; violations written as the CLI writes them; nothing fits:
 //     the conflict shown as the API gives it, and its button moves the
-//     memory to the exact limit where something fits; the link to the
+//     memory to the exact limit where something fits, and the shape rules
+//     no configuration satisfies are named; the link to the
 //     AutoML payoff results;
 //   phone (390x844, touch): the same first load, nothing wider than the
 //     screen.
@@ -664,6 +665,22 @@ async function desktop(browser) {
 			assert.ok(await page.$eval('#conflict', (el) => el.hidden && el.children.length === 0), 'a stale conflict');
 			// one byte less: nothing, as the API's nothing_at says
 			assert.equal((await apiAnswer({ ...moved.sent, budgets: { memory: `${mem.nothing_at}B` } })).feasible, '0');
+			// the model's own rules: BERT with an embedding size 12 heads do not divide
+			// (under the whole memory: with a memory conflict too, the set kept is the
+			// budget, which a user can move)
+			const bad = await solved(page, async () => {
+				await page.focus('#memory');
+				await page.keyboard.press('End');
+				await page.selectOption('#template', 'bert');
+				await paste(page, '#space', '{"hidden": {"_type": "choice", "_value": [100, 130]}}');
+			});
+			assert.equal(bad.answer.feasible, '0');
+			await page.waitForSelector('#conflict ul.rules li', { timeout: STEP_TIMEOUT });
+			const rules = await page.$$eval('#conflict ul.rules li', (l) => l.map((x) => x.textContent));
+			const want = bad.answer.conflict.conflict[0].rules.find((r) => r.rule === 'heads divides the embedding size');
+			assert.ok(want && want.places === 12, JSON.stringify(bad.answer.conflict));
+			assert.ok(rules.includes(`no configuration satisfies: heads divides the embedding size (${want.path} and 11 more places)`),
+				JSON.stringify(rules));
 		}],
 		['the AutoML payoff results are linked', async () => {
 			assert.equal(await page.getAttribute('#automl-link', 'href'), '/ui/automl/index.html');

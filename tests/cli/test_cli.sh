@@ -226,6 +226,9 @@ check conflict-no-z3-core 1 "^  memory <= 100 MiB" -- count $Q --budget memory=1
 if grep -q '^z3 ' "$tmp/out"; then bad "conflict-no-z3-core: a Z3 core without --engine z3"; else ok; fi
 check conflict-z3-core 1 '^z3       core: \$.budgets.memory$' -- count $Q --budget memory=100MiB --budget params=1M --engine z3 --timeout 600
 check_again conflict-z3-agrees "^         Z3's unsat core is a minimal conflict by the engine's checks too"
+# the model's validity alone: the rule no configuration satisfies, named
+printf '{"hidden": {"_type": "choice", "_value": [100, 130]}}\n' >"$tmp/bad_hidden.json"
+check conflict-rules 1 '^    no configuration satisfies: heads divides the embedding size (\$.layers\[7\]\[0\][^ ]* and 11 more places)$' -- count --template bert --space "$tmp/bad_hidden.json" --device t4
 check conflict-json 1 '"path": "$.budgets.memory",' -- count $Q --budget memory=100MiB --budget params=1M --json --timeout 600
 check_again conflict-json-at-least '"at_least": [0-9]*,'
 # the bracket, by the engine itself: something fits at at_least, nothing at nothing_at

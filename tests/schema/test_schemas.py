@@ -604,6 +604,20 @@ if os.access(dnnsat, os.X_OK):
         if model is width and field == "conflict":
             check("count --engine z3 --json %s: Z3's core names width_mult held" % model[1],
                   ans is not None and "width_mult" in (ans.get("z3") or {}).get("held", {}), ans)
+    # the model's validity in a conflict names the rules no configuration satisfies
+    bad_hidden = os.path.join(tmpdir, "bad_hidden.json")
+    with open(bad_hidden, "w") as f:
+        json.dump({"hidden": {"_type": "choice", "_value": [100, 130]}}, f)
+    r = subprocess.run([dnnsat, "count", "--template", "bert", "--space", bad_hidden, "--device", "t4", "--json"],
+                       env=cli_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
+    try:
+        ans = json.loads(r.stdout).get("conflict")
+    except ValueError:
+        ans = None
+    errs = [e.message for e in conflict_v.iter_errors(ans)] if ans is not None else ["no conflict: " + r.stderr]
+    check("count --json bert, hidden 100 or 130: the conflict fits reduction.schema.json", not errs, errs[:3])
+    check("count --json bert, hidden 100 or 130: the rules are named",
+          ans is not None and any(x.get("rules") for x in ans.get("conflict", [])), ans)
 else:
     print("skip: no %s to check the examples with (build first)" % dnnsat)
 shutil.rmtree(tmpdir, ignore_errors=True)

@@ -422,6 +422,34 @@ START_TEST(test_conflict_resnet_memory)
 }
 END_TEST
 
+/* BERT-base with an embedding size that 12 heads do not divide: the
+ * model's validity alone conflicts, and the conflict names the rules no
+ * configuration satisfies on its own, each once with the number of places
+ * (the 12 layers) that state it. Before, "the model's shapes are valid
+ * (Refty constraints)" and nothing more. */
+START_TEST(test_conflict_validity_rules)
+{
+	json_t *req = json_pack("{s:s,s:s,s:{s:{s:s,s:[i,i]},s:{s:s,s:[i,i]}}}", "model", "bert", "device", "t4", "space",
+	    "hidden", "_type", "choice", "_value", 100, 130, "batch_size", "_type", "choice", "_value", 8, 16);
+	json_t *cf = engine_conflict(req), *item = json_array_get(json_object_get(cf, "conflict"), 0), *r;
+	size_t i;
+	int heads = 0;
+
+	ck_assert_int_eq(json_array_size(json_object_get(cf, "conflict")), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(item, "kind")), "validity");
+	ck_assert_int_ge(json_array_size(json_object_get(item, "rules")), 1);
+	json_array_foreach(json_object_get(item, "rules"), i, r)
+		if (strcmp(json_string_value(json_object_get(r, "rule")), "heads divides the embedding size") == 0) {
+			heads++;
+			ck_assert_int_eq(json_integer_value(json_object_get(r, "places")), 12);
+			ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(r, "path")), "$.layers["));
+		}
+	ck_assert_int_eq(heads, 1);
+	json_decref(cf);
+	json_decref(req);
+}
+END_TEST
+
 /* ans_core_verify, which "z3"."agrees" rests on, says no to a set that
  * conflicts but is not minimal (memory with params, where memory alone
  * conflicts) and to one that does not conflict (params 1M alone), and yes
@@ -796,6 +824,7 @@ suite(void)
 	tcase_add_test(t, test_conflict_z3_undecided);
 	tcase_add_test(t, test_conflict_resnet_memory);
 	tcase_add_test(t, test_core_verify);
+	tcase_add_test(t, test_conflict_validity_rules);
 	tcase_add_test(t, test_compile_bounded);
 	t = z3_case(s, "range", 900);
 	tcase_add_test(t, test_range_width_mult_exact);
