@@ -16,8 +16,9 @@
 //     order; a nested space's configuration kept across queries and edited
 //     by address; violations written as the CLI writes them; nothing fits:
 //     the conflict shown as the API gives it, and its button moves the
-//     memory to the exact limit where something fits, and the shape rules
-//     no configuration satisfies are named; the link to the
+//     memory to the exact limit where something fits (the latency slider to
+//     the first position above it), and the shape rules no configuration
+//     satisfies are named; the link to the
 //     AutoML payoff results;
 //   phone (390x844, touch): the same first load, nothing wider than the
 //     screen.
@@ -681,6 +682,25 @@ async function desktop(browser) {
 			assert.ok(want && want.places === 12, JSON.stringify(bad.answer.conflict));
 			assert.ok(rules.includes(`no configuration satisfies: heads divides the embedding size (${want.path} and 11 more places)`),
 				JSON.stringify(rules));
+			// a latency no configuration reaches (the slider's 10 us): the button moves the
+			// slider to the first position at or above at_least, where something fits
+			const slow = await solved(page, async () => {
+				await page.selectOption('#template', 'mlp');
+				await page.selectOption('#preset', 'mnist_mlp');
+				await page.click('#space-example');
+				await page.check('#latency-on');
+				await page.focus('#latency');
+				await page.keyboard.press('Home');
+			});
+			assert.equal(slow.answer.feasible, '0');
+			const lat = slow.answer.conflict.conflict.find((c) => c.path === '$.budgets.latency');
+			assert.ok(lat && typeof lat.at_least === 'number', JSON.stringify(slow.answer.conflict));
+			await page.waitForSelector('#conflict button[data-budget="latency"]', { timeout: STEP_TIMEOUT });
+			const fast = await solved(page, () => page.click('#conflict button[data-budget="latency"]'));
+			const sent = Number(fast.sent.budgets.latency.slice(0, -2)) / 1e3;
+			assert.ok(sent >= lat.at_least && sent < lat.at_least * 1.05, `${fast.sent.budgets.latency} for ${lat.at_least} s`);
+			assert.notEqual(fast.answer.feasible, '0');
+			await page.uncheck('#latency-on');
 		}],
 		['the AutoML payoff results are linked', async () => {
 			assert.equal(await page.getAttribute('#automl-link', 'href'), '/ui/automl/index.html');
