@@ -341,7 +341,7 @@ print_z3_range(const json_t *range)
 /* The shape rules no configuration satisfies on its own, under the
  * model's validity in a conflict. */
 static void
-print_rules(const json_t *rules)
+print_rules(const json_t *rules, int complete)
 {
 	size_t i;
 	json_t *r;
@@ -349,7 +349,8 @@ print_rules(const json_t *rules)
 	if (rules == NULL)
 		return;
 	if (json_array_size(rules) == 0)
-		printf("    (each shape rule holds somewhere: they conflict only together, or with the other parts)\n");
+		printf("    (%s)\n", complete ? "each shape rule holds somewhere: they conflict only together, or with the "
+		    "other parts" : "no rule found that fails everywhere, before the deadline or among the first 64");
 	json_array_foreach(rules, i, r) {
 		json_int_t more = json_integer_value(json_object_get(r, "places")) - 1;
 		printf("    no configuration satisfies: %s (%s", json_string_value(json_object_get(r, "rule")),
@@ -430,7 +431,7 @@ print_z3(const json_t *zc, const json_t *cf)
 		else if (json_object_get(item, "limit") != NULL)
 			printf("  (no value of it alone makes something fit, or the deadline passed first)");
 		printf("\n");
-		print_rules(json_object_get(item, "rules"));
+		print_rules(json_object_get(item, "rules"), json_is_true(json_object_get(item, "rules_complete")));
 	}
 	print_z3_core(json_object_get(cf, "z3"));
 }

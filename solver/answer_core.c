@@ -159,23 +159,25 @@ ans_core_verify(struct sq_query *q, const int *core, int ncore, double deadline,
 /*
  * For the model's validity in a conflict: which shape rules no
  * configuration satisfies on its own (one existence check per distinct
- * rule node: the rule of every layer of a stack is usually one node), as
- * "rules": [{"rule", "path" (its first place), "places" (how many share
- * it)}], at most RULES_NAMED. An empty list says that each rule holds
- * somewhere, and the rules (or they and the other parts) conflict only
- * together. 0, or -1 with err.
+ * rule node, RULES_MAX at most: the rule of every layer of a stack is
+ * usually one node), as "rules": [{"rule", "path" (its first place),
+ * "places" (how many share it, among those checked)}], at most
+ * RULES_NAMED, and "rules_complete": whether every rule was checked (not
+ * past the cap or the deadline). An empty list with every rule checked
+ * says that each holds somewhere, and the rules (or they and the other
+ * parts) conflict only together. 0, or -1 with err.
  */
 static int
 failing_rules(struct sq_query *q, double deadline, json_t *item, struct dn_error *err)
 {
-	int n = cm_model_nrules(q->model), nseen = 0;
+	int n = cm_model_nrules(q->model), nseen = 0, complete = 1;
 	expr_id seen[RULES_MAX];
 	json_t *list = json_array(), *x;
 	const char *path, *text;
 
 	if (list == NULL || json_object_set_new(item, "rules", list) != 0)
 		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
-	for (int i = 0; i < n && nseen < RULES_MAX; i++) {
+	for (int i = 0; i < n; i++) {
 		expr_id ok = cm_model_rule(q->model, i, &path, &text);
 		int k = 0, r;
 
@@ -189,12 +191,16 @@ failing_rules(struct sq_query *q, double deadline, json_t *item, struct dn_error
 					    json_integer(json_integer_value(json_object_get(x, "places")) + 1));
 			continue;
 		}
+		if (!complete || nseen == RULES_MAX) {
+			complete = 0;   /* past the cap or the deadline: not checked */
+			continue;
+		}
 		seen[nseen++] = ok;
 		r = ans_exists(q, ok, deadline, NULL, NULL, err);
 		if (r < 0)
 			return -1;
 		if (r == 2)
-			break;          /* the deadline: the rules found so far */
+			complete = 0;   /* the deadline: the rules found so far */
 		if (r == 0 && json_array_size(list) < RULES_NAMED &&
 		    json_array_append_new(list, json_pack("{s:s,s:s,s:i,s:i}", "rule", text, "path", path, "places", 1,
 		    "node", (int)ok)) != 0)
@@ -202,7 +208,7 @@ failing_rules(struct sq_query *q, double deadline, json_t *item, struct dn_error
 	}
 	for (size_t j = 0; j < json_array_size(list); j++)
 		json_object_del(json_array_get(list, j), "node");
-	return 0;
+	return json_object_set_new(item, "rules_complete", json_boolean(complete));
 }
 
 const char *

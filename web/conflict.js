@@ -61,7 +61,8 @@ export function renderConflict(el, answer, move) {
 			label && h('button', { type: 'button', class: 'move', 'data-budget': budget, onclick: () => move.to(budget, value) },
 				label),
 			item.rules && h('ul', { class: 'rules' }, item.rules.length ? item.rules.map(ruleItem)
-				: h('li', {}, 'each shape rule holds somewhere: they conflict only together, or with the other parts')));
+				: h('li', {}, item.rules_complete ? 'each shape rule holds somewhere: they conflict only together, or with the other parts'
+					: 'no rule found that fails everywhere, before the deadline or among the first 64')));
 	});
 	const head = !cf.decided || items.length === 0 ? `Nothing fits: ${cf.note}`
 		: 'Nothing fits: these conflict (without any one of them the others fit together):';

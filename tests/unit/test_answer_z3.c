@@ -438,6 +438,7 @@ START_TEST(test_conflict_validity_rules)
 	ck_assert_int_eq(json_array_size(json_object_get(cf, "conflict")), 1);
 	ck_assert_str_eq(json_string_value(json_object_get(item, "kind")), "validity");
 	ck_assert_int_ge(json_array_size(json_object_get(item, "rules")), 1);
+	ck_assert(json_is_true(json_object_get(item, "rules_complete")));
 	json_array_foreach(json_object_get(item, "rules"), i, r)
 		if (strcmp(json_string_value(json_object_get(r, "rule")), "heads divides the embedding size") == 0) {
 			heads++;
