@@ -145,8 +145,6 @@ int ans_core(struct sq_query *q, double deadline, int *core, int *ncore, struct 
  * engine: nothing fits these parts together, and something does without
  * any one of them? 1 yes, 0 no, 2 undecided (the deadline), -1 error. */
 int ans_core_verify(struct sq_query *q, const int *core, int ncore, double deadline, struct dn_error *err);
-/* A part's kind as answers name it: "validity", "budget", "constraint". */
-const char *ans_part_kind(int kind);
 /* Why nothing fits (answer_core.c), for a query the engine counted nothing
  * in: {"decided": bool, "conflict": [{"constraint", "path", "kind":
  * "budget" | "constraint" | "validity", and for a budget: "limit";

@@ -172,7 +172,8 @@ failing_rules(struct sq_query *q, double deadline, json_t *item, struct dn_error
 {
 	int n = cm_model_nrules(q->model), nseen = 0, complete = 1;
 	expr_id seen[RULES_MAX];
-	json_t *list = json_array(), *x;
+	json_t *named[RULES_MAX];       /* seen[k]'s entry in the list, or NULL */
+	json_t *list = json_array();
 	const char *path, *text;
 
 	if (list == NULL || json_object_set_new(item, "rules", list) != 0)
@@ -184,35 +185,34 @@ failing_rules(struct sq_query *q, double deadline, json_t *item, struct dn_error
 		while (k < nseen && seen[k] != ok)
 			k++;
 		if (k < nseen) {        /* the same rule at another place */
-			size_t j;
-			json_array_foreach(list, j, x)
-				if (json_integer_value(json_object_get(x, "node")) == ok)
-					json_object_set_new(x, "places",
-					    json_integer(json_integer_value(json_object_get(x, "places")) + 1));
+			if (named[k] != NULL)
+				json_object_set_new(named[k], "places",
+				    json_integer(json_integer_value(json_object_get(named[k], "places")) + 1));
 			continue;
 		}
 		if (!complete || nseen == RULES_MAX) {
 			complete = 0;   /* past the cap or the deadline: not checked */
 			continue;
 		}
-		seen[nseen++] = ok;
+		seen[nseen] = ok;
+		named[nseen++] = NULL;
 		r = ans_exists(q, ok, deadline, NULL, NULL, err);
 		if (r < 0)
 			return -1;
 		if (r == 2)
 			complete = 0;   /* the deadline: the rules found so far */
-		if (r == 0 && json_array_size(list) < RULES_NAMED &&
-		    json_array_append_new(list, json_pack("{s:s,s:s,s:i,s:i}", "rule", text, "path", path, "places", 1,
-		    "node", (int)ok)) != 0)
-			return dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
+		if (r == 0 && json_array_size(list) < RULES_NAMED) {
+			named[k] = json_pack("{s:s,s:s,s:i}", "rule", text, "path", path, "places", 1);
+			if (json_array_append_new(list, named[k]) != 0)
+				return dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
+		}
 	}
-	for (size_t j = 0; j < json_array_size(list); j++)
-		json_object_del(json_array_get(list, j), "node");
 	return json_object_set_new(item, "rules_complete", json_boolean(complete));
 }
 
-const char *
-ans_part_kind(int kind)
+/* A part's kind as answers name it. */
+static const char *
+part_kind(int kind)
 {
 	return kind == 1 ? "budget" : kind == 2 ? "constraint" : "validity";
 }
@@ -234,7 +234,7 @@ ans_conflict(struct sq_query *q, double seconds, struct dn_error *err)
 	for (int c = 0; c < ncore; c++) {
 		const struct sq_part *p = &q->parts[core[c]];
 		json_t *item = json_pack("{s:s,s:s,s:s}", "constraint", p->label, "path", p->path, "kind",
-		    ans_part_kind(p->kind));
+		    part_kind(p->kind));
 
 		if (item == NULL || json_array_append_new(list, item) != 0)
 			goto oom;
