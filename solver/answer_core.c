@@ -162,15 +162,16 @@ ans_core_verify(struct sq_query *q, const int *core, int ncore, double deadline,
  * rule node, RULES_MAX at most: the rule of every layer of a stack is
  * usually one node), as "rules": [{"rule", "path" (its first place),
  * "places" (how many share it, among those checked)}], at most
- * RULES_NAMED, and "rules_complete": whether every rule was checked (not
- * past the cap or the deadline). An empty list with every rule checked
- * says that each holds somewhere, and the rules (or they and the other
- * parts) conflict only together. 0, or -1 with err.
+ * RULES_NAMED, "rules_failing": how many of the rules checked fail
+ * everywhere (named or not), and "rules_complete": whether every rule was
+ * checked (not past the cap or the deadline). An empty list with every
+ * rule checked says that each holds somewhere, and the rules (or they and
+ * the other parts) conflict only together. 0, or -1 with err.
  */
 static int
 failing_rules(struct sq_query *q, double deadline, json_t *item, struct dn_error *err)
 {
-	int n = cm_model_nrules(q->model), nseen = 0, complete = 1;
+	int n = cm_model_nrules(q->model), nseen = 0, complete = 1, nfail = 0;
 	expr_id seen[RULES_MAX];
 	json_t *named[RULES_MAX];       /* seen[k]'s entry in the list, or NULL */
 	json_t *list = json_array();
@@ -201,12 +202,15 @@ failing_rules(struct sq_query *q, double deadline, json_t *item, struct dn_error
 			return -1;
 		if (r == 2)
 			complete = 0;   /* the deadline: the rules found so far */
+		nfail += r == 0;
 		if (r == 0 && json_array_size(list) < RULES_NAMED) {
 			named[k] = json_pack("{s:s,s:s,s:i}", "rule", text, "path", path, "places", 1);
 			if (json_array_append_new(list, named[k]) != 0)
 				return dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
 		}
 	}
+	if (json_object_set_new(item, "rules_failing", json_integer(nfail)) != 0)
+		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
 	return json_object_set_new(item, "rules_complete", json_boolean(complete));
 }
 

@@ -34,6 +34,18 @@ function ruleItem(r) {
 	return h('li', {}, `no configuration satisfies: ${r.rule} (${r.path}${more > 0 ? ` and ${more} more place${more === 1 ? '' : 's'}` : ''})`);
 }
 
+// The list items under a validity item: the rules named, how many more
+// fail, and whether every rule was checked.
+function rulesItems(item) {
+	if (!item.rules.length)
+		return [h('li', {}, item.rules_complete ? 'each shape rule holds somewhere: they conflict only together, or with the other parts'
+			: 'no rule found that fails everywhere, before the deadline or among the first 64')];
+	const unnamed = (item.rules_failing || 0) - item.rules.length;
+	return item.rules.map(ruleItem).concat(
+		unnamed > 0 ? [h('li', {}, `and ${unnamed} more rule${unnamed === 1 ? '' : 's'} that no configuration satisfies`)] : [],
+		item.rules_complete ? [] : [h('li', {}, 'rules checked: the first 64 distinct ones, before the deadline; others may fail too')]);
+}
+
 // Draws answer's conflict in el (hidden when the answer has none: something
 // fits, the count is not exact, or there is no answer). For a budget with a
 // limit that makes something fit, asks move.label(budget, value) for a
@@ -60,9 +72,7 @@ export function renderConflict(el, answer, move) {
 		return h('li', { 'data-path': item.path || '' }, h('span', {}, itemText(item)),
 			label && h('button', { type: 'button', class: 'move', 'data-budget': budget, onclick: () => move.to(budget, value) },
 				label),
-			item.rules && h('ul', { class: 'rules' }, item.rules.length ? item.rules.map(ruleItem)
-				: h('li', {}, item.rules_complete ? 'each shape rule holds somewhere: they conflict only together, or with the other parts'
-					: 'no rule found that fails everywhere, before the deadline or among the first 64')));
+			item.rules && h('ul', { class: 'rules' }, rulesItems(item)));
 	});
 	const head = !cf.decided || items.length === 0 ? `Nothing fits: ${cf.note}`
 		: 'Nothing fits: these conflict (without any one of them the others fit together):';

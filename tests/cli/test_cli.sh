@@ -229,6 +229,19 @@ check_again conflict-z3-agrees "^         Z3's unsat core is a minimal conflict 
 # the model's validity alone: the rule no configuration satisfies, named
 printf '{"hidden": {"_type": "choice", "_value": [100, 130]}}\n' >"$tmp/bad_hidden.json"
 check conflict-rules 1 '^    no configuration satisfies: heads divides the embedding size (\$.layers\[7\]\[0\][^ ]* and 11 more places)$' -- count --template bert --space "$tmp/bad_hidden.json" --device t4
+# past the first 8 rules named: how many more fail; past the 64 distinct rules
+# checked: said (70 1x1 convolutions of groups g in {2, 3}, channels 60 .. 130)
+/usr/bin/python3 -c '
+import json, sys
+layers = [{"op": "conv2d", "out_channels": 61 + k, "kernel": 1, "groups": "g"} for k in range(70)]
+hp = {"batch_size": {"type": "int", "default": 8, "min": 1, "max": 64},
+      "g": {"type": "int", "default": 2, "min": 1, "max": 8}}
+json.dump({"dnnsat_model": 1, "name": "groups_chain", "hyperparameters": hp,
+           "inputs": [{"name": "x", "shape": ["batch_size", 60, 8, 8]}], "layers": layers}, open(sys.argv[1], "w"))
+' "$tmp/groups_chain.json"
+printf '{"g": {"_type": "choice", "_value": [2, 3]}}\n' >"$tmp/groups.json"
+check conflict-rules-more 1 '^    and 13 more rules that no configuration satisfies$' -- count --model "$tmp/groups_chain.json" --space "$tmp/groups.json" --device t4
+check_again conflict-rules-cap '^    (rules checked: the first 64 distinct ones'
 check conflict-json 1 '"path": "$.budgets.memory",' -- count $Q --budget memory=100MiB --budget params=1M --json --timeout 600
 check_again conflict-json-at-least '"at_least": [0-9]*,'
 # the bracket, by the engine itself: something fits at at_least, nothing at nothing_at

@@ -451,6 +451,69 @@ START_TEST(test_conflict_validity_rules)
 }
 END_TEST
 
+/* A model of `layers` 1x1 convolutions of `groups` g in {2, 3} whose
+ * channels are 60, 61, ..., 60 + layers: its shape rules are g | c for
+ * c = 60 .. 60 + layers, each a distinct rule stated at two places (the
+ * out_channels of one layer, the in_channels of the next) but the first
+ * and the last, and those with c prime to 6 hold for no g. */
+static json_t *
+groups_chain_query(int layers)
+{
+	json_t *list = json_array(), *model, *req;
+
+	for (int k = 0; k < layers; k++)
+		json_array_append_new(list, json_pack("{s:s,s:i,s:i,s:s}", "op", "conv2d", "out_channels", 61 + k,
+		    "kernel", 1, "groups", "g"));
+	model = json_pack("{s:i,s:s,s:{s:{s:s,s:i,s:i,s:i},s:{s:s,s:i,s:i,s:i}},s:[{s:s,s:[s,i,i,i]}],s:o}",
+	    "dnnsat_model", 1, "name", "groups_chain", "hyperparameters",
+	    "batch_size", "type", "int", "default", 8, "min", 1, "max", 64,
+	    "g", "type", "int", "default", 2, "min", 1, "max", 8,
+	    "inputs", "name", "x", "shape", "batch_size", 60, 8, 8, "layers", list);
+	req = json_pack("{s:o,s:s,s:{s:{s:s,s:[i,i]}}}", "model", model, "device", "t4", "space",
+	    "g", "_type", "choice", "_value", 2, 3);
+	ck_assert_ptr_nonnull(req);
+	return req;
+}
+
+/* The rules a validity item names past the cap of distinct rules checked
+ * (64): with 70 distinct rules, "rules_complete" is false and the list
+ * still names the first failing ones (8 at most: c = 61, 65, 67, ...),
+ * each with its two places, and how many fail in all (21, named or not);
+ * with 62 every rule is checked. Before
+ * 2026-12-05 (40dda80) an empty or short list did not say whether every
+ * rule had been checked, and until this test nothing drove the cap. */
+START_TEST(test_conflict_rules_cap)
+{
+	static const int first[] = { 61, 65, 67, 71, 73, 77, 79, 83 };
+	int sizes[] = { 62, 70 };
+
+	for (int s = 0; s < 2; s++) {
+		json_t *req = groups_chain_query(sizes[s]);
+		json_t *cf = engine_conflict(req), *item = json_array_get(json_object_get(cf, "conflict"), 0);
+		json_t *rules = json_object_get(item, "rules"), *r;
+		size_t i;
+
+		ck_assert_int_eq(json_array_size(json_object_get(cf, "conflict")), 1);
+		ck_assert_str_eq(json_string_value(json_object_get(item, "kind")), "validity");
+		/* 60 .. 60 + layers: 63 distinct rules (under the cap), or 71 */
+		ck_assert_msg(json_is_true(json_object_get(item, "rules_complete")) == (s == 0),
+		    "%d layers: rules_complete %s", sizes[s], s == 0 ? "false" : "true");
+		ck_assert_int_eq(json_array_size(rules), 8);
+		/* c prime to 6 in 60 .. 123 (the first 64 distinct rules) or 60 .. 122 */
+		ck_assert_int_eq(json_integer_value(json_object_get(item, "rules_failing")), 21);
+		json_array_foreach(rules, i, r) {
+			char want[32];
+			snprintf(want, sizeof want, "$.layers[%d]", first[i] - 61);
+			ck_assert_msg(strncmp(json_string_value(json_object_get(r, "path")), want, strlen(want)) == 0,
+			    "rule %zu at %s, want %s", i, json_string_value(json_object_get(r, "path")), want);
+			ck_assert_int_eq(json_integer_value(json_object_get(r, "places")), 2);
+		}
+		json_decref(cf);
+		json_decref(req);
+	}
+}
+END_TEST
+
 /* ans_core_verify, which "z3"."agrees" rests on, says no to a set that
  * conflicts but is not minimal (memory with params, where memory alone
  * conflicts) and to one that does not conflict (params 1M alone), and yes
@@ -826,6 +889,7 @@ suite(void)
 	tcase_add_test(t, test_conflict_resnet_memory);
 	tcase_add_test(t, test_core_verify);
 	tcase_add_test(t, test_conflict_validity_rules);
+	tcase_add_test(t, test_conflict_rules_cap);
 	tcase_add_test(t, test_compile_bounded);
 	t = z3_case(s, "range", 900);
 	tcase_add_test(t, test_range_width_mult_exact);
