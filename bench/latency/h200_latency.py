@@ -9,7 +9,17 @@ This prints, per batch, Kendall's tau-b of dnnsat's predicted latency (`--device
 --inference`, rounded to 0.1 us as tests/unit/test_latency does) and of the MACs against the
 measurement, the median absolute percentage error and the median signed error.
 
-Run from the repository root after a build (about 30 s):
+Then, per batch, what any model could reach on these measurements (ceiling_latency.py's method
+on the H200's cells): Kendall's tau of each cell's group median (cells with the same counts of
+convolutions and one-kernel edges, all a host-bound queue of per-kernel costs tells apart; or
+the same five operation counts), taken from the H200 column itself (in sample, an upper bound
+up to ties) or from the 1080 Ti's column of HELP's table at the same batch (all 15,625 cells:
+what the operation counts rank on another GPU and host); the 1080 Ti's own measurement of the
+same cells as the prediction; and the repeatability of the H200 measurement itself (each
+cell's fastest of its 10 runs ranking their median).
+
+Run from the repository root after a build (about 30 s; the ceiling needs HELP's table at
+$DNNSAT_SHARED/reference-data, default ../shared, and is skipped without it):
     bench/latency/h200_latency.py
 """
 import csv
@@ -51,6 +61,35 @@ def main():
         print("%5d %4d %8.3f %10.3f %6.1f%% %+12.1f%% %14.2f %14.2f" % (
             batch, len(sel), F.kendall_tau(pred, meas), F.kendall_tau(macs, meas), statistics.median(abs(e) for e in err),
             statistics.median(err), statistics.median(meas), statistics.median(pred)))
+    if os.path.exists(F.HELP):
+        ceiling(rows)
+
+
+def ceiling(rows):
+    """The ceiling table of the docstring."""
+    cells, help_meas = F.load_help()
+    conv = lambda c: (sum(o in (2, 3) for o in c), sum(o in (0, 4) for o in c))   # noqa: E731
+    counts = lambda c: tuple(sorted(c))                                             # noqa: E731
+    print("\nceiling (Kendall tau): group medians in sample / from the 1080 Ti; the 1080 Ti's cells; repeatability")
+    print("%5s %18s %18s %12s %14s" % ("batch", "conv,one-kernel", "op counts", "1080 Ti", "min vs median"))
+    for batch in sorted({int(r["batch"]) for r in rows}):
+        sel = [r for r in rows if int(r["batch"]) == batch]
+        meas = [float(r["latency_ms"]) for r in sel]
+        idx = [int(r["index"]) for r in sel]
+        pascal = help_meas["1080ti_%d" % batch]
+        out = []
+        for key in (conv, counts):
+            own = {}
+            for i, m in zip(idx, meas):
+                own.setdefault(key(cells[i]), []).append(m)
+            other = {}
+            for c, m in zip(cells, pascal):
+                other.setdefault(key(c), []).append(m)
+            out.append("%.3f / %.3f" % (
+                F.kendall_tau([statistics.median(own[key(cells[i])]) for i in idx], meas),
+                F.kendall_tau([statistics.median(other[key(cells[i])]) for i in idx], meas)))
+        print("%5d %18s %18s %12.3f %14.3f" % (batch, out[0], out[1], F.kendall_tau([pascal[i] for i in idx], meas),
+                                               F.kendall_tau([float(r["min_ms"]) for r in sel], meas)))
 
 
 if __name__ == "__main__":
