@@ -29,6 +29,53 @@ grouped(int64_t v, char *buf, size_t len)
 	return buf;
 }
 
+/* Whether violations a and b are the same rule with the same values (the
+ * rule of every layer of a stack, at another place). */
+static int
+same_violation(const struct cm_violation *a, const struct cm_violation *b)
+{
+	if (strcmp(a->rule, b->rule) != 0 || a->nvals != b->nvals)
+		return 0;
+	for (int j = 0; j < a->nvals; j++)
+		if (a->real[j] != b->real[j] || strcmp(a->names[j], b->names[j]) != 0 ||
+		    (a->real[j] ? a->vals[j].r != b->vals[j].r : a->vals[j].i != b->vals[j].i))
+			return 0;
+	return 1;
+}
+
+/* The violations the result holds (the first 8), each rule once at its
+ * first place with how many of the others repeat it, then how many more
+ * there are. */
+static void
+print_violations(const struct cm_result *r)
+{
+	int held = r->nviolations < 8 ? r->nviolations : 8;
+
+	for (int i = 0; i < held; i++) {
+		const struct cm_violation *x = &r->violations[i];
+		int repeats = 0, k = 0;
+		while (k < i && !same_violation(&r->violations[k], x))
+			k++;
+		if (k < i)
+			continue;       /* printed at its first place */
+		for (k = i + 1; k < held; k++)
+			repeats += same_violation(&r->violations[k], x);
+		printf("  violated   %s: %s", x->path, x->rule);
+		for (int j = 0; j < x->nvals; j++) {
+			if (x->real[j])
+				printf("%s%s=%g", j ? ", " : " (", x->names[j], x->vals[j].r);
+			else
+				printf("%s%s=%lld", j ? ", " : " (", x->names[j], (long long)x->vals[j].i);
+		}
+		printf("%s", x->nvals > 0 ? ")" : "");
+		if (repeats > 0)
+			printf(" and %d more place%s", repeats, repeats == 1 ? "" : "s");
+		printf("\n");
+	}
+	if (r->nviolations > held)
+		printf("  ... and %d more violations\n", r->nviolations - held);
+}
+
 /* What one process can allocate on the device (the default memory budget). */
 static int64_t
 usable_bytes(const struct cli_query *q)
@@ -92,19 +139,7 @@ print_table(const struct cli_query *q, const struct cm_model *m, const union exp
 	}
 	printf("\n\n");
 	printf("valid        %s\n", r->valid ? "yes" : "NO");
-	for (int i = 0; i < r->nviolations && i < 8; i++) {
-		const struct cm_violation *x = &r->violations[i];
-		printf("  violated   %s: %s (", x->path, x->rule);
-		for (int j = 0; j < x->nvals; j++) {
-			if (x->real[j])
-				printf("%s%s=%g", j ? ", " : "", x->names[j], x->vals[j].r);
-			else
-				printf("%s%s=%lld", j ? ", " : "", x->names[j], (long long)x->vals[j].i);
-		}
-		printf(")\n");
-	}
-	if (r->nviolations > 8)
-		printf("  ... and %d more violations\n", r->nviolations - 8);
+	print_violations(r);
 	if (q->wl.training && r->trainable_params != r->params)
 		printf("parameters   %s, %s trainable\n", grouped(r->params, a, sizeof a),
 		    grouped(r->trainable_params, b, sizeof b));

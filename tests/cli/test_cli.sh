@@ -31,6 +31,9 @@ check usable-not-card-json 1 '"feasible": false' -- estimate --preset resnet50 -
 printf '{"dnnsat_model": 1, "hyperparameters": {"k": {"type": "int", "default": 3}, "n": {"type": "int", "default": 2}}, "inputs": [{"shape": ["n", 3, 4, 4]}], "layers": [{"op": "conv2d", "out_channels": 8, "kernel": "k"}]}' > "$tmp/small.json"
 check valid-small 0 "valid        yes" -- estimate --model "$tmp/small.json"
 check invalid 1 'violated   $.layers\[0\]: output height >= 1.*output size=-2' -- estimate --model "$tmp/small.json" k=7
+# a rule of every layer of a stack once, at its first place, with the repeats counted
+check invalid-repeats 1 '^  violated   $.layers\[7\]\[0\][^ ]*: flash attention needs compute capability >= 8.0 (Ampere or newer) (compute capability x10=70) and 3 more places$' -- estimate --preset bert-base --device v100-16gb --attention flash
+check_again invalid-no-values '^  violated   [^ ]*: flash attention needs fp16 or bf16 (dtype is fp32) and 3 more places$'
 check templates 0 "resnet" -- templates
 check devices 0 "h200" -- devices
 check devices-json 0 '"name": "a100-40gb"' -- devices --json
