@@ -159,8 +159,8 @@ ans_core_verify(struct sq_query *q, const int *core, int ncore, double deadline,
 /*
  * For the model's validity in a conflict: which shape rules no
  * configuration satisfies on its own (one existence check per distinct
- * rule node, RULES_MAX at most: the rule of every layer of a stack is
- * usually one node), as "rules": [{"rule", "path" (its first place),
+ * rule, its condition's node and its text, RULES_MAX at most: the rule of
+ * every layer of a stack is usually one node), as "rules": [{"rule", "path" (its first place),
  * "places" (how many share it, among those checked)}], at most
  * RULES_NAMED, "rules_failing": how many of the rules checked fail
  * everywhere (named or not), and "rules_complete": whether every rule was
@@ -173,6 +173,7 @@ failing_rules(struct sq_query *q, double deadline, json_t *item, struct dn_error
 {
 	int n = cm_model_nrules(q->model), nseen = 0, complete = 1, nfail = 0;
 	expr_id seen[RULES_MAX];
+	const char *seen_text[RULES_MAX];
 	json_t *named[RULES_MAX];       /* seen[k]'s entry in the list, or NULL */
 	json_t *list = json_array();
 	const char *path, *text;
@@ -183,7 +184,9 @@ failing_rules(struct sq_query *q, double deadline, json_t *item, struct dn_error
 		expr_id ok = cm_model_rule(q->model, i, &path, &text);
 		int k = 0, r;
 
-		while (k < nseen && seen[k] != ok)
+		/* a rule is its condition and its text: two rules of one
+		 * condition (both constant false on this device) are two rules */
+		while (k < nseen && (seen[k] != ok || strcmp(seen_text[k], text) != 0))
 			k++;
 		if (k < nseen) {        /* the same rule at another place */
 			if (named[k] != NULL)
@@ -196,6 +199,7 @@ failing_rules(struct sq_query *q, double deadline, json_t *item, struct dn_error
 			continue;
 		}
 		seen[nseen] = ok;
+		seen_text[nseen] = text;
 		named[nseen++] = NULL;
 		r = ans_exists(q, ok, deadline, NULL, NULL, err);
 		if (r < 0)

@@ -243,8 +243,11 @@ json.dump({"dnnsat_model": 1, "name": "groups_chain", "hyperparameters": hp,
            "inputs": [{"name": "x", "shape": ["batch_size", 60, 8, 8]}], "layers": layers}, open(sys.argv[1], "w"))
 ' "$tmp/groups_chain.json"
 printf '{"g": {"_type": "choice", "_value": [2, 3]}}\n' >"$tmp/groups.json"
-check conflict-rules-more 1 '^    and 13 more rules that no configuration satisfies$' -- count --model "$tmp/groups_chain.json" --space "$tmp/groups.json" --device t4
+check conflict-rules-more 1 '^    and 14 more rules that no configuration satisfies$' -- count --model "$tmp/groups_chain.json" --space "$tmp/groups.json" --device t4
 check_again conflict-rules-cap '^    (rules checked: the first 64 distinct ones'
+# two rules of one (constant) condition are two rules: flash attention on a V100 in fp32
+printf '{"batch_size": {"_type": "choice", "_value": [8, 16]}}\n' >"$tmp/bs.json"
+check conflict-rules-dtype 1 '^    no configuration satisfies: flash attention needs fp16 or bf16 (dtype is fp32) (\$.layers\[7\]\[0\][^ ]* and 11 more places)$' -- count --preset bert-base --space "$tmp/bs.json" --device v100-16gb --attention flash
 check conflict-json 1 '"path": "$.budgets.memory",' -- count $Q --budget memory=100MiB --budget params=1M --json --timeout 600
 check_again conflict-json-at-least '"at_least": [0-9]*,'
 # the bracket, by the engine itself: something fits at at_least, nothing at nothing_at

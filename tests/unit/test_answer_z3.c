@@ -452,10 +452,12 @@ START_TEST(test_conflict_validity_rules)
 END_TEST
 
 /* A model of `layers` 1x1 convolutions of `groups` g in {2, 3} whose
- * channels are 60, 61, ..., 60 + layers: its shape rules are g | c for
- * c = 60 .. 60 + layers, each a distinct rule stated at two places (the
- * out_channels of one layer, the in_channels of the next) but the first
- * and the last, and those with c prime to 6 hold for no g. */
+ * channels are 60, 61, ..., 60 + layers: its shape rules are "groups
+ * divides in_channels" and "groups divides out_channels", g | c for
+ * c = 60 .. 60 + layers, two distinct rules per layer (one condition,
+ * g | 61, is the out_channels rule of layer 0 and the in_channels rule of
+ * layer 1: two rules, each at one place), and those with c prime to 6 hold
+ * for no g. */
 static json_t *
 groups_chain_query(int layers)
 {
@@ -476,16 +478,18 @@ groups_chain_query(int layers)
 }
 
 /* The rules a validity item names past the cap of distinct rules checked
- * (64): with 70 distinct rules, "rules_complete" is false and the list
- * still names the first failing ones (8 at most: c = 61, 65, 67, ...),
- * each with its two places, and how many fail in all (21, named or not);
- * with 62 every rule is checked. Before
- * 2026-12-05 (40dda80) an empty or short list did not say whether every
- * rule had been checked, and until this test nothing drove the cap. */
+ * (64): with 40 layers (80 rules), "rules_complete" is false, the list
+ * still names the first failing ones (8 at most: out_channels of layer 0,
+ * in_channels of layer 1, then layers 4, 5, 6, 7, 10, 11) and
+ * "rules_failing" counts those of the first 64 (c prime to 6 from 60 to
+ * 92: 22); with 31 layers (62 rules) every rule is checked (21 fail).
+ * Before 2026-12-05 (40dda80) an empty or short list did not say whether
+ * every rule had been checked, and until this test nothing drove the
+ * cap. */
 START_TEST(test_conflict_rules_cap)
 {
-	static const int first[] = { 61, 65, 67, 71, 73, 77, 79, 83 };
-	int sizes[] = { 62, 70 };
+	static const int first[] = { 0, 1, 4, 5, 6, 7, 10, 11 };
+	int sizes[] = { 31, 40 }, failing[] = { 21, 22 };
 
 	for (int s = 0; s < 2; s++) {
 		json_t *req = groups_chain_query(sizes[s]);
@@ -495,22 +499,49 @@ START_TEST(test_conflict_rules_cap)
 
 		ck_assert_int_eq(json_array_size(json_object_get(cf, "conflict")), 1);
 		ck_assert_str_eq(json_string_value(json_object_get(item, "kind")), "validity");
-		/* 60 .. 60 + layers: 63 distinct rules (under the cap), or 71 */
 		ck_assert_msg(json_is_true(json_object_get(item, "rules_complete")) == (s == 0),
 		    "%d layers: rules_complete %s", sizes[s], s == 0 ? "false" : "true");
 		ck_assert_int_eq(json_array_size(rules), 8);
-		/* c prime to 6 in 60 .. 123 (the first 64 distinct rules) or 60 .. 122 */
-		ck_assert_int_eq(json_integer_value(json_object_get(item, "rules_failing")), 21);
+		ck_assert_int_eq(json_integer_value(json_object_get(item, "rules_failing")), failing[s]);
 		json_array_foreach(rules, i, r) {
 			char want[32];
-			snprintf(want, sizeof want, "$.layers[%d]", first[i] - 61);
-			ck_assert_msg(strncmp(json_string_value(json_object_get(r, "path")), want, strlen(want)) == 0,
+			snprintf(want, sizeof want, "$.layers[%d]", first[i]);
+			ck_assert_msg(strcmp(json_string_value(json_object_get(r, "path")), want) == 0,
 			    "rule %zu at %s, want %s", i, json_string_value(json_object_get(r, "path")), want);
-			ck_assert_int_eq(json_integer_value(json_object_get(r, "places")), 2);
+			ck_assert_str_eq(json_string_value(json_object_get(r, "rule")),
+			    i % 2 ? "groups divides in_channels" : "groups divides out_channels");
+			ck_assert_int_eq(json_integer_value(json_object_get(r, "places")), 1);
 		}
 		json_decref(cf);
 		json_decref(req);
 	}
+}
+END_TEST
+
+/* Two rules whose conditions are one node: flash attention on a V100 in
+ * fp32 breaks "needs compute capability >= 8.0" and "needs fp16 or bf16",
+ * both constant false there. Each is named with its 12 places (BERT-base's
+ * layers); until 2026-12-05 they were one rule, the first text with "23
+ * more places", and the dtype rule went unnamed. */
+START_TEST(test_conflict_rules_one_condition)
+{
+	json_t *req = json_pack("{s:s,s:s,s:{s:s},s:{s:{s:s,s:[i,i]}}}", "model", "bert-base", "device", "v100-16gb",
+	    "workload", "attention", "flash", "space", "batch_size", "_type", "choice", "_value", 8, 16);
+	json_t *cf = engine_conflict(req), *item = json_array_get(json_object_get(cf, "conflict"), 0), *r;
+	size_t i;
+	int found = 0;
+
+	ck_assert_str_eq(json_string_value(json_object_get(item, "kind")), "validity");
+	json_array_foreach(json_object_get(item, "rules"), i, r) {
+		const char *rule = json_string_value(json_object_get(r, "rule"));
+		if (strstr(rule, "flash attention needs") != NULL) {
+			found++;
+			ck_assert_int_eq(json_integer_value(json_object_get(r, "places")), 12);
+		}
+	}
+	ck_assert_int_eq(found, 2);
+	json_decref(cf);
+	json_decref(req);
 }
 END_TEST
 
@@ -890,6 +921,7 @@ suite(void)
 	tcase_add_test(t, test_core_verify);
 	tcase_add_test(t, test_conflict_validity_rules);
 	tcase_add_test(t, test_conflict_rules_cap);
+	tcase_add_test(t, test_conflict_rules_one_condition);
 	tcase_add_test(t, test_compile_bounded);
 	t = z3_case(s, "range", 900);
 	tcase_add_test(t, test_range_width_mult_exact);
