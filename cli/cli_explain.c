@@ -70,6 +70,44 @@ print_part(const json_t *c)
 	printf("\n");
 }
 
+
+/* The shape rules an explained configuration breaks (the "violated" items
+ * from the model's report), each rule once at its first place with how
+ * many of the others repeat it (the rule of every layer of a stack); the
+ * answer holds the first 8. */
+static void
+print_shape_violations(const json_t *violated)
+{
+	size_t i, k;
+	const json_t *c, *d;
+	int shapes = 0;
+
+	json_array_foreach(violated, i, c) {
+		const char *rule = json_string_value(json_object_get(c, "constraint"));
+		int repeats = 0, before = 0;
+		if (json_object_get(c, "source") == NULL || rule == NULL)
+			continue;
+		shapes++;
+		json_array_foreach(violated, k, d) {
+			const char *other = json_string_value(json_object_get(d, "constraint"));
+			if (k == i || json_object_get(d, "source") == NULL || other == NULL || strcmp(other, rule) != 0)
+				continue;
+			if (k < i)
+				before = 1;
+			else
+				repeats++;
+		}
+		if (before)
+			continue;       /* printed at its first place */
+		printf("     %s: %s", json_string_value(json_object_get(c, "path")), rule);
+		if (repeats > 0)
+			printf(" (and %d more place%s)", repeats, repeats == 1 ? "" : "s");
+		printf("\n");
+	}
+	if (shapes >= 8)        /* the model reports its first 8 (answer_check.c) */
+		printf("     (the first 8 violations: `dnnsat estimate` counts them all)\n");
+}
+
 static int
 explain_config(struct fs_engine *e, const char *text, int json_out)
 {
@@ -100,10 +138,7 @@ explain_config(struct fs_engine *e, const char *text, int json_out)
 	} else {
 		json_array_foreach(json_object_get(out, "constraints"), i, c)
 			print_part(c);
-		json_array_foreach(json_object_get(out, "violated"), i, c)
-			if (json_object_get(c, "source") != NULL)
-				printf("     %s: %s\n", json_string_value(json_object_get(c, "path")),
-				    json_string_value(json_object_get(c, "constraint")));
+		print_shape_violations(json_object_get(out, "violated"));
 		printf("%s\n", ok ? "feasible" : "infeasible");
 	}
 	json_decref(out);

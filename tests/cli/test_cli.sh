@@ -247,6 +247,8 @@ check conflict-rules-more 1 '^    and 14 more rules that no configuration satisf
 check_again conflict-rules-cap '^    (rules checked: the first 64 distinct ones'
 # two rules of one (constant) condition are two rules: flash attention on a V100 in fp32
 printf '{"batch_size": {"_type": "choice", "_value": [8, 16]}}\n' >"$tmp/bs.json"
+check explain-repeats 1 '^     $.layers\[7\]\[0\][^ ]*: flash attention needs fp16 or bf16 (dtype is fp32) (and 3 more places)$' -- explain --preset bert-base --space "$tmp/bs.json" --device v100-16gb --attention flash --config '{"batch_size": 8}'
+check_again explain-repeats-first-8 '^     (the first 8 violations: `dnnsat estimate` counts them all)$'
 check conflict-rules-dtype 1 '^    no configuration satisfies: flash attention needs fp16 or bf16 (dtype is fp32) (\$.layers\[7\]\[0\][^ ]* and 11 more places)$' -- count --preset bert-base --space "$tmp/bs.json" --device v100-16gb --attention flash
 check conflict-json 1 '"path": "$.budgets.memory",' -- count $Q --budget memory=100MiB --budget params=1M --json --timeout 600
 check_again conflict-json-at-least '"at_least": [0-9]*,'
