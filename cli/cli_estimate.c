@@ -203,10 +203,10 @@ estimate_json(const struct cli_query *q, struct dn_error *err)
 	json_t *dev = q->device_json != NULL ? json_incref(q->device_json) : json_string(q->device.name);
 	json_t *body, *out;
 
-	body = json_pack("{s:O,s:o,s:{s:s,s:s,s:s,s:b,s:s,s:i,s:b,s:s},s:o,s:b}", "model", q->def->root, "device", dev,
+	body = json_pack("{s:O,s:o,s:{s:s,s:s,s:s,s:b,s:b,s:s,s:i,s:b,s:s},s:o,s:b}", "model", q->def->root, "device", dev,
 	    "workload", "mode", q->wl.training ? "training" : "inference",
 	    "optimizer", cm_optimizer_name(q->wl.optimizer), "dtype", cm_precision_name(q->wl.precision),
-	    "tf32", q->wl.tf32, "attention", cm_attention_name(q->wl.attention),
+	    "tf32", q->wl.tf32, "cudnn_tf32", !q->wl.no_cudnn_tf32, "attention", cm_attention_name(q->wl.attention),
 	    "grad_accum", q->wl.grad_accum > 1 ? q->wl.grad_accum : 1, "checkpointing", q->wl.checkpointing, "macs_convention",
 	    cm_macs_convention_name((enum cm_macs_convention)q->wl.macs_convention),
 	    "config", cm_config_to_json(q->def, q->config), "per_op", q->per_op);

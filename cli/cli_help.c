@@ -21,7 +21,7 @@
 	"--zero-grad", "--optimizer-impl", "--softmax-saves", "--pytorch", "--freeze", "--train", "--lora-rank", "--lora-targets", "--inference", "--bind", "--timeout", "--threads", "--json", "--help"
 
 static const char *const estimate_options[] = { "--template", "--model", "--preset", "--set", "--device",
-	"--device-file", "--optimizer", "--dtype", "--convention", "--attention", "--grad-accum", "--checkpointing", "--zero-grad", "--optimizer-impl", "--softmax-saves", "--pytorch", "--tf32", "--inference",
+	"--device-file", "--optimizer", "--dtype", "--convention", "--attention", "--grad-accum", "--checkpointing", "--zero-grad", "--optimizer-impl", "--softmax-saves", "--pytorch", "--tf32", "--no-cudnn-tf32", "--inference",
 	"--freeze", "--train", "--lora-rank", "--lora-targets", "--per-op", "--json", "--help", NULL };
 /* cli_solve.c takes all of these for each solver command; the usage of each
  * names those that change its answer */
@@ -97,7 +97,9 @@ static const struct cli_cmd commands[] = {
 	  "  --pytorch MAJOR.MINOR   the PyTorch release: its defaults for the three options above and\n"
 	  "                        attention (eager before 2.0); options given explicitly win\n"
 	  FT_HELP
-	  "  --tf32                TF32 tensor cores for fp32 matrix products\n"
+	  "  --tf32                TF32 tensor cores for fp32 matrix products (PyTorch 1.7-1.11's default)\n"
+	  "  --no-cudnn-tf32       fp32 convolutions on the FP32 units (default: cuDNN takes TF32 tensor\n"
+	  "                        cores on Ampere and newer, torch.backends.cudnn.allow_tf32)\n"
 	  "  --convention torchvision|nb201|fvcore   how MACs count (nb201 adds biases, fvcore norms;\n"
 	  "                        default torchvision)\n"
 	  "  --inference           an inference workload (default: training)\n"
@@ -247,7 +249,7 @@ cli_usage(FILE *f)
 	    "  --softmax-saves output|output_and_input          PyTorch <= 1.10's: output_and_input\n"
 	    "  --pytorch MAJOR.MINOR                            that release's defaults of the four above\n"
 	    "  --freeze SEL  --train SEL  --lora-rank R  --lora-targets SEL   fine-tuning: frozen weights, LoRA\n"
-	    "  --tf32  --inference  --per-op  --json\n"
+	    "  --tf32  --no-cudnn-tf32  --inference  --per-op  --json\n"
 	    "\n"
 	    "solver options (count, list, sample, reduce, explain, max, min):\n"
 	    "  [QUERY.json] --space SPACE.json --preset P | --template T | --model F --device D\n"

@@ -5,7 +5,7 @@
  *   --set NAME=VALUE, or NAME=VALUE  (hyperparameters, repeatable)
  *   --device NAME | --device-file FILE
  *   --optimizer sgd|sgd_momentum|adam|adamw|adagrad|rmsprop|adam_8bit|adafactor|lion
- *   --dtype fp32|fp16|bf16|mixed_fp16|mixed_bf16   --tf32   --inference
+ *   --dtype fp32|fp16|bf16|mixed_fp16|mixed_bf16   --tf32   --no-cudnn-tf32   --inference
  *   --attention sdpa|eager|math|mem_efficient|flash   --grad-accum N   --checkpointing
  *   --freeze SELECTORS   --train SELECTORS   --lora-rank R   --lora-targets SELECTORS
  *   --zero-grad set_to_none|zeros   --optimizer-impl foreach|for_loop
@@ -140,6 +140,8 @@ query_option(int argc, char **argv, int *i, struct cli_query *q, struct query_ar
 			    "(or an expression over the hyperparameters)", v);
 	} else if (strcmp(a, "--tf32") == 0) {
 		q->wl.tf32 = 1;
+	} else if (strcmp(a, "--no-cudnn-tf32") == 0) {
+		q->wl.no_cudnn_tf32 = 1;
 	} else if (strcmp(a, "--convention") == 0) {
 		enum cm_macs_convention c;
 		if ((v = need_arg(argc, argv, i, err)) == NULL)

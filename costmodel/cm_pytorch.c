@@ -4,10 +4,19 @@
  * memory; "pytorch": "1.13" sets those defaults the way that release had
  * them, and any of them given explicitly wins. What changed, and when:
  *
+ *   1.7   TF32: on Ampere and newer, cuDNN convolutions and matrix
+ *         products in fp32 may use TF32 tensor cores
+ *         (torch.backends.cudnn.allow_tf32 and
+ *         torch.backends.cuda.matmul.allow_tf32, both on); before it
+ *         neither does (tf32 off, cudnn_tf32 off)
  *   1.11  softmax and log_softmax stop keeping their input for the
  *         backward (derivatives.yaml's formulas named `self` up to 1.10;
  *         pytorch/pytorch issue 64000, pull 66018): softmax_saves
  *         output_and_input before it
+ *   1.12  matrix products stop taking TF32 by default
+ *         (torch.backends.cuda.matmul.allow_tf32 off; cuDNN's stays on:
+ *         PyTorch's notes, "TensorFloat-32 (TF32) on Ampere devices"):
+ *         tf32 on from 1.7 to 1.11
  *   2.0   Optimizer.zero_grad() and Module.zero_grad() default to
  *         set_to_none=True (zero_grad zeros before it), torch.optim takes
  *         the foreach implementation on CUDA by default (optimizer_impl
@@ -22,7 +31,7 @@
 #include <stdlib.h>
 
 /* the releases above */
-enum { SOFTMAX_OUTPUT_ONLY = 111, SET_TO_NONE_FOREACH_SDPA = 200 };
+enum { TF32_FLAGS = 107, SOFTMAX_OUTPUT_ONLY = 111, MATMUL_TF32_OFF = 112, SET_TO_NONE_FOREACH_SDPA = 200 };
 
 int
 cm_pytorch_parse(const char *s)
@@ -55,6 +64,8 @@ void
 cm_pytorch_apply(int version, struct cm_workload *wl)
 {
 	wl->pytorch = version;
+	wl->tf32 = version >= TF32_FLAGS && version < MATMUL_TF32_OFF;
+	wl->no_cudnn_tf32 = version < TF32_FLAGS;
 	wl->softmax_keeps_input = version < SOFTMAX_OUTPUT_ONLY;
 	wl->keep_grads = version < SET_TO_NONE_FOREACH_SDPA;
 	wl->optimizer_for_loop = version < SET_TO_NONE_FOREACH_SDPA;

@@ -75,7 +75,7 @@
  * tensors under autocast (pow runs in fp32), and the Hopper entries'
  * CUDA context is the measured 796.8 MiB and the H200's usable memory its
  * cudaMemGetInfo total. */
-#define CM_VERSION "1.4.6"
+#define CM_VERSION "1.4.7"
 
 /* Limits on a built model (DN_ERANGE naming the limit beyond them), far
  * above the largest real models: the resnet template at its maxima builds
@@ -286,7 +286,14 @@ struct cm_workload {
 	int training;               /* 1: a training step, 0: inference */
 	enum cm_optimizer optimizer;
 	enum cm_precision precision;
-	int tf32;                   /* fp32 matmuls may use TF32 tensor cores */
+	int tf32;                   /* fp32 matmuls may use TF32 tensor cores
+	                             * (torch.backends.cuda.matmul.allow_tf32:
+	                             * PyTorch's default in 1.7-1.11, not since) */
+	int no_cudnn_tf32;          /* fp32 convolutions on the FP32 units
+	                             * (torch.backends.cudnn.allow_tf32 = False);
+	                             * 0, PyTorch's default since 1.7: cuDNN runs
+	                             * them on TF32 tensor cores where the GPU has
+	                             * them (Ampere and newer) */
 	int macs_convention;        /* enum cm_macs_convention: how "macs"/"flops" count */
 	enum cm_attention attention; /* CM_ATTN_SDPA (0) is the default */
 	int grad_accum;             /* micro-batches per optimizer step; 0 or 1: none.

@@ -706,6 +706,33 @@ frozen_weight_copies(struct model_builder *mb, struct op_build *ob, int rg)
 		ob->op.ws_fwd = expr_add(g, ob->op.ws_fwd, expr_mul(g, ob->op.params, expr_int(g, 2)));
 }
 
+/* Autocast's casts of a GEMM's, convolution's or recurrent op's weights:
+ * each floating argument is cast to fp16/bf16 once per forward
+ * (autocast_mode.cpp, cached_cast: cached for the step when it requires
+ * grad, else on every call), one copy kernel per weight tensor reading
+ * fp32 and writing the half copy; a trained weight's backward casts its
+ * gradient back to fp32 (ToCopyBackward0), one more kernel each. Kernels
+ * and bytes moved, for the latency model. */
+static void
+autocast_casts(struct model_builder *mb, struct op_build *ob, int trainable)
+{
+	struct expr_graph *g = &mb->m->g;
+	enum cm_op_class c = (enum cm_op_class)ob->op.op_class;
+	int n = ob->op.nparam_tensors;
+	expr_id bytes;
+
+	if ((mb->wl->precision != CM_PREC_MIXED_FP16 && mb->wl->precision != CM_PREC_MIXED_BF16) || n == 0 ||
+	    (c != CM_CLASS_GEMM && c != CM_CLASS_CONV && c != CM_CLASS_RNN) || ob->op.kernels_fwd == 0)
+		return;
+	bytes = expr_mul(g, ob->op.params, expr_int(g, 4 + 2));
+	ob->op.kernels_fwd = (uint8_t)(ob->op.kernels_fwd + n > 255 ? 255 : ob->op.kernels_fwd + n);
+	ob->op.fwd_bytes = expr_add(g, ob->op.fwd_bytes, bytes);
+	if (!mb->wl->training || !trainable || ob->op.kernels_bwd == 0)
+		return;
+	ob->op.kernels_bwd = (uint8_t)(ob->op.kernels_bwd + n > 255 ? 255 : ob->op.kernels_bwd + n);
+	ob->op.bwd_bytes = expr_add(g, ob->op.bwd_bytes, bytes);
+}
+
 int
 mb_finish_op(struct model_builder *mb, struct op_build *ob)
 {
@@ -741,6 +768,7 @@ mb_finish_op(struct model_builder *mb, struct op_build *ob)
 		ob->op.bwd_macs = ob->op.bwd_bytes = ob->op.ws_bwd = ob->op.bwd_extra = expr_int(&m->g, 0);
 		ob->op.kernels_bwd = 0;
 	}
+	autocast_casts(mb, ob, trainable);
 	ob->op.path = strdup(ob->inst_path);
 	ob->op.guard = ob->guard;
 	ob->op.nin = ob->nin;

@@ -32,6 +32,10 @@
  *    gen_efficiency.py from DeepBench (V100, T4): median fraction of peak on
  *    problems of >= 1 GFLOP. Tensor cores: GEMM 0.60, conv forward 0.37,
  *    conv backward 0.31. FP32 units (V100): GEMM 0.83.
+ *  - fp32 convolutions at the TF32 rate where the device has one: PyTorch's
+ *    torch.backends.cudnn.allow_tf32 default (on since 1.7; the H200 runs of
+ *    tests/reference/h200_env.json recorded it), unless no_cudnn_tf32; fp32
+ *    matrix products only with tf32 (matmul.allow_tf32, off since 1.12).
  *  - host cost per kernel and per library call, the memory efficiency and
  *    the FP32 convolution efficiencies (1x1 and larger kernels): perf_fit.h,
  *    fitted by bench/latency/fit_latency.py to the measured latency of all
@@ -53,9 +57,10 @@ struct perf_ctx {
 	struct cm_graph *m;
 	struct expr_graph *g;
 	const struct cm_device *dev;
-	double mm_peak;         /* FLOP/s of the matrix units for this precision */
+	double mm_peak;         /* FLOP/s of matrix products for this precision */
+	double conv_peak;       /* FLOP/s of cuDNN's convolutions (TF32 in fp32) */
 	double simt_peak;       /* FLOP/s of the FP32 units */
-	int tensor_cores;
+	int tensor_cores, conv_tensor_cores;
 };
 
 static expr_id
@@ -71,9 +76,9 @@ real_of(struct perf_ctx *c, expr_id e)
 }
 
 static double
-efficiency(const struct perf_ctx *c, enum cm_op_class cls, int backward)
+efficiency(enum cm_op_class cls, int tensor_cores, int backward)
 {
-	if (c->tensor_cores) {
+	if (tensor_cores) {
 		switch (cls) {
 		case CM_CLASS_CONV: return backward ? 0.31 : 0.37;
 		case CM_CLASS_GEMM: return 0.60;
@@ -136,8 +141,8 @@ conv_seconds(struct perf_ctx *c, const struct cm_op *op, expr_id macs)
 {
 	struct expr_graph *g = c->g;
 
-	return expr_max(g, expr_div(g, expr_mul(g, real_of(c, macs), R(c, 2.0)), R(c, c->mm_peak * PF_CONV_EFF_KXK)),
-	    expr_div(g, expr_mul(g, real_of(c, op->tap_macs), R(c, 2.0)), R(c, c->mm_peak * PF_CONV_EFF_1X1)));
+	return expr_max(g, expr_div(g, expr_mul(g, real_of(c, macs), R(c, 2.0)), R(c, c->conv_peak * PF_CONV_EFF_KXK)),
+	    expr_div(g, expr_mul(g, real_of(c, op->tap_macs), R(c, 2.0)), R(c, c->conv_peak * PF_CONV_EFF_1X1)));
 }
 
 static struct op_time
@@ -148,12 +153,14 @@ op_time(struct perf_ctx *c, const struct cm_op *op, int backward)
 	expr_id macs = backward ? op->bwd_macs : op->macs;
 	expr_id bytes = backward ? op->bwd_bytes : op->fwd_bytes;
 	int kernels = backward ? op->kernels_bwd : op->kernels_fwd;
-	double eff = efficiency(c, (enum cm_op_class)op->op_class, backward);
+	int conv = op->op_class == CM_CLASS_CONV;
+	int tc = conv ? c->conv_tensor_cores : c->tensor_cores;
+	double eff = efficiency((enum cm_op_class)op->op_class, tc, backward);
 	expr_id compute, memory, gpu, nb, mm;
 	double cap;
 
-	mm = expr_div(g, expr_mul(g, real_of(c, macs), R(c, 2.0)), R(c, c->mm_peak * eff));
-	if (op->op_class == CM_CLASS_CONV && !c->tensor_cores && !backward)
+	mm = expr_div(g, expr_mul(g, real_of(c, macs), R(c, 2.0)), R(c, (conv ? c->conv_peak : c->mm_peak) * eff));
+	if (conv && !tc && !backward)
 		mm = conv_seconds(c, op, macs);
 	compute = expr_add(g, mm,
 	    expr_div(g, real_of(c, op->flops_other), R(c, c->simt_peak * 0.5)));
@@ -212,9 +219,18 @@ perf_build(struct cm_graph *m, const struct cm_workload *wl, const struct cm_dev
 		c.mm_peak = (wl->tf32 && dev->peak_tf32 > 0) ? dev->peak_tf32 : dev->peak_fp32;
 		break;
 	}
+	/* fp32 convolutions: cuDNN takes TF32 tensor cores unless
+	 * torch.backends.cudnn.allow_tf32 is off (PyTorch's default since 1.7
+	 * is on; matrix products have their own flag, off since 1.12) */
+	c.conv_peak = c.mm_peak;
+	if ((wl->precision == CM_PREC_FP32) && !wl->no_cudnn_tf32 && dev->peak_tf32 > 0)
+		c.conv_peak = dev->peak_tf32;
 	c.tensor_cores = c.mm_peak > dev->peak_fp32 * 1.5;
+	c.conv_tensor_cores = c.conv_peak > dev->peak_fp32 * 1.5;
 	if (c.mm_peak <= 0)
 		c.mm_peak = c.simt_peak;
+	if (c.conv_peak <= 0)
+		c.conv_peak = c.simt_peak;
 
 	fb = calloc((size_t)K + 1, sizeof *fb);
 	bb = calloc((size_t)K + 1, sizeof *bb);

@@ -323,6 +323,7 @@ load_workload(const json_t *w, struct cm_workload *wl, struct dn_error *err)
 	wl->optimizer = CM_OPT_ADAM;
 	wl->precision = CM_PREC_FP32;
 	wl->tf32 = 0;
+	wl->no_cudnn_tf32 = 0;
 	wl->macs_convention = CM_MACS_TORCHVISION;
 	wl->attention = CM_ATTN_SDPA;
 	wl->grad_accum = 1;
@@ -360,6 +361,10 @@ load_workload(const json_t *w, struct cm_workload *wl, struct dn_error *err)
 			if (!json_is_boolean(v))
 				return dn_error_set(err, DN_EINVAL, "$.workload.tf32", "must be true or false");
 			wl->tf32 = json_is_true(v);
+		} else if (strcmp(key, "cudnn_tf32") == 0) {
+			if (!json_is_boolean(v))
+				return dn_error_set(err, DN_EINVAL, "$.workload.cudnn_tf32", "must be true or false");
+			wl->no_cudnn_tf32 = !json_is_true(v);
 		} else if (strcmp(key, "macs_convention") == 0) {
 			enum cm_macs_convention c;
 			if (!json_is_string(v) || cm_macs_convention_parse(json_string_value(v), &c) != 0)

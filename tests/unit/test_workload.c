@@ -303,6 +303,68 @@ START_TEST(test_pytorch_release)
 }
 END_TEST
 
+/* One 3x3 convolution 256 -> 256 channels on 56 x 56 at batch 64 (60 G
+ * MACs, compute bound), fp32, its training step on `dev`. */
+static double
+conv_step_seconds(const struct cm_workload *wl, const struct cm_device *dev)
+{
+	static const char text[] = "{\"dnnsat_model\": 1, \"name\": \"conv\", \"hyperparameters\": "
+	    "{\"batch_size\": {\"type\": \"int\", \"default\": 64, \"min\": 1, \"max\": 1024}}, "
+	    "\"inputs\": [{\"name\": \"x\", \"shape\": [\"batch_size\", 256, 56, 56]}], "
+	    "\"layers\": [{\"op\": \"conv2d\", \"out_channels\": 256, \"kernel\": 3, \"padding\": 1}]}";
+	json_error_t jerr;
+	json_t *root = json_loads(text, 0, &jerr);
+	struct tmodel t;
+	double s;
+
+	ck_assert_msg(root != NULL, "%s", jerr.text);
+	memset(&t, 0, sizeof t);
+	ck_assert_msg(cm_def_load_json(root, &t.def, &t.err) == 0, "%s", t.err.message);
+	json_decref(root);
+	ck_assert_msg(tmodel_build_def_on(&t, wl, dev) == 0, "%s", t.err.message);
+	tmodel_eval(&t);
+	s = t.r.lat_train;
+	tmodel_free(&t);
+	return s;
+}
+
+/* fp32 convolutions take TF32 tensor cores where the GPU has them, as
+ * PyTorch's cuDNN does by default (torch.backends.cudnn.allow_tf32, on
+ * since 1.7; h200_env.json records it on for the H200 runs); matrix
+ * products have their own flag (tf32), off since 1.12. Until cost model
+ * 1.4.7 fp32 convolutions ran at the FP32 rate unless tf32 was set, and an
+ * H200's ResNet-50 training step at batch 256 was 398 ms against 117 ms
+ * measured (tests/cli/test_h200.py). */
+START_TEST(test_cudnn_tf32)
+{
+	struct cm_workload wl = test_workload(1);
+	struct cm_device a100 = dev_a100(), v100 = dev_v100();
+	double tf32, fp32;
+
+	tf32 = conv_step_seconds(&wl, &a100);
+	wl.no_cudnn_tf32 = 1;
+	fp32 = conv_step_seconds(&wl, &a100);
+	/* 156 TFLOP/s at the tensor-core efficiency against 19.5 at the FP32
+	 * convolution's: several times faster, not the 8x of the peaks */
+	ck_assert_msg(fp32 > 2.5 * tf32, "fp32 %g s, tf32 %g s", fp32, tf32);
+	/* no TF32 on a V100: the flag changes nothing */
+	wl.no_cudnn_tf32 = 0;
+	tf32 = conv_step_seconds(&wl, &v100);
+	wl.no_cudnn_tf32 = 1;
+	ck_assert(conv_step_seconds(&wl, &v100) == tf32);
+	/* the releases: no TF32 before 1.7; both flags on in 1.7-1.11; cuDNN's
+	 * alone from 1.12 */
+	cm_pytorch_apply(106, &wl);
+	ck_assert(wl.no_cudnn_tf32 && !wl.tf32);
+	cm_pytorch_apply(110, &wl);
+	ck_assert(!wl.no_cudnn_tf32 && wl.tf32);
+	cm_pytorch_apply(112, &wl);
+	ck_assert(!wl.no_cudnn_tf32 && !wl.tf32);
+	cm_pytorch_apply(211, &wl);
+	ck_assert(!wl.no_cudnn_tf32 && !wl.tf32);
+}
+END_TEST
+
 START_TEST(test_fused_attention_time)
 {
 	struct cm_workload wl = test_workload(1);
@@ -794,6 +856,7 @@ suite(void)
 	tcase_add_test(t, test_softmax_keeps_input);
 	tcase_add_test(t, test_pytorch_release);
 	tcase_add_test(t, test_fused_attention_time);
+	tcase_add_test(t, test_cudnn_tf32);
 	tcase_add_test(t, test_sdpa_dispatch);
 	tcase_add_test(t, test_device_rules);
 	tcase_add_test(t, test_optimizer_state);
