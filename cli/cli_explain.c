@@ -33,11 +33,27 @@ print_json(const json_t *j)
 	fputc('\n', stdout);
 }
 
+/* Prints err; the exit status: 3 when the --timeout passed, else 2 (bad
+ * input). */
 static int
 fail(const struct dn_error *err)
 {
 	cli_print_error(err);
-	return 2;
+	return err->code == DN_ETIMEOUT ? 3 : 2;
+}
+
+/* fail() for an error of an option's value: its path, the option's name
+ * without the dashes, gets them back; an error without a path (the
+ * deadline) is printed as it is. */
+static int
+fail_option(struct dn_error *err)
+{
+	if (err->path[0] != '\0' && err->path[0] != '$') {
+		char p[256];
+		dn_fmt(p, sizeof p, "--%s", err->path);
+		memcpy(err->path, p, sizeof err->path);
+	}
+	return fail(err);
 }
 
 /* One part of a check: "FAIL memory 8.90 GiB > 3 GiB" for a budget (its
@@ -124,12 +140,7 @@ explain_config(struct fs_engine *e, const char *text, int json_out)
 	if (out == NULL) {
 		if (!dn_error_isset(&err))
 			dn_error_set(&err, DN_ENOMEM, NULL, "out of memory");
-		if (strncmp(err.path, "$", 1) != 0 && err.path[0] != '\0') {
-			char p[256];
-			dn_fmt(p, sizeof p, "--%s", err.path);
-			memcpy(err.path, p, sizeof err.path);
-		}
-		return fail(&err);
+		return fail_option(&err);
 	}
 	ok = json_is_true(json_object_get(out, "feasible"));
 	if (json_out) {
@@ -157,12 +168,8 @@ explain_value(struct fs_engine *e, struct sq_query *q, const char *param, const 
 	memset(&err, 0, sizeof err);
 	out = ans_explain_value(e, q, param, val, timeout, &err);
 	json_decref(val);
-	if (out == NULL) {
-		char p[256];
-		dn_fmt(p, sizeof p, "--%s", err.path);
-		memcpy(err.path, p, sizeof err.path);
-		return fail(&err);
-	}
+	if (out == NULL)
+		return fail_option(&err);
 	kept = json_is_true(json_object_get(out, "kept"));
 	param = sp_dim_address(&q->space, param);
 	if (json_out)
@@ -197,12 +204,8 @@ print_extreme(struct fs_engine *e, struct sq_query *q, const char *param, const 
 
 	memset(&err, 0, sizeof err);
 	rows = ans_extreme(e, q, param, per, goal, timeout, &err);
-	if (rows == NULL) {
-		char p[256];
-		dn_fmt(p, sizeof p, "--%s", err.path);
-		memcpy(err.path, p, sizeof err.path);
-		return fail(&err);
-	}
+	if (rows == NULL)
+		return fail_option(&err);
 	param = sp_dim_address(&q->space, param);
 	if (per != NULL)
 		per = sp_dim_address(&q->space, per);

@@ -50,20 +50,24 @@ static int
 fail(struct dn_error *err)
 {
 	cli_print_error(err);
-	return 2;
+	return err->code == DN_ETIMEOUT ? 3 : 2;      /* the --timeout passed, or bad input */
 }
 
 /* A positional argument: NAME=VALUE fixes a hyperparameter (as --set,
- * unless a file has that name), anything else is a query file whose fields
- * go into the query. */
+ * unless a file has that name), anything else is the query file whose
+ * fields go into the query (*file: the one read already, if any). */
 static int
-positional(const char *a, struct cli_req *r, struct dn_error *err)
+positional(const char *a, struct cli_req *r, const char **file, struct dn_error *err)
 {
 	json_t *q, *x;
 	const char *key;
 
 	if (strchr(a, '=') != NULL && access(a, F_OK) != 0)
 		return cli_req_option(r, "--set", a, err) < 0 ? -1 : 0;
+	if (*file != NULL)      /* one query: a second file's fields would overwrite the first's */
+		return dn_error_set(err, DN_EINVAL, a, "a second query file (the query is %s; "
+		    "options and NAME=VALUE add to it)", *file);
+	*file = a;
 	if (cli_load_json_file(a, "query", &q, err) != 0)
 		return -1;
 	if (!json_is_object(q)) {
@@ -91,8 +95,8 @@ solve_option(const char *a, const char *v, struct solve_opts *o, struct dn_error
 			return -1;
 	} else if (strcmp(a, "--limit") == 0 || strcmp(a, "--n") == 0) {
 		long long x = strtoll(v, &end, 10);
-		if (*v == '\0' || *end || x < 0 || x > 100000000)
-			return dn_error_set(err, DN_EINVAL, a, "must be a count from 0 to 100000000");
+		if (*v == '\0' || *end || x < 1 || x > 100000000)
+			return dn_error_set(err, DN_EINVAL, a, "must be a count from 1 to 100000000");
 		*(a[2] == 'l' ? &o->limit : &o->n) = x;
 	} else if (strcmp(a, "--seed") == 0) {
 		o->seed = strtoull(v, NULL, 10);
@@ -118,6 +122,11 @@ parse_args(int argc, char **argv, struct solve_opts *o, struct cli_req *r, struc
 {
 	static const char *const valued[] = { "--timeout", "--threads", "--offset", "--limit", "--n", "--seed", "--cursor",
 		"--config", "--param", "--value", "--per" };
+	/* the commands that read each of them (any other would drop it unsaid) */
+	static const char *const used_by[] = { "count, list, sample, reduce, explain, max, min",
+		"count, list, sample, reduce, explain, max, min", "list", "list", "sample", "sample", "list", "explain",
+		"explain, max and min", "explain", "max and min" };
+	const char *file = NULL;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -125,7 +134,7 @@ parse_args(int argc, char **argv, struct solve_opts *o, struct cli_req *r, struc
 		size_t k;
 		int used;
 		if (a[0] != '-') {
-			if (positional(a, r, err) != 0)
+			if (positional(a, r, &file, err) != 0)
 				return -1;
 			continue;
 		}
@@ -151,6 +160,9 @@ parse_args(int argc, char **argv, struct solve_opts *o, struct cli_req *r, struc
 			;
 		if (k == sizeof valued / sizeof valued[0])
 			return cli_unknown_option(argv[0], a, err);
+		if (!strstr(used_by[k], argv[0]))
+			return dn_error_set(err, DN_EINVAL, a, "not an option of %s (%s take%s it)", argv[0], used_by[k],
+			    strchr(used_by[k], ' ') ? "" : "s");  /* the names do not contain one another */
 		if (v == NULL)
 			return dn_error_set(err, DN_EINVAL, a, "needs a value");
 		if (solve_option(a, v, o, err) != 0)
@@ -515,6 +527,7 @@ cmd_list(struct fs_engine *e, struct solve_opts *o)
 	memset(&err, 0, sizeof err);
 	if (o->offset != NULL) {
 		fs_count k;
+		char total[64];
 		if (fs_count_parse(o->offset, &k) != 0) {
 			dn_error_set(&err, DN_EINVAL, "--offset", "must be a non-negative integer");
 			free(pos);
@@ -530,7 +543,12 @@ cmd_list(struct fs_engine *e, struct solve_opts *o)
 		r = fs_kth(e, k, pos, &err);
 		if (r != 0) {
 			free(pos);
-			return r < 0 ? fail(&err) : 1;
+			if (r < 0)
+				return fail(&err);
+			/* past the end: an empty page, as the API answers it */
+			fs_count_str(e->lower, total, sizeof total);
+			fprintf(stderr, "dnnsat: no configuration at --offset %s: %s fit\n", o->offset, total);
+			return e->lower > 0 ? 0 : 1;
 		}
 		started = 1;
 	} else if (o->cursor != NULL) {
@@ -548,6 +566,7 @@ cmd_list(struct fs_engine *e, struct solve_opts *o)
 	}
 	if (r == 1) {
 		char *c = ans_cursor_make(e, fp, pos);
+		fflush(stdout);         /* the page whole before the cursor, where both go to one file */
 		fprintf(stderr, "next cursor: %s\n", c ? c : "(out of memory)");
 		free(c);
 	}
@@ -579,6 +598,7 @@ cmd_sample(struct fs_engine *e, struct solve_opts *o)
 	json_array_foreach(json_object_get(out, "items"), i, j)
 		print_config(NULL, json_incref(j));
 	complete = json_is_true(json_object_get(out, "complete"));
+	fflush(stdout);                 /* the samples whole before the notes */
 	if (e->lower != e->upper)
 		fprintf(stderr, "dnnsat: the count did not finish in %g s: approximate samples (uniform within each "
 		    "region of the count, regions weighted by estimated counts)\n", o->timeout / 2);
@@ -597,8 +617,16 @@ cmd_reduce(struct fs_engine *e, struct solve_opts *o)
 	json_t *r;
 
 	memset(&err, 0, sizeof err);
-	if (fs_count_all(e, o->timeout, &err) != 0 || fs_project(e, &p, &err) != 0)
+	/* half the deadline for the count: the projection walks what it stored */
+	if (fs_count_all(e, o->timeout / 2, &err) != 0 || fs_project(e, &p, &err) != 0)
 		return fail(&err);
+	if (e->lower != e->upper) {
+		/* undecided: keep every value that may fit (a drop-in space must
+		 * not lose a configuration that fits; some kept may not fit) */
+		uint8_t **present = p.present;
+		p.present = p.possible;
+		p.possible = present;
+	}
 	r = fs_reduced_space(e, &p, &err);
 	fs_projection_free(&p);
 	if (r == NULL) {
@@ -607,9 +635,11 @@ cmd_reduce(struct fs_engine *e, struct solve_opts *o)
 	}
 	json_dumpf(r, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
 	fputc('\n', stdout);
+	fflush(stdout);         /* the space whole before the note, where both go to one file */
 	json_decref(r);
 	if (e->lower != e->upper) {
-		fprintf(stderr, "dnnsat: the deadline passed: values in undecided regions were kept out\n");
+		fprintf(stderr, "dnnsat: the count did not finish in %g s: values in undecided regions were kept (every value "
+		    "that fits is in the space; some configurations of it may not fit)\n", o->timeout / 2);
 		return 3;
 	}
 	return 0;

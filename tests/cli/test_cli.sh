@@ -117,7 +117,8 @@ cursor=$(sed -n 's/^next cursor: //p' "$tmp/cursor")
 third=$("$DNNSAT" list $Q --offset 2 --limit 1 2>/dev/null)
 check list-cursor 0 "^$third\$" -- list $Q --limit 1 --cursor "$cursor"
 check list-offset 0 '"batch_size"' -- list $Q --offset 527 --limit 5
-check list-past-end 1 "^$" -- list $Q --offset 528 --limit 1
+# past the last configuration: an empty page (exit 0: something fits) and why, as the API's 200
+check list-past-end 0 "^dnnsat: no configuration at --offset 528: 528 fit$" -- list $Q --offset 528 --limit 1
 check sample 0 '"hidden"' -- sample $Q --n 5 --seed 3
 # samples draw learning_rate from its loguniform: in range, the same for the same seed
 "$DNNSAT" sample $Q --n 20 --seed 3 >"$tmp/s1" 2>/dev/null
@@ -148,6 +149,23 @@ check mixed-explain-list 0 'shape = \[3\] is kept' -- explain $MQ --param shape 
 check mixed-explain-absent 2 'value: not a value of "shape"' -- explain $MQ --param shape --value '[4]'
 check mixed-check 0 "feasible" -- explain $MQ --config '{"batch_size": 64, "mixed": null, "combine_params": {"lr": 0.001, "optimizer": "Adam"}, "shape": [1, 2]}'
 check reduce 0 "\"_type\": \"randint\"" -- reduce $Q --budget macs=20M
+# past the deadline the space keeps every value that may fit: batch 16 and seq_len 1024 fit
+# (until 2026-12-05 only certified values were kept: batch_size [4], while batch 16 fits)
+T24="--model $top_srcdir/examples/models/transformer24.json --space $top_srcdir/examples/spaces/transformer24.json --device t4 --budget memory=90%"
+check reduce-deadline 3 "values in undecided regions were kept" -- reduce $T24 --timeout 0.4
+if sed -n '/^{/,/^}/p' "$tmp/out" | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+sys.exit(0 if 16 in d["batch_size"]["_value"] and 1024 in d["seq_len"]["_value"] else 1)'; then ok; else bad "reduce-deadline: batch_size 16 or seq_len 1024 left out"; fi
+# the deadline is exit status 3 for every solver command, and its message names no option
+check max-deadline 3 "^dnnsat: the largest value did not finish in 0.3 s$" -- max $T24 --param batch_size --timeout 0.3
+check explain-deadline 3 "^dnnsat: the search did not finish before the deadline$" -- explain $T24 --param batch_size --value 32 --timeout 0.3
+# one query file; an option another command reads is refused, not dropped
+check two-query-files 2 "a second query file (the query is" -- count "$top_srcdir/examples/api/reduction-query.json" "$top_srcdir/examples/api/mlp-query.json"
+check option-of-other-command 2 "^dnnsat: --cursor: not an option of count (list takes it)$" -- count $Q --cursor xyz
+check option-of-other-commands 2 "^dnnsat: --param: not an option of list (explain, max and min take it)$" -- list $Q --param hidden
+# --limit 0 is refused (it printed a cursor and exit status 1)
+check list-limit-0 2 "^dnnsat: --limit: must be a count from 1" -- list $Q --limit 0
 check max-per 0 "depth = 8: largest batch_size" -- max $Q --param batch_size --per depth
 check min-per 0 "depth = 3: smallest hidden = 768" -- min $Q --constraint "hidden * depth >= 2048" --param hidden --per depth
 check min-json 0 '"hidden": 1024' -- min $Q --constraint "hidden >= 1000" --param hidden --json
