@@ -127,13 +127,19 @@ print_shape_violations(const json_t *violated)
 static int
 explain_config(struct fs_engine *e, const char *text, int json_out)
 {
-	json_t *cfg = parse_value(text), *out, *c;
-	union expr_val *scratch = calloc((size_t)ans_scratch_len(e), sizeof *scratch);
+	json_error_t jerr;
+	json_t *cfg = json_loads(text, JSON_DECODE_ANY, &jerr), *out, *c;
+	union expr_val *scratch;
 	struct dn_error err;
 	size_t i;
 	int ok;
 
 	memset(&err, 0, sizeof err);
+	if (cfg == NULL) {      /* a configuration is JSON: say where it is not */
+		dn_error_set(&err, DN_EINVAL, "--config", "not JSON: %s (column %d)", jerr.text, jerr.column);
+		return fail(&err);
+	}
+	scratch = calloc((size_t)ans_scratch_len(e), sizeof *scratch);
 	out = scratch ? ans_check(e, cfg, scratch, 0, &err) : NULL;
 	json_decref(cfg);
 	free(scratch);

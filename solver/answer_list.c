@@ -70,8 +70,14 @@ ans_cursor_parse(const struct fs_engine *e, uint64_t fp, const char *c, int64_t 
 	const char *p;
 
 	snprintf(head, sizeof head, "c1.%016" PRIx64 ".", fp);
-	if (strncmp(c, head, strlen(head)) != 0)
-		return dn_error_set(err, DN_EINVAL, "cursor", "this cursor belongs to another query");
+	if (strncmp(c, head, strlen(head)) != 0) {
+		/* a cursor of another query has the same form, "c1.", 16 hex digits, "." */
+		int formed = strncmp(c, "c1.", 3) == 0 && strlen(c) > 20 && c[19] == '.';
+		for (int i = 3; formed && i < 19; i++)
+			formed = (c[i] >= '0' && c[i] <= '9') || (c[i] >= 'a' && c[i] <= 'f');
+		return dn_error_set(err, DN_EINVAL, "cursor", formed ? "this cursor belongs to another query" :
+		    "malformed cursor (give the next cursor of an earlier page as it came)");
+	}
 	p = c + strlen(head);
 	for (int v = 0; v < e->nvars; v++) {
 		char *end;

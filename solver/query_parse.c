@@ -480,7 +480,7 @@ parse_memory_limit(const json_t *v, const char *path, struct sq_query *q, double
 		if (split_unit(json_string_value(v), &pct, &unit) != 0 || strcmp(unit, "%") != 0 ||
 		    pct <= 0 || pct > 100)
 			return dn_error_set(err, DN_EINVAL, path, "a percentage of the device's usable "
-			    "memory, 0 to 100 (e.g. \"90%%\")");
+			    "memory, more than 0 and at most 100 (e.g. \"90%%\")");
 		*out = (double)q->device.usable_memory_bytes * pct / 100.0;
 		rc = 0;
 	} else if (bare_number(v)) {

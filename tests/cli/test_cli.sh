@@ -282,6 +282,9 @@ check bad-budget 2 "\$.budgets.memory: unknown unit" -- count $Q --budget memory
 check bad-constraint 2 "\$.constraints\[0\]" -- count $Q --constraint "hidden %"
 check bad-space 2 "randint" -- count --preset mnist_mlp --space "$top_srcdir/tests/data/bad_randint.json"
 check bad-cursor 2 "cursor belongs to another query" -- list $Q --cursor c1.0000000000000000.0-0-0-0
+check bad-cursor-garbage 2 "^dnnsat: --cursor: malformed cursor" -- list $Q --cursor garbage
+check bad-config-json 2 "^dnnsat: --config: not JSON: " -- explain $Q --config '{bad'
+check bad-memory-0-percent 2 "more than 0 and at most 100" -- count $Q --budget memory=0%
 # budgets a user can trust: units, the device's usable memory, ambiguous devices
 check budgets-echo 0 "^budgets: memory <= 3 GiB, params <= 5M$" -- count $Q
 check budget-bare 2 '\$.budgets.memory: 16 has no unit: did you mean "16GiB"' -- count $Q --budget memory=16
