@@ -9,6 +9,7 @@
  */
 #include "query.h"
 #include "dn_number.h"
+#include "dn_suggest.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -550,9 +551,14 @@ parse_budgets(const json_t *b, struct sq_query *q, struct dn_error *err)
 			if (strcmp(key, budget_names[i]) == 0)
 				k = i;
 		snprintf(path, sizeof path, "$.budgets.%.64s", key);
-		if (k < 0)
+		if (k < 0) {
+			char near[128];
+			if (dn_suggest(key, budget_names, SQ_B_COUNT, near, sizeof near) > 0)
+				return dn_error_set(err, DN_EINVAL, "$.budgets", "unknown budget \"%.64s\": did you mean "
+				    "%s?", key, near);
 			return dn_error_set(err, DN_EINVAL, "$.budgets", "unknown budget \"%.64s\" (memory, params, "
 			    "weight_bytes, macs, flops, latency, step_time, min_utilization)", key);
+		}
 		switch (k) {
 		case SQ_B_MEMORY:
 			rc = parse_memory_budget(v, path, q, err);
