@@ -329,13 +329,16 @@ check_valid_tree(const struct fs_engine *e)
 }
 
 /* A count on 2 threads cut by a short deadline is a valid tree whose
- * bounds hold the exact count; fs_count_more on 2 threads finishes it. */
+ * bounds hold the exact count; fs_count_more on 2 threads finishes it.
+ * Layers 0-4 free (16.8M configurations, 0.37 s on 2 threads): layers 0-1
+ * took 0.12 s until the engine ordered the heads dims first (fset_init.c,
+ * leaves_rule_open), 0.007 s since, within the shortest deadline. */
 START_TEST(test_parallel_deadline)
 {
 	struct sq_query q;
 	struct fs_engine one, two;
 	struct dn_error err;
-	json_t *req = transformer_query(2);
+	json_t *req = transformer_query(5);
 	int cut = 0;
 
 	load_catalog();
@@ -357,7 +360,7 @@ START_TEST(test_parallel_deadline)
 		ck_assert(two.lower == one.lower && two.upper == one.lower);
 		fs_free(&two);
 	}
-	printf("transformer24, layers 0-1 free: %d of 4 counts on 2 threads cut by a deadline, finished exact\n", cut);
+	printf("transformer24, layers 0-4 free: %d of 4 counts on 2 threads cut by a deadline, finished exact\n", cut);
 	ck_assert_int_ge(cut, 1);
 	fs_free(&one);
 	sq_free(&q);
