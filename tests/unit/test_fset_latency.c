@@ -132,6 +132,31 @@ START_TEST(test_latency_bound_exact_on_cnn5)
 }
 END_TEST
 
+/* Counts req (a new reference, taken) exactly within `work` bound calls;
+ * prints the calls with `what` and returns the count. */
+static int64_t
+count_in_little_work(json_t *req, int64_t work, const char *what)
+{
+	struct sq_query q;
+	struct fs_engine e;
+	struct dn_error err;
+	int64_t n;
+
+	memset(&err, 0, sizeof err);
+	ck_assert_msg(sq_parse(req, &cat, &q, &err) == 0, "%s", err.message);
+	ck_assert_msg(fs_init(&e, &q, &err) == 0, "%s", err.message);
+	e.work_limit = work;
+	ck_assert_int_eq(fs_count_all(&e, 0, &err), 0);
+	ck_assert_msg(e.lower == e.upper && !e.timed_out, "%s: not decided in %lld bound calls (lower %g, upper %g)",
+	    what, (long long)work, (double)e.lower, (double)e.upper);
+	printf("%s: %lld bound calls\n", what, (long long)e.bound_calls);
+	n = (int64_t)e.lower;
+	fs_free(&e);
+	sq_free(&q);
+	json_decref(req);
+	return n;
+}
+
 /*
  * The README's ResNet-50 walkthrough space with a latency budget is decided
  * in little work (bound calls, not seconds): its categorical block choice
@@ -141,30 +166,13 @@ END_TEST
  */
 START_TEST(test_resnet_latency_in_little_work)
 {
-	json_t *req;
-	struct sq_query q;
-	struct fs_engine e;
-	struct dn_error err;
-
 	load_catalog();
-	memset(&err, 0, sizeof err);
-	req = json_pack("{s:s,s:o,s:s,s:{s:s}}", "model", "resnet50",
-	    "space", json_load_file(src_path("examples/spaces/resnet.json"), 0, NULL), "device", "a100-40gb",
-	    "budgets", "latency", "300ms");
-	ck_assert_msg(sq_parse(req, &cat, &q, &err) == 0, "%s", err.message);
-	ck_assert_msg(fs_init(&e, &q, &err) == 0, "%s", err.message);
-	e.work_limit = 3000;
-	ck_assert_int_eq(fs_count_all(&e, 0, &err), 0);
-	ck_assert_msg(e.lower == e.upper && !e.timed_out, "not decided in %lld bound calls",
-	    (long long)e.work_limit);
 	/* 7323 before the latency model's calibration (docs/latency.md), 5508
 	 * before cost model 1.4.7 ran fp32 convolutions on the A100's TF32
 	 * tensor cores, as PyTorch's cuDNN does by default */
-	ck_assert_int_eq((int64_t)e.lower, 8170);
-	printf("ResNet-50 walkthrough, latency <= 300 ms: %lld bound calls\n", (long long)e.bound_calls);
-	fs_free(&e);
-	sq_free(&q);
-	json_decref(req);
+	ck_assert_int_eq(count_in_little_work(json_pack("{s:s,s:o,s:s,s:{s:s}}", "model", "resnet50",
+	    "space", json_load_file(src_path("examples/spaces/resnet.json"), 0, NULL), "device", "a100-40gb",
+	    "budgets", "latency", "300ms"), 3000, "ResNet-50 walkthrough, latency <= 300 ms"), 8170);
 	cm_catalog_free(&cat);
 }
 END_TEST
@@ -181,34 +189,19 @@ END_TEST
  */
 START_TEST(test_heads_first)
 {
-	json_t *req, *space;
-	struct sq_query q;
-	struct fs_engine e;
-	struct dn_error err;
+	json_t *space = json_load_file(src_path("examples/spaces/transformer24.json"), 0, NULL);
 	char key[32];
 
 	load_catalog();
-	memset(&err, 0, sizeof err);
-	space = json_load_file(src_path("examples/spaces/transformer24.json"), 0, NULL);
 	for (int l = 3; l < 24; l++) {
 		snprintf(key, sizeof key, "heads%d", l);
 		json_object_del(space, key);
 		snprintf(key, sizeof key, "ffn%d", l);
 		json_object_del(space, key);
 	}
-	req = json_pack("{s:o,s:o,s:s,s:{s:s}}", "model",
+	count_in_little_work(json_pack("{s:o,s:o,s:s,s:{s:s}}", "model",
 	    json_load_file(src_path("examples/models/transformer24.json"), 0, NULL), "space", space, "device", "t4",
-	    "budgets", "memory", "90%");
-	ck_assert_msg(sq_parse(req, &cat, &q, &err) == 0, "%s", err.message);
-	ck_assert_msg(fs_init(&e, &q, &err) == 0, "%s", err.message);
-	e.work_limit = 3000;
-	ck_assert_int_eq(fs_count_all(&e, 0, &err), 0);
-	ck_assert_msg(e.lower == e.upper && !e.timed_out, "not decided in %lld bound calls (lower %g, upper %g)",
-	    (long long)e.work_limit, (double)e.lower, (double)e.upper);
-	printf("transformer24, layers 0-2 free, sdpa on a T4: %lld bound calls\n", (long long)e.bound_calls);
-	fs_free(&e);
-	sq_free(&q);
-	json_decref(req);
+	    "budgets", "memory", "90%"), 3000, "transformer24, layers 0-2 free, sdpa on a T4");
 	cm_catalog_free(&cat);
 }
 END_TEST
