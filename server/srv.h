@@ -128,6 +128,9 @@ struct srv_route {
 	srv_handler handler;
 	int flags;
 	const char *name;       /* metrics label */
+	const char *params;     /* the query parameters it takes, space-separated
+	                         * ("limit offset cursor"); NULL: any (a
+	                         * configuration as query parameters, the pages) */
 };
 
 /* The route of a method and path: the matching route, NULL with *status

@@ -368,8 +368,25 @@ collect_name(void *cls, enum MHD_ValueKind kind, const char *key, const char *va
 	return MHD_YES;
 }
 
-/* A query parameter given twice (which one wins would be a guess): 400
- * naming it. 0 to go on, or -1 with the reply set. */
+/* Whether `name` is one of the route's query parameters (a space-separated
+ * list; a route without one takes any). */
+static int
+known_param(const struct srv_route *route, const char *name)
+{
+	size_t len = strlen(name);
+
+	if (route->params == NULL)
+		return 1;
+	for (const char *p = route->params; *p; p += strcspn(p, " "), p += *p == ' ') {
+		if (strncmp(p, name, len) == 0 && (p[len] == ' ' || p[len] == '\0'))
+			return 1;
+	}
+	return 0;
+}
+
+/* A query parameter the endpoint does not take (a typo such as ?limt=5
+ * would be dropped unsaid), or one given twice (which one wins would be a
+ * guess): 400 naming it. 0 to go on, or -1 with the reply set. */
 static int
 check_query_names(struct srv_request *r)
 {
@@ -377,7 +394,7 @@ check_query_names(struct srv_request *r)
 	struct names ns = { stack, 0, 64 };
 	int n = MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, NULL, NULL), rc = 0;
 
-	if (n < 2)
+	if (n < 1 || (n < 2 && r->route->params == NULL))
 		return 0;
 	if ((size_t)n > ns.cap && (ns.v = malloc(sizeof *ns.v * (size_t)n)) == NULL) {
 		srv_reply_problem(r, 503, "out-of-memory", "Out of memory", NULL, "out of memory");
@@ -386,6 +403,12 @@ check_query_names(struct srv_request *r)
 	if ((size_t)n > ns.cap)
 		ns.cap = (size_t)n;
 	MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, collect_name, &ns);
+	for (size_t i = 0; i < ns.n && rc == 0; i++)
+		if (!known_param(r->route, ns.v[i])) {
+			srv_reply_problem(r, 400, "bad-parameter", "Bad parameter", ns.v[i],
+			    "unknown query parameter \"%.64s\" (this endpoint takes: %s)", ns.v[i], r->route->params);
+			rc = -1;
+		}
 	qsort(ns.v, ns.n, sizeof *ns.v, name_cmp);
 	for (size_t i = 1; i < ns.n && rc == 0; i++)
 		if (strcmp(ns.v[i - 1], ns.v[i]) == 0 &&

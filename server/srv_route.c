@@ -5,7 +5,8 @@
  *
  * Matching: a pattern is split on '/'; "{}" matches one non-empty segment,
  * a final "*" matches the rest of the path. A path that matches a pattern
- * only with another method is a 405 with the methods in Allow.
+ * only with another method is a 405 with the methods in Allow. A route
+ * that lists its query parameters refuses others with a 400 (srv_http.c).
  */
 #include "srv.h"
 
@@ -20,26 +21,30 @@ static const struct srv_route routes[] = {
 	{ "GET", "/metrics", api_metrics, 0, "metrics" },
 	{ "GET", "/openapi.json", api_openapi, SRV_R_PUBLIC, "openapi" },
 	{ "GET", "/schemas/*", api_schema_file, SRV_R_PUBLIC, "schemas" },
-	{ "GET", "/v1/templates", api_templates, 0, "templates" },
-	{ "GET", "/v1/templates/{}", api_template_one, 0, "template" },
-	{ "GET", "/v1/devices", api_devices, 0, "devices" },
+	{ "GET", "/v1/templates", api_templates, 0, "templates", "timeout" },
+	{ "GET", "/v1/templates/{}", api_template_one, 0, "template", "timeout" },
+	{ "GET", "/v1/devices", api_devices, 0, "devices", "timeout" },
 	{ "POST", "/v1/models", api_models_create, SRV_R_UPLOAD | SRV_R_POOL, "models_create" },
-	{ "GET", "/v1/models/{}", api_models_get, 0, "models_get" },
-	{ "POST", "/v1/estimate", api_estimate, SRV_R_BODY | SRV_R_QUERY | SRV_R_POOL, "estimate" },
-	{ "POST", "/v1/check", api_check, SRV_R_BODY | SRV_R_QUERY, "check" },
-	{ "POST", "/v1/reductions", api_reduction_create, SRV_R_BODY | SRV_R_QUERY | SRV_R_DB, "reductions_create" },
-	{ "GET", "/v1/reductions/{}", api_reduction_get, SRV_R_DB, "reductions_get" },
-	{ "POST", "/v1/reductions/{}/check", api_reduction_check, SRV_R_BODY, "reductions_check" },
+	{ "GET", "/v1/models/{}", api_models_get, 0, "models_get", "timeout" },
+	{ "POST", "/v1/estimate", api_estimate, SRV_R_BODY | SRV_R_QUERY | SRV_R_POOL, "estimate", "timeout" },
+	{ "POST", "/v1/check", api_check, SRV_R_BODY | SRV_R_QUERY, "check", "timeout" },
+	{ "POST", "/v1/reductions", api_reduction_create, SRV_R_BODY | SRV_R_QUERY | SRV_R_DB, "reductions_create",
+	  "timeout" },
+	{ "GET", "/v1/reductions/{}", api_reduction_get, SRV_R_DB, "reductions_get", "timeout" },
+	{ "POST", "/v1/reductions/{}/check", api_reduction_check, SRV_R_BODY, "reductions_check", "timeout" },
 	{ "GET", "/v1/reductions/{}/check", api_reduction_check_get, 0, "reductions_check_query" },
 	{ "GET", "/v1/reductions/{}/configurations", api_reduction_configurations, SRV_R_POOL,
-	  "reductions_configurations" },
-	{ "GET", "/v1/reductions/{}/samples", api_reduction_samples, SRV_R_POOL, "reductions_samples" },
-	{ "GET", "/v1/reductions/{}/explain", api_reduction_explain, SRV_R_POOL, "reductions_explain" },
+	  "reductions_configurations", "limit offset cursor format timeout" },
+	{ "GET", "/v1/reductions/{}/samples", api_reduction_samples, SRV_R_POOL, "reductions_samples",
+	  "n seed timeout count_timeout" },
+	{ "GET", "/v1/reductions/{}/explain", api_reduction_explain, SRV_R_POOL, "reductions_explain",
+	  "param value timeout" },
 	{ "POST", "/v1/reductions/{}/explain", api_reduction_explain, SRV_R_BODY | SRV_R_POOL,
-	  "reductions_explain_config" },
-	{ "GET", "/v1/reductions/{}/max", api_reduction_max, SRV_R_POOL, "reductions_max" },
-	{ "GET", "/v1/reductions/{}/min", api_reduction_min, SRV_R_POOL, "reductions_min" },
-	{ "GET", "/v1/reductions/{}/heatmap", api_reduction_heatmap, SRV_R_POOL, "reductions_heatmap" },
+	  "reductions_explain_config", "timeout" },
+	{ "GET", "/v1/reductions/{}/max", api_reduction_max, SRV_R_POOL, "reductions_max", "param per timeout" },
+	{ "GET", "/v1/reductions/{}/min", api_reduction_min, SRV_R_POOL, "reductions_min", "param per timeout" },
+	{ "GET", "/v1/reductions/{}/heatmap", api_reduction_heatmap, SRV_R_POOL, "reductions_heatmap",
+	  "x y timeout" },
 };
 #define NROUTES ((int)(sizeof routes / sizeof routes[0]))
 
