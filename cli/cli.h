@@ -23,6 +23,7 @@ struct cli_query {
 	const char *preset;
 	int json;
 	int per_op;
+	json_t *budgets;        /* --budget NAME=LIMIT (estimate): the API's "budgets", or NULL */
 };
 
 /* Parses the common options (see cli_usage) from argv; leaves unknown ones
@@ -30,6 +31,13 @@ struct cli_query {
 int cli_query_parse(int argc, char **argv, struct cli_query *q, struct dn_error *err);
 void cli_query_free(struct cli_query *q);
 void cli_print_error(const struct dn_error *err);
+/* --budget NAME=VALUE (memory=LIMIT[:safe|:expected]) into a query's
+ * "budgets" object, the query parser checking names and values. 0 or -1. */
+int cli_budget_option(json_t *budgets, const char *opt, const char *v, struct dn_error *err);
+/* One part of a check on stdout: "FAIL memory 8.90 GiB > 3 GiB" for a budget
+ * (its value in its unit, the limit as the query states it), "ok   hidden %
+ * heads == 0 (value 0)" for a constraint with a value. */
+void cli_print_part(const json_t *c);
 struct sq_query;
 /* A query's warnings on stderr, "dnnsat: [prefix: ]warning: ...". */
 void cli_print_warnings(const struct sq_query *q, const char *prefix);

@@ -145,6 +145,14 @@ memory_estimate(json_t *budgets, const char *opt, struct dn_error *err)
 	return 0;
 }
 
+int
+cli_budget_option(json_t *budgets, const char *opt, const char *v, struct dn_error *err)
+{
+	if (req_set_pair(budgets, opt, v, err) != 0)
+		return -1;
+	return strncmp(v, "memory=", 7) == 0 ? memory_estimate(budgets, opt, err) : 0;
+}
+
 /* Appends the comma-separated items of `v` to the list obj[key] (made when
  * missing); the query parser checks each. 0, or -1 when out of memory. */
 static int
@@ -197,10 +205,11 @@ cli_req_option(struct cli_req *r, const char *a, const char *v, struct dn_error 
 		json_object_set_new(r->req, a + 2, j);
 	} else if (strcmp(a, "--device") == 0) {
 		json_object_set_new(r->req, "device", json_string(v));
-	} else if (strcmp(a, "--budget") == 0 || strcmp(a, "--set") == 0) {
-		if (req_set_pair(a[2] == 'b' ? r->budgets : r->fixed, a, v, err) != 0)
+	} else if (strcmp(a, "--budget") == 0) {
+		if (cli_budget_option(r->budgets, a, v, err) != 0)
 			return -1;
-		if (a[2] == 'b' && strncmp(v, "memory=", 7) == 0 && memory_estimate(r->budgets, a, err) != 0)
+	} else if (strcmp(a, "--set") == 0) {
+		if (req_set_pair(r->fixed, a, v, err) != 0)
 			return -1;
 	} else if (strcmp(a, "--bind") == 0) {
 		const char *eq = strchr(v, '=');
@@ -268,4 +277,34 @@ cli_req_free(struct cli_req *r)
 	json_decref(r->workload);
 	json_decref(r->bind);
 	memset(r, 0, sizeof *r);
+}
+
+/* One part of a check: "FAIL memory 8.90 GiB > 3 GiB" for a budget (its
+ * value in its unit, the limit as the query states it), "ok   hidden %
+ * heads == 0 (value 0)" for a constraint with a value. */
+void
+cli_print_part(const json_t *c)
+{
+	const char *label = json_string_value(json_object_get(c, "constraint"));
+	const char *path = json_string_value(json_object_get(c, "path"));
+	const char *op = label != NULL ? strstr(label, " <= ") : NULL;
+	json_t *v = json_object_get(c, "value");
+	int holds = json_is_true(json_object_get(c, "holds"));
+	char num[64];
+
+	if (op == NULL && label != NULL)
+		op = strstr(label, " >= ");
+	printf("%s ", holds ? "ok  " : "FAIL");
+	if (op != NULL && json_is_number(v) && path != NULL && strncmp(path, "$.budgets.", 10) == 0) {
+		cli_human_budget(path + 10, json_number_value(v), num, sizeof num);
+		printf("%.*s %s %s %s\n", (int)(op - label), label, num,
+		    holds ? (op[1] == '<' ? "<=" : ">=") : (op[1] == '<' ? ">" : "<"), op + 4);
+		return;
+	}
+	printf("%s", label != NULL ? label : "");
+	if (json_is_integer(v))
+		printf(" (value %lld)", (long long)json_integer_value(v));
+	else if (json_is_real(v))
+		printf(" (value %.6g)", json_real_value(v));
+	printf("\n");
 }

@@ -210,6 +210,8 @@ estimate_json(const struct cli_query *q, struct dn_error *err)
 	    "grad_accum", q->wl.grad_accum > 1 ? q->wl.grad_accum : 1, "checkpointing", q->wl.checkpointing, "macs_convention",
 	    cm_macs_convention_name((enum cm_macs_convention)q->wl.macs_convention),
 	    "config", cm_config_to_json(q->def, q->config), "per_op", q->per_op);
+	if (body != NULL && q->budgets != NULL)
+		json_object_set(body, "budgets", q->budgets);
 	if (body == NULL || cm_choice_to_json(&q->wl, json_object_get(body, "workload")) != 0 ||
 	    cm_ft_to_json(&q->wl.ft, json_object_get(body, "workload")) != 0) {
 		json_decref(body);
@@ -250,6 +252,34 @@ build_model(const struct cli_query *q, struct cm_model **m, struct dn_error *err
 	return rc;
 }
 
+/* With --budget: the verdict of POST /v1/estimate's "feasible" (every
+ * budget, the shapes, the memory), and with `print` each budget as
+ * "ok   memory 4.08 GiB <= 16 GiB" or "FAIL ..." (cli_print_part). 0 fits,
+ * 1 not, 2 on error. */
+static int
+budgets_verdict(const struct cli_query *q, int print, struct dn_error *err)
+{
+	json_t *o = estimate_json(q, err), *c;
+	size_t i;
+	int ok;
+
+	if (o == NULL)
+		return 2;
+	ok = json_is_true(json_object_get(o, "feasible"));
+	if (print) {
+		printf("\nbudgets\n");
+		json_array_foreach(json_object_get(o, "constraints"), i, c) {
+			const char *path = json_string_value(json_object_get(c, "path"));
+			if (path == NULL || strncmp(path, "$.budgets.", 10) != 0)
+				continue;
+			printf("  ");
+			cli_print_part(c);
+		}
+	}
+	json_decref(o);
+	return ok ? 0 : 1;
+}
+
 int
 cli_estimate(int argc, char **argv)
 {
@@ -286,6 +316,8 @@ cli_estimate(int argc, char **argv)
 		print_table(&q, m, scratch, &r);
 	/* the same verdict as the JSON's "feasible": the usable memory, not the card's */
 	status = (r.valid && r.mem <= usable_bytes(&q)) ? 0 : 1;
+	if (q.budgets != NULL && (status = budgets_verdict(&q, !q.json, &err)) == 2)
+		goto out;
 out:
 	if (dn_error_isset(&err))
 		cli_print_error(&err);

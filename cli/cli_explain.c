@@ -56,37 +56,6 @@ fail_option(struct dn_error *err)
 	return fail(err);
 }
 
-/* One part of a check: "FAIL memory 8.90 GiB > 3 GiB" for a budget (its
- * value in its unit, the limit as the query states it), "ok   hidden %
- * heads == 0 (value 0)" for a constraint with a value. */
-static void
-print_part(const json_t *c)
-{
-	const char *label = json_string_value(json_object_get(c, "constraint"));
-	const char *path = json_string_value(json_object_get(c, "path"));
-	const char *op = label != NULL ? strstr(label, " <= ") : NULL;
-	json_t *v = json_object_get(c, "value");
-	int holds = json_is_true(json_object_get(c, "holds"));
-	char num[64];
-
-	if (op == NULL && label != NULL)
-		op = strstr(label, " >= ");
-	printf("%s ", holds ? "ok  " : "FAIL");
-	if (op != NULL && json_is_number(v) && path != NULL && strncmp(path, "$.budgets.", 10) == 0) {
-		cli_human_budget(path + 10, json_number_value(v), num, sizeof num);
-		printf("%.*s %s %s %s\n", (int)(op - label), label, num,
-		    holds ? (op[1] == '<' ? "<=" : ">=") : (op[1] == '<' ? ">" : "<"), op + 4);
-		return;
-	}
-	printf("%s", label != NULL ? label : "");
-	if (json_is_integer(v))
-		printf(" (value %lld)", (long long)json_integer_value(v));
-	else if (json_is_real(v))
-		printf(" (value %.6g)", json_real_value(v));
-	printf("\n");
-}
-
-
 /* The shape rules an explained configuration breaks (the "violated" items
  * from the model's report), each rule once at its first place with how
  * many of the others repeat it (the rule of every layer of a stack); the
@@ -154,7 +123,7 @@ explain_config(struct fs_engine *e, const char *text, int json_out)
 		print_json(out);
 	} else {
 		json_array_foreach(json_object_get(out, "constraints"), i, c)
-			print_part(c);
+			cli_print_part(c);
 		print_shape_violations(json_object_get(out, "violated"));
 		printf("%s\n", ok ? "feasible" : "infeasible");
 	}

@@ -249,6 +249,7 @@ cli_usage(FILE *f)
 	    "  --softmax-saves output|output_and_input          PyTorch <= 1.10's: output_and_input\n"
 	    "  --pytorch MAJOR.MINOR                            that release's defaults of the four above\n"
 	    "  --freeze SEL  --train SEL  --lora-rank R  --lora-targets SEL   fine-tuning: frozen weights, LoRA\n"
+	    "  --budget memory=16GiB[:safe]|latency=10ms|...   budgets as in count (exit status 1 when one fails)\n"
 	    "  --tf32  --no-cudnn-tf32  --inference  --per-op  --json\n"
 	    "\n"
 	    "solver options (count, list, sample, reduce, explain, max, min):\n"

@@ -36,6 +36,7 @@ cli_query_free(struct cli_query *q)
 	free(q->config);
 	cm_catalog_free(&q->catalog);
 	json_decref(q->device_json);
+	json_decref(q->budgets);
 	memset(q, 0, sizeof *q);
 }
 
@@ -138,6 +139,12 @@ query_option(int argc, char **argv, int *i, struct cli_query *q, struct query_ar
 		} else
 			return dn_error_set(err, DN_EINVAL, "--lora-rank", "\"%s\" is not an integer from 1 to 65536 "
 			    "(or an expression over the hyperparameters)", v);
+	} else if (strcmp(a, "--budget") == 0) {
+		if ((v = need_arg(argc, argv, i, err)) == NULL)
+			return -1;
+		if (q->budgets == NULL && (q->budgets = json_object()) == NULL)
+			return dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
+		return cli_budget_option(q->budgets, "--budget", v, err);
 	} else if (strcmp(a, "--tf32") == 0) {
 		q->wl.tf32 = 1;
 	} else if (strcmp(a, "--no-cudnn-tf32") == 0) {

@@ -32,6 +32,11 @@ printf '{"dnnsat_model": 1, "hyperparameters": {"k": {"type": "int", "default": 
 check valid-small 0 "valid        yes" -- estimate --model "$tmp/small.json"
 check invalid 1 'violated   $.layers\[0\]: output height >= 1.*output size=-2' -- estimate --model "$tmp/small.json" k=7
 # a rule of every layer of a stack once, at its first place, with the repeats counted
+# budgets for one configuration, as POST /v1/estimate takes them
+check estimate-budget 1 '^  FAIL memory [0-9.]* GiB > 1 GiB$' -- estimate --preset resnet50 batch_size=64 --budget memory=1GiB --budget latency=1s
+check_again estimate-budget-ok '^  ok   latency [0-9.]* ms <= 1 s$'
+check estimate-budget-json 1 '"path": "$.budgets.memory",' -- estimate --preset resnet50 batch_size=64 --budget memory=1GiB --json
+check estimate-budget-bad 2 'unknown budget "memroy": did you mean memory?' -- estimate --preset resnet50 --budget memroy=1GiB
 check invalid-repeats 1 '^  violated   $.layers\[7\]\[0\][^ ]*: flash attention needs compute capability >= 8.0 (Ampere or newer) (compute capability x10=70) and 3 more places$' -- estimate --preset bert-base --device v100-16gb --attention flash
 check_again invalid-no-values '^  violated   [^ ]*: flash attention needs fp16 or bf16 (dtype is fp32) and 3 more places$'
 check templates 0 "resnet" -- templates
