@@ -300,6 +300,11 @@ solve_and_reply(struct srv_request *r, struct srv_query *sq, const struct cache_
 	if (ce != NULL)
 		restore(sq, ce);
 	if (sq->result != NULL) {
+		/* in memory but not in the cache (evicted, or a corrupt row the
+		 * cache deleted): stored again, so that the id stays answerable
+		 * by every replica and after a restart */
+		if (ce == NULL || !ce->final)
+			store(s, sq, sq->result, 1);
 		r->cache_hit = 1;
 		res = json_deep_copy(sq->result);
 		pthread_rwlock_unlock(&sq->lock);
@@ -601,13 +606,13 @@ api_reduction_get(struct srv_request *r)
 			srv_registry_release(r->srv->registry, sq);
 			return;
 		}
-		if (sq->result != NULL) {
+		if (sq->result != NULL && hit != CACHE_MISS) {
 			json_t *res = json_deep_copy(sq->result);
 			json_object_set_new(res, "cached", json_true());
 			r->cache_hit = 1;
 			srv_reply_json(r, 200, res);
 		} else
-			r->status = 0;
+			r->status = 0;  /* to a worker; a result the cache lost is stored again there */
 		pthread_rwlock_unlock(&sq->lock);
 		srv_registry_release(r->srv->registry, sq);
 		return;

@@ -2158,6 +2158,27 @@ def phase_models(st):
             path="$.model.id")
     eq("pg: upload again: 201", upload(b, onnx_bytes("tiny_cnn")).status, 201)
     eq("pg: served again", a.get("/v1/models/" + tid).status, 200)
+    # a reduction's row edited behind the service's back: the process that holds the result
+    # in memory stores it again, so the id stays answerable by every replica (until
+    # 2026-12-05 the row was deleted and never written again: 404 on B, and after a restart)
+    q = resnet_query("8GiB")
+    r = a.post("/v1/reductions", q)
+    rid = (r.json or {}).get("id", "0" * 32)
+    want = (r.json or {}).get("feasible")
+    n = psql("UPDATE dnnsat_results SET result = replace(result, '\"exact\":true', '\"exact\":false') "
+             "WHERE key = '%s' RETURNING key" % rid)
+    eq("pg: the reduction's row was edited", n, rid)
+    for how, resp in (("GET", lambda: a.get("/v1/reductions/" + rid)), ("POST", lambda: a.post("/v1/reductions", q))):
+        r = resp()
+        eq("pg: A answers the edited reduction from memory (%s)" % how, (r.status, (r.json or {}).get("feasible")),
+           (200, want))
+        eq("pg: the row is stored again after the %s" % how, psql("SELECT count(*) FROM dnnsat_results WHERE key = "
+                                                                  "'%s' AND result LIKE '%%\"exact\":true%%'" % rid), "1")
+        if how == "GET":
+            psql("UPDATE dnnsat_results SET result = replace(result, '\"exact\":true', '\"exact\":false') "
+                 "WHERE key = '%s'" % rid)
+    r = b.get("/v1/reductions/" + rid)
+    eq("pg: B reads the reduction A stored again", (r.status, (r.json or {}).get("feasible")), (200, want))
     a.stop()
     b.stop()
 
