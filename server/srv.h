@@ -217,8 +217,11 @@ const char *srv_query_arg(struct srv_request *r, const char *name);
  * NULL when out of memory. srv_guard_free stops it (after libmicrohttpd). */
 struct srv_guard *srv_guard_new(double request_timeout);
 void srv_guard_free(struct srv_guard *g);
-/* Connections ended by the request deadline so far. */
+/* Connections ended by the request deadline so far; of them, those that
+ * were answered 408 (the others were idle keep-alive connections, shut down
+ * without an answer). */
 unsigned srv_guard_reaped(struct srv_guard *g);
+unsigned srv_guard_refused(struct srv_guard *g);
 /* MHD_OPTION_NOTIFY_CONNECTION's callback (cls: the guard). */
 void srv_guard_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
     enum MHD_ConnectionNotificationCode code);

@@ -61,6 +61,7 @@ struct srv_guard {
 	double timeout;
 	struct guard_conn head;         /* circular list of live connections */
 	atomic_uint reaped;
+	atomic_uint refused408;         /* of them, those given a 408 */
 };
 
 int
@@ -111,8 +112,10 @@ reaper_main(void *arg)
 			if (atomic_load(&c->served) && !atomic_load(&c->line_seen))
 				shutdown(c->fd, SHUT_RDWR);     /* an idle keep-alive connection: no answer
 								 * a client could take for its next request's */
-			else
+			else {
 				(void)srv_guard_refuse(c->fd, 408, "request-timeout", "Request timeout", detail);
+				atomic_fetch_add(&g->refused408, 1);
+			}
 			n++;
 		}
 		if (n > 0) {
@@ -173,6 +176,12 @@ unsigned
 srv_guard_reaped(struct srv_guard *g)
 {
 	return g != NULL ? atomic_load(&g->reaped) : 0;
+}
+
+unsigned
+srv_guard_refused(struct srv_guard *g)
+{
+	return g != NULL ? atomic_load(&g->refused408) : 0;
 }
 
 void

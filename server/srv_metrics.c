@@ -16,7 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const int status_codes[] = { 200, 201, 202, 308, 400, 401, 404, 405, 413, 415, 422, 429, 500, 503 };
+/* every status the service answers (a request timed out by the guard:
+ * 408, counted at render time on the unmatched route) */
+static const int status_codes[] = { 200, 201, 202, 308, 400, 401, 404, 405, 408, 409, 413, 414, 415, 422, 429, 431,
+	500, 503 };
 #define NSTATUS ((int)(sizeof status_codes / sizeof status_codes[0]) + 1)     /* + other */
 static const double buckets[] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
 	1, 2.5, 5, 10, 30 };
@@ -220,6 +223,10 @@ srv_metrics_render(struct srv *s, size_t *len)
 	for (int i = 0; i < m->nroutes; i++)
 		for (int k = 0; k < NSTATUS; k++) {
 			uint64_t v = load(&m->routes[i].by_status[k]);
+			/* the guard's 408s: connections whose request never came whole,
+			 * before any route (srv_guard.c) */
+			if (i == m->nroutes - 1 && k < NSTATUS - 1 && status_codes[k] == 408)
+				v += (uint64_t)srv_guard_refused(s->guard);
 			if (v == 0)
 				continue;
 			if (k < NSTATUS - 1)
