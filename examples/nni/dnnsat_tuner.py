@@ -386,9 +386,10 @@ def batch_tuner_space(client, reduction_id, limit=100, cursor=None, sample_seed=
 
     The configurations are a page of the feasible set in the space's order
     (`limit` of them, from `cursor`: batch_tuner_spaces() walks the pages),
-    or, with sample_seed, `limit` seeded uniform samples: a spread over the
-    whole set, where the first page of the ordered walk holds the smallest
-    values. Each configuration is a complete NNI parameter set (continuous
+    or, with sample_seed, `limit` distinct configurations drawn by seeded
+    uniform samples (duplicates drawn again; fewer when the feasible set is
+    smaller): a spread over the whole set, where the first page of the
+    ordered walk holds the smallest values. Each configuration is a complete NNI parameter set (continuous
     parameters at their representative value on a page, drawn in samples:
     docs/api.md); `extra` ({name: value}) sets fixed values in every one
     (e.g. {"lr": 0.01}).
@@ -408,10 +409,40 @@ def batch_tuner_spaces(client, reduction_id, limit=100, extra=None):
             return
 
 
+def _distinct_samples(client, reduction_id, n, seed, extra, rounds=8):
+    """Up to n distinct seeded samples: uniform draws are with replacement,
+    so a BatchTuner space of them would run one configuration twice; the
+    duplicates are drawn again (seeds seed, seed + 1, ...), at most `rounds`
+    times; asked for the whole feasible set or more, its configurations.
+    Distinct as BatchTuner sees them: with `extra` set (continuous values
+    drawn by the samples are replaced by it)."""
+    red = client.reduction(reduction_id, timeout=30)
+    if red.get("status") == "exact" and n >= int(red.get("feasible", n + 1)):
+        # every feasible configuration asked for: the whole set, once each
+        out, cursor = [], None
+        while True:
+            page = client.configurations(reduction_id, limit=1000, cursor=cursor)
+            out += page["items"]
+            cursor = page.get("next_cursor")
+            if not cursor:
+                return out
+    seen, out = set(), []
+    for k in range(rounds):
+        if len(out) >= n:
+            break
+        for item in client.samples(reduction_id, n=n - len(out), seed=seed + k):
+            item = dict(item, **(extra or {}))
+            key = json.dumps(item, sort_keys=True)
+            if key not in seen and len(out) < n:
+                seen.add(key)
+                out.append(item)
+    return out
+
+
 def _batch_page(client, reduction_id, limit, cursor, sample_seed, extra):
     """(BatchTuner space, the next page's cursor or None)."""
     if sample_seed is not None:
-        items, next_cursor = client.samples(reduction_id, n=limit, seed=sample_seed), None
+        items, next_cursor = _distinct_samples(client, reduction_id, limit, sample_seed, extra), None
     else:
         page = client.configurations(reduction_id, limit=limit, cursor=cursor)
         items, next_cursor = page["items"], page.get("next_cursor")

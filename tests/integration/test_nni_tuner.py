@@ -304,6 +304,18 @@ def test_batch_tuner(client, rid, feasible):
     T.check(len(sampled["combine_params"]["_value"]) == 20
             and all(client.check(rid, c)["feasible"] for c in sampled["combine_params"]["_value"]),
             "a sampled BatchTuner space: 20 feasible configurations")
+    # distinct: samples are draws with replacement, and BatchTuner would run a duplicate twice
+    # (the walkthrough's 50 held 49 distinct until 2026-12-05); a space of fewer feasible
+    # configurations than asked gives each once
+    sampled = dnnsat_tuner.batch_tuner_space(client, rid, limit=feasible, sample_seed=1, extra=extra)
+    keys = [json.dumps(c, sort_keys=True) for c in sampled["combine_params"]["_value"]]
+    T.check(len(set(keys)) == len(keys) == feasible,
+            "a sampled BatchTuner space as large as the feasible set: %d configurations, %d distinct, %d feasible"
+            % (len(keys), len(set(keys)), feasible))
+    sampled = dnnsat_tuner.batch_tuner_space(client, rid, limit=feasible // 2, sample_seed=1, extra=extra)
+    keys = [json.dumps(c, sort_keys=True) for c in sampled["combine_params"]["_value"]]
+    T.check(len(set(keys)) == len(keys) and len(keys) > feasible // 4,
+            "half the feasible set asked for: %d sampled, %d distinct" % (len(keys), len(set(keys))))
 
 
 def flat_values(config, spec, prefix="", out=None):
