@@ -17,8 +17,10 @@ static const struct srv_route routes[] = {
 	{ "GET", "/", api_dashboard, SRV_R_PUBLIC, "dashboard" },
 	{ "GET", "/ui/*", api_web_file, SRV_R_PUBLIC, "dashboard_files" },
 	{ "GET", "/healthz", api_healthz, SRV_R_PUBLIC, "healthz" },
-	{ "GET", "/readyz", api_readyz, SRV_R_PUBLIC, "readyz" },
-	{ "GET", "/metrics", api_metrics, 0, "metrics" },
+	/* the database's state (a probe) and size: on a database reader, as
+	 * reduction reads, so that a hung database never holds an HTTP thread */
+	{ "GET", "/readyz", api_readyz, SRV_R_PUBLIC | SRV_R_DB, "readyz" },
+	{ "GET", "/metrics", api_metrics, SRV_R_DB, "metrics" },
 	{ "GET", "/openapi.json", api_openapi, SRV_R_PUBLIC, "openapi" },
 	{ "GET", "/schemas/*", api_schema_file, SRV_R_PUBLIC, "schemas" },
 	{ "GET", "/v1/templates", api_templates, 0, "templates", "timeout" },

@@ -2188,7 +2188,8 @@ def phase_blocked_read(st):
     one HTTP thread and the results table locked, a read waits in the database while the same
     server answers /healthz on another connection; when the lock goes the read is answered.
     Before the readers, the read held the only HTTP thread until its statement timed out, so
-    its access-log line came before that of /healthz. Ordering only: no clock is asserted (the
+    its access-log line came before that of /healthz; so did /metrics's (its row count) until
+    /readyz and /metrics ran on the readers too. Ordering only: no clock is asserted (the
     read's statement may wait 5 s for the lock, far more than the few steps below take)."""
     if not DB_URL:
         check("blocked read: DNNSAT_TEST_DATABASE_URL is set (run test_service.sh)", False)
@@ -2206,11 +2207,15 @@ def phase_blocked_read(st):
     def logged():
         with open(access) as f:
             text = f.read()
-        return "GET /healthz" in text, "GET /v1/reductions/%s\"" % rid in text
+        return "GET /healthz" in text, "GET /v1/reductions/%s\"" % rid in text, "GET /metrics" in text
 
     def read():
         got["r"] = d.get("/v1/reductions/%s" % rid, timeout=120)
+
+    def metrics():
+        got["m"] = d.get("/metrics", timeout=120)
     t = threading.Thread(target=read)
+    tm = threading.Thread(target=metrics)
     try:
         locker.stdin.write("BEGIN; LOCK TABLE dnnsat_results IN ACCESS EXCLUSIVE MODE; SELECT 'locked';\n")
         locker.stdin.flush()
@@ -2222,20 +2227,31 @@ def phase_blocked_read(st):
             waiting = psql("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'dnnsat' "
                            "AND wait_event_type = 'Lock'")
         eq("blocked read: the read waits on the lock in the database", waiting, "1")
+        # /metrics counts the table's rows (its first call): it waits on the lock too, on the
+        # second reader (until 2026-12-05 on the HTTP thread, holding /healthz behind it)
+        tm.start()
+        t0 = time.time()
+        while waiting == "1" and time.time() - t0 < 60 and tm.is_alive():
+            waiting = psql("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'dnnsat' "
+                           "AND wait_event_type = 'Lock'")
+        eq("blocked read: /metrics waits on the lock in the database", waiting, "2")
         eq("blocked read: /healthz answered meanwhile", d.get("/healthz").status, 200)
         t0 = time.time()
         while not logged()[0] and time.time() - t0 < 60:
             time.sleep(0.05)
-        eq("blocked read: when /healthz is logged, the read is not yet (no HTTP thread waits on "
-           "the database)", logged(), (True, False))
+        eq("blocked read: when /healthz is logged, the read and /metrics are not yet (no HTTP thread "
+           "waits on the database)", logged(), (True, False, False))
     finally:
         locker.stdin.write("COMMIT;\n")
         locker.stdin.close()
         locker.wait(timeout=60)
-    if t.ident is not None:
-        t.join(120)
+    for th in (t, tm):
+        if th.ident is not None:
+            th.join(120)
     r = got.get("r")
     eq("blocked read: the read is answered after the lock", r.status if r else None, 200)
+    r = got.get("m")
+    eq("blocked read: /metrics is answered after the lock", r.status if r else None, 200)
     check("blocked read: the database never counted as down", "database down" not in d.log(), d.log()[-300:])
     rc, _ = d.stop()
     eq("blocked read: exit status 0", rc, 0)
