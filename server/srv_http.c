@@ -630,7 +630,6 @@ srv_http_start(struct srv *s, struct dn_error *err)
 		struct MHD_OptionItem opts[] = {
 			{ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL },
 			{ MHD_OPTION_SOCK_ADDR, 0, addr },
-			{ MHD_OPTION_THREAD_POOL_SIZE, s->cfg.http_threads > 1 ? s->cfg.http_threads : 0, NULL },
 			{ MHD_OPTION_CONNECTION_LIMIT, (intptr_t)s->cfg.max_connections, NULL },
 			{ MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t)s->cfg.max_per_ip, NULL },
 			{ MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)s->cfg.connection_timeout, NULL },
@@ -641,13 +640,23 @@ srv_http_start(struct srv *s, struct dn_error *err)
 			{ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)request_completed, s },
 			{ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)srv_guard_notify, s->guard },
 			{ MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)uri_early, s },
-			/* the port is shared only when asked: libmicrohttpd's default
-			 * (SO_REUSEADDR) lets a restart bind, not a second server */
-			{ s->cfg.reuse_port ? MHD_OPTION_LISTENING_ADDRESS_REUSE : MHD_OPTION_END, 1, NULL },
+			{ MHD_OPTION_END, 0, NULL },   /* the thread pool, when more than one */
+			{ MHD_OPTION_END, 0, NULL },   /* the port's reuse, when asked */
 			{ MHD_OPTION_END, 0, NULL },
 		};
-		s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, access_handler, s, MHD_OPTION_ARRAY, opts,
-		    MHD_OPTION_END);
+		size_t n = sizeof opts / sizeof opts[0] - 3;
+		/* only what applies: a pool size of 0 or 1 draws a warning from
+		 * libmicrohttpd ("Zero size ... is ignored") */
+		if (s->cfg.http_threads > 1)
+			opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_POOL_SIZE, s->cfg.http_threads, NULL };
+		/* the port is shared only when asked: libmicrohttpd's default
+		 * (SO_REUSEADDR) lets a restart bind, not a second server */
+		if (s->cfg.reuse_port)
+			opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL };
+		/* the port argument is not used to bind (the address is) but names
+		 * the port in libmicrohttpd's messages ("Failed to bind to port 0") */
+		s->mhd = MHD_start_daemon(flags, (uint16_t)s->cfg.port, NULL, NULL, access_handler, s, MHD_OPTION_ARRAY,
+		    opts, MHD_OPTION_END);
 	}
 	if (s->mhd == NULL)
 		return dn_error_set(err, DN_EINVAL, "--listen", "cannot listen on %s:%d (in use, or not an address "

@@ -1436,6 +1436,15 @@ def phase_limits(st):
                           "--registry-size", "1", "--access-log", "off"],
                env={"DNNSAT_MAX_BODY": "64KiB"}, token=token).start()
     st["limits"] = d
+    # --workers 1: one HTTP thread, without libmicrohttpd's "Zero size ... is ignored" warning;
+    # a second server on its port fails, and libmicrohttpd's message names that port (it said
+    # "Failed to bind to port 0" until 2026-12-05)
+    check("limits: no thread-pool warning with one HTTP thread", "Zero size" not in d.log(), d.log()[-300:])
+    p = subprocess.run([DNNSATD, "--listen", "127.0.0.1:%d" % d.port], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=60)
+    err = p.stderr.decode(errors="replace")
+    check("limits: a second server on the port fails, naming it",
+          p.returncode != 0 and "port %d" % d.port in err and "port 0" not in err, err[-300:])
     r = d.get("/v1/templates", auth=False)
     problem("401 no token", r, 401, "/v1/templates")
     problem("401 wrong token", d.get("/v1/devices", auth=False, headers={"Authorization": "Bearer " + "x" * 26}),
