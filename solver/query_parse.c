@@ -834,9 +834,17 @@ parse_query(const json_t *req, const struct cm_device_catalog *catalog, struct s
 		int ok = 0;
 		for (const char *const *k = keys; *k; k++)
 			ok |= strcmp(*k, key) == 0;
-		if (!ok)
+		if (!ok) {
+			/* the front ends take "timeout" off before the query is parsed */
+			static const char *const named[] = { "model", "space", "device", "workload", "budgets",
+			    "constraints", "fixed", "bind", "engine", "timeout" };
+			char near[128];
+			if (dn_suggest(key, named, (int)(sizeof named / sizeof named[0]), near, sizeof near) > 0)
+				return dn_error_set(err, DN_EINVAL, "$", "unknown field \"%.64s\": did you mean %s?", key,
+				    near);
 			return dn_error_set(err, DN_EINVAL, "$", "unknown field \"%.64s\" (model, space, device, "
-			    "workload, budgets, constraints, fixed, bind, engine)", key);
+			    "workload, budgets, constraints, fixed, bind, engine, timeout)", key);
+		}
 	}
 	if ((v = json_object_get(req, "engine")) != NULL) {
 		const char *name = json_string_value(v);

@@ -289,6 +289,8 @@ check bad-space 2 "randint" -- count --preset mnist_mlp --space "$top_srcdir/tes
 check bad-cursor 2 "cursor belongs to another query" -- list $Q --cursor c1.0000000000000000.0-0-0-0
 check bad-cursor-garbage 2 "^dnnsat: --cursor: malformed cursor" -- list $Q --cursor garbage
 check bad-config-json 2 "^dnnsat: --config: not JSON: " -- explain $Q --config '{bad'
+printf '{"model": "mnist_mlp", "budget": {"memory": "1GiB"}}\n' >"$tmp/typo_query.json"
+check query-field-did-you-mean 2 '^dnnsat: $: unknown field "budget": did you mean budgets?$' -- count "$tmp/typo_query.json" --space "$SP"
 check budget-did-you-mean 2 '^dnnsat: $.budgets: unknown budget "memroy": did you mean memory?$' -- count $Q --budget memroy=3GiB
 check bad-memory-0-percent 2 "more than 0 and at most 100" -- count $Q --budget memory=0%
 # budgets a user can trust: units, the device's usable memory, ambiguous devices
