@@ -179,7 +179,8 @@ parse_with_units(const json_t *v, const char *path, const char *what, const stru
 	} else
 		*out = num * u->scale;
 	if (!(*out >= 0) || !isfinite(*out) || *out > 9.0e18)
-		return dn_error_set(err, DN_ERANGE, path, "%g is not a sensible %s", *out, what);
+		return dn_error_set(err, DN_ERANGE, path, "%g is not a sensible %s (a limit is from 0 to 9e18)", *out,
+		    what);
 	return 0;
 }
 

@@ -291,6 +291,7 @@ check bad-cursor-garbage 2 "^dnnsat: --cursor: malformed cursor" -- list $Q --cu
 check bad-config-json 2 "^dnnsat: --config: not JSON: " -- explain $Q --config '{bad'
 printf '{"model": "mnist_mlp", "budget": {"memory": "1GiB"}}\n' >"$tmp/typo_query.json"
 check query-field-did-you-mean 2 '^dnnsat: $: unknown field "budget": did you mean budgets?$' -- count "$tmp/typo_query.json" --space "$SP"
+check budget-range 2 '^dnnsat: $.budgets.params: 1e+30 is not a sensible count (a limit is from 0 to 9e18)$' -- count $Q --budget params=1e30
 check budget-did-you-mean 2 '^dnnsat: $.budgets: unknown budget "memroy": did you mean memory?$' -- count $Q --budget memroy=3GiB
 check bad-memory-0-percent 2 "more than 0 and at most 100" -- count $Q --budget memory=0%
 # budgets a user can trust: units, the device's usable memory, ambiguous devices
