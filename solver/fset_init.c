@@ -113,11 +113,11 @@ static int
 leaves_rule_open(const struct sq_query *q, const struct sp_dim *d)
 {
 	const struct expr_graph *g = cm_model_graph(q->model);
-	struct expr_ival *vars = malloc(sizeof *vars * ((size_t)g->nvars + 1));
+	struct expr_ival *vars = calloc((size_t)g->nvars + 1, sizeof *vars);
 	struct expr_ival *out = malloc(sizeof *out * ((size_t)g->n + 1));
 	int open = 0;
 
-	if (vars == NULL || out == NULL) {
+	if (vars == NULL || out == NULL || d->hp >= g->nvars) {
 		free(vars);
 		free(out);
 		return 0;
