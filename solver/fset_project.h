@@ -26,7 +26,9 @@ void fs_projection_free(struct fs_projection *p);
 /* The reduced space in NNI's format: every parameter keeps only the values
  * that occur in a feasible configuration (a randint stays a randint when the
  * values left are contiguous); parameters the model does not use are
- * untouched. NULL with err when nothing fits. New reference. */
+ * untouched. After a deadline the values of undecided boxes are kept too, so
+ * no value that fits is ever left out. NULL with err when nothing fits. New
+ * reference. */
 json_t *fs_reduced_space(const struct fs_engine *e, const struct fs_projection *p,
     struct dn_error *err);
 
