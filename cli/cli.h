@@ -31,6 +31,9 @@ struct cli_query {
 int cli_query_parse(int argc, char **argv, struct cli_query *q, struct dn_error *err);
 void cli_query_free(struct cli_query *q);
 void cli_print_error(const struct dn_error *err);
+/* cli_print_error, then the solver commands' exit status for it: 3 when the
+ * --timeout passed, else 2 (bad input). */
+int cli_fail(const struct dn_error *err);
 /* --budget NAME=VALUE (memory=LIMIT[:safe|:expected]) into a query's
  * "budgets" object, the query parser checking names and values. 0 or -1. */
 int cli_budget_option(json_t *budgets, const char *opt, const char *v, struct dn_error *err);

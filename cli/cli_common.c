@@ -25,6 +25,13 @@ cli_print_error(const struct dn_error *err)
 		fprintf(stderr, "dnnsat: %s\n", err->message);
 }
 
+int
+cli_fail(const struct dn_error *err)
+{
+	cli_print_error(err);
+	return err->code == DN_ETIMEOUT ? 3 : 2;      /* the --timeout passed, or bad input */
+}
+
 void
 cli_print_warnings(const struct sq_query *q, const char *prefix)
 {

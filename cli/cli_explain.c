@@ -33,16 +33,7 @@ print_json(const json_t *j)
 	fputc('\n', stdout);
 }
 
-/* Prints err; the exit status: 3 when the --timeout passed, else 2 (bad
- * input). */
-static int
-fail(const struct dn_error *err)
-{
-	cli_print_error(err);
-	return err->code == DN_ETIMEOUT ? 3 : 2;
-}
-
-/* fail() for an error of an option's value: its path, the option's name
+/* cli_fail() for an error of an option's value: its path, the option's name
  * without the dashes, gets them back; an error without a path (the
  * deadline) is printed as it is. */
 static int
@@ -53,7 +44,7 @@ fail_option(struct dn_error *err)
 		dn_fmt(p, sizeof p, "--%s", err->path);
 		memcpy(err->path, p, sizeof err->path);
 	}
-	return fail(err);
+	return cli_fail(err);
 }
 
 /* The shape rules an explained configuration breaks (the "violated" items
@@ -106,7 +97,7 @@ explain_config(struct fs_engine *e, const char *text, int json_out)
 	memset(&err, 0, sizeof err);
 	if (cfg == NULL) {      /* a configuration is JSON: say where it is not */
 		dn_error_set(&err, DN_EINVAL, "--config", "not JSON: %s (column %d)", jerr.text, jerr.column);
-		return fail(&err);
+		return cli_fail(&err);
 	}
 	scratch = calloc((size_t)ans_scratch_len(e), sizeof *scratch);
 	out = scratch ? ans_check(e, cfg, scratch, 0, &err) : NULL;
@@ -223,5 +214,5 @@ cli_solve_more(const char *cmd, struct fs_engine *e, struct sq_query *q, double 
 		dn_error_set(&err, DN_EINVAL, cmd, "give --param NAME (and --per NAME)");
 	} else
 		dn_error_set(&err, DN_EINVAL, cmd, "unknown command");
-	return fail(&err);
+	return cli_fail(&err);
 }

@@ -46,13 +46,6 @@ struct solve_opts {
 	uint64_t seed;
 };
 
-static int
-fail(struct dn_error *err)
-{
-	cli_print_error(err);
-	return err->code == DN_ETIMEOUT ? 3 : 2;      /* the --timeout passed, or bad input */
-}
-
 /* A positional argument: NAME=VALUE fixes a hyperparameter (as --set,
  * unless a file has that name), anything else is the query file whose
  * fields go into the query (*file: the one read already, if any). */
@@ -468,14 +461,14 @@ cmd_count(struct fs_engine *e, struct solve_opts *o)
 	memset(&err, 0, sizeof err);
 	/* the last fifth of the deadline (a second at most) for the estimate */
 	if (fs_count_all(e, o->timeout - spare, &err) != 0)
-		return fail(&err);
+		return cli_fail(&err);
 	j = ans_count_estimated(e, 0, spare, o->seed, &err);
 	if (j == NULL)
-		return fail(&err);
+		return cli_fail(&err);
 	dt = fs_now() - t0;
 	if (z3_answers(e, o, t0, &zc, &cf, &err) != 0) {
 		json_decref(j);
-		return fail(&err);
+		return cli_fail(&err);
 	}
 	fs_count_str(e->total, total, sizeof total);
 	fs_count_str(e->lower, lo, sizeof lo);
@@ -531,20 +524,20 @@ cmd_list(struct fs_engine *e, struct solve_opts *o)
 		if (fs_count_parse(o->offset, &k) != 0) {
 			dn_error_set(&err, DN_EINVAL, "--offset", "must be a non-negative integer");
 			free(pos);
-			return fail(&err);
+			return cli_fail(&err);
 		}
 		if (fs_count_all(e, o->timeout, &err) != 0 || e->lower != e->upper) {
 			if (!dn_error_isset(&err))
 				dn_error_set(&err, DN_ETIMEOUT, "--offset", "the count did not finish in %g s: "
 				    "use --cursor to page instead", o->timeout);
 			free(pos);
-			return fail(&err);
+			return cli_fail(&err);
 		}
 		r = fs_kth(e, k, pos, &err);
 		if (r != 0) {
 			free(pos);
 			if (r < 0)
-				return fail(&err);
+				return cli_fail(&err);
 			/* past the end: an empty page, as the API answers it */
 			fs_count_str(e->lower, total, sizeof total);
 			fprintf(stderr, "dnnsat: no configuration at --offset %s: %s fit\n", o->offset, total);
@@ -555,14 +548,14 @@ cmd_list(struct fs_engine *e, struct solve_opts *o)
 		if (ans_cursor_parse(e, fp, o->cursor, pos, &err) != 0) {
 			memcpy(err.path, "--cursor", sizeof "--cursor");
 			free(pos);
-			return fail(&err);
+			return cli_fail(&err);
 		}
 		started = 1;
 	}
 	r = ans_walk(e, pos, started, o->limit, print_config, &printed, &err);
 	if (r < 0) {
 		free(pos);
-		return fail(&err);
+		return cli_fail(&err);
 	}
 	if (r == 1) {
 		char *c = ans_cursor_make(e, fp, pos);
@@ -587,14 +580,14 @@ cmd_sample(struct fs_engine *e, struct solve_opts *o)
 	memset(&err, 0, sizeof err);
 	/* half the deadline for the count; samples without it when it does not finish */
 	if (fs_count_all(e, o->timeout / 2, &err) != 0)
-		return fail(&err);
+		return cli_fail(&err);
 	if (e->lower == 0 && e->upper == 0) {
 		fprintf(stderr, "dnnsat: no feasible configuration to sample\n");
 		return 1;
 	}
 	out = ans_samples_any(e, o->n, o->seed, end, &err);
 	if (out == NULL)
-		return fail(&err);
+		return cli_fail(&err);
 	json_array_foreach(json_object_get(out, "items"), i, j)
 		print_config(NULL, json_incref(j));
 	complete = json_is_true(json_object_get(out, "complete"));
@@ -619,7 +612,7 @@ cmd_reduce(struct fs_engine *e, struct solve_opts *o)
 	memset(&err, 0, sizeof err);
 	/* half the deadline for the count: the projection walks what it stored */
 	if (fs_count_all(e, o->timeout / 2, &err) != 0 || fs_project(e, &p, &err) != 0)
-		return fail(&err);
+		return cli_fail(&err);
 	r = fs_reduced_space(e, &p, &err);     /* undecided values kept: a drop-in loses nothing that fits */
 	fs_projection_free(&p);
 	if (r == NULL) {
@@ -656,7 +649,7 @@ cli_solve(int argc, char **argv)
 	if (parse_opts(argc, argv, &o, &err) != 0 || open_query(&o, &q, &cat, &err) != 0 ||
 	    fs_init(&e, &q, &err) != 0) {
 		cli_suggest_query(&err, o.req);
-		status = fail(&err);
+		status = cli_fail(&err);
 		goto out;
 	}
 	cli_print_warnings(&q, NULL);
