@@ -252,32 +252,22 @@ build_model(const struct cli_query *q, struct cm_model **m, struct dn_error *err
 	return rc;
 }
 
-/* With --budget: the verdict of POST /v1/estimate's "feasible" (every
- * budget, the shapes, the memory), and with `print` each budget as
- * "ok   memory 4.08 GiB <= 16 GiB" or "FAIL ..." (cli_print_part). 0 fits,
- * 1 not, 2 on error. */
-static int
-budgets_verdict(const struct cli_query *q, int print, struct dn_error *err)
+/* Each budget of POST /v1/estimate's answer `o` as "ok   memory 4.08 GiB <=
+ * 16 GiB" or "FAIL ..." (cli_print_part), after the table. */
+static void
+print_budgets(const json_t *o)
 {
-	json_t *o = estimate_json(q, err), *c;
+	json_t *c;
 	size_t i;
-	int ok;
 
-	if (o == NULL)
-		return 2;
-	ok = json_is_true(json_object_get(o, "feasible"));
-	if (print) {
-		printf("\nbudgets\n");
-		json_array_foreach(json_object_get(o, "constraints"), i, c) {
-			const char *path = json_string_value(json_object_get(c, "path"));
-			if (path == NULL || strncmp(path, "$.budgets.", 10) != 0)
-				continue;
-			printf("  ");
-			cli_print_part(c);
-		}
+	printf("\nbudgets\n");
+	json_array_foreach(json_object_get(o, "constraints"), i, c) {
+		const char *path = json_string_value(json_object_get(c, "path"));
+		if (path == NULL || strncmp(path, "$.budgets.", 10) != 0)
+			continue;
+		printf("  ");
+		cli_print_part(c);
 	}
-	json_decref(o);
-	return ok ? 0 : 1;
 }
 
 int
@@ -305,19 +295,27 @@ cli_estimate(int argc, char **argv)
 	}
 	if (cm_model_eval(m, q.config, scratch, &r, &err) != 0)
 		goto out;
-	if (q.json) {
-		json_t *o = estimate_json(&q, &err);
-		if (o == NULL)
-			goto out;
-		json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
-		fputc('\n', stdout);
-		json_decref(o);
-	} else
-		print_table(&q, m, scratch, &r);
 	/* the same verdict as the JSON's "feasible": the usable memory, not the card's */
 	status = (r.valid && r.mem <= usable_bytes(&q)) ? 0 : 1;
-	if (q.budgets != NULL && (status = budgets_verdict(&q, !q.json, &err)) == 2)
-		goto out;
+	if (!q.json)
+		print_table(&q, m, scratch, &r);
+	if (q.json || q.budgets != NULL) {
+		/* POST /v1/estimate's answer: printed, or its budgets after the
+		 * table; with budgets its "feasible" is the verdict */
+		json_t *o = estimate_json(&q, &err);
+		if (o == NULL) {
+			status = 2;
+			goto out;
+		}
+		if (q.json) {
+			json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
+			fputc('\n', stdout);
+		} else
+			print_budgets(o);
+		if (q.budgets != NULL)
+			status = json_is_true(json_object_get(o, "feasible")) ? 0 : 1;
+		json_decref(o);
+	}
 out:
 	if (dn_error_isset(&err))
 		cli_print_error(&err);
