@@ -823,8 +823,11 @@ parse_query(const json_t *req, const struct cm_device_catalog *catalog, struct s
 {
 	const char *key, *preset = NULL;
 	json_t *v;
-	static const char *const keys[] = { "model", "space", "device", "workload", "budgets",
-	    "constraints", "fixed", "bind", "engine", NULL };
+	/* a query's fields; the last, "timeout", the front ends take off
+	 * before the query is parsed (it is named for "did you mean") */
+	static const char *const fields[] = { "model", "space", "device", "workload", "budgets",
+	    "constraints", "fixed", "bind", "engine", "timeout" };
+	const int nfields = (int)(sizeof fields / sizeof fields[0]);
 	const json_t *dev;
 
 	memset(q, 0, sizeof *q);
@@ -833,14 +836,11 @@ parse_query(const json_t *req, const struct cm_device_catalog *catalog, struct s
 		return dn_error_set(err, DN_EINVAL, "$", "a query must be a JSON object");
 	json_object_foreach((json_t *)req, key, v) {
 		int ok = 0;
-		for (const char *const *k = keys; *k; k++)
-			ok |= strcmp(*k, key) == 0;
+		for (int k = 0; k < nfields - 1; k++)
+			ok |= strcmp(fields[k], key) == 0;
 		if (!ok) {
-			/* the front ends take "timeout" off before the query is parsed */
-			static const char *const named[] = { "model", "space", "device", "workload", "budgets",
-			    "constraints", "fixed", "bind", "engine", "timeout" };
 			char near[128];
-			if (dn_suggest(key, named, (int)(sizeof named / sizeof named[0]), near, sizeof near) > 0)
+			if (dn_suggest(key, fields, nfields, near, sizeof near) > 0)
 				return dn_error_set(err, DN_EINVAL, "$", "unknown field \"%.64s\": did you mean %s?", key,
 				    near);
 			return dn_error_set(err, DN_EINVAL, "$", "unknown field \"%.64s\" (model, space, device, "
