@@ -115,7 +115,7 @@ leaves_rule_open(const struct sq_query *q, const struct sp_dim *d)
 	const struct expr_graph *g = cm_model_graph(q->model);
 	struct expr_ival *vars = calloc((size_t)g->nvars + 1, sizeof *vars);
 	struct expr_ival *out = malloc(sizeof *out * ((size_t)g->n + 1));
-	int open = 0;
+	int open = 0, real;
 
 	if (vars == NULL || out == NULL || d->hp >= g->nvars) {
 		free(vars);
@@ -125,9 +125,9 @@ leaves_rule_open(const struct sq_query *q, const struct sp_dim *d)
 	for (int h = 0; h < q->def->nhps && h < g->nvars; h++)
 		vars[h].lo = vars[h].hi = q->fixed[h];
 	vars[d->hp].lo = vars[d->hp].hi = sp_value_hp(d, 0);
+	real = g->vars[d->hp].type == EXPR_REAL;
 	for (int64_t i = 1; i < d->nvalues; i++) {
 		union expr_val v = sp_value_hp(d, i);
-		int real = g->vars[d->hp].type == EXPR_REAL;
 		if (real ? v.r < vars[d->hp].lo.r : v.i < vars[d->hp].lo.i)
 			vars[d->hp].lo = v;
 		if (real ? v.r > vars[d->hp].hi.r : v.i > vars[d->hp].hi.i)
