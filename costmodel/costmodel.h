@@ -75,7 +75,7 @@
  * tensors under autocast (pow runs in fp32), and the Hopper entries'
  * CUDA context is the measured 796.8 MiB and the H200's usable memory its
  * cudaMemGetInfo total. */
-#define CM_VERSION "1.4.7"
+#define CM_VERSION "1.4.8"
 
 /* Limits on a built model (DN_ERANGE naming the limit beyond them), far
  * above the largest real models: the resnet template at its maxima builds

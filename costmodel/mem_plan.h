@@ -53,7 +53,8 @@ struct mem_plan {
 	expr_id train_reserved_dyn; /* max(allocated peak, cached at backward) */
 	expr_id saved_bytes;    /* all activation storages kept for backward */
 	/* the safe (upper) estimate, see mem_plan.c */
-	expr_id ws_max;         /* largest workspace of any op */
+	expr_id ws_safe;        /* the largest forward workspace plus the largest
+	                         * backward one, each at its bound (op ws_bound) */
 	expr_id grad_flight_max; /* largest set of activation gradients in flight */
 	expr_id context_upper;  /* context upper bound + library workspaces */
 	expr_id train_safe, infer_safe;

@@ -101,6 +101,9 @@ struct cm_op {
 	                         * linear), counted as MACs under CM_MACS_NB201 */
 	/* memory */
 	expr_id ws_fwd, ws_bwd; /* transient workspace bytes */
+	expr_id ws_bound;       /* an upper bound of either pass's workspace where
+	                         * the library may ask more than ws_fwd/ws_bwd
+	                         * (the safe estimate's; 0: none) */
 	expr_id bwd_extra;      /* bytes of backward temporaries beyond gradients */
 	/* gradient checkpointing (ckpt_plan.h): block number + 1 (0: none) and
 	 * the block's last operator (-1: none) */

@@ -819,6 +819,7 @@ op_init(struct op_build *ob, struct model_builder *mb, const struct op_rule *rul
 	ob->op.parallel = expr_int(g, 1);
 	ob->op.ws_fwd = expr_int(g, 0);
 	ob->op.ws_bwd = expr_int(g, 0);
+	ob->op.ws_bound = expr_int(g, 0);
 	ob->op.bwd_extra = expr_int(g, 0);
 	ob->op.kernel_area = expr_int(g, 0);
 	ob->op.bias_adds = expr_int(g, 0);

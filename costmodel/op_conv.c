@@ -154,7 +154,19 @@ conv_out_size(struct op_build *ob, const struct conv_args *a, int i, expr_id in)
  * 36/16 = 2.25 times the input and the output. Other shapes run implicit
  * GEMM, whose workspace is negligible. Backward data and filter use the
  * same transforms.
+ *
+ * The safe estimate's bound (ws_bound): cuDNN 9.19 on an H200 asked for
+ * about the input plus the output of nearly every convolution that is not
+ * depthwise, whatever its kernel and stride (the 7x7/2 stem, strided 1x1
+ * shortcuts, 1x1 at 14x14), and at most that plus 50.1 MiB on every one of
+ * the 136 measured (tests/reference/h200_conv_workspace.csv: each distinct
+ * convolution of resnet18, resnet50, vgg16 and Xception alone, forward and
+ * backward; the largest excess, 728 -> 1024 1x1 at 14x14, batch 32, in
+ * backward); depthwise ones asked none. So the bound is the input plus the
+ * output plus 64 MiB (that excess rounded up) for every convolution with
+ * fewer groups than input channels, where the expected rule says less.
  */
+#define CONV_WS_EXCESS_BYTES (64LL << 20)
 static void
 conv_workspace(struct op_build *ob, const struct conv_args *a, const struct cm_tensor *x)
 {
@@ -168,6 +180,8 @@ conv_workspace(struct op_build *ob, const struct conv_args *a, const struct cm_t
 
 	ob->op.ws_fwd = expr_mul(g, dense3, ws);
 	ob->op.ws_bwd = ob->op.ws_fwd;
+	ob->op.ws_bound = expr_mul(g, expr_lt(g, a->groups, a->cin),
+	    expr_add(g, io, expr_int(g, CONV_WS_EXCESS_BYTES)));
 }
 
 static int
