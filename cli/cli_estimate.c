@@ -167,8 +167,9 @@ print_table(const struct cli_query *q, const struct cm_model *m, const union exp
 			    cli_human_bytes((double)r->mem_breakdown[cat], a, sizeof a));
 	if (q->wl.training)
 		printf("  (inference peak would be %s)\n", cli_human_bytes((double)r->mem_infer, a, sizeof a));
-	printf("  safe estimate %s (upper bound: each term at its own maximum, the largest\n"
-	    "  workspace cached, the CUDA context's upper bound; select it with memory=LIMIT:safe)\n",
+	printf("  safe estimate %s (upper bound: each term at its own maximum, a forward and a\n"
+	    "  backward workspace cached, the CUDA context's upper bound; select it with\n"
+	    "  memory=LIMIT:safe)\n",
 	    cli_human_bytes((double)r->mem_safe, a, sizeof a));
 	printf("\nlatency      %.3f ms inference, %.3f ms per training step\n", r->lat_infer * 1e3, r->lat_train * 1e3);
 	printf("utilization  %.0f%% of the SMs busy over a %s step (estimate)\n", r->util * 100.0,
