@@ -281,7 +281,9 @@ function buildQuery() {
 	const workload = { mode: mode(), dtype: $('dtype').value, tf32: $('tf32').checked };
 	if (workload.mode === 'training')
 		workload.optimizer = $('optimizer').value;
-	const budgets = { memory: `${st.memory}B` };       // sizes need a unit
+	const limit = `${st.memory}B`;                      // sizes need a unit
+	// the safe estimate: the budget bounds costs.memory.safe_peak_bytes
+	const budgets = { memory: $('memory-safe').checked ? { limit, estimate: 'safe' } : limit };
 	if ($('compute-on').checked)
 		budgets[$('compute-kind').value] = computeValue();
 	if ($('latency-on').checked)
@@ -424,7 +426,8 @@ function loadCheck() {
 	renderEditor($('editor'), st.query.space, st.selected, pick);
 	return view('check', 'check', async (signal, id) => {
 		const { data } = await request(`/v1/reductions/${id}/check?${configQuery(st.selected)}`, { signal });
-		renderBreakdown($('breakdown'), data, parseFloat(st.query.budgets.memory));
+		const m = st.query.budgets.memory;
+		renderBreakdown($('breakdown'), data, parseFloat(typeof m === 'object' ? m.limit : m), typeof m === 'object');
 	});
 }
 
@@ -547,6 +550,7 @@ function inputs() {
 		model: t, preset: $('preset').value, model_json: t === CUSTOM ? $('model-json').value : '',
 		space: $('space').value, device: $('device').value, mode: mode(), optimizer: $('optimizer').value,
 		dtype: $('dtype').value, tf32: $('tf32').checked ? '1' : '', memory: st.memory,
+		memory_safe: $('memory-safe').checked ? '1' : '',
 		compute: $('compute-on').checked ? `${$('compute-kind').value}:${$('compute').value}` : '',
 		latency: $('latency-on').checked ? $('latency').value : '',
 		x: $('hm-x').value, y: $('hm-y').value, config: st.selected ? JSON.stringify(st.selected) : '',
@@ -615,6 +619,7 @@ async function restore() {
 	choose('dtype', s.dtype);
 	$('optimizer').disabled = mode() !== 'training';
 	$('tf32').checked = s.tf32 === '1';
+	$('memory-safe').checked = s.memory_safe === '1';
 	if (s.memory !== undefined) {
 		const bytes = Number(s.memory);
 		if (bytes > 0)
@@ -681,7 +686,7 @@ function wire() {
 	on('space-example', 'click', () => { setExample(); solveSoon(); });
 	on('device', 'change', () => { onDevice(); solveSoon(); });
 	on('mode', 'change', () => { $('optimizer').disabled = mode() !== 'training'; solveSoon(); });
-	for (const id of ['optimizer', 'dtype', 'tf32', 'compute-on', 'compute-kind', 'latency-on'])
+	for (const id of ['optimizer', 'dtype', 'tf32', 'memory-safe', 'compute-on', 'compute-kind', 'latency-on'])
 		on(id, 'change', () => { showBudgets(); solveSoon(); });
 	on('memory', 'input', () => { setMemory(Math.min(Number($('memory').value) * MEM_STEP, usable(device()))); solveSoon(); });
 	on('memory-num', 'change', () => {

@@ -36,10 +36,11 @@ export function renderEditor(el, space, config, onChange) {
 		document.getElementById(focused)?.focus();
 }
 
-// The bar at the width it is shown at (`W` px), so its labels keep their size.
-function bar(W, peak, parts, budget) {
+// The bar at the width it is shown at (`W` px), so its labels keep their size;
+// `safe`: the safe estimate's bytes, marked when the budget bounds it.
+function bar(W, peak, parts, budget, safe) {
 	const H = 74, Y = 22, BH = 30;
-	const scale = W / (Math.max(peak, budget || 0) * 1.04 || 1);
+	const scale = W / (Math.max(peak, budget || 0, safe || 0) * 1.04 || 1);
 	let x = 0;
 	const rects = parts.filter(([, , b]) => b > 0).map(([name, color, b]) => {
 		const r = s('rect', { x, y: Y, width: Math.max(b * scale, 0.5), height: BH, fill: color },
@@ -53,10 +54,16 @@ function bar(W, peak, parts, budget) {
 		s('text', { x: bx, y: 12, 'text-anchor': bx > W * 0.7 ? 'end' : 'start', dx: bx > W * 0.7 ? -4 : 4, class: 'bar-label' },
 			`budget ${fmt.bytes(budget)}`),
 	] : [];
+	if (safe) {
+		const sx = safe * scale;
+		marks.push(s('line', { x1: sx, x2: sx, y1: Y - 4, y2: Y + BH + 4, class: 'safe-line' },
+			s('title', {}, `safe estimate: ${fmt.bytes(safe)}`)));
+	}
 	const peakX = Math.min(peak * scale, W);
 	return s('svg', {
 		viewBox: `0 0 ${W} ${H}`, class: 'bar', role: 'img',
-		'aria-label': `Peak memory ${fmt.bytes(peak)}${budget ? ` against a budget of ${fmt.bytes(budget)}` : ''}`,
+		'aria-label': `Peak memory ${fmt.bytes(peak)}${safe ? `, safe estimate ${fmt.bytes(safe)}` : ''}${budget
+			? ` against a budget of ${fmt.bytes(budget)}` : ''}`,
 	},
 	s('rect', { x: 0, y: Y, width: W, height: BH, class: 'bar-bg' }), rects, marks,
 	s('text', { x: peakX, y: Y + BH + 18, 'text-anchor': peakX > W * 0.5 ? 'end' : 'start', class: 'bar-label' },
@@ -73,8 +80,10 @@ function violations(list) {
 		v.path ? h('code', {}, ` ${v.path}`) : '')));
 }
 
-// Fills `el` with a check answer; `budget`: the memory budget in bytes.
-export function renderBreakdown(el, answer, budget) {
+// Fills `el` with a check answer; `budget`: the memory budget in bytes;
+// `safe`: it bounds the safe estimate (then marked on the bar) instead of
+// the expected peak.
+export function renderBreakdown(el, answer, budget, safe) {
 	const c = answer.costs || {};
 	const mem = c.memory || {};
 	const b = mem.breakdown || {};
@@ -85,6 +94,8 @@ export function renderBreakdown(el, answer, budget) {
 		h('span', { class: 'num' }, fmt.bytes(v)), h('span', { class: 'num muted' }, peak ? fmt.percent(v / peak) : ''))));
 	const lat = c.latency || {};
 	const other = [
+		['safe estimate', mem.safe_peak_bytes !== undefined
+			? `${fmt.bytes(mem.safe_peak_bytes)}${safe ? ' (the budget bounds it)' : ''}` : null],
 		['parameters', c.params !== undefined ? fmt.si(c.params) : null],
 		['forward FLOPs', c.flops !== undefined ? fmt.si(c.flops) : null],
 		['forward MACs', c.macs !== undefined ? fmt.si(c.macs) : null],
@@ -97,7 +108,8 @@ export function renderBreakdown(el, answer, budget) {
 			answer.feasible ? 'Fits every budget' : 'Does not fit',
 			mem.peak_phase ? h('span', { class: 'muted' }, ` · peak in the ${mem.peak_phase} pass`) : null),
 		violations(answer.violated || []),
-		h('div', { class: 'bar-wrap' }, bar(Math.min(900, Math.max(280, el.clientWidth || 480)), peak, parts, budget)),
+		h('div', { class: 'bar-wrap' }, bar(Math.min(900, Math.max(280, el.clientWidth || 480)), peak, parts, budget,
+			safe ? mem.safe_peak_bytes : 0)),
 		legend,
 		h('dl', { class: 'costs' }, other.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])));
 }

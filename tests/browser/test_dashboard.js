@@ -6,7 +6,8 @@
 //     a100-40gb; the count equals the API's; the memory slider moved by
 //     keyboard changes the count to what the API answers for that budget;
 //     a removed value explained; a heat map equal to the API's; a picked
-//     configuration's memory breakdown; the next page; an API error shown
+//     configuration's memory breakdown; the safe estimate selected (fewer
+//     fit, as the API says, marked on the bar, kept in the link); the next page; an API error shown
 //     next to its field; a reduction still counting (202) shown as bounds;
 //     the downloaded search_space.json equal to the API's reduced_space;
 //     a reload keeps the inputs (the URL fragment) and the link opened
@@ -381,6 +382,31 @@ async function desktop(browser) {
 			} finally {
 				await other.close();
 			}
+		}],
+		['the safe estimate: the budget bounds it, fewer fit, the API agrees, the link keeps it', async () => {
+			assert.ok(await page.$$eval('#breakdown dt', (l) => l.some((d) => d.textContent === 'safe estimate')),
+				'the breakdown names the safe estimate');
+			assert.equal(await page.$$eval('#breakdown .safe-line', (l) => l.length), 0, 'marked while not selected');
+			const bytes = Number(await page.$eval('#memory-out', (el) => el.dataset.bytes));
+			const checked = page.waitForResponse(isPath(/\/check$/), { timeout: STEP_TIMEOUT });
+			const safe = await solved(page, () => page.check('#memory-safe'));
+			assert.deepEqual(safe.sent.budgets.memory, { limit: `${bytes}B`, estimate: 'safe' });
+			assert.equal(safe.answer.budgets.memory.estimate, 'safe');
+			const shown = await shownCount(page);
+			assert.ok(Number(shown.raw) < Number(second.own.feasible),
+				`safe: ${shown.raw} fit, expected estimate: ${second.own.feasible}`);
+			const own = await apiAnswer({ ...second.sent, budgets: { memory: { limit: `${bytes}B`, estimate: 'safe' } } });
+			assert.equal(shown.raw, own.feasible, `shown ${shown.raw}, the API says ${own.feasible}`);
+			const check = await (await checked).json();
+			await page.waitForSelector('#breakdown .safe-line', { state: 'attached', timeout: STEP_TIMEOUT });
+			const label = await page.getAttribute('#breakdown .bar', 'aria-label');
+			assert.ok(label.includes(`safe estimate ${await page.evaluate(async (b) => (await import('/ui/format.js')).bytes(b),
+				check.costs.memory.safe_peak_bytes)}`), label);
+			await page.waitForFunction(() => new URLSearchParams(location.hash.slice(1)).get('memory_safe') === '1',
+				null, { timeout: STEP_TIMEOUT });
+			const back = await solved(page, () => page.uncheck('#memory-safe'));
+			assert.deepEqual(back.sent, second.sent);
+			assert.equal((await shownCount(page)).raw, second.own.feasible);
 		}],
 		['next page of configurations', async () => {
 			const before = await page.locator('#configs tbody tr').first().textContent();
