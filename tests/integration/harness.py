@@ -20,8 +20,8 @@ for sub in ("python", "optuna", "nni"):
     sys.path.insert(0, os.path.join(EXAMPLES, sub))
 
 # ResNet-50 (examples/spaces/resnet.json: 9240 configurations) training with
-# Adam in fp32 on an A100 40 GB under a 3.5 GiB memory budget: 1387 fit (15%;
-# 3 GiB held 1324 until the A100's CUDA context became 1790 MiB, 864 now).
+# Adam in fp32 on an A100 40 GB under a 3.5 GiB memory budget: 1368 fit (15%;
+# 3 GiB held 1324 until the A100's CUDA context became 1790 MiB, 851 now).
 RESNET_BUDGET = "3.5GiB"
 
 

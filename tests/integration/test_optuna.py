@@ -3,7 +3,7 @@
 Debian's python3-optuna (3.1) against the REAL daemon.
 
 The space: examples/spaces/resnet.json (9240 configurations) for ResNet-50
-training on an A100 40 GB under a 3.5 GiB memory budget, where 1387 fit (15%).
+training on an A100 40 GB under a 3.5 GiB memory budget, where 1368 fit (15%).
 Studies of 200 trials; every proposal is checked with the server's /check:
 
   1. FeasibleSampler, uniform: 0 infeasible proposals;
