@@ -81,6 +81,7 @@ struct srv_registry;
 struct srv_metrics;
 struct srv_guard;
 struct srv_dist;
+struct srv_ready;
 
 struct srv {
 	struct srv_config cfg;
@@ -94,6 +95,7 @@ struct srv {
 	struct srv_metrics *metrics;
 	struct srv_guard *guard;
 	struct srv_dist *dist;          /* --distribute: the job claimers (srv_dist.c), else NULL */
+	struct srv_ready *ready;        /* with PostgreSQL: the database prober (srv_ready.c) */
 	struct cm_device_catalog catalog;
 	json_t *templates;              /* GET /v1/templates body, built at start */
 	char **tokens;                  /* bearer tokens, NULL-terminated; NULL: no auth */
@@ -201,6 +203,15 @@ void srv_text_clean(const char *in, char *out, size_t cap);
 void srv_reply_error(struct srv_request *r, const struct dn_error *err);
 /* A query-string parameter, or NULL. */
 const char *srv_query_arg(struct srv_request *r, const char *name);
+
+/* ---- the database prober (srv_ready.c) ---- */
+/* Starts a thread that pings the database every second and logs each
+ * change of its state, so that GET /readyz reads the cache's state without
+ * waiting on the database; NULL when out of memory or no thread could
+ * start. srv_ready_free stops it (after the ping in flight, which the
+ * cache bounds) and takes NULL. */
+struct srv_ready *srv_ready_new(struct srv *s);
+void srv_ready_free(struct srv_ready *p);
 
 /* ---- the connection guard (srv_guard.c) ---- */
 /* What one connection's libmicrohttpd memory (SRV_CONNECTION_MEMORY) must

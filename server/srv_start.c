@@ -5,7 +5,8 @@
  * access log, the cache (PostgreSQL with a database URL, else in memory),
  * metrics, the solver pool (and with PostgreSQL the database readers, one
  * per pooled connection), the registry, the connection guard, the
- * claimers of distributed counts (--distribute), then
+ * claimers of distributed counts (--distribute), the database prober
+ * (srv_ready.c), then
  * libmicrohttpd (a warning in the log when it listens beyond loopback
  * without tokens).
  * Down, in this order: stop accepting (readyz turns 503), let solver work
@@ -180,6 +181,8 @@ srv_start(struct srv *s, struct dn_error *err)
 		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory at start");
 	if (s->cfg.distribute && (s->dist = srv_dist_new(s)) == NULL)
 		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory at start");
+	if (s->cfg.database_url != NULL && (s->ready = srv_ready_new(s)) == NULL)
+		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory at start (the database prober)");
 	raise_file_limit(s);
 	if (srv_http_start(s, err) != 0)
 		return -1;
@@ -201,6 +204,8 @@ srv_stop(struct srv *s)
 	 * the cache: they stop (giving back the job they count) before those go */
 	srv_dist_free(s->dist);
 	s->dist = NULL;
+	srv_ready_free(s->ready);
+	s->ready = NULL;
 	if (s->pool != NULL)
 		srv_pool_free(s->pool, srv_http_drop_job);
 	s->pool = NULL;

@@ -2198,7 +2198,8 @@ def phase_blocked_read(st):
     server answers /healthz on another connection; when the lock goes the read is answered.
     Before the readers, the read held the only HTTP thread until its statement timed out, so
     its access-log line came before that of /healthz; so did /metrics's (its row count) until
-    /readyz and /metrics ran on the readers too. Ordering only: no clock is asserted (the
+    /readyz and /metrics ran on the readers too. /readyz waits on no reader since the database
+    prober (srv_ready.c): it is answered while both readers wait. Ordering only: no clock is asserted (the
     read's statement may wait 5 s for the lock, far more than the few steps below take)."""
     if not DB_URL:
         check("blocked read: DNNSAT_TEST_DATABASE_URL is set (run test_service.sh)", False)
@@ -2216,15 +2217,20 @@ def phase_blocked_read(st):
     def logged():
         with open(access) as f:
             text = f.read()
-        return "GET /healthz" in text, "GET /v1/reductions/%s\"" % rid in text, "GET /metrics" in text
+        return ("GET /healthz" in text, "GET /v1/reductions/%s\"" % rid in text, "GET /metrics" in text,
+                "GET /readyz" in text)
 
     def read():
         got["r"] = d.get("/v1/reductions/%s" % rid, timeout=120)
 
     def metrics():
         got["m"] = d.get("/metrics", timeout=120)
+
+    def readyz():
+        got["z"] = d.get("/readyz", timeout=120)
     t = threading.Thread(target=read)
     tm = threading.Thread(target=metrics)
+    tz = threading.Thread(target=readyz)
     try:
         locker.stdin.write("BEGIN; LOCK TABLE dnnsat_results IN ACCESS EXCLUSIVE MODE; SELECT 'locked';\n")
         locker.stdin.flush()
@@ -2245,16 +2251,23 @@ def phase_blocked_read(st):
                            "AND wait_event_type = 'Lock'")
         eq("blocked read: /metrics waits on the lock in the database", waiting, "2")
         eq("blocked read: /healthz answered meanwhile", d.get("/healthz").status, 200)
+        # /readyz reads the state the cache keeps (the prober pings, srv_ready.c): answered while
+        # both readers wait (until this change it ran a ping on a reader, queued behind them)
+        tz.start()
         t0 = time.time()
-        while not logged()[0] and time.time() - t0 < 60:
+        while not (logged()[0] and logged()[3]) and time.time() - t0 < 60:
             time.sleep(0.05)
-        eq("blocked read: when /healthz is logged, the read and /metrics are not yet (no HTTP thread "
-           "waits on the database)", logged(), (True, False, False))
+        eq("blocked read: when /healthz and /readyz are logged, the read and /metrics are not yet (no "
+           "HTTP thread waits on the database, /readyz on no reader)", logged(), (True, False, False, True))
+        tz.join(60)
+        rz = got.get("z")
+        eq("blocked read: /readyz says ready, database ok", (rz.status, (rz.json or {}).get("database"))
+           if rz else None, (200, "ok"))
     finally:
         locker.stdin.write("COMMIT;\n")
         locker.stdin.close()
         locker.wait(timeout=60)
-    for th in (t, tm):
+    for th in (t, tm, tz):
         if th.ident is not None:
             th.join(120)
     r = got.get("r")
