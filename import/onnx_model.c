@@ -636,14 +636,29 @@ le(const uint8_t *p, int n)
 	return v;
 }
 
+/* A float's integer part, saturated to int64's range (NaN: 0): a file's
+ * float may be anything, and converting one outside the range is undefined
+ * behaviour (the ONNX fuzzer found 1.2e33 in a Conv's constant). */
+static int64_t
+float_to_i64(double d)
+{
+	if (!(d == d))
+		return 0;
+	if (d >= 9223372036854775808.0)
+		return INT64_MAX;
+	if (d < -9223372036854775808.0)
+		return INT64_MIN;
+	return (int64_t)d;
+}
+
 static void
 set_from_bits(int dtype, uint64_t b, int64_t *iv, double *fv)
 {
 	double d;
 
 	switch (dtype) {
-	case ONNX_FLOAT: d = f32(b); *iv = (int64_t)d; *fv = d; return;
-	case ONNX_DOUBLE: memcpy(&d, &b, sizeof d); *iv = (int64_t)d; *fv = d; return;
+	case ONNX_FLOAT: d = f32(b); *iv = float_to_i64(d); *fv = d; return;
+	case ONNX_DOUBLE: memcpy(&d, &b, sizeof d); *iv = float_to_i64(d); *fv = d; return;
 	case ONNX_INT32: *iv = (int32_t)(uint32_t)b; break;
 	case ONNX_INT8: *iv = (int8_t)(uint8_t)b; break;
 	default: *iv = (int64_t)b; break;

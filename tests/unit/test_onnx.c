@@ -682,6 +682,49 @@ START_TEST(test_arena_limit)
 }
 END_TEST
 
+/* A float value's integer view is saturated to int64's range: converting
+ * 1.2e33 (the ONNX fuzzer's find in a Conv's constant, CI of 2026-12-05;
+ * tests/fuzz/corpus/onnx/regression-float-beyond-int64) or an infinity was
+ * undefined behaviour (UBSan aborts the sanitized build). The double view
+ * keeps the value. */
+START_TEST(test_tensor_float_beyond_int64)
+{
+	static const float fvals[] = { 1.2e33f, -1.2e33f, 3.75f, -2.5f };
+	static const double dvals[] = { 1e300, -1e300, 9223372036854775807.0 };
+	uint8_t raw[sizeof fvals + sizeof dvals];
+	struct onnx_tensor t;
+	int64_t iv;
+	double fv;
+
+	memcpy(raw, fvals, sizeof fvals);
+	memset(&t, 0, sizeof t);
+	t.rank = 1;
+	t.dims[0] = 4;
+	t.dtype = ONNX_FLOAT;
+	t.raw = raw;
+	t.raw_len = sizeof fvals;
+	ck_assert_int_eq(onnx_tensor_get(&t, 0, &iv, &fv), 0);
+	ck_assert(iv == INT64_MAX && fv > 1e33);
+	ck_assert_int_eq(onnx_tensor_get(&t, 1, &iv, &fv), 0);
+	ck_assert(iv == INT64_MIN && fv < -1e33);
+	ck_assert_int_eq(onnx_tensor_get(&t, 2, &iv, &fv), 0);
+	ck_assert(iv == 3 && fv == 3.75);
+	ck_assert_int_eq(onnx_tensor_get(&t, 3, &iv, &fv), 0);
+	ck_assert(iv == -2 && fv == -2.5);
+	memcpy(raw, dvals, sizeof dvals);
+	t.dims[0] = 3;
+	t.dtype = ONNX_DOUBLE;
+	t.raw_len = sizeof dvals;
+	ck_assert_int_eq(onnx_tensor_get(&t, 0, &iv, &fv), 0);
+	ck_assert(iv == INT64_MAX);
+	ck_assert_int_eq(onnx_tensor_get(&t, 1, &iv, &fv), 0);
+	ck_assert(iv == INT64_MIN);
+	/* 2^63, the double nearest INT64_MAX, is out of range too */
+	ck_assert_int_eq(onnx_tensor_get(&t, 2, &iv, &fv), 0);
+	ck_assert(iv == INT64_MAX);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -700,6 +743,7 @@ main(void)
 	tcase_add_test(t, test_arena_limit);
 	tcase_add_test(t, test_import_attention);
 	tcase_add_test(t, test_import_conv_transpose);
+	tcase_add_test(t, test_tensor_float_beyond_int64);
 	suite_add_tcase(s, t);
 	r = srunner_create(s);
 	srunner_run_all(r, CK_NORMAL);
