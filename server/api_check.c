@@ -239,6 +239,21 @@ api_reduction_check_get(struct srv_request *r)
 		return;
 	a.n = a.overflow = 0;
 	MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, collect_arg, &a);
+	for (int i = 0; i < a.n; i++)
+		if (a.values[i] == NULL) {
+			/* "?lr" without "=": MHD gives no value, not an empty one;
+			 * neither form may read it (it is no text and no null) */
+			struct dn_error err;
+			char path[512];
+			memset(&err, 0, sizeof err);
+			snprintf(path, sizeof path, "$.config.%s", a.names[i]);
+			dn_error_set(&err, DN_EINVAL, path, "'%.200s' has no value: write %.200s=VALUE", a.names[i],
+			    a.names[i]);
+			srv_reply_error(r, &err);
+			if (pinned == NULL)
+				srv_registry_release(r->srv->registry, sq);
+			return;
+		}
 	if (!a.overflow) {
 		union expr_val *scratch = thread_scratch((size_t)ans_scratch_len(&sq->e));
 		struct dn_error err;

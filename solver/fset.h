@@ -438,8 +438,9 @@ json_t *fs_text_value(const char *text);
 /* Position vector of a configuration given as name=value text pairs (a
  * query string), without building JSON: 0 done, 1 when the pairs need
  * fs_from_json's reading (nested choices, continuous hyperparameters bound
- * to the model, an unknown, repeated or missing name, a value not on its
- * grid...), which then gives the same answer or the error. */
+ * to the model, an unknown, repeated or missing name, a name without a
+ * value (NULL), a value not on its grid...), which then gives the same
+ * answer or the error. */
 int fs_from_args(const struct fs_engine *e, const char *const *names, const char *const *values, int n,
     int64_t *pos);
 

@@ -466,7 +466,7 @@ fs_from_args(const struct fs_engine *e, const char *const *names, const char *co
 		pos[v] = -1;
 	for (int a = 0; a < n; a++) {
 		const struct fs_arg_key *ak = arg_named(e, names[a]);
-		if (ak == NULL)
+		if (ak == NULL || values[a] == NULL)
 			return 1;
 		if (ak->var < 0) {
 			/* passes through: a plain number in its range, else the JSON
