@@ -131,6 +131,7 @@ struct stream {
 	struct srv_query *sq;
 	int64_t *pos;
 	int started, done;
+	int failed;             /* the walk failed after a part was sent */
 	int64_t left;           /* configurations still allowed (--max-space) */
 	char *pending;          /* a line that did not fit the last buffer */
 	size_t pending_len, pending_off;
@@ -191,7 +192,12 @@ stream_read(void *cls, uint64_t offset, char *buf, size_t max)
 		}
 		return (ssize_t)n;
 	}
-	if (st->done || st->left <= 0 || atomic_load(&st->srv->stopping))
+	/* cut short (the server stops, the walk failed): no last chunk, so
+	 * that the client sees an incomplete transfer, not all of the
+	 * feasible set */
+	if (st->failed || (!st->done && st->left > 0 && atomic_load(&st->srv->stopping)))
+		return MHD_CONTENT_READER_END_WITH_ERROR;
+	if (st->done || st->left <= 0)
 		return MHD_CONTENT_READER_END_OF_STREAM;
 	memset(&err, 0, sizeof err);
 	pthread_rwlock_wrlock(&st->sq->lock);
@@ -200,8 +206,10 @@ stream_read(void *cls, uint64_t offset, char *buf, size_t max)
 	st->started = 1;
 	if (r <= 0)
 		st->done = 1;
-	if (r < 0)
+	if (r < 0) {
+		st->failed = 1;
 		return c.len > 0 ? (ssize_t)c.len : MHD_CONTENT_READER_END_WITH_ERROR;
+	}
 	st->left -= c.count;
 	if (c.len == 0 && st->pending != NULL)
 		return stream_read(cls, offset, buf, max);

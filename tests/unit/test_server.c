@@ -1630,6 +1630,65 @@ START_TEST(test_server_hostile_requests)
 }
 END_TEST
 
+/* A JSON-lines stream the server stops (SIGTERM sets srv.stopping) ends
+ * without the chunked encoding's last chunk, so that a client sees a cut
+ * transfer (curl: exit 18). It ended with "0\r\n\r\n", a complete
+ * 200 of 877,329 of 804,000,000 lines: a rolling restart handed out part
+ * of the feasible set as all of it. 6,000,000 configurations here (two
+ * integers the model does not read), far more than are sent before the
+ * flag is set. */
+START_TEST(test_server_stream_cut_by_stop)
+{
+	static const char query[] = "{\"model\":\"mlp\",\"space\":{\"hidden\":{\"_type\":\"choice\",\"_value\":[64,128]},"
+	    "\"depth\":{\"_type\":\"randint\",\"_value\":[1,4]},\"p0\":{\"_type\":\"randint\",\"_value\":[0,1000]},"
+	    "\"p1\":{\"_type\":\"randint\",\"_value\":[0,1000]}},\"budgets\":{\"memory\":\"2GiB\"}}";
+	static char buf[1 << 16];
+	char req[256], tail[16];
+	size_t got = 0, n;
+	int fd, lines = 0;
+	json_t *j;
+
+	server_start(NULL);
+	ck_assert_int_eq(http("POST", "/v1/reductions", "application/json", query, NULL, buf, sizeof buf), 201);
+	j = json_loads(body_of(buf), 0, NULL);
+	ck_assert_ptr_nonnull(j);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "feasible")), "6000000");
+	n = (size_t)snprintf(req, sizeof req,
+	    "GET /v1/reductions/%s/configurations?format=jsonl HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+	    json_string_value(json_object_get(j, "id")));
+	json_decref(j);
+	fd = connect_from("127.0.0.1", 40);
+	ck_assert_int_eq(send(fd, req, n, MSG_NOSIGNAL), (ssize_t)n);
+	/* some lines, then the stop */
+	while (lines < 1000) {
+		ssize_t k = recv(fd, buf, sizeof buf, 0);
+		ck_assert_int_gt(k, 0);
+		for (ssize_t i = 0; i < k; i++)
+			lines += buf[i] == '\n';
+	}
+	atomic_store(&server.stopping, 1);
+	memset(tail, 0, sizeof tail);
+	for (;;) {
+		ssize_t k = recv(fd, buf, sizeof buf, 0);
+		if (k <= 0)
+			break;
+		got += (size_t)k;
+		if (k >= 5)
+			memcpy(tail, buf + k - 5, 5);
+		else {
+			memmove(tail, tail + k, (size_t)(5 - k));
+			memcpy(tail + 5 - k, buf, (size_t)k);
+		}
+	}
+	close(fd);
+	ck_assert_msg(strcmp(tail, "0\r\n\r\n") != 0, "the stopped stream ended as a complete one (%zu more bytes)",
+	    got);
+	ck_assert_uint_lt(got, (size_t)100 << 20);      /* it stopped, not ran to the end */
+	atomic_store(&server.stopping, 0);
+	srv_stop(&server);
+}
+END_TEST
+
 /* A second server on a port in use fails at start (it shared the port,
  * and the kernel split the connections between the two). */
 START_TEST(test_server_port_taken)
@@ -1890,6 +1949,7 @@ suite(void)
 	tcase_add_test(t, test_server_tokens_out_of_memory);
 	tcase_add_test(t, test_server_slow_clients);
 	tcase_add_test(t, test_server_hostile_requests);
+	tcase_add_test(t, test_server_stream_cut_by_stop);
 	tcase_add_test(t, test_server_port_taken);
 	tcase_add_test(t, test_sha256);
 	tcase_add_test(t, test_server_models);
