@@ -183,8 +183,11 @@ void expr_bound(const struct expr_graph *g, const struct expr_ival *vars,
 void expr_bound_node(const struct expr_graph *g, expr_id i,
     const struct expr_ival *vars, struct expr_ival *out);
 
-/* Writes e as an infix expression over variable names into buf (truncated
- * to len, always terminated). Returns the length it needed. */
+/* Writes e as an infix expression over variable names into buf (always
+ * terminated; cut to len with "..." at its end). Returns the length
+ * written when it fits, else len or more: the walk stops once the buffer
+ * is full (time bounded by len, not by the text of the shared graph,
+ * which can be exponentially long). */
 size_t expr_format(const struct expr_graph *g, expr_id e, char *buf,
     size_t len);
 

@@ -1,8 +1,9 @@
 /*
  * expr_format.c - printing an expression as infix text over variable names,
  * for explanations and error messages ("(H + 2*p - k) / s + 1").
- * Output is always NUL-terminated and truncated to the buffer; the return
- * value is the length the full text needs, as with snprintf.
+ * Output is always NUL-terminated and truncated to the buffer, ending in
+ * "..." when cut; the walk stops when the buffer is full (a graph shares
+ * its nodes, so the text of n nodes can be 2^n long).
  */
 #include "expr.h"
 
@@ -54,6 +55,12 @@ fmt(const struct expr_graph *g, expr_id e, struct out *o, int depth)
 	char tmp[64];
 	const char *op;
 
+	/* the buffer is full: stop (the graph shares nodes, and printed as
+	 * a tree a graph of n nodes can need 2^n characters) */
+	if (o->used + 1 >= o->len) {
+		o->used = o->len;
+		return;
+	}
 	if (e < 0 || e >= g->n) {
 		put(o, "?");
 		return;
@@ -126,5 +133,7 @@ expr_format(const struct expr_graph *g, expr_id e, char *buf, size_t len)
 	if (len > 0)
 		buf[0] = '\0';
 	fmt(g, e, &o, 0);
+	if (o.used >= len && len > 4)
+		memcpy(buf + len - 4, "...", 4);
 	return o.used;
 }
