@@ -176,6 +176,34 @@ continuous_ok(const struct sp_dim *d, const json_t *j, const char *path, struct 
 	return 0;
 }
 
+/* A key of option i's object (the chosen option of nested dim k) that
+ * is neither "_name" nor one of the option's parameters: -1 with err (a
+ * trial's parameters that are not in the space get no verdict about
+ * another configuration). */
+static int
+unknown_in_option(const struct fs_engine *e, int k, int64_t i, const json_t *j, const char *path,
+    struct dn_error *err)
+{
+	const char *key;
+	json_t *val;
+
+	json_object_foreach((json_t *)j, key, val) {
+		int found = strcmp(key, "_name") == 0;
+		for (int c = k + 1; c < e->q->space.ndims && !found; c++) {
+			const struct sp_dim *cd = &e->q->space.dims[c];
+			found = cd->parent == k && cd->parent_option == i && strcmp(cd->key, key) == 0;
+		}
+		if (!found) {
+			char kp[512];
+			snprintf(kp, sizeof kp, "%s.%.64s", path, key);
+			return dn_error_set(err, DN_ENOENT, kp, "option \"%.64s\" of \"%s\" has no parameter \"%.64s\"",
+			    json_string_value(json_object_get(e->q->space.dims[k].values[i], "_name")),
+			    e->q->space.dims[k].name, key);
+		}
+	}
+	return 0;
+}
+
 static int
 dim_from_json(struct fs_engine *e, int k, const json_t *j, const char *path, int64_t *pos,
     struct dn_error *err)
@@ -215,6 +243,8 @@ dim_from_json(struct fs_engine *e, int k, const json_t *j, const char *path, int
 			if (dim_from_json(e, c, cj, cp, pos, err) != 0)
 				return -1;
 		}
+		if (json_is_object(j) && unknown_in_option(e, k, i, j, path, err) != 0)
+			return -1;
 	}
 	return 0;
 }

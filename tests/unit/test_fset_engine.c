@@ -53,6 +53,26 @@ START_TEST(test_nested_choice_space)
 		}
 	}
 	free(pos);
+	/* a key in the chosen option that is not its parameter (the other
+	 * option's, or a typo) is refused with its path: it was dropped, and
+	 * the trial got the verdict of a configuration it is not */
+	{
+		static const char *const bad[][2] = {
+			{ "{\"batch_size\": 16, \"op\": {\"_name\": \"pool\", \"kernel\": 3}}", "$.configuration.op.kernel" },
+			{ "{\"batch_size\": 16, \"op\": {\"_name\": \"conv\", \"kernel\": 3, \"width\": 16, \"wdith\": 64}}",
+			  "$.configuration.op.wdith" },
+		};
+		int64_t *back = calloc((size_t)e.nvars + 1, sizeof *back);
+		for (size_t b = 0; b < sizeof bad / sizeof *bad; b++) {
+			json_t *j = json_loads(bad[b][0], 0, NULL);
+			memset(&err, 0, sizeof err);
+			ck_assert_int_ne(fs_from_json(&e, j, back, &err), 0);
+			ck_assert_str_eq(err.path, bad[b][1]);
+			ck_assert_ptr_nonnull(strstr(err.message, "has no parameter"));
+			json_decref(j);
+		}
+		free(back);
+	}
 	for (int64_t k = 0; k < nbf; k++)
 		free(bf[k]);
 	free(bf);
