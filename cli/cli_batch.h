@@ -71,6 +71,7 @@ struct batch_configs {
 	const json_t *space;    /* the space in the user's order (borrowed) */
 	int ncols;
 	int *parent;            /* per column: the column of its enclosing choice, or -1 */
+	char **option;          /* per column under a choice: the _name of its option */
 	int *nested;            /* per column: a choice of sub-spaces (its cell is the _name) */
 	char **key;             /* per column: the key in its JSON object */
 	const json_t **cell;    /* per column: scratch for one row */

@@ -114,8 +114,10 @@ csv_columns(struct batch_configs *c, const json_t *space, struct dn_error *err)
 	c->parent = calloc((size_t)sp.ndims + 1, sizeof *c->parent);
 	c->nested = calloc((size_t)sp.ndims + 1, sizeof *c->nested);
 	c->key = calloc((size_t)sp.ndims + 1, sizeof *c->key);
+	c->option = calloc((size_t)sp.ndims + 1, sizeof *c->option);
 	c->cell = calloc((size_t)sp.ndims + 1, sizeof *c->cell);
-	if (col_of == NULL || c->parent == NULL || c->nested == NULL || c->key == NULL || c->cell == NULL) {
+	if (col_of == NULL || c->parent == NULL || c->nested == NULL || c->key == NULL || c->option == NULL ||
+	    c->cell == NULL) {
 		dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
 		goto out;
 	}
@@ -127,6 +129,16 @@ csv_columns(struct batch_configs *c, const json_t *space, struct dn_error *err)
 		col_of[i] = c->ncols;
 		c->parent[c->ncols] = d->parent >= 0 ? col_of[d->parent] : -1;
 		c->nested[c->ncols] = d->nested;
+		if (d->parent >= 0) {
+			/* two options may both hold a "heads": a cell is its own
+			 * option's only */
+			const char *on = json_string_value(
+			    json_object_get(sp.dims[d->parent].values[d->parent_option], "_name"));
+			if ((c->option[c->ncols] = strdup(on != NULL ? on : "")) == NULL) {
+				dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
+				goto out;
+			}
+		}
 		if ((c->key[c->ncols] = strdup(d->key)) == NULL) {
 			dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
 			goto out;
@@ -185,6 +197,11 @@ batch_configs_put(void *ctx, json_t *sample)
 	} else {
 		for (int i = 0; i < c->ncols; i++) {
 			const json_t *in = c->parent[i] < 0 ? sample : c->cell[c->parent[i]];
+			if (c->parent[i] >= 0) {
+				const char *chosen = json_string_value(json_object_get(in, "_name"));
+				if (chosen == NULL || strcmp(chosen, c->option[i]) != 0)
+					in = NULL;      /* another option is chosen: empty */
+			}
 			c->cell[i] = json_object_get(in, c->key[i]);
 			if (i > 0)
 				fputc(',', c->f);
@@ -219,9 +236,12 @@ batch_configs_close(struct batch_configs *c, int keep, struct dn_error *err)
 		if (!keep || rc != 0)
 			unlink(c->tmp);
 	}
-	for (int i = 0; i < c->ncols; i++)
+	for (int i = 0; i < c->ncols; i++) {
 		free(c->key[i]);
+		free(c->option[i]);
+	}
 	free(c->key);
+	free(c->option);
 	free(c->parent);
 	free(c->nested);
 	free(c->cell);

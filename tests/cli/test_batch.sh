@@ -91,6 +91,13 @@ if head -1 "$tmp/h/mlp.t4.configs.csv" | grep -qx "batch_size,hidden,depth,activ
 if head -1 "$OFF/nested.t4.configs.csv" | grep -qx 'batch_size,hidden,opt/_name,opt/sgd/momentum,"opt/adam, fast/beta",lr'; then ok; else bad "csv header nested"; fi
 # lr (loguniform, passes through) at its geometric midpoint sqrt(0.001 * 0.1)
 if grep -qx '32,256,"adam, fast",,"a""b",0.01' "$OFF/nested.t4.configs.csv"; then ok; else bad "csv quoting and nested cells"; fi
+# two options with a parameter of the same key: each row fills its own
+# option's column only (the chosen option's value leaked into the other's)
+mkdir -p "$tmp/same"
+printf '{"batch_size": {"_type": "choice", "_value": [32]},\n "opt": {"_type": "choice", "_value": [\n   {"_name": "sgd", "momentum": {"_type": "choice", "_value": [0.0, 0.9]}},\n   {"_name": "nesterov", "momentum": {"_type": "choice", "_value": [0.5, 0.99]}}]}}\n' >"$tmp/same/same.json"
+"$DNNSAT" prune "$tmp/same/same.json" $Q --device t4 --out "$tmp/same/out" --configs csv >/dev/null 2>&1
+if [ "$(cat "$tmp/same/out/same.t4.configs.csv")" = "$(printf 'batch_size,opt/_name,opt/sgd/momentum,opt/nesterov/momentum\n32,sgd,0.0,\n32,sgd,0.9,\n32,nesterov,,0.5\n32,nesterov,,0.99')" ]
+then ok; else bad "csv: a key shared by two options: $(cat "$tmp/same/out/same.t4.configs.csv" 2>&1)"; fi
 
 # JSON lines without a limit: the configurations of dnnsat list, every one
 check jsonl 0 "^$" -- prune "$SP/mlp.json" "$SP/nested.json" $Q --device t4 --out "$tmp/jl" --configs jsonl
