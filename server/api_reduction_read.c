@@ -65,7 +65,8 @@ seconds_arg(struct srv_request *r, const char *name, double hi, double dflt, dou
 }
 
 /* Makes sure the count is exact (counting up to the deadline); 0, or -1
- * with a reply (503 when the deadline passed first). Lock held. */
+ * with a reply (503 when the deadline passed first, 409 when the count
+ * stopped for good at --max-compute). Lock held. */
 static int
 need_exact(struct srv_request *r, struct srv_query *sq, double timeout, const char *why)
 {
@@ -74,6 +75,14 @@ need_exact(struct srv_request *r, struct srv_query *sq, double timeout, const ch
 	memset(&err, 0, sizeof err);
 	if (api_reduction_count(r->srv, sq, timeout, &err) != 0) {
 		srv_reply_error(r, &err);
+		return -1;
+	}
+	if (sq->e.lower != sq->e.upper && sq->solve_seconds >= r->srv->cfg.max_compute) {
+		/* status "bounds": the count stopped for good, a retry gets the
+		 * same answer (no Retry-After) */
+		srv_reply_problem(r, 409, "count-stopped", "The count stopped with bounds", NULL, "%s needs the exact "
+		    "count, and this reduction's count stopped with bounds after the server's compute limit "
+		    "(--max-compute %g s): page with cursors, or ask a smaller space", why, r->srv->cfg.max_compute);
 		return -1;
 	}
 	if (sq->e.lower != sq->e.upper) {

@@ -1010,6 +1010,42 @@ START_TEST(test_server_build_bounded)
 }
 END_TEST
 
+/* A reduction whose count stopped for good at --max-compute (status
+ * "bounds"): an offset or a stream needs the exact count, which will never
+ * come, so the answer is 409 without Retry-After. It was 503 "retry (the
+ * count goes on)" with Retry-After: 5, at once and forever: a client that
+ * honours Retry-After looped. Cursor pages are still served. */
+START_TEST(test_server_bounds_409)
+{
+	static char buf[1 << 16];
+	static const char *const extra[] = { "--max-compute", "1", NULL };
+	static const char query[] = "{\"model\":\"resnet50\",\"space\":{\"batch_size\":{\"_type\":\"randint\","
+	    "\"_value\":[1,4097]},\"block\":{\"_type\":\"choice\",\"_value\":[\"basic\",\"bottleneck\"]},"
+	    "\"layers3\":{\"_type\":\"randint\",\"_value\":[2,40]},\"width\":{\"_type\":\"randint\",\"_value\":[8,129]},"
+	    "\"resolution\":{\"_type\":\"quniform\",\"_value\":[32,512,1]}},\"device\":\"a100-40gb\","
+	    "\"budgets\":{\"memory\":\"6GiB\",\"latency\":\"30ms\"},\"timeout\":30}";
+	char path[256], id[33];
+	json_t *j;
+
+	server_start_with(NULL, extra);
+	ck_assert_int_eq(http("POST", "/v1/reductions", "application/json", query, NULL, buf, sizeof buf), 200);
+	j = json_loads(body_of(buf), 0, NULL);
+	ck_assert_ptr_nonnull(j);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "bounds");
+	snprintf(id, sizeof id, "%s", json_string_value(json_object_get(j, "id")));
+	json_decref(j);
+	snprintf(path, sizeof path, "/v1/reductions/%s/configurations?offset=0", id);
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 409);
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "count-stopped"));
+	ck_assert_ptr_null(strstr(buf, "Retry-After"));
+	snprintf(path, sizeof path, "/v1/reductions/%s/configurations?format=jsonl", id);
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 409);
+	snprintf(path, sizeof path, "/v1/reductions/%s/configurations?limit=3", id);
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 200);
+	srv_stop(&server);
+}
+END_TEST
+
 static void *
 post_in_thread(void *arg)
 {
@@ -1950,6 +1986,7 @@ suite(void)
 	tcase_add_test(t, test_server_slow_clients);
 	tcase_add_test(t, test_server_hostile_requests);
 	tcase_add_test(t, test_server_stream_cut_by_stop);
+	tcase_add_test(t, test_server_bounds_409);
 	tcase_add_test(t, test_server_port_taken);
 	tcase_add_test(t, test_sha256);
 	tcase_add_test(t, test_server_models);
