@@ -304,6 +304,17 @@ api_reduction_configurations(struct srv_request *r)
 		srv_reply_problem(r, 400, "bad-parameter", "Bad parameter", "cursor", "give a cursor or an offset, not both");
 		return;
 	}
+	if (format != NULL && strcmp(format, "jsonl") == 0) {
+		/* the stream is every configuration: a page's parameters would
+		 * be ignored (offset=3000 got all of them from the first) */
+		const char *paging = cursor != NULL ? "cursor" : offset != NULL ? "offset" :
+		    srv_query_arg(r, "limit") != NULL ? "limit" : NULL;
+		if (paging != NULL) {
+			srv_reply_problem(r, 400, "bad-parameter", "Bad parameter", paging,
+			    "format=jsonl streams every configuration; %s pages the JSON form (leave out format)", paging);
+			return;
+		}
+	}
 	sq = acquire(r, &err);
 	if (sq == NULL)
 		return;

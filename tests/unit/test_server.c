@@ -907,6 +907,14 @@ START_TEST(test_server_statuses)
 	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 400);
 	snprintf(path, sizeof path, "/v1/reductions/%s/configurations?cursor=c1.bad", id);
 	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 400);
+	/* the stream takes no page's parameters (they were ignored: all of it) */
+	snprintf(path, sizeof path, "/v1/reductions/%s/configurations?format=jsonl&offset=3", id);
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 400);
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "\"path\":\"offset\""));
+	snprintf(path, sizeof path, "/v1/reductions/%s/configurations?format=jsonl&limit=5", id);
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 400);
+	snprintf(path, sizeof path, "/v1/reductions/%s/configurations?format=jsonl&cursor=garbage", id);
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 400);
 	snprintf(path, sizeof path, "/v1/reductions/%s/check", id);
 	ck_assert_int_eq(http("POST", path, "application/json", "{\"config\":{\"hidden\":64,\"depth\":2}}", NULL, buf,
 	    sizeof buf), 200);
