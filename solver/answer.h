@@ -60,8 +60,8 @@ json_t *ans_samples(struct fs_engine *e, int64_t n, uint64_t seed, struct dn_err
  * "complete": false when `deadline` (fs_now() seconds, 0 none) passed
  * before n were drawn: the items are those drawn. The sampler's estimate
  * takes ANS_ESTIMATE_DRAWS draws, or what a third of the time left
- * allows. Every item is verified by exact evaluation. NULL with err when
- * nothing fits or there is no count. */
+ * allows. Every item is verified by exact evaluation. Nothing feasible:
+ * no items, "complete": true. NULL with err when there is no count. */
 #define ANS_ESTIMATE_DRAWS 20000
 json_t *ans_samples_any(struct fs_engine *e, int64_t n, uint64_t seed, double deadline, struct dn_error *err);
 

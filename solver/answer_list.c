@@ -353,8 +353,12 @@ ans_samples_any(struct fs_engine *e, int64_t n, uint64_t seed, double deadline, 
 		return NULL;
 	}
 	if (e->upper == 0) {
-		dn_error_set(err, DN_EINVAL, NULL, "no configuration fits: nothing to sample");
-		return NULL;
+		/* nothing fits: no sample exists, and that is the whole answer
+		 * (as a page of nothing), not a field in error */
+		out = json_pack("{s:[],s:s,s:b}", "items", "distribution", "uniform", "complete", 1);
+		if (out == NULL)
+			dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
+		return out;
 	}
 	if (e->lower != e->upper)
 		return samples_approx(e, n, seed, deadline, err);

@@ -1054,6 +1054,35 @@ START_TEST(test_server_bounds_409)
 }
 END_TEST
 
+/* Samples of a reduction where nothing fits: 200 with no items, complete
+ * (as a page of nothing is), not the 422 invalid-field without a path it
+ * was: no field of the request is wrong. */
+START_TEST(test_server_samples_none)
+{
+	static char buf[1 << 16];
+	json_t *raw = mlp_query(512), *j;
+	char *q, path[256];
+
+	json_object_set_new(json_object_get(raw, "budgets"), "memory", json_string("1KiB"));
+	q = json_dumps(raw, JSON_COMPACT);
+	server_start(NULL);
+	ck_assert_int_eq(http("POST", "/v1/reductions", "application/json", q, NULL, buf, sizeof buf), 201);
+	j = json_loads(body_of(buf), 0, NULL);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "feasible")), "0");
+	snprintf(path, sizeof path, "/v1/reductions/%s/samples?n=3", json_string_value(json_object_get(j, "id")));
+	json_decref(j);
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 200);
+	j = json_loads(body_of(buf), 0, NULL);
+	ck_assert_ptr_nonnull(j);
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "items")), 0);
+	ck_assert(json_is_true(json_object_get(j, "complete")));
+	json_decref(j);
+	free(q);
+	json_decref(raw);
+	srv_stop(&server);
+}
+END_TEST
+
 static void *
 post_in_thread(void *arg)
 {
@@ -1995,6 +2024,7 @@ suite(void)
 	tcase_add_test(t, test_server_hostile_requests);
 	tcase_add_test(t, test_server_stream_cut_by_stop);
 	tcase_add_test(t, test_server_bounds_409);
+	tcase_add_test(t, test_server_samples_none);
 	tcase_add_test(t, test_server_port_taken);
 	tcase_add_test(t, test_sha256);
 	tcase_add_test(t, test_server_models);
