@@ -133,7 +133,9 @@ query_option(int argc, char **argv, int *i, struct cli_query *q, struct query_ar
 		if (*v != '\0' && *end == '\0' && n >= 1 && n <= 65536) {
 			q->wl.ft.lora_rank = (int)n;
 			q->wl.ft.rank_expr[0] = '\0';
-		} else if (*v != '\0' && strlen(v) < sizeof q->wl.ft.rank_expr && (*v < '0' || *v > '9')) {
+		} else if (*v != '\0' && *end != '\0' && strlen(v) < sizeof q->wl.ft.rank_expr && (*v < '0' || *v > '9')) {
+			/* ("-1" is a whole integer, out of range: below, not an
+			 * expression whose rule fails for every configuration) */
 			q->wl.ft.lora_rank = 1;   /* an expression over the hyperparameters */
 			snprintf(q->wl.ft.rank_expr, sizeof q->wl.ft.rank_expr, "%s", v);
 		} else

@@ -1027,6 +1027,12 @@ model_graph_build(struct cm_model_def *def, const struct cm_workload *wl,
 		return -1;
 	if (dn_error_isset(&m->g.err))
 		return dn_error_set(err, m->g.err.code, m->g.err.path, "%s", m->g.err.message);
+	if (wl->training && wl->ft.lora_rank > 0 && mb.lora_hits == 0)
+		/* peft: "Target modules ... not found in the base model"; every
+		 * weight frozen and nothing trained is no fine-tuning run */
+		return dn_error_set(err, DN_EINVAL, "$.workload.lora.targets", "the LoRA targets match no linear layer "
+		    "of the model (dnnsat adapts nn.Linear layers, as peft's LoraLayer: give attention.q/k/v/qkv/out, "
+		    "linear, all or a path prefix such as $.layers[3])");
 	m->output = out;
 	if (wl->training && out >= 0 && m->nops > 0 &&
 	    strcmp(m->ops[m->nops - 1].rule->name, "cross_entropy") != 0 &&

@@ -53,6 +53,7 @@ struct model_builder {
 	const char *parent_rule;
 	int ft_force, ft_adapter;
 	expr_id lora_rank;
+	int lora_hits;           /* linear layers that got LoRA adapters */
 	struct dn_error *err;
 };
 

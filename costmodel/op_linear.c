@@ -106,8 +106,10 @@ linear_build(struct op_build *ob)
 	for (int i = 0; i < r - 1; i++)
 		dims[i] = x->dim[i];
 	dims[r - 1] = fout;
-	if (!tied && ob->mb->ft_force < 0 && cm_ft_lora_target(ob->mb->wl, ob->mb->parent_rule, ob->inst_path))
+	if (!tied && ob->mb->ft_force < 0 && cm_ft_lora_target(ob->mb->wl, ob->mb->parent_rule, ob->inst_path)) {
+		ob->mb->lora_hits++;
 		return lora_build(ob, fout, bias);
+	}
 	if (tied) {
 		ob->tied_weight = 1;
 		ob->op.frozen = (uint8_t)(ob->mb->ft_force >= 0 ? ob->mb->ft_force :

@@ -85,6 +85,11 @@ check freeze-estimate 0 "parameters   124,439,808, 85,056,000 trainable" -- esti
 check lora-no-targets 2 "--lora-targets: LoRA needs target modules" -- estimate --preset gpt2 --lora-rank 8
 check lora-bad-target 2 "--lora-targets: unknown selector \"attn\"" -- estimate --preset gpt2 --lora-rank 8 --lora-targets attn
 check lora-bad-rank 2 "--lora-rank: \"0\" is not an integer from 1 to 65536" -- estimate --preset gpt2 --lora-rank 0 --lora-targets linear
+check lora-negative-rank 2 "--lora-rank: \"-1\" is not an integer from 1 to 65536" -- estimate --preset bert-base --lora-rank -1 --lora-targets attention.q
+# targets that match no linear layer: peft refuses them ("Target modules ... not found"); it was
+# priced with every weight frozen and nothing trained (0 trainable, fits)
+check lora-no-match 2 "\\$.workload.lora.targets: the LoRA targets match no linear layer" -- estimate --preset resnet18 --lora-rank 4 --lora-targets conv2d
+check lora-no-match-attention 2 "the LoRA targets match no linear layer" -- estimate --preset resnet18 --lora-rank 4 --lora-targets attention.q
 check flash-on-v100 1 "flash attention needs compute capability >= 8.0" -- estimate --preset gpt2 --device v100-32gb --dtype mixed_fp16 --attention flash
 check bf16-on-v100 1 "bf16 needs a GPU with bf16 arithmetic" -- estimate --preset gpt2 --device v100-32gb --dtype mixed_bf16
 check sdpa-resolved 0 "attention sdpa (flash here)" -- estimate --preset gpt2 batch_size=1 --dtype mixed_bf16
