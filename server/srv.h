@@ -47,6 +47,7 @@ struct srv_config {
 	double max_compute;             /* seconds one reduction may compute in all */
 	size_t max_body;
 	size_t max_model_bytes;         /* an ONNX body of POST /v1/models */
+	size_t max_buffered;            /* request bodies and answers held at once, all connections */
 	double max_space;               /* configurations a listing may walk */
 	unsigned max_connections, connection_timeout;
 	unsigned max_per_ip;            /* connections from one client address */
@@ -103,6 +104,7 @@ struct srv {
 	pthread_mutex_t log_lock;
 	atomic_int stopping;
 	atomic_int inflight;            /* requests between first call and completion */
+	atomic_size_t buffered;         /* bytes of bodies and answers held (--max-buffered) */
 	double started;
 };
 
@@ -153,6 +155,8 @@ struct srv_request {
 	char *body;
 	size_t body_len, body_cap;
 	int body_too_large;
+	int body_over_budget;           /* --max-buffered was reached: the body was dropped */
+	size_t body_held;               /* of the body's bytes, those counted in srv.buffered */
 	size_t body_limit;              /* bytes the body may have (set from the route and content type) */
 	int body_raw;                   /* an SRV_R_UPLOAD body that is not JSON: not parsed */
 	json_t *json;                   /* the parsed body, when the route takes one */

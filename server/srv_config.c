@@ -36,6 +36,9 @@ static const struct option options[] = {
 	{ "max-body", K_BYTES, 1024, 1073741824, "largest request body in bytes (default 1048576)" },
 	{ "max-model-bytes", K_BYTES, 1024, 2147483648.0, "largest ONNX file POST /v1/models takes, in bytes (default "
 	  "67108864; JSON models take --max-body)" },
+	{ "max-buffered", K_BYTES, 1048576, 1e13, "bytes of request bodies and of answers above 64 KiB that all "
+	  "connections may hold at once; beyond it 503 with Retry-After (default 536870912; at least --max-body and "
+	  "--max-model-bytes)" },
 	{ "max-space", K_COUNT, 1, 1e30, "configurations one listing may walk (default 1e9)" },
 	{ "max-connections", K_INT, 2, 100000, "concurrent connections (default 1024)" },
 	{ "max-connections-per-ip", K_INT, 1, 100000, "concurrent connections from one client address, below "
@@ -102,6 +105,9 @@ set_defaults(struct srv_config *c)
 	 * the graph alone (saved with external data), whose weights the import
 	 * never reads (docs/api.md, "Models") */
 	c->max_model_bytes = (size_t)64 << 20;
+	/* what the bodies and answers of all connections may hold: 1024
+	 * connections x a 64 MiB upload would be 64 GiB */
+	c->max_buffered = (size_t)512 << 20;
 	c->max_space = 1e9;
 	c->max_connections = 1024;
 	c->max_per_ip = 128;
@@ -226,6 +232,7 @@ apply(struct srv_config *c, const struct option *o, const char *v, const char *w
 	else if (strcmp(o->flag, "max-compute") == 0) c->max_compute = x;
 	else if (strcmp(o->flag, "max-body") == 0) c->max_body = (size_t)x;
 	else if (strcmp(o->flag, "max-model-bytes") == 0) c->max_model_bytes = (size_t)x;
+	else if (strcmp(o->flag, "max-buffered") == 0) c->max_buffered = (size_t)x;
 	else if (strcmp(o->flag, "max-space") == 0) c->max_space = x;
 	else if (strcmp(o->flag, "max-connections") == 0) c->max_connections = (unsigned)x;
 	else if (strcmp(o->flag, "max-connections-per-ip") == 0) c->max_per_ip = (unsigned)x;
@@ -319,6 +326,10 @@ srv_config_parse(int argc, char **argv, struct srv_config *c, struct dn_error *e
 	if (c->distribute && c->database_url == NULL)
 		return dn_error_set(err, DN_EINVAL, "--distribute", "needs --database-url: the jobs of a distributed "
 		    "count are shared through PostgreSQL");
+	if (c->max_buffered < c->max_body || c->max_buffered < c->max_model_bytes)
+		return dn_error_set(err, DN_EINVAL, "--max-buffered", "%zu must be at least --max-body (%zu) and "
+		    "--max-model-bytes (%zu): the largest body allowed must fit", c->max_buffered, c->max_body,
+		    c->max_model_bytes);
 	if (c->max_per_ip >= c->max_connections)
 		return dn_error_set(err, DN_EINVAL, "--max-connections-per-ip", "%u must be below --max-connections "
 		    "(%u): one client must not take every connection", c->max_per_ip, c->max_connections);

@@ -8,7 +8,10 @@
  * the body is copied into our own buffer with our own cap (413 once
  * exceeded; the rest is read and dropped), parsed with duplicate keys
  * rejected (400 with line and column), except an upload's ONNX file
- * (SRV_R_UPLOAD: its own cap, --max-model-bytes, kept raw); a query's model
+ * (SRV_R_UPLOAD: its own cap, --max-model-bytes, kept raw), and counted
+ * with every connection's bodies and large answers against --max-buffered
+ * (503 with Retry-After beyond it: 1024 connections may not each hold a
+ * 64 MiB upload); a query's model
  * id is resolved (SRV_R_QUERY, api_models.c). Then the handler runs inline on the
  * HTTP thread (cheap routes), on a database reader (SRV_R_DB routes with a
  * PostgreSQL cache: a query's round trip would hold every other connection
@@ -83,6 +86,89 @@ count_request(struct srv_request *r)
 		srv_metrics_cache(s->metrics, r->cache_hit);
 }
 
+/* --max-buffered: bytes of request bodies and of answers above
+ * SRV_ANSWER_UNCOUNTED held by all connections at once. 0 when n more fit
+ * (counted), -1 when they do not (nothing counted). */
+#define SRV_ANSWER_UNCOUNTED (64 * 1024)
+
+static int
+buffer_take(struct srv *s, size_t n)
+{
+	size_t was = atomic_fetch_add(&s->buffered, n);
+
+	if (was + n > s->cfg.max_buffered) {
+		atomic_fetch_sub(&s->buffered, n);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+buffer_give(struct srv *s, size_t n)
+{
+	if (n > 0)
+		atomic_fetch_sub(&s->buffered, n);
+}
+
+/* An answer counted in srv.buffered until libmicrohttpd is done with it
+ * (a slow reader holds it as long as it reads). */
+struct held_answer {
+	struct srv *srv;
+	char *body;
+	size_t len;
+};
+
+static void
+held_answer_free(void *cls)
+{
+	struct held_answer *h = cls;
+
+	buffer_give(h->srv, h->len);
+	free(h->body);
+	free(h);
+}
+
+/* r's answer as a response: an answer above SRV_ANSWER_UNCOUNTED is
+ * counted in --max-buffered, and replaced by a 503 when it does not fit. */
+static struct MHD_Response *
+answer_response(struct srv_request *r)
+{
+	struct MHD_Response *resp;
+	struct held_answer *h = NULL;
+
+	if (r->resp_len > SRV_ANSWER_UNCOUNTED) {
+		if (buffer_take(r->srv, r->resp_len) != 0) {
+			size_t len = r->resp_len;
+			r->retry_after = 2;
+			r->cache_hit = -1;
+			srv_reply_problem(r, 503, "server-busy", "Server busy", NULL, "an answer of %zu bytes does not fit "
+			    "the server's buffers, which the answers and bodies of all connections fill (--max-buffered "
+			    "%zu bytes): retry", len, r->srv->cfg.max_buffered);
+		} else if ((h = malloc(sizeof *h)) == NULL) {
+			buffer_give(r->srv, r->resp_len);
+		} else {
+			h->srv = r->srv;
+			h->body = r->resp;
+			h->len = r->resp_len;
+		}
+	}
+	if (h != NULL) {
+		resp = MHD_create_response_from_buffer_with_free_callback_cls(r->resp_len, r->resp, held_answer_free,
+		    h);
+		if (resp == NULL) {
+			buffer_give(r->srv, h->len);
+			free(h);
+			return NULL;
+		}
+	} else {
+		resp = MHD_create_response_from_buffer(r->resp_len, r->resp, MHD_RESPMEM_MUST_FREE);
+		if (resp == NULL)
+			return NULL;
+	}
+	r->resp = NULL;         /* libmicrohttpd frees it */
+	return resp;
+}
+
 /* Queues r's response on its connection. */
 static enum MHD_Result
 send_reply(struct srv_request *r)
@@ -96,12 +182,8 @@ send_reply(struct srv_request *r)
 		resp = r->stream;
 		r->stream = NULL;
 		streamed = 1;
-	} else {
-		resp = MHD_create_response_from_buffer(r->resp_len, r->resp, MHD_RESPMEM_MUST_FREE);
-		if (resp == NULL)
-			return MHD_NO;
-		r->resp = NULL;         /* libmicrohttpd frees it */
-	}
+	} else if ((resp = answer_response(r)) == NULL)
+		return MHD_NO;
 	if (r->content_type != NULL)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->content_type);
 	if (r->location[0] != '\0')
@@ -268,10 +350,24 @@ check_headers(struct srv_request *r)
 static int
 append_body(struct srv_request *r, const char *data, size_t n)
 {
-	if (r->body_too_large || r->body_len + n > r->body_limit) {
+	if (r->body_too_large || r->body_over_budget)
+		return 0;       /* the rest is read and dropped; the reply says why */
+	if (r->body_len + n > r->body_limit) {
 		r->body_too_large = 1;
 		return 0;
 	}
+	if (buffer_take(r->srv, n) != 0) {
+		/* every connection's bodies together are at --max-buffered:
+		 * drop this one's (a 503 at its end), keep reading */
+		r->body_over_budget = 1;
+		buffer_give(r->srv, r->body_held);
+		r->body_held = 0;
+		free(r->body);
+		r->body = NULL;
+		r->body_len = r->body_cap = 0;
+		return 0;
+	}
+	r->body_held += n;
 	if (dn_grow(&r->body, &r->body_cap, r->body_len + n + 1, 1) != 0)
 		return -1;
 	memcpy(r->body + r->body_len, data, n);
@@ -289,6 +385,12 @@ parse_body(struct srv_request *r)
 	if (r->body_too_large) {
 		srv_reply_problem(r, 413, "body-too-large", "Body too large", NULL, "the body is larger than %zu bytes "
 		    "(%s)", r->body_limit, r->body_raw ? "--max-model-bytes" : "--max-body");
+		return -1;
+	}
+	if (r->body_over_budget) {
+		r->retry_after = 2;
+		srv_reply_problem(r, 503, "server-busy", "Server busy", NULL, "the bodies and answers of all "
+		    "connections fill the server's buffers (--max-buffered %zu bytes): retry", r->srv->cfg.max_buffered);
 		return -1;
 	}
 	if (r->body_raw)
@@ -585,6 +687,7 @@ request_completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum M
 	if (r->handoff_free != NULL)
 		r->handoff_free(r->handoff);
 	json_decref(r->json);
+	buffer_give(s, r->body_held);
 	free(r->body);
 	free(r->resp);
 	free(r->path);

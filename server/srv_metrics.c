@@ -254,6 +254,8 @@ srv_metrics_render(struct srv *s, size_t *len)
 	    "Cache operations that failed (database down).", cs.errors);
 	scalar_print(&o, "dnnsat_cache_entries", "gauge",
 	    "Entries in the result cache (PostgreSQL: counted at most every 5 s).", cs.entries);
+	scalar_print(&o, "dnnsat_buffered_bytes", "gauge", "Bytes of request bodies and large answers held by all "
+	    "connections (bounded by --max-buffered).", (unsigned long long)atomic_load(&s->buffered));
 	state = cache_state(s->cache, 0, detail, sizeof detail);
 	if (strcmp(state, "memory") != 0)
 		scalar_print(&o, "dnnsat_database_up", "gauge", "1 when PostgreSQL answers.", strcmp(state, "ok") == 0);

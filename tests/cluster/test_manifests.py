@@ -151,9 +151,11 @@ def check_deployment(dep, known_routes, known_flags):
         check("resources.%s has cpu and memory" % part, all(k in (res.get(part) or {}) for k in ("cpu", "memory")),
               res)
     limit = quantity_bytes((res.get("limits") or {}).get("memory", "0"))
-    kept = sum(int((env.get(n) or {}).get("value", "0")) for n in ("DNNSAT_REGISTRY_BYTES", "DNNSAT_CACHE_BYTES"))
-    check("compiled queries + result cache kept (%d MiB) under the memory limit (%d MiB)" % (kept >> 20, limit >> 20),
-          0 < kept < limit)
+    kept = sum(int((env.get(n) or {}).get("value", "0"))
+               for n in ("DNNSAT_REGISTRY_BYTES", "DNNSAT_CACHE_BYTES", "DNNSAT_MAX_BUFFERED"))
+    check("DNNSAT_MAX_BUFFERED set (its default, 512 MiB, is for a machine, not a pod)", "DNNSAT_MAX_BUFFERED" in env)
+    check("compiled queries + result cache + buffered bodies and answers (%d MiB) under the memory limit (%d MiB)"
+          % (kept >> 20, limit >> 20), 0 < kept < limit)
     return sleep, grace
 
 

@@ -1083,6 +1083,87 @@ START_TEST(test_server_samples_none)
 }
 END_TEST
 
+/* The bytes held by all connections: the dnnsat_buffered_bytes gauge. */
+static long long
+buffered_bytes(void)
+{
+	static char buf[1 << 16];
+	const char *p;
+
+	ck_assert_int_eq(http("GET", "/metrics", NULL, NULL, NULL, buf, sizeof buf), 200);
+	p = strstr(body_of(buf), "\ndnnsat_buffered_bytes ");
+	ck_assert_ptr_nonnull(p);
+	return atoll(p + strlen("\ndnnsat_buffered_bytes "));
+}
+
+/* --max-buffered bounds what the bodies and large answers of all
+ * connections hold at once: a client holding an upload of 900 KB open
+ * leaves no room under 1 MiB for a second one (503 with Retry-After), nor
+ * for an answer above 64 KiB; when it goes, both are served. Before, each
+ * connection could hold --max-model-bytes (64 MiB): 100 held uploads took
+ * the server to 6.6 GB. */
+START_TEST(test_server_buffered_bounded)
+{
+	static char buf[1 << 16];
+	static const char *const extra[] = { "--max-model-bytes", "1048576", "--max-buffered", "1048576", NULL };
+	const size_t big = 900000;
+	char *body = malloc(big), head[256], path[256], id[33];
+	json_t *raw = mlp_query(512), *j;
+	char *q;
+	int fd, n, tries = 0;
+
+	ck_assert_ptr_nonnull(body);
+	memset(body, 'x', big);
+	{
+		/* a budget below the largest body allowed: refused at start */
+		char *argv[] = { "t", "--max-buffered", "2MiB" };
+		struct srv_config c;
+		struct dn_error err;
+		memset(&err, 0, sizeof err);
+		ck_assert_int_ne(srv_config_parse(3, argv, &c, &err), 0);
+		ck_assert_str_eq(err.path, "--max-buffered");
+		srv_config_free(&c);
+	}
+	server_start_with(NULL, extra);
+	/* a reduction with a large answer: 9 configurations, samples of 2000 */
+	q = json_dumps(raw, JSON_COMPACT);
+	ck_assert_int_eq(http("POST", "/v1/reductions", "application/json", q, NULL, buf, sizeof buf), 201);
+	j = json_loads(body_of(buf), 0, NULL);
+	snprintf(id, sizeof id, "%s", json_string_value(json_object_get(j, "id")));
+	json_decref(j);
+	snprintf(path, sizeof path, "/v1/reductions/%s/samples?n=10000&seed=1", id);
+	/* one upload held open, all but its last byte sent */
+	fd = connect_server();
+	n = snprintf(head, sizeof head, "POST /v1/models HTTP/1.1\r\nHost: t\r\nContent-Type: application/onnx\r\n"
+	    "Content-Length: %zu\r\n\r\n", big);
+	ck_assert_int_eq(send(fd, head, (size_t)n, MSG_NOSIGNAL), n);
+	ck_assert_int_eq(send(fd, body, big - 1, MSG_NOSIGNAL), (ssize_t)(big - 1));
+	while (buffered_bytes() < (long long)(big - 1)) {
+		ck_assert_int_lt(++tries, 6000);        /* a minute at most */
+		usleep(10000);
+	}
+	ck_assert_int_eq(http_bytes("POST", "/v1/models", "application/onnx", body, big, NULL, buf, sizeof buf), 503);
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "--max-buffered"));
+	ck_assert_ptr_nonnull(strstr(buf, "Retry-After: "));
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 503);
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "server-busy"));
+	/* the held upload goes: room again */
+	close(fd);
+	tries = 0;
+	while (buffered_bytes() > 0) {
+		ck_assert_int_lt(++tries, 6000);
+		usleep(10000);
+	}
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 200);
+	ck_assert_int_eq(http_bytes("POST", "/v1/models", "application/onnx", body, big, NULL, buf, sizeof buf), 422);
+	ck_assert_int_eq(buffered_bytes(), 0);
+	free(q);
+	json_decref(raw);
+	free(body);
+	srv_stop(&server);
+}
+END_TEST
+
 static void *
 post_in_thread(void *arg)
 {
@@ -2025,6 +2106,7 @@ suite(void)
 	tcase_add_test(t, test_server_stream_cut_by_stop);
 	tcase_add_test(t, test_server_bounds_409);
 	tcase_add_test(t, test_server_samples_none);
+	tcase_add_test(t, test_server_buffered_bounded);
 	tcase_add_test(t, test_server_port_taken);
 	tcase_add_test(t, test_sha256);
 	tcase_add_test(t, test_server_models);
