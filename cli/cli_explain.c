@@ -10,6 +10,8 @@
  *   max --param NAME [--per OTHER]   the largest feasible value of NAME,
  *       overall or for each value of OTHER (the largest batch per depth);
  *   min --param NAME [--per OTHER]   the smallest one, likewise.
+ * max and min exit 1 when no row has a value (nothing is feasible), 0 when
+ * one has, as count does.
  */
 #include "answer.h"
 #include "cli.h"
@@ -167,6 +169,7 @@ print_extreme(struct fs_engine *e, struct sq_query *q, const char *param, const 
 	struct dn_error err;
 	json_t *rows, *row;
 	size_t i;
+	int fits = 0;
 
 	memset(&err, 0, sizeof err);
 	rows = ans_extreme(e, q, param, per, goal, timeout, &err);
@@ -175,6 +178,8 @@ print_extreme(struct fs_engine *e, struct sq_query *q, const char *param, const 
 	param = sp_dim_address(&q->space, param);
 	if (per != NULL)
 		per = sp_dim_address(&q->space, per);
+	json_array_foreach(rows, i, row)
+		fits |= !json_is_null(json_object_get(row, param));
 	if (json_out)
 		print_json(rows);
 	else
@@ -191,7 +196,7 @@ print_extreme(struct fs_engine *e, struct sq_query *q, const char *param, const 
 			free(a);
 		}
 	json_decref(rows);
-	return 0;
+	return fits ? 0 : 1;    /* 1: nothing feasible, as count says it (SOLVER_EXIT) */
 }
 
 int

@@ -179,13 +179,16 @@ check list-limit-0 2 "^dnnsat: --limit: must be a count from 1" -- list $Q --lim
 check max-per 0 "depth = 8: largest batch_size" -- max $Q --param batch_size --per depth
 check min-per 0 "depth = 3: smallest hidden = 768" -- min $Q --constraint "hidden * depth >= 2048" --param hidden --per depth
 check min-json 0 '"hidden": 1024' -- min $Q --constraint "hidden >= 1000" --param hidden --json
-check min-none-fits 0 "smallest hidden = none fits" -- min $Q --budget memory=1KiB --param hidden
+# nothing feasible: exit 1, as count's (the help's "1 nothing feasible"; it was 0)
+check min-none-fits 1 "smallest hidden = none fits" -- min $Q --budget memory=1KiB --param hidden
+check min-none-fits-per 1 "depth = 3: smallest hidden = none fits" -- min $Q --budget memory=1KiB --param hidden --per depth
+check max-none-fits-json 1 '"batch_size": null' -- max $Q --budget memory=1KiB --param batch_size --json
 check min-no-param 2 "min: give --param NAME" -- min $Q
 check min-unknown 2 "--param: the space has no parameter \"nope\"" -- min $Q --param nope
 check max-no-order 2 "--param: \"activation\" has values that are not numbers" -- max $Q --param activation
 check min-no-order 2 "--param: \"activation\" has values that are not numbers" -- min $Q --param activation
 check min-passthrough 0 "smallest learning_rate = 0.0001" -- min $Q --param learning_rate
-check max-passthrough-none 0 "largest learning_rate = none fits" -- max $Q --budget memory=1KiB --param learning_rate
+check max-passthrough-none 1 "largest learning_rate = none fits" -- max $Q --budget memory=1KiB --param learning_rate
 check per-continuous 2 "--per: \"learning_rate\" is continuous (loguniform): one row per value" -- max $Q --param depth --per learning_rate
 # a width multiplier bound to the model: exact on its grid of 1025 values.
 # 2110 MiB leaves the model 747 MiB above the T4's expected CUDA context and
