@@ -124,7 +124,8 @@ static const struct cli_cmd commands[] = {
 	{ "sample", cli_solve, "uniform samples of the feasible configurations (--n N --seed S)",
 	  "usage: dnnsat sample [QUERY.json] [options]\n" QUERY_HELP
 	  "  --n N                 how many samples (default 10)\n"
-	  "  --seed S              the random seed (default 1): the same seed, the same samples\n"
+	  "  --seed S              the random seed, an integer from 0 to 18446744073709551615 (2^64 - 1;\n"
+	  "                        default 1): the same seed, the same samples\n"
 	  "when the count does not finish in half the --timeout, approximate samples drawn without it\n"
 	  "exit status: 0 N samples, 1 nothing feasible, 2 bad input, 3 fewer than N (those drawn printed)\n",
 	  solver_options },

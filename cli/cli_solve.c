@@ -29,6 +29,7 @@
 #include "fset_project.h"
 #include "query.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,7 +93,15 @@ solve_option(const char *a, const char *v, struct solve_opts *o, struct dn_error
 			return dn_error_set(err, DN_EINVAL, a, "must be a count from 1 to 100000000");
 		*(a[2] == 'l' ? &o->limit : &o->n) = x;
 	} else if (strcmp(a, "--seed") == 0) {
-		o->seed = strtoull(v, NULL, 10);
+		/* digits only: strtoull would take "-1" (wrapped), " 7", "0x10"
+		 * and "abc" (0) and stop at "1.5" (1) without a word */
+		unsigned long long x;
+		errno = 0;
+		x = strtoull(v, &end, 10);
+		if (*v < '0' || *v > '9' || *end != '\0' || errno == ERANGE)
+			return dn_error_set(err, DN_EINVAL, a, "\"%s\" is not an integer from 0 to %" PRIu64, v,
+			    UINT64_MAX);
+		o->seed = (uint64_t)x;
 	} else if (strcmp(a, "--offset") == 0)
 		o->offset = v;
 	else if (strcmp(a, "--cursor") == 0)

@@ -130,6 +130,12 @@ check list-offset 0 '"batch_size"' -- list $Q --offset 527 --limit 5
 # past the last configuration: an empty page (exit 0: something fits) and why, as the API's 200
 check list-past-end 0 "^dnnsat: no configuration at --offset 528: 528 fit$" -- list $Q --offset 528 --limit 1
 check sample 0 '"hidden"' -- sample $Q --n 5 --seed 3
+# --seed is an integer of 64 bits, checked as --n is (junk, hex, negatives, fractions and
+# overflow read as some other seed, exit 0)
+for seed in abc 0x10 -1 1.5 18446744073709551616 "" " 7"; do
+	check "seed-bad-$seed" 2 "^dnnsat: --seed: \"$seed\" is not an integer from 0 to 18446744073709551615$" -- sample $Q --n 1 --seed "$seed"
+done
+check seed-max 0 '"hidden"' -- sample $Q --n 1 --seed 18446744073709551615
 # samples draw learning_rate from its loguniform: in range, the same for the same seed
 "$DNNSAT" sample $Q --n 20 --seed 3 >"$tmp/s1" 2>/dev/null
 "$DNNSAT" sample $Q --n 20 --seed 3 >"$tmp/s2" 2>/dev/null
