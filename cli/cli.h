@@ -56,11 +56,16 @@ void cli_print_budgets(FILE *f, const struct sq_query *q);
  * objects until cli_req_finish. */
 struct cli_req {
 	json_t *req, *budgets, *constraints, *fixed, *workload, *bind;
+	json_t *given;          /* what may be given once ("model", "the memory budget") ->
+	                         * the option as typed, for the error of a second */
 };
 void cli_req_init(struct cli_req *r);
 /* Takes option `a` with its value `v` (NULL when argv ends): returns the
  * argv entries used (1 or 2), 0 when `a` is not a query option, -1 with
- * err (a missing value, an unreadable file). */
+ * err (a missing value, an unreadable file, or a second value of what is
+ * given once: the model, --space, a --budget of the same quantity, a --bind
+ * of the same parameter; the error names both). --constraint, --set and
+ * the lists (--freeze, --train, --lora-targets) are repeatable. */
 int cli_req_option(struct cli_req *r, const char *a, const char *v, struct dn_error *err);
 /* The query with the collected budgets, constraints, fixed values and
  * workload merged in: a new reference the caller owns; r is emptied. */

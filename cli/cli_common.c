@@ -110,6 +110,23 @@ cli_req_init(struct cli_req *r)
 	r->fixed = json_object();
 	r->workload = json_object();
 	r->bind = json_object();
+	r->given = json_object();
+}
+
+/* Records that `what` ("model", "the memory budget") was given as
+ * `typed` ("--preset resnet50"); -1 with err naming opt and both when it
+ * was given before: the last would win unsaid. */
+static int
+given_once(struct cli_req *r, const char *opt, const char *what, const char *typed, struct dn_error *err)
+{
+	const char *first = json_string_value(json_object_get(r->given, what));
+
+	if (first == NULL)
+		return json_object_set_new(r->given, what, json_string(typed)) == 0 ? 0 :
+		    dn_error_set(err, DN_ENOMEM, opt, "out of memory");
+	if (strcmp(what, "model") == 0)
+		return dn_error_set(err, DN_EINVAL, opt, "give one model (%s and %s)", first, typed);
+	return dn_error_set(err, DN_EINVAL, opt, "%s given twice (%s and %s): give one", what, first, typed);
 }
 
 /* NAME=VALUE of --budget and --set into obj: the value as JSON when it
@@ -180,6 +197,27 @@ append_list(json_t *obj, const char *key, const char *v)
 	}
 }
 
+/* What option `a` with value `v` gives that may be given once, into
+ * what: "model", "the search space", "the NAME budget", "the binding of
+ * NAME"; 0 when it is repeatable. */
+static int
+once_key(const char *a, const char *v, char *what, size_t len)
+{
+	const char *eq = strchr(v, '=');
+
+	if (strcmp(a, "--preset") == 0 || strcmp(a, "--template") == 0 || strcmp(a, "--model") == 0)
+		return dn_fmt(what, len, "model") > 0;
+	if (strcmp(a, "--space") == 0)
+		return dn_fmt(what, len, "the search space") > 0;
+	if (eq == NULL || eq - v > 100)
+		return 0;       /* not NAME=VALUE: the option's own check says so */
+	if (strcmp(a, "--budget") == 0)
+		return dn_fmt(what, len, "the %.*s budget", (int)(eq - v), v) > 0;
+	if (strcmp(a, "--bind") == 0)
+		return dn_fmt(what, len, "the binding of %.*s", (int)(eq - v), v) > 0;
+	return 0;
+}
+
 int
 cli_req_option(struct cli_req *r, const char *a, const char *v, struct dn_error *err)
 {
@@ -189,6 +227,7 @@ cli_req_option(struct cli_req *r, const char *a, const char *v, struct dn_error 
 		"--softmax-saves", "--pytorch" };
 	json_t *j;
 	size_t i;
+	char what[160];
 
 	if (strcmp(a, "--inference") == 0) {
 		json_object_set_new(r->workload, "mode", json_string("inference"));
@@ -204,6 +243,12 @@ cli_req_option(struct cli_req *r, const char *a, const char *v, struct dn_error 
 		return 0;
 	if (v == NULL)
 		return dn_error_set(err, DN_EINVAL, a, "needs a value");
+	if (once_key(a, v, what, sizeof what)) {
+		char typed[512];
+		dn_fmt(typed, sizeof typed, "%s %s", a, v);
+		if (given_once(r, a, what, typed, err) != 0)
+			return -1;
+	}
 	if (strcmp(a, "--preset") == 0 || strcmp(a, "--template") == 0) {
 		json_object_set_new(r->req, "model", json_pack("{s:s}", a + 2, v));
 	} else if (strcmp(a, "--model") == 0 || strcmp(a, "--space") == 0) {
@@ -283,6 +328,7 @@ cli_req_free(struct cli_req *r)
 	json_decref(r->fixed);
 	json_decref(r->workload);
 	json_decref(r->bind);
+	json_decref(r->given);
 	memset(r, 0, sizeof *r);
 }
 

@@ -171,6 +171,10 @@ parse_args(int argc, char **argv, struct solve_opts *o, struct cli_req *r, struc
 			return -1;
 		i++;
 	}
+	/* both start a page: the offset would win and the cursor go unread */
+	if (o->offset != NULL && o->cursor != NULL)
+		return dn_error_set(err, DN_EINVAL, "--cursor", "give --cursor or --offset, not both (--cursor %.32s%s "
+		    "and --offset %.32s)", o->cursor, strlen(o->cursor) > 32 ? "..." : "", o->offset);
 	return 0;
 }
 

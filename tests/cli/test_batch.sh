@@ -46,7 +46,10 @@ cat >"$SP/nested.json" <<'EOF'
 EOF
 echo "not a space" >"$SP/README.txt"
 DEVICES="t4 v100-16gb"
-Q="--preset mnist_mlp --budget memory=3GiB --budget params=5M"
+# QM, QP: Q without its memory, params budget (a budget given twice is refused)
+QM="--preset mnist_mlp --budget params=5M"
+QP="--preset mnist_mlp --budget memory=3GiB"
+Q="$QM --budget memory=3GiB"
 
 # ---- offline ----
 OFF="$tmp/off"
@@ -108,7 +111,7 @@ for s in mlp nested; do
 done
 cp "$OFF/small.t4.search_space.json" "$tmp/l0_stale.json"
 mkdir -p "$tmp/none" && cp "$tmp/l0_stale.json" "$tmp/none/small.t4.search_space.json"
-check nothing-fits 0 "small @ t4: no configuration fits" -- prune "$SP/small.json" $Q --device t4 --budget memory=1KiB --out "$tmp/none" --configs csv
+check nothing-fits 0 "small @ t4: no configuration fits" -- prune "$SP/small.json" $QM --device t4 --budget memory=1KiB --out "$tmp/none" --configs csv
 if [ ! -f "$tmp/none/small.t4.search_space.json" ] && [ "$(cat "$tmp/none/small.t4.configs.csv")" = "batch_size,hidden" ]; then ok; else
 	bad "nothing fits: no reduced space (the stale one removed), a CSV header alone"; fi
 check limit-0 0 "^$" -- prune "$SP/small.json" $Q --device t4 --out "$tmp/l0" --configs jsonl --limit 0
@@ -170,7 +173,7 @@ if [ "$(id -u)" -ne 0 ]; then
 	chmod 755 "$tmp/locked"
 fi
 check no-model 2 "small.json: no model: give --preset" -- prune "$SP/small.json" --device t4
-check bad-budget 2 "small.json (t4): \$.budgets.memory: unknown unit" -- prune "$SP/small.json" $Q --device t4 --budget memory=3parsecs
+check bad-budget 2 "small.json (t4): \$.budgets.memory: unknown unit" -- prune "$SP/small.json" $QM --device t4 --budget memory=3parsecs
 check bad-space 2 "badspace.json (t4): .*randint" -- prune "$tmp/badspace.json" $Q --device t4
 check unknown-preset 2 "no template has a preset \"gpt9\"" -- prune "$SP/small.json" --preset gpt9
 check twice 2 "small.json: is given twice" -- prune "$SP/small.json" "$SP/small.json" $Q
@@ -240,7 +243,7 @@ sys.exit(0 if a == b else 1)' "$tmp/summary_off.json" "$tmp/summary_srv.json"
 	expect "server pages: the same as offline" cmp "$tmp/pg/mlp.a100-40gb.configs.jsonl" "$tmp/pgo/mlp.a100-40gb.configs.jsonl"
 	check server-deadline 3 "big_space @ t4: the deadline (0.5 s) passed" -- prune "$tmp/big_space.json" --model "$tmp/big.json" --device t4 --timeout 0.5 --server "$URL"
 	check server-query-files 3 "^q_small *a100-40gb *12 " -- prune "$QD" --server "$URL"
-	check server-bad-budget 2 "small.json (t4): \$.budgets.memory: unknown unit.*answered 422" -- prune "$SP/small.json" $Q --device t4 --budget memory=3parsecs --server "$URL"
+	check server-bad-budget 2 "small.json (t4): \$.budgets.memory: unknown unit.*answered 422" -- prune "$SP/small.json" $QM --device t4 --budget memory=3parsecs --server "$URL"
 	check server-unknown-device 2 "^dnnsat: --device: unknown device \"tpu\"" -- prune "$SP" $Q --device tpu --server "$URL"
 	check server-ambiguous-device 2 "^dnnsat: --device: device \"a100\" is ambiguous" -- prune "$SP" $Q --device a100 --server "$URL"
 	check server-capped 0 "r50.json (t4): warning: memory budget 24 GiB is more than t4's usable 15.0 GiB" -- prune "$tmp/r50.json" --preset resnet50 --device t4 --budget memory=24GiB --server "$URL"

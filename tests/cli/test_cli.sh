@@ -111,7 +111,11 @@ check unknown-command 2 "unknown command" -- frobnicate
 
 # the solver's offline commands on a small MLP space (1536 configurations)
 SP="$top_srcdir/examples/spaces/mlp.json"
-Q="--preset mnist_mlp --space $SP --budget memory=3GiB --budget params=5M --device t4"
+# Q0: without budgets, for checks that give their own (a budget given twice is refused)
+Q0="--preset mnist_mlp --space $SP --device t4"
+Q="$Q0 --budget memory=3GiB --budget params=5M"
+QM="$Q0 --budget params=5M"     # Q without its memory budget
+QP="$Q0 --budget memory=3GiB"   # Q without its params budget
 check solver-bad-grad-accum 2 "\$.workload.grad_accum: must be an integer" -- count $Q --grad-accum x
 check solver-bad-lora-target 2 "\$.workload.lora.targets\[0\]: unknown selector \"lin\"" -- count $Q --lora-rank 4 --lora-targets lin
 check solver-freeze 0 "feasible" -- count $Q --freeze linear --train '$.layers[3]'
@@ -186,15 +190,15 @@ check max-per 0 "depth = 8: largest batch_size" -- max $Q --param batch_size --p
 check min-per 0 "depth = 3: smallest hidden = 768" -- min $Q --constraint "hidden * depth >= 2048" --param hidden --per depth
 check min-json 0 '"hidden": 1024' -- min $Q --constraint "hidden >= 1000" --param hidden --json
 # nothing feasible: exit 1, as count's (the help's "1 nothing feasible"; it was 0)
-check min-none-fits 1 "smallest hidden = none fits" -- min $Q --budget memory=1KiB --param hidden
-check min-none-fits-per 1 "depth = 3: smallest hidden = none fits" -- min $Q --budget memory=1KiB --param hidden --per depth
-check max-none-fits-json 1 '"batch_size": null' -- max $Q --budget memory=1KiB --param batch_size --json
+check min-none-fits 1 "smallest hidden = none fits" -- min $QM --budget memory=1KiB --param hidden
+check min-none-fits-per 1 "depth = 3: smallest hidden = none fits" -- min $QM --budget memory=1KiB --param hidden --per depth
+check max-none-fits-json 1 '"batch_size": null' -- max $QM --budget memory=1KiB --param batch_size --json
 check min-no-param 2 "min: give --param NAME" -- min $Q
 check min-unknown 2 "--param: the space has no parameter \"nope\"" -- min $Q --param nope
 check max-no-order 2 "--param: \"activation\" has values that are not numbers" -- max $Q --param activation
 check min-no-order 2 "--param: \"activation\" has values that are not numbers" -- min $Q --param activation
 check min-passthrough 0 "smallest learning_rate = 0.0001" -- min $Q --param learning_rate
-check max-passthrough-none 1 "largest learning_rate = none fits" -- max $Q --budget memory=1KiB --param learning_rate
+check max-passthrough-none 1 "largest learning_rate = none fits" -- max $QM --budget memory=1KiB --param learning_rate
 check per-continuous 2 "--per: \"learning_rate\" is continuous (loguniform): one row per value" -- max $Q --param depth --per learning_rate
 # a width multiplier bound to the model: exact on its grid of 1025 values.
 # 2110 MiB leaves the model 747 MiB above the T4's expected CUDA context and
@@ -218,7 +222,7 @@ check explain-config-latency 1 "^FAIL latency 608.6 ms > 1 ms$" -- explain $Q --
 check explain-config-utilization 1 "^ok   utilization 99.4% >= 50%$" -- explain $Q --budget min_utilization=0.5 --config "$EC"
 check explain-config-json 1 '"value": 8238385152,' -- explain $Q --config "$EC" --json
 check explain-kept 0 "is kept" -- explain $Q --param hidden --value 512
-check explain-removed 1 "is removed: no configuration with it satisfies" -- explain $Q --budget params=100K --param hidden --value 4096
+check explain-removed 1 "is removed: no configuration with it satisfies" -- explain $QP --budget params=100K --param hidden --value 4096
 
 # nested options with children of one key: one address each ("choice/option/key"); the
 # short form "choice/key" only where one parameter has it
@@ -249,7 +253,7 @@ check nest-explain-short 0 '^attention/many_heads/n_layer = 2 is kept' -- explai
 check nest-unknown 2 '--param: the space has no parameter "attention/few_heads/n_layer"' -- max $N --param attention/few_heads/n_layer
 printf '{"a": {"_type": "choice", "_value": [{"_name": "x", "b": {"_type": "choice", "_value": [1]}}]}, "a/x/b": {"_type": "choice", "_value": [2]}}' > "$tmp/collide.json"
 check nest-collision 2 '$.space\["a/x/b"\]: the parameter.s address "a/x/b" is also the address of \$.a._value\[0\].b' -- count --preset gpt2 --space "$tmp/collide.json"
-check nothing-fits 1 "feasible 0 of" -- count $Q --budget memory=1KiB
+check nothing-fits 1 "feasible 0 of" -- count $QM --budget memory=1KiB
 # Z3 in count (solver/z3/answer_z3.h): --engine z3 cross-checks the count by
 # enumeration; when nothing fits, the conflicting budgets and how far they must move
 # (--timeout 600: Z3 is bounded by its resource limit here, the same work on any
@@ -261,10 +265,10 @@ check engine-bnb-no-z3 0 "^feasible 528 of 1536" -- count $Q --engine bnb
 if grep -q '^z3 ' "$tmp/out"; then bad "engine-bnb: no Z3 enumeration"; else ok; fi
 check engine-unknown 2 '^dnnsat: \$.engine: must be "bnb"' -- count $Q --engine foo
 check engine-no-value 2 "^dnnsat: --engine: needs a value" -- count $Q --engine
-check conflict-text 1 "^  memory <= 100 MiB  (something fits from 1.3[0-9] GiB)$" -- count $Q --budget memory=100MiB --budget params=1M --timeout 600
-check conflict-no-z3-core 1 "^  memory <= 100 MiB" -- count $Q --budget memory=100MiB --budget params=1M --engine bnb
+check conflict-text 1 "^  memory <= 100 MiB  (something fits from 1.3[0-9] GiB)$" -- count $Q0 --budget memory=100MiB --budget params=1M --timeout 600
+check conflict-no-z3-core 1 "^  memory <= 100 MiB" -- count $Q0 --budget memory=100MiB --budget params=1M --engine bnb
 if grep -q '^z3 ' "$tmp/out"; then bad "conflict-no-z3-core: a Z3 core without --engine z3"; else ok; fi
-check conflict-z3-core 1 '^z3       core: \$.budgets.memory$' -- count $Q --budget memory=100MiB --budget params=1M --engine z3 --timeout 600
+check conflict-z3-core 1 '^z3       core: \$.budgets.memory$' -- count $Q0 --budget memory=100MiB --budget params=1M --engine z3 --timeout 600
 check_again conflict-z3-agrees "^         Z3's unsat core is a minimal conflict by the engine's checks too"
 # the model's validity alone: the rule no configuration satisfies, named
 printf '{"hidden": {"_type": "choice", "_value": [100, 130]}}\n' >"$tmp/bad_hidden.json"
@@ -287,17 +291,17 @@ printf '{"batch_size": {"_type": "choice", "_value": [8, 16]}}\n' >"$tmp/bs.json
 check explain-repeats 1 '^     $.layers\[7\]\[0\][^ ]*: flash attention needs fp16 or bf16 (dtype is fp32) (and 3 more places)$' -- explain --preset bert-base --space "$tmp/bs.json" --device v100-16gb --attention flash --config '{"batch_size": 8}'
 check_again explain-repeats-first-8 '^     (the first 8 violations: `dnnsat estimate` counts them all)$'
 check conflict-rules-dtype 1 '^    no configuration satisfies: flash attention needs fp16 or bf16 (dtype is fp32) (\$.layers\[7\]\[0\][^ ]* and 11 more places)$' -- count --preset bert-base --space "$tmp/bs.json" --device v100-16gb --attention flash
-check conflict-json 1 '"path": "$.budgets.memory",' -- count $Q --budget memory=100MiB --budget params=1M --json --timeout 600
+check conflict-json 1 '"path": "$.budgets.memory",' -- count $Q0 --budget memory=100MiB --budget params=1M --json --timeout 600
 check_again conflict-json-at-least '"at_least": [0-9]*,'
 # the bracket, by the engine itself: something fits at at_least, nothing at nothing_at
 cp "$tmp/out" "$tmp/cf"
 least=$(sed -n 's/^ *"at_least": \([0-9]*\),*$/\1/p' "$tmp/cf")
 none=$(sed -n 's/^ *"nothing_at": \([0-9]*\),*$/\1/p' "$tmp/cf")
-check conflict-fits-at-least 0 "^feasible [1-9][0-9]* of 1536" -- count $Q --budget "memory=${least:-0}B" --budget params=1M
-check conflict-none-at-nothing-at 1 "^feasible 0 of 1536" -- count $Q --budget "memory=${none:-0}B" --budget params=1M
+check conflict-fits-at-least 0 "^feasible [1-9][0-9]* of 1536" -- count $Q0 --budget "memory=${least:-0}B" --budget params=1M
+check conflict-none-at-nothing-at 1 "^feasible 0 of 1536" -- count $Q0 --budget "memory=${none:-0}B" --budget params=1M
 # exact: the smallest memory anything needs, and one byte less
 if [ -n "$least" ] && [ -n "$none" ] && [ $((least - none)) -eq 1 ]; then ok; else bad "conflict-adjacent: at_least $least, nothing_at $none"; fi
-check bad-budget 2 "\$.budgets.memory: unknown unit" -- count $Q --budget memory=3parsecs
+check bad-budget 2 "\$.budgets.memory: unknown unit" -- count $QM --budget memory=3parsecs
 check bad-constraint 2 "\$.constraints\[0\]" -- count $Q --constraint "hidden %"
 check bad-space 2 "randint" -- count --preset mnist_mlp --space "$top_srcdir/tests/data/bad_randint.json"
 check bad-cursor 2 "cursor belongs to another query" -- list $Q --cursor c1.0000000000000000.0-0-0-0
@@ -305,19 +309,19 @@ check bad-cursor-garbage 2 "^dnnsat: --cursor: malformed cursor" -- list $Q --cu
 check bad-config-json 2 "^dnnsat: --config: not JSON: " -- explain $Q --config '{bad'
 printf '{"model": "mnist_mlp", "budget": {"memory": "1GiB"}}\n' >"$tmp/typo_query.json"
 check query-field-did-you-mean 2 '^dnnsat: $: unknown field "budget": did you mean budgets?$' -- count "$tmp/typo_query.json" --space "$SP"
-check budget-range 2 '^dnnsat: $.budgets.params: 1e+30 is not a sensible count (a limit is from 0 to 9e18)$' -- count $Q --budget params=1e30
+check budget-range 2 '^dnnsat: $.budgets.params: 1e+30 is not a sensible count (a limit is from 0 to 9e18)$' -- count $QP --budget params=1e30
 check budget-did-you-mean 2 '^dnnsat: $.budgets: unknown budget "memroy": did you mean memory?$' -- count $Q --budget memroy=3GiB
-check bad-memory-0-percent 2 "more than 0 and at most 100" -- count $Q --budget memory=0%
+check bad-memory-0-percent 2 "more than 0 and at most 100" -- count $QM --budget memory=0%
 # budgets a user can trust: units, the device's usable memory, ambiguous devices
 check budgets-echo 0 "^budgets: memory <= 3 GiB, params <= 5M$" -- count $Q
-check budget-bare 2 '\$.budgets.memory: 16 has no unit: did you mean "16GiB"' -- count $Q --budget memory=16
-check budget-fraction 2 'did you mean "90%" of the device' -- count $Q --budget memory=0.9
+check budget-bare 2 '\$.budgets.memory: 16 has no unit: did you mean "16GiB"' -- count $QM --budget memory=16
+check budget-fraction 2 'did you mean "90%" of the device' -- count $QM --budget memory=0.9
 check budget-bare-latency 2 '\$.budgets.latency: 5 has no unit: did you mean "5ms" or "5s"' -- count $Q --budget latency=5
-check budget-bits 2 "\$.budgets.memory: unit \"b\" in \"3b\" is ambiguous" -- count $Q --budget memory=3b
-check budget-lowercase 0 "^budgets: memory <= 2.794 GiB" -- count $Q --budget memory=3gb
-check budget-capped 0 "warning: memory budget 200 GiB is more than t4's usable 15.0 GiB: using 15.0 GiB" -- count $Q --budget memory=200GiB
-check budget-capped-echo 0 "^budgets: memory <= 15 GiB (t4's usable memory)" -- count $Q --budget memory=200GiB
-check budget-capped-json 0 '"source": "device"' -- count $Q --budget memory=200GiB --json
+check budget-bits 2 "\$.budgets.memory: unit \"b\" in \"3b\" is ambiguous" -- count $QM --budget memory=3b
+check budget-lowercase 0 "^budgets: memory <= 2.794 GiB" -- count $QM --budget memory=3gb
+check budget-capped 0 "warning: memory budget 200 GiB is more than t4's usable 15.0 GiB: using 15.0 GiB" -- count $QM --budget memory=200GiB
+check budget-capped-echo 0 "^budgets: memory <= 15 GiB (t4's usable memory)" -- count $QM --budget memory=200GiB
+check budget-capped-json 0 '"source": "device"' -- count $QM --budget memory=200GiB --json
 check device-ambiguous 2 '\$.device: device "a100" is ambiguous: it could be a100-40gb' -- count $Q --device a100
 check device-ambiguous-estimate 2 '\--device: device "v100" is ambiguous: it could be v100-16gb' -- estimate --preset resnet50 --device v100
 check device-suggest 2 "unknown device \"l40\" (did you mean l4, a40 or l40s" -- count $Q --device l40
@@ -330,6 +334,16 @@ if [ $? -eq 0 ] && ! grep -q warning "$tmp/out" && grep -q "feasible 4 of 4" "$t
 check bind-unknown-hp 2 '\$.bind.hidden_size: model bert has no hyperparameter "hiden" (did you mean hidden' -- count --preset bert-base --space "$tmp/hs.json" --bind hidden_size=hiden
 check bind-unknown-param 2 '\$.bind.hiddensize: the space has no parameter "hiddensize" (did you mean hidden_size' -- count --preset bert-base --space "$tmp/hs.json" --bind hiddensize=hidden
 check bind-bad 2 "\--bind: \"hidden_size\" is not PARAMETER=HYPERPARAMETER" -- count --preset bert-base --space "$tmp/hs.json" --bind hidden_size
+# what is given once is refused the second time, both named (the last won unsaid);
+# --constraint stays repeatable ($Q gives --space, memory and params budgets)
+check bind-twice 2 '^dnnsat: --bind: the binding of hidden_size given twice (--bind hidden_size=hidden and --bind hidden_size=intermediate): give one$' -- count --preset bert-base --space "$tmp/hs.json" --bind hidden_size=hidden --bind hidden_size=intermediate
+check budget-twice 2 '^dnnsat: --budget: the memory budget given twice (--budget memory=3GiB and --budget memory=20GiB): give one$' -- count $Q --budget memory=20GiB
+check space-twice 2 "^dnnsat: --space: the search space given twice (--space $SP and --space $SP): give one\$" -- count $Q --space "$SP"
+check model-twice 2 '^dnnsat: --template: give one model (--preset mnist_mlp and --template mlp)$' -- count $Q --template mlp
+check model-twice-file 2 '^dnnsat: --model: give one model (--preset mnist_mlp and --model m.json)$' -- max $Q --model m.json --param hidden
+check preset-twice 2 '^dnnsat: --preset: give one model (--preset mnist_mlp and --preset resnet50)$' -- prune "$SP" --preset mnist_mlp --preset resnet50
+check cursor-and-offset 2 '^dnnsat: --cursor: give --cursor or --offset, not both (--cursor abc and --offset 3)$' -- list $Q --cursor abc --offset 3
+check constraints-repeat 0 "^feasible" -- count $Q --constraint "hidden >= 256" --constraint "depth <= 8"
 # a deadline: a space (1.3e30 configurations) that no machine counts within it
 check deadline 3 "deadline of" -- count --model "$top_srcdir/examples/models/transformer24.json" --space "$top_srcdir/examples/spaces/transformer24.json" --budget memory=16GiB --timeout 0.2
 # a query file's "timeout" is the CLI's deadline (a service query file runs as is); --timeout wins
