@@ -816,6 +816,32 @@ out:
 	return rc;
 }
 
+/* A hyperparameter in "fixed" that a top-level parameter of the space
+ * also sets (by its key or through "bind"): the space's values would win
+ * and the fixed value be ignored unsaid, so it is an error at
+ * $.fixed.NAME. A nested parameter may share it: the fixed value holds
+ * where its option is not chosen. */
+static int
+fixed_vs_space(const json_t *fixed, const struct sq_query *q, struct dn_error *err)
+{
+	const char *key;
+	json_t *v;
+
+	char path[128];
+
+	json_object_foreach((json_t *)fixed, key, v) {
+		int h = cm_def_find_hp(q->def, key);
+		for (int k = 0; h >= 0 && k < q->space.ndims; k++)
+			if (q->space.dims[k].hp == h && q->space.dims[k].parent < 0) {
+				dn_fmt(path, sizeof path, "$.fixed.%.64s", key);
+				return dn_error_set(err, DN_EINVAL, path, "the space sets %.64s too (its parameter "
+				    "\"%.64s\"), and its values would win: fix it or search it, not both (remove "
+				    "one of them)", key, q->space.dims[k].key);
+			}
+	}
+	return 0;
+}
+
 /* sq_parse and sq_parse_point: `point` makes the space optional. */
 static int
 parse_query(const json_t *req, const struct cm_device_catalog *catalog, struct sq_query *q, int point,
@@ -891,7 +917,8 @@ parse_query(const json_t *req, const struct cm_device_catalog *catalog, struct s
 	if (json_object_get(req, "space") != NULL) {
 		if (sp_parse(json_object_get(req, "space"), &q->space, err) != 0)
 			return reroot(err, "$.space");
-		if (bind_space(q, json_object_get(req, "bind"), err) != 0)
+		if (bind_space(q, json_object_get(req, "bind"), err) != 0 ||
+		    fixed_vs_space(json_object_get(req, "fixed"), q, err) != 0)
 			return -1;
 	} else if (json_object_get(req, "bind") != NULL)
 		return dn_error_set(err, DN_EINVAL, "$.bind", "binds parameters of a space: the query has no \"space\"");

@@ -400,6 +400,10 @@ check suggest-hp 2 'no hyperparameter "batchsize" (did you mean batch_size?)' --
 check suggest-hp-solver 2 '^dnnsat: \$.fixed.hiden: .*no hyperparameter "hiden" (did you mean hidden?)' -- count $Q hiden=512
 # NAME=VALUE in every command, as --set; a missing file is "no such file"
 check set-positional-count 0 "^feasible 372 of 1536 configurations" -- count $Q in_features=2000
+# a hyperparameter fixed (NAME=VALUE, --set) that the space searches too: the space's
+# values won and the fix was ignored unsaid (exit 0, the same count with or without it)
+check set-searched-too 2 '^dnnsat: $.fixed.batch_size: the space sets batch_size too (its parameter "batch_size"), and its values would win: fix it or search it, not both' -- count $Q batch_size=32
+check set-searched-too-option 2 '$.fixed.hidden: the space sets hidden too' -- max $Q --set hidden=512 --param batch_size
 check set-positional-max 0 "^largest hidden = 512$" -- max $Q --param hidden in_features=2000 --constraint "depth >= 8"
 check missing-query 2 "^dnnsat: query: $tmp/nope.json: no such file\$" -- count "$tmp/nope.json"
 check missing-model 2 "^dnnsat: --model: $tmp/nope.json: no such file\$" -- estimate --model "$tmp/nope.json"

@@ -223,6 +223,12 @@ START_TEST(test_query_errors)
 		  "no parameter \"batch\" (did you mean batch_size" },
 		{ S_BS " \"bind\": {\"batch_size\": 3}}", "$.bind.batch_size", "must be the name of a hyperparameter" },
 		{ S_BS " \"bind\": [\"batch_size\"]}", "$.bind", "must be an object" },
+		/* a fixed hyperparameter that the space searches too (its values won unsaid) */
+		{ S_BS " \"fixed\": {\"batch_size\": 512}}", "$.fixed.batch_size",
+		  "the space sets batch_size too (its parameter \"batch_size\"), and its values would win" },
+		{ "{\"model\": \"resnet50\", \"space\": {\"bs\": {\"_type\": \"choice\", \"_value\": [8]}},"
+		  " \"bind\": {\"bs\": \"batch_size\"}, \"fixed\": {\"batch_size\": 512}}", "$.fixed.batch_size",
+		  "the space sets batch_size too (its parameter \"bs\")" },
 		{ "{\"model\": \"resnet50\", \"space\": {\"batch_size\": {\"_type\": \"choice\", \"_value\": [8]},"
 		  " \"bs\": {\"_type\": \"choice\", \"_value\": [16]}}, \"bind\": {\"bs\": \"batch_size\"}}",
 		  "$.space.bs", "already sets" },
