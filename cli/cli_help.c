@@ -199,9 +199,15 @@ cli_cmd_find(const char *name)
 int
 cli_unknown_command(const char *name, struct dn_error *err)
 {
+	static const char *const top_options[] = { "--help", "--version", NULL };
 	const char *names[NCOMMANDS + 1];
 	char near[128];
 
+	if (name[0] == '-') {   /* dnnsat --verison: an option of dnnsat itself */
+		if (dn_suggest(name, top_options, 2, near, sizeof near) > 0)
+			return dn_error_set(err, DN_EINVAL, name, "unknown option (did you mean %s? see dnnsat --help)", near);
+		return dn_error_set(err, DN_EINVAL, name, "unknown option (see dnnsat --help)");
+	}
 	for (int i = 0; i < NCOMMANDS; i++)
 		names[i] = commands[i].name;
 	names[NCOMMANDS] = "help";

@@ -82,17 +82,12 @@ cli_suggest_model(struct dn_error *err, const char *name)
 void
 cli_suggest_hparam(struct dn_error *err, const struct cm_model_def *def, const char *name)
 {
-	const char **names;
 	char near[256];
 
-	if (def == NULL || err->code != DN_ENOENT || cm_def_find_hp(def, name) >= 0 ||
-	    (names = calloc((size_t)def->nhps + 1, sizeof *names)) == NULL)
+	if (def == NULL || err->code != DN_ENOENT || cm_def_find_hp(def, name) >= 0)
 		return;
-	for (int i = 0; i < def->nhps; i++)
-		names[i] = def->hps[i].name;
-	dn_suggest(name, names, def->nhps, near, sizeof near);
+	cm_def_suggest_hp(def, name, near, sizeof near);
 	append(err, near, NULL);
-	free(names);
 }
 
 void

@@ -178,6 +178,10 @@ int cm_def_load_template(const char *name, struct cm_model_def **out, struct dn_
 void cm_def_ref(struct cm_model_def *def);
 void cm_def_unref(struct cm_model_def *def);
 int cm_def_find_hp(const struct cm_model_def *def, const char *name);
+/* The hyperparameters of def close to `name` ("batch_size" for
+ * "batch_sise"), as dn_suggest writes them into buf ("" when none is
+ * close); returns how many. */
+int cm_def_suggest_hp(const struct cm_model_def *def, const char *name, char *buf, size_t len);
 
 /* Directory of built-in templates and data (devices.json, templates/, api/):
  * $DNNSAT_DATA_DIR, else the build tree's or the installed schemas/ (see

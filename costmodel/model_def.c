@@ -9,6 +9,7 @@
  */
 #include "costmodel.h"
 #include "dn_datadir.h"
+#include "dn_suggest.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -90,6 +91,22 @@ cm_def_find_hp(const struct cm_model_def *def, const char *name)
 		if (strcmp(def->hps[i].name, name) == 0)
 			return i;
 	return -1;
+}
+
+int
+cm_def_suggest_hp(const struct cm_model_def *def, const char *name, char *buf, size_t len)
+{
+	const char **names = calloc((size_t)def->nhps + 1, sizeof *names);
+	int n;
+
+	buf[0] = '\0';
+	if (names == NULL)
+		return 0;
+	for (int i = 0; i < def->nhps; i++)
+		names[i] = def->hps[i].name;
+	n = dn_suggest(name, names, def->nhps, buf, len);
+	free(names);
+	return n;
 }
 
 static char *

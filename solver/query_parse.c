@@ -807,7 +807,7 @@ bind_space(struct sq_query *q, const json_t *map, struct dn_error *err)
 			reroot(err, "$.space");
 		goto out;
 	}
-	n = sp_unbound_names(&q->space, names, sizeof names);
+	n = sp_unbound_names(&q->space, q->def, names, sizeof names);
 	rc = n == 0 ? 0 : sq_warn(q, err, n == 1 ? "parameter %s sets nothing in model %s (it passes through)" :
 	    "parameters %s set nothing in model %s (they pass through)", names, q->def->name);
 out:

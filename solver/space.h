@@ -136,11 +136,14 @@ int sp_bind_map(struct sp_space *sp, const struct cm_model_def *def, const struc
 
 /* After binding: the parameters that set nothing in the model, as "block,
  * width, opt/beta" in buf (truncated to fit; each by its address as
- * sp_bind_pair takes it). A parameter with a well-known training
- * knob's name (lr, learning_rate, momentum, weight_decay, dropout, ...,
- * see docs/search-space.md) is not listed, nor a nested choice whose
- * options hold a bound parameter. Returns how many are listed. */
-int sp_unbound_names(const struct sp_space *sp, char *buf, size_t len);
+ * sp_bind_pair takes it), each followed by the hyperparameters of def
+ * close to its key when there are some ("batch_sise (did you mean
+ * batch_size?)": a misspelt name passes through and the answer is at the
+ * default). A parameter with a well-known training knob's name (lr,
+ * learning_rate, momentum, weight_decay, dropout, ..., see
+ * docs/search-space.md) is not listed, nor a nested choice whose options
+ * hold a bound parameter. Returns how many are listed. */
+int sp_unbound_names(const struct sp_space *sp, const struct cm_model_def *def, char *buf, size_t len);
 
 /* The i-th grid value of a discrete dim as the model sees it (for bound
  * dims) and as NNI writes it (new JSON reference). Unbound dims: a choice
@@ -189,7 +192,8 @@ uint64_t sp_splitmix(uint64_t *state);
  * The dim a parameter name designates: its address ("lr",
  * "layer0/Conv/kernel_size"), or the short form without option names
  * ("layer0/kernel_size") when exactly one dim has it. Returns the dim, or
- * -1 with err (path: `field`) DN_ENOENT "the space has no parameter", or
+ * -1 with err (path: `field`) DN_ENOENT "the space has no parameter" (with
+ * the addresses close to the name: "did you mean batch_size?"), or
  * DN_EINVAL when the short form is ambiguous (the message lists every
  * address it may mean). err may be NULL.
  */

@@ -443,15 +443,8 @@ static int
 unknown_hp(const struct cm_model_def *def, const struct sp_bind_pair *m, struct dn_error *err)
 {
 	char near[200];
-	const char **names = calloc((size_t)def->nhps + 1, sizeof *names);
 
-	if (names == NULL)
-		return dn_error_set(err, DN_ENOMEM, m->path, "out of memory");
-	for (int j = 0; j < def->nhps; j++)
-		names[j] = def->hps[j].name;
-	dn_suggest(m->to, names, def->nhps, near, sizeof near);
-	free(names);
-	if (near[0] != '\0')
+	if (cm_def_suggest_hp(def, m->to, near, sizeof near) > 0)
 		return dn_error_set(err, DN_ENOENT, m->path, "model %s has no hyperparameter \"%.100s\" (did you mean %s?)",
 		    def->name, m->to, near);
 	return dn_error_set(err, DN_ENOENT, m->path, "model %s has no hyperparameter \"%.100s\"", def->name, m->to);
@@ -563,10 +556,11 @@ holds_bound(const struct sp_space *sp, int c)
 }
 
 int
-sp_unbound_names(const struct sp_space *sp, char *buf, size_t len)
+sp_unbound_names(const struct sp_space *sp, const struct cm_model_def *def, char *buf, size_t len)
 {
 	size_t used = 0;
 	int n = 0;
+	char near[200];
 
 	buf[0] = '\0';
 	for (int i = 0; i < sp->ndims; i++) {
@@ -576,6 +570,8 @@ sp_unbound_names(const struct sp_space *sp, char *buf, size_t len)
 		/* named by its bind address ("choice/key"), not d->name */
 		used += (size_t)dn_fmt(buf + used, len > used ? len - used : 0, "%s", n ? ", " : "");
 		used += (size_t)address(sp, i, buf + used, len > used ? len - used : 0);
+		if (cm_def_suggest_hp(def, d->key, near, sizeof near) > 0)
+			used += (size_t)dn_fmt(buf + used, len > used ? len - used : 0, " (did you mean %s?)", near);
 		n++;
 	}
 	return n;

@@ -12,10 +12,32 @@
  */
 #include "space.h"
 
+#include "dn_suggest.h"
+
 #include <gmp.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* sp_dim_lookup's error for a name that designates no dim, with the
+ * addresses close to it ("did you mean batch_size?"). */
+static int
+unknown_name(const struct sp_space *sp, const char *name, const char *field, struct dn_error *err)
+{
+	const char **names = err != NULL ? calloc((size_t)sp->ndims + 1, sizeof *names) : NULL;
+	char near[200] = "";
+
+	if (names != NULL) {
+		for (int k = 0; k < sp->ndims; k++)
+			names[k] = sp->dims[k].name;
+		dn_suggest(name, names, sp->ndims, near, sizeof near);
+		free(names);
+	}
+	if (near[0] != '\0')
+		return dn_error_set(err, DN_ENOENT, field, "the space has no parameter \"%.200s\" (did you mean %s?)",
+		    name, near);
+	return dn_error_set(err, DN_ENOENT, field, "the space has no parameter \"%.200s\"", name);
+}
 
 int
 sp_dim_lookup(const struct sp_space *sp, const char *name, const char *field, struct dn_error *err)
@@ -35,7 +57,7 @@ sp_dim_lookup(const struct sp_space *sp, const char *name, const char *field, st
 	if (n == 1)
 		return found;
 	if (n == 0)
-		return dn_error_set(err, DN_ENOENT, field, "the space has no parameter \"%.200s\"", name);
+		return unknown_name(sp, name, field, err);
 	/* "a, b or c", as much of it as the message holds */
 	list[0] = '\0';
 	for (int k = 0; k < sp->ndims && len < sizeof list; k++) {

@@ -326,7 +326,14 @@ check device-ambiguous 2 '\$.device: device "a100" is ambiguous: it could be a10
 check device-ambiguous-estimate 2 '\--device: device "v100" is ambiguous: it could be v100-16gb' -- estimate --preset resnet50 --device v100
 check device-suggest 2 "unknown device \"l40\" (did you mean l4, a40 or l40s" -- count $Q --device l40
 # parameters that set nothing in the model, and explicit binding
-check unbound-warning 0 "dnnsat: warning: parameters block, layers3, width, resolution set nothing in model bert (they pass through)" -- count --preset bert-base --space "$top_srcdir/examples/spaces/resnet.json"
+check unbound-warning 0 "dnnsat: warning: parameters block, layers3 (did you mean layers?), width, resolution set nothing in model bert (they pass through)" -- count --preset bert-base --space "$top_srcdir/examples/spaces/resnet.json"
+# a misspelt hyperparameter in the space passes through: the warning names the closest one
+# (the answer is at the model's default batch size); --param, --per and dnnsat's own options too
+printf '{"batch_sise": {"_type": "choice", "_value": [8, 512]}, "layers3": {"_type": "randint", "_value": [4, 8]}}' > "$tmp/typo.json"
+check unbound-did-you-mean 1 "^dnnsat: warning: parameter batch_sise (did you mean batch_size?) sets nothing in model resnet (it passes through)$" -- count --preset resnet50 --device t4 --space "$tmp/typo.json" --budget memory=4GiB
+check param-did-you-mean 2 '^dnnsat: --param: the space has no parameter "batch_sise" (did you mean batch_size?)$' -- max $Q --param batch_sise
+check per-did-you-mean 2 '^dnnsat: --per: the space has no parameter "dpeth" (did you mean depth?)$' -- max $Q --param batch_size --per dpeth
+check top-option-did-you-mean 2 '^dnnsat: --verison: unknown option (did you mean --version? see dnnsat --help)$' -- --verison
 printf '{"batch_size": {"_type": "choice", "_value": [8, 16]}, "hidden_size": {"_type": "choice", "_value": [384, 768]}}' > "$tmp/hs.json"
 check unbound-one 0 "warning: parameter hidden_size sets nothing in model bert" -- count --preset bert-base --space "$tmp/hs.json"
 "$DNNSAT" count --preset bert-base --space "$tmp/hs.json" --bind hidden_size=hidden --device h200-141gb >"$tmp/out" 2>&1

@@ -1223,7 +1223,8 @@ def phase_trust(d):
     j = check_reduction("resnet space on bert", r, 201, SPACE_RESNET)
     # the service solves the canonical query (keys sorted): the names come in that order
     eq("resnet space on bert: warning", j.get("warnings"),
-       ["parameters block, layers3, resolution, width set nothing in model bert (they pass through)"])
+       ["parameters block, layers3 (did you mean layers?), resolution, width set nothing in model bert "
+        "(they pass through)"])
     hs = {"batch_size": {"_type": "choice", "_value": [8, 16]}, "hidden_size": {"_type": "choice", "_value": [384, 768]}}
     j = check_reduction("bind hidden_size", d.post(R, {"model": "bert-base", "space": hs, "device": "h200-141gb",
                                                         "bind": {"hidden_size": "hidden"}}), 201, hs)

@@ -373,6 +373,14 @@ START_TEST(test_query_bind)
 	ck_assert_str_eq(q.warnings[0], "parameter hidden_size sets nothing in model bert (it passes through)");
 	sq_free(&q);
 
+	/* a misspelt hyperparameter: the warning (the API's "warnings" too) names the closest */
+	parse_ok("{\"model\": \"bert-base\", \"space\": {\"batch_size\": {\"_type\": \"choice\", \"_value\": [8, 16]},"
+	    " \"hiden\": {\"_type\": \"choice\", \"_value\": [256, 512]}, \"layres\": {\"_type\": \"choice\", \"_value\": [2]}}}", &q);
+	ck_assert_int_eq(q.nwarnings, 1);
+	ck_assert_str_eq(q.warnings[0], "parameters hiden (did you mean hidden?), layres (did you mean layers?) "
+	    "set nothing in model bert (they pass through)");
+	sq_free(&q);
+
 	parse_ok("{\"model\": \"bert-base\", \"space\": {\"batch_size\": {\"_type\": \"choice\", \"_value\": [8, 16]},"
 	    " \"hidden_size\": {\"_type\": \"choice\", \"_value\": [256, 512]}}, \"bind\": {\"hidden_size\": \"hidden\"}}", &q);
 	hidden = cm_def_find_hp(q.def, "hidden");
