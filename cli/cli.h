@@ -51,7 +51,7 @@ void cli_print_budgets(FILE *f, const struct sq_query *q);
 /* The options that build a solver query (solver/query.h) as JSON, shared
  * by count ... max, min (cli_solve.c) and prune (cli_batch.c): --preset,
  * --template, --model FILE, --space FILE, --device, --budget NAME=VALUE,
- * --set NAME=VALUE, --constraint, --optimizer, --dtype, --inference,
+ * --set NAME=VALUE, --constraint, --optimizer, --dtype, --convention, --inference,
  * --bind PARAMETER=HYPERPARAMETER. The repeatable ones collect in their own
  * objects until cli_req_finish. */
 struct cli_req {

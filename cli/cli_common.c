@@ -224,7 +224,7 @@ cli_req_option(struct cli_req *r, const char *a, const char *v, struct dn_error 
 	static const char *const with_value[] = { "--preset", "--template", "--model", "--space", "--device",
 		"--budget", "--set", "--constraint", "--optimizer", "--dtype", "--attention", "--grad-accum",
 		"--bind", "--freeze", "--train", "--lora-rank", "--lora-targets", "--zero-grad", "--optimizer-impl",
-		"--softmax-saves", "--pytorch" };
+		"--softmax-saves", "--pytorch", "--convention" };
 	json_t *j;
 	size_t i;
 	char what[160];
@@ -290,6 +290,9 @@ cli_req_option(struct cli_req *r, const char *a, const char *v, struct dn_error 
 		}
 	} else if (cm_choice_by_option(a) != NULL) {     /* --zero-grad, --optimizer-impl, --softmax-saves */
 		json_object_set_new(r->workload, cm_choice_field(cm_choice_by_option(a)), json_string(v));
+	} else if (strcmp(a, "--convention") == 0) {
+		/* how MACs (and the macs, flops budgets) count, as estimate's option */
+		json_object_set_new(r->workload, "macs_convention", json_string(v));
 	} else if (strcmp(a, "--grad-accum") == 0) {
 		/* an integer when it reads as one; the query parser names anything else */
 		json_t *n = json_loads(v, JSON_DECODE_ANY, NULL);

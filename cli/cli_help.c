@@ -28,7 +28,7 @@ static const char *const estimate_options[] = { "--template", "--model", "--pres
 static const char *const solver_options[] = { SOLVER_OPTIONS, "--offset", "--limit", "--cursor", "--n",
 	"--seed", "--config", "--param", "--value", "--per", "--engine", NULL };
 static const char *const prune_options[] = { "--preset", "--template", "--model", "--space", "--device",
-	"--budget", "--set", "--constraint", "--optimizer", "--dtype", "--attention", "--grad-accum", "--checkpointing",
+	"--budget", "--set", "--constraint", "--optimizer", "--dtype", "--convention", "--attention", "--grad-accum", "--checkpointing",
 	"--zero-grad", "--optimizer-impl", "--softmax-saves", "--pytorch", "--freeze", "--train", "--lora-rank", "--lora-targets", "--inference", "--bind", "--timeout", "--threads", "--json", "--out", "--configs", "--limit", "--summary", "--server", "--token", "--help", NULL };
 static const char *const catalog_options[] = { "--json", "--help", NULL };
 static const char *const import_options[] = { "--name", "--dim", "--unknown", "--out", "--help", NULL };
@@ -55,6 +55,8 @@ static const char *const import_options[] = { "--name", "--dim", "--unknown", "-
 	"  --bind PARAMETER=HYPERPARAMETER  the space's PARAMETER sets the model's HYPERPARAMETER\n" \
 	"  --optimizer sgd|sgd_momentum|adam|adamw|adagrad|rmsprop|adam_8bit|adafactor|lion   default adam\n" \
 	"  --dtype fp32|fp16|bf16|mixed_fp16|mixed_bf16   default fp32\n" \
+	"  --convention torchvision|nb201|fvcore   how MACs count, and so the macs and flops budgets\n" \
+	"                        (nb201 adds biases, fvcore norms; default torchvision)\n" \
 	"  --attention sdpa|eager|math|mem_efficient|flash   attention kernel (default sdpa: flash on\n" \
 	"                        compute capability >= 8.0 in fp16/bf16, else mem_efficient)\n" \
 	"  --grad-accum N        micro-batches per optimizer step (batch_size is one micro-batch)\n" \
@@ -156,7 +158,7 @@ static const struct cli_cmd commands[] = {
 	  "  --device D  one or several devices (comma-separated, repeatable); default the query's, else a100-40gb\n"
 	  "  --preset P | --template T | --model F   the model of every input without its own\n"
 	  "  --budget NAME=VALUE  --constraint EXPR  --set NAME=VALUE (or NAME=VALUE)  --bind P=H\n"
-	  "  --optimizer O  --dtype T  --attention A  --grad-accum N  --checkpointing  --inference\n"
+	  "  --optimizer O  --dtype T  --convention C  --attention A  --grad-accum N  --checkpointing  --inference\n"
 	  "  --freeze SEL  --train SEL  --lora-rank R  --lora-targets SEL   fine-tuning (as for estimate)\n"
 	  "  --timeout S          seconds per item (default 60; a query file's \"timeout\" wins for its items);\n"
 	  "                       past it, certified bounds\n"
@@ -265,7 +267,7 @@ cli_usage(FILE *f)
 	    "           (memory, latency and step_time need a unit; memory is capped to the device's usable memory;\n"
 	    "           memory=16GiB:safe bounds the safe (upper) estimate of the peak instead of the expected one)\n"
 	    "  --constraint 'hidden %% heads == 0'  NAME=VALUE or --set NAME=VALUE  --bind PARAMETER=HYPERPARAMETER\n"
-	    "  --optimizer O  --dtype T  --attention A  --grad-accum N  --checkpointing  --inference\n"
+	    "  --optimizer O  --dtype T  --convention C  --attention A  --grad-accum N  --checkpointing  --inference\n"
 	    "  --zero-grad Z  --optimizer-impl I  --softmax-saves S  --pytorch V  --freeze SEL  --train SEL\n"
 	    "  --lora-rank R  --lora-targets SEL\n"
 	    "           (as for estimate)  --timeout SECONDS  --json\n"

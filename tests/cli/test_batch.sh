@@ -174,6 +174,8 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 check no-model 2 "small.json: no model: give --preset" -- prune "$SP/small.json" --device t4
 check bad-budget 2 "small.json (t4): \$.budgets.memory: unknown unit" -- prune "$SP/small.json" $QM --device t4 --budget memory=3parsecs
+# --convention, as the solver commands and estimate take it (it was an unknown option)
+check convention 2 'small.json (t4): \$.workload.macs_convention: must be' -- prune "$SP/small.json" $Q --device t4 --convention fv
 check bad-space 2 "badspace.json (t4): .*randint" -- prune "$tmp/badspace.json" $Q --device t4
 check unknown-preset 2 "no template has a preset \"gpt9\"" -- prune "$SP/small.json" --preset gpt9
 check twice 2 "small.json: is given twice" -- prune "$SP/small.json" "$SP/small.json" $Q

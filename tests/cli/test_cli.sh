@@ -327,6 +327,13 @@ check device-ambiguous-estimate 2 '\--device: device "v100" is ambiguous: it cou
 check device-suggest 2 "unknown device \"l40\" (did you mean l4, a40 or l40s" -- count $Q --device l40
 # parameters that set nothing in the model, and explicit binding
 check unbound-warning 0 "dnnsat: warning: parameters block, layers3 (did you mean layers?), width, resolution set nothing in model bert (they pass through)" -- count --preset bert-base --space "$top_srcdir/examples/spaces/resnet.json"
+# --convention as estimate's: the macs budget counts in it (resnet50 at batch 8: 32.713 G
+# MACs by torchvision's count, 33.159 G by fvcore's with norms and pooling)
+printf '{"batch_size": {"_type": "choice", "_value": [8]}}' > "$tmp/b8.json"
+check convention-torchvision 0 "^feasible 1 of 1 " -- count --preset resnet50 --space "$tmp/b8.json" --budget macs=33G --convention torchvision
+check convention-fvcore 1 "^feasible 0 of 1 " -- count --preset resnet50 --space "$tmp/b8.json" --budget macs=33G --convention fvcore
+check convention-max 1 "^largest batch_size = none fits$" -- max --preset resnet50 --space "$tmp/b8.json" --budget macs=33G --convention fvcore --param batch_size
+check convention-bad 2 '^dnnsat: $.workload.macs_convention: must be "torchvision", "nb201" or "fvcore"$' -- list --preset resnet50 --space "$tmp/b8.json" --convention fv
 # a misspelt hyperparameter in the space passes through: the warning names the closest one
 # (the answer is at the model's default batch size); --param, --per and dnnsat's own options too
 printf '{"batch_sise": {"_type": "choice", "_value": [8, 512]}, "layers3": {"_type": "randint", "_value": [4, 8]}}' > "$tmp/typo.json"
@@ -379,8 +386,9 @@ done
 check help-after-options 0 "^usage: dnnsat count" -- count $Q --help
 check help-short 0 "^usage: dnnsat estimate" -- estimate --preset resnet50 -h
 check help-unknown 2 'unknown command "estimat" (did you mean estimate?' -- help estimat
-check help-lists-solver-workload 0 "^  --optimizer O  --dtype T  --attention A  --grad-accum N  --checkpointing  --inference" -- --help
+check help-lists-solver-workload 0 "^  --optimizer O  --dtype T  --convention C  --attention A  --grad-accum N  --checkpointing  --inference" -- --help
 check help-count-optimizer 0 "^  --optimizer sgd|" -- count --help
+check help-count-convention 0 "^  --convention torchvision|nb201|fvcore   how MACs count, and so the macs and flops budgets" -- count --help
 check version 0 "^dnnsat [0-9][0-9.]* (cost model [0-9.]*)$" -- --version
 "$top_builddir/dnnsatd" --version >"$tmp/out" 2>&1
 [ $? -eq 0 ] && grep -q "^dnnsatd [0-9][0-9.]* (cost model [0-9.]*)$" "$tmp/out" && ok || bad "dnnsatd-version"
