@@ -73,7 +73,8 @@ json_t *cli_req_finish(struct cli_req *r);
 /* Releases everything r holds (also after cli_req_finish). */
 void cli_req_free(struct cli_req *r);
 /* A JSON file, with JSON_REJECT_DUPLICATES; errors name `what` and give
- * the file, line and column. 0 or -1. */
+ * the file, line and column. "-" is standard input (once: a second "-" is
+ * an error naming what read it). 0 or -1. */
 int cli_load_json_file(const char *file, const char *what, json_t **out, struct dn_error *err);
 /* --threads N (count, list, sample, reduce, explain, max, min, prune): the
  * counting threads, 1 to 1024, into *out. 0 or -1 with err naming opt. */

@@ -67,6 +67,25 @@ cli_parse_threads(const char *opt, const char *v, int *out, struct dn_error *err
 
 /* ---- the options that build a solver query (count ... max, min, prune) ---- */
 
+/* cli_load_json_file of "-": standard input, which can be read once (a
+ * second "-" would find it at its end). */
+static int
+load_stdin(const char *what, json_t **out, struct dn_error *err)
+{
+	static const char *read_for;    /* what read it, for the error of a second "-" */
+	json_error_t jerr;
+
+	if (read_for != NULL)
+		return dn_error_set(err, DN_EINVAL, what, "-: standard input was read already (for %s): give one "
+		    "file as -", read_for);
+	read_for = what != NULL ? what : "an input";
+	*out = json_loadf(stdin, JSON_REJECT_DUPLICATES, &jerr);
+	if (*out == NULL)
+		return dn_error_set(err, DN_EINVAL, what, "standard input: line %d, column %d: %s", jerr.line,
+		    jerr.column, jerr.text);
+	return 0;
+}
+
 int
 cli_load_json_file(const char *file, const char *what, json_t **out, struct dn_error *err)
 {
@@ -76,6 +95,8 @@ cli_load_json_file(const char *file, const char *what, json_t **out, struct dn_e
 	int fd;
 
 	*out = NULL;
+	if (strcmp(file, "-") == 0)
+		return load_stdin(what, out, err);
 	/* opened without blocking and checked before reading: a FIFO named
 	 * x.json would otherwise wait for a writer forever */
 	fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);

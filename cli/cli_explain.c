@@ -90,14 +90,18 @@ static int
 explain_config(struct fs_engine *e, const char *text, int json_out)
 {
 	json_error_t jerr;
-	json_t *cfg = json_loads(text, JSON_DECODE_ANY, &jerr), *out, *c;
+	json_t *cfg, *out, *c;
 	union expr_val *scratch;
 	struct dn_error err;
 	size_t i;
 	int ok;
 
 	memset(&err, 0, sizeof err);
-	if (cfg == NULL) {      /* a configuration is JSON: say where it is not */
+	if (strcmp(text, "-") == 0) {   /* --config -: the configuration on standard input */
+		if (cli_load_json_file(text, "--config", &cfg, &err) != 0)
+			return cli_fail(&err);
+	} else if ((cfg = json_loads(text, JSON_DECODE_ANY, &jerr)) == NULL) {
+		/* a configuration is JSON: say where it is not */
 		dn_error_set(&err, DN_EINVAL, "--config", "not JSON: %s (column %d)", jerr.text, jerr.column);
 		return cli_fail(&err);
 	}

@@ -241,7 +241,7 @@ void
 cli_usage(FILE *f)
 {
 	fprintf(f, "usage: dnnsat COMMAND [options]     dnnsat COMMAND --help, dnnsat help COMMAND: its options\n"
-	    "       dnnsat --version\n\ncommands:\n");
+	    "       dnnsat --version (also after a command: dnnsat count --version)\n\ncommands:\n");
 	for (int i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f,

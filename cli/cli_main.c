@@ -1,8 +1,9 @@
 /*
  * cli_main.c - `dnnsat`, the command-line front end: finds the command in
  * the table of cli_help.c and runs it; answers --help, -h and --version
- * (and `help COMMAND`, or COMMAND --help anywhere in its arguments) before
- * any command parses its options, so every command has a help of its own.
+ * (and `help COMMAND`, or COMMAND --help or --version anywhere in its
+ * arguments, as git does) before any command parses its options, so every
+ * command has a help of its own.
  */
 #include "cli.h"
 
@@ -13,6 +14,13 @@ static int
 is_help(const char *a)
 {
 	return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
+}
+
+static int
+version(void)
+{
+	printf("dnnsat %s (cost model %s)\n", PACKAGE_VERSION, CM_VERSION);
+	return 0;
 }
 
 int
@@ -26,10 +34,8 @@ main(int argc, char **argv)
 		cli_usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
-	if (strcmp(argv[1], "--version") == 0) {
-		printf("dnnsat %s (cost model %s)\n", PACKAGE_VERSION, CM_VERSION);
-		return 0;
-	}
+	if (strcmp(argv[1], "--version") == 0)
+		return version();
 	if (strcmp(argv[1], "help") == 0) {
 		if (argc < 3) {
 			cli_usage(stdout);
@@ -51,5 +57,8 @@ main(int argc, char **argv)
 			fputs(cmd->usage, stdout);
 			return 0;
 		}
+	for (int i = 2; i < argc; i++)
+		if (strcmp(argv[i], "--version") == 0)
+			return version();
 	return cmd->run(argc - 1, argv + 1);
 }

@@ -135,7 +135,7 @@ parse_args(int argc, char **argv, struct solve_opts *o, struct cli_req *r, struc
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 		size_t k;
 		int used;
-		if (a[0] != '-') {
+		if (a[0] != '-' || strcmp(a, "-") == 0) {      /* "-": the query on standard input */
 			if (positional(a, r, &file, err) != 0)
 				return -1;
 			continue;

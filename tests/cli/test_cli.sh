@@ -390,6 +390,20 @@ check help-lists-solver-workload 0 "^  --optimizer O  --dtype T  --convention C 
 check help-count-optimizer 0 "^  --optimizer sgd|" -- count --help
 check help-count-convention 0 "^  --convention torchvision|nb201|fvcore   how MACs count, and so the macs and flops budgets" -- count --help
 check version 0 "^dnnsat [0-9][0-9.]* (cost model [0-9.]*)$" -- --version
+# --version after a command (as git), wherever it stands (it was an unknown option)
+check version-after-command 0 "^dnnsat [0-9][0-9.]* (cost model [0-9.]*)$" -- count --version
+check version-after-options 0 "^dnnsat [0-9][0-9.]* (cost model [0-9.]*)$" -- estimate --preset resnet50 --version
+# "-": standard input wherever a JSON file is read (it was "-: no such file" or an unknown option),
+# read once
+"$DNNSAT" count --preset mnist_mlp --space - --device t4 --budget memory=3GiB --budget params=5M <"$SP" >"$tmp/out" 2>&1
+[ $? -eq 0 ] && grep -q "^feasible 528 of 1536 " "$tmp/out" && ok || bad "space-stdin"
+printf '{"model": "mnist_mlp", "device": "t4", "space": %s}' "$(cat "$SP")" >"$tmp/q_stdin.json"
+"$DNNSAT" count - --budget memory=3GiB --budget params=5M <"$tmp/q_stdin.json" >"$tmp/out" 2>&1
+[ $? -eq 0 ] && grep -q "^feasible 528 of 1536 " "$tmp/out" && ok || bad "query-stdin"
+"$DNNSAT" count - --space - <"$tmp/q_stdin.json" >"$tmp/out" 2>&1
+[ $? -eq 2 ] && grep -q "^dnnsat: --space: -: standard input was read already (for query): give one file as -$" "$tmp/out" && ok || bad "stdin-twice"
+echo '{"batch_size": 32, "hidden": 256, "depth": 1, "activation": "relu", "learning_rate": 0.001}' | "$DNNSAT" explain $Q --config - >"$tmp/out" 2>&1
+[ $? -eq 0 ] && grep -q "^feasible$" "$tmp/out" && ok || bad "config-stdin"
 "$top_builddir/dnnsatd" --version >"$tmp/out" 2>&1
 [ $? -eq 0 ] && grep -q "^dnnsatd [0-9][0-9.]* (cost model [0-9.]*)$" "$tmp/out" && ok || bad "dnnsatd-version"
 "$top_builddir/dnnsatd" --help >"$tmp/out" 2>&1
