@@ -11,7 +11,8 @@
  * deterministic order of configurations is lexicographic over the variables
  * in engine order. A configuration is a vector of positions.
  *
- * Counts are exact 128-bit integers (spaces up to 1.7e38 configurations);
+ * Counts are exact 128-bit integers (spaces up to 2^127, about 1.7e38
+ * configurations; fs_init refuses a larger one);
  * when a deadline stops the search, the answer is a certified interval
  * [lower, upper] instead.
  */

@@ -531,8 +531,13 @@ link_and_size(struct fs_engine *e, const struct sq_query *q, struct dn_error *er
 	for (int v = 0; v < e->nvars; v++)
 		if (e->vars[v].parent < 0)
 			e->total = fs_mul(e->total, e->full[v]);
-	if (e->total == FS_COUNT_MAX)
-		return dn_error_set(err, DN_ERANGE, "$.space", "the space has more than 1.7e38 configurations");
+	/* the limit fset.h states, 2^127: the multiplication saturates only at
+	 * 2^128 - 1, and a space between the two was taken though the message
+	 * and the contract said otherwise */
+	if (e->total > (fs_count)1 << 127)
+		return dn_error_set(err, DN_ERANGE, "$.space", "the space has more than 1.7e38 configurations (2^127, "
+		    "the most the engine counts exactly): search a part of it at a time (fewer values, or one "
+		    "option of a choice per space)");
 	return 0;
 }
 

@@ -388,6 +388,15 @@ check help-short 0 "^usage: dnnsat estimate" -- estimate --preset resnet50 -h
 check help-unknown 2 'unknown command "estimat" (did you mean estimate?' -- help estimat
 check help-lists-solver-workload 0 "^  --optimizer O  --dtype T  --convention C  --attention A  --grad-accum N  --checkpointing  --inference" -- --help
 check help-count-optimizer 0 "^  --optimizer sgd|" -- count --help
+# the largest space the engine counts exactly: 2^127 configurations (the message said 1.7e38,
+# yet up to 2^128 - 2 were taken)
+sp='{"batch_size": {"_type": "choice", "_value": [16, 32]}'
+i=0
+while [ $i -lt 126 ]; do sp="$sp, \"p$i\": {\"_type\": \"choice\", \"_value\": [0, 1]}"; i=$((i + 1)); done
+echo "$sp}" >"$tmp/s127.json"
+echo "$sp, \"three\": {\"_type\": \"choice\", \"_value\": [0, 1, 2]}}" >"$tmp/s127x3.json"
+check space-2-127 0 "^feasible 170141183460469231731687303715884105728 of 170141183460469231731687303715884105728 " -- count --preset resnet18 --space "$tmp/s127.json" --device t4
+check space-above-2-127 2 '^dnnsat: $.space: the space has more than 1.7e38 configurations (2^127, the most the engine counts exactly)' -- count --preset resnet18 --space "$tmp/s127x3.json" --device t4
 check help-count-convention 0 "^  --convention torchvision|nb201|fvcore   how MACs count, and so the macs and flops budgets" -- count --help
 check version 0 "^dnnsat [0-9][0-9.]* (cost model [0-9.]*)$" -- --version
 # --version after a command (as git), wherever it stands (it was an unknown option)
