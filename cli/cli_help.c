@@ -49,7 +49,9 @@ static const char *const import_options[] = { "--name", "--dim", "--unknown", "-
 	"  --device NAME         the GPU (dnnsat devices; default a100-40gb)\n" \
 	"  --budget NAME=VALUE   memory=16GiB|90%, params=25M, weight_bytes=1GiB, macs=4G, flops=8G,\n" \
 	"                        latency=10ms, step_time=0.5s, min_utilization=0.5 (repeatable; memory,\n" \
-	"                        latency and step_time need a unit; memory is capped to the usable memory)\n" \
+	"                        latency and step_time need a unit; memory is capped to the usable memory;\n" \
+	"                        macs and flops count the forward pass of the whole batch, batch_size\n" \
+	"                        samples, not one: flops = 2 x macs; resnet50 at batch_size=32: 130.9G MACs)\n" \
 	"  --constraint EXPR     e.g. 'hidden % heads == 0' (repeatable)\n" \
 	"  NAME=VALUE | --set NAME=VALUE   fix a hyperparameter (repeatable)\n" \
 	"  --bind PARAMETER=HYPERPARAMETER  the space's PARAMETER sets the model's HYPERPARAMETER\n" \
@@ -265,6 +267,7 @@ cli_usage(FILE *f)
 	    "  [QUERY.json] --space SPACE.json --preset P | --template T | --model F --device D\n"
 	    "  --budget memory=16GiB|90%%[:safe]|params=25M|macs=4G|flops=8G|latency=10ms|step_time=0.5s|min_utilization=0.5\n"
 	    "           (memory, latency and step_time need a unit; memory is capped to the device's usable memory;\n"
+	    "           macs and flops count the forward pass of the whole batch, batch_size samples, not one;\n"
 	    "           memory=16GiB:safe bounds the safe (upper) estimate of the peak instead of the expected one)\n"
 	    "  --constraint 'hidden %% heads == 0'  NAME=VALUE or --set NAME=VALUE  --bind PARAMETER=HYPERPARAMETER\n"
 	    "  --optimizer O  --dtype T  --convention C  --attention A  --grad-accum N  --checkpointing  --inference\n"

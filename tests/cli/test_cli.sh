@@ -388,6 +388,9 @@ check help-short 0 "^usage: dnnsat estimate" -- estimate --preset resnet50 -h
 check help-unknown 2 'unknown command "estimat" (did you mean estimate?' -- help estimat
 check help-lists-solver-workload 0 "^  --optimizer O  --dtype T  --convention C  --attention A  --grad-accum N  --checkpointing  --inference" -- --help
 check help-count-optimizer 0 "^  --optimizer sgd|" -- count --help
+# the macs and flops budgets bound the whole batch: said where the budgets are listed
+check help-count-macs-batch 0 "macs and flops count the forward pass of the whole batch, batch_size" -- count --help
+check help-macs-batch 0 "macs and flops count the forward pass of the whole batch, batch_size samples, not one" -- --help
 # the largest space the engine counts exactly: 2^127 configurations (the message said 1.7e38,
 # yet up to 2^128 - 2 were taken)
 sp='{"batch_size": {"_type": "choice", "_value": [16, 32]}'
