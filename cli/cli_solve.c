@@ -413,9 +413,29 @@ print_z3_core(const json_t *z)
 	printf("\n         %s\n", json_string_value(json_object_get(z, "note")));
 }
 
+/* A conflict's limit of budget `budget` as the budget itself is printed
+ * (four digits: "memory <= 1.963 GiB (something fits from 1.963 GiB)"
+ * read as a contradiction when it was 1.96), with every digit when the
+ * two texts would be the same ("from 2108271104 B"). */
+static const char *
+limit_text(const struct sq_query *q, const char *budget, double v, char *buf, size_t len)
+{
+	char own[64];
+
+	for (int k = 0; k < SQ_B_COUNT; k++)
+		if (strcmp(budget, sq_budget_name((enum sq_budget_kind)k)) == 0) {
+			sq_budget_value_show((enum sq_budget_kind)k, v, 0, buf, len);
+			sq_budget_show(q, (enum sq_budget_kind)k, own, sizeof own);
+			if (strcmp(buf, own) == 0)
+				sq_budget_value_show((enum sq_budget_kind)k, v, 1, buf, len);
+			return buf;
+		}
+	return cli_human_budget(budget, v, buf, len);
+}
+
 /* The text of z3_answers' results, after the count. */
 static void
-print_z3(const json_t *zc, const json_t *cf)
+print_z3(const struct sq_query *q, const json_t *zc, const json_t *cf)
 {
 	size_t i;
 	json_t *item;
@@ -449,9 +469,9 @@ print_z3(const json_t *zc, const json_t *cf)
 		char h[64];
 		printf("  %s", json_string_value(json_object_get(item, "constraint")));
 		if (json_is_number(least))
-			printf("  (something fits from %s)", cli_human_budget(budget, json_number_value(least), h, sizeof h));
+			printf("  (something fits from %s)", limit_text(q, budget, json_number_value(least), h, sizeof h));
 		else if (json_is_number(most))
-			printf("  (something fits up to %s)", cli_human_budget(budget, json_number_value(most), h, sizeof h));
+			printf("  (something fits up to %s)", limit_text(q, budget, json_number_value(most), h, sizeof h));
 		else if (json_object_get(item, "limit") != NULL)
 			printf("  (no value of it alone makes something fit, or the deadline passed first)");
 		printf("\n");
@@ -513,7 +533,7 @@ cmd_count(struct fs_engine *e, struct solve_opts *o)
 		print_real_grids(e, NULL);
 	}
 	if (!o->json)
-		print_z3(zc, cf);
+		print_z3(e->q, zc, cf);
 	json_decref(zc);
 	json_decref(cf);
 	if (e->lower != e->upper)

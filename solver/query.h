@@ -99,6 +99,11 @@ const char *sq_budget_name(enum sq_budget_kind k);
 
 /* A budget's limit as people read it: "16 GiB", "10 ms", "4.1G", "60%". */
 void sq_budget_show(const struct sq_query *q, enum sq_budget_kind k, char *buf, size_t len);
+/* Any value v of budget k (in its base unit: bytes, seconds, a count, a
+ * fraction) as sq_budget_show prints a limit, four digits; with `exact`
+ * every digit, in the base unit ("2108271104 B"), for a value that reads
+ * as the limit does at four digits. */
+void sq_budget_value_show(enum sq_budget_kind k, double v, int exact, char *buf, size_t len);
 
 /* Every budget that applies, normalised, for answers:
  * {"memory": {"value": 16106127360, "unit": "B", "text": "15 GiB",

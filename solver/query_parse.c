@@ -644,12 +644,20 @@ human(double v, const char *unit, char *buf, size_t len)
 static const char *const budget_units[SQ_B_COUNT] = { "B", "", "B", "", "", "s", "s", "ratio" };
 
 void
-sq_budget_show(const struct sq_query *q, enum sq_budget_kind k, char *buf, size_t len)
+sq_budget_value_show(enum sq_budget_kind k, double v, int exact, char *buf, size_t len)
 {
 	if (k == SQ_B_MIN_UTIL)
-		snprintf(buf, len, "%.4g%%", q->budget[k] * 100);
+		snprintf(buf, len, exact ? "%.15g%%" : "%.4g%%", v * 100);
+	else if (exact)
+		snprintf(buf, len, "%.17g%s%s", v, budget_units[k][0] ? " " : "", budget_units[k]);
 	else
-		human(q->budget[k], budget_units[k], buf, len);
+		human(v, budget_units[k], buf, len);
+}
+
+void
+sq_budget_show(const struct sq_query *q, enum sq_budget_kind k, char *buf, size_t len)
+{
+	sq_budget_value_show(k, q->budget[k], 0, buf, len);
 }
 
 json_t *
