@@ -80,6 +80,11 @@ int cli_load_json_file(const char *file, const char *what, json_t **out, struct 
  * counting threads, 1 to 1024, into *out. 0 or -1 with err naming opt. */
 int cli_parse_threads(const char *opt, const char *v, int *out, struct dn_error *err);
 
+/* --timeout SECONDS (the solver commands, prune): more than 0, at most
+ * CLI_MAX_TIMEOUT (a day), into *out. 0 or -1 with err naming opt. */
+#define CLI_MAX_TIMEOUT 86400
+int cli_parse_timeout(const char *opt, const char *v, double *out, struct dn_error *err);
+
 /* Numbers for text answers (cli_units.c), written into buf and returned:
  * 4.19 GiB (binary units; bytes below 1 KiB exact), 120.7M (SI, four
  * digits), 605.9 ms (us, ms or s), and a budget's value in its own unit

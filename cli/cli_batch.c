@@ -152,8 +152,7 @@ parse_batch_option(struct batch_run *r, const char *a, const char *v, struct dn_
 			return dn_error_set(err, DN_EINVAL, a, "must be a count, 0 or more");
 		r->limit = x;
 	} else if (strcmp(a, "--timeout") == 0) {
-		if (dn_decimal_all(v, &r->timeout) != 0 || !(r->timeout > 0 && r->timeout <= 86400))
-			return dn_error_set(err, DN_EINVAL, a, "must be seconds, more than 0");
+		return cli_parse_timeout(a, v, &r->timeout, err);
 	} else if (strcmp(a, "--threads") == 0)
 		return cli_parse_threads(a, v, &r->threads, err);
 	else if (strcmp(a, "--server") == 0)

@@ -98,8 +98,9 @@ input_read(struct batch_input *in, const char *file, struct dn_error *err)
 		free(copy);
 		t = json_object_get(j, "timeout");
 		if (rc == 0 && t != NULL) {
-			if (!json_is_number(t) || !(json_number_value(t) > 0 && json_number_value(t) <= 86400))
-				rc = dn_error_set(err, DN_EINVAL, file, "$.timeout: must be seconds, more than 0");
+			if (!json_is_number(t) || !(json_number_value(t) > 0 && json_number_value(t) <= CLI_MAX_TIMEOUT))
+				rc = dn_error_set(err, DN_EINVAL, file, "$.timeout: must be seconds, more than 0 and at "
+				    "most %d (a day)", CLI_MAX_TIMEOUT);
 			else
 				in->timeout = json_number_value(t);
 			json_object_del(j, "timeout");

@@ -6,6 +6,7 @@
  * Errors name the option; nothing here exits the process.
  */
 #include "cli.h"
+#include "dn_number.h"
 #include "query.h"
 
 #include <errno.h>
@@ -62,6 +63,18 @@ cli_parse_threads(const char *opt, const char *v, int *out, struct dn_error *err
 	if (v == NULL || *v == '\0' || *end != '\0' || errno != 0 || x < 1 || x > 1024)
 		return dn_error_set(err, DN_EINVAL, opt, "must be a number of threads from 1 to 1024");
 	*out = (int)x;
+	return 0;
+}
+
+int
+cli_parse_timeout(const char *opt, const char *v, double *out, struct dn_error *err)
+{
+	double t;
+
+	if (v == NULL || dn_decimal_all(v, &t) != 0 || !(t > 0 && t <= CLI_MAX_TIMEOUT))
+		return dn_error_set(err, DN_EINVAL, opt, "must be seconds, more than 0 and at most %d (a day)",
+		    CLI_MAX_TIMEOUT);
+	*out = t;
 	return 0;
 }
 

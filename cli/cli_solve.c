@@ -81,8 +81,8 @@ solve_option(const char *a, const char *v, struct solve_opts *o, struct dn_error
 	char *end;
 
 	if (strcmp(a, "--timeout") == 0) {
-		if (dn_decimal_all(v, &o->timeout) != 0 || !(o->timeout > 0 && o->timeout <= 86400))
-			return dn_error_set(err, DN_EINVAL, a, "must be seconds, more than 0");
+		if (cli_parse_timeout(a, v, &o->timeout, err) != 0)
+			return -1;
 		o->timeout_given = 1;
 	} else if (strcmp(a, "--threads") == 0) {
 		if (cli_parse_threads(a, v, &o->threads, err) != 0)
@@ -197,8 +197,9 @@ parse_opts(int argc, char **argv, struct solve_opts *o, struct dn_error *err)
 	 * is the CLI's too, unless --timeout said otherwise */
 	if (rc == 0 && o->req != NULL && json_object_get(o->req, "timeout") != NULL) {
 		const json_t *t = json_object_get(o->req, "timeout");
-		if (!json_is_number(t) || !(json_number_value(t) > 0 && json_number_value(t) <= 86400))
-			return dn_error_set(err, DN_EINVAL, "$.timeout", "must be a number of seconds above 0");
+		if (!json_is_number(t) || !(json_number_value(t) > 0 && json_number_value(t) <= CLI_MAX_TIMEOUT))
+			return dn_error_set(err, DN_EINVAL, "$.timeout", "must be a number of seconds, more than 0 and at "
+			    "most %d (a day)", CLI_MAX_TIMEOUT);
 		if (!o->timeout_given)
 			o->timeout = json_number_value(t);
 		json_object_del(o->req, "timeout");

@@ -490,6 +490,9 @@ parse_memory_limit(const json_t *v, const char *path, struct sq_query *q, double
 		if (x > 0 && x <= 1)
 			return dn_error_set(err, DN_EINVAL, path, "%.15g has no unit: did you mean "
 			    "\"%.15g%%\" of the device's usable memory, or \"%.15gGiB\"?", x, x * 100, x);
+		if (x >= 1048576 && x == floor(x))      /* a byte count, more likely than 2e9 GiB */
+			return dn_error_set(err, DN_EINVAL, path, "%.15g has no unit: did you mean \"%.15gB\" (bytes)? "
+			    "(or a share of the device's usable memory, e.g. \"90%%\")", x, x);
 		return dn_error_set(err, DN_EINVAL, path, "%.15g has no unit: did you mean \"%.15gGiB\" "
 		    "or \"%.15gGB\"? (or a share of the device's usable memory, e.g. \"90%%\")", x, x, x);
 	} else

@@ -181,6 +181,7 @@ check unknown-preset 2 "no template has a preset \"gpt9\"" -- prune "$SP/small.j
 check twice 2 "small.json: is given twice" -- prune "$SP/small.json" "$SP/small.json" $Q
 cp "$SP/small.json" "$tmp/small.json"
 check same-name 2 "would collide" -- prune "$SP/small.json" "$tmp/small.json" $Q
+[ "$(grep -c "would collide" "$tmp/out")" -eq 1 ] && ok || bad "same-name-once: the collision said once"
 check configs-no-out 2 "^dnnsat: --configs: needs --out" -- prune "$SP" $Q --configs csv
 check configs-format 2 "\"xml\" is not one of jsonl, csv" -- prune "$SP" $Q --out "$tmp/x" --configs xml
 check summary-format 2 "\"yaml\" is not one of table, csv, json" -- prune "$SP" $Q --summary yaml

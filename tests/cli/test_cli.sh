@@ -369,7 +369,11 @@ printf '{"model": %s, "space": %s, "budgets": {"memory": "16GiB"}, "timeout": 0.
 check query-timeout 3 "(deadline of 0.2 s passed)" -- count "$tmp/t24q.json"
 check query-timeout-option-wins 3 "(deadline of 0.3 s passed)" -- count "$tmp/t24q.json" --timeout 0.3
 sed 's/"timeout": 0.2/"timeout": "soon"/' "$tmp/t24q.json" >"$tmp/t24bad.json"
-check query-timeout-bad 2 '^dnnsat: \$.timeout: must be a number of seconds above 0' -- count "$tmp/t24bad.json"
+check query-timeout-bad 2 '^dnnsat: \$.timeout: must be a number of seconds, more than 0 and at most 86400 (a day)$' -- count "$tmp/t24bad.json"
+# the limit said (it was "must be seconds, more than 0" for 1e9)
+check timeout-too-long 2 '^dnnsat: --timeout: must be seconds, more than 0 and at most 86400 (a day)$' -- count $Q --timeout 1e9
+# a bare byte count is read as bytes in the hint (it offered "2108271104GiB")
+check budget-bare-bytes 2 '\$.budgets.memory: 2108271104 has no unit: did you mean "2108271104B" (bytes)?' -- count $QM --budget memory=2108271104
 # the 1.3e30-configuration transformer: nothing finishes, yet an estimate and samples come back
 T24="--model $top_srcdir/examples/models/transformer24.json --space $top_srcdir/examples/spaces/transformer24.json --device a100-40gb"
 check estimate-text 3 "^estimate [0-9.e+]*, 95% interval [0-9.e+]* to [0-9.e+]* ([0-9]* draws)" -- count $T24 --timeout 1

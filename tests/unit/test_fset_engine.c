@@ -207,6 +207,8 @@ START_TEST(test_query_errors)
 		/* bare numbers and ambiguous units in budgets */
 		{ S_BS " \"budgets\": {\"memory\": 3}}", "$.budgets.memory", "3 has no unit: did you mean \"3GiB\"" },
 		{ S_BS " \"budgets\": {\"memory\": \"16\"}}", "$.budgets.memory", "16 has no unit" },
+		{ S_BS " \"budgets\": {\"memory\": 2108271104}}", "$.budgets.memory",
+		  "2108271104 has no unit: did you mean \"2108271104B\" (bytes)?" },
 		{ S_BS " \"budgets\": {\"memory\": \"0.9\"}}", "$.budgets.memory", "did you mean \"90%\"" },
 		{ S_BS " \"budgets\": {\"memory\": \"16b\"}}", "$.budgets.memory", "bits or bytes" },
 		{ S_BS " \"budgets\": {\"weight_bytes\": 200}}", "$.budgets.weight_bytes", "200 has no unit" },
