@@ -73,10 +73,17 @@ value_slot(const char *a, struct cli_query *q, struct query_args *s)
 static int
 query_option(int argc, char **argv, int *i, struct cli_query *q, struct query_args *s, struct dn_error *err)
 {
-	const char *a = argv[*i], *v, **slot = value_slot(a, q, s);
+	const char *a = argv[*i], *v, *first, **slot = value_slot(a, q, s);
 
-	if (slot != NULL)
-		return (*slot = need_arg(argc, argv, i, err)) == NULL ? -1 : 0;
+	if (slot != NULL) {
+		first = *slot;
+		if ((*slot = need_arg(argc, argv, i, err)) == NULL)
+			return -1;
+		/* given once (--set repeats): the last one won unsaid */
+		if (first != NULL && strcmp(a, "--set") != 0)
+			return dn_error_set(err, DN_EINVAL, a, "given twice (%s and %s): give one", first, *slot);
+		return 0;
+	}
 	if (strcmp(a, "--optimizer") == 0) {
 		if ((v = need_arg(argc, argv, i, err)) == NULL)
 			return -1;
@@ -146,6 +153,13 @@ query_option(int argc, char **argv, int *i, struct cli_query *q, struct query_ar
 			return -1;
 		if (q->budgets == NULL && (q->budgets = json_object()) == NULL)
 			return dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
+		first = strchr(v, '=');
+		if (first != NULL && json_object_size(q->budgets) > 0) {
+			char name[64];
+			dn_fmt(name, sizeof name, "%.*s", (int)(first - v), v);
+			if (json_object_get(q->budgets, name) != NULL)
+				return dn_error_set(err, DN_EINVAL, "--budget", "the %s budget given twice: give one", name);
+		}
 		return cli_budget_option(q->budgets, "--budget", v, err);
 	} else if (strcmp(a, "--tf32") == 0) {
 		q->wl.tf32 = 1;
@@ -254,7 +268,7 @@ query_device(struct cli_query *q, const struct query_args *s, struct dn_error *e
 	}
 	snprintf(path, sizeof path, "%s/devices.json", cm_data_dir());
 	if (cm_catalog_load(path, &q->catalog, err) != 0 ||
-	    cm_catalog_resolve(&q->catalog, s->device, "--device", &d, err) != 0)
+	    cm_catalog_resolve(&q->catalog, s->device != NULL ? s->device : "a100-40gb", "--device", &d, err) != 0)
 		return -1;
 	q->device = *d;
 	return 0;
@@ -263,7 +277,7 @@ query_device(struct cli_query *q, const struct query_args *s, struct dn_error *e
 int
 cli_query_parse(int argc, char **argv, struct cli_query *q, struct dn_error *err)
 {
-	struct query_args s = { .device = "a100-40gb" };
+	struct query_args s = { .device = NULL };       /* NULL: a100-40gb */
 	int rc = -1;
 
 	memset(q, 0, sizeof *q);

@@ -46,6 +46,11 @@ check devices-json 0 '"name": "a100-40gb"' -- devices --json
 # bad input: exit 2, the message names what is wrong
 check no-model 2 "name a model" -- estimate
 check unknown-option 2 "--frobnicate: unknown option" -- estimate --preset resnet50 --frobnicate
+# estimate: what is given once is refused the second time (the last won unsaid); --set repeats
+check estimate-preset-twice 2 '^dnnsat: --preset: given twice (resnet50 and vgg16): give one$' -- estimate --preset resnet50 --preset vgg16
+check estimate-device-twice 2 '^dnnsat: --device: given twice (t4 and v100-16gb): give one$' -- estimate --preset resnet50 --device t4 --device v100-16gb
+check estimate-budget-twice 2 '^dnnsat: --budget: the memory budget given twice: give one$' -- estimate --preset resnet50 --budget memory=1GiB --budget memory=2GiB
+check estimate-set-repeats 0 "^model        resnet  preset resnet50" -- estimate --preset resnet50 --set batch_size=2 --set batch_size=4
 # the templates' data directory missing (a copy of the binary, a broken install): said as such,
 # not "no template named resnet (did you mean resnet?)"
 mkdir -p "$tmp/nodata"
