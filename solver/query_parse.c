@@ -14,6 +14,7 @@
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -686,6 +687,23 @@ sq_budgets_json(const struct sq_query *q)
 	return b;
 }
 
+/* An expression's error "unknown name 'hiden' ...": the hyperparameters
+ * close to it appended ("(did you mean hidden?)"). Returns -1. */
+static int
+suggest_name(const struct cm_model_def *def, struct dn_error *err)
+{
+	const char *at = strstr(err->message, "unknown name '"), *end;
+	char name[72], near[200];
+	size_t n = strlen(err->message);
+
+	if (at == NULL || (end = strchr(at + 14, '\'')) == NULL || end - (at + 14) >= (ptrdiff_t)sizeof name)
+		return -1;
+	dn_fmt(name, sizeof name, "%.*s", (int)(end - (at + 14)), at + 14);
+	if (cm_def_suggest_hp(def, name, near, sizeof near) > 0)
+		dn_fmt(err->message + n, sizeof err->message - n, " (did you mean %s?)", near);
+	return -1;
+}
+
 static int
 build_feasible(struct sq_query *q, const json_t *constraints, struct dn_error *err)
 {
@@ -741,7 +759,7 @@ build_feasible(struct sq_query *q, const json_t *constraints, struct dn_error *e
 				return dn_error_set(err, DN_EINVAL, path, "must be an expression string (e.g. \"hidden %% heads == 0\")");
 			e = expr_parse(g, json_string_value(c), &opts, path, err);
 			if (e < 0)
-				return -1;
+				return suggest_name(q->def, err);
 			if (!expr_is_bool(g, e))
 				e = expr_ne(g, e, expr_type_of(g, e) == EXPR_INT ? expr_int(g, 0) : expr_real(g, 0.0));
 			snprintf(label, sizeof label, "%.500s", json_string_value(c));

@@ -348,6 +348,7 @@ printf '{"batch_sise": {"_type": "choice", "_value": [8, 512]}, "layers3": {"_ty
 check unbound-did-you-mean 1 "^dnnsat: warning: parameter batch_sise (did you mean batch_size?) sets nothing in model resnet (it passes through)$" -- count --preset resnet50 --device t4 --space "$tmp/typo.json" --budget memory=4GiB
 check param-did-you-mean 2 '^dnnsat: --param: the space has no parameter "batch_sise" (did you mean batch_size?)$' -- max $Q --param batch_sise
 check per-did-you-mean 2 '^dnnsat: --per: the space has no parameter "dpeth" (did you mean depth?)$' -- max $Q --param batch_size --per dpeth
+check constraint-did-you-mean 2 "^dnnsat: \$.constraints\[0\]: expression \"hiden > 3\": unknown name 'hiden' .* (did you mean hidden?)$" -- count $Q --constraint "hiden > 3"
 check top-option-did-you-mean 2 '^dnnsat: --verison: unknown option (did you mean --version? see dnnsat --help)$' -- --verison
 printf '{"batch_size": {"_type": "choice", "_value": [8, 16]}, "hidden_size": {"_type": "choice", "_value": [384, 768]}}' > "$tmp/hs.json"
 check unbound-one 0 "warning: parameter hidden_size sets nothing in model bert" -- count --preset bert-base --space "$tmp/hs.json"

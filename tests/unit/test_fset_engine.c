@@ -180,6 +180,9 @@ START_TEST(test_query_errors)
 		  " \"constraints\": [\"batch_size % \"]}", "$.constraints[0]", "unexpected end" },
 		{ "{\"model\": \"resnet50\", \"space\": {\"batch_size\": {\"_type\": \"choice\", \"_value\": [8]}},"
 		  " \"constraints\": [\"depth > 3\"]}", "$.constraints[0]", "unknown name 'depth'" },
+		{ S_BS " \"constraints\": [\"batch_sise > 3\"]}", "$.constraints[0]",
+		  "unknown name 'batch_sise' (not a hyperparameter, argument or index) at offset 0 (near \"batch_sise > 3\") "
+		  "(did you mean batch_size?)" },
 		{ "{\"model\": \"resnet50\", \"space\": {\"batch_size\": {\"_type\": \"choice\", \"_value\": [8]}},"
 		  " \"workload\": {\"optimizer\": \"lamb\"}}", "$.workload.optimizer", "must be sgd" },
 		{ "{\"model\": \"resnet50\", \"space\": {\"batch_size\": {\"_type\": \"choice\", \"_value\": [8]}},"
