@@ -1,8 +1,11 @@
 /*
  * cli_common.c - what the commands share: error and warning lines, the
- * budgets line, JSON files read safely, and the options that build a solver
- * query as JSON (solver/query.h) for count ... max, min and prune:
- * cli_req_*, and their --threads. (estimate's options: cli_query.c.)
+ * budgets line, JSON files read safely ("-": standard input, once), and the
+ * options that build a solver query as JSON (solver/query.h) for count ...
+ * max, min and prune: cli_req_*, and their --threads and --timeout.
+ * (estimate's options: cli_query.c.) What a query takes once (the model,
+ * the space, a budget of each quantity, a binding of each parameter) is an
+ * error the second time, naming both: the last would win unsaid.
  * Errors name the option; nothing here exits the process.
  */
 #include "cli.h"

@@ -3,13 +3,13 @@
  * scripts: count, list, sample, reduce, explain, max, min. A query comes from a
  * JSON file (see solver/query.h for its fields) and/or options that fill it:
  *
- *   dnnsat count  [QUERY.json] [--preset P | --template T | --model F]
+ *   dnnsat count  [QUERY.json|-] [--preset P | --template T | --model F]
  *                 [--space SPACE.json] [--device D] [--budget NAME=VALUE]...
- *                 [--constraint EXPR]... [--optimizer O] [--dtype T]
+ *                 [--constraint EXPR]... [--optimizer O] [--dtype T] [--convention C]
  *                 [--inference] [--set NAME=VALUE]... [--timeout S] [--json]
  *                 [--engine bnb|z3]
- *   dnnsat list   ... [--offset K] [--limit N] [--cursor C]     (JSON lines)
- *   dnnsat sample ... [--n N] [--seed S]                        (JSON lines)
+ *   dnnsat list   ... [--offset K | --cursor C] [--limit N]     (JSON lines)
+ *   dnnsat sample ... [--n N] [--seed S (0 to 2^64 - 1)]        (JSON lines)
  *                 (the count gets half the deadline; when it does not
  *                 finish, samples are drawn without it: approximate)
  *   dnnsat reduce ...                                           (NNI JSON)
