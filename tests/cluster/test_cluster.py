@@ -645,9 +645,12 @@ def phase_kill_distributed(ref, reference):
             if any(owner_pid(o) == victim.proc.pid for _, o in rows):
                 break
             time.sleep(0.05)
-        victim.kill()
+        # frozen first, so that the job seen claimed is still claimed when
+        # it dies (between the poll and a plain kill it could commit it)
+        victim.proc.send_signal(signal.SIGSTOP)
         held = [int(j) for j, o in psql("SELECT job, owner FROM dnnsat_jobs WHERE key = '%s' AND state = 'claimed'"
                                         % rid) if owner_pid(o) == victim.proc.pid]
+        victim.kill()
         check("kill_distributed: the killed replica held a claimed job", held, held)
         note("kill_distributed: replica %s killed holding jobs %s" % (victim.name, held))
         got = finish_count([dist[0], dist[2]], rid, "kill_distributed")
