@@ -843,6 +843,31 @@ body_of(const char *resp)
 	return b ? b + 4 : "";
 }
 
+/* POSTs query q (stolen) as a reduction, expects `status`, gives its
+ * id, and returns the answer (the caller's). */
+static json_t *
+post_reduction_answer(json_t *q, int status, char id[33])
+{
+	static char buf[1 << 16];
+	char *text = json_dumps(q, JSON_COMPACT);
+	json_t *j;
+
+	json_decref(q);
+	ck_assert_int_eq(http("POST", "/v1/reductions", "application/json", text, NULL, buf, sizeof buf), status);
+	free(text);
+	j = json_loads(body_of(buf), 0, NULL);
+	ck_assert_ptr_nonnull(j);
+	snprintf(id, 33, "%s", json_string_value(json_object_get(j, "id")));
+	return j;
+}
+
+/* post_reduction_answer without the answer. */
+static void
+post_reduction(json_t *q, int status, char id[33])
+{
+	json_decref(post_reduction_answer(q, status, id));
+}
+
 START_TEST(test_server_statuses)
 {
 	static char buf[1 << 20];
@@ -1036,11 +1061,8 @@ START_TEST(test_server_bounds_409)
 	json_t *j;
 
 	server_start_with(NULL, extra);
-	ck_assert_int_eq(http("POST", "/v1/reductions", "application/json", query, NULL, buf, sizeof buf), 200);
-	j = json_loads(body_of(buf), 0, NULL);
-	ck_assert_ptr_nonnull(j);
+	j = post_reduction_answer(json_loads(query, 0, NULL), 200, id);
 	ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "bounds");
-	snprintf(id, sizeof id, "%s", json_string_value(json_object_get(j, "id")));
 	json_decref(j);
 	snprintf(path, sizeof path, "/v1/reductions/%s/configurations?offset=0", id);
 	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 409);
@@ -1061,24 +1083,20 @@ START_TEST(test_server_samples_none)
 {
 	static char buf[1 << 16];
 	json_t *raw = mlp_query(512), *j;
-	char *q, path[256];
+	char path[256], id[33];
 
 	json_object_set_new(json_object_get(raw, "budgets"), "memory", json_string("1KiB"));
-	q = json_dumps(raw, JSON_COMPACT);
 	server_start(NULL);
-	ck_assert_int_eq(http("POST", "/v1/reductions", "application/json", q, NULL, buf, sizeof buf), 201);
-	j = json_loads(body_of(buf), 0, NULL);
+	j = post_reduction_answer(raw, 201, id);
 	ck_assert_str_eq(json_string_value(json_object_get(j, "feasible")), "0");
-	snprintf(path, sizeof path, "/v1/reductions/%s/samples?n=3", json_string_value(json_object_get(j, "id")));
 	json_decref(j);
+	snprintf(path, sizeof path, "/v1/reductions/%s/samples?n=3", id);
 	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 200);
 	j = json_loads(body_of(buf), 0, NULL);
 	ck_assert_ptr_nonnull(j);
 	ck_assert_uint_eq(json_array_size(json_object_get(j, "items")), 0);
 	ck_assert(json_is_true(json_object_get(j, "complete")));
 	json_decref(j);
-	free(q);
-	json_decref(raw);
 	srv_stop(&server);
 }
 END_TEST
@@ -1108,8 +1126,6 @@ START_TEST(test_server_buffered_bounded)
 	static const char *const extra[] = { "--max-model-bytes", "1048576", "--max-buffered", "1048576", NULL };
 	const size_t big = 900000;
 	char *body = malloc(big), head[256], path[256], id[33];
-	json_t *raw = mlp_query(512), *j;
-	char *q;
 	int fd, n, tries = 0;
 
 	ck_assert_ptr_nonnull(body);
@@ -1125,12 +1141,8 @@ START_TEST(test_server_buffered_bounded)
 		srv_config_free(&c);
 	}
 	server_start_with(NULL, extra);
-	/* a reduction with a large answer: 9 configurations, samples of 2000 */
-	q = json_dumps(raw, JSON_COMPACT);
-	ck_assert_int_eq(http("POST", "/v1/reductions", "application/json", q, NULL, buf, sizeof buf), 201);
-	j = json_loads(body_of(buf), 0, NULL);
-	snprintf(id, sizeof id, "%s", json_string_value(json_object_get(j, "id")));
-	json_decref(j);
+	/* a reduction with a large answer: samples of 10000 (about 250 KB) */
+	post_reduction(mlp_query(512), 201, id);
 	snprintf(path, sizeof path, "/v1/reductions/%s/samples?n=10000&seed=1", id);
 	/* one upload held open, all but its last byte sent */
 	fd = connect_server();
@@ -1157,8 +1169,6 @@ START_TEST(test_server_buffered_bounded)
 	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 200);
 	ck_assert_int_eq(http_bytes("POST", "/v1/models", "application/onnx", body, big, NULL, buf, sizeof buf), 422);
 	ck_assert_int_eq(buffered_bytes(), 0);
-	free(q);
-	json_decref(raw);
 	free(body);
 	srv_stop(&server);
 }
@@ -1296,24 +1306,6 @@ START_TEST(test_server_progress_saved)
 }
 END_TEST
 
-
-/* POSTs query q (stolen) as a reduction, expects `status`, and gives
- * its id. */
-static void
-post_reduction(json_t *q, int status, char id[33])
-{
-	static char buf[1 << 16];
-	char *text = json_dumps(q, JSON_COMPACT);
-	json_t *j;
-
-	json_decref(q);
-	ck_assert_int_eq(http("POST", "/v1/reductions", "application/json", text, NULL, buf, sizeof buf), status);
-	free(text);
-	j = json_loads(body_of(buf), 0, NULL);
-	ck_assert_ptr_nonnull(j);
-	snprintf(id, 33, "%s", json_string_value(json_object_get(j, "id")));
-	json_decref(j);
-}
 
 /* A worker counting a reduction holds its lock for writing until its
  * deadline. Every other request of that reduction may wait for the lock
@@ -1797,20 +1789,17 @@ START_TEST(test_server_stream_cut_by_stop)
 	    "\"depth\":{\"_type\":\"randint\",\"_value\":[1,4]},\"p0\":{\"_type\":\"randint\",\"_value\":[0,1000]},"
 	    "\"p1\":{\"_type\":\"randint\",\"_value\":[0,1000]}},\"budgets\":{\"memory\":\"2GiB\"}}";
 	static char buf[1 << 16];
-	char req[256], tail[16];
+	char req[256], tail[16], id[33];
 	size_t got = 0, n;
 	int fd, lines = 0;
 	json_t *j;
 
 	server_start(NULL);
-	ck_assert_int_eq(http("POST", "/v1/reductions", "application/json", query, NULL, buf, sizeof buf), 201);
-	j = json_loads(body_of(buf), 0, NULL);
-	ck_assert_ptr_nonnull(j);
+	j = post_reduction_answer(json_loads(query, 0, NULL), 201, id);
 	ck_assert_str_eq(json_string_value(json_object_get(j, "feasible")), "6000000");
-	n = (size_t)snprintf(req, sizeof req,
-	    "GET /v1/reductions/%s/configurations?format=jsonl HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
-	    json_string_value(json_object_get(j, "id")));
 	json_decref(j);
+	n = (size_t)snprintf(req, sizeof req,
+	    "GET /v1/reductions/%s/configurations?format=jsonl HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", id);
 	fd = connect_from("127.0.0.1", 40);
 	ck_assert_int_eq(send(fd, req, n, MSG_NOSIGNAL), (ssize_t)n);
 	/* some lines, then the stop */
