@@ -153,10 +153,9 @@ struct srv_request {
 	char *path;
 	char params[2][256];
 	char *body;
-	size_t body_len, body_cap;
+	size_t body_len, body_cap;      /* body_len bytes are counted in srv.buffered */
 	int body_too_large;
 	int body_over_budget;           /* --max-buffered was reached: the body was dropped */
-	size_t body_held;               /* of the body's bytes, those counted in srv.buffered */
 	size_t body_limit;              /* bytes the body may have (set from the route and content type) */
 	int body_raw;                   /* an SRV_R_UPLOAD body that is not JSON: not parsed */
 	json_t *json;                   /* the parsed body, when the route takes one */

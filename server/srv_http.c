@@ -360,16 +360,16 @@ append_body(struct srv_request *r, const char *data, size_t n)
 		/* every connection's bodies together are at --max-buffered:
 		 * drop this one's (a 503 at its end), keep reading */
 		r->body_over_budget = 1;
-		buffer_give(r->srv, r->body_held);
-		r->body_held = 0;
+		buffer_give(r->srv, r->body_len);
 		free(r->body);
 		r->body = NULL;
 		r->body_len = r->body_cap = 0;
 		return 0;
 	}
-	r->body_held += n;
-	if (dn_grow(&r->body, &r->body_cap, r->body_len + n + 1, 1) != 0)
+	if (dn_grow(&r->body, &r->body_cap, r->body_len + n + 1, 1) != 0) {
+		buffer_give(r->srv, n);
 		return -1;
+	}
 	memcpy(r->body + r->body_len, data, n);
 	r->body_len += n;
 	r->body[r->body_len] = '\0';
@@ -687,7 +687,7 @@ request_completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum M
 	if (r->handoff_free != NULL)
 		r->handoff_free(r->handoff);
 	json_decref(r->json);
-	buffer_give(s, r->body_held);
+	buffer_give(s, r->body_len);
 	free(r->body);
 	free(r->resp);
 	free(r->path);
