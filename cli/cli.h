@@ -24,6 +24,7 @@ struct cli_query {
 	int json;
 	int per_op;
 	json_t *budgets;        /* --budget NAME=LIMIT (estimate): the API's "budgets", or NULL */
+	json_t *given;          /* the budgets given, as cli_req's (below), or NULL */
 };
 
 /* Parses the common options (see cli_usage) from argv; leaves unknown ones
@@ -35,8 +36,11 @@ void cli_print_error(const struct dn_error *err);
  * --timeout passed, else 2 (bad input). */
 int cli_fail(const struct dn_error *err);
 /* --budget NAME=VALUE (memory=LIMIT[:safe|:expected]) into a query's
- * "budgets" object, the query parser checking names and values. 0 or -1. */
-int cli_budget_option(json_t *budgets, const char *opt, const char *v, struct dn_error *err);
+ * "budgets" object, the query parser checking names and values. Each
+ * quantity once: given (an object, "the NAME budget" -> the option as
+ * typed) records it, and a second budget of the same NAME is refused with
+ * both as typed. 0 or -1 with err. */
+int cli_budget_option(json_t *budgets, json_t *given, const char *opt, const char *v, struct dn_error *err);
 /* One part of a check on stdout: "FAIL memory 8.90 GiB > 3 GiB" for a budget
  * (its value in its unit, the limit as the query states it), "ok   hidden %
  * heads == 0 (value 0)" for a constraint with a value. */

@@ -154,12 +154,12 @@ cli_req_init(struct cli_req *r)
  * `typed` ("--preset resnet50"); -1 with err naming opt and both when it
  * was given before: the last would win unsaid. */
 static int
-given_once(struct cli_req *r, const char *opt, const char *what, const char *typed, struct dn_error *err)
+given_once(json_t *given, const char *opt, const char *what, const char *typed, struct dn_error *err)
 {
-	const char *first = json_string_value(json_object_get(r->given, what));
+	const char *first = json_string_value(json_object_get(given, what));
 
 	if (first == NULL)
-		return json_object_set_new(r->given, what, json_string(typed)) == 0 ? 0 :
+		return json_object_set_new(given, what, json_string(typed)) == 0 ? 0 :
 		    dn_error_set(err, DN_ENOMEM, opt, "out of memory");
 	if (strcmp(what, "model") == 0)
 		return dn_error_set(err, DN_EINVAL, opt, "give one model (%s and %s)", first, typed);
@@ -207,8 +207,17 @@ memory_estimate(json_t *budgets, const char *opt, struct dn_error *err)
 }
 
 int
-cli_budget_option(json_t *budgets, const char *opt, const char *v, struct dn_error *err)
+cli_budget_option(json_t *budgets, json_t *given, const char *opt, const char *v, struct dn_error *err)
 {
+	const char *eq = strchr(v, '=');
+
+	if (eq != NULL && eq > v && eq - v <= 100) {   /* else req_set_pair says what is wrong */
+		char what[160], typed[512];
+		dn_fmt(what, sizeof what, "the %.*s budget", (int)(eq - v), v);
+		dn_fmt(typed, sizeof typed, "%s %s", opt, v);
+		if (given_once(given, opt, what, typed, err) != 0)
+			return -1;
+	}
 	if (req_set_pair(budgets, opt, v, err) != 0)
 		return -1;
 	return strncmp(v, "memory=", 7) == 0 ? memory_estimate(budgets, opt, err) : 0;
@@ -235,8 +244,8 @@ append_list(json_t *obj, const char *key, const char *v)
 }
 
 /* What option `a` with value `v` gives that may be given once, into
- * what: "model", "the search space", "the NAME budget", "the binding of
- * NAME"; 0 when it is repeatable. */
+ * what: "model", "the search space", "the binding of NAME"; 0 when it is
+ * repeatable (budgets: cli_budget_option checks each quantity once). */
 static int
 once_key(const char *a, const char *v, char *what, size_t len)
 {
@@ -248,8 +257,6 @@ once_key(const char *a, const char *v, char *what, size_t len)
 		return dn_fmt(what, len, "the search space") > 0;
 	if (eq == NULL || eq - v > 100)
 		return 0;       /* not NAME=VALUE: the option's own check says so */
-	if (strcmp(a, "--budget") == 0)
-		return dn_fmt(what, len, "the %.*s budget", (int)(eq - v), v) > 0;
 	if (strcmp(a, "--bind") == 0)
 		return dn_fmt(what, len, "the binding of %.*s", (int)(eq - v), v) > 0;
 	return 0;
@@ -283,7 +290,7 @@ cli_req_option(struct cli_req *r, const char *a, const char *v, struct dn_error 
 	if (once_key(a, v, what, sizeof what)) {
 		char typed[512];
 		dn_fmt(typed, sizeof typed, "%s %s", a, v);
-		if (given_once(r, a, what, typed, err) != 0)
+		if (given_once(r->given, a, what, typed, err) != 0)
 			return -1;
 	}
 	if (strcmp(a, "--preset") == 0 || strcmp(a, "--template") == 0) {
@@ -295,7 +302,7 @@ cli_req_option(struct cli_req *r, const char *a, const char *v, struct dn_error 
 	} else if (strcmp(a, "--device") == 0) {
 		json_object_set_new(r->req, "device", json_string(v));
 	} else if (strcmp(a, "--budget") == 0) {
-		if (cli_budget_option(r->budgets, a, v, err) != 0)
+		if (cli_budget_option(r->budgets, r->given, a, v, err) != 0)
 			return -1;
 	} else if (strcmp(a, "--set") == 0) {
 		if (req_set_pair(r->fixed, a, v, err) != 0)

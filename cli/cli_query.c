@@ -37,6 +37,7 @@ cli_query_free(struct cli_query *q)
 	cm_catalog_free(&q->catalog);
 	json_decref(q->device_json);
 	json_decref(q->budgets);
+	json_decref(q->given);
 	memset(q, 0, sizeof *q);
 }
 
@@ -151,16 +152,10 @@ query_option(int argc, char **argv, int *i, struct cli_query *q, struct query_ar
 	} else if (strcmp(a, "--budget") == 0) {
 		if ((v = need_arg(argc, argv, i, err)) == NULL)
 			return -1;
-		if (q->budgets == NULL && (q->budgets = json_object()) == NULL)
+		if ((q->budgets == NULL && (q->budgets = json_object()) == NULL) ||
+		    (q->given == NULL && (q->given = json_object()) == NULL))
 			return dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
-		first = strchr(v, '=');
-		if (first != NULL && json_object_size(q->budgets) > 0) {
-			char name[64];
-			dn_fmt(name, sizeof name, "%.*s", (int)(first - v), v);
-			if (json_object_get(q->budgets, name) != NULL)
-				return dn_error_set(err, DN_EINVAL, "--budget", "the %s budget given twice: give one", name);
-		}
-		return cli_budget_option(q->budgets, "--budget", v, err);
+		return cli_budget_option(q->budgets, q->given, "--budget", v, err);
 	} else if (strcmp(a, "--tf32") == 0) {
 		q->wl.tf32 = 1;
 	} else if (strcmp(a, "--no-cudnn-tf32") == 0) {

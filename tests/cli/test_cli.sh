@@ -49,7 +49,7 @@ check unknown-option 2 "--frobnicate: unknown option" -- estimate --preset resne
 # estimate: what is given once is refused the second time (the last won unsaid); --set repeats
 check estimate-preset-twice 2 '^dnnsat: --preset: given twice (resnet50 and vgg16): give one$' -- estimate --preset resnet50 --preset vgg16
 check estimate-device-twice 2 '^dnnsat: --device: given twice (t4 and v100-16gb): give one$' -- estimate --preset resnet50 --device t4 --device v100-16gb
-check estimate-budget-twice 2 '^dnnsat: --budget: the memory budget given twice: give one$' -- estimate --preset resnet50 --budget memory=1GiB --budget memory=2GiB
+check estimate-budget-twice 2 '^dnnsat: --budget: the memory budget given twice (--budget memory=1GiB and --budget memory=2GiB): give one$' -- estimate --preset resnet50 --budget memory=1GiB --budget memory=2GiB
 check estimate-set-repeats 0 "^model        resnet  preset resnet50" -- estimate --preset resnet50 --set batch_size=2 --set batch_size=4
 # the templates' data directory missing (a copy of the binary, a broken install): said as such,
 # not "no template named resnet (did you mean resnet?)"
