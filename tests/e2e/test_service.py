@@ -1192,9 +1192,9 @@ def phase_trust(d):
         counts[dev] = int(j.get("feasible", "-1"))
         if dev == "t4":
             eq("24GiB on t4: warning", j.get("warnings"),
-               ["memory budget 24 GiB is more than t4's usable 15.0 GiB: using 15.0 GiB"])
+               ["memory budget 24 GiB is more than t4's usable 14.6 GiB: using 14.6 GiB"])
             eq("24GiB on t4: budget", (j.get("budgets") or {}).get("memory"),
-               {"value": 15360.0 * 2 ** 20, "unit": "B", "text": "15 GiB", "source": "device",
+               {"value": 14912.0 * 2 ** 20, "unit": "B", "text": "14.56 GiB", "source": "device",
                 "estimate": "expected"})
             r = d.get(R + "/" + str(j.get("id")))
             eq("24GiB on t4 (read back): warning", (r.json or {}).get("warnings"), j.get("warnings"))
@@ -1206,14 +1206,14 @@ def phase_trust(d):
     check("24GiB: fewer configurations fit the T4 than the A100", 0 <= counts["t4"] < counts["a100-40gb"], counts)
     r = d.post("/v1/estimate", dict(ESTIMATE_EXAMPLE, device="t4", budgets={"memory": "200GiB"}))
     eq("estimate 200GiB on t4: 200", r.status, 200)
-    check("estimate 200GiB on t4: warning", "more than t4's usable 15.0 GiB" in str((r.json or {}).get("warnings")),
+    check("estimate 200GiB on t4: warning", "more than t4's usable 14.6 GiB" in str((r.json or {}).get("warnings")),
           _short(r.json))
 
     cq = {"model": "resnet50", "space": space, "device": "t4", "budgets": {"memory": "24GiB"},
           "config": {"batch_size": 64, "width": 64}}
     r = d.post("/v1/check", cq)
     eq("check 24GiB on t4: warning", (r.status, (r.json or {}).get("warnings")),
-       (200, ["memory budget 24 GiB is more than t4's usable 15.0 GiB: using 15.0 GiB"]))
+       (200, ["memory budget 24 GiB is more than t4's usable 14.6 GiB: using 14.6 GiB"]))
     r = d.post("/v1/check", dict(cq, device="a100-40gb"))
     check("check 24GiB on a100-40gb: no warnings member", r.status == 200 and "warnings" not in (r.json or {}),
           _short(r.json))

@@ -318,7 +318,7 @@ END_TEST
  * a warning, none at all is the usable memory, a percentage is of it. */
 START_TEST(test_query_memory_cap)
 {
-	const double t4 = 15360.0 * 1048576.0;
+	const double t4 = 14912.0 * 1048576.0;   /* torch total_memory on a T4 */
 	struct sq_query q;
 	json_t *b;
 
@@ -326,14 +326,14 @@ START_TEST(test_query_memory_cap)
 	parse_ok(S_BS " \"device\": \"t4\", \"budgets\": {\"memory\": \"200GiB\"}}", &q);
 	ck_assert(q.budget[SQ_B_MEMORY] == t4);
 	ck_assert_int_eq(q.nwarnings, 1);
-	ck_assert_str_eq(q.warnings[0], "memory budget 200 GiB is more than t4's usable 15.0 GiB: using 15.0 GiB");
+	ck_assert_str_eq(q.warnings[0], "memory budget 200 GiB is more than t4's usable 14.6 GiB: using 14.6 GiB");
 	b = sq_budgets_json(&q);
 	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(b, "memory"), "source")), "device");
-	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(b, "memory"), "text")), "15 GiB");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(b, "memory"), "text")), "14.56 GiB");
 	json_decref(b);
 	for (int i = 0; i < q.nparts; i++)
 		if (q.parts[i].kind == 1)
-			ck_assert_str_eq(q.parts[i].label, "memory <= 15 GiB (t4's usable memory)");
+			ck_assert_str_eq(q.parts[i].label, "memory <= 14.56 GiB (t4's usable memory)");
 	sq_free(&q);
 
 	parse_ok(S_BS " \"device\": \"t4\"}", &q);
