@@ -258,14 +258,29 @@ solver_new(struct z3c *z, const Z3_ast *assertions, int n, struct dn_error *err)
 	for (int i = 0; i < n; i++)
 		Z3_solver_assert(z->ctx, s, assertions[i]);
 	watchdog_stop(&w);
-	if (z3c_error(z, err) != 0 || z->timer_fired) {
-		if (!dn_error_isset(err))
-			dn_error_set(err, DN_ETIMEOUT, NULL, "Z3 was interrupted (its time was up while the query "
-			    "was asserted)");
+	if (z->timer_fired) {
+		/* stopped: whatever Z3 raised for it is the timeout (callers
+		 * answer unknown, see new_failed) */
+		dn_error_clear(&z->pending);
+		dn_error_set(err, DN_ETIMEOUT, NULL, "Z3 stopped before an answer: timeout of %u ms "
+		    "(while the query was asserted)", z->timeout_ms);
+		Z3_solver_dec_ref(z->ctx, s);
+		return NULL;
+	}
+	if (z3c_error(z, err) != 0) {
 		Z3_solver_dec_ref(z->ctx, s);
 		return NULL;
 	}
 	return s;
+}
+
+/* What a query answers when solver_new failed: a timeout while asserting
+ * is an unknown answer, as one during the check (the invariant above);
+ * anything else an error. */
+static enum z3c_answer
+new_failed(const struct dn_error *err)
+{
+	return err->code == DN_ETIMEOUT ? Z3C_UNKNOWN : Z3C_ERROR;
 }
 
 /* The answer of solver s's check (with assumptions when n > 0) under the
@@ -391,7 +406,7 @@ z3c_check(struct z3c *z, const Z3_ast *assertions, int n,
 	if (atomic_load(&z->interrupted))
 		return answer_unknown(z, "interrupted", err);
 	if ((s = solver_new(z, assertions, n, err)) == NULL)
-		return Z3C_ERROR;
+		return new_failed(err);
 	ans = solver_answer(z, s, 0, NULL, err);
 	if (ans == Z3C_SAT && model != NULL) {
 		Z3_model m = Z3_solver_get_model(z->ctx, s);
@@ -891,7 +906,7 @@ z3c_explain(struct z3c *z, const Z3_ast *assertions, int n,
 	if (atomic_load(&z->interrupted))
 		return answer_unknown(z, "interrupted", err);
 	if ((s = solver_new(z, assertions, n, err)) == NULL)
-		return Z3C_ERROR;
+		return new_failed(err);
 	ind = calloc((size_t)nl + 1, sizeof *ind);
 	sel = calloc((size_t)nl + 1, sizeof *sel);
 	in = calloc((size_t)nl + 1, 1);
