@@ -24,6 +24,12 @@
  *                                       per input element, 5 with affine
  *                  aten::adaptive_avg_pool2d: elementwise_flop_counter(1, 0),
  *                                       1 per INPUT element
+ *                  aten::upsample_nearest2d: elementwise_flop_counter(0, 1),
+ *                                       1 per OUTPUT element; and
+ *                  aten::upsample_bilinear2d: (0, 4), 4 per output element
+ *                                       (op->aux_macs of `upsample`, op_upsample.c;
+ *                                       the 1-d, 3-d and bicubic kernels have no
+ *                                       handle and count 0)
  *                and nothing for every other aten op: relu and the other
  *                activations, add, mul, softmax, dropout, max/avg pooling
  *                (not adaptive), embedding, aten::lstm/gru, rms_norm (or its
@@ -32,14 +38,15 @@
  *                kernel counts 0; eager attention's matmuls count). Small
  *                products inside an operator that the other conventions
  *                take as elementwise count (op->aux_macs: rotary's
- *                frequency table, torch.matmul in LlamaRotaryEmbedding).
+ *                frequency table, torch.matmul in LlamaRotaryEmbedding;
+ *                upsample's handles above).
  *                Rules not in the lists above count 0, so that an operator
  *                added later is not counted by accident. SDPA's math
  *                path, built here from matmuls (op->inside_sdpa), counts 0
  *                too: the trace holds one aten::scaled_dot_product_attention
  *                whatever kernel runs inside. Not modelled: fvcore handles
- *                for operators dnnsat has no rule for (upsample,
- *                instance_norm, grid_sampler).
+ *                for operators dnnsat has no rule for (instance_norm,
+ *                grid_sampler).
  *
  * Invariant: every convention counts conv, linear, matmul and bmm MACs
  * alike; they differ only in what they add.

@@ -114,8 +114,9 @@ struct cm_op {
 	uint8_t frozen, adapter;
 	/* multiply-accumulates of small products inside an operator that the
 	 * torchvision and nb201 conventions count as elementwise work (rotary's
-	 * frequency table, an [d/2, 1] x [1, L] outer product); fvcore's matmul
-	 * handle sees them (cm_macs.c) */
+	 * frequency table, an [d/2, 1] x [1, L] outer product), which fvcore's
+	 * matmul handle sees, and the count of fvcore's elementwise handles for
+	 * upsampling (cm_macs.c) */
 	expr_id aux_macs;
 	/* a step of SDPA's math path (op_attention.c): PyTorch traces
 	 * F.scaled_dot_product_attention as one aten op whatever its kernel,

@@ -5,7 +5,8 @@
  * and appends layers; onnx_op_shape.c translates the shape and tensor
  * plumbing (Shape, Gather, Concat, Slice, Reshape, ...), onnx_op_layer.c the
  * operators that compute (Conv, Gemm/MatMul, pooling, normalisation,
- * elementwise), onnx_op_pad.c padding, onnx_ops.c dispatches by op type. Every onnx_op_* that
+ * elementwise), onnx_op_pad.c padding, onnx_op_resize.c Resize and Upsample,
+ * onnx_ops.c dispatches by op type. Every onnx_op_* that
  * returns int returns 0, or -1 with im->err set; NODE(im) is the node being
  * translated.
  */
@@ -76,6 +77,8 @@ int onnx_op_sym2_reshape(struct onnx_imp *im, const struct onnx_val *x, const st
 int onnx_op_sym2_slice(struct onnx_imp *im, const struct onnx_val *x, const struct onnx_val *st,
     const struct onnx_val *en, const struct onnx_val *ax, const struct onnx_val *sp, struct onnx_val *o);
 int onnx_op_sym2_transpose(struct onnx_imp *im, const struct onnx_val *x, struct onnx_val *o);
+/* Resize, and Upsample when `upsample` (onnx_op_resize.c): an `upsample` layer. */
+int onnx_op_resize(struct onnx_imp *im, int upsample, struct onnx_val *x, struct onnx_val *o);
 /* The Pad operator (constant mode). */
 int onnx_op_pad(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o);
 

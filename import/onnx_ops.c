@@ -1,6 +1,7 @@
 /*
  * onnx_ops.c - one ONNX node at a time into the model file: dispatches on
- * the op type to onnx_op_shape.c and onnx_op_layer.c, lets through what is
+ * the op type to onnx_op_shape.c, onnx_op_layer.c, onnx_op_pad.c and
+ * onnx_op_resize.c, lets through what is
  * the identity to the cost model (Identity, Cast), prices the elementwise
  * operators of one activation as `scale`, and refuses an unknown operator
  * with its node and position (or, with --unknown elementwise, prices it as
@@ -139,6 +140,8 @@ onnx_ops_translate(struct onnx_imp *im, int i)
 		return onnx_op_reshape(im, x, o);
 	if (strcmp(op, "Pad") == 0)
 		return onnx_op_pad(im, x, o);
+	if (strcmp(op, "Resize") == 0 || strcmp(op, "Upsample") == 0)
+		return onnx_op_resize(im, op[0] == 'U', x, o);
 	if (x->kind != ONNX_V_DATA) {
 		/* anything else on tensors that do not depend on the inputs */
 		o->kind = ONNX_V_DERIVED;

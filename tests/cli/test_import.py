@@ -15,6 +15,9 @@
    output_shape and auto_pad, and Conv's and pooling's asymmetric pads and auto_pad, and the Pad
    operator give the output shapes of onnx.shape_inference; nn.ZeroPad2d and F.pad exported by
    torch (torch_pad.onnx, gen_torch_pad.py) import with PyTorch's saved bytes.
+   Resize and Upsample (torch_unet.onnx, gen_torch_unet.py: nn.Upsample and F.interpolate) import as
+   upsample layers with PyTorch's parameters, MACs and saved bytes; single-node Resize graphs give
+   shape inference's shapes; upsample_saved.json (PyTorch keeps nothing for upsample's backward).
 2. Bad input gets exit status 2 and a message naming the problem, never a crash: a missing file,
    an empty file, text, every truncation of a fixture at 64 points, bit flips, an unknown
    operator (named with its node; --unknown elementwise prices it with one warning per type),
@@ -409,29 +412,40 @@ def check_pad(tmp):
               rc == 2 and "'padnode'" in err and why in err, err)
 
 
+def import_reference(tmp, name):
+    """DATA/NAME.onnx imported into TMP/NAME.json: (its layers or None, that path, DATA/NAME.json)."""
+    with open(os.path.join(DATA, name + ".json")) as f:
+        ref = json.load(f)
+    out = os.path.join(tmp, name + ".json")
+    return import_layers(name, os.path.join(DATA, name + ".onnx"), out), out, ref
+
+
+def check_image_reference(name, out, ref):
+    """The imported model `out` (batch, h and w symbolic) against a gen_torch_*.py reference: PyTorch's
+    parameters and MACs at batch 1, 16x16, and exactly its saved bytes at each of ref["saved"]."""
+    d, err = costs(out, batch=1, h=16, w=16)
+    check(f"{name}: params {ref['params']}, MACs {ref['macs']} as PyTorch",
+          d is not None and (d["costs"]["params"], d["costs"]["macs"]) == (ref["params"], ref["macs"]),
+          d and (d["costs"]["params"], d["costs"]["macs"]) or err)
+    for s in ref["saved"]:
+        got = saved_bytes(out, batch=s["batch"], h=s["h"], w=s["w"])
+        print(f"{name} batch {s['batch']} {s['h']}x{s['w']}: saved activations {got} vs PyTorch {s['bytes']}")
+        check(f"{name} batch {s['batch']} {s['h']}x{s['w']}: saved activations equal PyTorch's", got == s["bytes"],
+              (got, s["bytes"]))
+
+
 def check_torch_pad(tmp):
     """torch_pad.onnx (gen_torch_pad.py): nn.ZeroPad2d and F.pad as torch 1.13 exports them at opset
     13 (Pad whose pads input is computed through a 2-d shape tensor: Reshape [-1, 2], Slice of step
     -1, Transpose) import as pad layers in F.pad's order, with PyTorch's parameters, MACs and saved
     bytes (torch_pad.json) at two batch sizes and input sizes; a 2-d shape tensor anywhere else is
     an error naming the node."""
-    with open(os.path.join(DATA, "torch_pad.json")) as f:
-        ref = json.load(f)
-    out = os.path.join(tmp, "torch_pad.json")
-    layers = import_layers("torch_pad", os.path.join(DATA, "torch_pad.onnx"), out)
+    layers, out, ref = import_reference(tmp, "torch_pad")
     if layers is None:
         return
     check("torch_pad: ZeroPad2d((1, 2, 0, 1)) and F.pad((0, 1, 0, 1)) as pad layers",
           [l.get("padding") for l in layers if l["op"] == "pad"] == [[1, 2, 0, 1], [0, 1, 0, 1]], layers)
-    d, err = costs(out, batch=1, h=16, w=16)
-    check(f"torch_pad: params {ref['params']}, MACs {ref['macs']} as PyTorch",
-          d is not None and (d["costs"]["params"], d["costs"]["macs"]) == (ref["params"], ref["macs"]),
-          d and (d["costs"]["params"], d["costs"]["macs"]) or err)
-    for s in ref["saved"]:
-        got = saved_bytes(out, batch=s["batch"], h=s["h"], w=s["w"])
-        print(f"torch_pad batch {s['batch']} {s['h']}x{s['w']}: saved activations {got} vs PyTorch {s['bytes']}")
-        check(f"torch_pad batch {s['batch']} {s['h']}x{s['w']}: saved activations equal PyTorch's", got == s["bytes"],
-              (got, s["bytes"]))
+    check_image_reference("torch_pad", out, ref)
     import onnx
     from onnx import helper, TensorProto
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])
@@ -448,6 +462,151 @@ def check_torch_pad(tmp):
     rc, _, err = run("import", p)
     check("a 2-d shape tensor into Gather: an error naming the node", rc == 2 and "'gather2d'" in err and
           "2-d shape tensor" in err, err)
+
+
+def check_torch_unet(tmp):
+    """torch_unet.onnx (gen_torch_unet.py): a U-Net with an FPN-like side output as torch 1.13 exports
+    it at opset 13 (nn.Upsample nearest and bilinear as Resize by scales, a Concat of Constants;
+    F.interpolate(size=...) as Resize by sizes computed from a Shape) imports as three upsample
+    layers, with PyTorch's parameters, MACs and saved bytes (torch_unet.json) exactly, at two batch
+    sizes and input sizes."""
+    layers, out, ref = import_reference(tmp, "torch_unet")
+    if layers is None:
+        return
+    ups = [l for l in layers if l["op"] == "upsample"]
+    check("torch_unet: nn.Upsample nearest / bilinear by scale 2 and F.interpolate by size as upsample layers",
+          [(l["mode"], l.get("scale_factor")) for l in ups] == [("nearest", [2, 2]), ("bilinear", [2, 2]),
+                                                               ("bilinear", None)] and
+          all(isinstance(v, str) and "hw"[i] in v for i, v in enumerate(ups[2].get("size", []))), ups)
+    check_image_reference("torch_unet", out, ref)
+    d, err = costs(out, batch=1, h=18, w=16)
+    check("torch_unet: a height that the two poolings do not divide is invalid (the concat's sizes disagree)",
+          d is not None and d["feasible"] is False, d or err)
+
+
+def check_upsample_reference(tmp):
+    """tests/reference/upsample_saved.json (gen_upsample_saved.py: nn.Upsample under
+    saved_tensors_hooks on torch 1.13): autograd keeps no tensor in any mode, and an upsample layer
+    of each case gives PyTorch's output shape and 0 saved bytes."""
+    with open(os.path.join(TOP, "tests", "reference", "upsample_saved.json")) as f:
+        ref = json.load(f)
+    p = os.path.join(tmp, "upsample_case.json")
+    for c in ref["cases"]:
+        name = f"upsample {c['mode']} {c['input']} {c['kwargs']}"
+        check(f"{name}: PyTorch saves nothing for backward", c["packed_tensors"] == 0 and c["backward_ok"] and
+              c["saved_tensor_attrs"] == [], c)
+        layer = dict(op="upsample", mode=c["mode"], **c["kwargs"])
+        # a layer after it, so that what the upsample keeps is not the model's output
+        model = {"dnnsat_model": 1, "name": "up", "inputs": [{"name": "x", "shape": c["input"], "dtype": "float"}],
+                 "layers": [layer, {"op": "scale", "factor": 2.0}]}
+        with open(p, "w") as f:
+            json.dump(model, f)
+        rc, sout, err = run("estimate", "--model", p, "--json", "--per-op")
+        op = json.loads(sout)["costs"]["operators"][0] if rc in (0, 1) and sout.strip() else None
+        check(f"{name}: output {c['output']} and 0 saved bytes", op is not None and op["shape"] == c["output"] and
+              op["saved_bytes"] == 0 and op["params"] == 0, op or err)
+
+
+def make_resize(path, op, opset, shape, scales=None, sizes=None, roi=None, attrs=None, how="init", xdims=None):
+    """x of `shape` (names allowed) -> Resize or Upsample -> y; scales / sizes / roi as initializers
+    ("init"), Constant nodes ("const") or, for opset 7-8 Upsample, the attribute; returns the output
+    shape python3-onnx's shape inference gives (None where it gives none)."""
+    import onnx
+    from onnx import helper, TensorProto, shape_inference
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    attrs = dict(attrs or {})
+    inits, nodes = [], []
+
+    def tensor(name, dt, vals):
+        if how == "const":
+            nodes.append(helper.make_node("Constant", [], [name], value=helper.make_tensor(name + "_v", dt, [len(vals)], vals)))
+        else:
+            inits.append(helper.make_tensor(name, dt, [len(vals)], vals))
+        return name
+    if op == "Upsample" and opset < 9:
+        ins = ["x"]
+        attrs["scales"] = scales
+    elif op == "Upsample" or opset == 10:
+        ins = ["x", tensor("scales", TensorProto.FLOAT, scales)]
+    else:
+        ins = ["x", tensor("roi", TensorProto.FLOAT, roi) if roi is not None else ""]
+        ins.append(tensor("scales", TensorProto.FLOAT, scales) if scales is not None else "")
+        if sizes is not None:
+            ins.append(tensor("sizes", TensorProto.INT64, sizes))
+    nodes.append(helper.make_node(op, ins, ["y"], name="up", **attrs))
+    m = helper.make_model(helper.make_graph(nodes, "g", [x], [y], inits), opset_imports=[helper.make_opsetid("", opset)])
+    onnx.save_model(m, path)
+    try:
+        t = shape_inference.infer_shapes(m).graph.output[0].type.tensor_type
+        return [d.dim_value for d in t.shape.dim] if t.HasField("shape") and all(d.HasField("dim_value") for d in t.shape.dim) else None
+    except Exception:  # python3-onnx 1.12 has no inference for some (opset 18's axes)
+        return None
+
+
+def check_resize(tmp):
+    """Resize (opsets 10, 11, 13, 18) and Upsample (opsets 7 and 9) as single-node graphs built with
+    python3-onnx's helper: the imported upsample layer's mode and output shape (python3-onnx's shape
+    inference's where it has one, the PyTorch sizes otherwise), nearest / linear / cubic at ranks 3,
+    4 and 5, by scales and by sizes, and over a symbolic height and width; attributes that are not
+    an upsampling are errors naming the node and the attribute."""
+    p = os.path.join(tmp, "resize.onnx")
+    out = os.path.join(tmp, "resize.json")
+    # (operator, opset, input shape, keyword arguments of make_resize, expected mode, expected output)
+    cases = [("Resize", 13, [2, 3, 5, 7], dict(scales=[1, 1, 2, 2], attrs=dict(mode="nearest")), "nearest", [2, 3, 10, 14]),
+             ("Resize", 13, [2, 3, 5, 7], dict(scales=[1, 1, 1.5, 0.5], attrs=dict(mode="linear")), "bilinear", [2, 3, 7, 3]),
+             ("Resize", 13, [2, 3, 5, 7], dict(scales=[1, 1, 2, 3], how="const", attrs=dict(mode="cubic")), "bicubic", [2, 3, 10, 21]),
+             ("Resize", 13, [2, 3, 7], dict(scales=[1, 1, 3], attrs=dict(mode="linear")), "linear", [2, 3, 21]),
+             ("Resize", 13, [2, 3, 7], dict(scales=[1, 1, 2]), "nearest", [2, 3, 14]),
+             ("Resize", 13, [2, 3, 3, 5, 7], dict(scales=[1, 1, 2, 1, 3], attrs=dict(mode="linear")), "trilinear", [2, 3, 6, 5, 21]),
+             ("Resize", 13, [2, 3, 3, 5, 7], dict(scales=[1, 1, 2, 2, 2]), "nearest", [2, 3, 6, 10, 14]),
+             ("Resize", 13, [2, 3, 5, 7], dict(sizes=[2, 3, 9, 4], attrs=dict(mode="linear")), "bilinear", [2, 3, 9, 4]),
+             ("Resize", 11, [2, 3, 5, 7], dict(roi=[], scales=[], sizes=[2, 3, 11, 13], how="const",
+                                               attrs=dict(mode="linear", coordinate_transformation_mode="align_corners")), "bilinear", [2, 3, 11, 13]),
+             ("Resize", 11, [2, 3, 5, 7], dict(roi=[], scales=[1, 1, 2, 2], attrs=dict(mode="nearest")), "nearest", [2, 3, 10, 14]),
+             ("Resize", 10, [2, 3, 5, 7], dict(scales=[1, 1, 2, 2], attrs=dict(mode="linear")), "bilinear", [2, 3, 10, 14]),
+             ("Upsample", 9, [2, 3, 5, 7], dict(scales=[1, 1, 2, 2]), "nearest", [2, 3, 10, 14]),
+             ("Upsample", 7, [2, 3, 5, 7], dict(scales=[1.0, 1.0, 2.0, 3.0], attrs=dict(mode="linear")), "bilinear", [2, 3, 10, 21]),
+             ("Resize", 18, [2, 3, 5, 7], dict(scales=[2, 3], attrs=dict(axes=[2, 3])), "nearest", [2, 3, 10, 21]),
+             # 1.3 is 1.29999995 in float32: ONNX's floor(10 * 1.29999995) is 12, PyTorch's 10 * 1.3 in
+             # doubles 13 (upsample_saved.json); the import writes 1.3
+             ("Resize", 13, [1, 2, 10, 20], dict(scales=[1, 1, 1.3, 1.3], attrs=dict(mode="linear")), "bilinear", [1, 2, 13, 26])]
+    for op, opset, shape, kw, mode, want in cases:
+        name = f"{op} opset {opset} {shape} {kw}"
+        inferred = make_resize(p, op, opset, shape, **kw)
+        if inferred is not None and want != [1, 2, 13, 26]:
+            check(f"{name}: the expected shape is shape inference's", inferred == want, (inferred, want))
+        layers = import_layers(name, p, out)
+        if layers is None:
+            continue
+        shapes, _, err = layer_shapes(out)
+        check(f"{name}: one upsample layer, mode {mode}, output {want}",
+              len(layers) == 1 and layers[0]["op"] == "upsample" and layers[0]["mode"] == mode and
+              shapes == [want], (layers, shapes, err))
+        if "align_corners" in json.dumps(kw):
+            check(f"{name}: align_corners kept", layers[0].get("align_corners") is True, layers)
+    # symbolic batch, height and width: scales keep them symbolic, the shape follows at any size
+    make_resize(p, "Resize", 13, ["batch", 3, "h", "w"], scales=[1, 1, 2, 1.5], attrs=dict(mode="linear"))
+    layers = import_layers("Resize over symbolic h and w", p, out)
+    if layers is not None:
+        for h, w in ((5, 7), (8, 2)):
+            shapes, _, err = layer_shapes(out, batch=3, h=h, w=w)
+            check(f"Resize scales [2, 1.5] at {h}x{w}", shapes == [[3, 3, 2 * h, (3 * w) // 2]], (shapes, err))
+    # refused, naming the node ('up') and the attribute or input
+    refusals = [("tf_crop_and_resize", dict(roi=[0, 0, 0, 0, 1, 1, 1, 1], scales=[1, 1, 2, 2],
+                                            attrs=dict(coordinate_transformation_mode="tf_crop_and_resize")), 13, [2, 3, 5, 7]),
+                ("roi", dict(roi=[0, 0, 0, 0, 1, 1, 1, 1], scales=[1, 1, 2, 2]), 13, [2, 3, 5, 7]),
+                ("antialias", dict(scales=[1, 1, 0.5, 0.5], attrs=dict(antialias=1)), 18, [2, 3, 8, 8]),
+                ("keep_aspect_ratio_policy", dict(sizes=[2, 3, 9, 9], attrs=dict(keep_aspect_ratio_policy="not_larger")), 18, [2, 3, 5, 7]),
+                ("axis 1 (channels)", dict(scales=[1, 2, 2, 2]), 13, [2, 3, 5, 7]),
+                ("mode 'cubic'", dict(scales=[1, 1, 2], attrs=dict(mode="cubic")), 13, [2, 3, 5]),
+                ("rank-2", dict(scales=[1, 2]), 13, [2, 3]),
+                ("scales has 3 entries", dict(scales=[1, 2, 2]), 13, [2, 3, 5, 7])]
+    for what, kw, opset, shape in refusals:
+        make_resize(p, "Resize", opset, shape, **kw)
+        rc, _, err = run("import", p)
+        check(f"Resize with {what}: an error naming the node and the problem", rc == 2 and "'up'" in err and
+              what.split(" (")[0] in err, (rc, err))
 
 
 def main():
@@ -481,6 +640,9 @@ def main():
     check_window_padding(tmp)
     check_pad(tmp)
     check_torch_pad(tmp)
+    check_torch_unet(tmp)
+    check_upsample_reference(tmp)
+    check_resize(tmp)
     for name in ("bert_tiny", "gpt_tiny"):
         check_model(tmp, os.path.join(DATA, name + ".onnx"), name, refs[name], ["batch", "seq"])
         # MACs of a transformer are linear in seq plus attention quadratic in seq

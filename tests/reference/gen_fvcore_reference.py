@@ -6,7 +6,8 @@ not only against formulas restated from its source.
 For each row the model is built in PyTorch as the other generators build it (torchvision for the
 CNNs and ViT; the plain-torch mirrors of Hugging Face's eager BertModel and GPT2LMHeadModel in
 gen_torch_reference.py, of LlamaForCausalLM in gen_torch_reference_llm.py, of timm's legacy
-Xception and NAS-Bench-201's TinyNetwork in gen_torch_reference_choices.py), put in eval mode
+Xception and NAS-Bench-201's TinyNetwork in gen_torch_reference_choices.py; the U-Net of
+tests/data/onnx/gen_torch_unet.py, whose row names its ONNX export), put in eval mode
 ("inference") or train mode ("training": batch norm then counts as normalising with batch
 statistics), and traced by fvcore.nn.FlopCountAnalysis with its default handles. fvcore's total
 (its "flops", one per multiply-accumulate) and its split by operator are written; the operators
@@ -133,11 +134,24 @@ def choice_rows():
             yield ("preset:cifar10", conf, training, "", m, image(batch, choices.NB201_RES))
 
 
+def upsample_rows():
+    # the U-Net fixture of tests/data/onnx/gen_torch_unet.py (nn.Upsample nearest and bilinear,
+    # F.interpolate bilinear): fvcore's upsample_nearest2d and upsample_bilinear2d handles; dnnsat
+    # reads the ONNX export itself
+    sys.path.insert(0, os.path.join(HERE, "..", "data", "onnx"))
+    from gen_torch_unet import TinyUNet
+    torch.manual_seed(0)
+    m = TinyUNet()
+    for training in (False, True):
+        yield ("model:tests/data/onnx/torch_unet.onnx", "batch=2 h=16 w=16", training, "", m,
+               torch.randn(2, 3, 16, 16, generator=torch.Generator().manual_seed(0)))
+
+
 def main():
     torch.set_num_threads(2)
     logging.getLogger("fvcore").setLevel(logging.ERROR)
     rows = []
-    for gen in (cnn_rows, vit_rows, transformer_rows, choice_rows):
+    for gen in (cnn_rows, vit_rows, transformer_rows, choice_rows, upsample_rows):
         for model, conf, training, attn, m, inp in gen():
             total, by_op = count(m, inp, training)
             mode = "training" if training else "inference"

@@ -64,6 +64,9 @@ bad_models = {
     "bad version": dict(base, dnnsat_model=2),
     "pad without padding": dict(base, layers=[{"op": "pad"}]),
     "pad with one entry": dict(base, layers=[{"op": "pad", "padding": [1]}]),
+    "upsample with size and scale_factor": dict(base, layers=[{"op": "upsample", "size": 8, "scale_factor": 2}]),
+    "upsample without either": dict(base, layers=[{"op": "upsample", "mode": "nearest"}]),
+    "upsample in mode area": dict(base, layers=[{"op": "upsample", "mode": "area", "scale_factor": 2}]),
     "conv with F.pad's four-entry padding": dict(base, layers=[{"op": "conv2d", "out_channels": 4, "kernel": 3,
                                                                 "padding": [0, 1, 0, 1]}]),
 }
@@ -73,6 +76,11 @@ good_pad = dict(base, name="p", inputs=[{"name": "x", "shape": [2, 3, 8, 8]}],
                 layers=[{"op": "pad", "padding": [0, 1, 0, "h % 2"]}])
 check("accepts pad (F.pad's order, expressions)", model_v.is_valid(good_pad),
       "; ".join(e.message[:200] for e in model_v.iter_errors(good_pad)))
+good_up = dict(base, name="u", inputs=[{"name": "x", "shape": [2, 3, 8, 8]}],
+               layers=[{"op": "upsample", "mode": "bilinear", "scale_factor": [2, 1.5], "align_corners": True},
+                       {"op": "upsample", "size": ["h * 2", 16]}])
+check("accepts upsample (scale_factor numbers, size expressions)", model_v.is_valid(good_up),
+      "; ".join(e.message[:200] for e in model_v.iter_errors(good_up)))
 bad_device = {"dnnsat_devices": 1, "devices": [{"name": "x", "memory_bytes": -1,
               "memory_bandwidth_bytes_per_s": 1e12, "sm_count": 10, "peak_flops": {"fp32": 1e13}}]}
 check("rejects negative memory", not devices_v.is_valid(bad_device))

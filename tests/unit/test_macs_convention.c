@@ -8,6 +8,9 @@
  *  - conv (biased) + batch norm + ReLU + max pool + adaptive average pool +
  *    linear (biased) + layer norm, in inference and training mode, with and
  *    without batch norm weights, under fvcore, torchvision and nb201;
+ *  - upsampling: fvcore's upsample_nearest2d (1 per output element) and
+ *    upsample_bilinear2d (4) handles, nothing for the 1-d kernels and
+ *    under the other conventions;
  *  - one attention layer under each kernel: fvcore counts eager attention's
  *    matmuls, and no SDPA kernel (the math path included);
  *  - the conventions' names.
@@ -150,6 +153,35 @@ START_TEST(test_convention_names)
 }
 END_TEST
 
+/* x [2, 3, 5, 7] -> conv 1x1 to 4 -> nearest x2 -> bilinear to 9 x 11 ->
+ * bicubic x1.5 (13 x 16) -> conv 1x1 to 2; and a 1-d linear upsample */
+START_TEST(test_fvcore_upsample)
+{
+	static const char model[] =
+	    "{\"dnnsat_model\": 1, \"name\": \"up\", \"hyperparameters\": {},"
+	    " \"inputs\": [{\"name\": \"x\", \"shape\": [2, 3, 5, 7], \"dtype\": \"float\"}],"
+	    " \"layers\": [{\"op\": \"conv2d\", \"out_channels\": 4, \"kernel\": 1, \"bias\": false},"
+	    " {\"op\": \"upsample\", \"scale_factor\": 2},"
+	    " {\"op\": \"upsample\", \"mode\": \"bilinear\", \"size\": [9, 11], \"align_corners\": true},"
+	    " {\"op\": \"upsample\", \"mode\": \"bicubic\", \"scale_factor\": 1.5},"
+	    " {\"op\": \"conv2d\", \"out_channels\": 2, \"kernel\": 1, \"bias\": false}]}";
+	static const char model1d[] =
+	    "{\"dnnsat_model\": 1, \"name\": \"up1\", \"hyperparameters\": {},"
+	    " \"inputs\": [{\"name\": \"x\", \"shape\": [2, 3, 5], \"dtype\": \"float\"}],"
+	    " \"layers\": [{\"op\": \"upsample\", \"mode\": \"linear\", \"scale_factor\": 3},"
+	    " {\"op\": \"upsample\", \"size\": 20}, {\"op\": \"scale\", \"factor\": 2.0}]}";
+	const int64_t convs = 2 * 4 * 3 * 5 * 7 + 2 * 2 * 4 * 13 * 16;
+	/* nearest: 2 x 4 x 10 x 14 outputs; bilinear: 4 x 2 x 4 x 9 x 11 */
+	const int64_t fv = 2 * 4 * 10 * 14 + 4 * 2 * 4 * 9 * 11;
+
+	ck_assert_int_eq(macs_of(model, 1, CM_MACS_TORCHVISION), convs);
+	ck_assert_int_eq(macs_of(model, 1, CM_MACS_NB201), convs);
+	ck_assert_int_eq(macs_of(model, 1, CM_MACS_FVCORE), convs + fv);
+	ck_assert_int_eq(macs_of(model, 0, CM_MACS_FVCORE), convs + fv);
+	ck_assert_int_eq(macs_of(model1d, 1, CM_MACS_FVCORE), 0);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -160,6 +192,7 @@ suite(void)
 	tcase_add_test(t, test_fvcore_docstring);
 	tcase_add_test(t, test_fvcore_small_net);
 	tcase_add_test(t, test_fvcore_attention);
+	tcase_add_test(t, test_fvcore_upsample);
 	tcase_add_test(t, test_convention_names);
 	suite_add_tcase(s, t);
 	return s;

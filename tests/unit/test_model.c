@@ -3,7 +3,7 @@
  * tests/data/bad_models.json fails with its JSON path and message; every
  * template builds; choice, if, repeat and defs instantiate what they say;
  * Refty-style validity reports the operator, the rule and the values; pad
- * has F.pad's shape and saves nothing; an
+ * has F.pad's shape and saves nothing, upsample nn.Upsample's; an
  * evaluation that overflows 64 bits is an error, not a wrong number; a
  * configuration's costs do not depend on the bounds the model was built
  * with (the solver builds over a space, an estimate over one point).
@@ -247,6 +247,20 @@ START_TEST(test_conv_transpose)
 }
 END_TEST
 
+/* Builds and evaluates models[0] into t and models[1] (the same network
+ * with the operator under test replaced by identity) into u: both valid,
+ * with the same parameters. */
+static void
+eval_pair(struct tmodel *t, struct tmodel *u, const char *const models[2], const struct cm_workload *wl)
+{
+	ck_assert_msg(tmodel_from_text(t, models[0], wl) == 0, "%s: %s", t->err.path, t->err.message);
+	ck_assert_msg(tmodel_from_text(u, models[1], wl) == 0, "%s: %s", u->err.path, u->err.message);
+	tmodel_eval(t);
+	tmodel_eval(u);
+	ck_assert(t->r.valid && u->r.valid);
+	ck_assert_int_eq(t->r.params, u->r.params);
+}
+
 /* pad: F.pad's shape (pairs from the last dimension), no MACs, nothing
  * saved; the convolution after it saves the padded tensor as its input;
  * padding that comes out negative is invalid */
@@ -265,12 +279,7 @@ START_TEST(test_pad)
 #undef PAD_MODEL
 	};
 
-	ck_assert_msg(tmodel_from_text(&t, models[0], &wl) == 0, "%s: %s", t.err.path, t.err.message);
-	ck_assert_msg(tmodel_from_text(&u, models[1], &wl) == 0, "%s: %s", u.err.path, u.err.message);
-	tmodel_eval(&t);
-	tmodel_eval(&u);
-	ck_assert(t.r.valid && u.r.valid);
-	ck_assert_int_eq(t.r.params, u.r.params);
+	eval_pair(&t, &u, models, &wl);
 	/* 15 x 15 padded: 7 x 7 out of the stride-2 conv, against 6 x 6 unpadded */
 	ck_assert_int_eq(t.r.macs - u.r.macs, 2 * 4 * (49 - 36) * 4 * 9);
 	/* the second conv keeps 2 x 4 x 15 x 15 fp32 values instead of 14 x 14; the
@@ -279,6 +288,41 @@ START_TEST(test_pad)
 	ck_assert_int_eq(t.r.act_saved_bytes - u.r.act_saved_bytes, 2 * 4 * (225 - 196) * 4 + 2 * 4 * (49 - 36) * 4);
 	tmodel_set(&t, "e", "-1");
 	expect_violation(&t, "$.layers[1]", "padding >= 0");
+	tmodel_free(&t);
+	tmodel_free(&u);
+}
+END_TEST
+
+/* upsample: nn.Upsample's output sizes (integer, power-of-two and other
+ * scale factors, sizes as expressions), no parameters and no MACs, nothing
+ * saved (tests/reference/upsample_saved.json); the convolution after it
+ * saves the upsampled tensor; an output of size 0 is invalid */
+START_TEST(test_upsample)
+{
+	struct cm_workload wl = test_workload(1);
+	struct tmodel t, u;
+	static const char *const models[2] = {
+#define UP_MODEL(mid) "{\"dnnsat_model\": 1, \"name\": \"u\", \"hyperparameters\": {" \
+	    "\"r\": {\"type\": \"int\", \"default\": 10, \"min\": 1, \"max\": 64}}," \
+	    "\"inputs\": [{\"name\": \"x\", \"shape\": [2, 3, \"r\", 7]}]," \
+	    "\"layers\": [{\"op\": \"conv2d\", \"out_channels\": 4, \"kernel\": 1}, " mid \
+	    ", {\"op\": \"conv2d\", \"out_channels\": 4, \"kernel\": 1, \"bias\": false}]}"
+		UP_MODEL("{\"op\": \"upsample\", \"mode\": \"bilinear\", \"scale_factor\": [1.3, 0.5]}, "
+		    "{\"op\": \"upsample\", \"size\": [\"r - 9\", 7]}, {\"op\": \"upsample\", \"scale_factor\": 2}"),
+		UP_MODEL("{\"op\": \"identity\"}"),
+#undef UP_MODEL
+	};
+
+	eval_pair(&t, &u, models, &wl);
+	/* r = 10: 10 * 1.3 = 13 (in doubles), 7 * 0.5 = 3; then r - 9 = 1 x 7,
+	 * doubled to 2 x 14: the last conv runs on 28 pixels instead of 70 */
+	ck_assert_int_eq(u.r.macs - t.r.macs, 2 * 4 * 4 * (70 - 28));
+	/* the last conv keeps its input (2 x 4 x 2 x 14 fp32, against 2 x 4 x
+	 * 10 x 7) and the loss its log-softmax (the same counts); the upsamples
+	 * nothing */
+	ck_assert_int_eq(u.r.act_saved_bytes - t.r.act_saved_bytes, 2 * (2 * 4 * (70 - 28) * 4));
+	tmodel_set(&t, "r", "9");
+	expect_violation(&t, "$.layers[2]", "upsample output size >= 1");
 	tmodel_free(&t);
 	tmodel_free(&u);
 }
@@ -435,6 +479,7 @@ suite(void)
 	tcase_add_test(t, test_eval_overflow);
 	tcase_add_test(t, test_conv_transpose);
 	tcase_add_test(t, test_pad);
+	tcase_add_test(t, test_upsample);
 	tcase_add_test(t, test_config_errors);
 	tcase_add_test(t, test_bounds_invariant);
 	suite_add_tcase(s, t);

@@ -45,23 +45,30 @@ class PadCNN(nn.Module):
         return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
 
 
-def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else HERE
-    torch.manual_seed(0)
-    m = PadCNN()
+def export_image_model(m, name, out, sizes):
+    """Exports m (in training mode, 3 input channels) to OUT/NAME.onnx from a 1x3x16x16 input at
+    opset 13 with the batch, height and width dynamic, and writes OUT/NAME.json: its parameter
+    count, its forward MACs at batch 1, 16x16 and the bytes autograd saves at each (batch, h, w) of
+    sizes. gen_torch_unet.py uses it too."""
     m.train()
-    torch.onnx.export(m, torch.randn(1, 3, 16, 16), os.path.join(out, "torch_pad.onnx"), input_names=["x"],
+    torch.onnx.export(m, torch.randn(1, 3, 16, 16), os.path.join(out, name + ".onnx"), input_names=["x"],
                       dynamic_axes={"x": {0: "batch", 2: "h", 3: "w"}}, opset_version=13,
                       training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)
     macs, by = ref.count_macs(m, torch.randn(1, 3, 16, 16))
     res = dict(params=sum(p.numel() for p in m.parameters()), macs=macs, macs_ops=by, saved=[])
-    for batch, h, w in ((2, 16, 16), (8, 17, 15)):
+    for batch, h, w in sizes:
         torch.manual_seed(1)
         got = ref.measure_saved(m, torch.randn(batch, 3, h, w), False)
         res["saved"].append(dict(batch=batch, h=h, w=w, bytes=got["saved_activation_bytes"]))
-    with open(os.path.join(out, "torch_pad.json"), "w") as f:
+    with open(os.path.join(out, name + ".json"), "w") as f:
         json.dump(res, f, indent=1, sort_keys=True)
         f.write("\n")
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else HERE
+    torch.manual_seed(0)
+    export_image_model(PadCNN(), "torch_pad", out, ((2, 16, 16), (8, 17, 15)))
 
 
 if __name__ == "__main__":
