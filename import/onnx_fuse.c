@@ -581,6 +581,20 @@ find_attention(struct onnx_imp *im, int sm)
 	im->attns[im->nattns++] = a;
 }
 
+/* torch's Transpose [1, 0, 2] of a batch-first input into an LSTM or GRU
+ * node (layout 0) that alone reads it: skipped, the layer reads the input
+ * itself (onnx_op_rnn.c). */
+static void
+find_rnn_input(struct onnx_imp *im, int i)
+{
+	const struct onnx_node *n = node(im, i);
+	const struct onnx_attr *layout = onnx_node_attr(n, "layout");
+	int t = made_by(im, n->inputs[0], "Transpose");
+
+	if (t >= 0 && (layout == NULL || layout->i == 0) && onnx_op_rnn_input_transpose(im, t))
+		im->fuse[t] = ONNX_FUSE_SKIP;
+}
+
 void
 onnx_fuse_find(struct onnx_imp *im)
 {
@@ -604,5 +618,7 @@ onnx_fuse_find(struct onnx_imp *im)
 			find_tanh_gelu(im, i);
 		else if (strcmp(n->op_type, "Softmax") == 0)
 			find_attention(im, i);
+		else if (strcmp(n->op_type, "LSTM") == 0 || strcmp(n->op_type, "GRU") == 0)
+			find_rnn_input(im, i);
 	}
 }

@@ -42,6 +42,10 @@ struct onnx_val {
 	int consumers[4];                       /* the first nodes reading it */
 	int producer;                           /* node index, -1 for inputs and initializers */
 	int dyn;                                /* its values depend on a graph input's (onnx_fuse.c) */
+	int rnn_bf;                             /* DATA: the batch-first [N, L, F] result of an LSTM or
+	                                         * GRU layer standing for torch's seq-first [L, N, F]
+	                                         * (onnx_op_rnn.c); read only by RNN nodes and a
+	                                         * Transpose [1, 0, 2], which is that result */
 };
 
 enum onnx_fuse { ONNX_FUSE_NONE, ONNX_FUSE_SKIP, ONNX_FUSE_GELU, ONNX_FUSE_GELU_TANH, ONNX_FUSE_LAYERNORM,
@@ -107,5 +111,8 @@ int onnx_ops_translate(struct onnx_imp *im, int i);
 /* Finds torch's LayerNorm and erf-GELU expansions (onnx_fuse.c), filling
  * im->fuse; runs after every value's consumers are known. */
 void onnx_fuse_find(struct onnx_imp *im);
+/* Whether node j is a Transpose [1, 0, 2], torch's batch-first swap around
+ * an LSTM or GRU (onnx_op_rnn.c). */
+int onnx_op_rnn_input_transpose(struct onnx_imp *im, int j);
 
 #endif

@@ -342,6 +342,12 @@ parse_attr(struct ctx *c, const uint8_t *data, size_t len, struct onnx_attr *at)
 			if (ints_add(c, &f, at->ints, &at->nints, cap_i < ONNX_MAX_LIST ? (int)cap_i : ONNX_MAX_LIST) < 0)
 				return -1;
 			break;
+		case 9:
+			if (at->nstrings < ONNX_ATTR_STRINGS && str(c, &f, &at->strings[at->nstrings]) < 0)
+				return -1;
+			if (at->nstrings < ONNX_MAX_LIST)
+				at->nstrings++;
+			break;
 		case 20:
 			if (varint_field(c, &f, &v) < 0)
 				return -1;

@@ -22,6 +22,7 @@
 #define ONNX_MAX_IO 64      /* inputs or outputs of one node */
 #define ONNX_MAX_ATTRS 64   /* attributes of one node */
 #define ONNX_MAX_LIST 4096  /* entries of an ints/floats attribute */
+#define ONNX_ATTR_STRINGS 8 /* entries of a strings attribute kept (RNN activations) */
 #define ONNX_MAX_NAME 4096  /* bytes of a name */
 
 /* TensorProto.DataType values the importer distinguishes */
@@ -63,6 +64,8 @@ struct onnx_attr {
 	int64_t *ints;
 	double *floats;
 	int has_graph;
+	int nstrings;           /* strings (field 9) seen; the first ONNX_ATTR_STRINGS kept */
+	const char *strings[ONNX_ATTR_STRINGS];
 };
 
 struct onnx_node {

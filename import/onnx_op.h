@@ -25,6 +25,12 @@ int onnx_op_attr_ints(struct onnx_imp *im, const char *name, int64_t *v, int max
 int onnx_op_as_sym(struct onnx_imp *im, struct onnx_val *v);
 int onnx_op_sym_of(struct onnx_imp *im, struct onnx_val *v);
 int onnx_op_scalar(const struct onnx_val *v, double *x);
+/* The values of v as doubles, following torch's constant plumbing back
+ * through producers not translated yet: a tensor from the file, a shape
+ * tensor of integers, a Constant node (value, value_float(s), value_int(s)),
+ * Concat, Cast, Identity, (Un)Squeeze, Reshape. Their count (at most max),
+ * or -1 when they are not known when importing. */
+int onnx_op_values(struct onnx_imp *im, const struct onnx_val *v, double *out, int max);
 int onnx_op_new_sym(struct onnx_imp *im, struct onnx_val *o, int n, int rank);
 void onnx_op_copy_shape(struct onnx_val *o, const struct onnx_val *a);
 int onnx_op_broadcast(struct onnx_val *o, const struct onnx_val *a, const struct onnx_val *b);
@@ -79,6 +85,9 @@ int onnx_op_sym2_slice(struct onnx_imp *im, const struct onnx_val *x, const stru
 int onnx_op_sym2_transpose(struct onnx_imp *im, const struct onnx_val *x, struct onnx_val *o);
 /* Resize, and Upsample when `upsample` (onnx_op_resize.c): an `upsample` layer. */
 int onnx_op_resize(struct onnx_imp *im, int upsample, struct onnx_val *x, struct onnx_val *o);
+/* LSTM, and GRU when `gru` (onnx_op_rnn.c): an `lstm` or `gru` layer, torch's
+ * stacked layers as one. */
+int onnx_op_rnn(struct onnx_imp *im, int gru, struct onnx_val *x, struct onnx_val *o);
 /* The Pad operator (constant mode). */
 int onnx_op_pad(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o);
 

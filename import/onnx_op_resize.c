@@ -34,72 +34,6 @@
 
 #define RESIZE_MAX 16
 
-/* The values of v as doubles, following torch's constant plumbing back
- * through its producers: a tensor from the file, a shape tensor of integers,
- * Constant's value_float(s), Concat, Cast, Identity, (Un)Squeeze, Reshape.
- * Their count, or -1 when they are not known when importing. */
-static int
-floats_of(struct onnx_imp *im, const struct onnx_val *v, double *out, int max, int depth)
-{
-	const struct onnx_node *n;
-	const char *op;
-
-	if (v == NULL || depth > 16)
-		return -1;
-	if (v->kind == ONNX_V_CONST) {
-		int64_t cnt = onnx_tensor_numel(v->t), iv;
-		if (cnt < 0 || cnt > max)
-			return -1;
-		for (int64_t i = 0; i < cnt; i++)
-			if (onnx_tensor_get(v->t, i, &iv, &out[i]) < 0)
-				return -1;
-		return (int)cnt;
-	}
-	if (v->kind == ONNX_V_SYM) {
-		if (v->rank > 1 || v->n > max)
-			return -1;
-		for (int i = 0; i < v->n; i++) {
-			if (v->e[i].expr != NULL)
-				return -1;
-			out[i] = (double)v->e[i].v;
-		}
-		return v->n;
-	}
-	if (v->producer < 0)
-		return -1;
-	n = &im->m->graph.nodes[v->producer];
-	op = n->op_type;
-	if (strcmp(op, "Constant") == 0) {
-		const struct onnx_attr *a = onnx_node_attr(n, "value_floats");
-		if (a != NULL) {
-			if (a->nfloats > max)
-				return -1;
-			for (int i = 0; i < a->nfloats; i++)
-				out[i] = a->floats[i];
-			return a->nfloats;
-		}
-		if ((a = onnx_node_attr(n, "value_float")) != NULL && max >= 1) {
-			out[0] = a->f;
-			return 1;
-		}
-		return -1;
-	}
-	if (strcmp(op, "Concat") == 0) {
-		int total = 0;
-		for (int k = 0; k < n->ninputs; k++) {
-			int c = floats_of(im, onnx_imp_find(im, n->inputs[k]), out + total, max - total, depth + 1);
-			if (c < 0)
-				return -1;
-			total += c;
-		}
-		return total;
-	}
-	if (strcmp(op, "Cast") == 0 || strcmp(op, "Identity") == 0 || strcmp(op, "Unsqueeze") == 0 ||
-	    strcmp(op, "Squeeze") == 0 || strcmp(op, "Reshape") == 0)
-		return n->ninputs > 0 ? floats_of(im, onnx_imp_find(im, n->inputs[0]), out, max, depth + 1) : -1;
-	return -1;
-}
-
 /* The shortest decimal that reads back as the float32 f (see the top). */
 static double
 float32_decimal(double f)
@@ -207,14 +141,14 @@ onnx_op_resize(struct onnx_imp *im, int upsample, struct onnx_val *x, struct onn
 		zv = opset >= 11 && !upsample ? onnx_op_in(im, 3) : NULL;
 		if (opset >= 11 && !upsample) {
 			struct onnx_val *rv = onnx_op_in(im, 1);
-			int nroi = rv != NULL ? floats_of(im, rv, roi, 2 * RESIZE_MAX, 0) : 0;
+			int nroi = rv != NULL ? onnx_op_values(im, rv, roi, 2 * RESIZE_MAX) : 0;
 			if (nroi != 0)
 				return onnx_imp_fail(im, DN_EINVAL, "input roi '%s' is %s: a region of interest is only read by "
 				    "tf_crop_and_resize, which is not supported", rv->name,
 				    nroi < 0 ? "not known when importing" : "not empty");
 		}
 		if (sv != NULL) {
-			nsc = floats_of(im, sv, sc, RESIZE_MAX, 0);
+			nsc = onnx_op_values(im, sv, sc, RESIZE_MAX);
 			if (nsc < 0)
 				return onnx_imp_fail(im, DN_EINVAL, "input scales '%s' is not known when importing (an "
 				    "initializer, a Constant, or a Concat of them is needed)", sv->name);

@@ -100,6 +100,90 @@ onnx_op_scalar(const struct onnx_val *v, double *x)
 	return v->kind == ONNX_V_CONST && onnx_tensor_numel(v->t) == 1 && onnx_tensor_get(v->t, 0, &iv, x) == 0;
 }
 
+static int
+values_of(struct onnx_imp *im, const struct onnx_val *v, double *out, int max, int depth)
+{
+	const struct onnx_node *n;
+	const char *op;
+
+	if (v == NULL || depth > 16)
+		return -1;
+	if (v->kind == ONNX_V_CONST) {
+		int64_t cnt = onnx_tensor_numel(v->t), iv;
+		if (cnt < 0 || cnt > max)
+			return -1;
+		for (int64_t i = 0; i < cnt; i++)
+			if (onnx_tensor_get(v->t, i, &iv, &out[i]) < 0)
+				return -1;
+		return (int)cnt;
+	}
+	if (v->kind == ONNX_V_SYM) {
+		if (v->rank > 1 || v->n > max)
+			return -1;
+		for (int i = 0; i < v->n; i++) {
+			if (v->e[i].expr != NULL)
+				return -1;
+			out[i] = (double)v->e[i].v;
+		}
+		return v->n;
+	}
+	if (v->producer < 0)
+		return -1;
+	n = &im->m->graph.nodes[v->producer];
+	op = n->op_type;
+	if (strcmp(op, "Constant") == 0) {
+		const struct onnx_attr *a = onnx_node_attr(n, "value");
+		if (a != NULL && a->t != NULL) {
+			struct onnx_val c = { .kind = ONNX_V_CONST, .t = a->t };
+			return values_of(im, &c, out, max, depth + 1);
+		}
+		if ((a = onnx_node_attr(n, "value_ints")) != NULL) {
+			if (a->nints > max)
+				return -1;
+			for (int i = 0; i < a->nints; i++)
+				out[i] = (double)a->ints[i];
+			return a->nints;
+		}
+		if ((a = onnx_node_attr(n, "value_int")) != NULL && max >= 1) {
+			out[0] = (double)a->i;
+			return 1;
+		}
+		a = onnx_node_attr(n, "value_floats");
+		if (a != NULL) {
+			if (a->nfloats > max)
+				return -1;
+			for (int i = 0; i < a->nfloats; i++)
+				out[i] = a->floats[i];
+			return a->nfloats;
+		}
+		if ((a = onnx_node_attr(n, "value_float")) != NULL && max >= 1) {
+			out[0] = a->f;
+			return 1;
+		}
+		return -1;
+	}
+	if (strcmp(op, "Concat") == 0) {
+		int total = 0;
+		for (int k = 0; k < n->ninputs; k++) {
+			int c = values_of(im, onnx_imp_find(im, n->inputs[k]), out + total, max - total, depth + 1);
+			if (c < 0)
+				return -1;
+			total += c;
+		}
+		return total;
+	}
+	if (strcmp(op, "Cast") == 0 || strcmp(op, "Identity") == 0 || strcmp(op, "Unsqueeze") == 0 ||
+	    strcmp(op, "Squeeze") == 0 || strcmp(op, "Reshape") == 0)
+		return n->ninputs > 0 ? values_of(im, onnx_imp_find(im, n->inputs[0]), out, max, depth + 1) : -1;
+	return -1;
+}
+
+int
+onnx_op_values(struct onnx_imp *im, const struct onnx_val *v, double *out, int max)
+{
+	return values_of(im, v, out, max, 0);
+}
+
 int
 onnx_op_new_sym(struct onnx_imp *im, struct onnx_val *o, int n, int rank)
 {

@@ -104,6 +104,8 @@ onnx_ops_translate(struct onnx_imp *im, int i)
 	if (x == NULL)
 		return onnx_imp_fail(im, DN_EINVAL, "input 0 '%s' is not defined before the node",
 		    n->ninputs > 0 ? n->inputs[0] : "");
+	if (strcmp(op, "LSTM") == 0 || strcmp(op, "GRU") == 0)    /* X may be a Transpose skipped (onnx_fuse.c) */
+		return onnx_op_rnn(im, op[0] == 'G', x, o);
 	if (x->kind == ONNX_V_NONE)
 		return onnx_imp_fail(im, DN_EINVAL, "input '%s' is not produced by any earlier node", x->name);
 	if (strcmp(op, "Shape") == 0)
@@ -134,8 +136,15 @@ onnx_ops_translate(struct onnx_imp *im, int i)
 	if (strcmp(op, "Add") == 0 || strcmp(op, "Sub") == 0 || strcmp(op, "Mul") == 0 || strcmp(op, "Div") == 0 ||
 	    strcmp(op, "Equal") == 0 || strcmp(op, "Mod") == 0 || strcmp(op, "Max") == 0 || strcmp(op, "Min") == 0)
 		return onnx_op_binary(im, op, o);
+	if (strcmp(op, "Transpose") == 0 && x->rnn_bf && onnx_op_rnn_input_transpose(im, i)) {
+		/* torch's swap back to batch first after an LSTM or GRU: the layer's result */
+		onnx_op_alias(o, x);
+		o->rnn_bf = 0;
+		return 0;
+	}
 	if (strcmp(op, "Transpose") == 0)
 		return onnx_op_transpose(im, x, o);
+
 	if (strcmp(op, "Reshape") == 0)
 		return onnx_op_reshape(im, x, o);
 	if (strcmp(op, "Pad") == 0)

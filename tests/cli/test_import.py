@@ -18,6 +18,9 @@
    Resize and Upsample (torch_unet.onnx, gen_torch_unet.py: nn.Upsample and F.interpolate) import as
    upsample layers with PyTorch's parameters, MACs and saved bytes; single-node Resize graphs give
    shape inference's shapes; upsample_saved.json (PyTorch keeps nothing for upsample's backward).
+   nn.LSTM and nn.GRU (torch_rnn.onnx, gen_torch_rnn.py: stacked, bidirectional, batch first)
+   import as lstm and gru layers with PyTorch's parameters and MACs; single LSTM and GRU nodes give
+   their initializers' parameters and shape inference's Y; unsupported attributes are errors.
 2. Bad input gets exit status 2 and a message naming the problem, never a crash: a missing file,
    an empty file, text, every truncation of a fixture at 64 points, bit flips, an unknown
    operator (named with its node; --unknown elementwise prices it with one warning per type),
@@ -609,6 +612,122 @@ def check_resize(tmp):
               what.split(" (")[0] in err, (rc, err))
 
 
+def check_torch_rnn(tmp):
+    """torch_rnn.onnx (gen_torch_rnn.py): nn.LSTM (2 layers, bidirectional) and nn.GRU (no bias), batch
+    first, as torch 1.13 exports them at opset 13 (a Transpose to sequence first, one node per layer,
+    Transpose + Reshape or Squeeze after each, a Transpose back) import as one lstm layer of 2 layers
+    and one gru layer on the batch-first tensors, with PyTorch's parameters (per module too) and MACs
+    exactly (torch_rnn.json), MACs linear in batch and sequence length."""
+    layers, out, ref = import_reference(tmp, "torch_rnn")
+    if layers is None:
+        return
+    check("torch_rnn: one lstm (2 layers, bidirectional), one gru (no bias), one linear, nothing else",
+          [(l["op"], l.get("hidden_size"), l.get("num_layers", 1), l.get("bidirectional", False), l.get("bias", True))
+           for l in layers] == [("lstm", 16, 2, True, True), ("gru", 12, 1, False, False), ("linear", None, 1, False, True)],
+          layers)
+    rc, sout, err = run("estimate", "--model", out, "batch=1", f"seq={ref['seq']}", "--json", "--per-op")
+    d = json.loads(sout)["costs"] if rc in (0, 1) and sout.strip() else None
+    check(f"torch_rnn: params {ref['params']}, MACs {ref['macs']} as PyTorch",
+          d is not None and (d["params"], d["macs"]) == (ref["params"], ref["macs"]), d and (d["params"], d["macs"]) or err)
+    if d is not None:
+        by = {op["op"]: (op["params"], op["macs"]) for op in d["operators"]}
+        check("torch_rnn: per module as PyTorch", [by.get(k) for k in ("lstm", "gru")] ==
+              [(ref["params_by_module"][k], ref["macs_ops"][k]) for k in ("lstm", "gru")], (by, ref))
+    d3, err = costs(out, batch=3, seq=2 * ref["seq"])
+    check("torch_rnn: MACs scale with batch and sequence", d3 is not None and d3["costs"]["macs"] == 6 * ref["macs"], err)
+
+
+def make_rnn(path, op, h, x_shape, dirs=1, opset=13, attrs=None, bias=True, extra=(), reader=None, transpose_in=False):
+    """x -> [Transpose [1, 0, 2]] -> LSTM or GRU (hidden h, W/R/B initializers for an input of width
+    x_shape[-1]) -> Y read by `reader` (an op type) or a graph output; extra: (input index, name)
+    pairs given as initializers of matching size. Returns the parameter count the weights hold and
+    shape inference's Y shape (or None)."""
+    import onnx
+    import struct
+    from onnx import helper, TensorProto, shape_inference
+    g = 4 if op == "LSTM" else 3
+    i = x_shape[-1]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))
+    out = helper.make_tensor_value_info("out", TensorProto.FLOAT, None)
+
+    def init(name, dims):
+        n = 1
+        for v in dims:
+            n *= v
+        return helper.make_tensor(name, TensorProto.FLOAT, dims, struct.pack("<%df" % n, *[0.01] * n), raw=True)
+    inits = [init("W", [dirs, g * h, i]), init("R", [dirs, g * h, h])]
+    ins = ["xt" if transpose_in else "x", "W", "R", ""]
+    if bias:
+        inits.append(init("B", [dirs, 2 * g * h]))
+        ins[3] = "B"
+    for k, name in extra:
+        while len(ins) <= k:
+            ins.append("")
+        ins[k] = name
+        inits.append(helper.make_tensor(name, TensorProto.INT32, [x_shape[1]], [x_shape[0]] * x_shape[1])
+                     if name == "seq_lens" else init(name, [dirs, 3 * h]))
+    nodes = [helper.make_node("Transpose", ["x"], ["xt"], perm=[1, 0, 2])] if transpose_in else []
+    outs = ["Y", "Y_h"] if reader == "Y_h" else ["Y"]
+    nodes.append(helper.make_node(op, ins, outs, name="rnn", hidden_size=h, **(attrs or {})))
+    nodes.append(helper.make_node("Relu", [outs[-1]], ["out"], name="after"))
+    m = helper.make_model(helper.make_graph(nodes, "g", [x], [out], inits), opset_imports=[helper.make_opsetid("", opset)])
+    onnx.save_model(m, path)
+    params = sum(int(t.dims[0]) * int(t.dims[1]) * (int(t.dims[2]) if len(t.dims) > 2 else 1) for t in inits
+                 if t.name in ("W", "R", "B"))
+    try:
+        vi = {v.name: v for v in shape_inference.infer_shapes(m).graph.value_info}
+        t = vi["Y"].type.tensor_type
+        return params, [d.dim_value for d in t.shape.dim]
+    except Exception:
+        return params, None
+
+
+def check_rnn(tmp):
+    """Single LSTM and GRU nodes built with python3-onnx's helper: layout 0 with and without torch's
+    Transpose before it, layout 1 (opset 14), forward, reverse and bidirectional, with and without B:
+    the imported parameters are the W, R and B initializers' elements, Y's shape (viewed from the
+    batch-first layer) is shape inference's; what the cost model cannot take is an error naming the
+    node and the attribute or input."""
+    p = os.path.join(tmp, "rnn.onnx")
+    out = os.path.join(tmp, "rnn.json")
+    cases = [("LSTM", 6, [5, 3, 4], dict(), 1, 13, True, False),
+             ("LSTM", 6, [5, 3, 4], dict(direction="bidirectional"), 2, 13, True, False),
+             ("GRU", 7, [5, 3, 4], dict(direction="reverse", linear_before_reset=1), 1, 13, False, False),
+             ("GRU", 7, [5, 3, 4], dict(direction="bidirectional"), 2, 13, True, False),
+             ("LSTM", 6, [3, 5, 4], dict(layout=1, activations=["Sigmoid", "Tanh", "Tanh"]), 1, 14, True, False),
+             ("GRU", 5, [3, 5, 4], dict(layout=1, direction="bidirectional"), 2, 14, True, False),
+             ("LSTM", 6, [3, 5, 4], dict(), 1, 13, True, True)]
+    for op, h, shape, attrs, dirs, opset, bias, tin in cases:
+        name = f"{op} {attrs} bias={bias}{' after a Transpose' if tin else ''}"
+        params, yshape = make_rnn(p, op, h, shape, dirs, opset, dict(attrs), bias, transpose_in=tin)
+        layers = import_layers(name, p, out)
+        if layers is None:
+            continue
+        rc, sout, err = run("estimate", "--model", out, "--json", "--per-op")
+        d = json.loads(sout)["costs"] if rc in (0, 1) and sout.strip() else None
+        check(f"{name}: params {params} (the initializers')", d is not None and d["params"] == params,
+              d and d["params"] or err)
+        rnn = [l for l in layers if l["op"] == op.lower()]
+        check(f"{name}: one {op.lower()} layer", len(rnn) == 1 and rnn[0]["hidden_size"] == h and
+              rnn[0].get("bidirectional", False) == (dirs == 2), layers)
+        if d is not None and yshape is not None:
+            relu = [o["shape"] for o in d["operators"] if o["op"] == "relu"]
+            check(f"{name}: Y {yshape} as shape inference", relu == [yshape], (relu, yshape))
+    refusals = [("clip", dict(attrs=dict(clip=3.0))),
+                ("activations", dict(attrs=dict(activations=["Sigmoid", "Relu", "Tanh"]))),
+                ("activation_alpha", dict(attrs=dict(activation_alpha=[1.0]))),
+                ("input_forget", dict(attrs=dict(input_forget=1))),
+                ("input P", dict(extra=[(7, "P")])),
+                ("input sequence_lens", dict(extra=[(4, "seq_lens")])),
+                ("output Y_h", dict(reader="Y_h")),
+                ("direction 'sideways'", dict(attrs=dict(direction="sideways")))]
+    for what, kw in refusals:
+        make_rnn(p, "LSTM", 6, [5, 3, 4], **kw)
+        rc, _, err = run("import", p)
+        check(f"LSTM with {what}: an error naming the node and the problem", rc == 2 and "'rnn'" in err and
+              what.split(" '")[0] in err, (rc, err))
+
+
 def main():
     with open(os.path.join(DATA, "reference.json")) as f:
         refs = json.load(f)
@@ -643,6 +762,8 @@ def main():
     check_torch_unet(tmp)
     check_upsample_reference(tmp)
     check_resize(tmp)
+    check_torch_rnn(tmp)
+    check_rnn(tmp)
     for name in ("bert_tiny", "gpt_tiny"):
         check_model(tmp, os.path.join(DATA, name + ".onnx"), name, refs[name], ["batch", "seq"])
         # MACs of a transformer are linear in seq plus attention quadratic in seq
