@@ -74,8 +74,14 @@
  * log-probabilities' gradient), Hugging Face's tanh GELU keeps fp32
  * tensors under autocast (pow runs in fp32), and the Hopper entries'
  * CUDA context is the measured 796.8 MiB and the H200's usable memory its
- * cudaMemGetInfo total. */
-#define CM_VERSION "1.4.8"
+ * cudaMemGetInfo total. 1.4.9: FP32 convolutions without tensor cores
+ * (Pascal, Volta, Turing, or no_cudnn_tf32) cost their implicit GEMM in
+ * whole 128 x 64 tiles plus a fixed cost per tile output (perf_model.c's
+ * conv_seconds, fitted on HELP and DeepBench): efficiency grows with the
+ * channels instead of a 1x1 convolution's 9% of peak whatever its size;
+ * ResNet-50 fp32 batch 128 inference on a V100 493 -> 141 ms (published
+ * 109), backward passes at DeepBench's measured ratio. */
+#define CM_VERSION "1.4.9"
 
 /* Limits on a built model (DN_ERANGE naming the limit beyond them), far
  * above the largest real models: the resnet template at its maxima builds

@@ -96,7 +96,13 @@ struct cm_op {
 	uint8_t kernels_fwd, kernels_bwd;
 	uint8_t lib_calls;      /* forward calls into cuDNN/cuBLAS (host cost beyond a launch) */
 	expr_id kernel_area;    /* conv: kh * kw (its efficiency class); 0 otherwise */
-	expr_id tap_macs;       /* conv: MACs of one kernel tap (macs / kernel_area); 0 otherwise */
+	expr_id tile_out;       /* conv: outputs of its implicit GEMM in whole 128 x 64
+	                         * tiles (rows N*Ho*Wo, columns Cout, each rounded
+	                         * up to its tile); 0 otherwise */
+	expr_id tile_tap_macs;  /* conv: MACs of one kernel tap over those tiles
+	                         * (tile_out * Cin / groups); 0 otherwise */
+	uint8_t bwd_passes;     /* conv: backward convolutions (input and weight
+	                         * gradients, 0 to 2: bwd_macs = macs * bwd_passes) */
 	expr_id bias_adds;      /* bias additions (output elements of a biased conv or
 	                         * linear), counted as MACs under CM_MACS_NB201 */
 	/* memory */

@@ -824,7 +824,8 @@ op_init(struct op_build *ob, struct model_builder *mb, const struct op_rule *rul
 	ob->op.kernel_area = expr_int(g, 0);
 	ob->op.bias_adds = expr_int(g, 0);
 	ob->op.aux_macs = expr_int(g, 0);
-	ob->op.tap_macs = expr_int(g, 0);
+	ob->op.tile_out = expr_int(g, 0);
+	ob->op.tile_tap_macs = expr_int(g, 0);
 	ob->op.kernels_fwd = 1;
 	ob->op.kernels_bwd = 1;
 	ob->out = -1;

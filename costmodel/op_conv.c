@@ -242,7 +242,8 @@ conv_build(struct op_build *ob, int spatial, int tr)
 	/* backward: the weight's gradient unless it is frozen, the input's when
 	 * the input needs one. ConvolutionBackward0 keeps the input whichever
 	 * it computes (one convolution_backward formula for both) */
-	ob->op.bwd_macs = expr_mul(g, macs, expr_int(g, (x->requires_grad ? 1 : 0) + (ob_weights_train(ob) ? 1 : 0)));
+	ob->op.bwd_passes = (uint8_t)((x->requires_grad ? 1 : 0) + (ob_weights_train(ob) ? 1 : 0));
+	ob->op.bwd_macs = expr_mul(g, macs, expr_int(g, ob->op.bwd_passes));
 	ob_save_gemm_input(ob, 0);
 	op_io_bytes(ob, 1);
 	/* implicit GEMM: M = N*Ho*Wo rows, Cout columns, in 128 x 64 tiles */
@@ -255,7 +256,20 @@ conv_build(struct op_build *ob, int spatial, int tr)
 	if (a.bias)
 		ob->op.bias_adds = out_elems;
 	ob->op.kernel_area = ksz;
-	ob->op.tap_macs = expr_mul(g, tr ? x->elems : out_elems, cin_g);
+	{
+		/* the implicit GEMM's outputs in whole 128 x 64 tiles (as
+		 * parallel counts them): rows N * spatial (the input's when
+		 * transposed), columns Cout (Cin transposed); a product of
+		 * rounded-up dimensions, so it grows with each of them
+		 * (perf_model.c's conv_seconds) */
+		const struct cm_tensor *r = tr ? x : &ob->m->tensors[ob->out];
+		expr_id rows = r->dim[0];
+		for (int i = 0; i < spatial; i++)
+			rows = expr_mul(g, rows, r->dim[2 + i]);
+		ob->op.tile_out = expr_mul(g, expr_mul(g, expr_cdiv(g, rows, expr_int(g, 128)), expr_int(g, 128)),
+		    expr_mul(g, expr_cdiv(g, tr ? a.cin : a.cout, expr_int(g, 64)), expr_int(g, 64)));
+		ob->op.tile_tap_macs = expr_mul(g, ob->op.tile_out, cin_g);
+	}
 	ob->op.kernels_bwd = (uint8_t)((x->requires_grad ? 1 : 0) + (ob_weights_train(ob) ? 1 + (a.bias ? 1 : 0) : 0));
 	return 0;
 }

@@ -37,10 +37,14 @@
  *    tests/reference/h200_env.json recorded it), unless no_cudnn_tf32; fp32
  *    matrix products only with tf32 (matmul.allow_tf32, off since 1.12).
  *  - host cost per kernel and per library call, the memory efficiency and
- *    the FP32 convolution efficiencies (1x1 and larger kernels): perf_fit.h,
+ *    the FP32 convolution constants (1x1 and larger kernels, the fixed cost
+ *    per tile output, backward's slowdown; conv_seconds): perf_fit.h,
  *    fitted by bench/latency/fit_latency.py to the measured latency of all
  *    15,625 NAS-Bench-201 cells on a GTX 1080 Ti at batch 1, 32 and 256
- *    (../shared/reference-data/help_nb201_latency_pascal.csv, HELP); the
+ *    (../shared/reference-data/help_nb201_latency_pascal.csv, HELP) together
+ *    with DeepBench's FP32 convolution times on the GTX 1080 Ti, P100, V100
+ *    and T4 (../shared/reference-data/deepbench/convolution.csv), which pin
+ *    the constants where NAS-Bench-201's 16-64 channels have no data; the
  *    Titan Xp columns are held out as the check (docs/latency.md).
  */
 #include "perf_model.h"
@@ -87,7 +91,7 @@ efficiency(enum cm_op_class cls, int tensor_cores, int backward)
 		}
 	}
 	switch (cls) {
-	case CM_CLASS_CONV: return PF_CONV_EFF_KXK;     /* 1x1: conv_inv_eff() */
+	case CM_CLASS_CONV: return PF_CONV_EFF_KXK;     /* unused: conv_seconds() */
 	case CM_CLASS_GEMM: return 0.83;
 	case CM_CLASS_RNN:  return 0.40;
 	default:            return 0.80;
@@ -129,20 +133,39 @@ struct op_time {
 	expr_id busy;           /* gpu * occupancy */
 };
 
-/* Seconds of a convolution on the FP32 units: larger kernels (implicit GEMM
- * or Winograd) at PF_CONV_EFF_KXK, but never faster than one tap (the 1x1
- * GEMM over channels) at PF_CONV_EFF_1X1. For 1x1 the second term rules, for
- * 3x3 and up the first (with the fitted values): the kernel-size classes of
- * fit_latency.py, written as a max of terms that grow with every
- * hyperparameter, so that interval bounds stay exact (an ite on the kernel
- * size paired the largest MACs with the 1x1 efficiency). */
+/* Seconds of a convolution on the FP32 units, as an implicit GEMM (rows
+ * N*Ho*Wo, columns Cout, reduction Cin/groups * kh*kw) computed in whole
+ * 128 x 64 tiles (tile_out outputs, tile_tap_macs MACs per kernel tap):
+ *   max(2 tile_macs / (peak PF_CONV_EFF_KXK), 2 tile_tap_macs / (peak PF_CONV_EFF_1X1))
+ *     + 2 PF_CONV_TILE_FIXED tile_out / (peak PF_CONV_EFF_1X1)
+ * The max is the kernel-size class: a 1x1 convolution's single tap runs at
+ * PF_CONV_EFF_1X1, larger kernels at PF_CONV_EFF_KXK (Winograd and FFT
+ * algorithms, counted against the direct MACs, can exceed 1). The sum's
+ * second term is a fixed cost per output element of a tile (loading its
+ * operands' first slices, writing it), worth PF_CONV_TILE_FIXED MACs of the
+ * reduction: it dominates when the reduction is short (few input channels,
+ * 1x1), so the efficiency grows with the GEMM's size, and the tile rounding
+ * charges the tile a 16- or 32-channel convolution leaves unused. Every
+ * term is a product of dimensions (rounded up to a tile) and grows with
+ * every hyperparameter, so that interval bounds stay exact (an ite on the
+ * kernel size paired the largest MACs with the 1x1 efficiency; a division
+ * by the channel count would make a term shrink). Backward: its passes
+ * (input and weight gradients), each at the forward's time times
+ * PF_CONV_BWD_SLOW. */
 static expr_id
-conv_seconds(struct perf_ctx *c, const struct cm_op *op, expr_id macs)
+conv_seconds(struct perf_ctx *c, const struct cm_op *op, int backward)
 {
 	struct expr_graph *g = c->g;
+	expr_id tap = real_of(c, op->tile_tap_macs);
+	expr_id all = expr_mul(g, tap, real_of(c, op->kernel_area));
+	expr_id t = expr_add(g,
+	    expr_max(g, expr_mul(g, all, R(c, 2.0 / (c->conv_peak * PF_CONV_EFF_KXK))),
+	        expr_mul(g, tap, R(c, 2.0 / (c->conv_peak * PF_CONV_EFF_1X1)))),
+	    expr_mul(g, real_of(c, op->tile_out), R(c, 2.0 * PF_CONV_TILE_FIXED / (c->conv_peak * PF_CONV_EFF_1X1))));
 
-	return expr_max(g, expr_div(g, expr_mul(g, real_of(c, macs), R(c, 2.0)), R(c, c->conv_peak * PF_CONV_EFF_KXK)),
-	    expr_div(g, expr_mul(g, real_of(c, op->tap_macs), R(c, 2.0)), R(c, c->conv_peak * PF_CONV_EFF_1X1)));
+	if (backward)
+		t = expr_mul(g, t, R(c, op->bwd_passes * PF_CONV_BWD_SLOW));
+	return t;
 }
 
 static struct op_time
@@ -160,8 +183,8 @@ op_time(struct perf_ctx *c, const struct cm_op *op, int backward)
 	double cap;
 
 	mm = expr_div(g, expr_mul(g, real_of(c, macs), R(c, 2.0)), R(c, (conv ? c->conv_peak : c->mm_peak) * eff));
-	if (conv && !tc && !backward)
-		mm = conv_seconds(c, op, macs);
+	if (conv && !tc)
+		mm = conv_seconds(c, op, backward);
 	compute = expr_add(g, mm,
 	    expr_div(g, real_of(c, op->flops_other), R(c, c->simt_peak * 0.5)));
 	memory = expr_div(g, real_of(c, bytes), R(c, c->dev->mem_bandwidth * PF_MEM_EFF));

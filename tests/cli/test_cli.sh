@@ -228,7 +228,7 @@ check explain-config 1 "^FAIL memory 7.67 GiB > 3 GiB$" -- explain $Q --config '
 # human units in text, the exact numbers in JSON
 EC='{"batch_size": 16384, "hidden": 4096, "depth": 8, "activation": "gelu"}'
 check explain-config-params 1 "^FAIL params 120.7M > 5M$" -- explain $Q --config "$EC"
-check explain-config-latency 1 "^FAIL latency 608.6 ms > 1 ms$" -- explain $Q --budget latency=1ms --config "$EC"
+check explain-config-latency 1 "^FAIL latency 609 ms > 1 ms$" -- explain $Q --budget latency=1ms --config "$EC"
 check explain-config-utilization 1 "^ok   utilization 99.4% >= 50%$" -- explain $Q --budget min_utilization=0.5 --config "$EC"
 check explain-config-json 1 '"value": 8238385152,' -- explain $Q --config "$EC" --json
 check explain-kept 0 "is kept" -- explain $Q --param hidden --value 512
