@@ -11,7 +11,7 @@
 import { configQuery, isAbort, pause, request, uploadModel } from './api.js';
 import { $, h, put } from './dom.js';
 import * as fmt from './format.js';
-import { discrete, domain, exampleSpace, fits, spaceText } from './space.js';
+import { discrete, domain, exampleSpace, fits, inOrderOf, spaceText } from './space.js';
 import { decodeState, encodeState, MAX_FRAGMENT } from './state.js';
 import { renderDomains, showReasons } from './domains.js';
 import { renderHeatmap } from './heatmap.js';
@@ -667,7 +667,7 @@ const solveSoon = () => solveIn(250);
 const solveAfterTyping = () => solveIn(700);
 
 function download() {
-	const text = spaceText(st.answer.reduced_space);
+	const text = spaceText(inOrderOf(st.answer.reduced_space, st.query.space));
 	const url = URL.createObjectURL(new Blob([text], { type: 'application/json' }));
 	const a = h('a', { href: url, download: 'search_space.json', hidden: true });
 	document.body.append(a);

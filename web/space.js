@@ -133,6 +133,20 @@ function inline(v) {
 }
 
 // A search space as text people read: one parameter a line.
+// space's keys in the order of `like`'s (the user's space as typed), then
+// any others: an answer served from the cache has the key order of the
+// request that counted it first, which may be another client's.
+export function inOrderOf(space, like) {
+	const out = {};
+	for (const k of Object.keys(like || {}))
+		if (Object.hasOwn(space, k))
+			out[k] = space[k];
+	for (const [k, v] of Object.entries(space))
+		if (!Object.hasOwn(out, k))
+			out[k] = v;
+	return out;
+}
+
 export function spaceText(space) {
 	const lines = Object.entries(space).map(([k, v]) => `  ${JSON.stringify(k)}: ${inline(v)}`);
 	return lines.length ? `{\n${lines.join(',\n')}\n}\n` : '{}\n';
