@@ -8,7 +8,10 @@
  *     result, computed here on every put and checked on every get: an
  *     entry that fails it (edited in the database, copied from another
  *     key, written by a version without checksums) is logged, counted
- *     (corrupt), deleted and answered as a miss, so the caller recomputes;
+ *     (corrupt), deleted and answered as a miss, so the caller recomputes
+ *     (cache_get_salvage also hands back the request text the entry held,
+ *     unverified: a caller that can tell it is the one the key names, as
+ *     a reduction id names the hash of its request, computes it again);
  *   - the write-back queue (cache_wb.c): a put refused while the backend is
  *     down is written when it returns; a get it cannot answer is served
  *     from the queue meanwhile.
@@ -72,12 +75,16 @@ cache_base_init(struct cache *c)
 }
 
 
+/* `damaged` (may be NULL) gets the request text of an entry that failed
+ * its checksum (cache_get_salvage). */
 static int
-get(struct cache *c, const char *key, int with_progress, struct cache_entry *out)
+get(struct cache *c, const char *key, int with_progress, struct cache_entry *out, char **damaged)
 {
 	char sum[CACHE_CHECKSUM_LEN + 1];
 	int rc;
 
+	if (damaged != NULL)
+		*damaged = NULL;
 	if (out != NULL)
 		memset(out, 0, sizeof *out);
 	if (c == NULL || key == NULL || out == NULL)
@@ -87,8 +94,13 @@ get(struct cache *c, const char *key, int with_progress, struct cache_entry *out
 		entry_checksum(key, out, sum);
 		if (strcmp(sum, out->checksum) != 0) {
 			atomic_fetch_add(&c->corrupt, 1);
-			cache_log("cache entry %.64s fails its checksum (%s): dropped, it is computed again",
-			    key, out->checksum[0] ? "altered" : "none stored");
+			cache_log("cache entry %.64s fails its checksum (%s): dropped, never served", key,
+			    out->checksum[0] ? "altered" : "none stored");
+			if (damaged != NULL) {
+				/* unverified: the caller checks it */
+				*damaged = out->request != NULL ? out->request : strdup("");
+				out->request = NULL;
+			}
 			cache_entry_clear(out);
 			c->ops->del(c, key);
 			rc = CACHE_MISS;
@@ -102,13 +114,19 @@ get(struct cache *c, const char *key, int with_progress, struct cache_entry *out
 int
 cache_get(struct cache *c, const char *key, struct cache_entry *out)
 {
-	return get(c, key, 1, out);
+	return get(c, key, 1, out, NULL);
 }
 
 int
 cache_get_result(struct cache *c, const char *key, struct cache_entry *out)
 {
-	return get(c, key, 0, out);
+	return get(c, key, 0, out, NULL);
+}
+
+int
+cache_get_salvage(struct cache *c, const char *key, int with_progress, struct cache_entry *out, char **damaged)
+{
+	return get(c, key, with_progress, out, damaged);
 }
 
 int

@@ -71,6 +71,13 @@ struct cache *cache_pg_new(const char *conninfo, int pool, struct dn_error *err)
  * megabytes that a reader does not need). */
 int cache_get(struct cache *c, const char *key, struct cache_entry *out);
 int cache_get_result(struct cache *c, const char *key, struct cache_entry *out);
+/* cache_get (with_progress 1) or cache_get_result (0); when the entry
+ * failed its checksum (dropped: a miss, unless the write-back queue holds
+ * the key), *damaged gets the request text it held (malloc'd, "" when it
+ * held none; the caller frees it), else NULL. That text is NOT verified: only a caller that can
+ * check it against the key (a reduction id is the hash of its request) may
+ * use it, to compute the entry again. */
+int cache_get_salvage(struct cache *c, const char *key, int with_progress, struct cache_entry *out, char **damaged);
 
 /* Stores an entry (copies everything) with its checksum. Ignores a
  * non-final entry when a final one is stored. 0, or -1 when the backend is

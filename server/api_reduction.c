@@ -141,11 +141,89 @@ restore(struct srv_query *sq, const struct cache_entry *ce)
 	}
 }
 
+/* The result text of the marker that stands for a reduction whose stored
+ * entry was damaged with its request (reduction_cache_get): never served. */
+#define DAMAGED_MARK "{\"damaged\":\"the stored entry failed its checksum and its request did not hash to its id\"}"
+
+/* 1 when `text` is the canonical request that reduction `id` names: it
+ * parses, is canonical (canonicalizing it gives it back) and hashes to the
+ * id, as every stored request read by id is checked (stored_request_ok). */
+static int
+request_names(const char *text, const char *id)
+{
+	json_t *j = json_loads(text, 0, NULL), *canon = NULL;
+	char own[33], *again = NULL;
+	int ok = 0;
+
+	if (json_is_object(j) && (canon = srv_query_canonical(j, own, &again)) != NULL)
+		ok = strcmp(own, id) == 0 && strcmp(again, text) == 0;
+	json_decref(canon);
+	json_decref(j);
+	free(again);
+	return ok;
+}
+
+/* The cache's entry for reduction `id` (with its progress blob or
+ * without), and what to do when it is damaged (it failed its checksum: the
+ * cache dropped it, never served it):
+ *  - its request still names the id: stored again as an unfinished count
+ *    without progress, and returned so (CACHE_HIT, not final), so that the
+ *    caller, every replica and a restarted server compute the answer again
+ *    from it: the id stays answerable;
+ *  - else (the request damaged, or gone): a marker is stored under the id
+ *    (request "", result DAMAGED_MARK, not final), so that every read of
+ *    the id, on any replica and after a restart, says why it cannot answer
+ *    (404 reduction-damaged) instead of "no such reduction", until the
+ *    query is posted again (its answer replaces the marker).
+ * A marker reads as CACHE_MISS with *damaged set; *damaged is 0 otherwise. */
+static int
+reduction_cache_get(struct srv *s, const char *id, int with_progress, struct cache_entry *ce, int *damaged)
+{
+	struct cache_entry put;
+	char *request = NULL;
+	int hit = cache_get_salvage(s->cache, id, with_progress, ce, &request);
+
+	*damaged = 0;
+	if (hit == CACHE_HIT && !ce->final && (ce->request == NULL || ce->request[0] == '\0')) {
+		cache_entry_clear(ce);  /* the marker of an entry damaged earlier */
+		*damaged = 1;
+		return CACHE_MISS;
+	}
+	if (request == NULL || hit == CACHE_HIT) {
+		free(request);          /* intact, or the write-back queue's copy */
+		return hit;
+	}
+	memset(&put, 0, sizeof put);
+	if (request_names(request, id)) {
+		srv_log("reduction %s: its stored answer was damaged but its request is intact (it hashes to the "
+		    "id): the answer is computed again", id);
+		put.request = request;
+		put.result = "{}";
+		cache_put(s->cache, id, &put);
+		cache_entry_clear(ce);
+		ce->request = request;
+		ce->result = strdup("{}");
+		if (ce->result == NULL) {
+			cache_entry_clear(ce);
+			return CACHE_MISS;
+		}
+		return CACHE_HIT;
+	}
+	srv_log("reduction %s: its stored entry was damaged together with its request: it cannot be computed "
+	    "again until its query is posted again (marked as damaged)", id);
+	free(request);
+	put.request = "";
+	put.result = DAMAGED_MARK;
+	cache_put(s->cache, id, &put);
+	*damaged = 1;
+	return CACHE_MISS;
+}
+
 int
 api_reduction_adopt(struct srv *s, struct srv_query *sq)
 {
 	struct cache_entry ce;
-	int hit = cache_get(s->cache, sq->id, &ce);
+	int damaged, hit = reduction_cache_get(s, sq->id, 1, &ce, &damaged);
 
 	if (hit == CACHE_DOWN)
 		return -1;
@@ -395,7 +473,7 @@ stored_request_ok(const char *id, struct cache_entry *ce)
 static int
 reply_from_cache(struct srv_request *r, const char *id, const char *request_text, struct cache_entry *ce)
 {
-	int hit = cache_get_result(r->srv->cache, id, ce);
+	int damaged, hit = reduction_cache_get(r->srv, id, 0, ce, &damaged);
 	size_t n;
 	char *text;
 
@@ -500,8 +578,9 @@ api_reduction_create(struct srv_request *r)
 	}
 	if (hit == CACHE_HIT) {
 		/* an unfinished count: fetch its saved progress to continue it */
+		int damaged;
 		cache_entry_clear(&ce);
-		hit = cache_get(r->srv->cache, id, &ce);
+		hit = reduction_cache_get(r->srv, id, 1, &ce, &damaged);
 		if (hit == CACHE_HIT && strcmp(ce.request, text) != 0)
 			hit = CACHE_MISS;
 	}
@@ -521,7 +600,7 @@ find_query(struct srv_request *r, struct cache_entry *ce)
 	struct dn_error err;
 	struct srv_query *sq;
 	json_t *req;
-	int hit;
+	int hit, damaged;
 
 	memset(&err, 0, sizeof err);
 	sq = srv_registry_get(s->registry, r->params[0], NULL, &err);
@@ -530,7 +609,7 @@ find_query(struct srv_request *r, struct cache_entry *ce)
 			r->status = 0;
 		return sq;
 	}
-	hit = cache_get(s->cache, r->params[0], ce);
+	hit = reduction_cache_get(s, r->params[0], 1, ce, &damaged);
 	if (hit == CACHE_DOWN) {
 		srv_reply_problem(r, 503, "database-down", "Database unavailable", NULL,
 		    "reduction %s is not in this server's memory and the database is down", r->params[0]);
@@ -538,6 +617,12 @@ find_query(struct srv_request *r, struct cache_entry *ce)
 	}
 	if (hit == CACHE_HIT && !stored_request_ok(r->params[0], ce))
 		hit = CACHE_MISS;
+	if (hit == CACHE_MISS && damaged) {
+		srv_reply_problem(r, 404, "reduction-damaged", "Reduction damaged", NULL, "reduction %.64s was "
+		    "stored, but its stored entry failed its checksum together with the request it answers, so it "
+		    "is neither served nor computed again: POST its query to /v1/reductions again", r->params[0]);
+		return NULL;
+	}
 	if (hit == CACHE_MISS) {
 		srv_reply_problem(r, 404, "not-found", "Not found", NULL, "no reduction %.64s (create it with POST "
 		    "/v1/reductions)", r->params[0]);
@@ -606,13 +691,14 @@ api_reduction_get(struct srv_request *r)
 			srv_registry_release(r->srv->registry, sq);
 			return;
 		}
-		if (sq->result != NULL && hit != CACHE_MISS) {
+		if (sq->result != NULL && hit == CACHE_DOWN) {
 			json_t *res = json_deep_copy(sq->result);
 			json_object_set_new(res, "cached", json_true());
 			r->cache_hit = 1;
 			srv_reply_json(r, 200, res);
 		} else
-			r->status = 0;  /* to a worker; a result the cache lost is stored again there */
+			r->status = 0;  /* to a worker; a result the cache lost (a miss, or an unfinished
+					 * entry: a damaged one's request, stored again) is stored again there */
 		pthread_rwlock_unlock(&sq->lock);
 		srv_registry_release(r->srv->registry, sq);
 		return;

@@ -2191,6 +2191,41 @@ def phase_models(st):
     eq("pg: B reads the reduction A stored again", (r.status, (r.json or {}).get("feasible")), (200, want))
     a.stop()
     b.stop()
+    # the row damaged while no process holds the reduction in memory (every process restarted):
+    # until 2026-12-06 the log said it would be "computed again" and GET answered 404. Its request
+    # still hashes to the id: computed again from it, never from the damaged answer, and stored
+    c = Daemon("models-pg-c", args).start()
+    edit_result = ("UPDATE dnnsat_results SET result = replace(result, '\"exact\":true', '\"exact\":false') "
+                   "WHERE key = '%s' RETURNING key" % rid)
+    eq("pg restart: the reduction's row was edited", psql(edit_result), rid)
+    r = c.get("/v1/reductions/" + rid)
+    eq("pg restart: the edited reduction is computed again", (r.status, (r.json or {}).get("feasible"),
+                                                               (r.json or {}).get("cached")), (200, want, False))
+    eq("pg restart: the row is final and exact again", psql("SELECT final FROM dnnsat_results WHERE key = '%s' AND "
+                                                            "result LIKE '%%\"exact\":true%%'" % rid), "t")
+    check("pg restart: the log says it is computed again", "computed again" in c.log(), c.log()[-400:])
+    # the request damaged too: nothing to compute from; every read says so, on every process
+    c.stop()
+    eq("pg restart: the row's request and answer edited",
+       psql("UPDATE dnnsat_results SET request = request || ' ', result = '{}' WHERE key = '%s' RETURNING key" % rid),
+       rid)
+    c.start()
+    for how in ("first", "second"):
+        r = c.get("/v1/reductions/" + rid)
+        if problem("pg restart: GET the damaged reduction (%s)" % how, r, 404):
+            eq("pg restart: 404 says damaged (%s)" % how, r.json.get("type"),
+               "https://dnnsat.dev/problems/reduction-damaged")
+            check("pg restart: 404 says to post the query again", "POST" in r.json.get("detail", ""), r.json)
+    c.stop()
+    c.start()
+    r = c.get("/v1/reductions/%s/samples?n=2" % rid)
+    if problem("pg restart: samples of the damaged reduction", r, 404):
+        eq("pg restart: still damaged after a restart", r.json.get("type"),
+           "https://dnnsat.dev/problems/reduction-damaged")
+    r = c.post("/v1/reductions", q)
+    eq("pg restart: posted again: computed", (r.status, (r.json or {}).get("feasible")), (201, want))
+    eq("pg restart: read again after the post", c.get("/v1/reductions/" + rid).status, 200)
+    c.stop()
 
 
 def phase_blocked_read(st):

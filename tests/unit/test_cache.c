@@ -870,6 +870,23 @@ START_TEST(test_corrupt_bypass)
 	expect_hit(c, "other", "{\"q\":1}", "{\"feasible\":\"3\",\"total\":\"9\"}", 1);
 	cache_get_stats(c, &st);
 	ck_assert_uint_eq(st.corrupt, 2);
+	/* cache_get_salvage: the dropped entry's request (unverified) comes
+	 * back for a caller that can check it; an intact entry gives none */
+	{
+		char *damaged = (char *)"unset";
+		ck_assert_int_eq(c->ops->put(c, "raw", &e), 0);
+		ck_assert_int_eq(cache_get_salvage(c, "raw", 0, &out, &damaged), CACHE_MISS);
+		ck_assert_ptr_null(out.result);
+		ck_assert_str_eq(damaged, "{\"q\":1}");
+		free(damaged);
+		ck_assert_int_eq(cache_get_salvage(c, "raw", 0, &out, &damaged), CACHE_MISS);   /* dropped */
+		ck_assert_ptr_null(damaged);
+		ck_assert_int_eq(cache_get_salvage(c, "other", 1, &out, &damaged), CACHE_HIT);
+		ck_assert_ptr_null(damaged);
+		cache_entry_clear(&out);
+		cache_get_stats(c, &st);
+		ck_assert_uint_eq(st.corrupt, 3);
+	}
 	cache_delete(c, "other");
 	cache_free(c);
 }

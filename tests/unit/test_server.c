@@ -1101,6 +1101,113 @@ START_TEST(test_server_samples_none)
 }
 END_TEST
 
+/* Replaces the cache's entry under `id` behind the checksum's back (as an
+ * edit in the database would): its result, and its request when `request`
+ * is not NULL; the stored checksum stays, so the entry fails it. */
+static void
+damage_entry(const char *id, const char *result, const char *request)
+{
+	struct cache_entry ce;
+
+	ck_assert_int_eq(cache_get(server.cache, id, &ce), CACHE_HIT);
+	free(ce.result);
+	ce.result = strdup(result);
+	if (request != NULL) {
+		free(ce.request);
+		ce.request = strdup(request);
+	}
+	ck_assert_int_eq(server.cache->ops->put(server.cache, id, &ce), 0);
+	cache_entry_clear(&ce);
+}
+
+/* 1 when reduction `id` is compiled in the server's memory. */
+static int
+in_memory(const char *id)
+{
+	struct dn_error err;
+	struct srv_query *sq;
+
+	memset(&err, 0, sizeof err);
+	sq = srv_registry_get(server.registry, id, NULL, &err);
+	if (sq == NULL)
+		return 0;
+	srv_registry_release(server.registry, sq);
+	return 1;
+}
+
+/* A reduction whose stored entry fails its checksum while no compiled
+ * query of it is in memory (another replica, a restart: here a registry of
+ * one, the other query compiled after it). Until 2026-12-06 the cache
+ * dropped the entry, logged that it would be "computed again", and GET
+ * answered 404 "no reduction": the id, once handed out, was lost. Now an
+ * entry whose request still hashes to the id is computed again from it
+ * (never served from the damaged result) and stored again; one whose
+ * request is damaged too answers 404 reduction-damaged saying to post the
+ * query again, on every read, until it is posted again. */
+START_TEST(test_server_damaged_reduction)
+{
+	static const char *const extra[] = { "--registry-size", "1", NULL };
+	static char buf[1 << 16];
+	struct cache_entry ce;
+	struct cache_stats st;
+	char id1[33], id2[33], path[128], feasible[64];
+	json_t *j;
+
+	server_start_with(NULL, extra);
+	j = post_reduction_answer(mlp_query(256), 201, id1);
+	snprintf(feasible, sizeof feasible, "%s", json_string_value(json_object_get(j, "feasible")));
+	json_decref(j);
+	post_reduction(mlp_query(512), 201, id2);
+	ck_assert(!in_memory(id1));
+	/* the answer damaged, the request intact: computed again, stored again */
+	damage_entry(id1, "{\"feasible\":\"1\",\"total\":\"2\",\"status\":\"exact\"}", NULL);
+	snprintf(path, sizeof path, "/v1/reductions/%s", id1);
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 200);
+	j = json_loads(body_of(buf), 0, NULL);
+	ck_assert_ptr_nonnull(j);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "feasible")), feasible);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "id")), id1);
+	ck_assert(json_is_false(json_object_get(j, "cached")));
+	json_decref(j);
+	ck_assert_int_eq(cache_get(server.cache, id1, &ce), CACHE_HIT);
+	ck_assert_int_eq(ce.final, 1);
+	ck_assert_ptr_null(strstr(ce.result, "\"feasible\":\"1\""));
+	cache_entry_clear(&ce);
+	cache_get_stats(server.cache, &st);
+	ck_assert_uint_eq(st.corrupt, 1);
+	/* and the endpoints under the id (a solver worker's lookup) the same way */
+	post_reduction(mlp_query(1024), 201, id2);
+	ck_assert(!in_memory(id1));
+	damage_entry(id1, "{}", NULL);
+	snprintf(path, sizeof path, "/v1/reductions/%s/samples?n=2&seed=7", id1);
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 200);
+	/* the request damaged too: nothing to compute from, and said so, every time */
+	post_reduction(mlp_query(2048), 201, id2);
+	ck_assert(!in_memory(id1));
+	damage_entry(id1, "{}", "{\"model\":\"mlp\"}");
+	for (int i = 0; i < 3; i++) {
+		snprintf(path, sizeof path, i < 2 ? "/v1/reductions/%s" : "/v1/reductions/%s/samples?n=2", id1);
+		ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 404);
+		ck_assert_ptr_nonnull(strstr(buf, "Content-Type: application/problem+json"));
+		j = json_loads(body_of(buf), 0, NULL);
+		ck_assert_ptr_nonnull(j);
+		ck_assert_str_eq(json_string_value(json_object_get(j, "type")),
+		    "https://dnnsat.dev/problems/reduction-damaged");
+		ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(j, "detail")), "POST"));
+		json_decref(j);
+	}
+	cache_get_stats(server.cache, &st);
+	ck_assert_uint_eq(st.corrupt, 3);
+	/* posted again: answered and stored again */
+	post_reduction(mlp_query(256), 201, id2);
+	ck_assert_str_eq(id2, id1);
+	snprintf(path, sizeof path, "/v1/reductions/%s", id1);
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 200);
+	ck_assert_ptr_nonnull(strstr(body_of(buf), feasible));
+	srv_stop(&server);
+}
+END_TEST
+
 /* The bytes held by all connections: the dnnsat_buffered_bytes gauge. */
 static long long
 buffered_bytes(void)
@@ -2095,6 +2202,7 @@ suite(void)
 	tcase_add_test(t, test_server_stream_cut_by_stop);
 	tcase_add_test(t, test_server_bounds_409);
 	tcase_add_test(t, test_server_samples_none);
+	tcase_add_test(t, test_server_damaged_reduction);
 	tcase_add_test(t, test_server_buffered_bounded);
 	tcase_add_test(t, test_server_port_taken);
 	tcase_add_test(t, test_sha256);
