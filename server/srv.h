@@ -173,6 +173,7 @@ struct srv_request {
 	int www_authenticate;           /* a 401: say which scheme */
 	int authenticated;              /* a valid bearer token came with it */
 	int encoded_nul;                /* the raw URI holds %00 */
+	int close_connection;           /* answer with Connection: close (the framing cannot be trusted) */
 	/* dispatch */
 	int phase;                      /* 0 headers, 1 body, 2 queued to a worker, 3 answered */
 	int suspended;

@@ -2,8 +2,9 @@
  * srv_http.c - libmicrohttpd glue: one struct srv_request per request,
  * created on the first call of the access handler (the request line was
  * checked before: srv_guard, from the URI callback) and freed in the
- * completion callback. Order of checks on the headers: %00 in the URI
- * (400), route (404/405), token (401), header size (431), a query
+ * completion callback. Order of checks on the headers: the framing
+ * (conflicting Content-Length, or one with Transfer-Encoding: 400 and the
+ * connection closed), %00 in the URI (400), route (404/405), token (401), header size (431), a query
  * parameter given twice (400), content type (415), declared length (413);
  * the body is copied into our own buffer with our own cap (413 once
  * exceeded; the rest is read and dropped), parsed with duplicate keys
@@ -34,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Constant-time comparison of a presented token with each configured one. */
 static int
@@ -198,6 +200,8 @@ send_reply(struct srv_request *r)
 		MHD_add_response_header(resp, "X-Cache", r->cache_hit ? "hit" : "miss");
 	if (r->www_authenticate)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"dnnsat\"");
+	if (r->close_connection)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
 	ret = MHD_queue_response(r->conn, (unsigned)r->status, resp);
 	MHD_destroy_response(resp);
 	r->phase = 3;
@@ -548,6 +552,63 @@ check_head_size(struct srv_request *r)
 	return -1;
 }
 
+/* What the framing headers of a request say (check_framing). */
+struct framing {
+	int lengths;                    /* Content-Length fields */
+	int differ;                     /* two of them with different values */
+	int chunked;                    /* a Transfer-Encoding field */
+	const char *first;
+};
+
+static enum MHD_Result
+framing_field(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	struct framing *f = cls;
+
+	(void)kind;
+	if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0)
+		f->chunked = 1;
+	if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) != 0)
+		return MHD_YES;
+	if (value == NULL)
+		value = "";
+	if (f->lengths++ == 0)
+		f->first = value;
+	else if (strcmp(f->first, value) != 0)
+		f->differ = 1;
+	return MHD_YES;
+}
+
+/* RFC 9112 section 6.3: Content-Length fields with different values make
+ * the body's end unknowable (libmicrohttpd 0.9.75 takes the first and
+ * reads the rest as the next request: a smuggled request), and with
+ * Transfer-Encoding too the two may disagree (section 6.1: the server may
+ * refuse it and must close). 400 naming the field, and the connection is
+ * closed after the answer. Repeated fields with one value are one length
+ * (RFC 9110 section 8.6). 0 to go on, or -1 with the reply set. */
+static int
+check_framing(struct srv_request *r)
+{
+	struct framing f = { 0, 0, 0, NULL };
+
+	MHD_get_connection_values(r->conn, MHD_HEADER_KIND, framing_field, &f);
+	if (f.differ) {
+		r->close_connection = 1;
+		srv_reply_problem(r, 400, "bad-framing", "Bad message framing", MHD_HTTP_HEADER_CONTENT_LENGTH,
+		    "the request has %d Content-Length header fields with different values: where its body ends "
+		    "is unknown (RFC 9112 section 6.3); send one", f.lengths);
+		return -1;
+	}
+	if (f.lengths > 0 && f.chunked) {
+		r->close_connection = 1;
+		srv_reply_problem(r, 400, "bad-framing", "Bad message framing", MHD_HTTP_HEADER_CONTENT_LENGTH,
+		    "the request has both Content-Length and Transfer-Encoding header fields: where its body ends "
+		    "is ambiguous (RFC 9112 section 6.1); send one of them");
+		return -1;
+	}
+	return 0;
+}
+
 /* The first call for a request: route, token, query string and headers.
  * MHD_YES to read the body, else what send_reply gives. */
 static enum MHD_Result
@@ -559,6 +620,8 @@ request_head(struct srv *s, struct srv_request *r, const char *url, const char *
 	r->path = strdup(url);
 	if (r->path == NULL)
 		return MHD_NO;
+	if (check_framing(r) != 0)
+		return send_reply(r);   /* before anything else: the next request's start is unknown */
 	if (r->encoded_nul) {
 		/* libmicrohttpd decodes %00 and the path would end there */
 		srv_reply_problem(r, 400, "bad-path", "Bad path", NULL,
@@ -604,6 +667,8 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url, const ch
 		if (uri & SRV_URI_REFUSED) {
 			snprintf(r->method, sizeof r->method, "%s", method);
 			r->path = strdup(url);
+			if (check_framing(r) != 0)
+				return send_reply(r);
 			srv_reply_problem(r, 414, "uri-too-long", "URI too long", NULL,
 			    "the URI is longer than %d bytes or has more than %d query parameters (the limits are "
 			    "%d bytes and %d parameters): send a configuration to check in a POST body instead "
