@@ -143,6 +143,9 @@ struct srv_route {
 const struct srv_route *srv_route_find(const char *method, const char *path, int *status,
     char *allow, size_t allow_len, char params[2][256]);
 int srv_route_count(void);
+/* The index of the one route whose pattern matches `path` whatever the
+ * method, or -1 (none, or several: the method would decide). */
+int srv_route_of_path(const char *path);
 const struct srv_route *srv_route_at(int i);
 
 struct srv_request {
@@ -207,6 +210,8 @@ void srv_text_clean(const char *in, char *out, size_t cap);
 void srv_reply_error(struct srv_request *r, const struct dn_error *err);
 /* A query-string parameter, or NULL. */
 const char *srv_query_arg(struct srv_request *r, const char *name);
+/* The connection's client address as text ("-" when unknown). */
+void srv_client_addr(struct MHD_Connection *conn, char *out, size_t cap);
 
 /* ---- the database prober (srv_ready.c) ---- */
 /* Starts a thread that pings the database every second and logs each
@@ -228,9 +233,21 @@ void srv_ready_free(struct srv_ready *p);
 #define SRV_MAX_QUERY_PARAMS 512        /* query parameters: use a POST body beyond */
 #define SRV_MAX_HEADERS 16384           /* bytes of a request's header fields */
 #define SRV_CONNECTION_MEMORY ((size_t)128 << 10)      /* libmicrohttpd's pool per connection */
+/* A request the guard answered 408 (libmicrohttpd never sees that
+ * answer): what is known of it. */
+struct srv_guard_timeout {
+	const char *addr;       /* the client's address, "-" unknown */
+	const char *method;     /* "-" when the head had not arrived */
+	const char *path;       /* "-" when the request line had not arrived (control bytes replaced) */
+	int route;              /* the route's index once the head arrived, else -1 */
+	double seconds;         /* since the request's start */
+};
+typedef void (*srv_guard_report)(void *cls, const struct srv_guard_timeout *t);
 /* Starts the reaper of requests not sent within request_timeout seconds;
- * NULL when out of memory. srv_guard_free stops it (after libmicrohttpd). */
-struct srv_guard *srv_guard_new(double request_timeout);
+ * `report` (may be NULL) is told of each 408 it writes, from the reaper's
+ * thread. NULL when out of memory. srv_guard_free stops it (after
+ * libmicrohttpd). */
+struct srv_guard *srv_guard_new(double request_timeout, srv_guard_report report, void *cls);
 void srv_guard_free(struct srv_guard *g);
 /* Connections ended by the request deadline so far; of them, those that
  * were answered 408 (the others were idle keep-alive connections, shut down
@@ -240,6 +257,10 @@ unsigned srv_guard_refused(struct srv_guard *g);
 /* MHD_OPTION_NOTIFY_CONNECTION's callback (cls: the guard). */
 void srv_guard_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
     enum MHD_ConnectionNotificationCode code);
+/* The head of the connection's current request has arrived: its method,
+ * path and route index (-1: none), for the report of a 408 while its body
+ * is read. */
+void srv_guard_head(struct MHD_Connection *conn, const char *method, const char *path, int route);
 /* The request's head and body have arrived: its deadline no longer runs. */
 void srv_guard_read_done(struct MHD_Connection *conn);
 /* The request was answered: the next request's deadline starts now. */
@@ -252,6 +273,7 @@ int srv_guard_uri(struct srv_guard *g, struct MHD_Connection *conn, const char *
 enum {
 	SRV_URI_REFUSED = 1,    /* over SRV_MAX_URI or SRV_MAX_QUERY_PARAMS: answer 414 */
 	SRV_URI_NUL = 2,        /* the raw URI holds %00 */
+	SRV_URI_NUL_PATH = 4,   /* ... in its path (before any '?') */
 };
 /* What srv_guard_uri found for the connection's current request. */
 int srv_guard_uri_flags(struct MHD_Connection *conn);
@@ -326,6 +348,10 @@ void srv_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- the HTTP layer (srv_http.c) ---- */
 int srv_http_start(struct srv *s, struct dn_error *err);
+/* The guard's report of a 408 (srv_guard_report; cls: the server): one
+ * access-log line and the request in the metrics, under the route of its
+ * head, else the one route its path can name, else "unmatched". */
+void srv_http_timed_out(void *cls, const struct srv_guard_timeout *t);
 void srv_http_quiesce(struct srv *s);
 void srv_http_stop(struct srv *s);
 

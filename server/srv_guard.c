@@ -10,7 +10,12 @@
  *    per tick and ends the late ones: a 408 problem+json is written
  *    straight to the socket (nothing else is being written while a request
  *    is read) and the socket is shut down, which libmicrohttpd sees as the
- *    client leaving and cleans up as usual. A keep-alive connection whose
+ *    client leaving and cleans up as usual. libmicrohttpd never learns of
+ *    that answer, so the guard reports it (srv_guard_new's callback: the
+ *    access log and the metrics) with what it knows of the request: the
+ *    client's address, and its method, path and route once its head has
+ *    arrived (srv_guard_head), else the path of its request line
+ *    (srv_guard_uri), else nothing. A keep-alive connection whose
  *    next request line has not arrived is only shut down: a 408 there could
  *    be read as the answer to the request the client sends next.
  *  - The request line (MHD_OPTION_URI_LOG_CALLBACK, called before
@@ -29,7 +34,10 @@
  * guard's lock, and libmicrohttpd's "closed" notification (which comes
  * before it closes the socket) takes the same lock, so the reaper never
  * touches a descriptor that was closed or reused. Each connection is
- * refused at most once.
+ * refused at most once. What a 408's report says of the request (path,
+ * method, route) is written and read under the same lock, and reported
+ * before the 408 is written, so a client that reads /metrics after its 408
+ * finds it counted.
  */
 #include "srv.h"
 
@@ -51,6 +59,14 @@ struct guard_conn {
 	atomic_int line_seen;           /* the current request line has arrived */
 	int refused;
 	int uri_flags;                  /* SRV_URI_*: the current request line */
+	struct srv_guard *g;
+	/* what is known of the request being read, for the report of a 408
+	 * (guard lock): the client, the request line's path, the head's
+	 * method and route */
+	char addr[64];
+	char path[256];                 /* "" until the request line arrives */
+	char method[16];                /* "" until the head arrives */
+	int route;                      /* -1 until the head arrives */
 };
 
 struct srv_guard {
@@ -62,6 +78,8 @@ struct srv_guard {
 	struct guard_conn head;         /* circular list of live connections */
 	atomic_uint reaped;
 	atomic_uint refused408;         /* of them, those given a 408 */
+	srv_guard_report report;        /* told of each 408 (guard lock held) */
+	void *report_cls;
 };
 
 int
@@ -113,6 +131,12 @@ reaper_main(void *arg)
 				shutdown(c->fd, SHUT_RDWR);     /* an idle keep-alive connection: no answer
 								 * a client could take for its next request's */
 			else {
+				struct srv_guard_timeout t = { c->addr, c->method[0] ? c->method : "-",
+					c->path[0] ? c->path : "-", c->route, now - atomic_load(&c->since) };
+				/* reported first: a client that reads /metrics after the 408
+				 * finds it there */
+				if (g->report != NULL)
+					g->report(g->report_cls, &t);
 				(void)srv_guard_refuse(c->fd, 408, "request-timeout", "Request timeout", detail);
 				atomic_fetch_add(&g->refused408, 1);
 			}
@@ -137,12 +161,14 @@ reaper_main(void *arg)
 }
 
 struct srv_guard *
-srv_guard_new(double request_timeout)
+srv_guard_new(double request_timeout, srv_guard_report report, void *cls)
 {
 	struct srv_guard *g = calloc(1, sizeof *g);
 
 	if (g == NULL)
 		return NULL;
+	g->report = report;
+	g->report_cls = cls;
 	pthread_mutex_init(&g->lock, NULL);
 	pthread_cond_init(&g->wake, NULL);
 	g->timeout = request_timeout;
@@ -196,6 +222,9 @@ srv_guard_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
 		if (ci == NULL || (c = calloc(1, sizeof *c)) == NULL)
 			return;         /* untracked: only the idle timeout applies */
 		c->fd = ci->connect_fd;
+		c->g = g;
+		c->route = -1;
+		srv_client_addr(conn, c->addr, sizeof c->addr);
 		atomic_store(&c->since, srv_now());
 		atomic_store(&c->reading, 1);
 		pthread_mutex_lock(&g->lock);
@@ -233,11 +262,29 @@ srv_guard_read_done(struct MHD_Connection *conn)
 }
 
 void
+srv_guard_head(struct MHD_Connection *conn, const char *method, const char *path, int route)
+{
+	struct guard_conn *c = conn_of(conn);
+
+	if (c == NULL)
+		return;
+	pthread_mutex_lock(&c->g->lock);
+	snprintf(c->method, sizeof c->method, "%s", method);
+	srv_text_clean(path, c->path, sizeof c->path);
+	c->route = route;
+	pthread_mutex_unlock(&c->g->lock);
+}
+
+void
 srv_guard_answered(struct MHD_Connection *conn)
 {
 	struct guard_conn *c = conn_of(conn);
 
 	if (c != NULL) {
+		pthread_mutex_lock(&c->g->lock);
+		c->path[0] = c->method[0] = '\0';
+		c->route = -1;
+		pthread_mutex_unlock(&c->g->lock);
 		atomic_store(&c->line_seen, 0);
 		atomic_store(&c->served, 1);
 		atomic_store(&c->since, srv_now());
@@ -254,7 +301,15 @@ srv_guard_uri(struct srv_guard *g, struct MHD_Connection *conn, const char *uri)
 
 	(void)g;
 	if (c != NULL) {
-		c->uri_flags = strstr(uri, "%00") != NULL ? SRV_URI_NUL : 0;
+		const char *nul = strstr(uri, "%00");
+		char path[sizeof c->path];
+		size_t n = strcspn(uri, "?");
+		c->uri_flags = nul == NULL ? 0 : SRV_URI_NUL | (nul < uri + n ? SRV_URI_NUL_PATH : 0);
+		/* the path as sent (a 408 before the head arrives reports it) */
+		snprintf(path, sizeof path, "%.*s", (int)(n < sizeof path ? n : sizeof path - 1), uri);
+		pthread_mutex_lock(&c->g->lock);
+		srv_text_clean(path, c->path, sizeof c->path);
+		pthread_mutex_unlock(&c->g->lock);
 		atomic_store(&c->line_seen, 1);
 	}
 	if (q != NULL)

@@ -24,7 +24,10 @@
  *
  * Invariants: a response is queued exactly once, on the last call; the
  * request is never freed while a worker holds it (a suspended connection
- * does not complete); every request gets one access-log line (no body).
+ * does not complete); every request answered gets one access-log line (no
+ * body) and is counted once under its route, the guard's 408s too
+ * (srv_http_timed_out), and refusals before routing (414, %00, framing)
+ * under the route of their path.
  */
 #include "srv.h"
 #include "dn_grow.h"
@@ -609,31 +612,50 @@ check_framing(struct srv_request *r)
 	return 0;
 }
 
+/* The route a request refused before routing is counted under (a 414's
+ * query string is gone, its path is not): the one its method and path
+ * name, or NULL. */
+static const struct srv_route *
+route_label_of(struct srv_request *r, const char *method, const char *url)
+{
+	char allow[sizeof r->allow];
+	int status;
+
+	return srv_route_find(method, url, &status, allow, sizeof allow, r->params);
+}
+
 /* The first call for a request: route, token, query string and headers.
  * MHD_YES to read the body, else what send_reply gives. */
 static enum MHD_Result
 request_head(struct srv *s, struct srv_request *r, const char *url, const char *method)
 {
+	char allow[sizeof r->allow];
 	int status;
 
 	snprintf(r->method, sizeof r->method, "%s", method);
 	r->path = strdup(url);
 	if (r->path == NULL)
 		return MHD_NO;
+	r->route = srv_route_find(method, url, &status, allow, sizeof allow, r->params);
+	/* the refusals before the route's own checks are counted and logged
+	 * under the route all the same (metrics: not "unmatched") */
 	if (check_framing(r) != 0)
 		return send_reply(r);   /* before anything else: the next request's start is unknown */
 	if (r->encoded_nul) {
-		/* libmicrohttpd decodes %00 and the path would end there */
+		/* libmicrohttpd decodes %00 and the path would end there: a %00 in
+		 * the path leaves no route it names */
+		if (srv_guard_uri_flags(r->conn) & SRV_URI_NUL_PATH)
+			r->route = NULL;
 		srv_reply_problem(r, 400, "bad-path", "Bad path", NULL,
 		    "the URI holds an encoded NUL byte (%%00), which no path or parameter may contain");
 		return send_reply(r);
 	}
-	r->route = srv_route_find(method, url, &status, r->allow, sizeof r->allow, r->params);
 	if (r->route == NULL) {
-		if (status == 405)
+		if (status == 405) {
+			snprintf(r->allow, sizeof r->allow, "%s", allow);
 			srv_reply_problem(r, 405, "method-not-allowed", "Method not allowed", NULL,
 			    "%s is not allowed on %s (allowed: %s)", method, url, r->allow);
-		else
+		} else
 			srv_reply_problem(r, 404, "not-found", "Not found", NULL, "no such resource: %s", url);
 		return send_reply(r);
 	}
@@ -647,6 +669,8 @@ request_head(struct srv *s, struct srv_request *r, const char *url, const char *
 	if (check_head_size(r) != 0 || check_query_names(r) != 0 || check_headers(r) != 0)
 		return send_reply(r);
 	r->phase = 1;
+	/* a 408 while the body is read is reported with these (srv_guard) */
+	srv_guard_head(r->conn, r->method, r->path, (int)(r->route - srv_route_at(0)));
 	return MHD_YES;
 }
 
@@ -667,6 +691,7 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url, const ch
 		if (uri & SRV_URI_REFUSED) {
 			snprintf(r->method, sizeof r->method, "%s", method);
 			r->path = strdup(url);
+			r->route = route_label_of(r, method, url);
 			if (check_framing(r) != 0)
 				return send_reply(r);
 			srv_reply_problem(r, 414, "uri-too-long", "URI too long", NULL,
@@ -707,30 +732,59 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url, const ch
 	return send_reply(r);
 }
 
-static void
-access_log(struct srv_request *r)
+void
+srv_client_addr(struct MHD_Connection *conn, char *out, size_t cap)
 {
-	struct srv *s = r->srv;
-	const union MHD_ConnectionInfo *ci;
-	char addr[64] = "-", stamp[64], path[512];
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+
+	snprintf(out, cap, "-");
+	if (ci == NULL || ci->client_addr == NULL)
+		return;
+	if (ci->client_addr->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)ci->client_addr)->sin_addr, out,
+		    (socklen_t)cap);
+	else if (ci->client_addr->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)ci->client_addr)->sin6_addr, out,
+		    (socklen_t)cap);
+}
+
+/* One access-log line: time, client, "METHOD PATH", status, duration. */
+static void
+access_line(struct srv *s, const char *addr, const char *method, const char *raw_path, int status, double seconds,
+    int cache_hit)
+{
+	char stamp[64], path[512];
 
 	if (s->access_log == NULL)
 		return;
-	ci = MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-	if (ci != NULL && ci->client_addr != NULL) {
-		if (ci->client_addr->sa_family == AF_INET)
-			inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)ci->client_addr)->sin_addr, addr,
-			    sizeof addr);
-		else if (ci->client_addr->sa_family == AF_INET6)
-			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)ci->client_addr)->sin6_addr, addr,
-			    sizeof addr);
-	}
 	srv_utc_stamp(stamp, sizeof stamp);
-	srv_text_clean(r->path ? r->path : "-", path, sizeof path);     /* no forged lines, no raw bytes */
+	srv_text_clean(raw_path, path, sizeof path);    /* no forged lines, no raw bytes */
 	pthread_mutex_lock(&s->log_lock);
-	fprintf(s->access_log, "%s %s \"%s %s\" %d %.3fms%s\n", stamp, addr, r->method, path,
-	    r->status, (srv_now() - r->t_start) * 1e3, r->cache_hit == 1 ? " cache=hit" : "");
+	fprintf(s->access_log, "%s %s \"%s %s\" %d %.3fms%s\n", stamp, addr, method, path, status, seconds * 1e3,
+	    cache_hit == 1 ? " cache=hit" : "");
 	pthread_mutex_unlock(&s->log_lock);
+}
+
+static void
+access_log(struct srv_request *r)
+{
+	char addr[64];
+
+	if (r->srv->access_log == NULL)
+		return;
+	srv_client_addr(r->conn, addr, sizeof addr);
+	access_line(r->srv, addr, r->method, r->path ? r->path : "-", r->status, srv_now() - r->t_start,
+	    r->cache_hit);
+}
+
+void
+srv_http_timed_out(void *cls, const struct srv_guard_timeout *t)
+{
+	struct srv *s = cls;
+	int route = t->route >= 0 ? t->route : strcmp(t->path, "-") != 0 ? srv_route_of_path(t->path) : -1;
+
+	srv_metrics_request(s->metrics, route, 408, t->seconds);
+	access_line(s, t->addr, t->method, t->path, 408, t->seconds, -1);
 }
 
 static void

@@ -17,7 +17,7 @@
 #include <string.h>
 
 /* every status the service answers (a request timed out by the guard:
- * 408, counted at render time on the unmatched route) */
+ * 408, reported by it with its route: srv_http_timed_out) */
 static const int status_codes[] = { 200, 201, 202, 308, 400, 401, 404, 405, 408, 409, 413, 414, 415, 422, 429, 431,
 	500, 503 };
 #define NSTATUS ((int)(sizeof status_codes / sizeof status_codes[0]) + 1)     /* + other */
@@ -223,10 +223,6 @@ srv_metrics_render(struct srv *s, size_t *len)
 	for (int i = 0; i < m->nroutes; i++)
 		for (int k = 0; k < NSTATUS; k++) {
 			uint64_t v = load(&m->routes[i].by_status[k]);
-			/* the guard's 408s: connections whose request never came whole,
-			 * before any route (srv_guard.c) */
-			if (i == m->nroutes - 1 && k < NSTATUS - 1 && status_codes[k] == 408)
-				v += (uint64_t)srv_guard_refused(s->guard);
 			if (v == 0)
 				continue;
 			if (k < NSTATUS - 1)

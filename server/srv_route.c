@@ -69,6 +69,24 @@ struct span {
 	size_t len;
 };
 
+static int route_match(const char *pattern, const char *path, struct span params[2]);
+
+int
+srv_route_of_path(const char *path)
+{
+	int found = -1;
+
+	for (int i = 0; i < NROUTES; i++) {
+		struct span at[2] = { { NULL, 0 }, { NULL, 0 } };
+		if (!route_match(routes[i].pattern, path, at))
+			continue;
+		if (found >= 0)
+			return -1;
+		found = i;
+	}
+	return found;
+}
+
 /* 1 when `path` matches `pattern`, with the parameters' spans. */
 static int
 route_match(const char *pattern, const char *path, struct span params[2])

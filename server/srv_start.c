@@ -175,7 +175,7 @@ srv_start(struct srv *s, struct dn_error *err)
 	s->registry = srv_registry_new(&s->catalog, s->cfg.registry_size);
 	if (s->registry != NULL)
 		srv_registry_set_bytes(s->registry, s->cfg.max_query_bytes, s->cfg.registry_bytes);
-	s->guard = srv_guard_new(s->cfg.request_timeout);
+	s->guard = srv_guard_new(s->cfg.request_timeout, srv_http_timed_out, s);
 	if (s->cache == NULL || s->metrics == NULL || s->pool == NULL || s->registry == NULL || s->guard == NULL ||
 	    (s->cfg.database_url != NULL && s->readers == NULL))
 		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory at start");

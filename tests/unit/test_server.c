@@ -1724,7 +1724,7 @@ START_TEST(test_server_slow_clients)
 	/* the 408s among them are requests answered too (until 2026-12-05 no
 	 * 408 was counted there, nor 409, 414 or 431) */
 	ck_assert_uint_ge(srv_guard_refused(server.guard), 1);
-	ck_assert_ptr_nonnull(strstr(body_of(buf), "dnnsat_http_requests_total{route=\"unmatched\",code=\"408\"} "));
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "dnnsat_http_requests_total{route=\"healthz\",code=\"408\"} "));
 	{
 		/* an idle keep-alive connection is closed without a 408, which the
 		 * client could read as the answer to its next request */
@@ -1749,8 +1749,99 @@ START_TEST(test_server_slow_clients)
 }
 END_TEST
 
-/* Query strings, paths, headers and values an attacker sends: every one
- * gets a problem+json answer naming what is wrong. */
+/* 1 when the file at `path` holds `text`. */
+static int
+file_has(const char *path, const char *text)
+{
+	static char all[1 << 16];
+	FILE *f = fopen(path, "rb");
+	size_t n;
+
+	if (f == NULL)
+		return 0;
+	n = fread(all, 1, sizeof all - 1, f);
+	fclose(f);
+	all[n] = '\0';
+	return strstr(all, text) != NULL;
+}
+
+/* The value of one series of the metrics text in buf, -1 when absent. */
+static long long
+series_value(const char *buf, const char *series)
+{
+	const char *p = strstr(body_of(buf), series);
+
+	return p != NULL ? atoll(p + strlen(series)) : -1;
+}
+
+/* Every answered request is in the access log and in the metrics under its
+ * real route. Until 2026-12-06 the guard's 408s (written straight to the
+ * socket) had no access-log line and were counted on route "unmatched",
+ * and so were a 414, a %00 in the query string and a framing 400 of
+ * /metrics, all refused before routing. Now a 408 is logged and counted
+ * with the method, path and route of its head once that arrived, else the
+ * path of its request line (the route that path alone names), else "- -"
+ * on "unmatched". */
+START_TEST(test_server_every_answer_logged)
+{
+	static char buf[1 << 16];
+	static const char *const reqs[] = {
+		"GET /metr",                                    /* no request line */
+		"GET /metrics HTTP/1.1\r\nHo",                  /* a line, no head */
+		"POST /v1/check HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 9\r\n\r\n{",
+	};
+	char logpath[] = "/tmp/dnnsat-test-access.XXXXXX", *big;
+	const char *extra[] = { "--request-timeout", "1", "--access-log", logpath, NULL };
+	int fd = mkstemp(logpath), n, tries;
+	size_t len;
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	server_start_with(NULL, extra);
+	for (size_t i = 0; i < sizeof reqs / sizeof reqs[0]; i++) {
+		ck_assert_int_eq(raw_from("127.0.0.1", reqs[i], strlen(reqs[i]), buf, sizeof buf, 60), 408);
+		ck_assert_ptr_nonnull(strstr(buf, "application/problem+json"));
+	}
+	/* refused before routing, counted under /metrics all the same */
+	big = malloc(8192);
+	ck_assert_ptr_nonnull(big);
+	len = (size_t)snprintf(big, 8192, "GET /metrics?");
+	memset(big + len, '&', 700);
+	len += 700;
+	len += (size_t)snprintf(big + len, 8192 - len, " HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+	ck_assert_int_eq(raw_from("127.0.0.1", big, len, buf, sizeof buf, 30), 414);
+	free(big);
+	ck_assert_int_eq(get_from("127.0.0.1", "/metrics?x=%00", buf, sizeof buf), 400);
+	ck_assert_int_eq(get_from("127.0.0.1", "/metr%00ics", buf, sizeof buf), 400);     /* names no route */
+	n = snprintf(buf, sizeof buf, "GET /metrics HTTP/1.1\r\nHost: t\r\nContent-Length: 1\r\n"
+	    "Content-Length: 2\r\n\r\n");
+	{
+		char req[256];
+		memcpy(req, buf, (size_t)n + 1);
+		ck_assert_int_eq(raw_from("127.0.0.1", req, (size_t)n, buf, sizeof buf, 30), 400);
+	}
+	ck_assert_int_eq(get_from("127.0.0.1", "/metrics", buf, sizeof buf), 200);
+	ck_assert_int_eq(series_value(buf, "dnnsat_http_requests_total{route=\"unmatched\",code=\"408\"} "), 1);
+	ck_assert_int_eq(series_value(buf, "dnnsat_http_requests_total{route=\"metrics\",code=\"408\"} "), 1);
+	ck_assert_int_eq(series_value(buf, "dnnsat_http_requests_total{route=\"check\",code=\"408\"} "), 1);
+	ck_assert_int_eq(series_value(buf, "dnnsat_http_requests_total{route=\"metrics\",code=\"414\"} "), 1);
+	ck_assert_int_eq(series_value(buf, "dnnsat_http_requests_total{route=\"metrics\",code=\"400\"} "), 2);
+	ck_assert_int_eq(series_value(buf, "dnnsat_http_requests_total{route=\"unmatched\",code=\"400\"} "), 1);
+	/* the access log has a line for each (written before the answer: the
+	 * last, /metrics's own, may still be on its way) */
+	for (tries = 0; !file_has(logpath, "\"GET /metrics\" 200 "); tries++) {
+		ck_assert_int_lt(tries, 3000);
+		usleep(10000);
+	}
+	ck_assert(file_has(logpath, " 127.0.0.1 \"- -\" 408 "));
+	ck_assert(file_has(logpath, " 127.0.0.1 \"- /metrics\" 408 "));
+	ck_assert(file_has(logpath, " 127.0.0.1 \"POST /v1/check\" 408 "));
+	ck_assert(file_has(logpath, " 127.0.0.1 \"GET /metrics\" 414 "));
+	srv_stop(&server);
+	unlink(logpath);
+}
+END_TEST
+
 /* The number of answers (status lines) in a response stream. */
 static int
 count_answers(const char *buf)
@@ -1818,6 +1909,8 @@ START_TEST(test_server_framing)
 }
 END_TEST
 
+/* Query strings, paths, headers and values an attacker sends: every one
+ * gets a problem+json answer naming what is wrong. */
 START_TEST(test_server_hostile_requests)
 {
 	static char buf[1 << 16];
@@ -2275,6 +2368,7 @@ suite(void)
 	tcase_add_test(t, test_server_slow_clients);
 	tcase_add_test(t, test_server_hostile_requests);
 	tcase_add_test(t, test_server_framing);
+	tcase_add_test(t, test_server_every_answer_logged);
 	tcase_add_test(t, test_server_stream_cut_by_stop);
 	tcase_add_test(t, test_server_bounds_409);
 	tcase_add_test(t, test_server_samples_none);
