@@ -387,6 +387,7 @@ solve_and_reply(struct srv_request *r, struct srv_query *sq, const struct cache_
 		res = json_deep_copy(sq->result);
 		pthread_rwlock_unlock(&sq->lock);
 		json_object_set_new(res, "cached", json_true());
+		r->cache_control = SRV_CACHE_IMMUTABLE;
 		srv_reply_json(r, 200, res);
 		return;
 	}
@@ -403,6 +404,7 @@ solve_and_reply(struct srv_request *r, struct srv_query *sq, const struct cache_
 		in_request_order(r, res);
 		json_object_set_new(res, "cached", json_false());
 		snprintf(r->location, sizeof r->location, "/v1/reductions/%s", sq->id);
+		r->cache_control = SRV_CACHE_IMMUTABLE;
 		srv_reply_json(r, created ? 201 : 200, res);
 		return;
 	}
@@ -417,6 +419,8 @@ solve_and_reply(struct srv_request *r, struct srv_query *sq, const struct cache_
 	pthread_rwlock_unlock(&sq->lock);
 	json_object_set_new(res, "cached", json_false());
 	snprintf(r->location, sizeof r->location, "/v1/reductions/%s", sq->id);
+	/* a finished count never changes; bounds do as the count goes on */
+	r->cache_control = exact ? SRV_CACHE_IMMUTABLE : SRV_CACHE_NO_STORE;
 	if (exact)
 		srv_reply_json(r, created ? 201 : 200, res);
 	else
@@ -498,6 +502,7 @@ reply_from_cache(struct srv_request *r, const char *id, const char *request_text
 	memcpy(text + n - 1, ",\"cached\":true}", sizeof ",\"cached\":true}");
 	srv_reply_owned(r, 200, "application/json", text, strlen(text));
 	r->cache_hit = 1;
+	r->cache_control = SRV_CACHE_IMMUTABLE;        /* a final entry: the count is exact */
 	snprintf(r->location, sizeof r->location, "/v1/reductions/%s", id);
 	return CACHE_HIT;
 }
@@ -695,6 +700,7 @@ api_reduction_get(struct srv_request *r)
 			json_t *res = json_deep_copy(sq->result);
 			json_object_set_new(res, "cached", json_true());
 			r->cache_hit = 1;
+			r->cache_control = SRV_CACHE_IMMUTABLE;
 			srv_reply_json(r, 200, res);
 		} else
 			r->status = 0;  /* to a worker; a result the cache lost (a miss, or an unfinished

@@ -363,8 +363,14 @@ api_reduction_samples(struct srv_request *r)
 		return;
 	}
 	out = ans_samples_any(&sq->e, n, (uint64_t)seed, end, &err);
-	if (out != NULL)
+	if (out != NULL) {
+		const char *dist = json_string_value(json_object_get(out, "distribution"));
 		json_object_set_new(out, "seed", json_integer(seed));
+		/* uniform draws of an exact count with the seed asked for never
+		 * change; approximate ones do as the count goes on */
+		r->cache_control = srv_query_arg(r, "seed") != NULL && dist != NULL && strcmp(dist, "uniform") == 0 &&
+		    !json_is_false(json_object_get(out, "complete")) ? SRV_CACHE_IMMUTABLE : SRV_CACHE_NO_STORE;
+	}
 	reply_and_release(r, sq, out, &err);
 }
 

@@ -126,6 +126,16 @@ enum srv_route_flags {
 struct srv_request;
 typedef void (*srv_handler)(struct srv_request *r);
 
+/* What a handler says of its answer to a GET (or HEAD), for caches
+ * (srv_http.c send_reply); other methods' answers get no such headers. */
+enum srv_cache_control {
+	SRV_CACHE_UNSAID = 0,   /* no Cache-Control, no ETag */
+	SRV_CACHE_IMMUTABLE,    /* a 200 that never changes (a finished reduction, seeded uniform
+	                         * samples): ETag (a hash of the body), Cache-Control: max-age=31536000,
+	                         * immutable; If-None-Match with that tag: 304 without a body */
+	SRV_CACHE_NO_STORE,     /* changes as a count goes on: Cache-Control: no-store */
+};
+
 struct srv_route {
 	const char *method;
 	const char *pattern;    /* "/v1/reductions/{}/samples"; "/schemas/(star)" matches the rest */
@@ -177,6 +187,7 @@ struct srv_request {
 	int authenticated;              /* a valid bearer token came with it */
 	int encoded_nul;                /* the raw URI holds %00 */
 	int close_connection;           /* answer with Connection: close (the framing cannot be trusted) */
+	int cache_control;              /* SRV_CACHE_*: what caches may do with a GET's answer */
 	/* dispatch */
 	int phase;                      /* 0 headers, 1 body, 2 queued to a worker, 3 answered */
 	int suspended;

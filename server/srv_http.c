@@ -174,19 +174,119 @@ answer_response(struct srv_request *r)
 	return resp;
 }
 
+/* The strong entity tag of a body: "64 hex digits" of two FNV-1a variants
+ * over its bytes (srv_content_hash's, which stops at a NUL: bodies are
+ * bytes with a length). */
+static void
+entity_tag(const char *body, size_t len, char tag[40])
+{
+	uint64_t h1 = 1469598103934665603ULL, h2 = 0x84222325cbf29ce4ULL;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)body[i];
+		h1 = (h1 ^ c) * 1099511628211ULL;
+		h2 = (h2 ^ c) * 0x100000001b3ULL;
+		h2 ^= h2 >> 29;
+	}
+	snprintf(tag, 40, "\"%016llx%016llx\"", (unsigned long long)h1, (unsigned long long)h2);
+}
+
+/* RFC 9110 section 13.1.2: whether If-None-Match lists `tag` (weak
+ * comparison: a W/ prefix is ignored) or is "*". */
+static int
+none_match_hit(const char *list, const char *tag)
+{
+	size_t n = strlen(tag);
+
+	for (const char *p = list; *p != '\0';) {
+		size_t len;
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		if (*p == '*')
+			return 1;
+		if (strncmp(p, "W/", 2) == 0)
+			p += 2;
+		len = strcspn(p, ",");
+		while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+			len--;
+		if (len == n && strncmp(p, tag, n) == 0)
+			return 1;
+		p += strcspn(p, ",");
+	}
+	return 0;
+}
+
+/* A GET's answer the handler marked immutable: its ETag into tag (else
+ * tag is ""), and a 304 without a body when If-None-Match names it. */
+static void
+conditional(struct srv_request *r, char tag[40])
+{
+	const char *inm;
+
+	tag[0] = '\0';
+	if (r->cache_control == SRV_CACHE_UNSAID || (strcmp(r->method, "GET") != 0 && strcmp(r->method, "HEAD") != 0)) {
+		r->cache_control = SRV_CACHE_UNSAID;
+		return;
+	}
+	if (r->cache_control != SRV_CACHE_IMMUTABLE)
+		return;
+	if (r->status != 200 || r->stream != NULL) {
+		r->cache_control = SRV_CACHE_UNSAID;    /* an error in its place: nothing said */
+		return;
+	}
+	entity_tag(r->resp != NULL ? r->resp : "", r->resp_len, tag);
+	inm = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
+	if (inm == NULL || !none_match_hit(inm, tag))
+		return;
+	/* RFC 9110 section 15.4.5: the validator and cache headers a 200
+	 * would have had, no body and no representation metadata */
+	free(r->resp);
+	r->resp = NULL;
+	r->resp_len = 0;
+	r->status = 304;
+	r->content_type = NULL;
+	r->location[0] = '\0';
+}
+
+static ssize_t
+no_content(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	(void)cls, (void)pos, (void)buf, (void)max;
+	return MHD_CONTENT_READER_END_OF_STREAM;
+}
+
+/* A 304 without a body, and without the "Content-Length: 0" that
+ * libmicrohttpd 0.9.75 adds to every response of known size (RFC 9110
+ * section 8.6: a 304 may only carry the length of the 200 it stands for):
+ * of unknown size, HTTP/1.0-style (no chunks; the connection closes after
+ * it, which is how such a response ends). */
+static struct MHD_Response *
+not_modified_response(void)
+{
+	struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64, no_content, NULL, NULL);
+
+	if (resp != NULL)
+		MHD_set_response_options(resp, MHD_RF_HTTP_VERSION_1_0_ONLY, MHD_RO_END);
+	return resp;
+}
+
 /* Queues r's response on its connection. */
 static enum MHD_Result
 send_reply(struct srv_request *r)
 {
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
-	char num[32];
+	char num[32], tag[40];
 	int streamed = 0;
 
+	conditional(r, tag);
 	if (r->stream != NULL) {
 		resp = r->stream;
 		r->stream = NULL;
 		streamed = 1;
+	} else if (r->status == 304) {
+		if ((resp = not_modified_response()) == NULL)
+			return MHD_NO;
 	} else if ((resp = answer_response(r)) == NULL)
 		return MHD_NO;
 	if (r->content_type != NULL)
@@ -205,6 +305,13 @@ send_reply(struct srv_request *r)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"dnnsat\"");
 	if (r->close_connection)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+	if (tag[0] != '\0')
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, tag);
+
+	if (r->cache_control == SRV_CACHE_IMMUTABLE)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "max-age=31536000, immutable");
+	else if (r->cache_control == SRV_CACHE_NO_STORE)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	ret = MHD_queue_response(r->conn, (unsigned)r->status, resp);
 	MHD_destroy_response(resp);
 	r->phase = 3;

@@ -18,7 +18,7 @@
 
 /* every status the service answers (a request timed out by the guard:
  * 408, reported by it with its route: srv_http_timed_out) */
-static const int status_codes[] = { 200, 201, 202, 308, 400, 401, 404, 405, 408, 409, 413, 414, 415, 422, 429, 431,
+static const int status_codes[] = { 200, 201, 202, 304, 308, 400, 401, 404, 405, 408, 409, 413, 414, 415, 422, 429, 431,
 	500, 503 };
 #define NSTATUS ((int)(sizeof status_codes / sizeof status_codes[0]) + 1)     /* + other */
 static const double buckets[] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,

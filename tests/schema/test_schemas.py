@@ -216,6 +216,8 @@ for m, p, o in operations:
                   list(content) == ["application/problem+json"], str(list(content)))
         elif code in ("307", "308"):
             check("%s %s has a Location" % (where, code), "Location" in r.get("headers", {}))
+        elif code == "304":
+            check("%s 304 has no body and an ETag" % where, not content and "ETag" in r.get("headers", {}))
         else:
             check("%s %s has content" % (where, code), bool(content) and re.match(r"^[1-3][0-9][0-9]$", code))
         check("%s %s described" % (where, code), bool(r.get("description")))

@@ -1842,6 +1842,94 @@ START_TEST(test_server_every_answer_logged)
 }
 END_TEST
 
+static void member(const char *resp, const char *key, char *out, size_t cap);
+
+/* The value of header `name` (with its ": ") in a response, copied into
+ * out ("" when absent). */
+static void
+header_value(const char *resp, const char *name, char *out, size_t cap)
+{
+	const char *p = strcasestr(resp, name), *end = strstr(resp, "\r\n\r\n");
+
+	out[0] = '\0';
+	if (p == NULL || (end != NULL && p > end))
+		return;
+	p += strlen(name);
+	snprintf(out, cap, "%.*s", (int)strcspn(p, "\r\n"), p);
+}
+
+/* A finished reduction's answer and seeded uniform samples never change:
+ * ETag and Cache-Control: max-age=31536000, immutable; If-None-Match with
+ * the tag (also weak, also "*") is a 304 without a body or a
+ * Content-Length (libmicrohttpd 0.9.75 would send "Content-Length: 0",
+ * which RFC 9110 section 8.6 forbids on a 304). A count still running, or
+ * samples drawn from it, change: Cache-Control: no-store, no ETag. Other
+ * methods' answers say nothing. */
+START_TEST(test_server_caching)
+{
+	static const char *const extra[] = { "--max-body", "1048576", NULL };
+	static char buf[1 << 16];
+	char id[33], open_id[33], path[160], tag[64], again[64], inm[128], cc[64];
+	json_t *q;
+
+	server_start_with(NULL, extra);
+	ck_assert_int_eq(http("POST", "/v1/reductions", "application/json",
+	    "{\"model\":\"mlp\",\"space\":{\"hidden\":{\"_type\":\"choice\",\"_value\":[64,128]}},"
+	    "\"budgets\":{\"memory\":\"2GiB\"}}", NULL, buf, sizeof buf), 201);
+	ck_assert_ptr_null(strcasestr(buf, "\r\nETag:"));
+	ck_assert_ptr_null(strcasestr(buf, "\r\nCache-Control:"));
+	member(buf, "id", id, sizeof id);
+	snprintf(path, sizeof path, "/v1/reductions/%s", id);
+	for (int k = 0; k < 2; k++) {
+		/* the reduction, then seeded samples */
+		ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 200);
+		header_value(buf, "\r\nETag: ", tag, sizeof tag);
+		ck_assert_uint_eq(strlen(tag), 34);
+		ck_assert_int_eq(tag[0], '"');
+		header_value(buf, "\r\nCache-Control: ", cc, sizeof cc);
+		ck_assert_str_eq(cc, "max-age=31536000, immutable");
+		ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 200);
+		header_value(buf, "\r\nETag: ", again, sizeof again);
+		ck_assert_str_eq(again, tag);
+		for (int form = 0; form < 3; form++) {
+			snprintf(inm, sizeof inm, "If-None-Match: %s\r\n", form == 0 ? tag : form == 2 ? "*" : "");
+			if (form == 1)
+				snprintf(inm, sizeof inm, "If-None-Match: \"other\", W/%s\r\n", tag);
+			ck_assert_int_eq(http("GET", path, NULL, NULL, inm, buf, sizeof buf), 304);
+			ck_assert_str_eq(body_of(buf), "");
+			ck_assert_ptr_null(strcasestr(buf, "\r\nContent-Length:"));
+			ck_assert_ptr_null(strcasestr(buf, "\r\nContent-Type:"));
+			header_value(buf, "\r\nETag: ", again, sizeof again);
+			ck_assert_str_eq(again, tag);
+			header_value(buf, "\r\nCache-Control: ", cc, sizeof cc);
+			ck_assert_str_eq(cc, "max-age=31536000, immutable");
+		}
+		ck_assert_int_eq(http("GET", path, NULL, NULL, "If-None-Match: \"other\"\r\n", buf, sizeof buf), 200);
+		ck_assert_ptr_nonnull(strstr(body_of(buf), k == 0 ? id : "\"distribution\":\"uniform\""));
+		snprintf(path, sizeof path, "/v1/reductions/%s/samples?n=3&seed=5", id);
+	}
+	/* samples without a seed: not said to be immutable */
+	snprintf(path, sizeof path, "/v1/reductions/%s/samples?n=3", id);
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 200);
+	ck_assert_ptr_null(strcasestr(buf, "\r\nETag:"));
+	/* a count still running: no-store, and If-None-Match changes nothing */
+	q = t24_query();
+	json_object_set_new(q, "timeout", json_real(0.3));
+	post_reduction(q, 202, open_id);
+	snprintf(path, sizeof path, "/v1/reductions/%s?timeout=0.3", open_id);
+	ck_assert_int_eq(http("GET", path, NULL, NULL, "If-None-Match: *\r\n", buf, sizeof buf), 202);
+	header_value(buf, "\r\nCache-Control: ", cc, sizeof cc);
+	ck_assert_str_eq(cc, "no-store");
+	ck_assert_ptr_null(strcasestr(buf, "\r\nETag:"));
+	snprintf(path, sizeof path, "/v1/reductions/%s/samples?n=2&seed=1&timeout=1&count_timeout=0", open_id);
+	ck_assert_int_eq(http("GET", path, NULL, NULL, NULL, buf, sizeof buf), 200);
+	ck_assert_ptr_nonnull(strstr(body_of(buf), "\"distribution\":\"approximate\""));
+	header_value(buf, "\r\nCache-Control: ", cc, sizeof cc);
+	ck_assert_str_eq(cc, "no-store");
+	srv_stop(&server);
+}
+END_TEST
+
 /* The number of answers (status lines) in a response stream. */
 static int
 count_answers(const char *buf)
@@ -2369,6 +2457,7 @@ suite(void)
 	tcase_add_test(t, test_server_hostile_requests);
 	tcase_add_test(t, test_server_framing);
 	tcase_add_test(t, test_server_every_answer_logged);
+	tcase_add_test(t, test_server_caching);
 	tcase_add_test(t, test_server_stream_cut_by_stop);
 	tcase_add_test(t, test_server_bounds_409);
 	tcase_add_test(t, test_server_samples_none);
