@@ -4,10 +4,10 @@
  * checked before: srv_guard, from the URI callback) and freed in the
  * completion callback. Order of checks on the headers: the framing
  * (conflicting Content-Length, or one with Transfer-Encoding: 400 and the
- * connection closed), %00 in the URI (400), route (404/405), token (401), header size (431), a query
- * parameter given twice (400), content type (415), declared length (413);
- * the body is copied into our own buffer with our own cap (413 once
- * exceeded; the rest is read and dropped), parsed with duplicate keys
+ * connection closed), %00 in the URI (400), route (404/405), token (401),
+ * header size (431), a query parameter given twice (400), content type
+ * (415), declared length (413); the body is copied into our own buffer
+ * with our own cap (413 once exceeded; the rest is read and dropped), parsed with duplicate keys
  * rejected (400 with line and column), except an upload's ONNX file
  * (SRV_R_UPLOAD: its own cap, --max-model-bytes, kept raw), and counted
  * with every connection's bodies and large answers against --max-buffered
@@ -174,9 +174,9 @@ answer_response(struct srv_request *r)
 	return resp;
 }
 
-/* The strong entity tag of a body: "64 hex digits" of two FNV-1a variants
- * over its bytes (srv_content_hash's, which stops at a NUL: bodies are
- * bytes with a length). */
+/* The strong entity tag of a body: 32 hex digits, quoted, of two FNV-1a
+ * variants over its bytes (srv_content_hash's, which stops at a NUL:
+ * bodies are bytes with a length). */
 static void
 entity_tag(const char *body, size_t len, char tag[40])
 {
@@ -307,7 +307,6 @@ send_reply(struct srv_request *r)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
 	if (tag[0] != '\0')
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, tag);
-
 	if (r->cache_control == SRV_CACHE_IMMUTABLE)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "max-age=31536000, immutable");
 	else if (r->cache_control == SRV_CACHE_NO_STORE)
