@@ -2094,7 +2094,9 @@ def phase_models(st):
     models, idempotent ids, GET, queries by {"id"} equal to the inline
     model's, every refused body; eviction from a small in-memory cache;
     with PostgreSQL: models across a restart and a second process, a row
-    edited in the database never served."""
+    edited in the database never served; a reduction's row damaged while no
+    process holds it in memory: computed again from its intact request, or
+    404 reduction-damaged on every process when its request is damaged too."""
     d = Daemon("models", ["--workers", "2", "--max-model-bytes", "700000"]).start()
     models_common(d, "mem")
     models_bad_bodies(d, "mem")
