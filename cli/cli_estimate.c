@@ -106,7 +106,8 @@ print_table(const struct cli_query *q, const struct cm_model *m, const union exp
 	if (q->wl.training && q->wl.grad_accum > 1)
 		printf(", %d micro-batches per step", q->wl.grad_accum);
 	if (q->wl.training && q->wl.checkpointing)
-		printf(", gradient checkpointing");
+		printf(", gradient checkpointing%s", cm_model_checkpointing_warning(m) != NULL ?
+		    " (no block to apply to: none)" : "");
 	if (q->wl.training && q->wl.keep_grads)
 		printf(", zero_grad to zeros");
 	if (q->wl.training && q->wl.optimizer_for_loop)
@@ -289,6 +290,8 @@ cli_estimate(int argc, char **argv)
 	}
 	if (build_model(&q, &m, &err) != 0)
 		goto out;
+	if (cm_model_checkpointing_warning(m) != NULL)
+		fprintf(stderr, "dnnsat: warning: %s\n", cm_model_checkpointing_warning(m));
 	scratch = malloc(sizeof *scratch * (size_t)cm_model_scratch_len(m));
 	if (scratch == NULL) {
 		dn_error_set(&err, DN_ENOMEM, NULL, "out of memory");

@@ -62,7 +62,8 @@ static const char *const import_options[] = { "--name", "--dim", "--unknown", "-
 	"  --attention sdpa|eager|math|mem_efficient|flash   attention kernel (default sdpa: flash on\n" \
 	"                        compute capability >= 8.0 in fp16/bf16, else mem_efficient)\n" \
 	"  --grad-accum N        micro-batches per optimizer step (batch_size is one micro-batch)\n" \
-	"  --checkpointing       gradient checkpointing of every block (repeat iteration)\n" \
+	"  --checkpointing       gradient checkpointing of every block (a top-level repeat's iteration,\n" \
+	"                        a residual block; a warning where the model has none)\n" \
 	"  --zero-grad set_to_none|zeros   zeros: gradients stay allocated across steps (zero_grad(set_to_none=False),\n" \
 	"                        PyTorch < 2.0's default; default set_to_none)\n" \
 	"  --optimizer-impl foreach|for_loop   for_loop: the optimizer steps one weight at a time (PyTorch < 2.0,\n" \
@@ -91,7 +92,8 @@ static const struct cli_cmd commands[] = {
 	  "  --attention sdpa|eager|math|mem_efficient|flash   attention kernel (default sdpa: flash on\n"
 	  "                        compute capability >= 8.0 in fp16/bf16, else mem_efficient)\n"
 	  "  --grad-accum N        micro-batches per optimizer step (batch_size is one micro-batch)\n"
-	  "  --checkpointing       gradient checkpointing of every block (repeat iteration)\n"
+	  "  --checkpointing       gradient checkpointing of every block (a top-level repeat's iteration,\n"
+	  "                        a residual block; a warning where the model has none)\n"
 	  "  --zero-grad set_to_none|zeros   zeros: gradients stay allocated across steps (zero_grad(set_to_none=False),\n"
 	  "                        PyTorch < 2.0's default; default set_to_none)\n"
 	  "  --optimizer-impl foreach|for_loop   for_loop: the optimizer steps one weight at a time (PyTorch < 2.0,\n"

@@ -1,52 +1,24 @@
 /*
  * ckpt_plan.c - which operators form checkpointed blocks and which kept
- * activations they recompute (see ckpt_plan.h). Blocks are read from the
- * operators' instance paths: "$.layers[A][i]" is iteration i of the repeat
- * at top-level item A; each such prefix, contiguous in execution order, is
- * one block.
+ * activations they recompute (see ckpt_plan.h). Blocks are the builder's
+ * checkpoint segments (cm_op.ckpt_seg): each run of one segment number,
+ * contiguous in execution order, is one block.
  */
 #include "ckpt_plan.h"
 
 #include <limits.h>
-#include <stdlib.h>
-#include <string.h>
-
-/* Parses "$.layers[A][i]" at the start of `path`: 1 and the two numbers,
- * or 0 when the operator is not inside a top-level repeat. */
-static int
-block_key(const char *path, long *a, long *i)
-{
-	static const char pre[] = "$.layers[";
-	char *end;
-
-	if (strncmp(path, pre, sizeof pre - 1) != 0)
-		return 0;
-	*a = strtol(path + sizeof pre - 1, &end, 10);
-	if (end[0] != ']' || end[1] != '[')
-		return 0;
-	*i = strtol(end + 2, &end, 10);
-	return end[0] == ']';
-}
 
 int
 ckpt_plan_mark(struct cm_graph *m)
 {
-	long pa = -1, pi = -1;
-	int nblocks = 0;
+	int prev = 0, nblocks = 0;
 
 	for (int k = 0; k < m->nops; k++) {
-		long a, i;
 		struct cm_op *op = &m->ops[k];
-		if (!block_key(op->path, &a, &i)) {
-			op->ckpt = 0;
-			pa = pi = -1;
-			continue;
-		}
-		if (a != pa || i != pi)
+		if (op->ckpt_seg != 0 && op->ckpt_seg != prev)
 			nblocks++;
-		pa = a;
-		pi = i;
-		op->ckpt = nblocks;
+		prev = op->ckpt_seg;
+		op->ckpt = op->ckpt_seg != 0 ? nblocks : 0;
 	}
 	/* each block's last operator, walking back */
 	for (int k = m->nops - 1, last = -1, cur = 0; k >= 0; k--) {

@@ -31,6 +31,7 @@ struct cm_model {
 	expr_id trainable;              /* parameters the optimizer updates (training) */
 	expr_id *op_out_bytes, *op_saved_bytes;
 	struct expr_tape tape;          /* compiled graph for cm_model_eval */
+	int ckpt_blocks;                /* checkpointed blocks (training with checkpointing) */
 };
 
 static const char *const metric_names[CM_M_NMETRICS] = {
@@ -112,6 +113,20 @@ int
 cm_model_has_attention(const struct cm_model *m)
 {
 	return m->graph.nattention > 0;
+}
+
+const char *
+cm_model_checkpointing_warning(const struct cm_model *m)
+{
+	if (!m->wl.checkpointing)
+		return NULL;
+	if (!m->wl.training)
+		return "checkpointing applies to training only: an inference workload costs the same without it";
+	if (m->ckpt_blocks == 0)
+		return "checkpointing has no block to apply to in this model (a block is an iteration of a "
+		    "top-level repeat, or a layer item marked \"checkpoint\": true in the model file; "
+		    "docs/training-techniques.md): every cost is the same as without checkpointing";
+	return NULL;
 }
 
 void
@@ -221,9 +236,13 @@ cm_model_build(struct cm_model_def *def, const struct cm_workload *wl,
 	m->wl = *wl;
 	m->dev = *dev;
 	mem_profile_pytorch(dev, &prof);
-	if (model_graph_build(def, wl, dev, bounds, &m->graph, err) != 0 ||
-	    (wl->training && wl->checkpointing && ckpt_plan_mark(&m->graph) < 0) ||
-	    mem_plan_build(&m->graph, wl, &prof, &m->mem, err) != 0 ||
+	if (model_graph_build(def, wl, dev, bounds, &m->graph, err) != 0) {
+		cm_model_free(m);
+		return -1;
+	}
+	if (wl->training && wl->checkpointing)
+		m->ckpt_blocks = ckpt_plan_mark(&m->graph);
+	if (mem_plan_build(&m->graph, wl, &prof, &m->mem, err) != 0 ||
 	    perf_build(&m->graph, wl, dev, &m->mem, &m->perf, err) != 0 ||
 	    build_totals(m, err) != 0) {
 		cm_model_free(m);

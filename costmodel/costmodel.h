@@ -309,7 +309,8 @@ struct cm_workload {
 	int grad_accum;             /* micro-batches per optimizer step; 0 or 1: none.
 	                             * The model's batch is one micro-batch */
 	int checkpointing;          /* gradient checkpointing of every block (each
-	                             * iteration of a top-level repeat) */
+	                             * iteration of a top-level repeat, each item
+	                             * marked "checkpoint": true; ckpt_plan.h) */
 	int keep_grads;             /* zero_grad(set_to_none=False), the default before
 	                             * PyTorch 2.0: weight gradients stay allocated
 	                             * (zeroed) across steps, as with grad_accum */
@@ -518,6 +519,11 @@ int cm_model_nops(const struct cm_model *m);
 /* 1 when the model has an attention layer (attention or attention_core), the
  * layers the workload's attention kernel applies to; else 0. */
 int cm_model_has_attention(const struct cm_model *m);
+/* Why the workload's gradient checkpointing changes nothing here, one
+ * sentence (the warning the CLI prints and the API answers carry), or NULL
+ * where it applies or was not asked for: an inference workload, or a model
+ * without a checkpoint block (ckpt_plan.h). */
+const char *cm_model_checkpointing_warning(const struct cm_model *m);
 
 /* Shape of the model's output (the last layer's tensor, before the loss a
  * training build appends) for the configuration last evaluated in `scratch`;

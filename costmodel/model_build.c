@@ -26,7 +26,7 @@
 #define MAX_UNROLL 4096
 #define MAX_OPS 200000
 
-static const char *const item_common[] = { "name", "input", "inputs", "comment", NULL };
+static const char *const item_common[] = { "name", "input", "inputs", "comment", "checkpoint", NULL };
 
 /* ---- scopes ---- */
 
@@ -420,6 +420,12 @@ walk_repeat(struct model_builder *mb, const json_t *item, const char *fpath,
 	struct expr_graph *g = &mb->m->g;
 	const json_t *body = json_object_get(item, "body");
 	const char *index = json_string_value(json_object_get(item, "index"));
+	const json_t *ck = json_object_get(item, "checkpoint");
+	/* each copy one checkpoint segment (ckpt_plan.h): "checkpoint": true,
+	 * and a top-level repeat unless "checkpoint": false, as Hugging Face's
+	 * gradient_checkpointing_enable() checkpoints every layer; not inside
+	 * a segment already (the outermost wins) */
+	int seg_copies = mb->ckpt_seg == 0 && (ck != NULL ? json_is_true(ck) : mb->item_depth == 1);
 	char p[600], fp[600], ip[600];
 	expr_id count;
 	int64_t copies, maxv = INT64_MAX;
@@ -500,7 +506,11 @@ walk_repeat(struct model_builder *mb, const json_t *item, const char *fpath,
 		}
 		dn_fmt(fp, sizeof fp, "%s.body", fpath);
 		dn_fmt(ip, sizeof ip, "%s[%lld].body", ipath, (long long)k);
+		if (seg_copies)
+			mb->ckpt_seg = ++mb->nckpt_segs;
 		rc = walk_list(mb, body, fp, ip, &inner, present, cur, &out);
+		if (seg_copies)
+			mb->ckpt_seg = 0;
 		scope_free(&inner);
 		if (rc != 0)
 			goto done;
@@ -763,8 +773,9 @@ walk_item(struct model_builder *mb, const json_t *item, const char *fpath,
 {
 	const json_t *inputs = json_object_get(item, "inputs");
 	const json_t *name = json_object_get(item, "name");
+	const json_t *ck = json_object_get(item, "checkpoint");
 	int in[CM_MAX_IN], nin = 1, r;
-	int kinds = 0;
+	int kinds = 0, seg = 0;
 	static const char *const kind_keys[] = { "op", "branches", "repeat", "choice", "if", "use" };
 
 	if (!json_is_object(item))
@@ -798,7 +809,14 @@ walk_item(struct model_builder *mb, const json_t *item, const char *fpath,
 	}
 	if (name != NULL && (!json_is_string(name) || json_string_length(name) == 0 || json_string_length(name) > 64))
 		return dn_error_set(mb->err, DN_EINVAL, fpath, "\"name\" must be a non-empty string of at most 64 characters");
+	if (ck != NULL && !json_is_boolean(ck))
+		return dn_error_set(mb->err, DN_EINVAL, fpath, "\"checkpoint\" must be true or false");
+	/* "checkpoint": true makes the item one checkpoint segment (a repeat:
+	 * each copy, walk_repeat), unless it is inside one already */
+	if (json_is_true(ck) && mb->ckpt_seg == 0 && json_object_get(item, "repeat") == NULL)
+		seg = mb->ckpt_seg = ++mb->nckpt_segs;
 
+	mb->item_depth++;
 	if (json_object_get(item, "op") != NULL)
 		r = walk_op(mb, item, fpath, ipath, sc, guard, nin, in);
 	else if (json_object_get(item, "branches") != NULL)
@@ -811,6 +829,9 @@ walk_item(struct model_builder *mb, const json_t *item, const char *fpath,
 		r = walk_if(mb, item, fpath, ipath, sc, guard, in[0]);
 	else
 		r = walk_use(mb, item, fpath, ipath, sc, guard, in[0]);
+	mb->item_depth--;
+	if (seg)
+		mb->ckpt_seg = 0;
 	if (r < 0) {
 		if (!dn_error_isset(mb->err))
 			dn_error_set(mb->err, DN_EINTERNAL, fpath, "could not build this layer");

@@ -45,6 +45,11 @@ struct model_builder {
 	expr_id divisors[16];
 	int def_depth;
 	int64_t unrolled;                   /* product of the enclosing repeats' copies */
+	int item_depth;                     /* layer items enclosing the one being walked (1: top level) */
+	/* gradient checkpointing: the segment of the enclosing checkpointed
+	 * item (0: none; the operators built get it, cm_op.ckpt_seg) and the
+	 * segments opened so far */
+	int ckpt_seg, nckpt_segs;
 	/* fine-tuning (cm_finetune.c): the composite whose sub-operators are
 	 * being built (its rule name, NULL at the top level); while a LoRA
 	 * composite builds its parts, ft_force is 1 (frozen base) or 0

@@ -111,9 +111,12 @@ struct cm_op {
 	                         * the library may ask more than ws_fwd/ws_bwd
 	                         * (the safe estimate's; 0: none) */
 	expr_id bwd_extra;      /* bytes of backward temporaries beyond gradients */
-	/* gradient checkpointing (ckpt_plan.h): block number + 1 (0: none) and
-	 * the block's last operator (-1: none) */
-	int ckpt, ckpt_last;
+	/* gradient checkpointing (ckpt_plan.h): the checkpoint segment the
+	 * builder put the operator in (1, 2, ...: the outermost layer item
+	 * with "checkpoint" true, a copy of such a repeat or of a top-level
+	 * repeat; 0: none), its block number + 1 (0: none) and the block's
+	 * last operator (-1: none) */
+	int ckpt_seg, ckpt, ckpt_last;
 	/* fine-tuning: the weights are frozen (requires_grad=False: no
 	 * gradient, no optimizer state, no autocast cache); the operator is a
 	 * LoRA adapter (its weights are not the model's "params") */

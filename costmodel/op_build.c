@@ -771,6 +771,7 @@ mb_finish_op(struct model_builder *mb, struct op_build *ob)
 	autocast_casts(mb, ob, trainable);
 	ob->op.path = strdup(ob->inst_path);
 	ob->op.guard = ob->guard;
+	ob->op.ckpt_seg = mb->ckpt_seg;
 	ob->op.nin = ob->nin;
 	memcpy(ob->op.in, ob->in, sizeof ob->op.in);
 	ob->op.out = ob->out;

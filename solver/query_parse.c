@@ -959,6 +959,9 @@ parse_query(const json_t *req, const struct cm_device_catalog *catalog, struct s
 		return -1;
 	if (cm_model_build(q->def, &q->wl, &q->device, q->bounds, &q->model, err) != 0)
 		return -1;
+	if (cm_model_checkpointing_warning(q->model) != NULL &&
+	    sq_warn(q, err, "%s", cm_model_checkpointing_warning(q->model)) != 0)
+		return -1;
 	return build_feasible(q, json_object_get(req, "constraints"), err);
 }
 

@@ -81,6 +81,18 @@ check softmax-saves 0 'for-loop optimizer, softmax keeps its input' -- estimate 
 # --pytorch: a release's defaults; what is given explicitly wins, wherever --pytorch stands
 check pytorch-defaults 0 'attention eager, zero_grad to zeros, for-loop optimizer, softmax keeps its input, PyTorch 1.10' -- estimate --preset gpt2 batch_size=1 --pytorch 1.10
 check pytorch-explicit 0 'attention eager, for-loop optimizer, PyTorch 1.13$' -- estimate --preset gpt2 batch_size=1 --zero-grad set_to_none --pytorch 1.13
+# --checkpointing where nothing is checkpointed (vgg16: no residual block, no top-level repeat;
+# any model in inference) is said, on stderr and in the answer's warnings, never silently ignored
+check ckpt-no-block 0 '^dnnsat: warning: checkpointing has no block to apply to in this model (a block is an iteration of a top-level repeat, or a layer item marked "checkpoint": true' -- estimate --preset vgg16 batch_size=1 --checkpointing
+check_again ckpt-no-block-workload '^workload     training, fp32, adam, gradient checkpointing (no block to apply to: none)$'
+check ckpt-no-block-json 0 '^    "checkpointing has no block to apply to in this model' -- estimate --preset vgg16 batch_size=1 --checkpointing --json
+check ckpt-inference 0 '^dnnsat: warning: checkpointing applies to training only' -- estimate --preset resnet18 batch_size=1 --checkpointing --inference
+printf '{"batch_size": {"_type": "choice", "_value": [8, 16]}}' > "$tmp/ckpt.json"
+check ckpt-no-block-count 0 '^dnnsat: warning: checkpointing has no block to apply to in this model' -- count --preset vgg16 --space "$tmp/ckpt.json" --checkpointing
+check ckpt-no-block-count-json 0 '"checkpointing has no block to apply to in this model' -- count --preset vgg16 --space "$tmp/ckpt.json" --checkpointing --json
+# ResNet's residual blocks are checkpointed (PyTorch's bytes: test_costs), without a warning
+"$DNNSAT" estimate --preset resnet18 batch_size=2 --checkpointing >"$tmp/out" 2>&1
+if [ $? -eq 0 ] && ! grep -q warning "$tmp/out" && grep -q "^activations  23.7 MiB kept for backward$" "$tmp/out"; then ok; else bad ckpt-resnet; fi
 check pytorch-sdpa 2 '--attention: "flash" needs PyTorch 2.0 or later' -- estimate --preset gpt2 --attention flash --pytorch 1.13
 check pytorch-sdpa-json 2 '\$.workload.attention: "sdpa" needs PyTorch 2.0 or later' -- count --preset resnet50 --space "$top_srcdir/examples/spaces/resnet.json" --pytorch 1.12 --attention sdpa
 check bad-pytorch 2 '--pytorch: "2" is not a release such as 2.4 or 1.13' -- estimate --preset gpt2 --pytorch 2

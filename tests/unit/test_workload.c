@@ -13,7 +13,9 @@
  *  - gradient accumulation: gradients alive through the next micro-batch,
  *    forward and backward once per micro-batch;
  *  - gradient checkpointing per block: what stays kept, the recompute's
- *    activations in the backward and its time;
+ *    activations in the backward and its time; blocks marked
+ *    "checkpoint": true (nested: the outermost), a top-level repeat's
+ *    "checkpoint": false, and the warning where nothing is checkpointed;
  *  - fine-tuning: frozen weights (no gradient or optimizer state, a frozen
  *    prefix keeps nothing) and LoRA (trainable adapters only, their MACs
  *    and saved tensors, less memory than full fine-tuning).
@@ -655,6 +657,95 @@ START_TEST(test_checkpointing)
 }
 END_TEST
 
+/* ---- "checkpoint": true on layer items (what the CNN templates mark) ---- */
+
+/* x [b, 128, 256]; def blk: linear(1024), gelu, linear(256) (keeps, inside:
+ * gelu's input and the second linear's input, 8 x 128 x 1024 fp32 each);
+ * `layers` the model's layer list */
+static int
+marked_model(struct tmodel *t, const struct cm_workload *wl, const char *layers)
+{
+	char text[2048];
+
+	snprintf(text, sizeof text, "{\"dnnsat_model\": 1, \"name\": \"marked\", \"hyperparameters\": {"
+	    "\"b\": {\"type\": \"int\", \"default\": 8}},"
+	    "\"inputs\": [{\"name\": \"x\", \"shape\": [\"b\", 128, 256], \"dtype\": \"float\"}],"
+	    "\"defs\": {\"blk\": {\"body\": [{\"op\": \"linear\", \"out_features\": 1024},"
+	    " {\"op\": \"gelu\"}, {\"op\": \"linear\", \"out_features\": 256}]},"
+	    " \"stack\": {\"body\": [{\"repeat\": 3, \"checkpoint\": true, \"body\": [{\"use\": \"blk\"}]}]}},"
+	    "\"layers\": %s}", layers);
+	if (tmodel_from_text(t, text, wl) != 0)
+		return -1;
+	tmodel_eval(t);
+	return 0;
+}
+
+/* act_saved_bytes without and with checkpointing, and the warning */
+static void
+marked_saved(const char *layers, int64_t *plain, int64_t *ckpt, int *warned)
+{
+	struct cm_workload wl = test_workload(1);
+	struct tmodel t0, t1;
+
+	ck_assert_msg(marked_model(&t0, &wl, layers) == 0, "%s", t0.err.message);
+	wl.checkpointing = 1;
+	ck_assert_msg(marked_model(&t1, &wl, layers) == 0, "%s", t1.err.message);
+	*plain = t0.r.act_saved_bytes;
+	*ckpt = t1.r.act_saved_bytes;
+	*warned = cm_model_checkpointing_warning(t1.m) != NULL;
+	ck_assert_ptr_null(cm_model_checkpointing_warning(t0.m));
+	tmodel_free(&t0);
+	tmodel_free(&t1);
+}
+
+START_TEST(test_checkpoint_marks)
+{
+	const int64_t inner = 2LL * 8 * 128 * 1024 * 4, edge = 8LL * 128 * 256 * 4;
+	int64_t p, c;
+	int warned;
+	struct tmodel t;
+	struct cm_workload wl = test_workload(1);
+
+	/* two marked uses are two blocks; the third, unmarked, keeps all */
+	marked_saved("[{\"use\": \"blk\", \"checkpoint\": true}, {\"use\": \"blk\", \"checkpoint\": true},"
+	    " {\"use\": \"blk\"}]", &p, &c, &warned);
+	ck_assert_int_eq(p - c, 2 * inner);
+	ck_assert(!warned);
+	/* a marked repeat inside a def: each copy a block */
+	marked_saved("[{\"use\": \"stack\"}]", &p, &c, &warned);
+	ck_assert_int_eq(p - c, 3 * inner);
+	ck_assert(!warned);
+	/* nested marks: the outermost is the block, so the edge between the
+	 * two inner blocks (kept by the second one's first linear) is
+	 * recomputed too */
+	marked_saved("[{\"branches\": [[{\"use\": \"blk\", \"checkpoint\": true}, {\"use\": \"blk\", \"checkpoint\": true}]],"
+	    " \"merge\": \"add\", \"checkpoint\": true}]", &p, &c, &warned);
+	ck_assert_int_eq(p - c, 2 * inner + edge);
+	/* a top-level repeat is blocks unless it says "checkpoint": false */
+	marked_saved("[{\"repeat\": 2, \"body\": [{\"use\": \"blk\"}]}]", &p, &c, &warned);
+	ck_assert_int_eq(p - c, 2 * inner);
+	marked_saved("[{\"repeat\": 2, \"checkpoint\": false, \"body\": [{\"use\": \"blk\"}]}]", &p, &c, &warned);
+	ck_assert_int_eq(p - c, 0);
+	ck_assert(warned);
+	/* no block at all: the same estimate, said in a warning (not silently) */
+	marked_saved("[{\"use\": \"blk\"}, {\"use\": \"blk\"}]", &p, &c, &warned);
+	ck_assert_int_eq(p - c, 0);
+	ck_assert(warned);
+	/* inference: checkpointing does nothing, said too */
+	wl = test_workload(0);
+	wl.checkpointing = 1;
+	ck_assert_msg(marked_model(&t, &wl, "[{\"use\": \"stack\"}]") == 0, "%s", t.err.message);
+	ck_assert_ptr_nonnull(strstr(cm_model_checkpointing_warning(t.m), "training only"));
+	tmodel_free(&t);
+	/* the field must be a boolean: the error names the item */
+	wl = test_workload(1);
+	ck_assert_int_ne(marked_model(&t, &wl, "[{\"use\": \"blk\", \"checkpoint\": 1}]"), 0);
+	ck_assert_str_eq(t.err.path, "$.layers[0]");
+	ck_assert_str_eq(t.err.message, "\"checkpoint\" must be true or false");
+	tmodel_free(&t);
+}
+END_TEST
+
 /* ---- fine-tuning: frozen weights and LoRA ---- */
 
 /* x [b, 1, 256] -> linear(1024), gelu, linear(256): activations so small
@@ -862,6 +953,7 @@ suite(void)
 	tcase_add_test(t, test_optimizer_state);
 	tcase_add_test(t, test_grad_accum);
 	tcase_add_test(t, test_checkpointing);
+	tcase_add_test(t, test_checkpoint_marks);
 	tcase_add_test(t, test_lora_params_and_state);
 	tcase_add_test(t, test_lora_saved);
 	tcase_add_test(t, test_frozen_prefix);
