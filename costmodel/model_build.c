@@ -16,6 +16,7 @@
 #include "dn_deadline.h"
 #include "dn_grow.h"
 
+#include <ctype.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -971,6 +972,100 @@ build_inputs(struct model_builder *mb, struct scope *sc, int *first)
 	return 0;
 }
 
+/* The hyperparameters a rule's text names, each once, in the order met (at
+ * most 4), with their values as expressions: what a violated rule shows.
+ * Read from the text, since a build for one configuration folds them to
+ * constants (cli_estimate.c). Returns how many, or -1 with mb->err set. */
+static int
+rule_vars(struct model_builder *mb, const char *text, const char *path, const char **names, expr_id *vals)
+{
+	int n = 0;
+	char quote = 0;
+
+	for (const char *s = text; *s && n < 4;) {
+		size_t len = 0;
+		int h, dup = 0;
+		if (quote) {
+			quote = *s == quote ? 0 : quote;
+			s++;
+			continue;
+		}
+		if (*s == '\'' || *s == '"') {
+			quote = *s++;
+			continue;
+		}
+		if (!(isalpha((unsigned char)*s) || *s == '_')) {
+			s++;
+			continue;
+		}
+		while (isalnum((unsigned char)s[len]) || s[len] == '_')
+			len++;
+		h = -1;
+		for (int i = 0; i < mb->def->nhps && h < 0; i++)
+			if (strlen(mb->def->hps[i].name) == len && strncmp(mb->def->hps[i].name, s, len) == 0)
+				h = i;
+		for (int i = 0; i < n && h >= 0; i++)
+			dup |= strcmp(names[i], mb->def->hps[h].name) == 0;
+		if (h >= 0 && !dup && mb->def->hps[h].type != CM_HP_CATEGORICAL) {
+			json_t *v = json_string(mb->def->hps[h].name);
+			if (v == NULL)
+				return dn_error_set(mb->err, DN_ENOMEM, path, "out of memory");
+			vals[n] = mb_parse_value(mb, v, path, expr_int(&mb->m->g, 1));
+			json_decref(v);
+			if (vals[n] < 0)
+				return -1;
+			names[n++] = mb->def->hps[h].name;
+		}
+		s += len;
+	}
+	return n;
+}
+
+/* The model's own validity rules ("rules": [{"require": COND, "message":
+ * TEXT}], checked by model_def.c): a configuration where COND is false is
+ * invalid, the violation named "$.rules[i]", the message and the condition,
+ * with the values of the hyperparameters it reads (torchvision's ViT
+ * asserting image_size % patch_size == 0 is one no operator states). */
+static int
+build_rules(struct model_builder *mb, struct scope *sc)
+{
+	const json_t *rules = json_object_get(mb->def->root, "rules");
+	struct expr_graph *g = &mb->m->g;
+	size_t i;
+	const json_t *r;
+
+	json_array_foreach(rules, i, r) {
+		const json_t *req = json_object_get(r, "require");
+		const char *msg = json_string_value(json_object_get(r, "message"));
+		const char *names[4];
+		expr_id vals[4], c;
+		char path[64], p2[80], text[1024];
+		int nv;
+
+		dn_fmt(path, sizeof path, "$.rules[%zu]", i);
+		dn_fmt(p2, sizeof p2, "%s.require", path);
+		if (expr_graph_set_origin(g, path) != 0)
+			return dn_error_set(mb->err, DN_ENOMEM, path, "out of memory");
+		mb->scope = sc;
+		c = mb_parse_value(mb, req, p2, expr_int(g, 1));
+		if (c < 0)
+			return -1;
+		if (!expr_is_bool(g, c))
+			return dn_error_set(mb->err, DN_EINVAL, p2, "must be a condition (a comparison such as "
+			    "\"image_size %% patch == 0\"), not the value \"%.200s\"", json_string_value(req));
+		nv = rule_vars(mb, json_string_value(req), p2, names, vals);
+		if (nv < 0)
+			return -1;
+		if (msg != NULL)
+			dn_fmt(text, sizeof text, "%s (%s)", msg, json_string_value(req));
+		else
+			dn_fmt(text, sizeof text, "%s", json_string_value(req));
+		if (cm_graph_add_constraint(mb->m, expr_int(g, 1), c, path, text, nv, names, vals) != 0)
+			return dn_error_set(mb->err, DN_ENOMEM, path, "out of memory");
+	}
+	return 0;
+}
+
 /* The workload's LoRA rank as an expression (a constant, or an expression
  * over the hyperparameters so that a search space can vary it), with the
  * validity rule rank >= 1. */
@@ -1040,6 +1135,8 @@ model_graph_build(struct cm_model_def *def, const struct cm_workload *wl,
 			return dn_error_set(err, DN_ENOMEM, "$", "out of memory");
 	}
 	rc = build_inputs(&mb, &top, &first);
+	if (rc == 0)
+		rc = build_rules(&mb, &top);
 	if (rc == 0)
 		rc = walk_list(&mb, json_object_get(def->root, "layers"), "$.layers", "$.layers",
 		    &top, expr_int(&m->g, 1), first, &out);

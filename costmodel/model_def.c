@@ -25,7 +25,7 @@
 
 static const char *const top_keys[] = {
 	"dnnsat_model", "name", "description", "hyperparameters", "presets",
-	"inputs", "defs", "layers", "$schema", NULL
+	"inputs", "defs", "layers", "rules", "$schema", NULL
 };
 static const char *const hp_keys[] = {
 	"type", "default", "min", "max", "values", "description", NULL
@@ -222,6 +222,44 @@ read_hparam(const char *name, const json_t *spec, struct cm_hparam *h,
 	return 0;
 }
 
+/* "rules": [{"require": "image_size % patch == 0", "message": "..."}], the
+ * model's own validity rules (their expressions are parsed when the model
+ * is built, model_build.c). */
+static int
+check_rules(const json_t *rules, struct dn_error *err)
+{
+	size_t i;
+	const json_t *r;
+	char path[64];
+
+	if (!json_is_array(rules))
+		return dn_error_set(err, DN_EINVAL, "$.rules", "must be a list of rules "
+		    "({\"require\": \"image_size %% patch == 0\", \"message\": \"...\"})");
+	if (json_array_size(rules) > 256)
+		return dn_error_set(err, DN_ERANGE, "$.rules", "more than 256 rules");
+	json_array_foreach(rules, i, r) {
+		const char *key;
+		json_t *v;
+		dn_fmt(path, sizeof path, "$.rules[%zu]", i);
+		if (!json_is_object(r))
+			return dn_error_set(err, DN_EINVAL, path, "a rule must be an object with \"require\"");
+		json_object_foreach((json_t *)r, key, v) {
+			if (strcmp(key, "require") != 0 && strcmp(key, "message") != 0 && strcmp(key, "comment") != 0)
+				return dn_error_set(err, DN_EINVAL, path, "unknown field \"%s\" (a rule has \"require\" "
+				    "and \"message\")", key);
+		}
+		v = json_object_get(r, "require");
+		if (!json_is_string(v) || json_string_length(v) == 0)
+			return dn_error_set(err, DN_EINVAL, path, "\"require\" must be a condition over the "
+			    "hyperparameters (a string such as \"image_size %% patch == 0\")");
+		v = json_object_get(r, "message");
+		if (v != NULL && (!json_is_string(v) || json_string_length(v) == 0 || json_string_length(v) > 300))
+			return dn_error_set(err, DN_EINVAL, path, "\"message\" must be a non-empty string of at most "
+			    "300 characters");
+	}
+	return 0;
+}
+
 int
 cm_def_load_json(json_t *root, struct cm_model_def **out, struct dn_error *err)
 {
@@ -249,6 +287,9 @@ cm_def_load_json(json_t *root, struct cm_model_def **out, struct dn_error *err)
 	v = json_object_get(root, "presets");
 	if (v != NULL && !json_is_object(v))
 		return dn_error_set(err, DN_EINVAL, "$.presets", "must be an object of named presets");
+	v = json_object_get(root, "rules");
+	if (v != NULL && check_rules(v, err) != 0)
+		return -1;
 	hps = json_object_get(root, "hyperparameters");
 	if (hps != NULL && !json_is_object(hps))
 		return dn_error_set(err, DN_EINVAL, "$.hyperparameters", "must be an object");

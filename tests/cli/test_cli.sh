@@ -93,6 +93,8 @@ check ckpt-no-block-count-json 0 '"checkpointing has no block to apply to in thi
 # ResNet's residual blocks are checkpointed (PyTorch's bytes: test_costs), without a warning
 "$DNNSAT" estimate --preset resnet18 batch_size=2 --checkpointing >"$tmp/out" 2>&1
 if [ $? -eq 0 ] && ! grep -q warning "$tmp/out" && grep -q "^activations  23.7 MiB kept for backward$" "$tmp/out"; then ok; else bad ckpt-resnet; fi
+# a rule of the model itself: torchvision's ViT asserts image_size % patch_size == 0
+check vit-rule 1 '^  violated   $.rules\[0\]: image_size a multiple of patch, as torchvision.s VisionTransformer asserts ("Input shape indivisible by patch size!") (image_size % patch == 0) (image_size=225, patch=16)$' -- estimate --preset vit_b_16 image_size=225
 check pytorch-sdpa 2 '--attention: "flash" needs PyTorch 2.0 or later' -- estimate --preset gpt2 --attention flash --pytorch 1.13
 check pytorch-sdpa-json 2 '\$.workload.attention: "sdpa" needs PyTorch 2.0 or later' -- count --preset resnet50 --space "$top_srcdir/examples/spaces/resnet.json" --pytorch 1.12 --attention sdpa
 check bad-pytorch 2 '--pytorch: "2" is not a release such as 2.4 or 1.13' -- estimate --preset gpt2 --pytorch 2

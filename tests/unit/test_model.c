@@ -153,6 +153,16 @@ expect_violation(struct tmodel *t, const char *path, const char *rule)
 	    t->r.nviolations ? t->r.violations[0].rule : "-", t->r.nviolations ? t->r.violations[0].path : "-");
 }
 
+/* s x s images through a p x p patch convolution, with two rules */
+static const char rules_model[] =
+    "{\"dnnsat_model\":1,\"hyperparameters\":{\"s\":{\"type\":\"int\",\"default\":32},"
+    "\"p\":{\"type\":\"int\",\"default\":8},\"m\":{\"type\":\"categorical\",\"values\":[\"a\",\"p\"],"
+    "\"default\":\"a\"}},"
+    "\"inputs\":[{\"shape\":[2,3,\"s\",\"s\"]}],"
+    "\"rules\":[{\"require\":\"s % p == 0 || m == 'p'\",\"message\":\"s a multiple of p\"},"
+    "{\"require\":\"p <= 16\"}],"
+    "\"layers\":[{\"op\":\"conv2d\",\"out_channels\":4,\"kernel\":\"p\",\"stride\":\"p\"}]}";
+
 START_TEST(test_validity)
 {
 	struct cm_workload wl = test_workload(1);
@@ -209,6 +219,28 @@ START_TEST(test_validity)
 	    "{\"op\":\"matmul\",\"inputs\":[\"x\",\"y\"]}]}", &wl) == 0);
 	expect_violation(&t, "$.layers[0]", "concat inputs agree");
 	expect_violation(&t, "$.layers[1]", "matmul inner dimensions agree");
+	tmodel_free(&t);
+
+	/* a rule of the model itself ("rules"): named by its path, its message
+	 * and condition, with the values of the numeric hyperparameters it
+	 * reads (a name inside a string literal is not one) */
+	ck_assert(tmodel_from_text(&t, rules_model, &wl) == 0);
+	tmodel_set(&t, "s", "36");
+	expect_violation(&t, "$.rules[0]", "s a multiple of p (s % p == 0 || m == 'p')");
+	ck_assert_int_eq(t.r.nviolations, 1);
+	ck_assert_int_eq(t.r.violations[0].nvals, 2);    /* a categorical's value is no number to show */
+	ck_assert_str_eq(t.r.violations[0].names[0], "s");
+	ck_assert_int_eq(t.r.violations[0].vals[0].i, 36);
+	ck_assert_str_eq(t.r.violations[0].names[1], "p");
+	ck_assert_int_eq(t.r.violations[0].vals[1].i, 8);
+	for (int m = 0; m < 2; m++) {           /* 36 % 8 fails unless m == 'p'; 32 % 8 holds */
+		tmodel_set(&t, "m", m ? "p" : "a");
+		tmodel_set(&t, "s", m ? "36" : "32");
+		tmodel_eval(&t);
+		ck_assert(t.r.valid);
+	}
+	tmodel_set(&t, "p", "18");
+	expect_violation(&t, "$.rules[1]", "p <= 16");
 	tmodel_free(&t);
 }
 END_TEST

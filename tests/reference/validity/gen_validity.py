@@ -482,6 +482,12 @@ def make_inputs(w, model):
 
 def run_config(model, config):
     w = Walker(model, config)
+    for rule in model.get("rules", []):
+        # a model's own rule stands for a check of the library the model file describes, which
+        # the torch.nn modules built here do not make (torchvision's VisionTransformer asserts
+        # image_size % patch_size == 0; an nn.Conv2d of stride patch floors): raised as it would
+        if not w.val(Scope(), rule["require"]):
+            raise AssertionError(rule.get("message", rule["require"]))
     torch.manual_seed(0)
     with torch.no_grad():
         sc, x = make_inputs(w, model)
