@@ -80,7 +80,12 @@
  * conv_seconds, fitted on HELP and DeepBench): efficiency grows with the
  * channels instead of a 1x1 convolution's 9% of peak whatever its size;
  * ResNet-50 fp32 batch 128 inference on a V100 493 -> 141 ms (published
- * 109), backward passes at DeepBench's measured ratio. */
+ * 109), backward passes at DeepBench's measured ratio. Also 1.4.9:
+ * workload checkpointing checkpoints the resnet and mobilenet_v2
+ * templates' residual blocks (layer items marked "checkpoint": true; it
+ * changed nothing for them before), and the vit template's
+ * image_size % patch == 0 is a validity rule (the model format's
+ * "rules"): stored answers of either are stale. */
 #define CM_VERSION "1.4.9"
 
 /* Limits on a built model (DN_ERANGE naming the limit beyond them), far
