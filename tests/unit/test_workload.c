@@ -347,8 +347,10 @@ START_TEST(test_cudnn_tf32)
 	wl.no_cudnn_tf32 = 1;
 	fp32 = conv_step_seconds(&wl, &a100);
 	/* 156 TFLOP/s at the tensor-core efficiency against 19.5 at the FP32
-	 * convolution's: several times faster, not the 8x of the peaks */
-	ck_assert_msg(fp32 > 2.5 * tf32, "fp32 %g s, tf32 %g s", fp32, tf32);
+	 * convolution's: faster, not the 8x of the peaks (2.25x since cost
+	 * model 1.4.9 prices FP32 3x3 convolutions as cuDNN's Winograd
+	 * reaches, DeepBench's 1.39 of the FP32 peak; 2.5x and more before) */
+	ck_assert_msg(fp32 > 2.0 * tf32 && fp32 < 8.0 * tf32, "fp32 %g s, tf32 %g s", fp32, tf32);
 	/* no TF32 on a V100: the flag changes nothing */
 	wl.no_cudnn_tf32 = 0;
 	tf32 = conv_step_seconds(&wl, &v100);
