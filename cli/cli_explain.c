@@ -116,8 +116,7 @@ explain_config(struct fs_engine *e, const char *text, int json_out)
 	}
 	ok = json_is_true(json_object_get(out, "feasible"));
 	if (json_out) {
-		json_object_del(out, "violated");
-		print_json(out);
+		print_json(out);        /* "violated" too, as POST /v1/check answers */
 	} else {
 		json_array_foreach(json_object_get(out, "constraints"), i, c)
 			cli_print_part(c);

@@ -95,6 +95,9 @@ check ckpt-no-block-count-json 0 '"checkpointing has no block to apply to in thi
 if [ $? -eq 0 ] && ! grep -q warning "$tmp/out" && grep -q "^activations  23.7 MiB kept for backward$" "$tmp/out"; then ok; else bad ckpt-resnet; fi
 # a rule of the model itself: torchvision's ViT asserts image_size % patch_size == 0
 check vit-rule 1 '^  violated   $.rules\[0\]: image_size a multiple of patch, as torchvision.s VisionTransformer asserts ("Input shape indivisible by patch size!") (image_size % patch == 0) (image_size=225, patch=16)$' -- estimate --preset vit_b_16 image_size=225
+# explain --json names the broken rule, as POST /v1/check's "violated" does (it dropped the list)
+printf '{"image_size": {"_type": "choice", "_value": [224, 225]}}' > "$tmp/vit-space.json"
+check explain-rule-json 1 '"path": "\$.rules\[0\]",' -- explain --preset vit_b_16 --space "$tmp/vit-space.json" --config '{"image_size": 225}' --json
 check pytorch-sdpa 2 '--attention: "flash" needs PyTorch 2.0 or later' -- estimate --preset gpt2 --attention flash --pytorch 1.13
 check pytorch-sdpa-json 2 '\$.workload.attention: "sdpa" needs PyTorch 2.0 or later' -- count --preset resnet50 --space "$top_srcdir/examples/spaces/resnet.json" --pytorch 1.12 --attention sdpa
 check bad-pytorch 2 '--pytorch: "2" is not a release such as 2.4 or 1.13' -- estimate --preset gpt2 --pytorch 2
