@@ -111,15 +111,17 @@ print_devices_table(const struct cm_device_catalog *cat)
 			wname = a > wname ? a : wname;
 			wgpu = b > wgpu ? b : wgpu;
 		}
-	printf("%-*s  %-*s  %10s  %9s  %4s  %13s  %13s\n", wname, "NAME", wgpu, "GPU", "MEMORY", "BANDWIDTH",
-	    "SMS", "FP32", "FP16");
+	/* USABLE: what one process can allocate, the memory budgets' cap
+	 * (cudaMemGetInfo's total: below MEMORY by ECC and the driver) */
+	printf("%-*s  %-*s  %10s  %10s  %9s  %4s  %13s  %13s\n", wname, "NAME", wgpu, "GPU", "MEMORY", "USABLE",
+	    "BANDWIDTH", "SMS", "FP32", "FP16");
 	for (int i = 0; i < cat->n; i++) {
 		const struct cm_device *d = &cat->devices[i];
 		if (d->is_alias)
 			continue;
-		printf("%-*s  %-*s  %6.1f GiB  %4.0f GB/s  %4d  %5.1f TFLOP/s  %5.1f TFLOP/s\n", wname, d->name, wgpu,
-		    d->display_name, (double)d->memory_bytes / (1 << 30), d->mem_bandwidth / 1e9, d->sm_count,
-		    d->peak_fp32 / 1e12, d->peak_fp16 / 1e12);
+		printf("%-*s  %-*s  %6.1f GiB  %6.2f GiB  %4.0f GB/s  %4d  %5.1f TFLOP/s  %5.1f TFLOP/s\n", wname, d->name,
+		    wgpu, d->display_name, (double)d->memory_bytes / (1 << 30), (double)d->usable_memory_bytes / (1 << 30),
+		    d->mem_bandwidth / 1e9, d->sm_count, d->peak_fp32 / 1e12, d->peak_fp16 / 1e12);
 	}
 }
 

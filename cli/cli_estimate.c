@@ -107,7 +107,7 @@ print_table(const struct cli_query *q, const struct cm_model *m, const union exp
 		printf(", %d micro-batches per step", q->wl.grad_accum);
 	if (q->wl.training && q->wl.checkpointing)
 		printf(", gradient checkpointing%s", cm_model_checkpointing_warning(m) != NULL ?
-		    " (no block to apply to: none)" : "");
+		    " (no block to apply it to: nothing checkpointed)" : "");
 	if (q->wl.training && q->wl.keep_grads)
 		printf(", zero_grad to zeros");
 	if (q->wl.training && q->wl.optimizer_for_loop)

@@ -44,6 +44,8 @@ check invalid-repeats 1 '^  violated   $.layers\[7\]\[0\][^ ]*: flash attention 
 check_again invalid-no-values '^  violated   [^ ]*: flash attention needs fp16 or bf16 (dtype is fp32) and 3 more places$'
 check templates 0 "resnet" -- templates
 check devices 0 "h200" -- devices
+# the memory budgets' cap is in the table: a T4's 14.56 GiB, not only its 16 GiB card
+check devices-usable 0 "^t4  *NVIDIA T4  *16.0 GiB   14.56 GiB " -- devices
 check devices-json 0 '"name": "a100-40gb"' -- devices --json
 
 # bad input: exit 2, the message names what is wrong
@@ -84,7 +86,7 @@ check pytorch-explicit 0 'attention eager, for-loop optimizer, PyTorch 1.13$' --
 # --checkpointing where nothing is checkpointed (vgg16: no residual block, no top-level repeat;
 # any model in inference) is said, on stderr and in the answer's warnings, never silently ignored
 check ckpt-no-block 0 '^dnnsat: warning: checkpointing has no block to apply to in this model (a block is an iteration of a top-level repeat, or a layer item marked "checkpoint": true' -- estimate --preset vgg16 batch_size=1 --checkpointing
-check_again ckpt-no-block-workload '^workload     training, fp32, adam, gradient checkpointing (no block to apply to: none)$'
+check_again ckpt-no-block-workload '^workload     training, fp32, adam, gradient checkpointing (no block to apply it to: nothing checkpointed)$'
 check ckpt-no-block-json 0 '^    "checkpointing has no block to apply to in this model' -- estimate --preset vgg16 batch_size=1 --checkpointing --json
 check ckpt-inference 0 '^dnnsat: warning: checkpointing applies to training only' -- estimate --preset resnet18 batch_size=1 --checkpointing --inference
 printf '{"batch_size": {"_type": "choice", "_value": [8, 16]}}' > "$tmp/ckpt.json"
@@ -487,7 +489,7 @@ check missing-device-file 2 "^dnnsat: --device-file: $tmp/nope.json: no such fil
 check missing-space 2 "^dnnsat: --space: $tmp/nope.json: no such file\$" -- count --preset mnist_mlp --space "$tmp/nope.json"
 # devices: a header, each column starting at one place on every line
 "$DNNSAT" devices >"$tmp/out" 2>&1
-if head -1 "$tmp/out" | grep -q "^NAME  *GPU  *MEMORY  *BANDWIDTH" &&
+if head -1 "$tmp/out" | grep -q "^NAME  *GPU  *MEMORY  *USABLE  *BANDWIDTH" &&
     [ "$(awk '{ print index($0, " GiB") }' "$tmp/out" | sed 1d | sort -u | wc -l)" -eq 1 ] &&
     [ "$(awk '{ print index($0, " GB/s") }' "$tmp/out" | sed 1d | sort -u | wc -l)" -eq 1 ] &&
     [ "$(awk '{ print length($0) }' "$tmp/out" | sort -u | wc -l)" -eq 1 ]; then
