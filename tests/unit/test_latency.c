@@ -20,7 +20,9 @@
  *    The model is at that ceiling: 0.902-0.934),
  *  - the latency ranks cells worse than FLOPs do.
  * and ResNet-50's FP32 inference on a V100 and a T4 against NVIDIA's
- * published latency (test_resnet50_fp32_published).
+ * published latency (test_resnet50_fp32_published), and its FP32 training
+ * step on the V100 16 GB and 32 GB against NVIDIA's published throughput
+ * (test_resnet50_fp32_training_published).
  */
 #include "test_util.h"
 #include "../test_stats.h"
@@ -272,6 +274,39 @@ START_TEST(test_nb201_convention)
 }
 END_TEST
 
+/* ResNet-50 (the preset) in FP32 on catalog device `dev` at `batch`:
+ * inference latency, or the training step with SGD momentum, in ms. */
+static double
+resnet50_fp32_ms(const struct cm_device_catalog *cat, const char *dev, int training, const char *batch)
+{
+	const struct cm_device *d = cm_catalog_find(cat, dev);
+	struct cm_workload wl = test_workload(training);
+	struct tmodel t;
+	double ms;
+
+	ck_assert_ptr_nonnull(d);
+	if (training)
+		wl.optimizer = CM_OPT_SGD_MOMENTUM;
+	memset(&t, 0, sizeof t);
+	ck_assert_msg(cm_def_load_preset("resnet50", &t.def, &t.err) == 0, "%s", t.err.message);
+	ck_assert_msg(tmodel_build_def_on(&t, &wl, d) == 0, "%s", t.err.message);
+	ck_assert_msg(cm_config_apply_preset(t.def, "resnet50", t.cfg, &t.err) == 0, "%s", t.err.message);
+	tmodel_set(&t, "batch_size", batch);
+	tmodel_eval(&t);
+	ms = (training ? t.r.lat_train : t.r.lat_infer) * 1e3;
+	tmodel_free(&t);
+	return ms;
+}
+
+static void
+load_catalog(struct cm_device_catalog *cat)
+{
+	struct dn_error e;
+
+	memset(&e, 0, sizeof e);
+	ck_assert_msg(cm_catalog_load(src_path("schemas/devices.json"), cat, &e) == 0, "%s", e.message);
+}
+
 /*
  * ResNet-50 in FP32 on GPUs without TF32, against NVIDIA's published
  * inference latency: NVIDIA DeepLearningExamples, PyTorch/Classification/
@@ -292,30 +327,46 @@ START_TEST(test_resnet50_fp32_published)
 		{ "t4", 309.26 },
 	};
 	struct cm_device_catalog cat;
-	struct dn_error e;
 
-	memset(&e, 0, sizeof e);
-	ck_assert_msg(cm_catalog_load(src_path("schemas/devices.json"), &cat, &e) == 0, "%s", e.message);
+	load_catalog(&cat);
 	for (size_t i = 0; i < sizeof pub / sizeof pub[0]; i++) {
-		const struct cm_device *dev = cm_catalog_find(&cat, pub[i].dev);
-		struct cm_workload wl = test_workload(0);
-		struct tmodel t;
-		double ms, rel;
+		double ms = resnet50_fp32_ms(&cat, pub[i].dev, 0, "128"), rel = ms / pub[i].ms - 1.0;
 
-		ck_assert_ptr_nonnull(dev);
-		memset(&t, 0, sizeof t);
-		ck_assert_msg(cm_def_load_preset("resnet50", &t.def, &t.err) == 0, "%s", t.err.message);
-		ck_assert_msg(tmodel_build_def_on(&t, &wl, dev) == 0, "%s", t.err.message);
-		ck_assert_msg(cm_config_apply_preset(t.def, "resnet50", t.cfg, &t.err) == 0, "%s", t.err.message);
-		tmodel_set(&t, "batch_size", "128");
-		tmodel_eval(&t);
-		ms = t.r.lat_infer * 1e3;
-		rel = ms / pub[i].ms - 1.0;
 		printf("resnet50 fp32 %-10s batch 128 inference: %.1f ms, published %.2f ms (%+.1f%%)\n",
 		    pub[i].dev, ms, pub[i].ms, 100.0 * rel);
 		ck_assert_msg(rel > -0.30 && rel < 0.35, "%s: %.1f ms against the published %.2f ms (%+.1f%%)",
 		    pub[i].dev, ms, pub[i].ms, 100.0 * rel);
-		tmodel_free(&t);
+	}
+	cm_catalog_free(&cat);
+}
+END_TEST
+
+/* ResNet-50 v1.5 FP32 training on a V100 against NVIDIA's published
+ * throughput (DeepLearningExamples resnet50v1.5 README, pytorch-21.03, 1 GPU,
+ * batch 112, SGD with momentum: 367 img/s on the 16 GB DGX-1, 356 on the
+ * 32 GB DGX-1; one step = 112 / throughput). Cost model 1.4.9 predicts
+ * +42.1 % and +37.8 %. The band holds today's figures: it catches a change
+ * that moves them further off, not the known gap (docs/latency.md,
+ * "Convolution backward by architecture": DeepBench's measured backward over
+ * forward is the same on Pascal, Volta and Turing, so no per-architecture
+ * PF_CONV_BWD_SLOW closes it). */
+START_TEST(test_resnet50_fp32_training_published)
+{
+	static const struct { const char *dev; double img_s; } pub[] = {
+		{ "v100-16gb", 367.0 },
+		{ "v100-32gb", 356.0 },
+	};
+	struct cm_device_catalog cat;
+
+	load_catalog(&cat);
+	for (size_t i = 0; i < sizeof pub / sizeof pub[0]; i++) {
+		double ms = resnet50_fp32_ms(&cat, pub[i].dev, 1, "112"), ref = 112.0 / pub[i].img_s * 1e3;
+		double rel = ms / ref - 1.0;
+
+		printf("resnet50 fp32 %-10s batch 112 training step (SGD momentum): %.1f ms, published %.1f ms (%+.1f%%)\n",
+		    pub[i].dev, ms, ref, 100.0 * rel);
+		ck_assert_msg(rel > -0.30 && rel < 0.50, "%s: %.1f ms against the published %.1f ms (%+.1f%%)",
+		    pub[i].dev, ms, ref, 100.0 * rel);
 	}
 	cm_catalog_free(&cat);
 }
@@ -332,6 +383,7 @@ suite(void)
 	tcase_add_test(t, test_nb201_convention);
 	tcase_add_test(t, test_nb201_latency_help);
 	tcase_add_test(t, test_resnet50_fp32_published);
+	tcase_add_test(t, test_resnet50_fp32_training_published);
 	suite_add_tcase(s, t);
 	return s;
 }
