@@ -24,8 +24,17 @@
  * (1 in torch's export; 0 is the other GRU form) changes neither. Refused,
  * naming the node and the attribute: clip, activations other than the
  * defaults, activation_alpha/beta, input_forget, peepholes (P),
- * sequence_lens (packed sequences), and an output Y_h or Y_c that another
- * node reads (the final states are not modelled).
+ * sequence_lens (packed sequences), and an output Y_c (the final cell state,
+ * c_n) that another node reads: it is not part of the output sequence.
+ *
+ * The final hidden state of the last layer is: torch's h_n[i] (a Gather on
+ * axis 0 of the node's Y_h, or of the Concat of every stacked node's Y_h)
+ * is the last step of the output sequence for the forward direction, the
+ * first for the reverse one (the backward half of a bidirectional layer),
+ * written as views of the layer's result (slice, slice, reshape to [N, H]),
+ * which cost nothing, as PyTorch's select on h_n. cuDNN's own small h_n
+ * tensor, which a Linear on h_n[-1] keeps in PyTorch, is not modelled. An
+ * earlier layer's state, or Y_h read otherwise, is refused naming the node.
  */
 #include "onnx_op.h"
 
@@ -100,10 +109,11 @@ rnn_check(struct onnx_imp *im, int i, int gru)
 	}
 	if (rc == 0 && onnx_node_attr(n, "hidden_size") == NULL)
 		rc = onnx_imp_fail(im, DN_EINVAL, "attribute hidden_size is missing");
-	if (rc == 0 && (read_out(im, n, 1) || read_out(im, n, 2)))
-		rc = onnx_imp_fail(im, DN_EINVAL, "output %s (the final %s state) is read by another node: the final "
-		    "states are not modelled, only the output sequence Y", read_out(im, n, 1) ? "Y_h" : "Y_c",
-		    read_out(im, n, 1) ? "hidden" : "cell");
+	if (rc == 0 && read_out(im, n, 2))
+		rc = onnx_imp_fail(im, DN_EINVAL, "output Y_c (the final cell state, PyTorch's c_n) is read by node '%s' "
+		    "(%s): the cell state is not part of the output sequence and is not modelled (h_n of the last layer "
+		    "is)", im->m->graph.nodes[onnx_imp_find(im, n->outputs[2])->consumers[0]].name,
+		    im->m->graph.nodes[onnx_imp_find(im, n->outputs[2])->consumers[0]].op_type);
 	im->node = saved;
 	return rc;
 }
@@ -210,13 +220,170 @@ stacks_on(struct onnx_imp *im, int i, int j, const char *end)
 	    node_int(a, "linear_before_reset", 0) == node_int(b, "linear_before_reset", 0);
 }
 
+/* Whether value `name` is neither read by a node nor a graph output. */
+static int
+unused(struct onnx_imp *im, const char *name)
+{
+	struct onnx_val *v = onnx_imp_find(im, name);
+
+	if (name[0] == '\0' || (v != NULL && v->nconsumers > 0))
+		return name[0] == '\0';
+	for (int k = 0; k < im->m->graph.noutputs; k++)
+		if (strcmp(im->m->graph.outputs[k].name, name) == 0)
+			return 0;
+	return 1;
+}
+
+#define RNN_STACK 64       /* stacked nodes whose final states are followed */
+
+/* Node j, when it is a Gather on axis 0 with a constant scalar index into
+ * `count` entries: the index in [0, count); else -1. */
+static int
+gather_index(struct onnx_imp *im, int j, int count)
+{
+	const struct onnx_node *c = &im->m->graph.nodes[j];
+	const struct onnx_val *iv;
+	int scalar = 0;
+	double v[2];
+	int64_t k;
+
+	if (strcmp(c->op_type, "Gather") != 0 || node_int(c, "axis", 0) != 0 || c->ninputs < 2 || c->noutputs < 1 ||
+	    (iv = onnx_imp_find(im, c->inputs[1])) == NULL)
+		return -1;
+	if (iv->kind == ONNX_V_CONST && iv->t != NULL)
+		scalar = iv->t->rank == 0;
+	else if (iv->producer >= 0 && strcmp(im->m->graph.nodes[iv->producer].op_type, "Constant") == 0) {
+		const struct onnx_node *p = &im->m->graph.nodes[iv->producer];
+		const struct onnx_attr *a = onnx_node_attr(p, "value");
+		scalar = a != NULL ? a->t != NULL && a->t->rank == 0 : onnx_node_attr(p, "value_int") != NULL;
+	}
+	if (!scalar || onnx_op_values(im, iv, v, 2) != 1)
+		return -1;
+	k = (int64_t)v[0];
+	if (k < 0)
+		k += count;
+	return k >= 0 && k < count ? (int)k : -1;
+}
+
+/* Gather node j's output, one final hidden state of the last layer, as
+ * views of that layer's batch-first result res [N, L, dirs * H]: the last
+ * step (forward) or the first (reverse: the backward half of a bidirectional
+ * layer, or direction "reverse"), that direction's H features, [N, H]. A
+ * select on h_n in PyTorch: a view, no kernel, nothing saved. */
+static int
+emit_state(struct onnx_imp *im, struct onnx_val *res, int64_t h, int dirs, int reverse, int j)
+{
+	const struct onnx_node *c = &im->m->graph.nodes[j];
+	struct onnx_val *o = onnx_imp_find(im, c->outputs[0]);
+	struct onnx_val *step = onnx_imp_val(im, onnx_arena_printf(im->ar, "%s.step", c->outputs[0]));
+	struct onnx_val *half = dirs == 2 ? onnx_imp_val(im, onnx_arena_printf(im->ar, "%s.dir", c->outputs[0])) : step;
+	struct onnx_dim s[2], last;
+
+	if (o == NULL || step == NULL || half == NULL || step->name == NULL || half->name == NULL)
+		return onnx_imp_fail(im, DN_ENOMEM, "out of memory");
+	if (onnx_dim_arith(im->ar, ONNX_DIM_SUB, res->shape[1], onnx_dim_int(1), &last) < 0 ||
+	    onnx_op_slice_axis(im, res, step, 1, reverse ? onnx_dim_int(0) : last, reverse ? onnx_dim_int(1) : res->shape[1],
+	    step->name) < 0)
+		return -1;
+	/* one step: (L) - (L - 1) written as 1 */
+	json_object_set_new(json_array_get(im->layers, json_array_size(im->layers) - 1), "length", json_integer(1));
+	step->shape[1] = onnx_dim_int(1);
+	if (dirs == 2 && onnx_op_slice_axis(im, step, half, 2, onnx_dim_int(reverse ? h : 0), onnx_dim_int(reverse ? 2 * h : h),
+	    half->name) < 0)
+		return -1;
+	s[0] = res->shape[0];
+	s[1] = onnx_dim_int(h);
+	if (onnx_op_reshape_to(im, half, o, s, 2, 0) < 0)
+		return -1;
+	im->fuse[j] = ONNX_FUSE_SKIP;
+	return 0;
+}
+
+/* Whether node j is torch's h_n: a Concat on axis 0 of the Y_h of every
+ * stacked node, in order. */
+static int
+is_state_concat(struct onnx_imp *im, int j, const int *stack, int layers)
+{
+	const struct onnx_node *c = &im->m->graph.nodes[j];
+
+	if (strcmp(c->op_type, "Concat") != 0 || node_int(c, "axis", 0) != 0 || c->ninputs != layers || layers > RNN_STACK)
+		return 0;
+	for (int k = 0; k < layers; k++) {
+		const struct onnx_node *n = &im->m->graph.nodes[stack[k]];
+		if (n->noutputs < 2 || strcmp(c->inputs[k], n->outputs[1]) != 0)
+			return 0;
+	}
+	return 1;
+}
+
+/* The final hidden states the graph reads (output Y_h of the stacked nodes
+ * stack[0 .. layers - 1]): torch's h_n[i] (a Gather on axis 0 of the last
+ * node's Y_h, or of the Concat of every node's Y_h) for the last layer's
+ * directions, as views of res. Any other reader of a Y_h is refused, named.
+ * Errors name the RNN node being translated. */
+static int
+rnn_states(struct onnx_imp *im, const int *stack, int layers, int dirs, int reverse, int64_t h, struct onnx_val *res)
+{
+	int concat = -1;
+
+	for (int k = 0; k < layers; k++) {
+		const struct onnx_node *n = &im->m->graph.nodes[k < RNN_STACK ? stack[k] : stack[0]];
+		struct onnx_val *yh = n->noutputs > 1 && n->outputs[1][0] != '\0' ? onnx_imp_find(im, n->outputs[1]) : NULL;
+
+		if (yh == NULL || yh->nconsumers == 0)
+			continue;
+		if (k >= RNN_STACK || yh->nconsumers > 4)
+			return onnx_imp_fail(im, DN_EINVAL, "output Y_h (the final hidden state) of node '%s' is read by %d "
+			    "nodes: not supported", n->name, yh->nconsumers);
+		for (int r = 0; r < yh->nconsumers; r++) {
+			int j = yh->consumers[r], d;
+			const struct onnx_node *c = &im->m->graph.nodes[j];
+			struct onnx_val *hn;
+			if (j == concat)
+				continue;
+			if (k == layers - 1 && (d = gather_index(im, j, dirs)) >= 0) {
+				if (emit_state(im, res, h, dirs, reverse || d == 1, j) < 0)
+					return -1;
+				continue;
+			}
+			if (concat >= 0 || !is_state_concat(im, j, stack, layers))
+				return onnx_imp_fail(im, DN_EINVAL, "output Y_h (the final hidden state) of node '%s' is read by "
+				    "node '%s' (%s): only h_n[i] of the last layer is supported (a Gather on axis 0 with a "
+				    "constant index, of Y_h or of the Concat of the stacked layers' Y_h)", n->name, c->name,
+				    c->op_type);
+			concat = j;
+			hn = onnx_imp_find(im, c->outputs[0]);
+			if (hn == NULL || hn->nconsumers > 4)
+				return onnx_imp_fail(im, DN_EINVAL, "h_n (node '%s') is read by more than 4 nodes: not "
+				    "supported", c->name);
+			for (int q = 0; q < hn->nconsumers; q++) {
+				int g = hn->consumers[q];
+				const struct onnx_node *gn = &im->m->graph.nodes[g];
+				d = gather_index(im, g, layers * dirs);
+				if (d < 0)
+					return onnx_imp_fail(im, DN_EINVAL, "h_n (node '%s', the final hidden states of %d "
+					    "layers) is read by node '%s' (%s): only h_n[i] (a Gather on axis 0 with a "
+					    "constant index) is supported", c->name, layers, gn->name, gn->op_type);
+				if (d / dirs != layers - 1)
+					return onnx_imp_fail(im, DN_EINVAL, "node '%s' reads h_n[%d], the final hidden state of "
+					    "layer %d of %d: only the last layer's is modelled (the end of the output "
+					    "sequence; the stacked layers are one operator)", gn->name, d, d / dirs + 1, layers);
+				if (emit_state(im, res, h, dirs, reverse || d % dirs == 1, g) < 0)
+					return -1;
+			}
+			im->fuse[j] = ONNX_FUSE_SKIP;
+		}
+	}
+	return 0;
+}
+
 int
 onnx_op_rnn(struct onnx_imp *im, int gru, struct onnx_val *x, struct onnx_val *o)
 {
 	const struct onnx_node *n = NODE(im);
 	const char *dir = node_str(n, "direction", "forward");
 	int64_t h = node_int(n, "hidden_size", 0), layout = node_int(n, "layout", 0);
-	int dirs, layers = 1, last = im->node, end = -1, chain[2];
+	int dirs, layers = 1, last = im->node, end = -1, chain[2], stack[RNN_STACK];
 	struct onnx_val *bf = x, *res;
 	json_t *l;
 
@@ -254,6 +421,7 @@ onnx_op_rnn(struct onnx_imp *im, int gru, struct onnx_val *x, struct onnx_val *o
 		bf = t;
 	}
 	/* stacked layers: torch's chain to the next node of the same kind */
+	stack[0] = im->node;
 	if (layout == 0)
 		for (;;) {
 			int c[2], e = chain_end(im, last, dirs, c), next;
@@ -270,6 +438,8 @@ onnx_op_rnn(struct onnx_imp *im, int gru, struct onnx_val *x, struct onnx_val *o
 				im->fuse[c[k]] = ONNX_FUSE_SKIP;
 			im->fuse[next] = ONNX_FUSE_SKIP;
 			last = next;
+			if (layers < RNN_STACK)
+				stack[layers] = next;
 			layers++;
 		}
 	if (layout == 0)
@@ -288,7 +458,12 @@ onnx_op_rnn(struct onnx_imp *im, int gru, struct onnx_val *x, struct onnx_val *o
 		json_object_set_new(l, "bias", json_false());
 	onnx_op_copy_shape(res, bf);
 	res->shape[2] = onnx_dim_int(h * dirs);
-	/* what ONNX has after it */
+	/* the final hidden states read (h_n[-1], ...) */
+	if (rnn_states(im, stack, layers, dirs, strcmp(dir, "reverse") == 0, h, res) < 0)
+		return -1;
+	/* what ONNX has after it: nothing (only the final states are read) */
+	if (unused(im, im->m->graph.nodes[last].outputs[0]))
+		return 0;
 	if (end >= 0 && bf_readers_only(im, im->m->graph.nodes[end].outputs[0])) {
 		struct onnx_val *e = onnx_imp_find(im, im->m->graph.nodes[end].outputs[0]);
 		for (int k = 0; k < dirs; k++)

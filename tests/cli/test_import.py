@@ -21,6 +21,10 @@
    nn.LSTM and nn.GRU (torch_rnn.onnx, gen_torch_rnn.py: stacked, bidirectional, batch first)
    import as lstm and gru layers with PyTorch's parameters and MACs; single LSTM and GRU nodes give
    their initializers' parameters and shape inference's Y; unsupported attributes are errors.
+   Classifiers on the final hidden state h_n (torch_{lstm,bilstm,gru}_state.onnx,
+   gen_torch_rnn_state.py: h_n[-1], cat of a bidirectional LSTM's h_n[-2], h_n[-1]) import with
+   PyTorch's parameters, MACs and output shape, h_n[i] as views of the output sequence; c_n and
+   the states of earlier layers are errors naming the node.
 2. Bad input gets exit status 2 and a message naming the problem, never a crash: a missing file,
    an empty file, text, every truncation of a fixture at 64 points, bit flips, an unknown
    operator (named with its node; --unknown elementwise prices it with one warning per type),
@@ -612,6 +616,19 @@ def check_resize(tmp):
               what.split(" (")[0] in err, (rc, err))
 
 
+def check_rnn_reference(name, out, ref, modules):
+    """The imported RNN model `out` at batch 1, seq ref["seq"]: PyTorch's parameters and MACs, in all
+    and per module (modules: (operator, module name) pairs; ref's macs_ops are by operator)."""
+    rc, sout, err = run("estimate", "--model", out, "batch=1", f"seq={ref['seq']}", "--json", "--per-op")
+    d = json.loads(sout)["costs"] if rc in (0, 1) and sout.strip() else None
+    check(f"{name}: params {ref['params']}, MACs {ref['macs']} as PyTorch",
+          d is not None and (d["params"], d["macs"]) == (ref["params"], ref["macs"]), d and (d["params"], d["macs"]) or err)
+    if d is not None:
+        by = {op["op"]: (op["params"], op["macs"]) for op in d["operators"]}
+        check(f"{name}: per module as PyTorch", [by.get(op) for op, _ in modules] ==
+              [(ref["params_by_module"][mod], ref["macs_ops"][op]) for op, mod in modules], (by, ref))
+
+
 def check_torch_rnn(tmp):
     """torch_rnn.onnx (gen_torch_rnn.py): nn.LSTM (2 layers, bidirectional) and nn.GRU (no bias), batch
     first, as torch 1.13 exports them at opset 13 (a Transpose to sequence first, one node per layer,
@@ -625,23 +642,80 @@ def check_torch_rnn(tmp):
           [(l["op"], l.get("hidden_size"), l.get("num_layers", 1), l.get("bidirectional", False), l.get("bias", True))
            for l in layers] == [("lstm", 16, 2, True, True), ("gru", 12, 1, False, False), ("linear", None, 1, False, True)],
           layers)
-    rc, sout, err = run("estimate", "--model", out, "batch=1", f"seq={ref['seq']}", "--json", "--per-op")
-    d = json.loads(sout)["costs"] if rc in (0, 1) and sout.strip() else None
-    check(f"torch_rnn: params {ref['params']}, MACs {ref['macs']} as PyTorch",
-          d is not None and (d["params"], d["macs"]) == (ref["params"], ref["macs"]), d and (d["params"], d["macs"]) or err)
-    if d is not None:
-        by = {op["op"]: (op["params"], op["macs"]) for op in d["operators"]}
-        check("torch_rnn: per module as PyTorch", [by.get(k) for k in ("lstm", "gru")] ==
-              [(ref["params_by_module"][k], ref["macs_ops"][k]) for k in ("lstm", "gru")], (by, ref))
+    check_rnn_reference("torch_rnn", out, ref, [("lstm", "lstm"), ("gru", "gru")])
     d3, err = costs(out, batch=3, seq=2 * ref["seq"])
     check("torch_rnn: MACs scale with batch and sequence", d3 is not None and d3["costs"]["macs"] == 6 * ref["macs"], err)
 
 
-def make_rnn(path, op, h, x_shape, dirs=1, opset=13, attrs=None, bias=True, extra=(), reader=None, transpose_in=False):
+def check_torch_rnn_state(tmp):
+    """torch_{lstm,bilstm,gru}_state.onnx (gen_torch_rnn_state.py): classifiers on h_n[-1] (and
+    torch.cat((h_n[-2], h_n[-1]), 1) of a 2-layer bidirectional LSTM, whose two nodes' Y_h torch
+    concatenates) import with PyTorch's parameters (per module too), MACs and output shape; h_n[i]
+    are views of the layer's output sequence (slice, reshape: no kernel, nothing saved, the RNN's own
+    saved bytes as with Y read), the cat's output saved by the Linear as PyTorch's autograd keeps it.
+    h_n of a layer before the last is refused, naming the node."""
+    import onnx
+    with open(os.path.join(DATA, "torch_rnn_state.json")) as f:
+        refs = json.load(f)
+    for name, rnn, hidden, layers_n, bidir in (("lstm", "lstm", 16, 1, False), ("bilstm", "lstm", 16, 2, True),
+                                               ("gru", "gru", 12, 1, False)):
+        ref = refs[name]
+        out = os.path.join(tmp, f"torch_{name}_state.json")
+        layers = import_layers(f"torch_{name}_state", os.path.join(DATA, f"torch_{name}_state.onnx"), out)
+        if layers is None:
+            continue
+        ops = [l["op"] for l in layers]
+        rl = [l for l in layers if l["op"] == rnn]
+        check(f"torch_{name}_state: one {rnn} ({layers_n} layers{', bidirectional' if bidir else ''}), views, "
+              f"{'a concat, ' if bidir else ''}one linear",
+              len(rl) == 1 and (rl[0]["hidden_size"], rl[0].get("num_layers", 1), rl[0].get("bidirectional", False)) ==
+              (hidden, layers_n, bidir) and set(ops) <= {rnn, "slice", "reshape", "concat", "linear"} and
+              ops.count("concat") == (1 if bidir else 0) and ops[-1] == "linear", ops)
+        check_rnn_reference(f"torch_{name}_state", out, ref, [(rnn, rnn), ("linear", "fc")])
+        rc, sout, err = run("estimate", "--model", out, "batch=3", "seq=5", "--json", "--per-op")
+        d = json.loads(sout)["costs"] if rc in (0, 1) and sout.strip() else None
+        if d is None:
+            check(f"torch_{name}_state: estimate at batch 3, seq 5", False, err)
+            continue
+        opl = [o for o in d["operators"] if o["path"].startswith("$.layers")]
+        check(f"torch_{name}_state: output {ref['out_shape_b3_s5']} at batch 3, seq 5 as PyTorch",
+              opl[-1]["shape"] == ref["out_shape_b3_s5"], opl[-1]["shape"])
+        views = [o for o in opl if o["op"] in ("slice", "reshape")]
+        check(f"torch_{name}_state: h_n[i] are views (no MACs, nothing saved)",
+              views and all(o["saved_bytes"] == 0 and o["macs"] == 0 for o in views), views)
+        # the RNN saves what it saves when its output sequence is read (input, output, reserve)
+        g = 4 if rnn == "lstm" else 3
+        dirs = 2 if bidir else 1
+        want = 4 * (3 * 5 * 8 + 3 * 5 * hidden * dirs + 3 * 5 * dirs * layers_n * hidden * (g + 2))
+        check(f"torch_{name}_state: the {rnn} saves {want} bytes as before", opl[0]["saved_bytes"] == want,
+              (opl[0], want))
+        head = sum(o["saved_bytes"] for o in opl[1:])
+        # PyTorch's head keeps the cat's output (bilstm) or h_n, cuDNN's own [layers * dirs, N, H]
+        # output that dnnsat does not model: h_n[-1] reads the already saved output sequence
+        want = 4 * (ref["head_new_elems"] if bidir else 0)
+        print(f"torch_{name}_state batch 3 seq 5: head saves {head} bytes; PyTorch (CPU autograd) "
+              f"{4 * ref['head_saved_elems']}")
+        check(f"torch_{name}_state: the head saves {want} bytes",
+              head == want and (bidir or ref["head_saved_elems"] == 3 * hidden * dirs * layers_n), (head, ref))
+    # h_n[0] of the 2-layer bidirectional LSTM: layer 1's state, not modelled
+    m = onnx.load(os.path.join(DATA, "torch_bilstm_state.onnx"))
+    for n in m.graph.node:
+        if n.op_type == "Constant" and n.output[0] == "/Constant_output_0":
+            n.attribute[0].t.CopyFrom(onnx.helper.make_tensor("k", onnx.TensorProto.INT64, [], [0]))
+    p = os.path.join(tmp, "bilstm_h0.onnx")
+    onnx.save_model(m, p)
+    rc, _, err = run("import", p)
+    check("torch_bilstm_state with h_n[0]: an error naming the node and the layer",
+          rc == 2 and "'/Gather'" in err and "h_n[0]" in err and "layer 1 of 2" in err, (rc, err))
+
+
+def make_rnn(path, op, h, x_shape, dirs=1, opset=13, attrs=None, bias=True, extra=(), reader=None, transpose_in=False,
+             gather=None):
     """x -> [Transpose [1, 0, 2]] -> LSTM or GRU (hidden h, W/R/B initializers for an input of width
-    x_shape[-1]) -> Y read by `reader` (an op type) or a graph output; extra: (input index, name)
-    pairs given as initializers of matching size. Returns the parameter count the weights hold and
-    shape inference's Y shape (or None)."""
+    x_shape[-1]) -> Y (or the output named by `reader`: "Y_h", "Y_c") read by a Relu (through a
+    Gather on axis 0 of constant scalar index `gather` when given: torch's h_n[gather]); extra:
+    (input index, name) pairs given as initializers of matching size. Returns the parameter count
+    the weights hold and shape inference's Y shape (or None)."""
     import onnx
     import struct
     from onnx import helper, TensorProto, shape_inference
@@ -667,9 +741,12 @@ def make_rnn(path, op, h, x_shape, dirs=1, opset=13, attrs=None, bias=True, extr
         inits.append(helper.make_tensor(name, TensorProto.INT32, [x_shape[1]], [x_shape[0]] * x_shape[1])
                      if name == "seq_lens" else init(name, [dirs, 3 * h]))
     nodes = [helper.make_node("Transpose", ["x"], ["xt"], perm=[1, 0, 2])] if transpose_in else []
-    outs = ["Y", "Y_h"] if reader == "Y_h" else ["Y"]
+    outs = ["Y", "Y_h"] if reader == "Y_h" else ["Y", "", "Y_c"] if reader == "Y_c" else ["Y"]
     nodes.append(helper.make_node(op, ins, outs, name="rnn", hidden_size=h, **(attrs or {})))
-    nodes.append(helper.make_node("Relu", [outs[-1]], ["out"], name="after"))
+    if gather is not None:
+        nodes.append(helper.make_node("Constant", [], ["k"], value=helper.make_tensor("k", TensorProto.INT64, [], [gather])))
+        nodes.append(helper.make_node("Gather", [outs[-1], "k"], ["h_k"], name="pick", axis=0))
+    nodes.append(helper.make_node("Relu", ["h_k" if gather is not None else outs[-1]], ["out"], name="after"))
     m = helper.make_model(helper.make_graph(nodes, "g", [x], [out], inits), opset_imports=[helper.make_opsetid("", opset)])
     onnx.save_model(m, path)
     params = sum(int(t.dims[0]) * int(t.dims[1]) * (int(t.dims[2]) if len(t.dims) > 2 else 1) for t in inits
@@ -720,7 +797,27 @@ def check_rnn(tmp):
                 ("input P", dict(extra=[(7, "P")])),
                 ("input sequence_lens", dict(extra=[(4, "seq_lens")])),
                 ("output Y_h", dict(reader="Y_h")),
+                ("output Y_h", dict(reader="Y_h", gather=1)),
+                ("output Y_c", dict(reader="Y_c")),
+                ("output Y_c", dict(reader="Y_c", gather=-1)),
                 ("direction 'sideways'", dict(attrs=dict(direction="sideways")))]
+    # torch's h_n[k] of one node: Y_h [dirs, N, H] at k is the last step of Y (forward) or the first
+    # (reverse; the backward half of a bidirectional layer), [N, H] as views of the batch-first layer
+    states = [("LSTM", dict(), 1, -1, 4, None), ("LSTM", dict(), 1, 0, 4, None),
+              ("GRU", dict(direction="reverse", linear_before_reset=1), 1, 0, 0, None),
+              ("LSTM", dict(direction="bidirectional"), 2, 0, 4, 0), ("LSTM", dict(direction="bidirectional"), 2, -2, 4, 0),
+              ("GRU", dict(direction="bidirectional"), 2, 1, 0, 6), ("LSTM", dict(direction="bidirectional"), 2, -1, 0, 6)]
+    for op, attrs, dirs, k, step, half in states:
+        name = f"{op} {attrs} h_n[{k}]"
+        make_rnn(p, op, 6, [5, 3, 4], dirs, attrs=dict(attrs), reader="Y_h", gather=k)
+        layers = import_layers(name, p, out)
+        if layers is None:
+            continue
+        shapes, macs, err = layer_shapes(out)
+        slices = [(l["dim"], l["start"], l["length"]) for l in layers if l["op"] == "slice"]
+        check(f"{name}: step {step}{'' if half is None else f', features {half}..{half + 6}'} of the layer, [3, 6]",
+              slices == [(1, step, 1)] + ([] if half is None else [(2, half, 6)]) and shapes is not None and
+              shapes[-1] == [3, 6], (slices, shapes, err))
     for what, kw in refusals:
         make_rnn(p, "LSTM", 6, [5, 3, 4], **kw)
         rc, _, err = run("import", p)
@@ -763,6 +860,7 @@ def main():
     check_upsample_reference(tmp)
     check_resize(tmp)
     check_torch_rnn(tmp)
+    check_torch_rnn_state(tmp)
     check_rnn(tmp)
     for name in ("bert_tiny", "gpt_tiny"):
         check_model(tmp, os.path.join(DATA, name + ".onnx"), name, refs[name], ["batch", "seq"])
