@@ -248,6 +248,7 @@ gather_index(struct onnx_imp *im, int j, int count)
 	int64_t k;
 
 	if (strcmp(c->op_type, "Gather") != 0 || node_int(c, "axis", 0) != 0 || c->ninputs < 2 || c->noutputs < 1 ||
+	    c->outputs[0][0] == '\0' ||
 	    (iv = onnx_imp_find(im, c->inputs[1])) == NULL)
 		return -1;
 	if (iv->kind == ONNX_V_CONST && iv->t != NULL)
@@ -306,7 +307,8 @@ is_state_concat(struct onnx_imp *im, int j, const int *stack, int layers)
 {
 	const struct onnx_node *c = &im->m->graph.nodes[j];
 
-	if (strcmp(c->op_type, "Concat") != 0 || node_int(c, "axis", 0) != 0 || c->ninputs != layers || layers > RNN_STACK)
+	if (strcmp(c->op_type, "Concat") != 0 || node_int(c, "axis", 0) != 0 || c->ninputs != layers || layers > RNN_STACK ||
+	    c->noutputs < 1 || c->outputs[0][0] == '\0')
 		return 0;
 	for (int k = 0; k < layers; k++) {
 		const struct onnx_node *n = &im->m->graph.nodes[stack[k]];
