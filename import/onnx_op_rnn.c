@@ -474,6 +474,21 @@ onnx_op_rnn(struct onnx_imp *im, int gru, struct onnx_val *x, struct onnx_val *o
 		e->rnn_bf = 1;
 		return 0;
 	}
+	if (last != im->node && end >= 0) {
+		/* stacked, the chain's end [L, N, dirs * H] read by other nodes
+		 * (nn.LSTM(batch_first=False)): the result viewed seq first */
+		struct onnx_val *e = onnx_imp_find(im, im->m->graph.nodes[end].outputs[0]);
+		if (e == NULL)
+			return onnx_imp_fail(im, DN_EINVAL, "internal: the end of the stacked layers' chain is unknown");
+		for (int k = 0; k < dirs; k++)
+			im->fuse[chain[k]] = ONNX_FUSE_SKIP;
+		json_object_set_new(onnx_op_emit(im, "permute", e, res, NULL), "dims", json_pack("[i, i, i]", 1, 0, 2));
+		onnx_op_copy_shape(e, res);
+		e->shape[0] = res->shape[1];
+		e->shape[1] = res->shape[0];
+		e->permuted = 1;
+		return 0;
+	}
 	if (last != im->node)
 		return onnx_imp_fail(im, DN_EINVAL, "internal: stacked layers without their chain");
 	{
