@@ -299,18 +299,19 @@ cli_estimate(int argc, char **argv)
 	}
 	if (cm_model_eval(m, q.config, scratch, &r, &err) != 0)
 		goto out;
-	/* the same verdict as the JSON's "feasible": the usable memory, not the card's */
-	status = (r.valid && r.mem <= usable_bytes(&q)) ? 0 : 1;
-	if (!q.json)
-		print_table(&q, m, scratch, &r);
 	if (q.json || q.budgets != NULL) {
 		/* POST /v1/estimate's answer: printed, or its budgets after the
-		 * table; with budgets its "feasible" is the verdict */
+		 * table; with budgets its "feasible" is the verdict. Made before
+		 * the table, so that a budget it refuses prints no table */
 		json_t *o = estimate_json(&q, &err);
 		if (o == NULL) {
 			status = 2;
 			goto out;
 		}
+		/* the same verdict as the JSON's "feasible": the usable memory, not the card's */
+		status = (r.valid && r.mem <= usable_bytes(&q)) ? 0 : 1;
+		if (!q.json)
+			print_table(&q, m, scratch, &r);
 		if (q.json) {
 			json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
 			fputc('\n', stdout);
@@ -319,6 +320,9 @@ cli_estimate(int argc, char **argv)
 		if (q.budgets != NULL)
 			status = json_is_true(json_object_get(o, "feasible")) ? 0 : 1;
 		json_decref(o);
+	} else {
+		status = (r.valid && r.mem <= usable_bytes(&q)) ? 0 : 1;
+		print_table(&q, m, scratch, &r);
 	}
 out:
 	if (dn_error_isset(&err))

@@ -55,6 +55,9 @@ check unknown-option 2 "--frobnicate: unknown option" -- estimate --preset resne
 check estimate-preset-twice 2 '^dnnsat: --preset: given twice (resnet50 and vgg16): give one$' -- estimate --preset resnet50 --preset vgg16
 check estimate-device-twice 2 '^dnnsat: --device: given twice (t4 and v100-16gb): give one$' -- estimate --preset resnet50 --device t4 --device v100-16gb
 check estimate-budget-twice 2 '^dnnsat: --budget: the memory budget given twice (--budget memory=1GiB and --budget memory=2GiB): give one$' -- estimate --preset resnet50 --budget memory=1GiB --budget memory=2GiB
+# a budget refused (a bad unit) prints no estimate: the table said "fits" above the error
+"$DNNSAT" estimate --preset resnet50 --device t4 --budget memory=1Gixx >"$tmp/out" 2>&1
+[ $? -eq 2 ] && grep -q 'unknown unit "Gixx"' "$tmp/out" && ! grep -q -e fits -e '^model ' "$tmp/out" && ok || bad "estimate-budget-bad-no-table"
 check estimate-set-repeats 0 "^model        resnet  preset resnet50" -- estimate --preset resnet50 --set batch_size=2 --set batch_size=4
 # the templates' data directory missing (a copy of the binary, a broken install): said as such,
 # not "no template named resnet (did you mean resnet?)"
