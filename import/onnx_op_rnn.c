@@ -474,9 +474,10 @@ onnx_op_rnn(struct onnx_imp *im, int gru, struct onnx_val *x, struct onnx_val *o
 		e->rnn_bf = 1;
 		return 0;
 	}
-	if (last != im->node && end >= 0) {
-		/* stacked, the chain's end [L, N, dirs * H] read by other nodes
-		 * (nn.LSTM(batch_first=False)): the result viewed seq first */
+	if (end >= 0) {
+		/* the chain's end [L, N, dirs * H] read by other nodes
+		 * (nn.LSTM(batch_first=False), stacked or not): the result
+		 * viewed sequence first, as cuDNN writes it (no copy) */
 		struct onnx_val *e = onnx_imp_find(im, im->m->graph.nodes[end].outputs[0]);
 		if (e == NULL)
 			return onnx_imp_fail(im, DN_EINVAL, "internal: the end of the stacked layers' chain is unknown");

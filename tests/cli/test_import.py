@@ -826,51 +826,54 @@ def check_rnn(tmp):
 
 
 def check_rnn_stacked_seq_first(tmp):
-    """nn.LSTM(4, 6, num_layers=2, bidirectional=True) with the default batch_first=False as torch
-    1.13 writes it: two LSTM nodes on the sequence-first X, each followed by a Transpose [0, 2, 1,
-    3] and a Reshape [0, 0, -1], the second's result read by a Relu. One lstm layer of 2 layers, the
-    initializers' parameters, the Relu on shape inference's [L, N, 2H] (the import stopped with
-    'internal: stacked layers without their chain')."""
+    """nn.LSTM(4, 6, num_layers=k, bidirectional=True) with the default batch_first=False as torch
+    1.13 writes it, k = 1 and 2: LSTM nodes on the sequence-first X, each followed by a Transpose
+    [0, 2, 1, 3] and a Reshape [0, 0, -1], the last one's result read by a Relu. One lstm layer of k
+    layers, the initializers' parameters, the Relu on shape inference's [L, N, 2H], the result a
+    view (no contiguous copy). Stacked, the import stopped with 'internal: stacked layers without
+    their chain'; one layer, it copied the result through reshape, permute and contiguous."""
     import onnx
     import struct
     from onnx import helper, TensorProto, shape_inference
     p = os.path.join(tmp, "rnn_sf.onnx")
     out = os.path.join(tmp, "rnn_sf.json")
-    h, inits, nodes, prev, params = 6, [], [], "x", 0
+    h = 6
 
     def init(name, dims):
         n = dims[0] * dims[1] * (dims[2] if len(dims) > 2 else 1)
         return helper.make_tensor(name, TensorProto.FLOAT, dims, struct.pack("<%df" % n, *[0.01] * n), raw=True)
-    inits.append(helper.make_tensor("shp", TensorProto.INT64, [3], [0, 0, -1]))
-    for k, width in enumerate((4, 2 * h)):
-        for w, dims in ((f"W{k}", [2, 4 * h, width]), (f"R{k}", [2, 4 * h, h]), (f"B{k}", [2, 8 * h])):
-            inits.append(init(w, dims))
-            params += dims[0] * dims[1] * (dims[2] if len(dims) > 2 else 1)
-        nodes += [helper.make_node("LSTM", [prev, f"W{k}", f"R{k}", f"B{k}"], [f"Y{k}"], name=f"lstm{k}",
-                                   hidden_size=h, direction="bidirectional"),
-                  helper.make_node("Transpose", [f"Y{k}"], [f"T{k}"], perm=[0, 2, 1, 3]),
-                  helper.make_node("Reshape", [f"T{k}", "shp"], [f"S{k}"])]
-        prev = f"S{k}"
-    nodes.append(helper.make_node("Relu", [prev], ["out"], name="after"))
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [5, 3, 4])
-    m = helper.make_model(helper.make_graph(nodes, "g", [x], [helper.make_tensor_value_info("out", TensorProto.FLOAT,
-                          None)], inits), opset_imports=[helper.make_opsetid("", 13)])
-    onnx.save_model(m, p)
-    vi = {v.name: v for v in shape_inference.infer_shapes(m).graph.value_info}
-    want = [d.dim_value for d in vi[prev].type.tensor_type.shape.dim]
-    layers = import_layers("stacked sequence-first LSTM", p, out)
-    if layers is None:
-        return
-    rnn = [l for l in layers if l["op"] == "lstm"]
-    check("stacked sequence-first LSTM: one lstm layer of 2 layers, bidirectional", len(rnn) == 1 and
-          rnn[0].get("num_layers") == 2 and rnn[0].get("bidirectional") is True, layers)
-    rc, sout, err = run("estimate", "--model", out, "--json", "--per-op")
-    d = json.loads(sout)["costs"] if rc in (0, 1) and sout.strip() else None
-    check(f"stacked sequence-first LSTM: params {params} (the initializers')", d is not None and d["params"] == params,
-          d and d["params"] or err)
-    relu = [o["shape"] for o in d["operators"] if o["op"] == "relu"] if d else None
-    check(f"stacked sequence-first LSTM: the Relu on {want} as shape inference", relu == [want], (relu, want))
-
+    for nl in (1, 2):
+        name = f"sequence-first LSTM of {nl} layer{'s' if nl > 1 else ''}"
+        inits, nodes, prev, params = [helper.make_tensor("shp", TensorProto.INT64, [3], [0, 0, -1])], [], "x", 0
+        for k, width in enumerate((4, 2 * h)[:nl]):
+            for w, dims in ((f"W{k}", [2, 4 * h, width]), (f"R{k}", [2, 4 * h, h]), (f"B{k}", [2, 8 * h])):
+                inits.append(init(w, dims))
+                params += dims[0] * dims[1] * (dims[2] if len(dims) > 2 else 1)
+            nodes += [helper.make_node("LSTM", [prev, f"W{k}", f"R{k}", f"B{k}"], [f"Y{k}"], name=f"lstm{k}",
+                                       hidden_size=h, direction="bidirectional"),
+                      helper.make_node("Transpose", [f"Y{k}"], [f"T{k}"], perm=[0, 2, 1, 3]),
+                      helper.make_node("Reshape", [f"T{k}", "shp"], [f"S{k}"])]
+            prev = f"S{k}"
+        nodes.append(helper.make_node("Relu", [prev], ["out"], name="after"))
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [5, 3, 4])
+        m = helper.make_model(helper.make_graph(nodes, "g", [x], [helper.make_tensor_value_info(
+            "out", TensorProto.FLOAT, None)], inits), opset_imports=[helper.make_opsetid("", 13)])
+        onnx.save_model(m, p)
+        vi = {v.name: v for v in shape_inference.infer_shapes(m).graph.value_info}
+        want = [d.dim_value for d in vi[prev].type.tensor_type.shape.dim]
+        layers = import_layers(name, p, out)
+        if layers is None:
+            continue
+        rnn = [l for l in layers if l["op"] == "lstm"]
+        check(f"{name}: one lstm layer of {nl}, bidirectional", len(rnn) == 1 and rnn[0].get("num_layers", 1) == nl and
+              rnn[0].get("bidirectional") is True, layers)
+        check(f"{name}: its result a view (no contiguous copy)", not any(l["op"] == "contiguous" for l in layers), layers)
+        rc, sout, err = run("estimate", "--model", out, "--json", "--per-op")
+        d = json.loads(sout)["costs"] if rc in (0, 1) and sout.strip() else None
+        check(f"{name}: params {params} (the initializers')", d is not None and d["params"] == params,
+              d and d["params"] or err)
+        relu = [o["shape"] for o in d["operators"] if o["op"] == "relu"] if d else None
+        check(f"{name}: the Relu on {want} as shape inference", relu == [want], (relu, want))
 
 def main():
     with open(os.path.join(DATA, "reference.json")) as f:
