@@ -346,6 +346,28 @@ cli_req_option(struct cli_req *r, const char *a, const char *v, struct dn_error 
 	return 2;
 }
 
+/* The options' `mine` added to the query's field `key` (a query file's):
+ * an object's members set over the file's (the option wins for its own
+ * member only), an array extended, anything else replaced, as prune
+ * applies them to each query file (cli_batch_input.c). */
+static void
+req_add(json_t *req, const char *key, json_t *mine)
+{
+	json_t *file = json_object_get(req, key), *both = NULL;
+
+	if (json_is_object(file) && json_is_object(mine)) {
+		if ((both = json_deep_copy(file)) != NULL)
+			json_object_update(both, mine);
+	} else if (json_is_array(file) && json_is_array(mine)) {
+		if ((both = json_deep_copy(file)) != NULL)
+			json_array_extend(both, mine);
+	}
+	if (both != NULL)
+		json_object_set_new(req, key, both);
+	else
+		json_object_set(req, key, mine);
+}
+
 json_t *
 cli_req_finish(struct cli_req *r)
 {
@@ -353,15 +375,15 @@ cli_req_finish(struct cli_req *r)
 
 	r->req = NULL;
 	if (json_object_size(r->budgets) > 0)
-		json_object_set(req, "budgets", r->budgets);
+		req_add(req, "budgets", r->budgets);
 	if (json_array_size(r->constraints) > 0)
-		json_object_set(req, "constraints", r->constraints);
+		req_add(req, "constraints", r->constraints);
 	if (json_object_size(r->fixed) > 0)
-		json_object_set(req, "fixed", r->fixed);
+		req_add(req, "fixed", r->fixed);
 	if (json_object_size(r->workload) > 0)
-		json_object_set(req, "workload", r->workload);
+		req_add(req, "workload", r->workload);
 	if (json_object_size(r->bind) > 0)
-		json_object_set(req, "bind", r->bind);
+		req_add(req, "bind", r->bind);
 	cli_req_free(r);
 	return req;
 }

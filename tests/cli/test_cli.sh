@@ -344,6 +344,18 @@ check bad-cursor-garbage 2 "^dnnsat: --cursor: malformed cursor" -- list $Q --cu
 check bad-config-json 2 "^dnnsat: --config: not JSON: " -- explain $Q --config '{bad'
 printf '{"model": "mnist_mlp", "budget": {"memory": "1GiB"}}\n' >"$tmp/typo_query.json"
 check query-field-did-you-mean 2 '^dnnsat: $: unknown field "budget": did you mean budgets?$' -- count "$tmp/typo_query.json" --space "$SP"
+# options add to a query file's budgets, workload and constraints (each replaced the file's whole
+# object or list: --budget params dropped its memory budget, --optimizer its dtype, --constraint
+# its constraints, and more configurations "fit"): all give the answer of the same query as options
+printf '{"model": "resnet50", "device": "t4", "budgets": {"memory": "4GiB"}, "workload": {"dtype": "mixed_fp16"}, "constraints": ["batch_size <= 64"]}\n' >"$tmp/q_add.json"
+"$DNNSAT" count --preset resnet50 --device t4 --space "$top_srcdir/examples/spaces/resnet.json" --budget memory=4GiB \
+	--dtype mixed_fp16 --constraint 'batch_size <= 64' >"$tmp/out" 2>&1
+want=$(head -1 "$tmp/out" | cut -d, -f1)
+for opt in "--budget params=1G" "--optimizer adam" "--constraint width<=256"; do
+	# shellcheck disable=SC2086
+	"$DNNSAT" count "$tmp/q_add.json" --space "$top_srcdir/examples/spaces/resnet.json" $opt >"$tmp/out" 2>&1
+	[ $? -eq 0 ] && [ -n "$want" ] && [ "$(head -1 "$tmp/out" | cut -d, -f1)" = "$want" ] && ok || bad "query-file-options-add $opt (want $want)"
+done
 check budget-range 2 '^dnnsat: $.budgets.params: 1e+30 is not a sensible count (a limit is from 0 to 9e18)$' -- count $QP --budget params=1e30
 check budget-did-you-mean 2 '^dnnsat: $.budgets: unknown budget "memroy": did you mean memory?$' -- count $Q --budget memroy=3GiB
 check bad-memory-0-percent 2 "more than 0 and at most 100" -- count $QM --budget memory=0%
