@@ -52,6 +52,12 @@ for path in models:
 
 errs = list(devices_v.iter_errors(load("schemas/devices.json")))
 check("devices.json", not errs, "; ".join(e.message[:200] for e in errs[:3]))
+# a device file written after the schema takes what the catalog takes (cudaMemGetInfo's total), not
+# nvidia-smi's memory.total, which is more than a process can allocate (the schema offered it)
+usable_desc = devices_schema["$defs"]["device"]["properties"]["usable_memory_bytes"]["description"]
+check("usable_memory_bytes: cudaMemGetInfo's total, as the catalog's notes say",
+      "cudaMemGetInfo" in usable_desc and "as nvidia-smi" not in usable_desc and "not nvidia-smi" in usable_desc,
+      usable_desc)
 
 # structurally malformed inputs the schema alone must reject
 base = {"dnnsat_model": 1, "inputs": [{"shape": [2, 3]}], "layers": []}
