@@ -88,10 +88,12 @@ print_devices_json(const struct cm_device_catalog *cat)
 		const struct cm_device *d = &cat->devices[i];
 		if (d->is_alias)
 			continue;
+		/* usable_memory_bytes: the table's USABLE, the memory budgets' cap */
 		printf("%s  {\"name\": \"%s\", \"display_name\": \"%s\", \"memory_bytes\": %lld, "
-		    "\"memory_bandwidth_bytes_per_s\": %.0f, \"sm_count\": %d, \"peak_fp32\": %.0f, "
-		    "\"peak_fp16\": %.0f}", first ? "" : ",\n", d->name, d->display_name,
-		    (long long)d->memory_bytes, d->mem_bandwidth, d->sm_count, d->peak_fp32, d->peak_fp16);
+		    "\"usable_memory_bytes\": %lld, \"memory_bandwidth_bytes_per_s\": %.0f, \"sm_count\": %d, "
+		    "\"peak_fp32\": %.0f, \"peak_fp16\": %.0f}", first ? "" : ",\n", d->name, d->display_name,
+		    (long long)d->memory_bytes, (long long)(d->usable_memory_bytes > 0 ? d->usable_memory_bytes :
+		    d->memory_bytes), d->mem_bandwidth, d->sm_count, d->peak_fp32, d->peak_fp16);
 		first = 0;
 	}
 	printf("\n]\n");

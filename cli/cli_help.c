@@ -188,7 +188,8 @@ static const struct cli_cmd commands[] = {
 	  "usage: dnnsat templates [--json]\n", catalog_options },
 	{ "devices", cli_devices, "the GPU catalog",
 	  "usage: dnnsat devices [--json]\n"
-	  "  the columns: name (for --device), GPU, memory, memory bandwidth, SMs, peak dense FLOP/s\n",
+	  "  the columns: name (for --device), GPU, memory, usable memory (what one process can allocate: the\n"
+	  "  cap of every memory budget), memory bandwidth, SMs, peak dense FLOP/s\n",
 	  catalog_options },
 };
 #define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))

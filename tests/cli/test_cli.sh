@@ -47,6 +47,8 @@ check devices 0 "h200" -- devices
 # the memory budgets' cap is in the table: a T4's 14.56 GiB, not only its 16 GiB card
 check devices-usable 0 "^t4  *NVIDIA T4  *16.0 GiB   14.56 GiB " -- devices
 check devices-json 0 '"name": "a100-40gb"' -- devices --json
+# the JSON has the table's USABLE too (it had the capacity only)
+check devices-json-usable 0 '"name": "t4", .*"memory_bytes": 17179869184, "usable_memory_bytes": 15636365312,' -- devices --json
 
 # bad input: exit 2, the message names what is wrong
 check no-model 2 "name a model" -- estimate
