@@ -59,18 +59,24 @@ def count_macs(model, x):
     return sum(by.values()), by
 
 
+def export_training(m, x, path):
+    """m exported to path as every RNN fixture is (training mode, batch and seq dynamic, opset
+    13, nothing folded) on the example x [batch, seq, features]; its parameters (in all and per
+    child module) and MACs at that x, the record the fixture's JSON keeps."""
+    m.train()
+    torch.onnx.export(m, x, path, input_names=["x"],
+                      dynamic_axes={"x": {0: "batch", 1: "seq"}}, opset_version=13,
+                      training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)
+    macs, by = count_macs(m, x)
+    return dict(params=sum(p.numel() for p in m.parameters()), macs=macs, macs_ops=by, seq=int(x.shape[1]),
+                params_by_module={n: sum(p.numel() for p in c.parameters()) for n, c in m.named_children()})
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else HERE
     torch.manual_seed(0)
     m = TinyTagger()
-    m.train()
-    x = torch.randn(1, 7, 8)
-    torch.onnx.export(m, x, os.path.join(out, "torch_rnn.onnx"), input_names=["x"],
-                      dynamic_axes={"x": {0: "batch", 1: "seq"}}, opset_version=13,
-                      training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)
-    macs, by = count_macs(m, x)
-    res = dict(params=sum(p.numel() for p in m.parameters()), macs=macs, macs_ops=by, seq=7,
-               params_by_module={n: sum(p.numel() for p in c.parameters()) for n, c in m.named_children()})
+    res = export_training(m, torch.randn(1, 7, 8), os.path.join(out, "torch_rnn.onnx"))
     with open(os.path.join(out, "torch_rnn.json"), "w") as f:
         json.dump(res, f, indent=1, sort_keys=True)
         f.write("\n")
