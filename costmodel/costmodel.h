@@ -85,8 +85,11 @@
  * templates' residual blocks (layer items marked "checkpoint": true; it
  * changed nothing for them before), and the vit template's
  * image_size % patch == 0 is a validity rule (the model format's
- * "rules"): stored answers of either are stale. */
-#define CM_VERSION "1.4.9"
+ * "rules"): stored answers of either are stale. 1.4.10: an LSTM or GRU
+ * layer's latency grows with its sequence length (a GPU time per timestep
+ * fitted on DeepBench's measured recurrent layers, perf_fit_rnn.h), where
+ * it was a fixed 255 host launches (8.5 ms) whatever the sequence. */
+#define CM_VERSION "1.4.10"
 
 /* Limits on a built model (DN_ERANGE naming the limit beyond them), far
  * above the largest real models: the resnet template at its maxima builds

@@ -103,6 +103,13 @@ struct cm_op {
 	                         * (tile_out * Cin / groups); 0 otherwise */
 	uint8_t bwd_passes;     /* conv: backward convolutions (input and weight
 	                         * gradients, 0 to 2: bwd_macs = macs * bwd_passes) */
+	/* rnn (op_rnn.c; 0 otherwise): the timesteps run one after another
+	 * (sequence length * layers * directions: cuDNN may overlap layers and
+	 * directions, so an upper bound), one step's recurrent multiply-adds
+	 * (N * gates * H * H) and recurrent weight bytes (gates * H * H), and
+	 * the input projections' multiply-adds, one GEMM over all timesteps per
+	 * layer and direction (macs less the recurrent ones) */
+	expr_id rnn_steps, rnn_step_macs, rnn_step_wbytes, rnn_proj_macs;
 	expr_id bias_adds;      /* bias additions (output elements of a biased conv or
 	                         * linear), counted as MACs under CM_MACS_NB201 */
 	/* memory */

@@ -8,6 +8,13 @@
  * backward cuDNN keeps a reserve of the gate activations and the hidden and
  * cell states of every step: (G + 2) * H values per step, layer and
  * direction, plus the input and each layer's output sequence.
+ *
+ * Latency (perf_model.c): cuDNN runs each layer and direction as one GEMM
+ * of the input projection over all timesteps, then the timesteps one after
+ * another, each a GEMM of the N x H state by the G*H x H recurrent weights
+ * and the gates' pointwise kernels; the time grows with the sequence
+ * length. The host issues one cuDNN call forward (cudnnRNNForward) and two
+ * backward (data and weights): cuDNN launches the steps' kernels itself.
  */
 #include "op_rules.h"
 
@@ -17,7 +24,7 @@ rnn_build(struct op_build *ob, int gates)
 	struct expr_graph *g = &ob->m->g;
 	const struct cm_tensor *x;
 	expr_id h, layers, in, dirs_e, dims[3], params = expr_int(g, 0), macs = expr_int(g, 0);
-	expr_id steps, reserve;
+	expr_id steps, reserve, proj = expr_int(g, 0);
 	int bidir, bias;
 
 	if (ob_need_rank(ob, 0, 3, 3) != 0)
@@ -45,11 +52,18 @@ rnn_build(struct op_build *ob, int gates)
 		expr_id rest = expr_mul(g, gh, expr_add(g, expr_mul(g, h, dirs_e), h));
 		expr_id w = expr_add(g, first, expr_mul(g, expr_sub(g, layers, expr_int(g, 1)), rest));
 		params = expr_mul(g, dirs_e, w);
+		/* input projections: G*H x I_l weights per layer and direction */
+		proj = expr_mul(g, dirs_e, expr_mul(g, gh, expr_add(g, in,
+		    expr_mul(g, expr_sub(g, layers, expr_int(g, 1)), expr_mul(g, h, dirs_e)))));
 		ob_param(ob, params);
 		if (bias)
 			ob_param(ob, expr_mul(g, expr_mul(g, dirs_e, layers), expr_mul(g, expr_int(g, 2), gh)));
 		steps = expr_mul(g, x->dim[0], x->dim[1]);
 		macs = expr_mul(g, steps, params);
+		ob->op.rnn_proj_macs = expr_mul(g, steps, proj);
+		ob->op.rnn_steps = expr_mul(g, x->dim[1], expr_mul(g, layers, dirs_e));
+		ob->op.rnn_step_macs = expr_mul(g, x->dim[0], expr_mul(g, gh, h));
+		ob->op.rnn_step_wbytes = ob_bytes(ob, expr_mul(g, gh, h), CM_DT_ACT);
 	}
 	dims[0] = x->dim[0];
 	dims[1] = x->dim[1];
@@ -65,9 +79,11 @@ rnn_build(struct op_build *ob, int gates)
 	ob_save_new(ob, ob_bytes(ob, reserve, CM_DT_ACT));
 	op_io_bytes(ob, 1);
 	ob->op.parallel = expr_mul(g, x->dim[0], expr_cdiv(g, expr_mul(g, h, expr_int(g, gates)), expr_int(g, 64)));
-	/* one kernel per step and layer: the recurrence is sequential */
-	ob->op.kernels_fwd = 255;
-	ob->op.kernels_bwd = 255;
+	/* one cuDNN call each way issued by the host (backward: data and
+	 * weights); the steps' own launches are in the recurrence's GPU time */
+	ob->op.kernels_fwd = 1;
+	ob->op.kernels_bwd = 2;
+	ob->op.lib_calls = 1;
 	return 0;
 }
 

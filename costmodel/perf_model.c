@@ -46,9 +46,18 @@
  *    and T4 (../shared/reference-data/deepbench/convolution.csv), which pin
  *    the constants where NAS-Bench-201's 16-64 channels have no data; the
  *    Titan Xp columns are held out as the check (docs/latency.md).
+ *  - a recurrent layer's timesteps (rnn_seconds): perf_fit_rnn.h, fitted by
+ *    bench/latency/fit_rnn.py to DeepBench's FP32 LSTM and GRU layers
+ *    (tests/reference/deepbench_rnn.csv: GTX 1080 Ti, P100, V100; the Titan
+ *    Xp held out). cuDNN runs the whole layer, so at cuDNN's rate: TF32 in
+ *    fp32 where the device has it (PyTorch's RNN descriptor takes
+ *    allowTF32CuDNN, aten/src/ATen/native/cudnn/RNN.cpp), and with tensor
+ *    cores the step's GEMM efficiency scales by the tensor-core over the
+ *    FP32 GEMM efficiency (0.60 / 0.83).
  */
 #include "perf_model.h"
 #include "perf_fit.h"
+#include "perf_fit_rnn.h"
 
 /* kernels of an optimizer step (fused or foreach updates: a few per step) */
 #define OPT_KERNELS 10
@@ -86,14 +95,12 @@ efficiency(enum cm_op_class cls, int tensor_cores, int backward)
 		switch (cls) {
 		case CM_CLASS_CONV: return backward ? 0.31 : 0.37;
 		case CM_CLASS_GEMM: return 0.60;
-		case CM_CLASS_RNN:  return 0.30;
 		default:            return 0.60;
 		}
 	}
 	switch (cls) {
 	case CM_CLASS_CONV: return PF_CONV_EFF_KXK;     /* unused: conv_seconds() */
 	case CM_CLASS_GEMM: return 0.83;
-	case CM_CLASS_RNN:  return 0.40;
 	default:            return 0.80;
 	}
 }
@@ -168,6 +175,38 @@ conv_seconds(struct perf_ctx *c, const struct cm_op *op, int backward)
 	return t;
 }
 
+/* Seconds of a recurrent layer (op_rnn.c): its GEMMs over all timesteps
+ * (forward: the input projections; backward: their input gradients and
+ * every weight gradient, macs + proj_macs) at the GEMM efficiency, or its
+ * bytes over the bandwidth, whichever is longer, then its timesteps one
+ * after another, each
+ *   STEP_S + max(recurrent weight bytes / (bandwidth PF_MEM_EFF),
+ *                2 step_macs / (peak EFF))
+ * (the forward or the backward-data constants of perf_fit_rnn.h), all at
+ * cuDNN's rate (conv_peak). */
+static expr_id
+rnn_seconds(struct perf_ctx *c, const struct cm_op *op, int backward, expr_id flops_other)
+{
+	struct expr_graph *g = c->g;
+	double gemm = efficiency(CM_CLASS_GEMM, c->conv_tensor_cores, backward);
+	double eff = backward ? PF_RNN_BWD_EFF : PF_RNN_EFF;
+	double fixed = backward ? PF_RNN_BWD_STEP_S : PF_RNN_STEP_S;
+	expr_id proj = real_of(c, op->rnn_proj_macs), bytes, step;
+
+	if (c->conv_tensor_cores)
+		eff *= efficiency(CM_CLASS_GEMM, 1, 0) / efficiency(CM_CLASS_GEMM, 0, 0);
+	if (backward)
+		proj = expr_add(g, proj, real_of(c, op->macs));
+	bytes = real_of(c, backward ? op->bwd_bytes : op->fwd_bytes);
+	step = expr_add(g, R(c, fixed), expr_max(g,
+	    expr_mul(g, real_of(c, op->rnn_step_wbytes), R(c, 1.0 / (c->dev->mem_bandwidth * PF_MEM_EFF))),
+	    expr_mul(g, real_of(c, op->rnn_step_macs), R(c, 2.0 / (c->conv_peak * eff)))));
+	return expr_add(g, expr_max(g,
+	        expr_add(g, expr_mul(g, proj, R(c, 2.0 / (c->conv_peak * gemm))), flops_other),
+	        expr_mul(g, bytes, R(c, 1.0 / (c->dev->mem_bandwidth * PF_MEM_EFF)))),
+	    expr_mul(g, real_of(c, op->rnn_steps), step));
+}
+
 static struct op_time
 op_time(struct perf_ctx *c, const struct cm_op *op, int backward)
 {
@@ -189,6 +228,9 @@ op_time(struct perf_ctx *c, const struct cm_op *op, int backward)
 	    expr_div(g, real_of(c, op->flops_other), R(c, c->simt_peak * 0.5)));
 	memory = expr_div(g, real_of(c, bytes), R(c, c->dev->mem_bandwidth * PF_MEM_EFF));
 	gpu = expr_max(g, compute, memory);
+	if (op->op_class == CM_CLASS_RNN)
+		gpu = rnn_seconds(c, op, backward,
+		    expr_div(g, real_of(c, op->flops_other), R(c, c->simt_peak * 0.5)));
 	if (kernels == 0)
 		gpu = R(c, 0.0);
 	blocks(c, op, &nb, &cap);

@@ -220,6 +220,15 @@ def kendall_tau(x, y):
     return num / math.sqrt((n0 - tx) * (n0 - ty))
 
 
+def write_defines(f, guard, names, values):
+    """ends a generated header's comment, then its include guard and one
+    #define per constant (fit_rnn.py writes its header with it too)"""
+    f.write(" */\n#ifndef %s\n#define %s\n\n" % (guard, guard))
+    for n, v in zip(names, values):
+        f.write("#define %-18s %.4g\n" % (n, v))
+    f.write("\n#endif\n")
+
+
 def median(v):
     s = sorted(v)
     m = len(s) // 2
@@ -285,24 +294,32 @@ def loss(nets, cells, meas, dev, k, db):
     return s
 
 
-def fit(nets, cells, meas, dev, k0, db):
+def descend(loss_of, k0, bounds, min_step):
+    """coordinate descent on a log scale: each constant in turn times
+    exp(+-step) (a zero tries 1e-6), kept within bounds, while the loss
+    falls; the step halves when no move helps, down to min_step. Returns the
+    constants and their loss (fit_rnn.py searches with it too)."""
     k = list(k0)
-    bounds = [(1e-6, 2e-4), (0.0, 2e-4), (0.2, 1.0), (0.05, 2.0), (0.05, 3.0), (0.0, 1000.0)]
-    best = loss(nets, cells, meas, dev, k, db)
+    best = loss_of(k)
     step = 0.5
-    while step > 0.01:
+    while step > min_step:
         improved = False
         for j in range(len(k)):
             for sgn in (1, -1):
                 trial = list(k)
                 trial[j] = k[j] * math.exp(sgn * step) if k[j] > 0 else 1e-6
                 trial[j] = min(max(trial[j], bounds[j][0]), bounds[j][1])
-                l = loss(nets, cells, meas, dev, trial, db)
+                l = loss_of(trial)
                 if l < best:
                     best, k, improved = l, trial, True
         if not improved:
             step /= 2
     return k, best
+
+
+def fit(nets, cells, meas, dev, k0, db):
+    bounds = [(1e-6, 2e-4), (0.0, 2e-4), (0.2, 1.0), (0.05, 2.0), (0.05, 3.0), (0.0, 1000.0)]
+    return descend(lambda k: loss(nets, cells, meas, dev, k, db), k0, bounds, 0.01)
 
 
 def main():
@@ -391,10 +408,7 @@ def main():
                     " * backward through PF_CONV_BWD_SLOW):\n")
             for r in dbrows:
                 f.write(" *   %-15s %3d rows  forward %+5.1f  %4.1f   backward %+5.1f  %4.1f\n" % r)
-            f.write(" */\n#ifndef DN_PERF_FIT_H\n#define DN_PERF_FIT_H\n\n")
-            for n, v in zip(names, consts):
-                f.write("#define %-18s %.4g\n" % (n, v))
-            f.write("\n#endif\n")
+            write_defines(f, "DN_PERF_FIT_H", names, consts)
         print("wrote", a.write)
 
 

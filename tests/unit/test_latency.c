@@ -22,7 +22,10 @@
  * and ResNet-50's FP32 inference on a V100 and a T4 against NVIDIA's
  * published latency (test_resnet50_fp32_published), and its FP32 training
  * step on the V100 16 GB and 32 GB against NVIDIA's published throughput
- * (test_resnet50_fp32_training_published).
+ * (test_resnet50_fp32_training_published). Recurrent layers:
+ * test_rnn_seq_len (an LSTM's latency grows with its sequence) and
+ * test_rnn_deepbench (one LSTM or GRU layer's forward against DeepBench's
+ * measured FP32 times, tests/reference/deepbench_rnn.csv).
  */
 #include "test_util.h"
 #include "../test_stats.h"
@@ -372,6 +375,120 @@ START_TEST(test_resnet50_fp32_training_published)
 }
 END_TEST
 
+/* The lstm_lm template (PyTorch's word_language_model, 2 x 650 LSTM) on a
+ * V100, FP32 inference at batch 20: cuDNN runs the timesteps one after
+ * another, so 50 tokens take many times one token's latency. Until cost
+ * model 1.4.10 an LSTM was 255 host launches (8.5 ms) whatever its
+ * sequence: both lengths gave the same latency. */
+START_TEST(test_rnn_seq_len)
+{
+	struct cm_device_catalog cat;
+	struct cm_workload wl = test_workload(0);
+	struct tmodel t;
+	double ms[2];
+	const char *seq[2] = { "1", "50" };
+
+	load_catalog(&cat);
+	memset(&t, 0, sizeof t);
+	ck_assert_msg(cm_def_load_template("lstm_lm", &t.def, &t.err) == 0, "%s", t.err.message);
+	ck_assert_msg(tmodel_build_def_on(&t, &wl, cm_catalog_find(&cat, "v100-16gb")) == 0, "%s", t.err.message);
+	for (int i = 0; i < 2; i++) {
+		tmodel_set(&t, "seq_len", seq[i]);
+		tmodel_eval(&t);
+		ms[i] = t.r.lat_infer * 1e3;
+	}
+	printf("lstm_lm v100-16gb batch 20 inference: seq_len 1 %.3f ms, seq_len 50 %.3f ms (x%.1f)\n",
+	    ms[0], ms[1], ms[1] / ms[0]);
+	ck_assert_msg(ms[1] > 10.0 * ms[0] && ms[1] < 50.0 * ms[0],
+	    "seq_len 50 takes %.3f ms against seq_len 1's %.3f ms", ms[1], ms[0]);
+	tmodel_free(&t);
+	cm_catalog_free(&cat);
+}
+END_TEST
+
+/* One unidirectional LSTM or GRU layer on one input feature (so its input
+ * projection is negligible, as DeepBench's CUDNN_SKIP_INPUT leaves it out):
+ * FP32 inference latency against DeepBench's measured forward time on the
+ * GTX 1080 Ti, P100 and V100 (the fit's) and the Titan Xp (held out), per
+ * device Kendall tau, the median signed and the median absolute percentage
+ * error. The
+ * bands hold what bench/latency/fit_rnn.py reports (forward: -31 .. +35%
+ * signed, MdAPE <= 35%; here -30 .. +42% with the host's cuDNN call and the
+ * input's and output's bytes): Pascal's cuDNN reaches about 0.3 of the FP32
+ * peak on a step's GEMM and the V100 about 0.65, one efficiency for both.
+ * Until cost model 1.4.10 a layer was 8.5 ms of host launches unless its
+ * MACs at 0.40 of the peak took longer: MdAPE 41-43% on Pascal and +82.5%
+ * on the V100. */
+START_TEST(test_rnn_deepbench)
+{
+	static const char *const model =
+	    "{\"dnnsat_model\": 1, \"name\": \"rnn1\", \"hyperparameters\": {"
+	    "\"n\": {\"type\": \"int\", \"default\": 1, \"min\": 1, \"max\": 4096},"
+	    "\"t\": {\"type\": \"int\", \"default\": 1, \"min\": 1, \"max\": 4096},"
+	    "\"h\": {\"type\": \"int\", \"default\": 1, \"min\": 1, \"max\": 8192}},"
+	    "\"inputs\": [{\"name\": \"x\", \"shape\": [\"n\", \"t\", 1], \"dtype\": \"float\"}],"
+	    "\"layers\": [{\"op\": \"%s\", \"hidden_size\": \"h\"}]}";
+	static const char *const devs[] = { "gtx-1080-ti", "p100-pcie-16gb", "v100-16gb", "titan-xp" };
+	static const char *const cells[] = { "lstm", "gru" };
+	struct cm_device_catalog cat;
+	struct cm_workload wl = test_workload(0);
+	FILE *f = fopen(src_path("tests/reference/deepbench_rnn.csv"), "r");
+	char line[512], text[1024];
+
+	ck_assert_msg(f != NULL, "tests/reference/deepbench_rnn.csv not found");
+	load_catalog(&cat);
+	for (size_t d = 0; d < sizeof devs / sizeof devs[0]; d++) {
+		double err[128], aerr[128], pred[128], meas[128];
+		int n = 0;
+
+		for (size_t c = 0; c < 2; c++) {
+			struct tmodel t;
+			json_error_t jerr;
+			json_t *root;
+
+			memset(&t, 0, sizeof t);
+			snprintf(text, sizeof text, model, cells[c]);
+			root = json_loads(text, 0, &jerr);
+			ck_assert_msg(root != NULL, "%s", jerr.text);
+			ck_assert_msg(cm_def_load_json(root, &t.def, &t.err) == 0, "%s", t.err.message);
+			json_decref(root);
+			ck_assert_msg(tmodel_build_def_on(&t, &wl, cm_catalog_find(&cat, devs[d])) == 0, "%s", t.err.message);
+			rewind(f);
+			while (fgets(line, sizeof line, f)) {
+				char dev[64], cell[16], hs[16], ns[16], ts[16];
+				double fwd;
+
+				/* device,sheet,cell,gates,app,hidden,batch,timesteps,fwd_ms,... */
+				if (sscanf(line, "%63[^,],%*[^,],%15[^,],%*[^,],%*[^,],%15[^,],%15[^,],%15[^,],%lf",
+				    dev, cell, hs, ns, ts, &fwd) != 6 || strcmp(dev, devs[d]) != 0 ||
+				    strcmp(cell, cells[c]) != 0)
+					continue;
+				tmodel_set(&t, "h", hs);
+				tmodel_set(&t, "n", ns);
+				tmodel_set(&t, "t", ts);
+				tmodel_eval(&t);
+				ck_assert_int_lt(n, 128);
+				pred[n] = t.r.lat_infer * 1e3;
+				meas[n] = fwd;
+				err[n] = 100.0 * (pred[n] / fwd - 1.0);
+				aerr[n] = fabs(err[n]);
+				n++;
+			}
+			tmodel_free(&t);
+		}
+		ck_assert_int_ge(n, 40);
+		double tau = stats_kendall(pred, meas, n);
+		double med = stats_median(err, n), mdape = stats_median(aerr, n);
+		printf("deepbench rnn %-15s %3d LSTM/GRU layers  forward: Kendall tau %.3f, median signed %+.1f%%, "
+		    "MdAPE %.1f%%\n", devs[d], n, tau, med, mdape);
+		ck_assert_msg(tau >= 0.85 && med > -40.0 && med < 50.0 && mdape < 45.0,
+		    "%s: Kendall tau %.3f, median signed %+.1f%%, MdAPE %.1f%%", devs[d], tau, med, mdape);
+	}
+	fclose(f);
+	cm_catalog_free(&cat);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -384,6 +501,8 @@ suite(void)
 	tcase_add_test(t, test_nb201_latency_help);
 	tcase_add_test(t, test_resnet50_fp32_published);
 	tcase_add_test(t, test_resnet50_fp32_training_published);
+	tcase_add_test(t, test_rnn_seq_len);
+	tcase_add_test(t, test_rnn_deepbench);
 	suite_add_tcase(s, t);
 	return s;
 }
