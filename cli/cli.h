@@ -45,6 +45,11 @@ int cli_budget_option(json_t *budgets, json_t *given, const char *opt, const cha
  * (its value in its unit, the limit as the query states it), "ok   hidden %
  * heads == 0 (value 0)" for a constraint with a value. */
 void cli_print_part(const json_t *c);
+/* Under the model's validity in a conflict or a removed value's reasons,
+ * its "rules" (ans_failing_rules) on stdout, indented four spaces: "no
+ * configuration satisfies: RULE (PATH and N more places)", how many more
+ * fail, and whether every rule was checked; nothing when item has none. */
+void cli_print_rules(const json_t *item);
 struct sq_query;
 /* A query's warnings on stderr, "dnnsat: [prefix: ]warning: ...". */
 void cli_print_warnings(const struct sq_query *q, const char *prefix);

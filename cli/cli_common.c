@@ -405,6 +405,36 @@ cli_req_free(struct cli_req *r)
  * value in its unit, the limit as the query states it), "ok   hidden %
  * heads == 0 (value 0)" for a constraint with a value. */
 void
+cli_print_rules(const json_t *item)
+{
+	const json_t *rules = json_object_get(item, "rules");
+	int complete = json_is_true(json_object_get(item, "rules_complete"));
+	json_int_t unnamed = json_integer_value(json_object_get(item, "rules_failing")) -
+	    (json_int_t)json_array_size(rules);
+	size_t i;
+	json_t *r;
+
+	if (rules == NULL)
+		return;
+	if (json_array_size(rules) == 0)
+		printf("    (%s)\n", complete ? "each shape rule holds somewhere: they conflict only together, or with the "
+		    "other parts" : "no rule found that fails everywhere, before the deadline or among the first 64");
+	json_array_foreach(rules, i, r) {
+		json_int_t more = json_integer_value(json_object_get(r, "places")) - 1;
+		printf("    no configuration satisfies: %s (%s", json_string_value(json_object_get(r, "rule")),
+		    json_string_value(json_object_get(r, "path")));
+		if (more > 0)
+			printf(" and %" JSON_INTEGER_FORMAT " more place%s", more, more == 1 ? "" : "s");
+		printf(")\n");
+	}
+	if (unnamed > 0)
+		printf("    and %" JSON_INTEGER_FORMAT " more rule%s that no configuration satisfies\n", unnamed,
+		    unnamed == 1 ? "" : "s");
+	if (json_array_size(rules) > 0 && !complete)
+		printf("    (rules checked: the first 64 distinct ones, before the deadline; others may fail too)\n");
+}
+
+void
 cli_print_part(const json_t *c)
 {
 	const char *label = json_string_value(json_object_get(c, "constraint"));

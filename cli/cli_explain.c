@@ -6,7 +6,8 @@
  *       configuration, with the computed value against the limit;
  *   explain --param NAME --value V   why no feasible configuration has
  *       NAME = V: the parts that no configuration with it can satisfy on
- *       their own, else the pairs that cannot hold together;
+ *       their own (under the model's validity, its shape rules that
+ *       fail), else the pairs that cannot hold together;
  *   max --param NAME [--per OTHER]   the largest feasible value of NAME,
  *       overall or for each value of OTHER (the largest batch per depth);
  *   min --param NAME [--per OTHER]   the smallest one, likewise.
@@ -153,9 +154,11 @@ explain_value(struct fs_engine *e, struct sq_query *q, const char *param, const 
 		    strstr(json_string_value(json_object_get(json_array_get(because, 0), "constraint")), " AND ") != NULL;
 		printf("%s = %s is removed: no configuration with it satisfies %s\n", param, text,
 		    pairs ? "these together:" : "these on their own:");
-		json_array_foreach(because, i, r)
+		json_array_foreach(because, i, r) {
 			printf("  %s  [%s]\n", json_string_value(json_object_get(r, "constraint")),
 			    json_string_value(json_object_get(r, "path")));
+			cli_print_rules(r);
+		}
 		if (json_array_size(because) == 0)
 			printf("  (three or more parts together: see explain --config on a configuration)\n");
 	}

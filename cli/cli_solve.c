@@ -357,35 +357,6 @@ print_z3_range(const json_t *range)
 	}
 }
 
-/* The shape rules no configuration satisfies on its own, under the
- * model's validity in a conflict. */
-static void
-print_rules(const json_t *rules, json_int_t failing, int complete)
-{
-	size_t i;
-	json_t *r;
-	json_int_t unnamed = failing - (json_int_t)json_array_size(rules);
-
-	if (rules == NULL)
-		return;
-	if (json_array_size(rules) == 0)
-		printf("    (%s)\n", complete ? "each shape rule holds somewhere: they conflict only together, or with the "
-		    "other parts" : "no rule found that fails everywhere, before the deadline or among the first 64");
-	json_array_foreach(rules, i, r) {
-		json_int_t more = json_integer_value(json_object_get(r, "places")) - 1;
-		printf("    no configuration satisfies: %s (%s", json_string_value(json_object_get(r, "rule")),
-		    json_string_value(json_object_get(r, "path")));
-		if (more > 0)
-			printf(" and %" JSON_INTEGER_FORMAT " more place%s", more, more == 1 ? "" : "s");
-		printf(")\n");
-	}
-	if (unnamed > 0)
-		printf("    and %" JSON_INTEGER_FORMAT " more rule%s that no configuration satisfies\n", unnamed,
-		    unnamed == 1 ? "" : "s");
-	if (json_array_size(rules) > 0 && !complete)
-		printf("    (rules checked: the first 64 distinct ones, before the deadline; others may fail too)\n");
-}
-
 /* Z3's unsat core beside the engine's conflict (--engine z3), one line:
  * its parts' paths and whether the engine agrees. */
 static void
@@ -476,8 +447,7 @@ print_z3(const struct sq_query *q, const json_t *zc, const json_t *cf)
 		else if (json_object_get(item, "limit") != NULL)
 			printf("  (no value of it alone makes something fit, or the deadline passed first)");
 		printf("\n");
-		print_rules(json_object_get(item, "rules"), json_integer_value(json_object_get(item, "rules_failing")),
-		    json_is_true(json_object_get(item, "rules_complete")));
+		cli_print_rules(item);
 	}
 	print_z3_core(json_object_get(cf, "z3"));
 }

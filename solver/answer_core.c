@@ -156,20 +156,23 @@ ans_core_verify(struct sq_query *q, const int *core, int ncore, double deadline,
 #define RULES_MAX 64
 #define RULES_NAMED 8
 
-/*
- * For the model's validity in a conflict: which shape rules no
- * configuration satisfies on its own (one existence check per distinct
- * rule, its condition's node and its text, RULES_MAX at most: the rule of
- * every layer of a stack is usually one node), as "rules": [{"rule", "path" (its first place),
- * "places" (how many share it, among those checked)}], at most
- * RULES_NAMED, "rules_failing": how many of the rules checked fail
- * everywhere (named or not), and "rules_complete": whether every rule was
- * checked (not past the cap or the deadline). An empty list with every
- * rule checked says that each holds somewhere, and the rules (or they and
- * the other parts) conflict only together. 0, or -1 with err.
- */
+/* ans_failing_rules' question for a conflict: over the whole space,
+ * before the deadline. */
+struct exists_ctx {
+	struct sq_query *q;
+	double deadline;
+};
+
 static int
-failing_rules(struct sq_query *q, double deadline, json_t *item, struct dn_error *err)
+exists_by(void *ctx, expr_id root, struct dn_error *err)
+{
+	const struct exists_ctx *c = ctx;
+
+	return ans_exists(c->q, root, c->deadline, NULL, NULL, err);
+}
+
+int
+ans_failing_rules(struct sq_query *q, ans_exists_fn exists, void *ctx, json_t *item, struct dn_error *err)
 {
 	int n = cm_model_nrules(q->model), nseen = 0, complete = 1, nfail = 0;
 	expr_id seen[RULES_MAX];
@@ -201,7 +204,7 @@ failing_rules(struct sq_query *q, double deadline, json_t *item, struct dn_error
 		seen[nseen] = ok;
 		seen_text[nseen] = text;
 		named[nseen++] = NULL;
-		r = ans_exists(q, ok, deadline, NULL, NULL, err);
+		r = exists(ctx, ok, err);
 		if (r < 0)
 			return -1;
 		if (r == 2)
@@ -252,9 +255,11 @@ ans_conflict(struct sq_query *q, double seconds, struct dn_error *err)
 				goto oom;
 			goto out;
 		}
-		if (p->kind == 0 && p->ok == cm_model_metric(q->model, CM_M_VALID) &&
-		    failing_rules(q, deadline, item, err) != 0)
-			goto out;
+		if (p->kind == 0 && p->ok == cm_model_metric(q->model, CM_M_VALID)) {
+			struct exists_ctx ec = { q, deadline };
+			if (ans_failing_rules(q, exists_by, &ec, item, err) != 0)
+				goto out;
+		}
 	}
 	j = json_pack("{s:b,s:O,s:s}", "decided", r == 1, "conflict", list, "note",
 	    r != 1 ? "the engine's existence checks did not decide it before the deadline" :

@@ -2,7 +2,9 @@
  * answer_explain.c - answers about single values (see answer.h): why a
  * value of a parameter was removed, and feasibility over two parameters
  * (heat map). They build fresh engines over the same query (rooted at one
- * part, or a pair of parts) under a deadline.
+ * part, or a pair of parts) under a deadline. When the model's validity is
+ * a reason, the shape rules no configuration with the value satisfies are
+ * named under it (ans_failing_rules), as a conflict names them.
  */
 #include "answer.h"
 
@@ -73,6 +75,28 @@ exists_with(struct sq_query *q, expr_id root, const struct fixed *f, double time
 	return r < 0 ? -1 : r == 0;
 }
 
+/* ans_failing_rules' question for a removed value: among the
+ * configurations with the fixed value, each check within timeout (one
+ * that runs out is undecided, not an error). */
+struct rules_ctx {
+	struct sq_query *q;
+	const struct fixed *f;
+	double timeout;
+};
+
+static int
+exists_fixed(void *ctx, expr_id root, struct dn_error *err)
+{
+	const struct rules_ctx *c = ctx;
+	int r = exists_with(c->q, root, c->f, c->timeout, err);
+
+	if (r < 0 && err->code == DN_ETIMEOUT) {
+		dn_error_clear(err);
+		return 2;
+	}
+	return r;
+}
+
 /* Reads `param` = `value` into f: 0, or -1 with err naming "param" (no
  * such parameter, an unbounded continuous one) or "value" (not on the
  * grid, not a number, outside the range). */
@@ -131,9 +155,18 @@ ans_explain_value(struct fs_engine *e, struct sq_query *q, const char *param, co
 				return NULL;
 			}
 			if (r == 0) {
+				json_t *item = json_pack("{s:s,s:s}", "constraint", q->parts[i].label, "path", q->parts[i].path);
+				struct rules_ctx c = { q, &f, timeout };
+
 				alone++;
-				json_array_append_new(because, json_pack("{s:s,s:s}", "constraint", q->parts[i].label,
-				    "path", q->parts[i].path));
+				if (item == NULL || json_array_append_new(because, item) != 0 ||
+				    (q->parts[i].kind == 0 && q->parts[i].ok == cm_model_metric(q->model, CM_M_VALID) &&
+				    ans_failing_rules(q, exists_fixed, &c, item, err) != 0)) {
+					if (!dn_error_isset(err))
+						dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
+					json_decref(because);
+					return NULL;
+				}
 			}
 		}
 	}

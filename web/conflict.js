@@ -9,6 +9,7 @@
 
 import { h } from './dom.js';
 import { humanBudget } from './units.js';
+import { rulesItems } from './rules.js';
 
 // The budget a conflict item is about ("memory"), or '' for a constraint
 // or the model's validity.
@@ -25,25 +26,6 @@ function itemText(item) {
 	if (budget)
 		return `${item.constraint}: no value of it alone makes something fit`;
 	return item.constraint;
-}
-
-// A shape rule no configuration satisfies on its own (the model's validity
-// in a conflict), as the CLI prints it.
-function ruleItem(r) {
-	const more = (r.places || 1) - 1;
-	return h('li', {}, `no configuration satisfies: ${r.rule} (${r.path}${more > 0 ? ` and ${more} more place${more === 1 ? '' : 's'}` : ''})`);
-}
-
-// The list items under a validity item: the rules named, how many more
-// fail, and whether every rule was checked.
-function rulesItems(item) {
-	if (!item.rules.length)
-		return [h('li', {}, item.rules_complete ? 'each shape rule holds somewhere: they conflict only together, or with the other parts'
-			: 'no rule found that fails everywhere, before the deadline or among the first 64')];
-	const unnamed = (item.rules_failing || 0) - item.rules.length;
-	return item.rules.map(ruleItem).concat(
-		unnamed > 0 ? [h('li', {}, `and ${unnamed} more rule${unnamed === 1 ? '' : 's'} that no configuration satisfies`)] : [],
-		item.rules_complete ? [] : [h('li', {}, 'rules checked: the first 64 distinct ones, before the deadline; others may fail too')]);
 }
 
 // Draws answer's conflict in el (hidden when the answer has none: something

@@ -6,6 +6,7 @@
 import { h, put } from './dom.js';
 import { domain, params, valueKey } from './space.js';
 import { value as valueText } from './format.js';
+import { rulesItems } from './rules.js';
 
 function rangeText(d) {
 	if (d.kind === 'range')
@@ -71,7 +72,8 @@ export function showReasons(why, chip, param, value, answer, onPath) {
 	const because = answer.because || [];
 	const items = because.map((b) => h('li', {},
 		h('span', {}, b.constraint), ' ',
-		b.path ? h('button', { type: 'button', class: 'link path', onclick: () => onPath(b.path) }, b.path) : null));
+		b.path ? h('button', { type: 'button', class: 'link path', onclick: () => onPath(b.path) }, b.path) : null,
+		b.rules ? h('ul', { class: 'rules' }, rulesItems(b)) : null));
 	put(why,
 		h('p', {}, h('code', {}, `${param} = ${valueText(value)}`),
 			answer.kept ? ' is kept.' : because.length ? ' is removed: no configuration with it meets' : ' is removed.'),

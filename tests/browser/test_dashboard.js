@@ -19,7 +19,8 @@
 //     the conflict shown as the API gives it, and its button moves the
 //     memory to the exact limit where something fits (the latency slider to
 //     the first position above it), and the shape rules no configuration
-//     satisfies are named; the link to the
+//     satisfies are named, also under a removed value's explanation; the
+//     link to the
 //     AutoML payoff results;
 //   phone (390x844, touch): the same first load, nothing wider than the
 //     screen.
@@ -714,6 +715,17 @@ async function desktop(browser) {
 			assert.ok(want && want.places === 12, JSON.stringify(bad.answer.conflict));
 			assert.ok(rules.includes(`no configuration satisfies: heads divides the embedding size (${want.path} and 11 more places)`),
 				JSON.stringify(rules));
+			// a value only the model's rules remove: its explanation names the rule
+			// (before, "the model's shapes are valid (Refty constraints)" alone)
+			const mixed = await solved(page, () => paste(page, '#space', '{"hidden": {"_type": "choice", "_value": [96, 100]}}'));
+			assert.notEqual(mixed.answer.feasible, '0');
+			const why = page.waitForResponse(isPath(/\/explain$/));
+			await page.click('#domains .chip.removed');
+			assert.equal((await why).status(), 200);
+			await page.waitForSelector('#domains .why:not([hidden]) ul.rules li', { timeout: STEP_TIMEOUT });
+			const reasons = await page.$$eval('#domains .why:not([hidden]) ul.rules li', (l) => l.map((x) => x.textContent));
+			assert.ok(reasons.some((t) => t.startsWith('no configuration satisfies: heads divides the embedding size (')),
+				JSON.stringify(reasons));
 			// a latency no configuration reaches (the slider's 10 us): the button moves the
 			// slider to the first position at or above at_least, where something fits
 			const slow = await solved(page, async () => {

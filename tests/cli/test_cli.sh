@@ -105,6 +105,8 @@ check vit-rule 1 '^  violated   $.rules\[0\]: image_size a multiple of patch, as
 # explain --json names the broken rule, as POST /v1/check's "violated" does (it dropped the list)
 printf '{"image_size": {"_type": "choice", "_value": [224, 225]}}' > "$tmp/vit-space.json"
 check explain-rule-json 1 '"path": "\$.rules\[0\]",' -- explain --preset vit_b_16 --space "$tmp/vit-space.json" --config '{"image_size": 225}' --json
+# explain --param of a value only the rule removes names the rule (it named the model's validity alone)
+check explain-value-rule 1 '^    no configuration satisfies: image_size a multiple of patch, .* (image_size % patch == 0) (\$.rules\[0\])$' -- explain --preset vit_b_16 --space "$tmp/vit-space.json" --param image_size --value 225
 check pytorch-sdpa 2 '--attention: "flash" needs PyTorch 2.0 or later' -- estimate --preset gpt2 --attention flash --pytorch 1.13
 check pytorch-sdpa-json 2 '\$.workload.attention: "sdpa" needs PyTorch 2.0 or later' -- count --preset resnet50 --space "$top_srcdir/examples/spaces/resnet.json" --pytorch 1.12 --attention sdpa
 check bad-pytorch 2 '--pytorch: "2" is not a release such as 2.4 or 1.13' -- estimate --preset gpt2 --pytorch 2

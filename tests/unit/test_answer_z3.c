@@ -451,6 +451,54 @@ START_TEST(test_conflict_validity_rules)
 }
 END_TEST
 
+/* BERT with hidden 96 (12 heads divide it) or 100 (they do not): 100 is
+ * removed, and its explanation names the rule under the model's validity,
+ * as a conflict does (the same "rules" fields). Before, "the model's shapes
+ * are valid (Refty constraints)" and nothing more. */
+START_TEST(test_explain_value_rules)
+{
+	json_t *req = json_pack("{s:s,s:s,s:{s:{s:s,s:[i,i]},s:{s:s,s:[i,i]}}}", "model", "bert", "device", "t4", "space",
+	    "hidden", "_type", "choice", "_value", 96, 100, "batch_size", "_type", "choice", "_value", 8, 16);
+	json_t *val = json_integer(100), *out, *item, *r;
+	struct sq_query q;
+	struct fs_engine e;
+	struct dn_error err;
+	size_t i;
+	int heads = 0;
+
+	open_counted(req, &q, &e);
+	ck_assert(e.lower > 0);
+	memset(&err, 0, sizeof err);
+	out = ans_explain_value(&e, &q, "hidden", val, HOURS, &err);
+	ck_assert_msg(out != NULL, "%s", err.message);
+	ck_assert(json_is_false(json_object_get(out, "kept")));
+	ck_assert_int_eq(json_array_size(json_object_get(out, "because")), 1);
+	item = json_array_get(json_object_get(out, "because"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(item, "path")), "$.model");
+	ck_assert(json_is_true(json_object_get(item, "rules_complete")));
+	ck_assert_int_ge(json_integer_value(json_object_get(item, "rules_failing")), 1);
+	json_array_foreach(json_object_get(item, "rules"), i, r)
+		if (strcmp(json_string_value(json_object_get(r, "rule")), "heads divides the embedding size") == 0) {
+			heads++;
+			ck_assert_int_eq(json_integer_value(json_object_get(r, "places")), 12);
+		}
+	ck_assert_int_eq(heads, 1);
+	json_decref(out);
+	/* a kept value has no reasons */
+	json_decref(val);
+	val = json_integer(96);
+	out = ans_explain_value(&e, &q, "hidden", val, HOURS, &err);
+	ck_assert_msg(out != NULL, "%s", err.message);
+	ck_assert(json_is_true(json_object_get(out, "kept")));
+	ck_assert_int_eq(json_array_size(json_object_get(out, "because")), 0);
+	json_decref(out);
+	json_decref(val);
+	fs_free(&e);
+	sq_free(&q);
+	json_decref(req);
+}
+END_TEST
+
 /* A model of `layers` 1x1 convolutions of `groups` g in {2, 3} whose
  * channels are 60, 61, ..., 60 + layers: its shape rules are "groups
  * divides in_channels" and "groups divides out_channels", g | c for
@@ -920,6 +968,7 @@ suite(void)
 	tcase_add_test(t, test_conflict_resnet_memory);
 	tcase_add_test(t, test_core_verify);
 	tcase_add_test(t, test_conflict_validity_rules);
+	tcase_add_test(t, test_explain_value_rules);
 	tcase_add_test(t, test_conflict_rules_cap);
 	tcase_add_test(t, test_conflict_rules_one_condition);
 	tcase_add_test(t, test_compile_bounded);
