@@ -254,6 +254,21 @@ build_model(const struct cli_query *q, struct cm_model **m, struct dn_error *err
 	return rc;
 }
 
+/* The warnings of POST /v1/estimate's answer `o` on stderr, as count
+ * prints a query's ("memory budget 48 GiB is more than a100-40gb's usable
+ * 39.4 GiB: using 39.4 GiB"), but `printed` (the checkpointing warning,
+ * printed already). */
+static void
+print_warnings(const json_t *o, const char *printed)
+{
+	json_t *w;
+	size_t i;
+
+	json_array_foreach(json_object_get(o, "warnings"), i, w)
+		if (json_is_string(w) && (printed == NULL || strcmp(json_string_value(w), printed) != 0))
+			fprintf(stderr, "dnnsat: warning: %s\n", json_string_value(w));
+}
+
 /* Each budget of POST /v1/estimate's answer `o` as "ok   memory 4.08 GiB <=
  * 16 GiB" or "FAIL ..." (cli_print_part), after the table. */
 static void
@@ -310,8 +325,10 @@ cli_estimate(int argc, char **argv)
 		}
 		/* the same verdict as the JSON's "feasible": the usable memory, not the card's */
 		status = (r.valid && r.mem <= usable_bytes(&q)) ? 0 : 1;
-		if (!q.json)
+		if (!q.json) {
+			print_warnings(o, cm_model_checkpointing_warning(m));
 			print_table(&q, m, scratch, &r);
+		}
 		if (q.json) {
 			json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
 			fputc('\n', stdout);

@@ -371,6 +371,8 @@ check budget-bare-latency 2 '\$.budgets.latency: 5 has no unit: did you mean "5m
 check budget-bits 2 "\$.budgets.memory: unit \"b\" in \"3b\" is ambiguous" -- count $QM --budget memory=3b
 check budget-lowercase 0 "^budgets: memory <= 2.794 GiB" -- count $QM --budget memory=3gb
 check budget-capped 0 "warning: memory budget 200 GiB is more than t4's usable 14.6 GiB: using 14.6 GiB" -- count $QM --budget memory=200GiB
+# estimate's table says so too (only its --json did)
+check budget-capped-estimate 0 "^dnnsat: warning: memory budget 200 GiB is more than t4's usable 14.6 GiB: using 14.6 GiB$" -- estimate --preset resnet18 --device t4 --budget memory=200GiB
 check budget-capped-echo 0 "^budgets: memory <= 14.56 GiB (t4's usable memory)" -- count $QM --budget memory=200GiB
 check budget-capped-json 0 '"source": "device"' -- count $QM --budget memory=200GiB --json
 check device-ambiguous 2 '\$.device: device "a100" is ambiguous: it could be a100-40gb' -- count $Q --device a100
