@@ -9,6 +9,9 @@
  * Invariants: the template listing is built once at start (s->templates,
  * read-only afterwards); schema files are read per request, only from
  * cm_data_dir(), and only names made of [A-Za-z0-9_.-/] without "..".
+ * Every 200 here changes only with the server's files: an ETag and
+ * Cache-Control: no-cache (SRV_CACHE_REVALIDATE), so that a browser or a
+ * client keeps it and gets a 304 while it is the same.
  */
 #include "srv.h"
 #include "dn_datadir.h"
@@ -60,6 +63,7 @@ void
 api_templates(struct srv_request *r)
 {
 	srv_reply_json(r, 200, json_incref(r->srv->templates));
+	r->cache_control = SRV_CACHE_REVALIDATE;
 }
 
 void
@@ -73,6 +77,7 @@ api_template_one(struct srv_request *r)
 		size_t k;
 		if (strcmp(json_string_value(json_object_get(t, "name")), r->params[0]) == 0) {
 			srv_reply_json(r, 200, json_incref(t));
+			r->cache_control = SRV_CACHE_REVALIDATE;
 			return;
 		}
 		json_array_foreach(json_object_get(t, "presets"), k, p)
@@ -80,6 +85,7 @@ api_template_one(struct srv_request *r)
 				json_t *copy = json_copy(t);
 				json_object_set_new(copy, "preset", json_string(r->params[0]));
 				srv_reply_json(r, 200, copy);
+				r->cache_control = SRV_CACHE_REVALIDATE;
 				return;
 			}
 	}
@@ -100,6 +106,7 @@ api_devices(struct srv_request *r)
 		return;
 	}
 	srv_reply_json(r, 200, json_pack("{s:O}", "devices", json_object_get(j, "devices")));
+	r->cache_control = SRV_CACHE_REVALIDATE;
 	json_decref(j);
 }
 
@@ -126,8 +133,10 @@ send_file(struct srv_request *r, const char *dir, const char *rel, const char *c
 		srv_reply_problem(r, 404, "not-found", "Not found", NULL, "no such file: %s", rel);
 	else if (buf == NULL)
 		srv_reply_problem(r, 500, "internal", "Internal error", NULL, "cannot read %s", rel);
-	else
+	else {
 		srv_reply_owned(r, 200, ctype, buf, n);
+		r->cache_control = SRV_CACHE_REVALIDATE;
+	}
 }
 
 static void

@@ -214,6 +214,7 @@ api_models_get(struct srv_request *r)
 	snprintf(text + n - 1, m + 16, ",\"model\":%s}", ce.request);
 	cache_entry_clear(&ce);
 	srv_reply_owned(r, 200, "application/json", text, strlen(text));
+	r->cache_control = SRV_CACHE_REVALIDATE;        /* a hash of the body: exact */
 }
 
 /* ---- POST /v1/models ---- */

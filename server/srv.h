@@ -134,6 +134,10 @@ enum srv_cache_control {
 	                         * samples): ETag (a hash of the body), Cache-Control: max-age=31536000,
 	                         * immutable; If-None-Match with that tag: 304 without a body */
 	SRV_CACHE_NO_STORE,     /* changes as a count goes on: Cache-Control: no-store */
+	SRV_CACHE_REVALIDATE,   /* a 200 that changes only with the server's own files (the
+	                         * dashboard, schemas, templates, the device catalog): ETag,
+	                         * Cache-Control: no-cache (kept, asked again before each use);
+	                         * If-None-Match with that tag: 304 without a body */
 };
 
 struct srv_route {

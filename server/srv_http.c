@@ -216,8 +216,9 @@ none_match_hit(const char *list, const char *tag)
 	return 0;
 }
 
-/* A GET's answer the handler marked immutable: its ETag into tag (else
- * tag is ""), and a 304 without a body when If-None-Match names it. */
+/* A GET's answer the handler marked immutable or to revalidate: its ETag
+ * into tag (else tag is ""), and a 304 without a body when If-None-Match
+ * names it. */
 static void
 conditional(struct srv_request *r, char tag[40])
 {
@@ -228,7 +229,7 @@ conditional(struct srv_request *r, char tag[40])
 		r->cache_control = SRV_CACHE_UNSAID;
 		return;
 	}
-	if (r->cache_control != SRV_CACHE_IMMUTABLE)
+	if (r->cache_control != SRV_CACHE_IMMUTABLE && r->cache_control != SRV_CACHE_REVALIDATE)
 		return;
 	if (r->status != 200 || r->stream != NULL) {
 		r->cache_control = SRV_CACHE_UNSAID;    /* an error in its place: nothing said */
@@ -311,6 +312,8 @@ send_reply(struct srv_request *r)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "max-age=31536000, immutable");
 	else if (r->cache_control == SRV_CACHE_NO_STORE)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	else if (r->cache_control == SRV_CACHE_REVALIDATE)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
 	ret = MHD_queue_response(r->conn, (unsigned)r->status, resp);
 	MHD_destroy_response(resp);
 	r->phase = 3;

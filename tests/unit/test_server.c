@@ -1930,6 +1930,43 @@ START_TEST(test_server_caching)
 }
 END_TEST
 
+/* What changes only with the server's files (the dashboard, schemas,
+ * templates, the device catalog) carries an ETag and Cache-Control:
+ * no-cache; If-None-Match with the tag is a 304 without a body, another
+ * tag the 200. An error in its place says nothing. Before, none of them
+ * said anything: every dashboard load fetched every file again. */
+START_TEST(test_server_caching_revalidate)
+{
+	static const char *const paths[] = { "/", "/ui/app.js", "/schemas/openapi.json", "/v1/templates",
+		"/v1/templates/resnet50", "/v1/devices" };
+	static char buf[1 << 20];
+	char tag[64], again[64], inm[128], cc[64];
+
+	server_start_with(NULL, NULL);
+	for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+		ck_assert_int_eq(http("GET", paths[i], NULL, NULL, NULL, buf, sizeof buf), 200);
+		header_value(buf, "\r\nETag: ", tag, sizeof tag);
+		ck_assert_msg(strlen(tag) == 34 && tag[0] == '"', "%s: ETag '%s'", paths[i], tag);
+		header_value(buf, "\r\nCache-Control: ", cc, sizeof cc);
+		ck_assert_str_eq(cc, "no-cache");
+		snprintf(inm, sizeof inm, "If-None-Match: %s\r\n", tag);
+		ck_assert_int_eq(http("GET", paths[i], NULL, NULL, inm, buf, sizeof buf), 304);
+		ck_assert_str_eq(body_of(buf), "");
+		header_value(buf, "\r\nETag: ", again, sizeof again);
+		ck_assert_str_eq(again, tag);
+		header_value(buf, "\r\nCache-Control: ", cc, sizeof cc);
+		ck_assert_str_eq(cc, "no-cache");
+		ck_assert_int_eq(http("GET", paths[i], NULL, NULL, "If-None-Match: \"other\"\r\n", buf, sizeof buf), 200);
+		ck_assert_str_ne(body_of(buf), "");
+	}
+	/* an error in its place: nothing said */
+	ck_assert_int_eq(http("GET", "/v1/templates/nosuch", NULL, NULL, "If-None-Match: *\r\n", buf, sizeof buf), 404);
+	ck_assert_ptr_null(strcasestr(buf, "\r\nETag:"));
+	ck_assert_ptr_null(strcasestr(buf, "\r\nCache-Control:"));
+	srv_stop(&server);
+}
+END_TEST
+
 /* The number of answers (status lines) in a response stream. */
 static int
 count_answers(const char *buf)
@@ -2458,6 +2495,7 @@ suite(void)
 	tcase_add_test(t, test_server_framing);
 	tcase_add_test(t, test_server_every_answer_logged);
 	tcase_add_test(t, test_server_caching);
+	tcase_add_test(t, test_server_caching_revalidate);
 	tcase_add_test(t, test_server_stream_cut_by_stop);
 	tcase_add_test(t, test_server_bounds_409);
 	tcase_add_test(t, test_server_samples_none);
