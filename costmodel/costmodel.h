@@ -87,8 +87,9 @@
  * image_size % patch == 0 is a validity rule (the model format's
  * "rules"): stored answers of either are stale. 1.4.10: an LSTM or GRU
  * layer's latency grows with its sequence length (a GPU time per timestep
- * fitted on DeepBench's measured recurrent layers, perf_fit_rnn.h), where
- * it was a fixed 255 host launches (8.5 ms) whatever the sequence. */
+ * fitted on DeepBench's measured recurrent layers per device class, before
+ * Volta and from Volta on, perf_fit_rnn.h), where it was a fixed 255 host
+ * launches (8.5 ms) whatever the sequence. */
 #define CM_VERSION "1.4.10"
 
 /* Limits on a built model (DN_ERANGE naming the limit beyond them), far

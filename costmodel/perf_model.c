@@ -48,8 +48,9 @@
  *    Titan Xp columns are held out as the check (docs/latency.md).
  *  - a recurrent layer's timesteps (rnn_seconds): perf_fit_rnn.h, fitted by
  *    bench/latency/fit_rnn.py to DeepBench's FP32 LSTM and GRU layers
- *    (tests/reference/deepbench_rnn.csv: GTX 1080 Ti, P100, V100; the Titan
- *    Xp held out). cuDNN runs the whole layer, so at cuDNN's rate: TF32 in
+ *    (tests/reference/deepbench_rnn.csv), per device class: before Volta
+ *    (compute capability below 7: the GTX 1080 Ti and P100, the Titan Xp
+ *    held out) and from Volta on (the V100). cuDNN runs the whole layer, so at cuDNN's rate: TF32 in
  *    fp32 where the device has it (PyTorch's RNN descriptor takes
  *    allowTF32CuDNN, aten/src/ATen/native/cudnn/RNN.cpp), and with tensor
  *    cores the step's GEMM efficiency scales by the tensor-core over the
@@ -182,15 +183,19 @@ conv_seconds(struct perf_ctx *c, const struct cm_op *op, int backward)
  * after another, each
  *   STEP_S + max(recurrent weight bytes / (bandwidth PF_MEM_EFF),
  *                2 step_macs / (peak EFF))
- * (the forward or the backward-data constants of perf_fit_rnn.h), all at
- * cuDNN's rate (conv_peak). */
+ * (the forward or the backward-data constants of perf_fit_rnn.h, of the
+ * device's class), all at cuDNN's rate (conv_peak). */
 static expr_id
 rnn_seconds(struct perf_ctx *c, const struct cm_op *op, int backward, expr_id flops_other)
 {
 	struct expr_graph *g = c->g;
 	double gemm = efficiency(CM_CLASS_GEMM, c->conv_tensor_cores, backward);
-	double eff = backward ? PF_RNN_BWD_EFF : PF_RNN_EFF;
-	double fixed = backward ? PF_RNN_BWD_STEP_S : PF_RNN_STEP_S;
+	/* the device class: before Volta, or Volta on (and a device file
+	 * that gives no compute capability: today's GPUs) */
+	int sm6 = c->dev->cc_major > 0 && c->dev->cc_major < 7;
+	double eff = backward ? (sm6 ? PF_RNN_BWD_EFF_SM6 : PF_RNN_BWD_EFF_SM7) : (sm6 ? PF_RNN_EFF_SM6 : PF_RNN_EFF_SM7);
+	double fixed = backward ? (sm6 ? PF_RNN_BWD_STEP_S_SM6 : PF_RNN_BWD_STEP_S_SM7) :
+	    (sm6 ? PF_RNN_STEP_S_SM6 : PF_RNN_STEP_S_SM7);
 	expr_id proj = real_of(c, op->rnn_proj_macs), bytes, step;
 
 	if (c->conv_tensor_cores)

@@ -224,8 +224,9 @@ def write_defines(f, guard, names, values):
     """ends a generated header's comment, then its include guard and one
     #define per constant (fit_rnn.py writes its header with it too)"""
     f.write(" */\n#ifndef %s\n#define %s\n\n" % (guard, guard))
+    width = max([18] + [len(n) for n in names])
     for n, v in zip(names, values):
-        f.write("#define %-18s %.4g\n" % (n, v))
+        f.write("#define %-*s %.4g\n" % (width, n, v))
     f.write("\n#endif\n")
 
 
