@@ -2,11 +2,16 @@
  * onnx_dim.c - integer-or-expression dimensions (see onnx_dim.h). An
  * expression operand that is not a bare name or number is parenthesised,
  * so the text always parses as the arithmetic that built it; max and
- * ceil_div are written as the model format's functions.
+ * ceil_div are written as the model format's functions. A dimension times
+ * a real scale, floored (an upsampling's size), stays integer arithmetic
+ * where the scale is dyadic (2, 1.5, 0.75).
  */
 #include "onnx_dim.h"
 
 #include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct onnx_dim
@@ -147,4 +152,42 @@ onnx_dim_text(struct onnx_arena *ar, struct onnx_dim d)
 	if (d.expr != NULL)
 		return d.expr;
 	return onnx_arena_printf(ar, "%lld", (long long)d.v);
+}
+
+double
+onnx_dim_float32_decimal(double f)
+{
+	char buf[40];
+
+	for (int digits = 1; digits <= 9; digits++) {
+		double d;
+		snprintf(buf, sizeof buf, "%.*g", digits, f);
+		d = strtod(buf, NULL);
+		if ((float)d == (float)f)
+			return d;
+	}
+	return f;
+}
+
+int
+onnx_dim_scaled(struct onnx_arena *ar, struct onnx_dim in, double s, struct onnx_dim *out)
+{
+	for (int64_t q = 1; q <= 1024; q *= 2) {
+		double p = s * (double)q;
+		if (p == floor(p) && p < 1e15) {
+			if (onnx_dim_arith(ar, ONNX_DIM_MUL, in, onnx_dim_int((int64_t)p), out) < 0 ||
+			    onnx_dim_arith(ar, ONNX_DIM_DIV, *out, onnx_dim_int(q), out) < 0)
+				return -1;
+			return 0;
+		}
+	}
+	if (in.expr == NULL) {
+		double v = floor((double)in.v * s);
+		if (!(v >= -9e18 && v <= 9e18))
+			return -1;
+		*out = onnx_dim_int((int64_t)v);
+		return 0;
+	}
+	*out = onnx_dim_sym(onnx_arena_printf(ar, "floor((%s) * %.17g)", in.expr, s));
+	return out->expr != NULL ? 0 : -1;
 }

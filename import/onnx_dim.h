@@ -32,6 +32,15 @@ struct onnx_dim onnx_dim_sym(const char *expr);
  * 0, or -1: out of memory, an integer overflow or a division by zero. */
 int onnx_dim_arith(struct onnx_arena *ar, enum onnx_dim_op op, struct onnx_dim a, struct onnx_dim b,
     struct onnx_dim *out);
+/* floor(in * s) for a scale s > 0: exact integer arithmetic when s * 2^k
+ * is an integer for a k up to 10 (in * p / 2^k, as the cost model's
+ * upsample computes it), else the integer or "floor((in) * s)". 0, or -1:
+ * out of memory or an integer overflow. */
+int onnx_dim_scaled(struct onnx_arena *ar, struct onnx_dim in, double s, struct onnx_dim *out);
+/* The shortest decimal that reads back as the float32 f (1.3, not
+ * 1.2999999523): the value a float32 constant of an exported graph had in
+ * the PyTorch code, so that floor(in * scale) is PyTorch's size. */
+double onnx_dim_float32_decimal(double f);
 /* 1 when a and b are the same integer or the same expression text. */
 int onnx_dim_same(struct onnx_dim a, struct onnx_dim b);
 /* The dimension as JSON-ready text ("64" or "batch * 4") into the arena;

@@ -34,44 +34,6 @@
 
 #define RESIZE_MAX 16
 
-/* The shortest decimal that reads back as the float32 f (see the top). */
-static double
-float32_decimal(double f)
-{
-	char buf[40];
-
-	for (int digits = 1; digits <= 9; digits++) {
-		double d;
-		snprintf(buf, sizeof buf, "%.*g", digits, f);
-		d = strtod(buf, NULL);
-		if ((float)d == (float)f)
-			return d;
-	}
-	return f;
-}
-
-/* floor(in * s): exact integer arithmetic when s * 2^k is an integer for a
- * k up to 10 (as op_upsample.c computes it), else the expression. */
-static int
-scaled_dim(struct onnx_imp *im, struct onnx_dim in, double s, struct onnx_dim *o)
-{
-	for (int64_t q = 1; q <= 1024; q *= 2) {
-		double p = s * (double)q;
-		if (p == floor(p) && p < 1e15) {
-			if (onnx_dim_arith(im->ar, ONNX_DIM_MUL, in, onnx_dim_int((int64_t)p), o) < 0 ||
-			    onnx_dim_arith(im->ar, ONNX_DIM_DIV, *o, onnx_dim_int(q), o) < 0)
-				return onnx_imp_fail(im, DN_EINVAL, "the resized size overflows");
-			return 0;
-		}
-	}
-	if (in.expr == NULL) {
-		*o = onnx_dim_int((int64_t)floor((double)in.v * s));
-		return 0;
-	}
-	*o = onnx_dim_sym(onnx_arena_printf(im->ar, "floor((%s) * %.17g)", in.expr, s));
-	return o->expr != NULL ? 0 : onnx_imp_fail(im, DN_ENOMEM, "out of memory");
-}
-
 static const char *
 str_attr(struct onnx_imp *im, const char *name, const char *dflt)
 {
@@ -182,9 +144,9 @@ onnx_op_resize(struct onnx_imp *im, int upsample, struct onnx_val *x, struct onn
 			return onnx_imp_fail(im, DN_EINVAL, "scale %g on axis %d (%s): only the spatial axes may be resized "
 			    "(nn.Upsample)", sc[j], k, k == 0 ? "batch" : "channels");
 		else if (k >= 2) {
-			sc[j] = float32_decimal(sc[j]);
-			if (scaled_dim(im, x->shape[k], sc[j], &out[k]) < 0)
-				return -1;
+			sc[j] = onnx_dim_float32_decimal(sc[j]);
+			if (onnx_dim_scaled(im->ar, x->shape[k], sc[j], &out[k]) < 0)
+				return onnx_imp_fail(im, DN_EINVAL, "the resized size of axis %d overflows", k);
 		}
 		if (k < 2 && !onnx_dim_same(out[k], x->shape[k]))
 			return onnx_imp_fail(im, DN_EINVAL, "input sizes resizes axis %d (%s) from %s to %s: only the spatial "

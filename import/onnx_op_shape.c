@@ -6,7 +6,11 @@
  * hyperparameters); on activations they append the model format's views
  * (reshape, permute, slice, concat); on tensors that do not depend on the
  * inputs they only track the shape (and whether the values count 0, 1, ...).
- * Rank-2 shape tensors (torch's F.pad export) go to onnx_op_sym2.c.
+ * Rank-2 shape tensors (torch's F.pad export) go to onnx_op_sym2.c. A size
+ * times a float constant (torch's F.interpolate(scale_factor=s,
+ * recompute_scale_factor=True): Cast to float, Mul, Floor, Cast back) is
+ * a scaled SYM until floored: floor(size * s), exact integer arithmetic
+ * where s is dyadic.
  */
 #include "onnx_op.h"
 
@@ -74,6 +78,49 @@ onnx_op_sym_binary(struct onnx_imp *im, const char *op, struct onnx_val *a, stru
 			return onnx_imp_fail(im, DN_EINVAL, "shape arithmetic %s %s %s fails (overflow or division by zero)",
 			    onnx_op_txt(im, x), op, onnx_op_txt(im, y));
 	}
+	return 0;
+}
+
+int
+onnx_op_sym_scale(struct onnx_imp *im, const char *op, struct onnx_val *a, struct onnx_val *b, struct onnx_val *o)
+{
+	int mul = strcmp(op, "Mul") == 0;
+	struct onnx_val *x, *c;
+	double f;
+
+	if (!mul && strcmp(op, "Div") != 0)
+		return 0;
+	c = b->kind == ONNX_V_CONST ? b : a;
+	x = c == b ? a : b;
+	if (c->kind != ONNX_V_CONST || (c->t->dtype != ONNX_FLOAT && c->t->dtype != ONNX_DOUBLE &&
+	    c->t->dtype != ONNX_FLOAT16) || !onnx_op_scalar(c, &f) || x->kind == ONNX_V_CONST ||
+	    (x->kind == ONNX_V_SYM ? x->rank > 1 : 1))
+		return 0;
+	if (!mul && x != a)
+		return onnx_imp_fail(im, DN_EINVAL, "a float divided by a shape entry is not a size");
+	if (c->t->dtype == ONNX_FLOAT)
+		f = onnx_dim_float32_decimal(f);
+	if (!(f > 0) || !isfinite(f))
+		return onnx_imp_fail(im, DN_EINVAL, "shape entries scaled by %g: a size scale must be above 0", f);
+	onnx_op_alias(o, x);
+	o->scale = (x->scale != 0 ? x->scale : 1.0) * (mul ? f : 1.0 / f);
+	return 1;
+}
+
+int
+onnx_op_sym_floor(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o)
+{
+	struct onnx_val v = *x;
+
+	if (x->scale == 0) {
+		onnx_op_alias(o, x);
+		return 0;
+	}
+	if (onnx_op_new_sym(im, o, v.n, v.rank) < 0)
+		return -1;
+	for (int i = 0; i < v.n; i++)
+		if (onnx_dim_scaled(im->ar, v.e[i], v.scale, &o->e[i]) < 0)
+			return onnx_imp_fail(im, DN_EINVAL, "floor(%s * %g) overflows", onnx_op_txt(im, v.e[i]), v.scale);
 	return 0;
 }
 

@@ -15,7 +15,8 @@
    output_shape and auto_pad, and Conv's and pooling's asymmetric pads and auto_pad, and the Pad
    operator give the output shapes of onnx.shape_inference; nn.ZeroPad2d and F.pad exported by
    torch (torch_pad.onnx, gen_torch_pad.py) import with PyTorch's saved bytes.
-   Resize and Upsample (torch_unet.onnx, gen_torch_unet.py: nn.Upsample and F.interpolate) import as
+   Resize and Upsample (torch_unet.onnx, gen_torch_unet.py: nn.Upsample and F.interpolate;
+   torch_interp.onnx, gen_torch_interp.py: F.interpolate(recompute_scale_factor=True)) import as
    upsample layers with PyTorch's parameters, MACs and saved bytes; single-node Resize graphs give
    shape inference's shapes; upsample_saved.json (PyTorch keeps nothing for upsample's backward).
    nn.LSTM and nn.GRU (torch_rnn.onnx, gen_torch_rnn.py: stacked, bidirectional, batch first)
@@ -491,6 +492,48 @@ def check_torch_unet(tmp):
           d is not None and d["feasible"] is False, d or err)
 
 
+def check_torch_interp(tmp):
+    """torch_interp.onnx (gen_torch_interp.py): F.interpolate(scale_factor=..., recompute_scale_factor=True)
+    as torch 1.13 exports it (Resize by sizes computed as Floor(Cast(Gather(Shape)) * scale)) imports as
+    three upsample layers whose sizes are the floors (h * 3 / 2 exactly, then h / 2, then floor(h * 1.3)),
+    with PyTorch's parameters, MACs and saved bytes (torch_interp.json) at 16x16 and at the odd 17x15.
+    Before, the import stopped at the first Resize: "input sizes is not known when importing"."""
+    layers, out, ref = import_reference(tmp, "torch_interp")
+    if layers is None:
+        return
+    ups = [l for l in layers if l["op"] == "upsample"]
+    check("torch_interp: three upsample layers by size, bilinear, nearest, bilinear",
+          [l["mode"] for l in ups] == ["bilinear", "nearest", "bilinear"] and
+          all(len(l.get("size", [])) == 2 for l in ups), ups)
+    check_image_reference("torch_interp", out, ref)
+    # the same plumbing by hand: a negative scale and a ceiling are refused, naming the node
+    import onnx
+    from onnx import helper, TensorProto
+    for scale, rnd, why in ((-1.5, "Floor", "must be above 0"), (1.5, "Ceil", "ceiling of scaled sizes")):
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3, "h", "w"])
+        y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+        inits = [helper.make_tensor("i", TensorProto.INT64, [1], [2]),
+                 helper.make_tensor("s", TensorProto.FLOAT, [], [scale]),
+                 helper.make_tensor("head", TensorProto.INT64, [2], [1, 3]),
+                 helper.make_tensor("hw", TensorProto.INT64, [2], [2, 3]),
+                 helper.make_tensor("zero", TensorProto.INT64, [1], [0])]
+        nodes = [helper.make_node("Shape", ["x"], ["sh"], name="shape"),
+                 helper.make_node("Gather", ["sh", "hw"], ["g"], name="gather"),
+                 helper.make_node("Cast", ["g"], ["gf"], name="tofloat", to=TensorProto.FLOAT),
+                 helper.make_node("Mul", ["gf", "s"], ["m"], name="scale"),
+                 helper.make_node(rnd, ["m"], ["r"], name="round"),
+                 helper.make_node("Cast", ["r"], ["ri"], name="toint", to=TensorProto.INT64),
+                 helper.make_node("Slice", ["sh", "zero", "i"], ["nc"], name="nc"),
+                 helper.make_node("Concat", ["nc", "ri"], ["sizes"], name="sizes", axis=0),
+                 helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], name="resize", mode="nearest")]
+        p = os.path.join(tmp, "interp_bad.onnx")
+        onnx.save_model(helper.make_model(helper.make_graph(nodes, "g", [x], [y], inits),
+                                          opset_imports=[helper.make_opsetid("", 13)]), p)
+        rc, _, err = run("import", p)
+        check(f"sizes by {rnd}(h * {scale}): an error naming the node", rc == 2 and why in err and
+              ("'scale'" in err or "'round'" in err), err)
+
+
 def check_upsample_reference(tmp):
     """tests/reference/upsample_saved.json (gen_upsample_saved.py: nn.Upsample under
     saved_tensors_hooks on torch 1.13): autograd keeps no tensor in any mode, and an upsample layer
@@ -907,6 +950,7 @@ def main():
     check_pad(tmp)
     check_torch_pad(tmp)
     check_torch_unet(tmp)
+    check_torch_interp(tmp)
     check_upsample_reference(tmp)
     check_resize(tmp)
     check_torch_rnn(tmp)
