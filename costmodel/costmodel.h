@@ -89,7 +89,11 @@
  * layer's latency grows with its sequence length (a GPU time per timestep
  * fitted on DeepBench's measured recurrent layers per device class, before
  * Volta and from Volta on, perf_fit_rnn.h), where it was a fixed 255 host
- * launches (8.5 ms) whatever the sequence. */
+ * launches (8.5 ms) whatever the sequence. Also 1.4.10: half precision
+ * (fp16, autocast fp16) before Volta runs matrix products and
+ * convolutions at the FP32 rate (PyTorch accumulates them in FP32), not the
+ * chip's half rate: a GTX 1080 Ti's mixed-precision step was 40x its FP32
+ * one. */
 #define CM_VERSION "1.4.10"
 
 /* Limits on a built model (DN_ERANGE naming the limit beyond them), far

@@ -261,6 +261,21 @@ queue_push(struct perf_ctx *c, struct queue *q, expr_id host, expr_id gpu)
 	q->t = expr_add(g, expr_max(g, q->t, q->h), gpu);
 }
 
+/* The rate of PyTorch's half-precision matrix products and convolutions.
+ * PyTorch accumulates them in FP32 (cuDNN convolution descriptors of half
+ * data take compute type float, aten/src/ATen/cudnn/Descriptors.h; cuBLAS
+ * half GEMMs compute in 32F): with tensor cores (Volta on) that is their
+ * FP16 rate, before Volta the FP32 units' whatever the chip's half rate
+ * (the GTX 1080 Ti's 1/64 of FP32, the P100's 2x). A device without a
+ * compute capability: the faster of its two peaks. */
+static double
+half_peak(const struct cm_device *dev)
+{
+	if (dev->cc_major > 0 && dev->cc_major < 7)
+		return dev->peak_fp32;
+	return dev->peak_fp16 > dev->peak_fp32 ? dev->peak_fp16 : dev->peak_fp32;
+}
+
 int
 perf_build(struct cm_graph *m, const struct cm_workload *wl, const struct cm_device *dev,
     const struct mem_plan *plan, struct perf_plan *out, struct dn_error *err)
@@ -278,7 +293,7 @@ perf_build(struct cm_graph *m, const struct cm_workload *wl, const struct cm_dev
 	c.simt_peak = dev->peak_fp32 > 0 ? dev->peak_fp32 : 1e12;
 	switch (wl->precision) {
 	case CM_PREC_FP16: case CM_PREC_MIXED_FP16:
-		c.mm_peak = dev->peak_fp16;
+		c.mm_peak = half_peak(dev);
 		break;
 	case CM_PREC_BF16: case CM_PREC_MIXED_BF16:
 		/* 0 on a chip without bf16: the model states that rule as a
