@@ -36,12 +36,13 @@ struct onnx_val {
 	int permuted;                           /* DATA: a permuted (non-contiguous) view */
 	int n;                                  /* SYM: entries (rank 0: one) */
 	struct onnx_dim *e;                     /* SYM */
-	double scale;                           /* SYM: 0, or the values are the real numbers
-	                                         * e[i] * scale (a size times a float, torch's
-	                                         * F.interpolate(recompute_scale_factor=True))
-	                                         * until a Floor or a Cast to an integer type
-	                                         * makes them floor(e[i] * scale); nothing
-	                                         * else reads them (onnx_op_as_sym refuses) */
+	double scale;                           /* DERIVED: 0, or above 0: the values are the
+	                                         * real numbers e[0 .. n) * scale (sizes times
+	                                         * a float, torch's F.interpolate(
+	                                         * recompute_scale_factor=True)), which a Floor
+	                                         * or a Cast to an integer type makes the SYM
+	                                         * floor(e[i] * scale); to every other reader
+	                                         * they are DERIVED: unknown values */
 	int iota;                               /* DERIVED: 0, 1, ... along the last axis */
 	struct onnx_dim id_range;               /* DERIVED iota: the count of distinct ids */
 	int nconsumers;

@@ -32,14 +32,15 @@ int onnx_op_scalar(const struct onnx_val *v, double *x);
  * or -1 when they are not known when importing. */
 int onnx_op_values(struct onnx_imp *im, const struct onnx_val *v, double *out, int max);
 int onnx_op_new_sym(struct onnx_imp *im, struct onnx_val *o, int n, int rank);
-/* Mul or Div (op) of shape entries (a SYM, plain or scaled) by a float
- * scalar constant: o the same entries with their scale times (or over) it
- * (onnx_val.scale). 1 done, 0 not such a pair, -1 error (a scale that is
- * not above 0, a float over a size). onnx_op_shape.c */
-int onnx_op_sym_scale(struct onnx_imp *im, const char *op, struct onnx_val *a, struct onnx_val *b,
-    struct onnx_val *o);
-/* Floor of shape entries (or a Cast of them to an integer type): a scaled
- * SYM's floor(e[i] * scale), a plain one as it is. 0 or -1. */
+/* Mul or Div (op) of shape entries (a SYM, or sizes already scaled) by a
+ * float scalar constant above 0: o the scaled sizes, DERIVED with the
+ * entries and their scale times (or over) it (onnx_val.scale). 1 done, 0
+ * not such a pair (a float over sizes, a scale not above 0: the caller's
+ * unknown values). onnx_op_shape.c */
+int onnx_op_sym_scale(const char *op, struct onnx_val *a, struct onnx_val *b, struct onnx_val *o);
+/* Floor of shape entries (or a Cast of them to an integer type): scaled
+ * sizes (DERIVED, scale above 0) become the SYM floor(e[i] * scale), a SYM
+ * stays as it is. 0 or -1. */
 int onnx_op_sym_floor(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o);
 void onnx_op_copy_shape(struct onnx_val *o, const struct onnx_val *a);
 int onnx_op_broadcast(struct onnx_val *o, const struct onnx_val *a, const struct onnx_val *b);

@@ -534,11 +534,8 @@ onnx_op_binary(struct onnx_imp *im, const char *op, struct onnx_val *o)
 
 	if (a == NULL || b == NULL)
 		return onnx_imp_fail(im, DN_EINVAL, "two inputs expected");
-	switch (onnx_op_sym_scale(im, op, a, b, o)) {
-	case 1: return 0;       /* a size times a float: F.interpolate's recomputed size */
-	case -1: return -1;
-	default: break;
-	}
+	if (onnx_op_sym_scale(op, a, b, o))
+		return 0;       /* a size times a float: F.interpolate's recomputed size */
 	if (a->kind != ONNX_V_DATA && b->kind != ONNX_V_DATA && a->kind != ONNX_V_DERIVED && b->kind != ONNX_V_DERIVED &&
 	    onnx_op_sym_of(im, a) && onnx_op_sym_of(im, b))
 		return onnx_op_sym_binary(im, op, a, b, o);

@@ -9,8 +9,9 @@
  * Rank-2 shape tensors (torch's F.pad export) go to onnx_op_sym2.c. A size
  * times a float constant (torch's F.interpolate(scale_factor=s,
  * recompute_scale_factor=True): Cast to float, Mul, Floor, Cast back) is
- * a scaled SYM until floored: floor(size * s), exact integer arithmetic
- * where s is dyadic.
+ * held as the sizes with their scale (unknown values to every other
+ * reader) until floored: floor(size * s), exact integer arithmetic where s
+ * is dyadic.
  */
 #include "onnx_op.h"
 
@@ -82,7 +83,7 @@ onnx_op_sym_binary(struct onnx_imp *im, const char *op, struct onnx_val *a, stru
 }
 
 int
-onnx_op_sym_scale(struct onnx_imp *im, const char *op, struct onnx_val *a, struct onnx_val *b, struct onnx_val *o)
+onnx_op_sym_scale(const char *op, struct onnx_val *a, struct onnx_val *b, struct onnx_val *o)
 {
 	int mul = strcmp(op, "Mul") == 0;
 	struct onnx_val *x, *c;
@@ -93,17 +94,20 @@ onnx_op_sym_scale(struct onnx_imp *im, const char *op, struct onnx_val *a, struc
 	c = b->kind == ONNX_V_CONST ? b : a;
 	x = c == b ? a : b;
 	if (c->kind != ONNX_V_CONST || (c->t->dtype != ONNX_FLOAT && c->t->dtype != ONNX_DOUBLE &&
-	    c->t->dtype != ONNX_FLOAT16) || !onnx_op_scalar(c, &f) || x->kind == ONNX_V_CONST ||
-	    (x->kind == ONNX_V_SYM ? x->rank > 1 : 1))
+	    c->t->dtype != ONNX_FLOAT16) || !onnx_op_scalar(c, &f) ||
+	    !((x->kind == ONNX_V_SYM && x->rank <= 1) || (x->kind == ONNX_V_DERIVED && x->scale > 0)))
 		return 0;
-	if (!mul && x != a)
-		return onnx_imp_fail(im, DN_EINVAL, "a float divided by a shape entry is not a size");
+	/* a float over sizes, or a scale that is not above 0: not a size (the
+	 * values stay unknown, as any other float arithmetic on sizes) */
+	if ((!mul && x != a) || !(f > 0) || !isfinite(f))
+		return 0;
 	if (c->t->dtype == ONNX_FLOAT)
 		f = onnx_dim_float32_decimal(f);
-	if (!(f > 0) || !isfinite(f))
-		return onnx_imp_fail(im, DN_EINVAL, "shape entries scaled by %g: a size scale must be above 0", f);
 	onnx_op_alias(o, x);
-	o->scale = (x->scale != 0 ? x->scale : 1.0) * (mul ? f : 1.0 / f);
+	o->kind = ONNX_V_DERIVED;
+	o->scale = (x->scale > 0 ? x->scale : 1.0) * (mul ? f : 1.0 / f);
+	if (o->rank == 1)
+		o->shape[0] = onnx_dim_int(o->n);
 	return 1;
 }
 
@@ -112,7 +116,7 @@ onnx_op_sym_floor(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o)
 {
 	struct onnx_val v = *x;
 
-	if (x->scale == 0) {
+	if (x->kind == ONNX_V_SYM) {
 		onnx_op_alias(o, x);
 		return 0;
 	}

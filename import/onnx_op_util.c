@@ -53,8 +53,8 @@ onnx_op_as_sym(struct onnx_imp *im, struct onnx_val *v)
 {
 	int64_t n;
 
-	if (v->kind == ONNX_V_SYM)     /* rank 2 (onnx_op_sym2.c) is not a list; real values are not sizes */
-		return v->rank <= 1 && v->scale == 0 ? 0 : -1;
+	if (v->kind == ONNX_V_SYM)
+		return v->rank <= 1 ? 0 : -1;  /* rank 2 (onnx_op_sym2.c) is not a list */
 	if (v->kind != ONNX_V_CONST || v->rank > 1 ||
 	    (v->t->dtype != ONNX_INT64 && v->t->dtype != ONNX_INT32 && v->t->dtype != ONNX_BOOL))
 		return -1;

@@ -121,17 +121,15 @@ onnx_ops_translate(struct onnx_imp *im, int i)
 	}
 	if (strcmp(op, "ConstantOfShape") == 0)
 		return onnx_op_constant_of_shape(im, x, o);
-	if (x->kind == ONNX_V_SYM && x->scale != 0 && strcmp(op, "Cast") == 0) {
-		/* a scaled size cast to an integer type: truncated, the floor of
-		 * a positive value; to a float type it stays what it is */
+	if (x->kind == ONNX_V_DERIVED && x->scale > 0 && strcmp(op, "Cast") == 0) {
+		/* scaled sizes cast to an integer type: truncated, the floor of
+		 * a positive value; to a float type they stay what they are */
 		int64_t to = onnx_op_attr_i(im, "to", ONNX_FLOAT);
 		if (to != ONNX_FLOAT && to != ONNX_DOUBLE && to != ONNX_FLOAT16 && to != ONNX_BFLOAT16)
 			return onnx_op_sym_floor(im, x, o);
 	}
-	if (x->kind == ONNX_V_SYM && strcmp(op, "Floor") == 0)
+	if ((x->kind == ONNX_V_SYM || (x->kind == ONNX_V_DERIVED && x->scale > 0)) && strcmp(op, "Floor") == 0)
 		return onnx_op_sym_floor(im, x, o);
-	if (x->kind == ONNX_V_SYM && x->scale != 0 && strcmp(op, "Ceil") == 0)
-		return onnx_imp_fail(im, DN_EINVAL, "the ceiling of scaled sizes is not supported (torch floors them)");
 	if (in_list(passthrough, op)) {
 		onnx_op_alias(o, x);
 		return 0;
