@@ -50,11 +50,11 @@
  *    bench/latency/fit_rnn.py to DeepBench's FP32 LSTM and GRU layers
  *    (tests/reference/deepbench_rnn.csv), per device class: before Volta
  *    (compute capability below 7: the GTX 1080 Ti and P100, the Titan Xp
- *    held out) and from Volta on (the V100). cuDNN runs the whole layer, so at cuDNN's rate: TF32 in
- *    fp32 where the device has it (PyTorch's RNN descriptor takes
- *    allowTF32CuDNN, aten/src/ATen/native/cudnn/RNN.cpp), and with tensor
- *    cores the step's GEMM efficiency scales by the tensor-core over the
- *    FP32 GEMM efficiency (0.60 / 0.83).
+ *    held out) and from Volta on (the V100). cuDNN runs the whole layer,
+ *    so at cuDNN's rate: TF32 in fp32 where the device has it (PyTorch's
+ *    RNN descriptor takes allowTF32CuDNN, aten/src/ATen/native/cudnn/
+ *    RNN.cpp), and with tensor cores the step's GEMM efficiency scales by
+ *    the tensor-core over the FP32 GEMM efficiency (0.60 / 0.83).
  */
 #include "perf_model.h"
 #include "perf_fit.h"
@@ -176,40 +176,43 @@ conv_seconds(struct perf_ctx *c, const struct cm_op *op, int backward)
 	return t;
 }
 
-/* Seconds of a recurrent layer (op_rnn.c): its GEMMs over all timesteps
- * (forward: the input projections; backward: their input gradients and
- * every weight gradient, macs + proj_macs) at the GEMM efficiency, or its
- * bytes over the bandwidth, whichever is longer, then its timesteps one
- * after another, each
+/* Before Volta (compute capability below 7): no tensor cores, and the
+ * recurrence constants of that class. A device without a compute
+ * capability counts as a later one (today's GPUs). */
+static int
+before_volta(const struct cm_device *dev)
+{
+	return dev->cc_major > 0 && dev->cc_major < 7;
+}
+
+/* Seconds of a recurrent layer's timesteps (op_rnn.c), one after another,
+ * each
  *   STEP_S + max(recurrent weight bytes / (bandwidth PF_MEM_EFF),
  *                2 step_macs / (peak EFF))
  * (the forward or the backward-data constants of perf_fit_rnn.h, of the
- * device's class), all at cuDNN's rate (conv_peak). */
+ * device's class), and in *gemm its GEMMs over all timesteps (forward: the
+ * input projections; backward: their input gradients and every weight
+ * gradient, macs + proj_macs) at the GEMM efficiency, all at cuDNN's rate
+ * (conv_peak). */
 static expr_id
-rnn_seconds(struct perf_ctx *c, const struct cm_op *op, int backward, expr_id flops_other)
+rnn_seconds(struct perf_ctx *c, const struct cm_op *op, int backward, expr_id *gemm)
 {
 	struct expr_graph *g = c->g;
-	double gemm = efficiency(CM_CLASS_GEMM, c->conv_tensor_cores, backward);
-	/* the device class: before Volta, or Volta on (and a device file
-	 * that gives no compute capability: today's GPUs) */
-	int sm6 = c->dev->cc_major > 0 && c->dev->cc_major < 7;
+	int sm6 = before_volta(c->dev);
 	double eff = backward ? (sm6 ? PF_RNN_BWD_EFF_SM6 : PF_RNN_BWD_EFF_SM7) : (sm6 ? PF_RNN_EFF_SM6 : PF_RNN_EFF_SM7);
 	double fixed = backward ? (sm6 ? PF_RNN_BWD_STEP_S_SM6 : PF_RNN_BWD_STEP_S_SM7) :
 	    (sm6 ? PF_RNN_STEP_S_SM6 : PF_RNN_STEP_S_SM7);
-	expr_id proj = real_of(c, op->rnn_proj_macs), bytes, step;
+	expr_id proj = real_of(c, op->rnn_proj_macs), step;
 
 	if (c->conv_tensor_cores)
 		eff *= efficiency(CM_CLASS_GEMM, 1, 0) / efficiency(CM_CLASS_GEMM, 0, 0);
 	if (backward)
 		proj = expr_add(g, proj, real_of(c, op->macs));
-	bytes = real_of(c, backward ? op->bwd_bytes : op->fwd_bytes);
+	*gemm = expr_mul(g, proj, R(c, 2.0 / (c->conv_peak * efficiency(CM_CLASS_GEMM, c->conv_tensor_cores, backward))));
 	step = expr_add(g, R(c, fixed), expr_max(g,
 	    expr_mul(g, real_of(c, op->rnn_step_wbytes), R(c, 1.0 / (c->dev->mem_bandwidth * PF_MEM_EFF))),
 	    expr_mul(g, real_of(c, op->rnn_step_macs), R(c, 2.0 / (c->conv_peak * eff)))));
-	return expr_add(g, expr_max(g,
-	        expr_add(g, expr_mul(g, proj, R(c, 2.0 / (c->conv_peak * gemm))), flops_other),
-	        expr_mul(g, bytes, R(c, 1.0 / (c->dev->mem_bandwidth * PF_MEM_EFF)))),
-	    expr_mul(g, real_of(c, op->rnn_steps), step));
+	return expr_mul(g, real_of(c, op->rnn_steps), step);
 }
 
 static struct op_time
@@ -223,19 +226,21 @@ op_time(struct perf_ctx *c, const struct cm_op *op, int backward)
 	int conv = op->op_class == CM_CLASS_CONV;
 	int tc = conv ? c->conv_tensor_cores : c->tensor_cores;
 	double eff = efficiency((enum cm_op_class)op->op_class, tc, backward);
-	expr_id compute, memory, gpu, nb, mm;
+	int rnn = op->op_class == CM_CLASS_RNN;
+	expr_id memory, gpu, nb, mm, steps = EXPR_NONE;
 	double cap;
 
-	mm = expr_div(g, expr_mul(g, real_of(c, macs), R(c, 2.0)), R(c, (conv ? c->conv_peak : c->mm_peak) * eff));
-	if (conv && !tc)
+	/* a recurrent layer: its GEMMs over all timesteps, then its steps */
+	if (rnn)
+		steps = rnn_seconds(c, op, backward, &mm);
+	else if (conv && !tc)
 		mm = conv_seconds(c, op, backward);
-	compute = expr_add(g, mm,
-	    expr_div(g, real_of(c, op->flops_other), R(c, c->simt_peak * 0.5)));
+	else
+		mm = expr_div(g, expr_mul(g, real_of(c, macs), R(c, 2.0)), R(c, (conv ? c->conv_peak : c->mm_peak) * eff));
 	memory = expr_div(g, real_of(c, bytes), R(c, c->dev->mem_bandwidth * PF_MEM_EFF));
-	gpu = expr_max(g, compute, memory);
-	if (op->op_class == CM_CLASS_RNN)
-		gpu = rnn_seconds(c, op, backward,
-		    expr_div(g, real_of(c, op->flops_other), R(c, c->simt_peak * 0.5)));
+	gpu = expr_max(g, expr_add(g, mm, expr_div(g, real_of(c, op->flops_other), R(c, c->simt_peak * 0.5))), memory);
+	if (rnn)
+		gpu = expr_add(g, gpu, steps);
 	if (kernels == 0)
 		gpu = R(c, 0.0);
 	blocks(c, op, &nb, &cap);
@@ -271,7 +276,7 @@ queue_push(struct perf_ctx *c, struct queue *q, expr_id host, expr_id gpu)
 static double
 half_peak(const struct cm_device *dev)
 {
-	if (dev->cc_major > 0 && dev->cc_major < 7)
+	if (before_volta(dev))
 		return dev->peak_fp32;
 	return dev->peak_fp16 > dev->peak_fp32 ? dev->peak_fp16 : dev->peak_fp32;
 }
