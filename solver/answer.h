@@ -149,8 +149,9 @@ int ans_core_verify(struct sq_query *q, const int *core, int ncore, double deadl
  * boolean node root? 1 yes, 0 no, 2 undecided (a deadline passed), -1
  * error (err): ans_failing_rules' question, asked of ctx. */
 typedef int (*ans_exists_fn)(void *ctx, expr_id root, struct dn_error *err);
-/* For the model's validity part of a conflict or of a removed value's
- * reasons: which of the model's shape rules no configuration satisfies on
+/* When part `part` of q is the model's validity (of a conflict, or of a
+ * removed value's reasons; any other part: nothing is done): which of the
+ * model's shape rules no configuration satisfies on
  * its own, as exists answers it (answer_core.c: one check per distinct
  * rule, its condition's node and its text, the first 64), set on item as
  * "rules": [{"rule", "path" (its first place), "places" (how many share
@@ -159,7 +160,8 @@ typedef int (*ans_exists_fn)(void *ctx, expr_id root, struct dn_error *err);
  * (whether every rule was checked: not past the cap or a deadline). An
  * empty list with every rule checked: each holds somewhere, and they
  * conflict only together or with other parts. 0, or -1 with err. */
-int ans_failing_rules(struct sq_query *q, ans_exists_fn exists, void *ctx, json_t *item, struct dn_error *err);
+int ans_failing_rules(struct sq_query *q, int part, ans_exists_fn exists, void *ctx, json_t *item,
+    struct dn_error *err);
 /* Why nothing fits (answer_core.c), for a query the engine counted nothing
  * in: {"decided": bool, "conflict": [{"constraint", "path", "kind":
  * "budget" | "constraint" | "validity", and for a budget: "limit";

@@ -172,15 +172,19 @@ exists_by(void *ctx, expr_id root, struct dn_error *err)
 }
 
 int
-ans_failing_rules(struct sq_query *q, ans_exists_fn exists, void *ctx, json_t *item, struct dn_error *err)
+ans_failing_rules(struct sq_query *q, int part, ans_exists_fn exists, void *ctx, json_t *item,
+    struct dn_error *err)
 {
 	int n = cm_model_nrules(q->model), nseen = 0, complete = 1, nfail = 0;
 	expr_id seen[RULES_MAX];
 	const char *seen_text[RULES_MAX];
 	json_t *named[RULES_MAX];       /* seen[k]'s entry in the list, or NULL */
-	json_t *list = json_array();
+	json_t *list;
 	const char *path, *text;
 
+	if (q->parts[part].kind != 0 || q->parts[part].ok != cm_model_metric(q->model, CM_M_VALID))
+		return 0;
+	list = json_array();
 	if (list == NULL || json_object_set_new(item, "rules", list) != 0)
 		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
 	for (int i = 0; i < n; i++) {
@@ -255,9 +259,9 @@ ans_conflict(struct sq_query *q, double seconds, struct dn_error *err)
 				goto oom;
 			goto out;
 		}
-		if (p->kind == 0 && p->ok == cm_model_metric(q->model, CM_M_VALID)) {
+		{
 			struct exists_ctx ec = { q, deadline };
-			if (ans_failing_rules(q, exists_by, &ec, item, err) != 0)
+			if (ans_failing_rules(q, core[c], exists_by, &ec, item, err) != 0)
 				goto out;
 		}
 	}

@@ -160,8 +160,7 @@ ans_explain_value(struct fs_engine *e, struct sq_query *q, const char *param, co
 
 				alone++;
 				if (item == NULL || json_array_append_new(because, item) != 0 ||
-				    (q->parts[i].kind == 0 && q->parts[i].ok == cm_model_metric(q->model, CM_M_VALID) &&
-				    ans_failing_rules(q, exists_fixed, &c, item, err) != 0)) {
+				    ans_failing_rules(q, i, exists_fixed, &c, item, err) != 0) {
 					if (!dn_error_isset(err))
 						dn_error_set(err, DN_ENOMEM, NULL, "out of memory");
 					json_decref(because);
