@@ -401,9 +401,6 @@ cli_req_free(struct cli_req *r)
 	memset(r, 0, sizeof *r);
 }
 
-/* One part of a check: "FAIL memory 8.90 GiB > 3 GiB" for a budget (its
- * value in its unit, the limit as the query states it), "ok   hidden %
- * heads == 0 (value 0)" for a constraint with a value. */
 void
 cli_print_rules(const json_t *item)
 {
@@ -434,6 +431,9 @@ cli_print_rules(const json_t *item)
 		printf("    (rules checked: the first 64 distinct ones, before the deadline; others may fail too)\n");
 }
 
+/* One part of a check: "FAIL memory 8.90 GiB > 3 GiB" for a budget (its
+ * value in its unit, the limit as the query states it), "ok   hidden %
+ * heads == 0 (value 0)" for a constraint with a value. */
 void
 cli_print_part(const json_t *c)
 {
