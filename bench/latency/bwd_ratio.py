@@ -25,7 +25,6 @@ import csv
 import math
 import os
 import random
-import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -48,9 +47,8 @@ def num(v):
 
 def constants():
     """the fitted constants in fit_latency.py's order, from perf_fit.h"""
-    text = open(os.path.join(ROOT, "costmodel", "perf_fit.h")).read()
-    val = dict(re.findall(r"#define\s+(PF_\w+)\s+(\S+)", text))
-    return [float(val[n]) for n in fl.NAMES], float(val["PF_CONV_BWD_SLOW"])
+    val = fl.read_defines(os.path.join(ROOT, "costmodel", "perf_fit.h"))
+    return [val[n] for n in fl.NAMES], val["PF_CONV_BWD_SLOW"]
 
 
 def measured():

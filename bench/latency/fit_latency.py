@@ -36,6 +36,7 @@ coordinate descent on a log scale.
 """
 import argparse
 import csv
+import functools
 import json
 import math
 import os
@@ -88,12 +89,24 @@ def per_op(dnnsat, device, batch, op):
     return costs["operators"], costs["latency"]["inference_seconds"], costs["macs"]
 
 
-def device_specs(name):
+@functools.lru_cache(maxsize=None)
+def catalog():
+    """schemas/devices.json's devices by name (read once)"""
     with open(os.path.join(ROOT, "schemas", "devices.json")) as f:
-        for d in json.load(f)["devices"]:
-            if d["name"] == name:
-                return d["peak_flops"]["fp32"], d["memory_bandwidth_bytes_per_s"]
-    sys.exit("no device " + name)
+        return {d["name"]: d for d in json.load(f)["devices"]}
+
+
+def device_specs(name):
+    d = catalog().get(name)
+    if d is None:
+        sys.exit("no device " + name)
+    return d["peak_flops"]["fp32"], d["memory_bandwidth_bytes_per_s"]
+
+
+def read_defines(path):
+    """the constants a header write_defines wrote: {name: value}"""
+    with open(path) as f:
+        return {n: float(v) for n, v in re.findall(r"#define\s+(PF_\w+)\s+(\S+)", f.read())}
 
 
 def tiles(rows, cols):

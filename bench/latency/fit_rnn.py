@@ -41,14 +41,12 @@ Plain Python 3 (no numpy): coordinate descent on a log scale.
 """
 import argparse
 import csv
-import json
 import math
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import fit_latency as fl  # noqa: E402  (its search, median and header writer)
+import fit_latency as fl  # noqa: E402  (its catalog, search, median and header reader and writer)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -61,20 +59,11 @@ GEMM_EFF = 0.83          # perf_model.c: FP32 GEMM (DeepBench V100 median)
 NAMES = ["PF_RNN_STEP_S", "PF_RNN_EFF", "PF_RNN_BWD_STEP_S", "PF_RNN_BWD_EFF"]
 
 
-def fit_header_const(name):
-    with open(os.path.join(ROOT, "costmodel", "perf_fit.h")) as f:
-        m = re.search(r"#define\s+%s\s+([0-9.eE+-]+)" % name, f.read())
-    if not m:
-        sys.exit("no %s in costmodel/perf_fit.h" % name)
-    return float(m.group(1))
-
-
 def device_specs():
     """{name: (fp32 peak, bandwidth, device class)}"""
-    with open(os.path.join(ROOT, "schemas", "devices.json")) as f:
-        return {d["name"]: (d["peak_flops"]["fp32"], d["memory_bandwidth_bytes_per_s"],
-                            "SM6" if 0 < float(d.get("compute_capability", 0)) < 7 else "SM7")
-                for d in json.load(f)["devices"]}
+    return {n: (d["peak_flops"]["fp32"], d["memory_bandwidth_bytes_per_s"],
+                "SM6" if 0 < float(d.get("compute_capability", 0)) < 7 else "SM7")
+            for n, d in fl.catalog().items()}
 
 
 def load(specs):
@@ -142,7 +131,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--write", default=None, help="header to write the constants to")
     a = ap.parse_args()
-    mem_eff = fit_header_const("PF_MEM_EFF")
+    mem_eff = fl.read_defines(os.path.join(ROOT, "costmodel", "perf_fit.h"))["PF_MEM_EFF"]
     specs = device_specs()
     rows = load(specs)
     names, consts, lines = [], [], []
