@@ -267,8 +267,8 @@ cli_req_option(struct cli_req *r, const char *a, const char *v, struct dn_error 
 {
 	static const char *const with_value[] = { "--preset", "--template", "--model", "--space", "--device",
 		"--budget", "--set", "--constraint", "--optimizer", "--dtype", "--attention", "--grad-accum",
-		"--bind", "--freeze", "--train", "--lora-rank", "--lora-targets", "--zero-grad", "--optimizer-impl",
-		"--softmax-saves", "--pytorch", "--convention" };
+		"--bind", "--freeze", "--train", "--lora-rank", "--lora-targets", "--lora-dropout", "--zero-grad",
+		"--optimizer-impl", "--softmax-saves", "--pytorch", "--convention" };
 	json_t *j;
 	size_t i;
 	char what[160];
@@ -320,8 +320,9 @@ cli_req_option(struct cli_req *r, const char *a, const char *v, struct dn_error 
 	} else if (strcmp(a, "--freeze") == 0 || strcmp(a, "--train") == 0) {
 		if (append_list(r->workload, a + 2, v) != 0)
 			return dn_error_set(err, DN_ENOMEM, a, "out of memory");
-	} else if (strcmp(a, "--lora-rank") == 0 || strcmp(a, "--lora-targets") == 0) {
-		/* {"lora": {"rank": R, "targets": [...]}}: the query parser checks both */
+	} else if (strcmp(a, "--lora-rank") == 0 || strcmp(a, "--lora-targets") == 0 ||
+	    strcmp(a, "--lora-dropout") == 0) {
+		/* {"lora": {"rank": R, "targets": [...], "dropout": P}}: the query parser checks them */
 		json_t *lora = json_object_get(r->workload, "lora");
 		if (lora == NULL)
 			json_object_set_new(r->workload, "lora", lora = json_object());
@@ -330,7 +331,7 @@ cli_req_option(struct cli_req *r, const char *a, const char *v, struct dn_error 
 				return dn_error_set(err, DN_ENOMEM, a, "out of memory");
 		} else {
 			json_t *n = json_loads(v, JSON_DECODE_ANY, NULL);
-			json_object_set_new(lora, "rank", n != NULL ? n : json_string(v));
+			json_object_set_new(lora, a[7] == 'r' ? "rank" : "dropout", n != NULL ? n : json_string(v));
 		}
 	} else if (cm_choice_by_option(a) != NULL) {     /* --zero-grad, --optimizer-impl, --softmax-saves */
 		json_object_set_new(r->workload, cm_choice_field(cm_choice_by_option(a)), json_string(v));

@@ -120,6 +120,8 @@ print_table(const struct cli_query *q, const struct cm_model *m, const union exp
 		printf(", LoRA rank %s", q->wl.ft.rank_expr[0] ? q->wl.ft.rank_expr : grouped(q->wl.ft.lora_rank, a, sizeof a));
 		for (int i = 0; i < q->wl.ft.ntargets; i++)
 			printf("%s%s", i ? "," : " on ", q->wl.ft.targets[i]);
+		if (q->wl.ft.lora_dropout > 0.0)
+			printf(" (dropout %g)", q->wl.ft.lora_dropout);
 	}
 	if (q->wl.training && q->wl.ft.nfreeze > 0)
 		for (int i = 0; i < q->wl.ft.nfreeze; i++)

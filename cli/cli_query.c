@@ -8,6 +8,7 @@
  *   --dtype fp32|fp16|bf16|mixed_fp16|mixed_bf16   --tf32   --no-cudnn-tf32   --inference
  *   --attention sdpa|eager|math|mem_efficient|flash   --grad-accum N   --checkpointing
  *   --freeze SELECTORS   --train SELECTORS   --lora-rank R   --lora-targets SELECTORS
+ *   --lora-dropout P
  *   --zero-grad set_to_none|zeros   --optimizer-impl foreach|for_loop
  *   --softmax-saves output|output_and_input   --pytorch MAJOR.MINOR
  *                                   (costmodel/cm_choice.c, as the query parser reads them)
@@ -149,6 +150,13 @@ query_option(int argc, char **argv, int *i, struct cli_query *q, struct query_ar
 		} else
 			return dn_error_set(err, DN_EINVAL, "--lora-rank", "\"%s\" is not an integer from 1 to 65536 "
 			    "(or an expression over the hyperparameters)", v);
+	} else if (strcmp(a, "--lora-dropout") == 0) {
+		char *end;
+		double p;
+		if ((v = need_arg(argc, argv, i, err)) == NULL)
+			return -1;
+		p = strtod(v, &end);
+		return cm_ft_set_dropout(&q->wl.ft, *v != '\0' && *end == '\0' ? p : -1.0, "--lora-dropout", err);
 	} else if (strcmp(a, "--budget") == 0) {
 		if ((v = need_arg(argc, argv, i, err)) == NULL)
 			return -1;

@@ -11,7 +11,7 @@
  * builder (op_build.c): no gradient, no optimizer state, and an operator
  * none of whose inputs or weights needs a gradient makes no autograd node,
  * so it keeps nothing for backward and has no backward pass. LoRA follows
- * peft's LoraLayer for nn.Linear with lora_dropout=0 (op_linear.c).
+ * peft's LoraLayer for nn.Linear, lora_dropout included (op_linear.c).
  */
 #include "model_build_priv.h"
 
@@ -73,6 +73,18 @@ cm_ft_add_selectors(char (*sel)[CM_FT_SEL_LEN], int *n, const char *list,
 	}
 }
 
+int
+cm_ft_set_dropout(struct cm_finetune *ft, double p, const char *path, struct dn_error *err)
+{
+	/* nn.Dropout takes p = 1 (all zeros); an adapter that never sees its
+	 * input is not a configuration anyone trains */
+	if (!(p >= 0.0 && p < 1.0))
+		return dn_error_set(err, DN_EINVAL, path, "must be a number from 0 to below 1 (peft's lora_dropout: "
+		    "the probability of zeroing an element of the adapters' input)");
+	ft->lora_dropout = p;
+	return 0;
+}
+
 /* A JSON list of selector strings into `sel`. */
 static int
 selectors_from_json(char (*sel)[CM_FT_SEL_LEN], int *n, const json_t *v, const char *path,
@@ -124,13 +136,15 @@ lora_from_json(struct cm_finetune *ft, const json_t *v, struct dn_error *err)
 			ft->ntargets = 0;
 			if (selectors_from_json(ft->targets, &ft->ntargets, x, "$.workload.lora.targets", err) != 0)
 				return -1;
-		} else if (strcmp(key, "alpha") == 0 || strcmp(key, "dropout") == 0) {
-			/* alpha only scales the update: no cost. A dropout > 0 would keep
-			 * a mask and a dropped copy of the input; not modelled */
-			if (!json_is_number(x) || (key[0] == 'd' && json_number_value(x) != 0.0))
-				return dn_error_set(err, DN_EINVAL, key[0] == 'a' ? "$.workload.lora.alpha" :
-				    "$.workload.lora.dropout", key[0] == 'a' ? "must be a number (it costs nothing)" :
-				    "must be 0 (lora_dropout > 0 is not modelled)");
+		} else if (strcmp(key, "alpha") == 0) {
+			/* alpha only scales the update: no cost */
+			if (!json_is_number(x))
+				return dn_error_set(err, DN_EINVAL, "$.workload.lora.alpha", "must be a number (it costs "
+				    "nothing)");
+		} else if (strcmp(key, "dropout") == 0) {
+			if (cm_ft_set_dropout(ft, json_is_number(x) ? json_number_value(x) : -1.0, "$.workload.lora.dropout",
+			    err) != 0)
+				return -1;
 		} else
 			return dn_error_set(err, DN_EINVAL, "$.workload.lora", "unknown field \"%.64s\" (rank, "
 			    "targets, alpha, dropout)", key);
@@ -167,6 +181,9 @@ cm_ft_check(const struct cm_finetune *ft, struct dn_error *err)
 		    "--lora-targets attention.q,attention.v)");
 	if (ft->lora_rank == 0 && ft->ntargets > 0)
 		return dn_error_set(err, DN_EINVAL, "--lora-rank", "LoRA targets need a rank (--lora-rank R)");
+	if (ft->lora_rank == 0 && ft->lora_dropout > 0.0)
+		return dn_error_set(err, DN_EINVAL, "--lora-dropout", "a LoRA dropout needs LoRA (--lora-rank R "
+		    "--lora-targets ...)");
 	return 0;
 }
 
@@ -198,10 +215,15 @@ cm_ft_to_json(const struct cm_finetune *ft, json_t *w)
 		fail |= json_object_set_new(w, "freeze", list_json(ft->freeze, ft->nfreeze));
 	if (ft->ntrain > 0)
 		fail |= json_object_set_new(w, "train", list_json(ft->train, ft->ntrain));
-	if (ft->lora_rank > 0)
-		fail |= json_object_set_new(w, "lora", json_pack("{s:o,s:o}", "rank", ft->rank_expr[0] ?
-		    json_string(ft->rank_expr) : json_integer(ft->lora_rank), "targets",
-		    list_json(ft->targets, ft->ntargets)));
+	if (ft->lora_rank > 0) {
+		json_t *l = json_pack("{s:o,s:o}", "rank", ft->rank_expr[0] ? json_string(ft->rank_expr) :
+		    json_integer(ft->lora_rank), "targets", list_json(ft->targets, ft->ntargets));
+		/* written only when it costs something, so that the queries of
+		 * earlier versions keep their ids */
+		if (l != NULL && ft->lora_dropout > 0.0)
+			fail |= json_object_set_new(l, "dropout", json_real(ft->lora_dropout));
+		fail |= json_object_set_new(w, "lora", l);
+	}
 	return fail ? -1 : 0;
 }
 

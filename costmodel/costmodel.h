@@ -286,6 +286,7 @@ struct cm_finetune {
 	char targets[CM_FT_MAX_SEL][CM_FT_SEL_LEN];   /* LoRA's target linears */
 	int lora_rank;              /* > 0: LoRA of this rank (or rank_expr when set) */
 	char rank_expr[CM_FT_SEL_LEN]; /* an expression over hyperparameters, "" = lora_rank */
+	double lora_dropout;        /* peft's lora_dropout, 0 <= p < 1 (0: nn.Identity) */
 };
 
 /* Adds the comma-separated selectors of `list` to `sel` (one of the three
@@ -293,6 +294,9 @@ struct cm_finetune {
  * selector, or one too many. 0 or -1. */
 int cm_ft_add_selectors(char (*sel)[CM_FT_SEL_LEN], int *n, const char *list,
     const char *path, struct dn_error *err);
+/* Sets peft's lora_dropout to p; DN_EINVAL at `path` unless 0 <= p < 1
+ * (give p < 0 for a value that is not a number). 0 or -1. */
+int cm_ft_set_dropout(struct cm_finetune *ft, double p, const char *path, struct dn_error *err);
 /* Reads "freeze", "train" or "lora" (`key`) of a JSON workload into `ft`;
  * errors name $.workload.<key>... 0, or -1 with err (also for another key). */
 int cm_ft_from_json(struct cm_finetune *ft, const char *key, const json_t *v,

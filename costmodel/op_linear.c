@@ -33,12 +33,16 @@ lora_part(struct op_build *ob, const char *rule, const char *suffix, json_t *att
 }
 
 /*
- * A linear with LoRA adapters, as peft's lora.Linear computes it with
- * lora_dropout=0 (nn.Identity) and one adapter:
+ * A linear with LoRA adapters, as peft's lora.Linear computes it with one
+ * adapter:
  *   result = base_layer(x)                     frozen: keeps nothing for its
  *                                              weight (x's gradient needs W only)
- *   result = result + lora_B(lora_A(x)) * scaling
- *     lora_A  Linear(in, r, bias=False), trainable: keeps x
+ *   result = result + lora_B(lora_A(lora_dropout(x))) * scaling
+ *     lora_dropout  nn.Identity for p = 0; else nn.Dropout(p), one per
+ *             adapted layer: a dropped copy of x and, when x needs a
+ *             gradient, its bool keep mask (CUDA's native_dropout)
+ *     lora_A  Linear(in, r, bias=False), trainable: keeps its input (x, or
+ *             the dropped copy)
  *     lora_B  Linear(r, out, bias=False), trainable: keeps the r-wide A(x)
  *     * scaling (alpha / r, a Python float: keeps nothing), + (keeps nothing)
  * Extra forward MACs per row: (in + out) * r. The adapters' weights are
@@ -59,7 +63,10 @@ lora_build(struct op_build *ob, expr_id fout, int bias)
 	mb->scope = &sc;
 	base = lora_part(ob, "linear", "base_layer", json_pack("{s:s,s:b}", "out_features", "__lora_out",
 	    "bias", bias), 1, &x, 1, 0);
-	a = base < 0 ? -1 : lora_part(ob, "linear", "lora_A", json_pack("{s:s,s:b}", "out_features",
+	if (base >= 0 && mb->wl->ft.lora_dropout > 0.0)
+		x = lora_part(ob, "dropout", "lora_dropout", json_pack("{s:f}", "p", mb->wl->ft.lora_dropout), 1, &x, 0,
+		    0);
+	a = base < 0 || x < 0 ? -1 : lora_part(ob, "linear", "lora_A", json_pack("{s:s,s:b}", "out_features",
 	    "__lora_r", "bias", 0), 1, &x, 0, 1);
 	b = a < 0 ? -1 : lora_part(ob, "linear", "lora_B", json_pack("{s:s,s:b}", "out_features",
 	    "__lora_out", "bias", 0), 1, &a, 0, 1);

@@ -120,6 +120,14 @@ check lora-no-targets 2 "--lora-targets: LoRA needs target modules" -- estimate 
 check lora-bad-target 2 "--lora-targets: unknown selector \"attn\"" -- estimate --preset gpt2 --lora-rank 8 --lora-targets attn
 check lora-bad-rank 2 "--lora-rank: \"0\" is not an integer from 1 to 65536" -- estimate --preset gpt2 --lora-rank 0 --lora-targets linear
 check lora-negative-rank 2 "--lora-rank: \"-1\" is not an integer from 1 to 65536" -- estimate --preset bert-base --lora-rank -1 --lora-targets attention.q
+# peft's lora_dropout: each adapted linear keeps a dropped copy of its input and a bool mask
+# (test_costs checks the bytes against PyTorch); it was refused ("must be 0") by the query parser
+check lora-dropout 0 "LoRA rank 8 on attention.q,attention.v (dropout 0.05)" -- estimate --preset gpt2 batch_size=1 --lora-rank 8 --lora-targets attention.q,attention.v --lora-dropout 0.05
+check lora-dropout-bad 2 "--lora-dropout: must be a number from 0 to below 1" -- estimate --preset gpt2 --lora-rank 8 --lora-targets linear --lora-dropout 1
+check lora-dropout-alone 2 "--lora-dropout: a LoRA dropout needs LoRA" -- estimate --preset gpt2 --lora-dropout 0.1
+printf '{"batch_size": {"_type": "choice", "_value": [1, 2]}}' > "$tmp/lora-b.json"
+check lora-dropout-json 0 "^feasible 2 of 2 " -- count --preset gpt2 --space "$tmp/lora-b.json" --lora-rank 8 --lora-targets attention.q --lora-dropout 0.1
+check lora-dropout-json-bad 2 '\$.workload.lora.dropout: must be a number from 0 to below 1' -- count --preset gpt2 --space "$tmp/lora-b.json" --lora-rank 8 --lora-targets attention.q --lora-dropout -0.5
 # targets that match no linear layer: peft refuses them ("Target modules ... not found"); it was
 # priced with every weight frozen and nothing trained (0 trainable, fits)
 check lora-no-match 2 "\\$.workload.lora.targets: the LoRA targets match no linear layer" -- estimate --preset resnet18 --lora-rank 4 --lora-targets conv2d

@@ -20,9 +20,12 @@ torch.manual_seed(0), torch 1.13.1 / torchvision 0.14.1 from Debian) on three mo
            --freeze embedding.
   lora     the llama above with peft-style lora.Linear wrappers (frozen base Linear, lora_A
            Linear(in, r, bias=False), lora_B Linear(r, out, bias=False), * scaling,
-           dropout = Identity as peft's lora_dropout=0), every non-LoRA parameter
+           lora_dropout: nn.Identity for 0 as peft, else nn.Dropout(p) taken through
+           torch.native_dropout, the op F.dropout runs on CUDA, which keeps a bool mask;
+           gen_torch_reference.NativeDropout), every non-LoRA parameter
            requires_grad=False (peft's get_peft_model), targets q_proj+v_proj or every Linear
-           (lm_head included, as dnnsat's "linear" selector), r in {4, 16}.
+           (lm_head included, as dnnsat's "linear" selector), r in {4, 16}, dropout 0, and
+           0.05 / 0.1 (the values QLoRA's and peft's examples use).
 
 params excludes peft's adapters (as dnnsat's params does); trainable_params is the sum of numel over parameters with requires_grad. MACs are counted at
 batch 1 by count_macs (Linear/Conv2d hooks and the attention matmuls); for the vit, whose
@@ -216,12 +219,12 @@ class LlamaForCausalLM(nn.Module):
 
 
 # --------------------------------------------------------------------------------------------
-# peft lora.Linear (lora_dropout=0 -> Identity)
+# peft lora.Linear (lora_dropout=0 -> Identity, else Dropout: here CUDA's native_dropout)
 class LoraLinear(nn.Module):
-    def __init__(self, base, r, alpha):
+    def __init__(self, base, r, alpha, dropout=0.0):
         super().__init__()
         self.base_layer = base
-        self.lora_dropout = nn.Identity()
+        self.lora_dropout = ref.NativeDropout(dropout) if dropout > 0 else nn.Identity()
         self.lora_A = nn.Linear(base.in_features, r, bias=False)
         self.lora_B = nn.Linear(r, base.out_features, bias=False)
         self.scaling = alpha / r
@@ -233,7 +236,7 @@ class LoraLinear(nn.Module):
         return result + self.lora_B(self.lora_A(self.lora_dropout(x))) * self.scaling
 
 
-def apply_lora(model, r, targets):
+def apply_lora(model, r, targets, dropout=0.0):
     """Wraps every nn.Linear whose attribute name is in targets (None: every Linear), then
     freezes every parameter but the adapters'."""
     for p in model.parameters():
@@ -241,7 +244,7 @@ def apply_lora(model, r, targets):
     for parent in list(model.modules()):
         for name, child in list(parent.named_children()):
             if isinstance(child, nn.Linear) and (targets is None or name in targets):
-                setattr(parent, name, LoraLinear(child, r, 2 * r))
+                setattr(parent, name, LoraLinear(child, r, 2 * r, dropout))
     return model
 
 
@@ -281,7 +284,7 @@ VIT = dict(image_size=64, patch_size=16, num_layers=2, num_heads=4, hidden_dim=1
 LORA_BASE = (512, 128, 344, 2, 4, 4, 32, 2)
 CSV_COLS = ["model", "family", "batch", "seq_len", "image_size", "vocab", "hidden", "intermediate",
             "layers", "heads", "kv_heads", "patch", "mlp_dim", "num_classes", "lora_r",
-            "lora_targets", "frozen", "params", "trainable_params", "macs_batch1", "saved_activation_bytes",
+            "lora_targets", "lora_dropout", "frozen", "params", "trainable_params", "macs_batch1", "saved_activation_bytes",
             "saved_input_bytes"]
 
 
@@ -320,14 +323,16 @@ def main():
     r, d = measure("llama", "llama", m, inp, batch, dict(cfg, frozen="embedding"))
     rows.append(r)
     detail.append(d)
-    for targets, label in ((("q_proj", "v_proj"), "attention.q+attention.v"), (None, "linear")):
-        for rank in (4, 16):
-            m, cfg, inp, batch = llama_model(LORA_BASE)
-            apply_lora(m, rank, targets)
-            cfg = dict(cfg, lora_r=rank, lora_targets=label)
-            r, d = measure("llama-lora", "lora", m, inp, batch, cfg)
-            rows.append(r)
-            detail.append(d)
+    qv = (("q_proj", "v_proj"), "attention.q+attention.v")
+    lora_runs = [(qv, 4, 0.0), (qv, 16, 0.0), ((None, "linear"), 4, 0.0), ((None, "linear"), 16, 0.0),
+                 (qv, 16, 0.05), ((None, "linear"), 4, 0.1)]
+    for (targets, label), rank, dropout in lora_runs:
+        m, cfg, inp, batch = llama_model(LORA_BASE)
+        apply_lora(m, rank, targets, dropout)
+        cfg = dict(cfg, lora_r=rank, lora_targets=label, lora_dropout=dropout)
+        r, d = measure("llama-lora", "lora", m, inp, batch, cfg)
+        rows.append(r)
+        detail.append(d)
     with open(os.path.join(HERE, "torch_reference_llm.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=CSV_COLS, lineterminator="\n")
         w.writeheader()

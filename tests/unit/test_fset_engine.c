@@ -203,8 +203,10 @@ START_TEST(test_query_errors)
 		  "$.workload.lora.targets[0]", "unknown selector \"attn.q\"" },
 		{ S_BS " \"workload\": {\"lora\": {\"rank\": \"r + 1\", \"targets\": [\"linear\"]}}}",
 		  "$.workload.lora.rank", "unknown name" },
-		{ S_BS " \"workload\": {\"lora\": {\"rank\": 8, \"targets\": [\"linear\"], \"dropout\": 0.1}}}",
-		  "$.workload.lora.dropout", "must be 0" },
+		{ S_BS " \"workload\": {\"lora\": {\"rank\": 8, \"targets\": [\"linear\"], \"dropout\": 1}}}",
+		  "$.workload.lora.dropout", "must be a number from 0 to below 1" },
+		{ S_BS " \"workload\": {\"lora\": {\"rank\": 8, \"targets\": [\"linear\"], \"dropout\": \"0.1\"}}}",
+		  "$.workload.lora.dropout", "must be a number" },
 		{ S_BS " \"workload\": {\"freeze\": \"embedding\"}}", "$.workload.freeze", "non-empty list" },
 		{ S_BS " \"workload\": {\"train\": [\"\"]}}", "$.workload.train[0]", "an empty selector" },
 		/* bare numbers and ambiguous units in budgets */
