@@ -267,7 +267,7 @@ cli_req_option(struct cli_req *r, const char *a, const char *v, struct dn_error 
 {
 	static const char *const with_value[] = { "--preset", "--template", "--model", "--space", "--device",
 		"--budget", "--set", "--constraint", "--optimizer", "--dtype", "--attention", "--grad-accum",
-		"--bind", "--freeze", "--train", "--lora-rank", "--lora-targets", "--lora-dropout", "--zero-grad",
+		"--bind", "--freeze", "--train", "--lora-rank", "--lora-targets", "--lora-dropout", "--quantize", "--zero-grad",
 		"--optimizer-impl", "--softmax-saves", "--pytorch", "--convention" };
 	json_t *j;
 	size_t i;

@@ -18,18 +18,18 @@
 /* The options of every solver command (cli_req_option and cli_solve.c). */
 #define SOLVER_OPTIONS "--preset", "--template", "--model", "--space", "--device", "--budget", "--set", \
 	"--constraint", "--optimizer", "--dtype", "--convention", "--attention", "--grad-accum", "--checkpointing", \
-	"--zero-grad", "--optimizer-impl", "--softmax-saves", "--pytorch", "--freeze", "--train", "--lora-rank", "--lora-targets", "--lora-dropout", "--inference", "--bind", "--timeout", "--threads", "--json", "--help"
+	"--zero-grad", "--optimizer-impl", "--softmax-saves", "--pytorch", "--freeze", "--train", "--lora-rank", "--lora-targets", "--lora-dropout", "--quantize", "--inference", "--bind", "--timeout", "--threads", "--json", "--help"
 
 static const char *const estimate_options[] = { "--template", "--model", "--preset", "--set", "--device",
 	"--device-file", "--optimizer", "--dtype", "--convention", "--attention", "--grad-accum", "--checkpointing", "--zero-grad", "--optimizer-impl", "--softmax-saves", "--pytorch", "--tf32", "--no-cudnn-tf32", "--inference",
-	"--freeze", "--train", "--lora-rank", "--lora-targets", "--lora-dropout", "--per-op", "--json", "--help", NULL };
+	"--freeze", "--train", "--lora-rank", "--lora-targets", "--lora-dropout", "--quantize", "--per-op", "--json", "--help", NULL };
 /* cli_solve.c takes all of these for each solver command; the usage of each
  * names those that change its answer */
 static const char *const solver_options[] = { SOLVER_OPTIONS, "--offset", "--limit", "--cursor", "--n",
 	"--seed", "--config", "--param", "--value", "--per", "--engine", NULL };
 static const char *const prune_options[] = { "--preset", "--template", "--model", "--space", "--device",
 	"--budget", "--set", "--constraint", "--optimizer", "--dtype", "--convention", "--attention", "--grad-accum", "--checkpointing",
-	"--zero-grad", "--optimizer-impl", "--softmax-saves", "--pytorch", "--freeze", "--train", "--lora-rank", "--lora-targets", "--lora-dropout", "--inference", "--bind", "--timeout", "--threads", "--json", "--out", "--configs", "--limit", "--summary", "--server", "--token", "--help", NULL };
+	"--zero-grad", "--optimizer-impl", "--softmax-saves", "--pytorch", "--freeze", "--train", "--lora-rank", "--lora-targets", "--lora-dropout", "--quantize", "--inference", "--bind", "--timeout", "--threads", "--json", "--out", "--configs", "--limit", "--summary", "--server", "--token", "--help", NULL };
 static const char *const catalog_options[] = { "--json", "--help", NULL };
 static const char *const import_options[] = { "--name", "--dim", "--unknown", "--out", "--help", NULL };
 
@@ -40,7 +40,9 @@ static const char *const import_options[] = { "--name", "--dim", "--unknown", "-
 	"  --lora-rank R         LoRA adapters of rank R (an integer or an expression over hyperparameters);\n" \
 	"                        every base weight frozen\n" \
 	"  --lora-targets SELECTORS   the linears that get adapters (e.g. attention.q,attention.v)\n" \
-	"  --lora-dropout P      peft's lora_dropout (default 0): a dropped copy of each adapter's input\n"
+	"  --lora-dropout P      peft's lora_dropout (default 0): a dropped copy of each adapter's input\n" \
+	"  --quantize nf4|nf4-dq|fp4|fp4-dq   bitsandbytes' 4-bit base weights (QLoRA): every linear but the\n" \
+	"                        output layer, frozen ones when training; -dq: double quantization\n"
 #define MODEL_HELP \
 	"  --preset NAME | --template NAME | --model FILE   the model (a preset alone finds its template)\n"
 #define QUERY_HELP \
@@ -164,8 +166,8 @@ static const struct cli_cmd commands[] = {
 	  "  --preset P | --template T | --model F   the model of every input without its own\n"
 	  "  --budget NAME=VALUE  --constraint EXPR  --set NAME=VALUE (or NAME=VALUE)  --bind P=H\n"
 	  "  --optimizer O  --dtype T  --convention C  --attention A  --grad-accum N  --checkpointing  --inference\n"
-	  "  --freeze SEL  --train SEL  --lora-rank R  --lora-targets SEL  --lora-dropout P   fine-tuning\n"
-	  "                       (as for estimate)\n"
+	  "  --freeze SEL  --train SEL  --lora-rank R  --lora-targets SEL  --lora-dropout P  --quantize MODE\n"
+	  "                       fine-tuning (as for estimate)\n"
 	  "  --timeout S          seconds per item (default 60; a query file's \"timeout\" wins for its items);\n"
 	  "                       past it, certified bounds\n"
 	  "  --threads N          counting threads offline (default: the processors; the same answers)\n"
@@ -265,6 +267,7 @@ cli_usage(FILE *f)
 	    "  --softmax-saves output|output_and_input          PyTorch <= 1.10's: output_and_input\n"
 	    "  --pytorch MAJOR.MINOR                            that release's defaults of the four above\n"
 	    "  --freeze SEL  --train SEL  --lora-rank R  --lora-targets SEL  --lora-dropout P   fine-tuning\n"
+	    "  --quantize nf4|nf4-dq|fp4|fp4-dq                 4-bit base weights (bitsandbytes, QLoRA)\n"
 	    "  --budget memory=16GiB[:safe]|latency=10ms|...   budgets as in count (exit status 1 when one fails)\n"
 	    "  --tf32  --no-cudnn-tf32  --inference  --per-op  --json\n"
 	    "\n"
@@ -277,7 +280,7 @@ cli_usage(FILE *f)
 	    "  --constraint 'hidden %% heads == 0'  NAME=VALUE or --set NAME=VALUE  --bind PARAMETER=HYPERPARAMETER\n"
 	    "  --optimizer O  --dtype T  --convention C  --attention A  --grad-accum N  --checkpointing  --inference\n"
 	    "  --zero-grad Z  --optimizer-impl I  --softmax-saves S  --pytorch V  --freeze SEL  --train SEL\n"
-	    "  --lora-rank R  --lora-targets SEL  --lora-dropout P\n"
+	    "  --lora-rank R  --lora-targets SEL  --lora-dropout P  --quantize MODE\n"
 	    "           (as for estimate)  --timeout SECONDS  --json\n"
 	    "  count: --engine bnb|z3   list: --offset K --limit N --cursor C   sample: --n N --seed S\n"
 	    "  explain: --config JSON | --param P --value V   max, min: --param P [--per Q]\n"

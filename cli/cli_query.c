@@ -8,7 +8,7 @@
  *   --dtype fp32|fp16|bf16|mixed_fp16|mixed_bf16   --tf32   --no-cudnn-tf32   --inference
  *   --attention sdpa|eager|math|mem_efficient|flash   --grad-accum N   --checkpointing
  *   --freeze SELECTORS   --train SELECTORS   --lora-rank R   --lora-targets SELECTORS
- *   --lora-dropout P
+ *   --lora-dropout P   --quantize MODE
  *   --zero-grad set_to_none|zeros   --optimizer-impl foreach|for_loop
  *   --softmax-saves output|output_and_input   --pytorch MAJOR.MINOR
  *                                   (costmodel/cm_choice.c, as the query parser reads them)
@@ -150,6 +150,12 @@ query_option(int argc, char **argv, int *i, struct cli_query *q, struct query_ar
 		} else
 			return dn_error_set(err, DN_EINVAL, "--lora-rank", "\"%s\" is not an integer from 1 to 65536 "
 			    "(or an expression over the hyperparameters)", v);
+	} else if (strcmp(a, "--quantize") == 0) {
+		if ((v = need_arg(argc, argv, i, err)) == NULL)
+			return -1;
+		if (cm_quant_parse(v, &q->wl.ft.quant) != 0)
+			return dn_error_set(err, DN_EINVAL, "--quantize", "unknown mode \"%s\" (nf4, nf4-dq, fp4, fp4-dq: "
+			    "bitsandbytes' 4-bit base weights; -dq: double quantization)", v);
 	} else if (strcmp(a, "--lora-dropout") == 0) {
 		char *end;
 		double p;

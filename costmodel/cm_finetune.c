@@ -170,6 +170,12 @@ cm_ft_from_json(struct cm_finetune *ft, const char *key, const json_t *v, struct
 	}
 	if (strcmp(key, "lora") == 0)
 		return lora_from_json(ft, v, err);
+	if (strcmp(key, "quantize") == 0) {
+		if (!json_is_string(v) || cm_quant_parse(json_string_value(v), &ft->quant) != 0)
+			return dn_error_set(err, DN_EINVAL, "$.workload.quantize", "must be nf4, nf4-dq, fp4 or fp4-dq "
+			    "(bitsandbytes' 4-bit base weights; -dq: double quantization)");
+		return 0;
+	}
 	return dn_error_set(err, DN_EINVAL, "$.workload", "unknown field \"%s\"", key);
 }
 
@@ -190,7 +196,7 @@ cm_ft_check(const struct cm_finetune *ft, struct dn_error *err)
 int
 cm_ft_active(const struct cm_finetune *ft)
 {
-	return ft->nfreeze > 0 || ft->ntrain > 0 || ft->lora_rank > 0;
+	return ft->nfreeze > 0 || ft->ntrain > 0 || ft->lora_rank > 0 || ft->quant != CM_QUANT_NONE;
 }
 
 static json_t *
@@ -224,6 +230,8 @@ cm_ft_to_json(const struct cm_finetune *ft, json_t *w)
 			fail |= json_object_set_new(l, "dropout", json_real(ft->lora_dropout));
 		fail |= json_object_set_new(w, "lora", l);
 	}
+	if (ft->quant != CM_QUANT_NONE)
+		fail |= json_object_set_new(w, "quantize", json_string(cm_quant_name(ft->quant)));
 	return fail ? -1 : 0;
 }
 

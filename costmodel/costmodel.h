@@ -287,7 +287,25 @@ struct cm_finetune {
 	int lora_rank;              /* > 0: LoRA of this rank (or rank_expr when set) */
 	char rank_expr[CM_FT_SEL_LEN]; /* an expression over hyperparameters, "" = lora_rank */
 	double lora_dropout;        /* peft's lora_dropout, 0 <= p < 1 (0: nn.Identity) */
+	uint8_t quant;              /* enum cm_quant: the base linears' storage */
 };
+
+/* bitsandbytes' 4-bit base weights, as Hugging Face's BitsAndBytesConfig
+ * (load_in_4bit, bnb_4bit_quant_type, bnb_4bit_use_double_quant) makes
+ * them: every nn.Linear but the output layer becomes a Linear4bit whose
+ * weight is packed two values a byte with an fp32 scale per block of 64
+ * (double quantization: a uint8 scale per block, an fp32 scale per 256
+ * blocks), dequantized to the compute dtype on every call. nf4 and fp4
+ * differ only in the 16 values a code stands for: the same costs. Names as
+ * Lightning's BitsandbytesPrecision modes. */
+enum cm_quant { CM_QUANT_NONE, CM_QUANT_NF4, CM_QUANT_NF4_DQ, CM_QUANT_FP4, CM_QUANT_FP4_DQ };
+/* Reads a mode name ("nf4", "nf4-dq", "fp4", "fp4-dq") into *q; 0, or -1
+ * for an unknown name. */
+int cm_quant_parse(const char *name, uint8_t *q);
+/* The name of mode q ("" for CM_QUANT_NONE). */
+const char *cm_quant_name(int q);
+/* Whether mode q quantizes the block scales again (the "-dq" modes). */
+int cm_quant_double(int q);
 
 /* Adds the comma-separated selectors of `list` to `sel` (one of the three
  * lists, with its count `*n`); DN_EINVAL at `path` for an empty or unknown
@@ -297,8 +315,9 @@ int cm_ft_add_selectors(char (*sel)[CM_FT_SEL_LEN], int *n, const char *list,
 /* Sets peft's lora_dropout to p; DN_EINVAL at `path` unless 0 <= p < 1
  * (give p < 0 for a value that is not a number). 0 or -1. */
 int cm_ft_set_dropout(struct cm_finetune *ft, double p, const char *path, struct dn_error *err);
-/* Reads "freeze", "train" or "lora" (`key`) of a JSON workload into `ft`;
- * errors name $.workload.<key>... 0, or -1 with err (also for another key). */
+/* Reads "freeze", "train", "lora" or "quantize" (`key`) of a JSON workload
+ * into `ft`; errors name $.workload.<key>... 0, or -1 with err (also for
+ * another key). */
 int cm_ft_from_json(struct cm_finetune *ft, const char *key, const json_t *v,
     struct dn_error *err);
 /* Checks what only the whole workload shows (LoRA without targets); 0 or -1. */

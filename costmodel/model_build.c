@@ -1094,9 +1094,17 @@ lora_rank(struct model_builder *mb)
 	return 0;
 }
 
-int
-model_graph_build(struct cm_model_def *def, const struct cm_workload *wl,
-    const struct cm_device *dev, const struct expr_ival *bounds, struct cm_graph *m,
+/* What a build says of its 4-bit linears (cm_quant.c): how many, whether
+ * the model ties a linear's weight, and the last operator with weights
+ * (its path, whether it is a quantized linear). */
+struct quant_info {
+	int hits, tied, last_q;
+	char last[512];
+};
+
+static int
+build_graph(struct cm_model_def *def, const struct cm_workload *wl, const struct cm_device *dev,
+    const struct expr_ival *bounds, struct cm_graph *m, const char *quant_skip, struct quant_info *qi,
     struct dn_error *err)
 {
 	struct model_builder mb;
@@ -1122,6 +1130,7 @@ model_graph_build(struct cm_model_def *def, const struct cm_workload *wl,
 	mb.unrolled = 1;
 	mb.ft_force = -1;
 	mb.lora_rank = EXPR_NONE;
+	mb.quant_skip = quant_skip;
 	memset(&top, 0, sizeof top);
 	if (wl->training && wl->ft.lora_rank > 0 && lora_rank(&mb) != 0)
 		return -1;
@@ -1151,6 +1160,10 @@ model_graph_build(struct cm_model_def *def, const struct cm_workload *wl,
 		return dn_error_set(err, DN_EINVAL, "$.workload.lora.targets", "the LoRA targets match no linear layer "
 		    "of the model (dnnsat adapts nn.Linear layers, as peft's LoraLayer: give attention.q/k/v/qkv/out, "
 		    "linear, all or a path prefix such as $.layers[3])");
+	qi->hits = mb.quant_hits;
+	qi->tied = mb.quant_tied;
+	qi->last_q = mb.quant_last_q;
+	memcpy(qi->last, mb.quant_last, sizeof qi->last);
 	m->output = out;
 	if (wl->training && out >= 0 && m->nops > 0 &&
 	    strcmp(m->ops[m->nops - 1].rule->name, "cross_entropy") != 0 &&
@@ -1164,5 +1177,37 @@ model_graph_build(struct cm_model_def *def, const struct cm_workload *wl,
 		if (rc < 0)
 			return -1;
 	}
+	return 0;
+}
+
+/* Builds the graph; with 4-bit base weights (cm_quant.c) builds it again
+ * leaving the output layer in full precision, as transformers'
+ * get_keys_to_not_convert does: nothing more when the model ties weights
+ * (the tied modules stay, and a tied linear here is the embedding's
+ * weight), else the last module with weights when it is a linear. */
+int
+model_graph_build(struct cm_model_def *def, const struct cm_workload *wl,
+    const struct cm_device *dev, const struct expr_ival *bounds, struct cm_graph *m,
+    struct dn_error *err)
+{
+	struct quant_info qi;
+	char skip[sizeof qi.last];
+
+	memset(&qi, 0, sizeof qi);
+	if (build_graph(def, wl, dev, bounds, m, NULL, &qi, err) != 0)
+		return -1;
+	if (wl->ft.quant == CM_QUANT_NONE)
+		return 0;
+	if (qi.hits > 0 && !qi.tied && qi.last_q) {
+		memcpy(skip, qi.last, sizeof skip);
+		cm_graph_free(m);
+		if (build_graph(def, wl, dev, bounds, m, skip, &qi, err) != 0)
+			return -1;
+	}
+	if (qi.hits == 0)
+		return dn_error_set(err, DN_EINVAL, "$.workload.quantize", wl->training ? "no linear layer to quantize: "
+		    "4-bit weights take no gradient, so only frozen linears are (LoRA's base layers, or those "
+		    "\"freeze\" picks), and the output layer stays in full precision" : "no linear layer to "
+		    "quantize (the output layer stays in full precision)");
 	return 0;
 }

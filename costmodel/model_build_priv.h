@@ -59,6 +59,15 @@ struct model_builder {
 	int ft_force, ft_adapter;
 	expr_id lora_rank;
 	int lora_hits;           /* linear layers that got LoRA adapters */
+	/* 4-bit base weights (cm_quant.c): the linears quantized so far,
+	 * whether a tied linear was built, the instance path of the last
+	 * operator with weights and whether it was quantized, and the path
+	 * left unquantized (the output layer: NULL on the first build;
+	 * model_build.c builds again with it when the model ties nothing and
+	 * its last weights are a quantized linear's) */
+	int quant_hits, quant_tied, quant_last_q;
+	char quant_last[512];
+	const char *quant_skip;
 	struct dn_error *err;
 };
 

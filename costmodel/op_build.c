@@ -698,7 +698,8 @@ frozen_weight_copies(struct model_builder *mb, struct op_build *ob, int rg)
 	enum cm_op_class c = (enum cm_op_class)ob->op.op_class;
 
 	if ((mb->wl->precision != CM_PREC_MIXED_FP16 && mb->wl->precision != CM_PREC_MIXED_BF16) ||
-	    ob->op.nparam_tensors == 0 || (c != CM_CLASS_GEMM && c != CM_CLASS_CONV && c != CM_CLASS_RNN))
+	    ob->op.nparam_tensors == 0 || (c != CM_CLASS_GEMM && c != CM_CLASS_CONV && c != CM_CLASS_RNN) ||
+	    ob->op.quant4)      /* a Linear4bit dequantizes instead (op_linear.c) */
 		return;
 	if (rg)
 		ob_save_new(ob, expr_mul(g, ob->op.param_elems[0], expr_int(g, 2)));
@@ -722,7 +723,8 @@ autocast_casts(struct model_builder *mb, struct op_build *ob, int trainable)
 	expr_id bytes;
 
 	if ((mb->wl->precision != CM_PREC_MIXED_FP16 && mb->wl->precision != CM_PREC_MIXED_BF16) || n == 0 ||
-	    (c != CM_CLASS_GEMM && c != CM_CLASS_CONV && c != CM_CLASS_RNN) || ob->op.kernels_fwd == 0)
+	    (c != CM_CLASS_GEMM && c != CM_CLASS_CONV && c != CM_CLASS_RNN) || ob->op.kernels_fwd == 0 ||
+	    ob->op.quant4)
 		return;
 	bytes = expr_mul(g, ob->op.params, expr_int(g, 4 + 2));
 	ob->op.kernels_fwd = (uint8_t)(ob->op.kernels_fwd + n > 255 ? 255 : ob->op.kernels_fwd + n);
@@ -758,6 +760,11 @@ mb_finish_op(struct model_builder *mb, struct op_build *ob)
 	has_params = !(expr_is_const(&m->g, ob->op.params) && m->g.nodes[ob->op.params].k.i == 0) ||
 	    ob->op.nparam_tensors > 0 || ob->tied_weight;
 	trainable = has_params && !ob->op.frozen;
+	if (has_params && !ob->op.adapter) {
+		/* the model's last weights so far (cm_quant.c's output layer) */
+		mb->quant_last_q = ob->op.quant4;
+		snprintf(mb->quant_last, sizeof mb->quant_last, "%s", ob->inst_path);
+	}
 	if (mb->wl->training && has_params && ob->op.frozen)
 		frozen_weight_copies(mb, ob, rg);
 	if (mb->wl->training && !rg && !trainable) {

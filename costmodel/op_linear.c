@@ -6,6 +6,8 @@
  * when its int64 input states the range of its ids (an input's "id_range",
  * kept by views), the range fits the table, as PyTorch raises IndexError
  * for an id beyond it (BERT's positions: seq_len <= max_position).
+ * A linear may be bitsandbytes' Linear4bit (the workload's "quantize",
+ * cm_quant.c): its weight stored in 4 bits and dequantized on every call.
  */
 #include "model_build_priv.h"
 #include "op_rules.h"
@@ -86,13 +88,73 @@ lora_build(struct op_build *ob, expr_id fout, int bias)
 	return 0;
 }
 
+/* Whether this linear is a Linear4bit (cm_quant.c): the workload
+ * quantizes, the weight is the linear's own (not tied: then the builder
+ * notes that the model ties weights; not a LoRA adapter), it takes no
+ * gradient when training, and it is not the output layer the second build
+ * leaves out (mb->quant_skip). Counts it and keeps its path. */
+static int
+quant4_applies(struct op_build *ob, int tied)
+{
+	struct model_builder *mb = ob->mb;
+
+	if (mb->wl->ft.quant == CM_QUANT_NONE)
+		return 0;
+	if (tied) {
+		mb->quant_tied = 1;
+		return 0;
+	}
+	if (mb->ft_adapter || (mb->wl->training && !ob->op.frozen) ||
+	    (mb->quant_skip != NULL && strcmp(mb->quant_skip, ob->inst_path) == 0))
+		return 0;
+	mb->quant_hits++;
+	return 1;
+}
+
+/* A Linear4bit's costs beyond its GEMM, forward and (when the input needs
+ * a gradient) again in backward: the dequantized weight in the compute
+ * dtype (a temporary: MatMul4Bit keeps only the packed weight), with
+ * double quantization the scales dequantized to fp32 first (two small
+ * kernels: dequantize_blockwise, + offset), and where the input is fp32
+ * under autocast the casts of the input to the compute dtype and of the
+ * result back (their half copies are temporaries too). */
+static void
+quant4_costs(struct op_build *ob, const struct cm_tensor *x, expr_id rows, expr_id fin, expr_id fout)
+{
+	struct expr_graph *g = &ob->m->g;
+	int cb = ob->m->act_bytes, dq = cm_quant_double(ob->mb->wl->ft.quant);
+	int cast = x->dtype == CM_DT_F32 && cb != 4, kernels = 1 + (dq ? 2 : 0) + (cast ? 2 : 0);
+	expr_id w = expr_mul(g, fin, fout), blocks = expr_cdiv(g, w, expr_int(g, 64));
+	expr_id deq = expr_mul(g, w, expr_int(g, cb));
+	expr_id ws = expr_add(g, deq, dq ? expr_mul(g, blocks, expr_int(g, 4)) : expr_int(g, 0));
+	/* the dequantize kernel reads the packed weight and its scales and
+	 * writes the weight; the scales' own kernels read and write them */
+	expr_id bytes = expr_add(g, expr_add(g, expr_cdiv(g, w, expr_int(g, 2)), deq),
+	    expr_mul(g, blocks, expr_int(g, dq ? 1 + 5 + 8 : 4)));
+
+	if (cast) {
+		expr_id in = expr_mul(g, rows, fin), out = expr_mul(g, rows, fout), both = expr_add(g, in, out);
+		ws = expr_add(g, ws, expr_mul(g, both, expr_int(g, cb)));
+		bytes = expr_add(g, bytes, expr_mul(g, both, expr_int(g, 4 + cb)));
+	}
+	ob->op.quant4 = 1;
+	ob->op.ws_fwd = expr_add(g, ob->op.ws_fwd, ws);
+	ob->op.fwd_bytes = expr_add(g, ob->op.fwd_bytes, bytes);
+	ob->op.kernels_fwd = (uint8_t)(ob->op.kernels_fwd + kernels);
+	if (!x->requires_grad)
+		return;
+	ob->op.ws_bwd = expr_add(g, ob->op.ws_bwd, ws);
+	ob->op.bwd_bytes = expr_add(g, ob->op.bwd_bytes, bytes);
+	ob->op.kernels_bwd = (uint8_t)(ob->op.kernels_bwd + kernels);
+}
+
 static int
 linear_build(struct op_build *ob)
 {
 	struct expr_graph *g = &ob->m->g;
 	const struct cm_tensor *x;
 	expr_id fin, fout, dims[CM_MAX_RANK], rows, macs;
-	int bias, tied, r, wgrad;
+	int bias, tied, r, wgrad, quant;
 
 	if (ob_need_rank(ob, 0, 1, CM_MAX_RANK) != 0)
 		return -1;
@@ -123,7 +185,10 @@ linear_build(struct op_build *ob)
 		    cm_ft_tied_frozen(ob->mb->wl, ob->inst_path));
 	}
 	wgrad = ob_weights_train(ob);
-	if (ob_out_new(ob, r, dims, CM_DT_ACT) < 0)
+	quant = quant4_applies(ob, tied);
+	/* Linear4bit returns its input's dtype (an fp32 input under autocast
+	 * gets an fp32 result) */
+	if (ob_out_new(ob, r, dims, quant ? (enum cm_dtype)x->dtype : CM_DT_ACT) < 0)
 		return -1;
 	if (!tied)
 		ob_param_2d(ob, expr_mul(g, fin, fout), fout, fin);    /* weight [out, in] */
@@ -152,6 +217,8 @@ linear_build(struct op_build *ob)
 	if (bias)
 		ob->op.bias_adds = expr_mul(g, rows, fout);
 	ob->op.kernels_bwd = (uint8_t)((x->requires_grad ? 1 : 0) + (wgrad ? 1 + (bias ? 1 : 0) : 0));
+	if (quant)
+		quant4_costs(ob, x, rows, fin, fout);
 	return 0;
 }
 

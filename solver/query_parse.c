@@ -390,7 +390,8 @@ load_workload(const json_t *w, struct cm_workload *wl, struct dn_error *err)
 				return dn_error_set(err, DN_EINVAL, "$.workload.grad_accum",
 				    "must be an integer from 1 to 65536 (micro-batches per optimizer step)");
 			wl->grad_accum = (int)json_integer_value(v);
-		} else if (strcmp(key, "freeze") == 0 || strcmp(key, "train") == 0 || strcmp(key, "lora") == 0) {
+		} else if (strcmp(key, "freeze") == 0 || strcmp(key, "train") == 0 || strcmp(key, "lora") == 0 ||
+		    strcmp(key, "quantize") == 0) {
 			if (cm_ft_from_json(&wl->ft, key, v, err) != 0)
 				return -1;
 		} else

@@ -297,6 +297,15 @@ def llama_model(size):
     return m, cfg, (lambda b: torch.randint(0, vocab, (b, seq))), batch
 
 
+def write_csv(path, cols, rows):
+    """rows (dicts) as CSV with these columns, empty where a row has none."""
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=cols, lineterminator="\n")
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: r.get(k, "") for k in cols})
+
+
 def main():
     torch.set_num_threads(2)
     rows, detail = [], []
@@ -333,11 +342,7 @@ def main():
         r, d = measure("llama-lora", "lora", m, inp, batch, cfg)
         rows.append(r)
         detail.append(d)
-    with open(os.path.join(HERE, "torch_reference_llm.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=CSV_COLS, lineterminator="\n")
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: r.get(k, "") for k in CSV_COLS})
+    write_csv(os.path.join(HERE, "torch_reference_llm.csv"), CSV_COLS, rows)
     json.dump({"generator": GENERATOR, "torch": torch.__version__, "torchvision": torchvision.__version__,
                "macs_ops": ref.MACS_OPS, "models": detail}, sys.stdout, indent=1)
     print()
