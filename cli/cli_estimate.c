@@ -123,7 +123,9 @@ print_table(const struct cli_query *q, const struct cm_model *m, const union exp
 		if (q->wl.ft.lora_dropout > 0.0)
 			printf(" (dropout %g)", q->wl.ft.lora_dropout);
 	}
-	if (q->wl.ft.quant != CM_QUANT_NONE)
+	if (cm_quant_bits(q->wl.ft.quant) == 8)
+		printf(", int8 base weights (LLM.int8())");
+	else if (q->wl.ft.quant != CM_QUANT_NONE)
 		printf(", 4-bit %s base weights", cm_quant_name(q->wl.ft.quant));
 	if (q->wl.training && q->wl.ft.nfreeze > 0)
 		for (int i = 0; i < q->wl.ft.nfreeze; i++)

@@ -41,8 +41,9 @@ static const char *const import_options[] = { "--name", "--dim", "--unknown", "-
 	"                        every base weight frozen\n" \
 	"  --lora-targets SELECTORS   the linears that get adapters (e.g. attention.q,attention.v)\n" \
 	"  --lora-dropout P      peft's lora_dropout (default 0): a dropped copy of each adapter's input\n" \
-	"  --quantize nf4|nf4-dq|fp4|fp4-dq   bitsandbytes' 4-bit base weights (QLoRA): every linear but the\n" \
-	"                        output layer, frozen ones when training; -dq: double quantization\n"
+	"  --quantize nf4|nf4-dq|fp4|fp4-dq|int8   bitsandbytes' 4-bit (QLoRA) or 8-bit (LLM.int8()) base\n" \
+	"                        weights: every linear but the output layer, frozen ones when training;\n" \
+	"                        -dq: double quantization\n"
 #define MODEL_HELP \
 	"  --preset NAME | --template NAME | --model FILE   the model (a preset alone finds its template)\n"
 #define QUERY_HELP \
@@ -267,7 +268,7 @@ cli_usage(FILE *f)
 	    "  --softmax-saves output|output_and_input          PyTorch <= 1.10's: output_and_input\n"
 	    "  --pytorch MAJOR.MINOR                            that release's defaults of the four above\n"
 	    "  --freeze SEL  --train SEL  --lora-rank R  --lora-targets SEL  --lora-dropout P   fine-tuning\n"
-	    "  --quantize nf4|nf4-dq|fp4|fp4-dq                 4-bit base weights (bitsandbytes, QLoRA)\n"
+	    "  --quantize nf4|nf4-dq|fp4|fp4-dq|int8            4- or 8-bit base weights (bitsandbytes)\n"
 	    "  --budget memory=16GiB[:safe]|latency=10ms|...   budgets as in count (exit status 1 when one fails)\n"
 	    "  --tf32  --no-cudnn-tf32  --inference  --per-op  --json\n"
 	    "\n"

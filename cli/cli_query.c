@@ -155,7 +155,7 @@ query_option(int argc, char **argv, int *i, struct cli_query *q, struct query_ar
 			return -1;
 		if (cm_quant_parse(v, &q->wl.ft.quant) != 0)
 			return dn_error_set(err, DN_EINVAL, "--quantize", "unknown mode \"%s\" (nf4, nf4-dq, fp4, fp4-dq: "
-			    "bitsandbytes' 4-bit base weights; -dq: double quantization)", v);
+			    "bitsandbytes' 4-bit base weights, -dq: double quantization; int8: LLM.int8())", v);
 	} else if (strcmp(a, "--lora-dropout") == 0) {
 		char *end;
 		double p;

@@ -172,8 +172,8 @@ cm_ft_from_json(struct cm_finetune *ft, const char *key, const json_t *v, struct
 		return lora_from_json(ft, v, err);
 	if (strcmp(key, "quantize") == 0) {
 		if (!json_is_string(v) || cm_quant_parse(json_string_value(v), &ft->quant) != 0)
-			return dn_error_set(err, DN_EINVAL, "$.workload.quantize", "must be nf4, nf4-dq, fp4 or fp4-dq "
-			    "(bitsandbytes' 4-bit base weights; -dq: double quantization)");
+			return dn_error_set(err, DN_EINVAL, "$.workload.quantize", "must be nf4, nf4-dq, fp4, fp4-dq "
+			    "(bitsandbytes' 4-bit base weights; -dq: double quantization) or int8 (LLM.int8())");
 		return 0;
 	}
 	return dn_error_set(err, DN_EINVAL, "$.workload", "unknown field \"%s\"", key);

@@ -1,11 +1,11 @@
 /*
- * cm_quant.c - bitsandbytes' 4-bit base weights as a workload setting
+ * cm_quant.c - bitsandbytes' quantized base weights as a workload setting
  * (cm_quant_*, enum cm_quant in costmodel.h).
  *
  * What Hugging Face's BitsAndBytesConfig(load_in_4bit=True, ...) makes of
- * a model, from bitsandbytes' functional.py (quantize_4bit,
- * dequantize_4bit) and nn/modules.py (Linear4bit), and transformers'
- * replace_with_bnb_linear / get_keys_to_not_convert:
+ * a model, from bitsandbytes' (0.45 and later) functional.py
+ * (quantize_4bit, dequantize_4bit) and nn/modules.py (Linear4bit), and
+ * transformers' replace_with_bnb_linear / get_keys_to_not_convert:
  *
  *   which linears  every nn.Linear but the output layer: the modules of
  *                  tied weights when the model ties any (GPT-2's lm_head
@@ -31,15 +31,29 @@
  *                  for the input's gradient
  *
  * The compute dtype here is the workload's (fp16 or bf16 under mixed
- * precision, fp32 otherwise, bitsandbytes' default). The model builder
- * (op_linear.c) marks the quantized linears, mem_plan.c sizes their
- * storage. Mode names are Lightning's BitsandbytesPrecision modes.
+ * precision, fp32 otherwise, bitsandbytes' default).
+ *
+ * With load_in_8bit=True (LLM.int8(), mode "int8": Linear8bitLt with
+ * has_fp16_weights=False, llm_int8_threshold 6.0), the same linears:
+ *
+ *   storage        Int8Params: the weight as int8 (CB, a byte a value) and
+ *                  an fp32 scale per output row (SCB)
+ *   each call      MatMul8bitLt (autograd/_functions.py, backends/cuda/
+ *                  ops.py): the input quantized per row to int8 (its
+ *                  outlier columns, |x| >= 6, multiplied apart in fp16),
+ *                  the int8 GEMM dequantized to the input's dtype; for
+ *                  backward it keeps the input (where it needs a
+ *                  gradient) and dequantizes the weight again
+ *
+ * The model builder (op_linear.c) marks the quantized linears, mem_plan.c
+ * sizes their storage. Mode names are Lightning's BitsandbytesPrecision
+ * modes.
  */
 #include "costmodel.h"
 
 #include <string.h>
 
-static const char *const names[] = { "", "nf4", "nf4-dq", "fp4", "fp4-dq" };
+static const char *const names[] = { "", "nf4", "nf4-dq", "fp4", "fp4-dq", "int8" };
 
 int
 cm_quant_parse(const char *name, uint8_t *q)
@@ -62,4 +76,10 @@ int
 cm_quant_double(int q)
 {
 	return q == CM_QUANT_NF4_DQ || q == CM_QUANT_FP4_DQ;
+}
+
+int
+cm_quant_bits(int q)
+{
+	return q == CM_QUANT_NONE ? 0 : q == CM_QUANT_INT8 ? 8 : 4;
 }

@@ -290,22 +290,29 @@ struct cm_finetune {
 	uint8_t quant;              /* enum cm_quant: the base linears' storage */
 };
 
-/* bitsandbytes' 4-bit base weights, as Hugging Face's BitsAndBytesConfig
- * (load_in_4bit, bnb_4bit_quant_type, bnb_4bit_use_double_quant) makes
- * them: every nn.Linear but the output layer becomes a Linear4bit whose
- * weight is packed two values a byte with an fp32 scale per block of 64
- * (double quantization: a uint8 scale per block, an fp32 scale per 256
- * blocks), dequantized to the compute dtype on every call. nf4 and fp4
- * differ only in the 16 values a code stands for: the same costs. Names as
- * Lightning's BitsandbytesPrecision modes. */
-enum cm_quant { CM_QUANT_NONE, CM_QUANT_NF4, CM_QUANT_NF4_DQ, CM_QUANT_FP4, CM_QUANT_FP4_DQ };
-/* Reads a mode name ("nf4", "nf4-dq", "fp4", "fp4-dq") into *q; 0, or -1
- * for an unknown name. */
+/* bitsandbytes' quantized base weights, as Hugging Face's
+ * BitsAndBytesConfig makes them (cm_quant.c): every nn.Linear but the
+ * output layer becomes
+ *  - with load_in_4bit (bnb_4bit_quant_type, bnb_4bit_use_double_quant) a
+ *    Linear4bit whose weight is packed two values a byte with an fp32 scale
+ *    per block of 64 (double quantization: a uint8 scale per block, an fp32
+ *    scale per 256 blocks), dequantized to the compute dtype on every call;
+ *    nf4 and fp4 differ only in the 16 values a code stands for: the same
+ *    costs;
+ *  - with load_in_8bit (LLM.int8(), llm_int8_threshold 6.0) a Linear8bitLt:
+ *    an int8 weight with an fp32 scale per output row, the input quantized
+ *    to int8 per row on every call and multiplied in int8.
+ * Names as Lightning's BitsandbytesPrecision modes. */
+enum cm_quant { CM_QUANT_NONE, CM_QUANT_NF4, CM_QUANT_NF4_DQ, CM_QUANT_FP4, CM_QUANT_FP4_DQ, CM_QUANT_INT8 };
+/* Reads a mode name ("nf4", "nf4-dq", "fp4", "fp4-dq", "int8") into *q; 0,
+ * or -1 for an unknown name. */
 int cm_quant_parse(const char *name, uint8_t *q);
 /* The name of mode q ("" for CM_QUANT_NONE). */
 const char *cm_quant_name(int q);
 /* Whether mode q quantizes the block scales again (the "-dq" modes). */
 int cm_quant_double(int q);
+/* The bits of a weight value under mode q: 4, 8 (int8), 0 (none). */
+int cm_quant_bits(int q);
 
 /* Adds the comma-separated selectors of `list` to `sel` (one of the three
  * lists, with its count `*n`); DN_EINVAL at `path` for an empty or unknown

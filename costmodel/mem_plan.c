@@ -22,9 +22,9 @@
  *
  * Frozen weights (op->frozen, fine-tuning): weights only, no gradient, no
  * optimizer state or temporaries, no autocast cache entry (op_build.c
- * accounts for their per-call casts). 4-bit base weights (op->quant4,
- * QLoRA): the packed codes and their scales as bitsandbytes allocates them
- * (quant4_weight), never a gradient, trained or not.
+ * accounts for their per-call casts). Quantized base weights (op->quant:
+ * QLoRA's 4-bit, LLM.int8()): the codes and their scales as bitsandbytes
+ * allocates them (quant_weight), never a gradient, trained or not.
  *
  * Gradient accumulation (wl->grad_accum > 1 micro-batches per step): the
  * weight gradients made by the first micro-batch stay allocated, so every
@@ -374,16 +374,21 @@ lists_free(struct plan_lists *pl, int K)
 	free(pl->g_bwd);
 }
 
-/* A 4-bit weight of e values as bitsandbytes allocates it (cm_quant.c):
- * the packed (e + 1) / 2 bytes, the 16-value fp32 code, and the block
- * scales: an fp32 per 64 values, or under double quantization a uint8 per
- * 64, an fp32 per 256 of those and the fp32 offset; each its own tensor. */
+/* The weight of op (its first, e values) as bitsandbytes allocates it
+ * (cm_quant.c), each part its own tensor. 4-bit: the packed (e + 1) / 2
+ * bytes, the 16-value fp32 code, and the block scales: an fp32 per 64
+ * values, or under double quantization a uint8 per 64, an fp32 per 256 of
+ * those and the fp32 offset. int8: e bytes (CB) and an fp32 scale per
+ * output row (SCB). */
 static expr_id
-quant4_weight(struct plan_ctx *c, const struct cm_workload *wl, expr_id e)
+quant_weight(struct plan_ctx *c, const struct cm_workload *wl, const struct cm_op *op, expr_id e)
 {
 	struct expr_graph *g = c->g;
-	expr_id blocks = expr_cdiv(g, e, expr_int(g, 64));
-	expr_id b = expr_add(g, alloc_size(c, expr_cdiv(g, e, expr_int(g, 2))), alloc_size(c, expr_int(g, 16 * 4)));
+	expr_id blocks = expr_cdiv(g, e, expr_int(g, 64)), b;
+
+	if (op->quant == CM_QUANT_INT8)
+		return expr_add(g, alloc_size(c, e), alloc_size(c, expr_mul(g, op->param_rows[0], expr_int(g, 4))));
+	b = expr_add(g, alloc_size(c, expr_cdiv(g, e, expr_int(g, 2))), alloc_size(c, expr_int(g, 16 * 4)));
 
 	if (!cm_quant_double(wl->ft.quant))
 		return expr_add(g, b, alloc_size(c, expr_mul(g, blocks, expr_int(g, 4))));
@@ -420,11 +425,11 @@ plan_persistent(struct plan_ctx *pc, const struct cm_workload *wl, struct mem_pl
 			expr_id pg = zero;
 			for (int i = 0; i < op->nparam_tensors; i++) {
 				expr_id e = op->param_elems[i];
-				expr_id wb = guarded(&c, op->guard, op->quant4 && i == 0 ? quant4_weight(&c, wl, e) :
+				expr_id wb = guarded(&c, op->guard, op->quant && i == 0 ? quant_weight(&c, wl, op, e) :
 				    alloc_size(&c, expr_mul(g, e, expr_int(g, wbytes))));
 				expr_id gb = guarded(&c, op->guard, alloc_size(&c, expr_mul(g, e, expr_int(g, gbytes))));
 				fail |= tl_push(&w, wb);
-				if ((op->frozen && wl->training) || (op->quant4 && i == 0))
+				if ((op->frozen && wl->training) || (op->quant && i == 0))
 					continue;       /* requires_grad=False: weights only */
 				fail |= tl_push(&gr, gb);
 				pg = expr_add(g, pg, gb);

@@ -1094,7 +1094,7 @@ lora_rank(struct model_builder *mb)
 	return 0;
 }
 
-/* What a build says of its 4-bit linears (cm_quant.c): how many, whether
+/* What a build says of its quantized linears (cm_quant.c): how many, whether
  * the model ties a linear's weight, and the last operator with weights
  * (its path, whether it is a quantized linear). */
 struct quant_info {
@@ -1180,7 +1180,7 @@ build_graph(struct cm_model_def *def, const struct cm_workload *wl, const struct
 	return 0;
 }
 
-/* Builds the graph; with 4-bit base weights (cm_quant.c) builds it again
+/* Builds the graph; with quantized base weights (cm_quant.c) builds it again
  * leaving the output layer in full precision, as transformers'
  * get_keys_to_not_convert does: nothing more when the model ties weights
  * (the tied modules stay, and a tied linear here is the embedding's
@@ -1206,7 +1206,7 @@ model_graph_build(struct cm_model_def *def, const struct cm_workload *wl,
 	}
 	if (qi.hits == 0)
 		return dn_error_set(err, DN_EINVAL, "$.workload.quantize", wl->training ? "no linear layer to quantize: "
-		    "4-bit weights take no gradient, so only frozen linears are (LoRA's base layers, or those "
+		    "quantized weights take no gradient, so only frozen linears are (LoRA's base layers, or those "
 		    "\"freeze\" picks), and the output layer stays in full precision" : "no linear layer to "
 		    "quantize (the output layer stays in full precision)");
 	return 0;

@@ -59,7 +59,7 @@ struct model_builder {
 	int ft_force, ft_adapter;
 	expr_id lora_rank;
 	int lora_hits;           /* linear layers that got LoRA adapters */
-	/* 4-bit base weights (cm_quant.c): the linears quantized so far,
+	/* quantized base weights (cm_quant.c): the linears quantized so far,
 	 * whether a tied linear was built, the instance path of the last
 	 * operator with weights and whether it was quantized, and the path
 	 * left unquantized (the output layer: NULL on the first build;

@@ -128,9 +128,10 @@ struct cm_op {
 	 * gradient, no optimizer state, no autocast cache); the operator is a
 	 * LoRA adapter (its weights are not the model's "params") */
 	uint8_t frozen, adapter;
-	/* the weight (param_elems[0]) is stored in bitsandbytes' 4-bit layout
-	 * (cm_quant.c; op_linear.c builds it, mem_plan.c sizes it) */
-	uint8_t quant4;
+	/* enum cm_quant: the weight (param_elems[0]) is stored in that
+	 * bitsandbytes layout (cm_quant.c; op_linear.c builds it, mem_plan.c
+	 * sizes it); CM_QUANT_NONE for every other operator */
+	uint8_t quant;
 	/* multiply-accumulates of small products inside an operator that the
 	 * torchvision and nb201 conventions count as elementwise work (rotary's
 	 * frequency table, an [d/2, 1] x [1, L] outer product), which fvcore's

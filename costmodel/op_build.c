@@ -699,7 +699,7 @@ frozen_weight_copies(struct model_builder *mb, struct op_build *ob, int rg)
 
 	if ((mb->wl->precision != CM_PREC_MIXED_FP16 && mb->wl->precision != CM_PREC_MIXED_BF16) ||
 	    ob->op.nparam_tensors == 0 || (c != CM_CLASS_GEMM && c != CM_CLASS_CONV && c != CM_CLASS_RNN) ||
-	    ob->op.quant4)      /* a Linear4bit dequantizes instead (op_linear.c) */
+	    ob->op.quant)       /* a quantized linear has its own casts (op_linear.c) */
 		return;
 	if (rg)
 		ob_save_new(ob, expr_mul(g, ob->op.param_elems[0], expr_int(g, 2)));
@@ -724,7 +724,7 @@ autocast_casts(struct model_builder *mb, struct op_build *ob, int trainable)
 
 	if ((mb->wl->precision != CM_PREC_MIXED_FP16 && mb->wl->precision != CM_PREC_MIXED_BF16) || n == 0 ||
 	    (c != CM_CLASS_GEMM && c != CM_CLASS_CONV && c != CM_CLASS_RNN) || ob->op.kernels_fwd == 0 ||
-	    ob->op.quant4)
+	    ob->op.quant)
 		return;
 	bytes = expr_mul(g, ob->op.params, expr_int(g, 4 + 2));
 	ob->op.kernels_fwd = (uint8_t)(ob->op.kernels_fwd + n > 255 ? 255 : ob->op.kernels_fwd + n);
@@ -762,7 +762,7 @@ mb_finish_op(struct model_builder *mb, struct op_build *ob)
 	trainable = has_params && !ob->op.frozen;
 	if (has_params && !ob->op.adapter) {
 		/* the model's last weights so far (cm_quant.c's output layer) */
-		mb->quant_last_q = ob->op.quant4;
+		mb->quant_last_q = ob->op.quant != CM_QUANT_NONE;
 		snprintf(mb->quant_last, sizeof mb->quant_last, "%s", ob->inst_path);
 	}
 	if (mb->wl->training && has_params && ob->op.frozen)

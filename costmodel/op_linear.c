@@ -6,8 +6,10 @@
  * when its int64 input states the range of its ids (an input's "id_range",
  * kept by views), the range fits the table, as PyTorch raises IndexError
  * for an id beyond it (BERT's positions: seq_len <= max_position).
- * A linear may be bitsandbytes' Linear4bit (the workload's "quantize",
- * cm_quant.c): its weight stored in 4 bits and dequantized on every call.
+ * A linear may be bitsandbytes' Linear4bit or Linear8bitLt (the
+ * workload's "quantize", cm_quant.c): its weight stored in 4 bits and
+ * dequantized on every call, or in int8 and multiplied with the input
+ * quantized to int8 on every call.
  */
 #include "model_build_priv.h"
 #include "op_rules.h"
@@ -88,13 +90,13 @@ lora_build(struct op_build *ob, expr_id fout, int bias)
 	return 0;
 }
 
-/* Whether this linear is a Linear4bit (cm_quant.c): the workload
- * quantizes, the weight is the linear's own (not tied: then the builder
+/* Whether this linear is a Linear4bit or Linear8bitLt (cm_quant.c): the
+ * workload quantizes, the weight is the linear's own (not tied: then the builder
  * notes that the model ties weights; not a LoRA adapter), it takes no
  * gradient when training, and it is not the output layer the second build
  * leaves out (mb->quant_skip). Counts it and keeps its path. */
 static int
-quant4_applies(struct op_build *ob, int tied)
+quant_applies(struct op_build *ob, int tied)
 {
 	struct model_builder *mb = ob->mb;
 
@@ -137,7 +139,6 @@ quant4_costs(struct op_build *ob, const struct cm_tensor *x, expr_id rows, expr_
 		ws = expr_add(g, ws, expr_mul(g, both, expr_int(g, cb)));
 		bytes = expr_add(g, bytes, expr_mul(g, both, expr_int(g, 4 + cb)));
 	}
-	ob->op.quant4 = 1;
 	ob->op.ws_fwd = expr_add(g, ob->op.ws_fwd, ws);
 	ob->op.fwd_bytes = expr_add(g, ob->op.fwd_bytes, bytes);
 	ob->op.kernels_fwd = (uint8_t)(ob->op.kernels_fwd + kernels);
@@ -146,6 +147,59 @@ quant4_costs(struct op_build *ob, const struct cm_tensor *x, expr_id rows, expr_
 	ob->op.ws_bwd = expr_add(g, ob->op.ws_bwd, ws);
 	ob->op.bwd_bytes = expr_add(g, ob->op.bwd_bytes, bytes);
 	ob->op.kernels_bwd = (uint8_t)(ob->op.kernels_bwd + kernels);
+}
+
+/* A Linear8bitLt's costs beyond its GEMM (bitsandbytes >= 0.45: MatMul8bitLt
+ * with has_fp16_weights=False and transformers' llm_int8_threshold 6.0,
+ * autograd/_functions.py and backends/cuda/ops.py), for an input x of
+ * `rows` rows of `fin` values, in its own dtype:
+ *   forward   x cast to fp16 where it is not fp16 (a temporary); the
+ *             outlier columns found (|x| >= 6: an fp16 abs and a bool mask,
+ *             any, argwhere); x quantized per row to int8 (CA, 1 byte a
+ *             value, and an fp32 scale a row); the int8 GEMM into int32,
+ *             dequantized to fp16 and cast to x's dtype (the result keeps
+ *             x's dtype). The peak of the two phases is the workspace:
+ *             (2 cast + 2 abs + 1 mask) bytes a value of x, or CA, the
+ *             scales, the int32 product and the fp16 copy where a cast
+ *             follows. Counted with no outlier column: where there are
+ *             some, their fp16 columns of x (subA, kept for backward) and
+ *             an out-of-place addmm of the result come on top (the data
+ *             decide; few columns in LLM.int8()'s measurements): the
+ *             safe estimate's bound holds one more result
+ *   backward  where x needs a gradient: MatMul8bitLt keeps x itself (and
+ *             subA); the weight is dequantized to x's dtype (a copy of the
+ *             int8 weight times its row scales, an fp32 temporary) for
+ *             grad_x = grad @ W; the weight takes no gradient.
+ * Kernels: the forward's casts, abs, compare, two any, argwhere, quantize,
+ * the mask's index_put and the dequantize; backward's copy and two
+ * multiplies. The GEMM is priced at the dtype's rate (int8 tensor cores
+ * run it faster on most GPUs: an upper bound). */
+static void
+int8_costs(struct op_build *ob, const struct cm_tensor *x, expr_id rows, expr_id fin, expr_id fout)
+{
+	struct expr_graph *g = &ob->m->g;
+	enum cm_precision p = ob->mb->wl->precision;
+	int fp16 = x->dtype == CM_DT_ACT && (p == CM_PREC_FP16 || p == CM_PREC_MIXED_FP16);
+	int bx = x->dtype == CM_DT_F32 ? 4 : ob->m->act_bytes, c = fp16 ? 0 : 1;
+	expr_id in = expr_mul(g, rows, fin), out = expr_mul(g, rows, fout), w = expr_mul(g, fin, fout);
+	expr_id find = expr_mul(g, in, expr_int(g, 2 * c + 3));
+	expr_id mm = expr_add(g, expr_add(g, in, expr_mul(g, rows, expr_int(g, 4))),
+	    expr_mul(g, out, expr_int(g, 4 + 2 * c)));
+
+	ob->op.ws_fwd = expr_add(g, ob->op.ws_fwd, expr_max(g, find, mm));
+	/* the safe estimate's: where outlier columns come, addmm's result */
+	ob->op.ws_bound = expr_add(g, ob->op.ws_fwd, expr_mul(g, out, expr_int(g, bx)));
+	ob->op.fwd_bytes = expr_add(g, ob->op.fwd_bytes, expr_add(g,
+	    expr_mul(g, in, expr_int(g, c * (bx + 2) + 4 + 3 + 2 + 3)),
+	    expr_mul(g, out, expr_int(g, 4 + 4 + 2 + c * (2 + bx)))));
+	ob->op.kernels_fwd = (uint8_t)(ob->op.kernels_fwd + 8 + 2 * c);
+	if (!x->requires_grad)
+		return;
+	ob_save_input(ob, 0);
+	ob->op.ws_bwd = expr_add(g, ob->op.ws_bwd, expr_add(g, expr_mul(g, w, expr_int(g, bx)),
+	    expr_mul(g, fout, expr_int(g, 4))));
+	ob->op.bwd_bytes = expr_add(g, ob->op.bwd_bytes, expr_mul(g, w, expr_int(g, 1 + 3 * bx)));
+	ob->op.kernels_bwd = (uint8_t)(ob->op.kernels_bwd + 3);
 }
 
 static int
@@ -185,9 +239,9 @@ linear_build(struct op_build *ob)
 		    cm_ft_tied_frozen(ob->mb->wl, ob->inst_path));
 	}
 	wgrad = ob_weights_train(ob);
-	quant = quant4_applies(ob, tied);
-	/* Linear4bit returns its input's dtype (an fp32 input under autocast
-	 * gets an fp32 result) */
+	quant = quant_applies(ob, tied);
+	/* Linear4bit and MatMul8bitLt return their input's dtype (an fp32
+	 * input under autocast gets an fp32 result) */
 	if (ob_out_new(ob, r, dims, quant ? (enum cm_dtype)x->dtype : CM_DT_ACT) < 0)
 		return -1;
 	if (!tied)
@@ -217,8 +271,13 @@ linear_build(struct op_build *ob)
 	if (bias)
 		ob->op.bias_adds = expr_mul(g, rows, fout);
 	ob->op.kernels_bwd = (uint8_t)((x->requires_grad ? 1 : 0) + (wgrad ? 1 + (bias ? 1 : 0) : 0));
-	if (quant)
-		quant4_costs(ob, x, rows, fin, fout);
+	if (quant) {
+		ob->op.quant = ob->mb->wl->ft.quant;
+		if (ob->op.quant == CM_QUANT_INT8)
+			int8_costs(ob, x, rows, fin, fout);
+		else
+			quant4_costs(ob, x, rows, fin, fout);
+	}
 	return 0;
 }
 

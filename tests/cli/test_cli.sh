@@ -133,12 +133,18 @@ check lora-dropout-json-bad 2 '\$.workload.lora.dropout: must be a number from 0
 check qlora-estimate 0 "LoRA rank 16 on attention.q,attention.v, 4-bit nf4-dq base weights" -- estimate --preset llama2-7b batch_size=1 seq_len=512 --dtype mixed_bf16 --lora-rank 16 --lora-targets attention.q,attention.v --quantize nf4-dq
 check qlora-weights 0 "^  weights         4.18 GiB$" -- estimate --preset llama2-7b batch_size=1 seq_len=512 --dtype mixed_bf16 --lora-rank 16 --lora-targets attention.q,attention.v --quantize nf4-dq
 check qlora-inference 0 "^  weights         4.05 GiB$" -- estimate --preset llama2-7b batch_size=1 seq_len=512 --dtype bf16 --inference --quantize nf4
-check qlora-nothing-frozen 2 '\$.workload.quantize: no linear layer to quantize: 4-bit weights take no gradient' -- estimate --preset gpt2 --quantize nf4
+check qlora-nothing-frozen 2 '\$.workload.quantize: no linear layer to quantize: quantized weights take no gradient' -- estimate --preset gpt2 --quantize nf4
 check qlora-bad-mode 2 '--quantize: unknown mode "nf8"' -- estimate --preset gpt2 --quantize nf8
 printf '{"batch_size": {"_type": "choice", "_value": [1, 2, 4, 8]}, "seq_len": {"_type": "choice", "_value": [512, 1024, 2048]}}' > "$tmp/qlora.json"
 check qlora-count 0 "^feasible 6 of 12 " -- count --preset llama2-7b --space "$tmp/qlora.json" --lora-rank 16 --lora-targets attention.q,attention.v --dtype mixed_bf16 --device rtx-4090 --quantize nf4-dq
 check qlora-count-plain 1 "^feasible 0 of 12 " -- count --preset llama2-7b --space "$tmp/qlora.json" --lora-rank 16 --lora-targets attention.q,attention.v --dtype mixed_bf16 --device rtx-4090
-check qlora-json-bad 2 '\$.workload.quantize: must be nf4, nf4-dq, fp4 or fp4-dq' -- count --preset llama2-7b --space "$tmp/qlora.json" --lora-rank 16 --lora-targets attention.q --quantize int8
+check qlora-json-bad 2 '\$.workload.quantize: must be nf4, nf4-dq, fp4, fp4-dq .* or int8' -- count --preset llama2-7b --space "$tmp/qlora.json" --lora-rank 16 --lora-targets attention.q --quantize int4
+# LLM.int8() (bitsandbytes' Linear8bitLt): int8 weights and a scale per row; inference in fp16
+# holds the linears in 6.03 GiB + the fp16 embedding and head; the 43 MiB MLP weights each take a
+# 44 MiB block of the caching allocator (2 MiB rounding above 10 MiB)
+check int8-estimate 0 "LoRA rank 16 on attention.q,attention.v, int8 base weights (LLM.int8())" -- estimate --preset llama2-7b batch_size=1 seq_len=512 --dtype mixed_bf16 --lora-rank 16 --lora-targets attention.q,attention.v --quantize int8
+check int8-inference 0 "^  weights         6.62 GiB$" -- estimate --preset llama2-7b batch_size=1 seq_len=512 --dtype fp16 --inference --quantize int8
+check int8-count 0 "^feasible 3 of 12 " -- count --preset llama2-7b --space "$tmp/qlora.json" --lora-rank 16 --lora-targets attention.q,attention.v --dtype mixed_bf16 --device rtx-4090 --quantize int8
 # targets that match no linear layer: peft refuses them ("Target modules ... not found"); it was
 # priced with every weight frozen and nothing trained (0 trainable, fits)
 check lora-no-match 2 "\\$.workload.lora.targets: the LoRA targets match no linear layer" -- estimate --preset resnet18 --lora-rank 4 --lora-targets conv2d

@@ -207,7 +207,7 @@ START_TEST(test_query_errors)
 		  "$.workload.lora.dropout", "must be a number from 0 to below 1" },
 		{ S_BS " \"workload\": {\"lora\": {\"rank\": 8, \"targets\": [\"linear\"], \"dropout\": \"0.1\"}}}",
 		  "$.workload.lora.dropout", "must be a number" },
-		{ S_BS " \"workload\": {\"quantize\": \"int4\"}}", "$.workload.quantize", "must be nf4, nf4-dq, fp4 or fp4-dq" },
+		{ S_BS " \"workload\": {\"quantize\": \"int4\"}}", "$.workload.quantize", "must be nf4, nf4-dq, fp4, fp4-dq (bitsandbytes" },
 		{ S_BS " \"workload\": {\"freeze\": \"embedding\"}}", "$.workload.freeze", "non-empty list" },
 		{ S_BS " \"workload\": {\"train\": [\"\"]}}", "$.workload.train[0]", "an empty selector" },
 		/* bare numbers and ambiguous units in budgets */
