@@ -1143,6 +1143,18 @@ build_graph(struct cm_model_def *def, const struct cm_workload *wl, const struct
 		    "bf16 needs a GPU with bf16 arithmetic (compute capability >= 8.0)", 1, names, &cc) < 0)
 			return dn_error_set(err, DN_ENOMEM, "$", "out of memory");
 	}
+	if (wl->ft.quant != CM_QUANT_NONE && mb.dev_cc < (cm_quant_bits(wl->ft.quant) == 8 ? 75 : 60)) {
+		/* bitsandbytes' installation page: LLM.int8() needs compute
+		 * capability 7.5 (Turing; its int8 cuBLASLt GEMM), the 4-bit
+		 * kernels 6.0 (Pascal), as the library itself */
+		const char *names[] = { "compute capability x10" };
+		expr_id cc = expr_int(&m->g, mb.dev_cc);
+		if (cm_graph_add_constraint(m, expr_int(&m->g, 1), expr_int(&m->g, 0), "$.workload.quantize",
+		    cm_quant_bits(wl->ft.quant) == 8 ? "int8 (LLM.int8()) needs a GPU of compute capability >= 7.5 "
+		    "(bitsandbytes' int8 matrix multiply: Turing or newer)" : "4-bit weights need a GPU of compute "
+		    "capability >= 6.0 (bitsandbytes: Pascal or newer)", 1, names, &cc) < 0)
+			return dn_error_set(err, DN_ENOMEM, "$", "out of memory");
+	}
 	rc = build_inputs(&mb, &top, &first);
 	if (rc == 0)
 		rc = build_rules(&mb, &top);

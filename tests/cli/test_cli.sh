@@ -144,6 +144,10 @@ check qlora-json-bad 2 '\$.workload.quantize: must be nf4, nf4-dq, fp4, fp4-dq .
 # 44 MiB block of the caching allocator (2 MiB rounding above 10 MiB)
 check int8-estimate 0 "LoRA rank 16 on attention.q,attention.v, int8 base weights (LLM.int8())" -- estimate --preset llama2-7b batch_size=1 seq_len=512 --dtype mixed_bf16 --lora-rank 16 --lora-targets attention.q,attention.v --quantize int8
 check int8-inference 0 "^  weights         6.62 GiB$" -- estimate --preset llama2-7b batch_size=1 seq_len=512 --dtype fp16 --inference --quantize int8
+# a GPU bitsandbytes cannot run it on: an invalid configuration naming the rule
+check int8-v100 1 "violated   \$.workload.quantize: int8 (LLM.int8()) needs a GPU of compute capability >= 7.5" -- estimate --preset llama2-7b batch_size=1 seq_len=512 --dtype fp16 --inference --quantize int8 --device v100-32gb
+check int8-t4 0 "^valid        yes" -- estimate --preset tinyllama-1.1b batch_size=1 seq_len=512 --dtype fp16 --inference --quantize int8 --device t4
+check nf4-maxwell 1 "violated   \$.workload.quantize: 4-bit weights need a GPU of compute capability >= 6.0" -- estimate --preset tinyllama-1.1b batch_size=1 seq_len=512 --dtype fp16 --inference --quantize nf4 --device m40-12gb
 check int8-count 0 "^feasible 3 of 12 " -- count --preset llama2-7b --space "$tmp/qlora.json" --lora-rank 16 --lora-targets attention.q,attention.v --dtype mixed_bf16 --device rtx-4090 --quantize int8
 # targets that match no linear layer: peft refuses them ("Target modules ... not found"); it was
 # priced with every weight frozen and nothing trained (0 trainable, fits)
