@@ -22,6 +22,7 @@ static const struct op_rule *const rules[] = {
 	&op_rule_upsample,
 	&op_rule_add, &op_rule_mul, &op_rule_concat, &op_rule_parameter,
 	&op_rule_attention, &op_rule_attention_core, &op_rule_rotary, &op_rule_swiglu, &op_rule_lstm, &op_rule_gru,
+	&op_rule_rnn_state,
 	&op_rule_cross_entropy,
 };
 

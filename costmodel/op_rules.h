@@ -33,7 +33,7 @@ extern const struct op_rule op_rule_add, op_rule_mul, op_rule_concat;
 extern const struct op_rule op_rule_pad, op_rule_upsample;
 extern const struct op_rule op_rule_attention, op_rule_attention_core, op_rule_rotary, op_rule_swiglu;
 extern const struct op_rule op_rule_parameter;
-extern const struct op_rule op_rule_lstm, op_rule_gru;
+extern const struct op_rule op_rule_lstm, op_rule_gru, op_rule_rnn_state;
 extern const struct op_rule op_rule_cross_entropy;
 
 #endif

@@ -23,18 +23,31 @@
  * layer and direction (G = 4 for LSTM, 3 for GRU). GRU's linear_before_reset
  * (1 in torch's export; 0 is the other GRU form) changes neither. Refused,
  * naming the node and the attribute: clip, activations other than the
- * defaults, activation_alpha/beta, input_forget, peepholes (P),
- * sequence_lens (packed sequences), and an output Y_c (the final cell state,
- * c_n) that another node reads: it is not part of the output sequence.
+ * defaults, activation_alpha/beta, input_forget, peepholes (P) and
+ * sequence_lens (packed sequences).
  *
- * The final hidden state of the last layer is: torch's h_n[i] (a Gather on
- * axis 0 of the node's Y_h, or of the Concat of every stacked node's Y_h)
- * is the last step of the output sequence for the forward direction, the
- * first for the reverse one (the backward half of a bidirectional layer),
- * written as views of the layer's result (slice, slice, reshape to [N, H]),
- * which cost nothing, as PyTorch's select on h_n. cuDNN's own small h_n
- * tensor, which a Linear on h_n[-1] keeps in PyTorch, is not modelled. An
- * earlier layer's state, or Y_h read otherwise, is refused naming the node.
+ * Final states. The last layer's final hidden state, torch's h_n[i] (a
+ * Gather on axis 0 of the node's Y_h, or of the Concat of every stacked
+ * node's Y_h), is the last step of the output sequence for the forward
+ * direction, the first for the reverse one (the backward half of a
+ * bidirectional layer), written as views of the layer's result (slice,
+ * slice, reshape to [N, H]), which cost nothing, as PyTorch's select on
+ * h_n. The whole h_n or c_n read otherwise (Y_h or Y_c of a single node, or
+ * the Concat of every stacked node's: a sequence-to-sequence encoder
+ * handing (h_n, c_n) to its decoder, h_n[i] of an earlier layer) becomes an
+ * `rnn_state` of the layer, [layers * dirs, N, H], which the readers then
+ * take as any activation. One node's Y_h or Y_c of a stack read alone is
+ * refused naming the node. cuDNN's own small h_n tensor, which a Linear on
+ * h_n[-1] keeps in PyTorch, is not modelled.
+ *
+ * Initial states. initial_h and initial_c (inputs 5 and 6) that are
+ * constants (torch's zeros: ConstantOfShape) are the layer's default; an
+ * activation (a decoder started from its encoder's states) becomes the
+ * layer's h0 and c0 inputs: the value itself for one node, and for stacked
+ * nodes the tensor every node's state is the Slice of, on axis 0, [l *
+ * dirs, (l + 1) * dirs) for layer l, as torch writes them. Other forms, and
+ * an LSTM given one state as an activation and the other as a constant,
+ * are refused naming the node.
  */
 #include "onnx_op.h"
 
@@ -59,18 +72,6 @@ static int
 given(const struct onnx_node *n, int k)
 {
 	return k < n->ninputs && n->inputs[k][0] != '\0';
-}
-
-/* Whether output k of n is read by a node. */
-static int
-read_out(struct onnx_imp *im, const struct onnx_node *n, int k)
-{
-	struct onnx_val *v;
-
-	if (k >= n->noutputs || n->outputs[k][0] == '\0')
-		return 0;
-	v = onnx_imp_find(im, n->outputs[k]);
-	return v != NULL && v->nconsumers > 0;
 }
 
 /* The attributes of RNN node `i` that the cost model cannot take, refused
@@ -109,11 +110,6 @@ rnn_check(struct onnx_imp *im, int i, int gru)
 	}
 	if (rc == 0 && onnx_node_attr(n, "hidden_size") == NULL)
 		rc = onnx_imp_fail(im, DN_EINVAL, "attribute hidden_size is missing");
-	if (rc == 0 && read_out(im, n, 2))
-		rc = onnx_imp_fail(im, DN_EINVAL, "output Y_c (the final cell state, PyTorch's c_n) is read by node '%s' "
-		    "(%s): the cell state is not part of the output sequence and is not modelled (h_n of the last layer "
-		    "is)", im->m->graph.nodes[onnx_imp_find(im, n->outputs[2])->consumers[0]].name,
-		    im->m->graph.nodes[onnx_imp_find(im, n->outputs[2])->consumers[0]].op_type);
 	im->node = saved;
 	return rc;
 }
@@ -300,10 +296,10 @@ emit_state(struct onnx_imp *im, struct onnx_val *res, int64_t h, int dirs, int r
 	return 0;
 }
 
-/* Whether node j is torch's h_n: a Concat on axis 0 of the Y_h of every
- * stacked node, in order. */
+/* Whether node j is torch's h_n (out 1) or c_n (out 2): a Concat on axis
+ * 0 of output `out` of every stacked node, in order. */
 static int
-is_state_concat(struct onnx_imp *im, int j, const int *stack, int layers)
+is_state_concat(struct onnx_imp *im, int j, const int *stack, int layers, int out)
 {
 	const struct onnx_node *c = &im->m->graph.nodes[j];
 
@@ -312,70 +308,174 @@ is_state_concat(struct onnx_imp *im, int j, const int *stack, int layers)
 		return 0;
 	for (int k = 0; k < layers; k++) {
 		const struct onnx_node *n = &im->m->graph.nodes[stack[k]];
-		if (n->noutputs < 2 || strcmp(c->inputs[k], n->outputs[1]) != 0)
+		if (n->noutputs <= out || strcmp(c->inputs[k], n->outputs[out]) != 0)
 			return 0;
 	}
 	return 1;
 }
 
-/* The final hidden states the graph reads (output Y_h of the stacked nodes
- * stack[0 .. layers - 1]): torch's h_n[i] (a Gather on axis 0 of the last
- * node's Y_h, or of the Concat of every node's Y_h) for the last layer's
- * directions, as views of res. Any other reader of a Y_h is refused, named.
- * Errors name the RNN node being translated. */
+/* The whole final state h_n (c: c_n of an LSTM) of the layer whose
+ * batch-first result is res, into value o: an rnn_state layer,
+ * [layers * dirs, N, H]. 0 or -1. */
 static int
-rnn_states(struct onnx_imp *im, const int *stack, int layers, int dirs, int reverse, int64_t h, struct onnx_val *res)
+emit_whole_state(struct onnx_imp *im, struct onnx_val *res, struct onnx_val *o, int c, int layers, int dirs, int64_t h)
 {
-	int concat = -1;
+	json_t *l = onnx_op_emit(im, "rnn_state", o, res, NULL);
 
-	for (int k = 0; k < layers; k++) {
-		const struct onnx_node *n = &im->m->graph.nodes[k < RNN_STACK ? stack[k] : stack[0]];
-		struct onnx_val *yh = n->noutputs > 1 && n->outputs[1][0] != '\0' ? onnx_imp_find(im, n->outputs[1]) : NULL;
+	if (o->ref == NULL)
+		return -1;
+	json_object_set_new(l, "hidden_size", json_integer(h));
+	if (layers > 1)
+		json_object_set_new(l, "num_layers", json_integer(layers));
+	if (dirs == 2)
+		json_object_set_new(l, "bidirectional", json_true());
+	if (c)
+		json_object_set_new(l, "state", json_string("c"));
+	o->rank = 3;
+	o->shape[0] = onnx_dim_int(layers * dirs);
+	o->shape[1] = res->shape[0];
+	o->shape[2] = onnx_dim_int(h);
+	o->permuted = 0;
+	o->rnn_bf = 0;
+	return 0;
+}
 
-		if (yh == NULL || yh->nconsumers == 0)
-			continue;
-		if (k >= RNN_STACK || yh->nconsumers > 4)
-			return onnx_imp_fail(im, DN_EINVAL, "output Y_h (the final hidden state) of node '%s' is read by %d "
-			    "nodes: not supported", n->name, yh->nconsumers);
-		for (int r = 0; r < yh->nconsumers; r++) {
-			int j = yh->consumers[r], d;
-			const struct onnx_node *c = &im->m->graph.nodes[j];
-			struct onnx_val *hn;
-			if (j == concat)
+/* The final states the graph reads (outputs Y_h and, for LSTM, Y_c of the
+ * stacked nodes stack[0 .. layers - 1]): torch's h_n[i] of the last layer's
+ * directions (a Gather on axis 0 of the last node's Y_h, or of the Concat
+ * of every node's Y_h) as views of res; the whole h_n or c_n read by any
+ * other node (Y_h / Y_c of a single node, or the Concat of every stacked
+ * node's) as an rnn_state. One stacked node's state read alone is refused,
+ * named. Errors name the RNN node being translated. */
+static int
+rnn_states(struct onnx_imp *im, const int *stack, int layers, int dirs, int reverse, int64_t h, struct onnx_val *res,
+    int gru)
+{
+	static const char *const yname[] = { "", "Y_h (the final hidden state)", "Y_c (the final cell state)" };
+
+	for (int out = 1; out <= (gru ? 1 : 2); out++) {
+		int concat = -1;
+		for (int k = 0; k < layers; k++) {
+			const struct onnx_node *n = &im->m->graph.nodes[k < RNN_STACK ? stack[k] : stack[0]];
+			struct onnx_val *y = n->noutputs > out && n->outputs[out][0] != '\0' ?
+			    onnx_imp_find(im, n->outputs[out]) : NULL;
+			int whole = 0;
+
+			if (y == NULL || y->nconsumers == 0)
 				continue;
-			if (k == layers - 1 && (d = gather_index(im, j, dirs)) >= 0) {
-				if (emit_state(im, res, h, dirs, reverse || d == 1, j) < 0)
+			if (k >= RNN_STACK || y->nconsumers > 4)
+				return onnx_imp_fail(im, DN_EINVAL, "output %s of node '%s' is read by %d nodes: not "
+				    "supported", yname[out], n->name, y->nconsumers);
+			for (int r = 0; r < y->nconsumers; r++) {
+				int j = y->consumers[r], d, other = 0;
+				const struct onnx_node *c = &im->m->graph.nodes[j];
+				struct onnx_val *hn;
+				if (j == concat)
+					continue;
+				if (out == 1 && k == layers - 1 && (d = gather_index(im, j, dirs)) >= 0) {
+					if (emit_state(im, res, h, dirs, reverse || d == 1, j) < 0)
+						return -1;
+					continue;
+				}
+				if (layers == 1) {
+					whole = 1;
+					continue;
+				}
+				if (concat >= 0 || !is_state_concat(im, j, stack, layers, out))
+					return onnx_imp_fail(im, DN_EINVAL, "output %s of node '%s' is read by node '%s' (%s): "
+					    "the state of one of %d stacked layers alone is not supported (read the Concat of "
+					    "every layer's, torch's %s)", yname[out], n->name, c->name, c->op_type, layers,
+					    out == 1 ? "h_n" : "c_n");
+				concat = j;
+				hn = onnx_imp_find(im, c->outputs[0]);
+				if (hn == NULL || hn->nconsumers > 4)
+					return onnx_imp_fail(im, DN_EINVAL, "%s (node '%s') is read by more than 4 nodes: not "
+					    "supported", out == 1 ? "h_n" : "c_n", c->name);
+				for (int q = 0; q < hn->nconsumers; q++) {
+					int g = hn->consumers[q];
+					d = out == 1 ? gather_index(im, g, layers * dirs) : -1;
+					if (d >= 0 && d / dirs == layers - 1) {
+						if (emit_state(im, res, h, dirs, reverse || d % dirs == 1, g) < 0)
+							return -1;
+					} else
+						other = 1;
+				}
+				if (other && emit_whole_state(im, res, hn, out == 2, layers, dirs, h) < 0)
 					return -1;
-				continue;
+				im->fuse[j] = ONNX_FUSE_SKIP;
 			}
-			if (concat >= 0 || !is_state_concat(im, j, stack, layers))
-				return onnx_imp_fail(im, DN_EINVAL, "output Y_h (the final hidden state) of node '%s' is read by "
-				    "node '%s' (%s): only h_n[i] of the last layer is supported (a Gather on axis 0 with a "
-				    "constant index, of Y_h or of the Concat of the stacked layers' Y_h)", n->name, c->name,
-				    c->op_type);
-			concat = j;
-			hn = onnx_imp_find(im, c->outputs[0]);
-			if (hn == NULL || hn->nconsumers > 4)
-				return onnx_imp_fail(im, DN_EINVAL, "h_n (node '%s') is read by more than 4 nodes: not "
-				    "supported", c->name);
-			for (int q = 0; q < hn->nconsumers; q++) {
-				int g = hn->consumers[q];
-				const struct onnx_node *gn = &im->m->graph.nodes[g];
-				d = gather_index(im, g, layers * dirs);
-				if (d < 0)
-					return onnx_imp_fail(im, DN_EINVAL, "h_n (node '%s', the final hidden states of %d "
-					    "layers) is read by node '%s' (%s): only h_n[i] (a Gather on axis 0 with a "
-					    "constant index) is supported", c->name, layers, gn->name, gn->op_type);
-				if (d / dirs != layers - 1)
-					return onnx_imp_fail(im, DN_EINVAL, "node '%s' reads h_n[%d], the final hidden state of "
-					    "layer %d of %d: only the last layer's is modelled (the end of the output "
-					    "sequence; the stacked layers are one operator)", gn->name, d, d / dirs + 1, layers);
-				if (emit_state(im, res, h, dirs, reverse || d % dirs == 1, g) < 0)
-					return -1;
-			}
-			im->fuse[j] = ONNX_FUSE_SKIP;
+			if (whole && emit_whole_state(im, res, y, out == 2, 1, dirs, h) < 0)
+				return -1;
 		}
 	}
+	return 0;
+}
+
+/* Node p, when it is a Slice on axis 0 from `start` to `end` (step 1,
+ * opset 10 and later: starts, ends, axes, steps as inputs): its data
+ * input; else NULL. */
+static struct onnx_val *
+slice_of(struct onnx_imp *im, int p, int64_t start, int64_t end)
+{
+	const struct onnx_node *c = &im->m->graph.nodes[p];
+	double v[2];
+
+	if (strcmp(c->op_type, "Slice") != 0 || c->ninputs < 3)
+		return NULL;
+	if (onnx_op_values(im, onnx_imp_find(im, c->inputs[1]), v, 2) != 1 || v[0] != (double)start ||
+	    onnx_op_values(im, onnx_imp_find(im, c->inputs[2]), v, 2) != 1 || v[0] != (double)end)
+		return NULL;
+	if (given(c, 3) && (onnx_op_values(im, onnx_imp_find(im, c->inputs[3]), v, 2) != 1 || v[0] != 0))
+		return NULL;
+	if (given(c, 4) && (onnx_op_values(im, onnx_imp_find(im, c->inputs[4]), v, 2) != 1 || v[0] != 1))
+		return NULL;
+	return onnx_imp_find(im, c->inputs[0]);
+}
+
+/* The initial state (input k: 5 initial_h, 6 initial_c) of the stacked
+ * nodes stack[0 .. layers - 1] as the layer's input: *st is NULL where
+ * every node starts from a constant (torch's zeros) or none, else the
+ * activation: one node's input itself, or the tensor every node's input
+ * slices, layer l at [l * dirs, (l + 1) * dirs) on axis 0. 0 or -1. */
+static int
+initial_state(struct onnx_imp *im, const int *stack, int layers, int dirs, int k, struct onnx_val **st)
+{
+	const char *what = k == 5 ? "initial_h" : "initial_c";
+	int consts = 0;
+
+	*st = NULL;
+	for (int l = 0; l < layers; l++) {
+		const struct onnx_node *n = &im->m->graph.nodes[l < RNN_STACK ? stack[l] : stack[0]];
+		struct onnx_val *v = given(n, k) ? onnx_imp_find(im, n->inputs[k]) : NULL, *base = NULL;
+		int later = v != NULL && v->kind == ONNX_V_NONE && v->producer > im->node;
+
+		/* a later layer's slice comes after the first node: its data
+		 * input decides (an activation, or torch's zeros) */
+		if (layers > 1 && v != NULL && (v->kind == ONNX_V_DATA || later)) {
+			base = v->producer >= 0 ? slice_of(im, v->producer, (int64_t)l * dirs, (int64_t)(l + 1) * dirs) : NULL;
+			if (later && (base == NULL || base->kind != ONNX_V_DATA))
+				v = base = NULL;        /* a constant's slice */
+		}
+		if (v == NULL || (v->kind != ONNX_V_DATA && !later)) {
+			consts++;
+			continue;
+		}
+		if (l >= RNN_STACK)
+			return onnx_imp_fail(im, DN_EINVAL, "input %s of more than %d stacked layers: not supported", what,
+			    RNN_STACK);
+		if (layers == 1)
+			base = v;
+		if (base == NULL || base->kind != ONNX_V_DATA || base->rank != 3 || (*st != NULL && *st != base))
+			return onnx_imp_fail(im, DN_EINVAL, "input %s of node '%s' (layer %d of %d) is not a Slice of one "
+			    "state tensor on axis 0 from %d to %d, as torch exports nn.%s(x, h0): not supported", what,
+			    n->name, l + 1, layers, l * dirs, (l + 1) * dirs, strcmp(n->op_type, "GRU") == 0 ? "GRU" : "LSTM");
+		*st = base;
+		if (later && v->nconsumers == 1)
+			im->fuse[v->producer] = ONNX_FUSE_SKIP;        /* read by the stacked node only */
+	}
+	if (*st != NULL && consts > 0)
+		return onnx_imp_fail(im, DN_EINVAL, "input %s is an activation for some stacked layers and a constant "
+		    "for others: not supported", what);
 	return 0;
 }
 
@@ -386,7 +486,7 @@ onnx_op_rnn(struct onnx_imp *im, int gru, struct onnx_val *x, struct onnx_val *o
 	const char *dir = node_str(n, "direction", "forward");
 	int64_t h = node_int(n, "hidden_size", 0), layout = node_int(n, "layout", 0);
 	int dirs, layers = 1, last = im->node, end = -1, chain[2], stack[RNN_STACK];
-	struct onnx_val *bf = x, *res;
+	struct onnx_val *bf = x, *res, *st[2] = { NULL, NULL };
 	json_t *l;
 
 	if (strcmp(dir, "bidirectional") == 0)
@@ -446,11 +546,24 @@ onnx_op_rnn(struct onnx_imp *im, int gru, struct onnx_val *x, struct onnx_val *o
 		}
 	if (layout == 0)
 		end = chain_end(im, last, dirs, chain);
+	/* initial states: activations become the layer's h0 (and c0) */
+	for (int k = 0; k < (gru ? 1 : 2); k++)
+		if (initial_state(im, stack, layers, dirs, 5 + k, &st[k]) < 0)
+			return -1;
+	if (!gru && (st[0] == NULL) != (st[1] == NULL))
+		return onnx_imp_fail(im, DN_EINVAL, "input %s is an activation and %s a constant (zeros): an LSTM's "
+		    "initial state is both or neither (not supported)", st[0] ? "initial_h" : "initial_c",
+		    st[0] ? "initial_c" : "initial_h");
 	/* the layer, on [N, L, I] -> [N, L, dirs * H] */
 	res = onnx_imp_val(im, onnx_arena_printf(im->ar, "%s.batch_first", im->m->graph.nodes[last].outputs[0]));
 	if (res == NULL || res->name == NULL)
 		return onnx_imp_fail(im, DN_ENOMEM, "out of memory");
 	l = onnx_op_emit(im, gru ? "gru" : "lstm", res, bf, NULL);
+	if (st[0] != NULL) {
+		json_object_del(l, "input");
+		json_object_set_new(l, "inputs", gru ? json_pack("[ss]", bf->ref, st[0]->ref) :
+		    json_pack("[sss]", bf->ref, st[0]->ref, st[1]->ref));
+	}
 	json_object_set_new(l, "hidden_size", json_integer(h));
 	if (layers > 1)
 		json_object_set_new(l, "num_layers", json_integer(layers));
@@ -461,7 +574,7 @@ onnx_op_rnn(struct onnx_imp *im, int gru, struct onnx_val *x, struct onnx_val *o
 	onnx_op_copy_shape(res, bf);
 	res->shape[2] = onnx_dim_int(h * dirs);
 	/* the final hidden states read (h_n[-1], ...) */
-	if (rnn_states(im, stack, layers, dirs, strcmp(dir, "reverse") == 0, h, res) < 0)
+	if (rnn_states(im, stack, layers, dirs, strcmp(dir, "reverse") == 0, h, res, gru) < 0)
 		return -1;
 	/* what ONNX has after it: nothing (only the final states are read) */
 	if (unused(im, im->m->graph.nodes[last].outputs[0]))

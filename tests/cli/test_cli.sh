@@ -144,6 +144,25 @@ check qlora-json-bad 2 '\$.workload.quantize: must be nf4, nf4-dq, fp4, fp4-dq .
 # 44 MiB block of the caching allocator (2 MiB rounding above 10 MiB)
 check int8-estimate 0 "LoRA rank 16 on attention.q,attention.v, int8 base weights (LLM.int8())" -- estimate --preset llama2-7b batch_size=1 seq_len=512 --dtype mixed_bf16 --lora-rank 16 --lora-targets attention.q,attention.v --quantize int8
 check int8-inference 0 "^  weights         6.62 GiB$" -- estimate --preset llama2-7b batch_size=1 seq_len=512 --dtype fp16 --inference --quantize int8
+# sequence to sequence: an encoder's final states (rnn_state) start the decoder (lstm inputs
+# [x, h0, c0]); the states' shapes are rules, a missing c0 or a bad state name an error
+cat > "$tmp/s2s.json" <<'EOF'
+{"dnnsat_model": 1, "name": "s2s",
+ "hyperparameters": {"batch": {"type": "int", "default": 3, "min": 1, "max": 64}, "dl": {"type": "int", "default": 2, "min": 1, "max": 4}},
+ "inputs": [{"name": "src", "shape": ["batch", 7, 8], "dtype": "float"}, {"name": "tgt", "shape": ["batch", 4, 6], "dtype": "float"}],
+ "layers": [
+  {"op": "lstm", "input": "src", "name": "enc", "hidden_size": 16, "num_layers": 2},
+  {"op": "rnn_state", "input": "enc", "name": "h", "hidden_size": 16, "num_layers": 2},
+  {"op": "rnn_state", "input": "enc", "name": "c", "hidden_size": 16, "num_layers": 2, "state": "c"},
+  {"op": "lstm", "inputs": ["tgt", "h", "c"], "name": "dec", "hidden_size": 16, "num_layers": "dl"},
+  {"op": "linear", "out_features": 5}]}
+EOF
+check s2s-estimate 0 "^parameters   7,637$" -- estimate --model "$tmp/s2s.json"
+check s2s-layers-rule 1 "violated   \$.layers\[3\]: h0 is \[num_layers \* directions, N, H\]: its first dimension (h0 dim 0=2, num_layers \* directions=1)" -- estimate --model "$tmp/s2s.json" dl=1
+sed 's/"inputs": \["tgt", "h", "c"\]/"inputs": ["tgt", "h"]/' "$tmp/s2s.json" > "$tmp/s2s-h.json"
+check s2s-no-c0 2 "\$.layers\[3\]: lstm: an LSTM's initial state is two inputs, h0 and c0" -- estimate --model "$tmp/s2s-h.json"
+sed 's/"state": "c"/"state": "x"/' "$tmp/s2s.json" > "$tmp/s2s-x.json"
+check s2s-bad-state 2 "\$.layers\[2\].state: rnn_state: must be \"h\"" -- estimate --model "$tmp/s2s-x.json"
 # a GPU bitsandbytes cannot run it on: an invalid configuration naming the rule
 check int8-v100 1 "violated   \$.workload.quantize: int8 (LLM.int8()) needs a GPU of compute capability >= 7.5" -- estimate --preset llama2-7b batch_size=1 seq_len=512 --dtype fp16 --inference --quantize int8 --device v100-32gb
 check int8-t4 0 "^valid        yes" -- estimate --preset tinyllama-1.1b batch_size=1 seq_len=512 --dtype fp16 --inference --quantize int8 --device t4

@@ -24,8 +24,10 @@
    their initializers' parameters and shape inference's Y; unsupported attributes are errors.
    Classifiers on the final hidden state h_n (torch_{lstm,bilstm,gru}_state.onnx,
    gen_torch_rnn_state.py: h_n[-1], cat of a bidirectional LSTM's h_n[-2], h_n[-1]) import with
-   PyTorch's parameters, MACs and output shape, h_n[i] as views of the output sequence; c_n and
-   the states of earlier layers are errors naming the node.
+   PyTorch's parameters, MACs and output shape, h_n[i] as views of the output sequence; the whole
+   h_n or c_n (earlier layers' states, sequence-to-sequence models: torch_seq2seq*.onnx,
+   gen_torch_seq2seq.py, the encoder's states starting the decoder) as rnn_state layers and the
+   decoder's h0, c0 inputs.
 2. Bad input gets exit status 2 and a message naming the problem, never a crash: a missing file,
    an empty file, text, every truncation of a fixture at 64 points, bit flips, an unknown
    operator (named with its node; --unknown elementwise prices it with one warning per type),
@@ -273,6 +275,17 @@ def make_window(path, op, attrs, hw, k=(3, 3), opset=13):
     onnx.save_model(m, path)
     dims = shape_inference.infer_shapes(m).graph.output[0].type.tensor_type.shape.dim
     return [d.dim_value if d.HasField("dim_value") else d.dim_param for d in dims]
+
+
+def layer_ops(label, model, *cfg):
+    """The per-operator costs of the model's layers at cfg ("name=value" strings; the loss dnnsat
+    appends left out), or None, checked as "LABEL: estimate at ..." when the estimate fails."""
+    rc, sout, err = run("estimate", "--model", model, *cfg, "--json", "--per-op")
+    d = json.loads(sout)["costs"] if rc in (0, 1) and sout.strip() else None
+    if d is None:
+        check(f"{label}: estimate at {', '.join(cfg)}", False, err)
+        return None
+    return [o for o in d["operators"] if o["path"].startswith("$.layers")]
 
 
 def layer_shapes(model, **cfg):
@@ -716,12 +729,9 @@ def check_torch_rnn_state(tmp):
               (hidden, layers_n, bidir) and set(ops) <= {rnn, "slice", "reshape", "concat", "linear"} and
               ops.count("concat") == (1 if bidir else 0) and ops[-1] == "linear", ops)
         check_rnn_reference(f"torch_{name}_state", out, ref, [(rnn, rnn), ("linear", "fc")])
-        rc, sout, err = run("estimate", "--model", out, "batch=3", "seq=5", "--json", "--per-op")
-        d = json.loads(sout)["costs"] if rc in (0, 1) and sout.strip() else None
-        if d is None:
-            check(f"torch_{name}_state: estimate at batch 3, seq 5", False, err)
+        opl = layer_ops(f"torch_{name}_state", out, "batch=3", "seq=5")
+        if opl is None:
             continue
-        opl = [o for o in d["operators"] if o["path"].startswith("$.layers")]
         check(f"torch_{name}_state: output {ref['out_shape_b3_s5']} at batch 3, seq 5 as PyTorch",
               opl[-1]["shape"] == ref["out_shape_b3_s5"], opl[-1]["shape"])
         views = [o for o in opl if o["op"] in ("slice", "reshape")]
@@ -741,16 +751,85 @@ def check_torch_rnn_state(tmp):
               f"{4 * ref['head_saved_elems']}")
         check(f"torch_{name}_state: the head saves {want} bytes",
               head == want and (bidir or ref["head_saved_elems"] == 3 * hidden * dirs * layers_n), (head, ref))
-    # h_n[0] of the 2-layer bidirectional LSTM: layer 1's state, not modelled
+    # h_n[0] of the 2-layer bidirectional LSTM: layer 1's state, from the whole h_n (an rnn_state of
+    # [4, N, 16]) by the Gather; was refused before
     m = onnx.load(os.path.join(DATA, "torch_bilstm_state.onnx"))
     for n in m.graph.node:
         if n.op_type == "Constant" and n.output[0] == "/Constant_output_0":
             n.attribute[0].t.CopyFrom(onnx.helper.make_tensor("k", onnx.TensorProto.INT64, [], [0]))
     p = os.path.join(tmp, "bilstm_h0.onnx")
     onnx.save_model(m, p)
+    out = os.path.join(tmp, "bilstm_h0.json")
+    layers = import_layers("torch_bilstm_state with h_n[0]", p, out)
+    if layers is not None:
+        st = [l for l in layers if l["op"] == "rnn_state"]
+        shapes, _, err = layer_shapes(out, batch=3, seq=5)
+        check("torch_bilstm_state with h_n[0]: h_n of both layers as one rnn_state [4, 3, 16], output [3, 5]",
+              len(st) == 1 and st[0].get("num_layers") == 2 and st[0].get("bidirectional") is True and
+              shapes is not None and [4, 3, 16] in shapes and shapes[-1] == [3, 5], (st, shapes, err))
+
+
+def check_torch_seq2seq(tmp):
+    """torch_seq2seq{,_2l,_gru}.onnx (gen_torch_seq2seq.py): an encoder LSTM (1 or 2 layers) or GRU
+    whose final states (Y_h, Y_c, or the Concat of the layer nodes') start the decoder's (initial_h,
+    initial_c, or their Slices per layer node) import as rnn_state layers of the encoder feeding the
+    decoder's h0 (and c0) inputs; PyTorch's parameters (per module too), MACs and output shape; the
+    states cost no MACs and keep nothing, the decoder keeps them for backward (cuDNN's hx, cx). Was
+    refused ("Y_c read"). An LSTM started from an activation h0 and a constant c0 is refused, named."""
+    import onnx
+    with open(os.path.join(DATA, "torch_seq2seq.json")) as f:
+        refs = json.load(f)
+    for name, rnn, nl in (("seq2seq", "lstm", 1), ("seq2seq_2l", "lstm", 2), ("seq2seq_gru", "gru", 1)):
+        ref = refs[name]
+        nstates = 1 if rnn == "gru" else 2
+        out = os.path.join(tmp, f"torch_{name}.json")
+        layers = import_layers(f"torch_{name}", os.path.join(DATA, f"torch_{name}.onnx"), out)
+        if layers is None:
+            continue
+        rl = [l for l in layers if l["op"] == rnn]
+        st = [l for l in layers if l["op"] == "rnn_state"]
+        check(f"torch_{name}: encoder {rnn}, {nstates} rnn_state of it, decoder {rnn} on [tgt, h0{', c0' if nstates == 2 else ''}]",
+              len(rl) == 2 and len(st) == nstates and all(l["input"] == rl[0]["name"] and l.get("num_layers", 1) == nl
+                                                          for l in st) and
+              [l.get("state", "h") for l in st] == ["h", "c"][:nstates] and
+              rl[1].get("inputs") == ["tgt"] + [l["name"] for l in st] and rl[0].get("num_layers", 1) == nl,
+              layers)
+        rc, sout, err = run("estimate", "--model", out, "batch=1", f"seq={ref['seq']}", f"tseq={ref['tseq']}", "--json",
+                            "--per-op")
+        d = json.loads(sout)["costs"] if rc in (0, 1) and sout.strip() else None
+        check(f"{name}: params {ref['params']}, MACs {ref['macs']} as PyTorch",
+              d is not None and (d["params"], d["macs"]) == (ref["params"], ref["macs"]),
+              d and (d["params"], d["macs"]) or err)
+        if d is not None:
+            by = [(o["op"], o["params"]) for o in d["operators"] if o["params"]]
+            check(f"{name}: per module as PyTorch", by == [(rnn, ref["params_by_module"]["enc"]),
+                                                           (rnn, ref["params_by_module"]["dec"]),
+                                                           ("linear", ref["params_by_module"]["fc"])], (by, ref))
+        opl = layer_ops(name, out, "batch=3", "seq=5", "tseq=4")
+        if opl is None:
+            continue
+        check(f"{name}: output {ref['out_shape_b3_s5_t4']} at batch 3, seq 5, tseq 4 as PyTorch",
+              opl[-1]["shape"] == ref["out_shape_b3_s5_t4"], opl[-1]["shape"])
+        so = [o for o in opl if o["op"] == "rnn_state"]
+        check(f"{name}: the states are [{nl}, 3, 16], no MACs, nothing kept",
+              len(so) == nstates and all(o["shape"] == [nl, 3, 16] and o["macs"] == 0 and o["saved_bytes"] == 0
+                                         for o in so), so)
+        # the decoder keeps tgt, its output, cuDNN's reserve ((G + 2) H a step and layer) and hx, cx
+        g = 4 if rnn == "lstm" else 3
+        dec = [o for o in opl if o["op"] == rnn][1]
+        want = 4 * (3 * 4 * 6 + 3 * 4 * 16 + 3 * 4 * nl * 16 * (g + 2) + nstates * nl * 3 * 16)
+        check(f"{name}: the decoder keeps {want} bytes (with its initial states)", dec["saved_bytes"] == want,
+              (dec, want))
+    # an activation h0 with a constant c0: the encoder's zeros as the decoder's initial_c
+    m = onnx.load(os.path.join(DATA, "torch_seq2seq.onnx"))
+    for n in m.graph.node:
+        if n.op_type == "LSTM" and n.name == "/dec/LSTM":
+            n.input[6] = "/enc/ConstantOfShape_output_0"
+    p = os.path.join(tmp, "seq2seq_c0.onnx")
+    onnx.save_model(m, p)
     rc, _, err = run("import", p)
-    check("torch_bilstm_state with h_n[0]: an error naming the node and the layer",
-          rc == 2 and "'/Gather'" in err and "h_n[0]" in err and "layer 1 of 2" in err, (rc, err))
+    check("seq2seq with a constant initial_c: an error naming the node and the inputs",
+          rc == 2 and "'/dec/LSTM'" in err and "initial_h is an activation and initial_c a constant" in err, (rc, err))
 
 
 def make_rnn(path, op, h, x_shape, dirs=1, opset=13, attrs=None, bias=True, extra=(), reader=None, transpose_in=False,
@@ -840,11 +919,24 @@ def check_rnn(tmp):
                 ("input_forget", dict(attrs=dict(input_forget=1))),
                 ("input P", dict(extra=[(7, "P")])),
                 ("input sequence_lens", dict(extra=[(4, "seq_lens")])),
-                ("output Y_h", dict(reader="Y_h")),
-                ("output Y_h", dict(reader="Y_h", gather=1)),
-                ("output Y_c", dict(reader="Y_c")),
-                ("output Y_c", dict(reader="Y_c", gather=-1)),
                 ("direction 'sideways'", dict(attrs=dict(direction="sideways")))]
+    # the whole Y_h or Y_c read: an rnn_state [dirs, N, H] (was refused); h_n[1] of one direction:
+    # the Gather's own error
+    for what, kw, shape in (("Y_h", dict(reader="Y_h"), [1, 3, 6]), ("Y_c", dict(reader="Y_c"), [1, 3, 6]),
+                            ("Y_c[-1]", dict(reader="Y_c", gather=-1), [3, 6])):
+        make_rnn(p, "LSTM", 6, [5, 3, 4], **kw)
+        layers = import_layers(f"LSTM with {what} read", p, out)
+        if layers is None:
+            continue
+        shapes, _, err = layer_shapes(out)
+        st = [l for l in layers if l["op"] == "rnn_state"]
+        check(f"LSTM with {what} read: an rnn_state{' c' if 'c' in what else ''}, the reader on {shape}",
+              len(st) == 1 and st[0].get("state", "h") == ("c" if "c" in what else "h") and shapes is not None and
+              shapes[-1] == shape, (layers, shapes, err))
+    make_rnn(p, "LSTM", 6, [5, 3, 4], reader="Y_h", gather=1)
+    rc, _, err = run("import", p)
+    check("LSTM with h_n[1] of one direction: the Gather's error", rc == 2 and "'pick'" in err and "empty" in err,
+          (rc, err))
     # torch's h_n[k] of one node: Y_h [dirs, N, H] at k is the last step of Y (forward) or the first
     # (reverse; the backward half of a bidirectional layer), [N, H] as views of the batch-first layer
     states = [("LSTM", dict(), 1, -1, 4, None), ("LSTM", dict(), 1, 0, 4, None),
@@ -956,6 +1048,7 @@ def main():
     check_resize(tmp)
     check_torch_rnn(tmp)
     check_torch_rnn_state(tmp)
+    check_torch_seq2seq(tmp)
     check_rnn(tmp)
     check_rnn_stacked_seq_first(tmp)
     for name in ("bert_tiny", "gpt_tiny"):
