@@ -28,15 +28,23 @@ const LATENCY_DECADES = [-5, 2]; // 10 µs .. 100 s
 const LABELS = {
 	training: 'Training', inference: 'Inference', sgd: 'SGD', sgd_momentum: 'SGD + momentum', adam: 'Adam',
 	adamw: 'AdamW', adagrad: 'Adagrad', rmsprop: 'RMSprop', mixed_fp16: 'mixed fp16 (AMP)', mixed_bf16: 'mixed bf16 (AMP)',
+	sdpa: 'SDPA (PyTorch picks)', eager: 'eager (matmul + softmax)', math: 'SDPA math', mem_efficient: 'memory-efficient',
+	flash: 'flash', nf4: '4-bit NF4', 'nf4-dq': '4-bit NF4, double quant', fp4: '4-bit FP4', 'fp4-dq': '4-bit FP4, double quant',
+	int8: '8-bit LLM.int8()',
 };
-const DEFAULTS = { mode: 'training', optimizer: 'adam', dtype: 'fp32', device: 'a100-40gb', template: 'resnet' };
+const DEFAULTS = { mode: 'training', optimizer: 'adam', dtype: 'fp32', device: 'a100-40gb', template: 'resnet', attention: 'sdpa' };
+// the controls of the training-only parts of a workload
+const TRAINING_ONLY = ['optimizer', 'checkpointing', 'lora-rank', 'lora-targets'];
 
 // Which field an API error's path points at, and the control to focus.
 const FIELDS = [
 	[/^\$\.budgets\.memory/, 'memory', 'memory'], [/^\$\.budgets\.(flops|macs)/, 'compute', 'compute'],
 	[/^\$\.budgets\.latency/, 'latency', 'latency'], [/^\$\.budgets/, 'budgets', 'memory'],
 	[/^\$\.(space|fixed|constraints)/, 'space', 'space'], [/^\$\.model/, 'model', 'template'],
-	[/^\$\.device/, 'device', 'device'], [/^\$\.workload/, 'workload', 'dtype'],
+	[/^\$\.device/, 'device', 'device'], [/^\$\.workload\.lora\.targets/, 'workload', 'lora-targets'],
+	[/^\$\.workload\.lora/, 'workload', 'lora-rank'], [/^\$\.workload\.quantize/, 'workload', 'quantize'],
+	[/^\$\.workload\.attention/, 'workload', 'attention'],
+	[/^\$\.workload/, 'workload', 'dtype'],
 ];
 const QUERY_SLOTS = ['model', 'space', 'device', 'workload', 'memory', 'compute', 'latency', 'budgets', 'global'];
 
@@ -185,6 +193,32 @@ function fillWorkload(schema) {
 		h('input', { type: 'radio', name: 'mode', value: m, checked: m === DEFAULTS.mode }), name(m))));
 	$('optimizer').replaceChildren(...props.optimizer.enum.map((o) => option(o, name(o), o === DEFAULTS.optimizer)));
 	$('dtype').replaceChildren(...props.dtype.enum.map((d) => option(d, name(d), d === DEFAULTS.dtype)));
+	$('attention').replaceChildren(...props.attention.enum.map((a) => option(a, name(a), a === DEFAULTS.attention)));
+	$('quantize').replaceChildren(option('', 'as the precision', true), ...props.quantize.enum.map((q) => option(q, name(q), false)));
+}
+
+function onMode() {
+	for (const id of TRAINING_ONLY)
+		$(id).disabled = mode() !== 'training';
+}
+
+// The workload's fine-tuning and technique fields the controls set (none
+// at their defaults, so that a plain query is unchanged).
+function techniques(workload) {
+	if ($('attention').value !== DEFAULTS.attention)
+		workload.attention = $('attention').value;
+	if ($('quantize').value)
+		workload.quantize = $('quantize').value;
+	if (workload.mode !== 'training')
+		return;
+	if ($('checkpointing').checked)
+		workload.checkpointing = true;
+	const rank = $('lora-rank').value.trim();
+	if (rank)
+		workload.lora = {
+			rank: /^[0-9]+$/.test(rank) ? Number(rank) : rank,
+			targets: $('lora-targets').value.split(',').map((t) => t.trim()).filter(Boolean),
+		};
 }
 
 const mode = () => document.querySelector('input[name="mode"]:checked').value;
@@ -281,6 +315,7 @@ function buildQuery() {
 	const workload = { mode: mode(), dtype: $('dtype').value, tf32: $('tf32').checked };
 	if (workload.mode === 'training')
 		workload.optimizer = $('optimizer').value;
+	techniques(workload);
 	const limit = `${st.memory}B`;                      // sizes need a unit
 	// the safe estimate: the budget bounds costs.memory.safe_peak_bytes
 	const budgets = { memory: $('memory-safe').checked ? { limit, estimate: 'safe' } : limit };
@@ -549,7 +584,9 @@ function inputs() {
 	return {
 		model: t, preset: $('preset').value, model_json: t === CUSTOM ? $('model-json').value : '',
 		space: $('space').value, device: $('device').value, mode: mode(), optimizer: $('optimizer').value,
-		dtype: $('dtype').value, tf32: $('tf32').checked ? '1' : '', memory: st.memory,
+		dtype: $('dtype').value, tf32: $('tf32').checked ? '1' : '', attention: $('attention').value,
+		quantize: $('quantize').value, checkpointing: $('checkpointing').checked ? '1' : '',
+		lora_rank: $('lora-rank').value, lora_targets: $('lora-targets').value, memory: st.memory,
 		memory_safe: $('memory-safe').checked ? '1' : '',
 		compute: $('compute-on').checked ? `${$('compute-kind').value}:${$('compute').value}` : '',
 		latency: $('latency-on').checked ? $('latency').value : '',
@@ -617,8 +654,14 @@ async function restore() {
 		bad.push(`mode: no ${JSON.stringify(s.mode)} here`);
 	choose('optimizer', s.optimizer);
 	choose('dtype', s.dtype);
-	$('optimizer').disabled = mode() !== 'training';
+	choose('attention', s.attention);
+	choose('quantize', s.quantize || '');
+	onMode();
 	$('tf32').checked = s.tf32 === '1';
+	$('checkpointing').checked = s.checkpointing === '1';
+	$('lora-rank').value = s.lora_rank || '';
+	if (s.lora_targets !== undefined)
+		$('lora-targets').value = s.lora_targets;
 	$('memory-safe').checked = s.memory_safe === '1';
 	if (s.memory !== undefined) {
 		const bytes = Number(s.memory);
@@ -685,8 +728,11 @@ function wire() {
 	on('space', 'input', solveAfterTyping);
 	on('space-example', 'click', () => { setExample(); solveSoon(); });
 	on('device', 'change', () => { onDevice(); solveSoon(); });
-	on('mode', 'change', () => { $('optimizer').disabled = mode() !== 'training'; solveSoon(); });
-	for (const id of ['optimizer', 'dtype', 'tf32', 'memory-safe', 'compute-on', 'compute-kind', 'latency-on'])
+	on('mode', 'change', () => { onMode(); solveSoon(); });
+	for (const id of ['lora-rank', 'lora-targets'])
+		on(id, 'input', solveAfterTyping);
+	for (const id of ['optimizer', 'dtype', 'tf32', 'attention', 'quantize', 'checkpointing', 'memory-safe', 'compute-on',
+		'compute-kind', 'latency-on'])
 		on(id, 'change', () => { showBudgets(); solveSoon(); });
 	on('memory', 'input', () => { setMemory(Math.min(Number($('memory').value) * MEM_STEP, usable(device()))); solveSoon(); });
 	on('memory-num', 'change', () => {

@@ -19,7 +19,9 @@
 //     the conflict shown as the API gives it, and its button moves the
 //     memory to the exact limit where something fits (the latency slider to
 //     the first position above it), and the shape rules no configuration
-//     satisfies are named, also under a removed value's explanation; the
+//     satisfies are named, also under a removed value's explanation;
+//     fine-tuning (LoRA, 4-bit base weights) sent in the workload, more
+//     fitting as the API says, kept in the link, off for inference; the
 //     link to the
 //     AutoML payoff results;
 //   phone (390x844, touch): the same first load, nothing wider than the
@@ -672,6 +674,40 @@ async function desktop(browser) {
 			assert.equal(cli.status, 1, `dnnsat explain: ${cli.stderr}`);
 			const fails = cli.stdout.split('\n').filter((l) => l.startsWith('FAIL ')).map((l) => l.slice(5));
 			assert.deepEqual(shown, fails);
+		}],
+		['fine-tuning: LoRA and 4-bit base weights sent in the workload; more fit, as the API says; the link keeps them', async () => {
+			const plain = await solved(page, async () => {
+				await page.selectOption('#template', 'gpt');
+				await page.click('#space-example');
+				await page.selectOption('#device', 'a100-40gb');
+				await page.fill('#memory-num', '16');
+				await page.dispatchEvent('#memory-num', 'change');
+			});
+			assert.equal(plain.sent.model, 'gpt');
+			assert.equal(plain.sent.workload.lora, undefined);
+			const lora = await solved(page, () => page.fill('#lora-rank', '8'));
+			assert.deepEqual(lora.sent.workload.lora, { rank: 8, targets: ['attention.q', 'attention.v'] });
+			const q = await solved(page, () => page.selectOption('#quantize', 'nf4'));
+			assert.equal(q.sent.workload.quantize, 'nf4');
+			assert.deepEqual(q.sent.workload.lora, lora.sent.workload.lora);
+			// frozen base weights (no gradients, no Adam state) and 4-bit storage: more configurations fit
+			assert.ok(Number(plain.answer.feasible) < Number(lora.answer.feasible) &&
+				Number(lora.answer.feasible) < Number(q.answer.feasible),
+				`plain ${plain.answer.feasible}, LoRA ${lora.answer.feasible}, LoRA + nf4 ${q.answer.feasible}`);
+			const own = await apiAnswer(q.sent);
+			assert.equal((await shownCount(page)).raw, own.feasible);
+			await page.waitForFunction(() => {
+				const f = new URLSearchParams(location.hash.slice(1));
+				return f.get('lora_rank') === '8' && f.get('quantize') === 'nf4';
+			}, null, { timeout: STEP_TIMEOUT });
+			// inference takes no LoRA: the fields are disabled and nothing of them is sent
+			const inf = await solved(page, () => page.check('input[name="mode"][value="inference"]'));
+			assert.equal(inf.sent.workload.lora, undefined);
+			assert.equal(await page.$eval('#lora-rank', (el) => el.disabled), true);
+			await solved(page, () => page.check('input[name="mode"][value="training"]'));
+			await solved(page, () => page.fill('#lora-rank', ''));
+			const back = await solved(page, () => page.selectOption('#quantize', ''));
+			assert.deepEqual(back.sent.workload, plain.sent.workload);
 		}],
 		['nothing fits: the conflict as the API names it; its button moves the memory to where something fits', async () => {
 			const none = await solved(page, async () => {
