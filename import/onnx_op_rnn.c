@@ -26,19 +26,14 @@
  * defaults, activation_alpha/beta, input_forget, peepholes (P) and
  * sequence_lens (packed sequences).
  *
- * Final states. The last layer's final hidden state, torch's h_n[i] (a
- * Gather on axis 0 of the node's Y_h, or of the Concat of every stacked
- * node's Y_h), is the last step of the output sequence for the forward
- * direction, the first for the reverse one (the backward half of a
- * bidirectional layer), written as views of the layer's result (slice,
- * slice, reshape to [N, H]), which cost nothing, as PyTorch's select on
- * h_n. The whole h_n or c_n read otherwise (Y_h or Y_c of a single node, or
- * the Concat of every stacked node's: a sequence-to-sequence encoder
- * handing (h_n, c_n) to its decoder, h_n[i] of an earlier layer) becomes an
- * `rnn_state` of the layer, [layers * dirs, N, H], which the readers then
- * take as any activation. One node's Y_h or Y_c of a stack read alone is
- * refused naming the node. cuDNN's own small h_n tensor, which a Linear on
- * h_n[-1] keeps in PyTorch, is not modelled.
+ * Final states. torch's h_n (Y_h of a single node, or the Concat on axis 0
+ * of every stacked node's Y_h) and c_n (Y_c, likewise) read by any node
+ * become an `rnn_state` of the layer, [layers * dirs, N, H]: cuDNN's own hy
+ * and cy, written by the layer's call. Its readers take it as any
+ * activation: h_n[i] (a Gather on axis 0) is a view of it, which a Linear
+ * on h_n[-1] keeps as in PyTorch; a sequence-to-sequence encoder hands
+ * (h_n, c_n) to its decoder. One node's Y_h or Y_c of a stack read alone
+ * is refused naming the node.
  *
  * Initial states. initial_h and initial_c (inputs 5 and 6) that are
  * constants (torch's zeros: ConstantOfShape) are the layer's default; an
@@ -232,70 +227,6 @@ unused(struct onnx_imp *im, const char *name)
 
 #define RNN_STACK 64       /* stacked nodes whose final states are followed */
 
-/* Node j, when it is a Gather on axis 0 with a constant scalar index into
- * `count` entries: the index in [0, count); else -1. */
-static int
-gather_index(struct onnx_imp *im, int j, int count)
-{
-	const struct onnx_node *c = &im->m->graph.nodes[j];
-	const struct onnx_val *iv;
-	int scalar = 0;
-	double v[2];
-	int64_t k;
-
-	if (strcmp(c->op_type, "Gather") != 0 || node_int(c, "axis", 0) != 0 || c->ninputs < 2 || c->noutputs < 1 ||
-	    c->outputs[0][0] == '\0' ||
-	    (iv = onnx_imp_find(im, c->inputs[1])) == NULL)
-		return -1;
-	if (iv->kind == ONNX_V_CONST && iv->t != NULL)
-		scalar = iv->t->rank == 0;
-	else if (iv->producer >= 0 && strcmp(im->m->graph.nodes[iv->producer].op_type, "Constant") == 0) {
-		const struct onnx_node *p = &im->m->graph.nodes[iv->producer];
-		const struct onnx_attr *a = onnx_node_attr(p, "value");
-		scalar = a != NULL ? a->t != NULL && a->t->rank == 0 : onnx_node_attr(p, "value_int") != NULL;
-	}
-	if (!scalar || onnx_op_values(im, iv, v, 2) != 1)
-		return -1;
-	k = (int64_t)v[0];
-	if (k < 0)
-		k += count;
-	return k >= 0 && k < count ? (int)k : -1;
-}
-
-/* Gather node j's output, one final hidden state of the last layer, as
- * views of that layer's batch-first result res [N, L, dirs * H]: the last
- * step (forward) or the first (reverse: the backward half of a bidirectional
- * layer, or direction "reverse"), that direction's H features, [N, H]. A
- * select on h_n in PyTorch: a view, no kernel, nothing saved. */
-static int
-emit_state(struct onnx_imp *im, struct onnx_val *res, int64_t h, int dirs, int reverse, int j)
-{
-	const struct onnx_node *c = &im->m->graph.nodes[j];
-	struct onnx_val *o = onnx_imp_find(im, c->outputs[0]);
-	struct onnx_val *step = onnx_imp_val(im, onnx_arena_printf(im->ar, "%s.step", c->outputs[0]));
-	struct onnx_val *half = dirs == 2 ? onnx_imp_val(im, onnx_arena_printf(im->ar, "%s.dir", c->outputs[0])) : step;
-	struct onnx_dim s[2], last;
-
-	if (o == NULL || step == NULL || half == NULL || step->name == NULL || half->name == NULL)
-		return onnx_imp_fail(im, DN_ENOMEM, "out of memory");
-	if (onnx_dim_arith(im->ar, ONNX_DIM_SUB, res->shape[1], onnx_dim_int(1), &last) < 0 ||
-	    onnx_op_slice_axis(im, res, step, 1, reverse ? onnx_dim_int(0) : last, reverse ? onnx_dim_int(1) : res->shape[1],
-	    step->name) < 0)
-		return -1;
-	/* one step: (L) - (L - 1) written as 1 */
-	json_object_set_new(json_array_get(im->layers, json_array_size(im->layers) - 1), "length", json_integer(1));
-	step->shape[1] = onnx_dim_int(1);
-	if (dirs == 2 && onnx_op_slice_axis(im, step, half, 2, onnx_dim_int(reverse ? h : 0), onnx_dim_int(reverse ? 2 * h : h),
-	    half->name) < 0)
-		return -1;
-	s[0] = res->shape[0];
-	s[1] = onnx_dim_int(h);
-	if (onnx_op_reshape_to(im, half, o, s, 2, 0) < 0)
-		return -1;
-	im->fuse[j] = ONNX_FUSE_SKIP;
-	return 0;
-}
-
 /* Whether node j is torch's h_n (out 1) or c_n (out 2): a Concat on axis
  * 0 of output `out` of every stacked node, in order. */
 static int
@@ -320,8 +251,11 @@ is_state_concat(struct onnx_imp *im, int j, const int *stack, int layers, int ou
 static int
 emit_whole_state(struct onnx_imp *im, struct onnx_val *res, struct onnx_val *o, int c, int layers, int dirs, int64_t h)
 {
-	json_t *l = onnx_op_emit(im, "rnn_state", o, res, NULL);
+	json_t *l;
 
+	if (o == NULL)
+		return onnx_imp_fail(im, DN_EINVAL, "internal: a final state without its value");
+	l = onnx_op_emit(im, "rnn_state", o, res, NULL);
 	if (o->ref == NULL)
 		return -1;
 	json_object_set_new(l, "hidden_size", json_integer(h));
@@ -341,15 +275,13 @@ emit_whole_state(struct onnx_imp *im, struct onnx_val *res, struct onnx_val *o, 
 }
 
 /* The final states the graph reads (outputs Y_h and, for LSTM, Y_c of the
- * stacked nodes stack[0 .. layers - 1]): torch's h_n[i] of the last layer's
- * directions (a Gather on axis 0 of the last node's Y_h, or of the Concat
- * of every node's Y_h) as views of res; the whole h_n or c_n read by any
- * other node (Y_h / Y_c of a single node, or the Concat of every stacked
- * node's) as an rnn_state. One stacked node's state read alone is refused,
- * named. Errors name the RNN node being translated. */
+ * stacked nodes stack[0 .. layers - 1]): the whole h_n or c_n (Y_h / Y_c of
+ * a single node, or the Concat of every stacked node's) as an rnn_state of
+ * the layer whose result is res, which its readers (torch's h_n[i]: a
+ * Gather, a view) take as any activation. One stacked node's state read
+ * alone is refused, named. Errors name the RNN node being translated. */
 static int
-rnn_states(struct onnx_imp *im, const int *stack, int layers, int dirs, int reverse, int64_t h, struct onnx_val *res,
-    int gru)
+rnn_states(struct onnx_imp *im, const int *stack, int layers, int dirs, int64_t h, struct onnx_val *res, int gru)
 {
 	static const char *const yname[] = { "", "Y_h (the final hidden state)", "Y_c (the final cell state)" };
 
@@ -359,53 +291,32 @@ rnn_states(struct onnx_imp *im, const int *stack, int layers, int dirs, int reve
 			const struct onnx_node *n = &im->m->graph.nodes[k < RNN_STACK ? stack[k] : stack[0]];
 			struct onnx_val *y = n->noutputs > out && n->outputs[out][0] != '\0' ?
 			    onnx_imp_find(im, n->outputs[out]) : NULL;
-			int whole = 0;
 
 			if (y == NULL || y->nconsumers == 0)
 				continue;
+			if (layers == 1) {
+				if (emit_whole_state(im, res, y, out == 2, 1, dirs, h) < 0)
+					return -1;
+				continue;
+			}
 			if (k >= RNN_STACK || y->nconsumers > 4)
 				return onnx_imp_fail(im, DN_EINVAL, "output %s of node '%s' is read by %d nodes: not "
 				    "supported", yname[out], n->name, y->nconsumers);
 			for (int r = 0; r < y->nconsumers; r++) {
-				int j = y->consumers[r], d, other = 0;
+				int j = y->consumers[r];
 				const struct onnx_node *c = &im->m->graph.nodes[j];
-				struct onnx_val *hn;
 				if (j == concat)
 					continue;
-				if (out == 1 && k == layers - 1 && (d = gather_index(im, j, dirs)) >= 0) {
-					if (emit_state(im, res, h, dirs, reverse || d == 1, j) < 0)
-						return -1;
-					continue;
-				}
-				if (layers == 1) {
-					whole = 1;
-					continue;
-				}
 				if (concat >= 0 || !is_state_concat(im, j, stack, layers, out))
 					return onnx_imp_fail(im, DN_EINVAL, "output %s of node '%s' is read by node '%s' (%s): "
 					    "the state of one of %d stacked layers alone is not supported (read the Concat of "
 					    "every layer's, torch's %s)", yname[out], n->name, c->name, c->op_type, layers,
 					    out == 1 ? "h_n" : "c_n");
 				concat = j;
-				hn = onnx_imp_find(im, c->outputs[0]);
-				if (hn == NULL || hn->nconsumers > 4)
-					return onnx_imp_fail(im, DN_EINVAL, "%s (node '%s') is read by more than 4 nodes: not "
-					    "supported", out == 1 ? "h_n" : "c_n", c->name);
-				for (int q = 0; q < hn->nconsumers; q++) {
-					int g = hn->consumers[q];
-					d = out == 1 ? gather_index(im, g, layers * dirs) : -1;
-					if (d >= 0 && d / dirs == layers - 1) {
-						if (emit_state(im, res, h, dirs, reverse || d % dirs == 1, g) < 0)
-							return -1;
-					} else
-						other = 1;
-				}
-				if (other && emit_whole_state(im, res, hn, out == 2, layers, dirs, h) < 0)
+				if (emit_whole_state(im, res, onnx_imp_find(im, c->outputs[0]), out == 2, layers, dirs, h) < 0)
 					return -1;
 				im->fuse[j] = ONNX_FUSE_SKIP;
 			}
-			if (whole && emit_whole_state(im, res, y, out == 2, 1, dirs, h) < 0)
-				return -1;
 		}
 	}
 	return 0;
@@ -574,7 +485,7 @@ onnx_op_rnn(struct onnx_imp *im, int gru, struct onnx_val *x, struct onnx_val *o
 	onnx_op_copy_shape(res, bf);
 	res->shape[2] = onnx_dim_int(h * dirs);
 	/* the final hidden states read (h_n[-1], ...) */
-	if (rnn_states(im, stack, layers, dirs, strcmp(dir, "reverse") == 0, h, res, gru) < 0)
+	if (rnn_states(im, stack, layers, dirs, h, res, gru) < 0)
 		return -1;
 	/* what ONNX has after it: nothing (only the final states are read) */
 	if (unused(im, im->m->graph.nodes[last].outputs[0]))

@@ -24,10 +24,9 @@
    their initializers' parameters and shape inference's Y; unsupported attributes are errors.
    Classifiers on the final hidden state h_n (torch_{lstm,bilstm,gru}_state.onnx,
    gen_torch_rnn_state.py: h_n[-1], cat of a bidirectional LSTM's h_n[-2], h_n[-1]) import with
-   PyTorch's parameters, MACs and output shape, h_n[i] as views of the output sequence; the whole
-   h_n or c_n (earlier layers' states, sequence-to-sequence models: torch_seq2seq*.onnx,
-   gen_torch_seq2seq.py, the encoder's states starting the decoder) as rnn_state layers and the
-   decoder's h0, c0 inputs.
+   PyTorch's parameters, MACs, output shape and the head's saved bytes: h_n and c_n are rnn_state
+   layers, h_n[i] views of them; sequence-to-sequence models (torch_seq2seq*.onnx,
+   gen_torch_seq2seq.py) hand the encoder's states to the decoder's h0, c0 inputs.
 2. Bad input gets exit status 2 and a message naming the problem, never a crash: a missing file,
    an empty file, text, every truncation of a fixture at 64 points, bit flips, an unknown
    operator (named with its node; --unknown elementwise prices it with one warning per type),
@@ -707,10 +706,11 @@ def check_torch_rnn(tmp):
 def check_torch_rnn_state(tmp):
     """torch_{lstm,bilstm,gru}_state.onnx (gen_torch_rnn_state.py): classifiers on h_n[-1] (and
     torch.cat((h_n[-2], h_n[-1]), 1) of a 2-layer bidirectional LSTM, whose two nodes' Y_h torch
-    concatenates) import with PyTorch's parameters (per module too), MACs and output shape; h_n[i]
-    are views of the layer's output sequence (slice, reshape: no kernel, nothing saved, the RNN's own
-    saved bytes as with Y read), the cat's output saved by the Linear as PyTorch's autograd keeps it.
-    h_n of a layer before the last is refused, naming the node."""
+    concatenates) import with PyTorch's parameters (per module too), MACs and output shape; h_n is
+    an rnn_state of the layer (cuDNN's own hy: no kernel, nothing kept), h_n[i] views of it (slice,
+    reshape), and the head keeps what PyTorch's autograd keeps: h_n, which the Linear on h_n[-1]
+    keeps alive, or the cat's output; the RNN keeps its own saved bytes as with Y read. h_n[0] of
+    the 2-layer LSTM (an earlier layer's state) imports the same way."""
     import onnx
     with open(os.path.join(DATA, "torch_rnn_state.json")) as f:
         refs = json.load(f)
@@ -723,10 +723,11 @@ def check_torch_rnn_state(tmp):
             continue
         ops = [l["op"] for l in layers]
         rl = [l for l in layers if l["op"] == rnn]
-        check(f"torch_{name}_state: one {rnn} ({layers_n} layers{', bidirectional' if bidir else ''}), views, "
-              f"{'a concat, ' if bidir else ''}one linear",
+        check(f"torch_{name}_state: one {rnn} ({layers_n} layers{', bidirectional' if bidir else ''}), its "
+              f"rnn_state, views, {'a concat, ' if bidir else ''}one linear",
               len(rl) == 1 and (rl[0]["hidden_size"], rl[0].get("num_layers", 1), rl[0].get("bidirectional", False)) ==
-              (hidden, layers_n, bidir) and set(ops) <= {rnn, "slice", "reshape", "concat", "linear"} and
+              (hidden, layers_n, bidir) and ops.count("rnn_state") == 1 and
+              set(ops) <= {rnn, "rnn_state", "slice", "contiguous", "reshape", "concat", "linear"} and
               ops.count("concat") == (1 if bidir else 0) and ops[-1] == "linear", ops)
         check_rnn_reference(f"torch_{name}_state", out, ref, [(rnn, rnn), ("linear", "fc")])
         opl = layer_ops(f"torch_{name}_state", out, "batch=3", "seq=5")
@@ -745,11 +746,10 @@ def check_torch_rnn_state(tmp):
               (opl[0], want))
         head = sum(o["saved_bytes"] for o in opl[1:])
         # PyTorch's head keeps the cat's output (bilstm) or h_n, cuDNN's own [layers * dirs, N, H]
-        # output that dnnsat does not model: h_n[-1] reads the already saved output sequence
-        want = 4 * (ref["head_new_elems"] if bidir else 0)
-        print(f"torch_{name}_state batch 3 seq 5: head saves {head} bytes; PyTorch (CPU autograd) "
-              f"{4 * ref['head_saved_elems']}")
-        check(f"torch_{name}_state: the head saves {want} bytes",
+        # output (the rnn_state), which the Linear on the view h_n[-1] keeps alive
+        want = 4 * ref["head_saved_elems"]
+        print(f"torch_{name}_state batch 3 seq 5: head saves {head} bytes; PyTorch (CPU autograd) {want}")
+        check(f"torch_{name}_state: the head saves {want} bytes as PyTorch",
               head == want and (bidir or ref["head_saved_elems"] == 3 * hidden * dirs * layers_n), (head, ref))
     # h_n[0] of the 2-layer bidirectional LSTM: layer 1's state, from the whole h_n (an rnn_state of
     # [4, N, 16]) by the Gather; was refused before
@@ -937,13 +937,13 @@ def check_rnn(tmp):
     rc, _, err = run("import", p)
     check("LSTM with h_n[1] of one direction: the Gather's error", rc == 2 and "'pick'" in err and "empty" in err,
           (rc, err))
-    # torch's h_n[k] of one node: Y_h [dirs, N, H] at k is the last step of Y (forward) or the first
-    # (reverse; the backward half of a bidirectional layer), [N, H] as views of the batch-first layer
-    states = [("LSTM", dict(), 1, -1, 4, None), ("LSTM", dict(), 1, 0, 4, None),
-              ("GRU", dict(direction="reverse", linear_before_reset=1), 1, 0, 0, None),
-              ("LSTM", dict(direction="bidirectional"), 2, 0, 4, 0), ("LSTM", dict(direction="bidirectional"), 2, -2, 4, 0),
-              ("GRU", dict(direction="bidirectional"), 2, 1, 0, 6), ("LSTM", dict(direction="bidirectional"), 2, -1, 0, 6)]
-    for op, attrs, dirs, k, step, half in states:
+    # torch's h_n[k] of one node: Y_h [dirs, N, H] is the layer's rnn_state, h_n[k] a slice of it on
+    # dim 0 at k (modulo dirs) and a reshape to [N, H]: views
+    states = [("LSTM", dict(), 1, -1), ("LSTM", dict(), 1, 0),
+              ("GRU", dict(direction="reverse", linear_before_reset=1), 1, 0),
+              ("LSTM", dict(direction="bidirectional"), 2, 0), ("LSTM", dict(direction="bidirectional"), 2, -2),
+              ("GRU", dict(direction="bidirectional"), 2, 1), ("LSTM", dict(direction="bidirectional"), 2, -1)]
+    for op, attrs, dirs, k in states:
         name = f"{op} {attrs} h_n[{k}]"
         make_rnn(p, op, 6, [5, 3, 4], dirs, attrs=dict(attrs), reader="Y_h", gather=k)
         layers = import_layers(name, p, out)
@@ -951,9 +951,10 @@ def check_rnn(tmp):
             continue
         shapes, macs, err = layer_shapes(out)
         slices = [(l["dim"], l["start"], l["length"]) for l in layers if l["op"] == "slice"]
-        check(f"{name}: step {step}{'' if half is None else f', features {half}..{half + 6}'} of the layer, [3, 6]",
-              slices == [(1, step, 1)] + ([] if half is None else [(2, half, 6)]) and shapes is not None and
-              shapes[-1] == [3, 6], (slices, shapes, err))
+        hn = [l for l in layers if l["op"] == "rnn_state"]
+        check(f"{name}: entry {k % dirs} of the layer's rnn_state [{dirs}, 3, 6], [3, 6]",
+              len(hn) == 1 and slices == [(0, k % dirs, 1)] and shapes is not None and
+              [dirs, 3, 6] in shapes and shapes[-1] == [3, 6], (slices, shapes, err))
     for what, kw in refusals:
         make_rnn(p, "LSTM", 6, [5, 3, 4], **kw)
         rc, _, err = run("import", p)
