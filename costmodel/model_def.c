@@ -363,7 +363,7 @@ cm_def_load_file(const char *path, struct cm_model_def **out, struct dn_error *e
 
 static const char *const template_names[] = {
 	"mlp", "vgg", "alexnet", "resnet", "mobilenet_v2", "nb201", "lstm_lm",
-	"bert", "gpt", "llama", "vit", NULL
+	"bert", "gpt", "llama", "vit", "r3d", NULL
 };
 
 const char *const *

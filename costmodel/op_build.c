@@ -235,13 +235,20 @@ ob_dims(struct op_build *ob, const char *name, expr_id dims[CM_MAX_RANK])
 int
 ob_pair(struct op_build *ob, const char *name, int64_t dflt, expr_id out[2])
 {
+	return ob_tuple(ob, name, dflt, 2, out);
+}
+
+int
+ob_tuple(struct op_build *ob, const char *name, int64_t dflt, int n, expr_id *out)
+{
 	const json_t *v = json_object_get(ob->item, name);
 	char sub[64];
 
 	if (json_is_array(v)) {
-		if (json_array_size(v) != 2)
-			return ob_fail(ob, name, "must be one value or a list of 2 (height, width)");
-		for (int i = 0; i < 2; i++) {
+		if (json_array_size(v) != (size_t)n)
+			return ob_fail(ob, name, n == 3 ? "must be one value or a list of 3 (depth, height, width)" :
+			    n == 2 ? "must be one value or a list of 2 (height, width)" : "must be one value");
+		for (int i = 0; i < n; i++) {
 			dn_fmt(sub, sizeof sub, "%s[%d]", name, i);
 			out[i] = attr_expr(ob, json_array_get(v, (size_t)i), sub);
 			if (out[i] < 0)
@@ -251,7 +258,9 @@ ob_pair(struct op_build *ob, const char *name, int64_t dflt, expr_id out[2])
 		}
 		return 0;
 	}
-	out[0] = out[1] = ob_int(ob, name, dflt);
+	out[0] = ob_int(ob, name, dflt);
+	for (int i = 1; i < n; i++)
+		out[i] = out[0];
 	return out[0] < 0 ? -1 : 0;
 }
 

@@ -55,6 +55,9 @@ const char *op_rule_name(int i);
 #define OB_REQUIRED INT64_MIN
 expr_id ob_int(struct op_build *ob, const char *name, int64_t dflt);
 int ob_pair(struct op_build *ob, const char *name, int64_t dflt, expr_id out[2]);
+/* One integer attribute per spatial dimension (n = 2: height, width; 3:
+ * depth, height, width): a single value for all, or a list of n. 0 or -1. */
+int ob_tuple(struct op_build *ob, const char *name, int64_t dflt, int n, expr_id *out);
 int ob_bool(struct op_build *ob, const char *name, int dflt);
 double ob_number(struct op_build *ob, const char *name, double dflt, double lo, double hi);
 /* A list attribute of lo to hi integer expressions into out (hi entries):

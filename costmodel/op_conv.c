@@ -1,11 +1,17 @@
 /*
- * op_conv.c - conv1d and conv2d as PyTorch runs them: shapes with stride,
+ * op_conv.c - conv1d, conv2d and conv3d as PyTorch runs them: shapes with stride,
  * padding (including "same"), dilation and groups (depthwise when groups =
  * in channels), Refty-style validity, parameters, MACs and what autograd
  * keeps for backward (the input, for the weight gradient).
  *
  * MACs follow torchvision / fvcore: N * Cout * Hout * Wout * (Cin / groups)
- * * kh * kw; the bias add is not a MAC.
+ * * kh * kw (times Dout * kd for conv3d); the bias add is not a MAC.
+ *
+ * cuDNN's workspace is sized from measurements of 2-D convolutions
+ * (conv_workspace); 3-D ones (video models) are unmeasured: no expected
+ * workspace, and the safe estimate's bound of the 2-D ones (their input
+ * plus output plus 64 MiB). Their time takes the 2-D convolutions'
+ * efficiencies by kernel volume (perf_model.c).
  *
  * conv_transpose1d and conv_transpose2d (nn.ConvTranspose*d, the gradient of
  * a convolution run forwards) share the rule: weight [Cin, Cout / groups, kh,
@@ -24,10 +30,10 @@
 
 /* A convolution's attributes as read (conv_read) and its kernel sizes. */
 struct conv_args {
-	int spatial, tr;        /* 1 or 2 spatial dims; transposed */
+	int spatial, tr;        /* 1 to 3 spatial dims; transposed */
 	int bias, same;         /* a bias; padding "same" */
 	expr_id cin, cout, groups;
-	expr_id k[2], s[2], p[2], d[2], op[2];  /* kernel, stride, padding, dilation, output_padding */
+	expr_id k[3], s[3], p[3], d[3], op[3];  /* kernel, stride, padding, dilation, output_padding */
 };
 
 /* Reads the attributes of a conv on x into *a, with the channel rules. */
@@ -58,9 +64,9 @@ conv_read(struct op_build *ob, const struct cm_tensor *x, struct conv_args *a)
 	}
 	if (a->cout < 0 || a->groups < 0)
 		return -1;
-	if (a->spatial == 2) {
-		if (ob_pair(ob, "kernel", OB_REQUIRED, a->k) || ob_pair(ob, "stride", 1, a->s) ||
-		    ob_pair(ob, "dilation", 1, a->d) || ob_pair(ob, "output_padding", 0, a->op))
+	if (a->spatial >= 2) {
+		if (ob_tuple(ob, "kernel", OB_REQUIRED, a->spatial, a->k) || ob_tuple(ob, "stride", 1, a->spatial, a->s) ||
+		    ob_tuple(ob, "dilation", 1, a->spatial, a->d) || ob_tuple(ob, "output_padding", 0, a->spatial, a->op))
 			return -1;
 	} else {
 		a->k[0] = a->k[1] = ob_int(ob, "kernel", OB_REQUIRED);
@@ -72,9 +78,9 @@ conv_read(struct op_build *ob, const struct cm_tensor *x, struct conv_args *a)
 	}
 	if (json_is_string(pad) && strcmp(json_string_value(pad), "same") == 0) {
 		a->same = 1;
-		a->p[0] = a->p[1] = zero;
-	} else if (a->spatial == 2) {
-		if (ob_pair(ob, "padding", 0, a->p))
+		a->p[0] = a->p[1] = a->p[2] = zero;
+	} else if (a->spatial >= 2) {
+		if (ob_tuple(ob, "padding", 0, a->spatial, a->p))
 			return -1;
 	} else {
 		a->p[0] = a->p[1] = ob_int(ob, "padding", 0);
@@ -101,9 +107,12 @@ conv_out_size(struct op_build *ob, const struct conv_args *a, int i, expr_id in)
 {
 	struct expr_graph *g = &ob->m->g;
 	expr_id one = expr_int(g, 1), zero = expr_int(g, 0), o;
-	int j = a->spatial == 2 ? i : 0;   /* attribute index */
+	int j = a->spatial >= 2 ? i : 0;   /* attribute index */
 	const char *nk[] = { "kernel" }, *ns[] = { "stride" }, *nd[] = { "dilation" }, *np[] = { "padding" };
-	const char *what;
+	/* the dimension's name: length (1-d), height and width, depth first (3-d) */
+	static const char *const axes[3][3] = { { "length" }, { "height", "width" }, { "depth", "height", "width" } };
+	const char *axis = axes[a->spatial - 1][i];
+	char what[96];
 
 	ob_require(ob, expr_ge(g, a->k[j], one), "kernel >= 1", 1, nk, &a->k[j]);
 	ob_require(ob, expr_ge(g, a->s[j], one), "stride >= 1", 1, ns, &a->s[j]);
@@ -131,14 +140,8 @@ conv_out_size(struct op_build *ob, const struct conv_args *a, int i, expr_id in)
 		    expr_mul(g, a->d[j], expr_sub(g, a->k[j], one))), one);
 		o = expr_add(g, expr_div(g, expr_add(g, in, win), a->s[j]), one);
 	}
-	if (a->tr)
-		what = i == 0 && a->spatial == 2 ? "output height >= 1 (padding larger than the output)" :
-		    i == 1 ? "output width >= 1 (padding larger than the output)" :
-		    "output length >= 1 (padding larger than the output)";
-	else
-		what = i == 0 && a->spatial == 2 ? "output height >= 1 (kernel larger than the padded input)" :
-		    i == 1 ? "output width >= 1 (kernel larger than the padded input)" :
-		    "output length >= 1 (kernel larger than the padded input)";
+	dn_fmt(what, sizeof what, "output %s >= 1 (%s)", axis, a->tr ? "padding larger than the output" :
+	    "kernel larger than the padded input");
 	{
 		const char *names[] = { "input size", "kernel", "padding", "output size" };
 		expr_id vals[] = { in, a->k[j], a->p[j], o };
@@ -224,15 +227,25 @@ conv_build(struct op_build *ob, int spatial, int tr)
 	/* the per-group fan: Cin / groups inputs per output (conv), Cout / groups
 	 * outputs per input (transposed) */
 	cin_g = tr ? expr_div(g, a.cout, a.groups) : expr_div(g, a.cin, a.groups);
-	ksz = spatial == 2 ? expr_mul(g, a.k[0], a.k[1]) : a.k[0];
+	ksz = a.k[0];
+	for (int i = 1; i < spatial; i++)
+		ksz = expr_mul(g, ksz, a.k[i]);
 	{
-		/* weight [cout, cin_g, kh, kw] (conv2d) or [cout, cin_g, k], and
-		 * [cin, cout_g, ...] transposed: Adafactor's rows fold all but the
-		 * last dim, its cols all but the second to last */
+		/* weight [cout, cin_g, kd, kh, kw] (conv3d), [cout, cin_g, kh,
+		 * kw] (conv2d) or [cout, cin_g, k], and [cin, cout_g, ...]
+		 * transposed: Adafactor's rows fold all but the last dim, its cols
+		 * all but the second to last */
 		expr_id lead = tr ? a.cin : a.cout;
-		expr_id oc = expr_mul(g, lead, cin_g);
-		expr_id rows = spatial == 2 ? expr_mul(g, oc, a.k[0]) : oc;
-		expr_id cols = spatial == 2 ? expr_mul(g, oc, a.k[1]) : expr_mul(g, lead, a.k[0]);
+		expr_id oc = expr_mul(g, lead, cin_g), rows = oc, cols;
+		for (int i = 0; i < spatial - 1; i++)
+			rows = expr_mul(g, rows, a.k[i]);
+		if (spatial == 1)
+			cols = expr_mul(g, lead, a.k[0]);
+		else {
+			cols = expr_mul(g, oc, a.k[spatial - 1]);
+			for (int i = 0; i < spatial - 2; i++)
+				cols = expr_mul(g, cols, a.k[i]);
+		}
 		ob_param_2d(ob, expr_mul(g, oc, ksz), rows, cols);
 	}
 	if (a.bias)
@@ -251,6 +264,10 @@ conv_build(struct op_build *ob, int spatial, int tr)
 	    expr_int(g, 128)), expr_cdiv(g, a.cout, expr_int(g, 64)));
 	if (spatial == 2 && !tr)
 		conv_workspace(ob, &a, x);
+	else if (spatial == 3)
+		/* unmeasured: the 2-D convolutions' bound for the safe estimate */
+		ob->op.ws_bound = expr_mul(g, expr_lt(g, a.groups, a.cin), expr_add(g, expr_add(g,
+		    ob_bytes(ob, x->elems, CM_DT_ACT), ob_bytes(ob, out_elems, CM_DT_ACT)), expr_int(g, CONV_WS_EXCESS_BYTES)));
 	ob->op.kernels_fwd = (uint8_t)(a.bias ? 2 : 1);
 	ob->op.lib_calls = 1;   /* cuDNN (perf_model.c) */
 	if (a.bias)
@@ -276,6 +293,7 @@ conv_build(struct op_build *ob, int spatial, int tr)
 
 static int conv1d_build(struct op_build *ob) { return conv_build(ob, 1, 0); }
 static int conv2d_build(struct op_build *ob) { return conv_build(ob, 2, 0); }
+static int conv3d_build(struct op_build *ob) { return conv_build(ob, 3, 0); }
 static int conv_transpose1d_build(struct op_build *ob) { return conv_build(ob, 1, 1); }
 static int conv_transpose2d_build(struct op_build *ob) { return conv_build(ob, 2, 1); }
 
@@ -286,6 +304,7 @@ static const char *const conv_attrs[] = {
 
 const struct op_rule op_rule_conv1d = { "conv1d", conv_attrs, 1, 1, CM_CLASS_CONV, conv1d_build };
 const struct op_rule op_rule_conv2d = { "conv2d", conv_attrs, 1, 1, CM_CLASS_CONV, conv2d_build };
+const struct op_rule op_rule_conv3d = { "conv3d", conv_attrs, 1, 1, CM_CLASS_CONV, conv3d_build };
 
 static const char *const conv_transpose_attrs[] = {
 	"out_channels", "kernel", "stride", "padding", "output_padding", "dilation", "groups", "bias", NULL

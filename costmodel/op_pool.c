@@ -1,8 +1,8 @@
 /*
- * op_pool.c - max and average pooling (1-d, 2-d, with padding and ceil_mode
- * as PyTorch computes output sizes) and adaptive pooling. Max pooling keeps
- * its input and int64 argmax indices for backward; average pooling keeps
- * its input.
+ * op_pool.c - max and average pooling (1-d, 2-d, 3-d, with padding and
+ * ceil_mode as PyTorch computes output sizes) and adaptive pooling (2-d,
+ * 3-d). Max pooling keeps its input and int64 argmax indices for backward;
+ * average pooling keeps its input.
  */
 #include "op_rules.h"
 
@@ -46,23 +46,22 @@ pool_build(struct op_build *ob, int spatial, int is_max)
 {
 	struct expr_graph *g = &ob->m->g;
 	const struct cm_tensor *x;
-	expr_id k[2], s[2], p[2], dims[CM_MAX_RANK];
+	expr_id k[3], s[3], p[3], dims[CM_MAX_RANK], win;
 	int ceil_mode;
 
 	if (ob_need_rank(ob, 0, spatial + 1, spatial + 2) != 0)
 		return -1;
 	x = ob_in(ob, 0);
-	if (spatial == 2) {
-		if (ob_pair(ob, "kernel", OB_REQUIRED, k))
+	if (spatial >= 2) {
+		if (ob_tuple(ob, "kernel", OB_REQUIRED, spatial, k))
 			return -1;
 		if (ob_has(ob, "stride")) {
-			if (ob_pair(ob, "stride", 1, s))
+			if (ob_tuple(ob, "stride", 1, spatial, s))
 				return -1;
-		} else {
-			s[0] = k[0];
-			s[1] = k[1];
-		}
-		if (ob_pair(ob, "padding", 0, p))
+		} else
+			for (int i = 0; i < spatial; i++)
+				s[i] = k[i];
+		if (ob_tuple(ob, "padding", 0, spatial, p))
 			return -1;
 	} else {
 		k[0] = k[1] = ob_int(ob, "kernel", OB_REQUIRED);
@@ -79,7 +78,7 @@ pool_build(struct op_build *ob, int spatial, int is_max)
 	for (int i = 0; i < x->rank - spatial; i++)
 		dims[i] = x->dim[i];
 	for (int i = 0; i < spatial; i++) {
-		int a = spatial == 2 ? i : 0, d = x->rank - spatial + i;
+		int a = spatial >= 2 ? i : 0, d = x->rank - spatial + i;
 		expr_id o = pool_out(g, x->dim[d], k[a], s[a], p[a], ceil_mode);
 		const char *nk[] = { "kernel" }, *ns[] = { "stride" };
 		const char *np[] = { "padding", "kernel" };
@@ -101,8 +100,10 @@ pool_build(struct op_build *ob, int spatial, int is_max)
 		 * loads every element of its window: the memory traffic is the
 		 * window's loads plus the output's store, not one read of the
 		 * input (the loads hit the cache, but each is a transaction) */
-		expr_id win = spatial == 2 ? expr_mul(g, k[0], k[1]) : k[0];
 		expr_id out = ob->m->tensors[ob->out].elems;
+		win = k[0];
+		for (int i = 1; i < spatial; i++)
+			win = expr_mul(g, win, k[i]);
 		ob->op.flops_other = expr_mul(g, out, win);
 		ob->op.fwd_bytes = ob_bytes(ob, expr_mul(g, out, expr_add(g, win, expr_int(g, 1))),
 		    (enum cm_dtype)x->dtype);
@@ -114,25 +115,27 @@ static int maxpool1d_build(struct op_build *ob) { return pool_build(ob, 1, 1); }
 static int maxpool2d_build(struct op_build *ob) { return pool_build(ob, 2, 1); }
 static int avgpool1d_build(struct op_build *ob) { return pool_build(ob, 1, 0); }
 static int avgpool2d_build(struct op_build *ob) { return pool_build(ob, 2, 0); }
+static int maxpool3d_build(struct op_build *ob) { return pool_build(ob, 3, 1); }
+static int avgpool3d_build(struct op_build *ob) { return pool_build(ob, 3, 0); }
 
 static int
-adaptive_build(struct op_build *ob, int is_max)
+adaptive_build(struct op_build *ob, int spatial, int is_max)
 {
 	struct expr_graph *g = &ob->m->g;
 	const struct cm_tensor *x;
-	expr_id o[2], dims[CM_MAX_RANK];
+	expr_id o[3], dims[CM_MAX_RANK];
 
-	if (ob_need_rank(ob, 0, 3, 4) != 0)
+	if (ob_need_rank(ob, 0, spatial + 1, spatial + 2) != 0)
 		return -1;
 	x = ob_in(ob, 0);
-	if (ob_pair(ob, "output_size", 1, o))
+	if (ob_tuple(ob, "output_size", 1, spatial, o))
 		return -1;
-	for (int i = 0; i < x->rank - 2; i++)
+	for (int i = 0; i < x->rank - spatial; i++)
 		dims[i] = x->dim[i];
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < spatial; i++) {
 		const char *n[] = { "output_size" };
 		ob_require(ob, expr_ge(g, o[i], expr_int(g, 1)), "output_size >= 1", 1, n, &o[i]);
-		dims[x->rank - 2 + i] = o[i];
+		dims[x->rank - spatial + i] = o[i];
 	}
 	if (pool_output(ob, x, dims, is_max) != 0)
 		return -1;
@@ -140,8 +143,9 @@ adaptive_build(struct op_build *ob, int is_max)
 	return 0;
 }
 
-static int adaptive_avg_build(struct op_build *ob) { return adaptive_build(ob, 0); }
-static int adaptive_max_build(struct op_build *ob) { return adaptive_build(ob, 1); }
+static int adaptive_avg_build(struct op_build *ob) { return adaptive_build(ob, 2, 0); }
+static int adaptive_max_build(struct op_build *ob) { return adaptive_build(ob, 2, 1); }
+static int adaptive_avg3d_build(struct op_build *ob) { return adaptive_build(ob, 3, 0); }
 
 static const char *const pool_attrs[] = { "kernel", "stride", "padding", "ceil_mode", "count_include_pad", NULL };
 static const char *const adaptive_attrs[] = { "output_size", NULL };
@@ -152,3 +156,6 @@ const struct op_rule op_rule_avgpool1d = { "avgpool1d", pool_attrs, 1, 1, CM_CLA
 const struct op_rule op_rule_avgpool2d = { "avgpool2d", pool_attrs, 1, 1, CM_CLASS_REDUCTION, avgpool2d_build };
 const struct op_rule op_rule_adaptive_avgpool2d = { "adaptive_avgpool2d", adaptive_attrs, 1, 1, CM_CLASS_REDUCTION, adaptive_avg_build };
 const struct op_rule op_rule_adaptive_maxpool2d = { "adaptive_maxpool2d", adaptive_attrs, 1, 1, CM_CLASS_REDUCTION, adaptive_max_build };
+const struct op_rule op_rule_maxpool3d = { "maxpool3d", pool_attrs, 1, 1, CM_CLASS_REDUCTION, maxpool3d_build };
+const struct op_rule op_rule_avgpool3d = { "avgpool3d", pool_attrs, 1, 1, CM_CLASS_REDUCTION, avgpool3d_build };
+const struct op_rule op_rule_adaptive_avgpool3d = { "adaptive_avgpool3d", adaptive_attrs, 1, 1, CM_CLASS_REDUCTION, adaptive_avg3d_build };

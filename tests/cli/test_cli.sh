@@ -144,6 +144,14 @@ check qlora-json-bad 2 '\$.workload.quantize: must be nf4, nf4-dq, fp4, fp4-dq .
 # 44 MiB block of the caching allocator (2 MiB rounding above 10 MiB)
 check int8-estimate 0 "LoRA rank 16 on attention.q,attention.v, int8 base weights (LLM.int8())" -- estimate --preset llama2-7b batch_size=1 seq_len=512 --dtype mixed_bf16 --lora-rank 16 --lora-targets attention.q,attention.v --quantize int8
 check int8-inference 0 "^  weights         6.62 GiB$" -- estimate --preset llama2-7b batch_size=1 seq_len=512 --dtype fp16 --inference --quantize int8
+# video: the r3d template (conv3d, 3-d batch norm and adaptive pooling), torchvision's r3d_18
+check r3d-params 0 "^parameters   33,371,472$" -- estimate --preset r3d_18
+check r3d-macs 0 "^MACs         40,696,553,472 forward" -- estimate --preset r3d_18 batch_size=1
+printf '{"dnnsat_model": 1, "name": "c", "hyperparameters": {"n": {"type": "int", "default": 2, "min": 1, "max": 8}}, "inputs": [{"name": "x", "shape": ["n", 3, 8, 32, 32]}], "layers": [{"op": "conv3d", "out_channels": 4, "kernel": [3, 3]}]}' > "$tmp/c3.json"
+check conv3d-kernel-pair 2 "kernel: conv3d: must be one value or a list of 3 (depth, height, width)" -- estimate --model "$tmp/c3.json"
+printf '{"batch_size": {"_type": "choice", "_value": [8, 16, 32, 64]}, "frames": {"_type": "choice", "_value": [16, 32, 64]}}' > "$tmp/r3d.json"
+check r3d-count 0 "^feasible 9 of 12 " -- count --preset r3d_18 --space "$tmp/r3d.json" --device rtx-4090
+check r3d-count-amp 0 "^feasible 11 of 12 " -- count --preset r3d_18 --space "$tmp/r3d.json" --device rtx-4090 --dtype mixed_fp16
 # sequence to sequence: an encoder's final states (rnn_state) start the decoder (lstm inputs
 # [x, h0, c0]); the states' shapes are rules, a missing c0 or a bad state name an error
 cat > "$tmp/s2s.json" <<'EOF'

@@ -62,7 +62,7 @@ check("usable_memory_bytes: cudaMemGetInfo's total, as the catalog's notes say",
 # structurally malformed inputs the schema alone must reject
 base = {"dnnsat_model": 1, "inputs": [{"shape": [2, 3]}], "layers": []}
 bad_models = {
-    "unknown op": dict(base, layers=[{"op": "conv3d"}]),
+    "unknown op": dict(base, layers=[{"op": "conv4d"}]),
     "unknown attribute": dict(base, layers=[{"op": "conv2d", "out_channels": 4, "kernel_size": 3}]),
     "bool as string": dict(base, layers=[{"op": "linear", "out_features": 4, "bias": "yes"}]),
     "two kinds": dict(base, layers=[{"op": "relu", "repeat": 2, "body": []}]),

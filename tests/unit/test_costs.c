@@ -205,6 +205,57 @@ START_TEST(test_saved_activations)
 }
 END_TEST
 
+/* The 3-d operators against PyTorch on the CPU
+ * (tests/reference/torch_reference_video.csv, gen_torch_reference_video.py):
+ * the r3d template's r3d_18 as torchvision.models.video.r3d_18 (3-D
+ * convolutions, batch norm, adaptive pooling) at three clip sizes, and
+ * tests/data/models/pool3d_net.json (max and average 3-D pooling, ceil_mode,
+ * padding) at two, one of odd sizes: parameters (r3d_18: torchvision's
+ * published 33,371,472) and MACs exact, the bytes kept for backward within
+ * 0.1%. */
+START_TEST(test_video_3d)
+{
+	char line[512], hline[512], *fl[16], *hdr[16];
+	struct cm_workload wl = test_workload(1);
+	int checked = 0, nh;
+	FILE *f = csv_open("torch_reference_video.csv", hline, sizeof hline, hdr, 16, &nh);
+
+	while (fgets(line, sizeof line, f)) {
+		struct tmodel t;
+		double ref, ours, err;
+		if (csv_split(line, fl, 16) != nh)
+			continue;
+		memset(&t, 0, sizeof t);
+		if (strcmp(fl[csv_col(hdr, nh, "model")], "pool3d_net") == 0) {
+			ck_assert_msg(cm_def_load_file(src_path("tests/data/models/pool3d_net.json"), &t.def, &t.err) == 0,
+			    "%s", t.err.message);
+			ck_assert_msg(tmodel_build_def(&t, &wl) == 0, "pool3d_net: %s", t.err.message);
+		} else
+			preset_eval(&t, fl[csv_col(hdr, nh, "model")], &wl);
+		tmodel_set(&t, "batch_size", "1");
+		tmodel_set(&t, "frames", fl[csv_col(hdr, nh, "frames")]);
+		tmodel_set(&t, "resolution", fl[csv_col(hdr, nh, "resolution")]);
+		tmodel_eval(&t);
+		ck_assert_int_eq(t.r.params, atoll(fl[csv_col(hdr, nh, "params")]));
+		ck_assert_int_eq(t.r.macs, atoll(fl[csv_col(hdr, nh, "macs_batch1")]));
+		tmodel_set(&t, "batch_size", fl[csv_col(hdr, nh, "batch")]);
+		tmodel_eval(&t);
+		ref = atof(fl[csv_col(hdr, nh, "saved_activation_bytes")]);
+		ours = (double)(t.r.act_saved_bytes - loss_saved(&t));
+		err = (ours - ref) / ref;
+		printf("%-10s batch %s frames %-2s %sx%s: params %lld, saved %.0f  PyTorch %.0f  %+6.3f%%\n",
+		    fl[csv_col(hdr, nh, "model")], fl[csv_col(hdr, nh, "batch")], fl[csv_col(hdr, nh, "frames")], fl[csv_col(hdr, nh, "resolution")],
+		    fl[csv_col(hdr, nh, "resolution")], (long long)t.r.params, ours, ref, err * 100);
+		ck_assert_msg(fabs(err) <= 0.001, "%s: saved %.0f vs PyTorch %.0f (%+.2f%%)", fl[csv_col(hdr, nh, "model")],
+		    ours, ref, err * 100);
+		checked++;
+		tmodel_free(&t);
+	}
+	fclose(f);
+	ck_assert_int_eq(checked, 5);
+}
+END_TEST
+
 /* Gradient checkpointing of every residual block (the resnet and
  * mobilenet_v2 templates mark them "checkpoint": true) against PyTorch with
  * each of torchvision's blocks in torch.utils.checkpoint
@@ -961,6 +1012,7 @@ suite(void)
 	tcase_add_test(t, test_torchvision_params_macs);
 	tcase_add_test(t, test_transformer_params);
 	tcase_add_test(t, test_saved_activations);
+	tcase_add_test(t, test_video_3d);
 	tcase_add_test(t, test_saved_activations_checkpointed);
 	tcase_add_test(t, test_saved_activations_llm);
 	tcase_add_test(t, test_qlora_reference);
