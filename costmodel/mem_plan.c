@@ -381,7 +381,7 @@ lists_free(struct plan_lists *pl, int K)
  * those and the fp32 offset. int8: e bytes (CB) and an fp32 scale per
  * output row (SCB). */
 static expr_id
-quant_weight(struct plan_ctx *c, const struct cm_workload *wl, const struct cm_op *op, expr_id e)
+quant_weight(struct plan_ctx *c, const struct cm_op *op, expr_id e)
 {
 	struct expr_graph *g = c->g;
 	expr_id blocks = expr_cdiv(g, e, expr_int(g, 64)), b;
@@ -390,7 +390,7 @@ quant_weight(struct plan_ctx *c, const struct cm_workload *wl, const struct cm_o
 		return expr_add(g, alloc_size(c, e), alloc_size(c, expr_mul(g, op->param_rows[0], expr_int(g, 4))));
 	b = expr_add(g, alloc_size(c, expr_cdiv(g, e, expr_int(g, 2))), alloc_size(c, expr_int(g, 16 * 4)));
 
-	if (!cm_quant_double(wl->ft.quant))
+	if (!cm_quant_double(op->quant))
 		return expr_add(g, b, alloc_size(c, expr_mul(g, blocks, expr_int(g, 4))));
 	b = expr_add(g, b, alloc_size(c, blocks));
 	b = expr_add(g, b, alloc_size(c, expr_mul(g, expr_cdiv(g, blocks, expr_int(g, 256)), expr_int(g, 4))));
@@ -425,7 +425,7 @@ plan_persistent(struct plan_ctx *pc, const struct cm_workload *wl, struct mem_pl
 			expr_id pg = zero;
 			for (int i = 0; i < op->nparam_tensors; i++) {
 				expr_id e = op->param_elems[i];
-				expr_id wb = guarded(&c, op->guard, op->quant && i == 0 ? quant_weight(&c, wl, op, e) :
+				expr_id wb = guarded(&c, op->guard, op->quant && i == 0 ? quant_weight(&c, op, e) :
 				    alloc_size(&c, expr_mul(g, e, expr_int(g, wbytes))));
 				expr_id gb = guarded(&c, op->guard, alloc_size(&c, expr_mul(g, e, expr_int(g, gbytes))));
 				fail |= tl_push(&w, wb);

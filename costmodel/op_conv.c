@@ -180,6 +180,22 @@ conv_out_size(struct op_build *ob, const struct conv_args *a, int i, expr_id in)
  * fewer groups than input channels, where the expected rule says less.
  */
 #define CONV_WS_EXCESS_BYTES (64LL << 20)
+static expr_id
+conv_ws_bound(struct op_build *ob, const struct conv_args *a, expr_id io)
+{
+	struct expr_graph *g = &ob->m->g;
+
+	return expr_mul(g, expr_lt(g, a->groups, a->cin), expr_add(g, io, expr_int(g, CONV_WS_EXCESS_BYTES)));
+}
+
+/* input plus output bytes of a convolution */
+static expr_id
+conv_io_bytes(struct op_build *ob, const struct cm_tensor *x)
+{
+	return expr_add(&ob->m->g, ob_bytes(ob, x->elems, CM_DT_ACT),
+	    ob_bytes(ob, ob->m->tensors[ob->out].elems, CM_DT_ACT));
+}
+
 static void
 conv_workspace(struct op_build *ob, const struct conv_args *a, const struct cm_tensor *x)
 {
@@ -187,8 +203,7 @@ conv_workspace(struct op_build *ob, const struct conv_args *a, const struct cm_t
 	expr_id one = expr_int(g, 1);
 	expr_id dense3 = expr_and(g, expr_and(g, expr_eq(g, a->k[0], expr_int(g, 3)), expr_eq(g, a->k[1], expr_int(g, 3))),
 	    expr_and(g, expr_and(g, expr_eq(g, a->s[0], one), expr_eq(g, a->s[1], one)), expr_eq(g, a->groups, one)));
-	expr_id io = expr_add(g, ob_bytes(ob, x->elems, CM_DT_ACT),
-	    ob_bytes(ob, ob->m->tensors[ob->out].elems, CM_DT_ACT));
+	expr_id io = conv_io_bytes(ob, x);
 	expr_id ws = expr_div(g, expr_mul(g, io, expr_int(g, 9)), expr_int(g, 4));
 
 	expr_id big = expr_or(g, expr_or(g, expr_gt(g, a->k[0], one), expr_gt(g, a->k[1], one)),
@@ -196,8 +211,7 @@ conv_workspace(struct op_build *ob, const struct conv_args *a, const struct cm_t
 	expr_id other = expr_mul(g, expr_mul(g, expr_eq(g, a->groups, one), big), expr_sub(g, one, dense3));
 	ob->op.ws_fwd = expr_add(g, expr_mul(g, dense3, ws), expr_mul(g, other, io));
 	ob->op.ws_bwd = ob->op.ws_fwd;
-	ob->op.ws_bound = expr_mul(g, expr_lt(g, a->groups, a->cin),
-	    expr_add(g, io, expr_int(g, CONV_WS_EXCESS_BYTES)));
+	ob->op.ws_bound = conv_ws_bound(ob, a, io);
 }
 
 static int
@@ -266,8 +280,7 @@ conv_build(struct op_build *ob, int spatial, int tr)
 		conv_workspace(ob, &a, x);
 	else if (spatial == 3)
 		/* unmeasured: the 2-D convolutions' bound for the safe estimate */
-		ob->op.ws_bound = expr_mul(g, expr_lt(g, a.groups, a.cin), expr_add(g, expr_add(g,
-		    ob_bytes(ob, x->elems, CM_DT_ACT), ob_bytes(ob, out_elems, CM_DT_ACT)), expr_int(g, CONV_WS_EXCESS_BYTES)));
+		ob->op.ws_bound = conv_ws_bound(ob, &a, conv_io_bytes(ob, x));
 	ob->op.kernels_fwd = (uint8_t)(a.bias ? 2 : 1);
 	ob->op.lib_calls = 1;   /* cuDNN (perf_model.c) */
 	if (a.bias)

@@ -68,8 +68,20 @@ def export_training(m, x, path):
                       dynamic_axes={"x": {0: "batch", 1: "seq"}}, opset_version=13,
                       training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)
     macs, by = count_macs(m, x)
-    return dict(params=sum(p.numel() for p in m.parameters()), macs=macs, macs_ops=by, seq=int(x.shape[1]),
+    return dict(params_record(m), macs=macs, macs_ops=by, seq=int(x.shape[1]))
+
+
+def params_record(m):
+    """m's parameters, in all and per child module, as the fixtures' JSON keeps them."""
+    return dict(params=sum(p.numel() for p in m.parameters()),
                 params_by_module={n: sum(p.numel() for p in c.parameters()) for n, c in m.named_children()})
+
+
+def write_record(path, res):
+    """A fixture's JSON record, as every RNN fixture writes it."""
+    with open(path, "w") as f:
+        json.dump(res, f, indent=1, sort_keys=True)
+        f.write("\n")
 
 
 def main():
@@ -77,9 +89,7 @@ def main():
     torch.manual_seed(0)
     m = TinyTagger()
     res = export_training(m, torch.randn(1, 7, 8), os.path.join(out, "torch_rnn.onnx"))
-    with open(os.path.join(out, "torch_rnn.json"), "w") as f:
-        json.dump(res, f, indent=1, sort_keys=True)
-        f.write("\n")
+    write_record(os.path.join(out, "torch_rnn.json"), res)
 
 
 HERE = os.path.dirname(os.path.abspath(__file__))

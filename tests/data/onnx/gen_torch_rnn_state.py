@@ -20,7 +20,6 @@ tensors the head makes ("head_new_elems": the cat's output; a select of h_n is a
 
     /usr/bin/python3 tests/data/onnx/gen_torch_rnn_state.py [OUTDIR]
 """
-import json
 import os
 import sys
 
@@ -28,7 +27,7 @@ import torch
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gen_torch_rnn import export_training  # noqa: E402  (the same export and record)
+from gen_torch_rnn import export_training, write_record  # noqa: E402  (the same export and record)
 
 
 class LstmLast(nn.Module):
@@ -105,9 +104,7 @@ def main():
         res[name] = export_training(m, torch.randn(1, 7, 8), os.path.join(out, f"torch_{name}_state.onnx"))
         saved, made, shape = head_saved(m, torch.randn(3, 5, 8))
         res[name].update(out_shape_b3_s5=shape, head_saved_elems=saved, head_new_elems=made)
-    with open(os.path.join(out, "torch_rnn_state.json"), "w") as f:
-        json.dump(res, f, indent=1, sort_keys=True)
-        f.write("\n")
+    write_record(os.path.join(out, "torch_rnn_state.json"), res)
 
 
 HERE = os.path.dirname(os.path.abspath(__file__))

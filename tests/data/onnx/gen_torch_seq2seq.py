@@ -18,7 +18,6 @@ tseq 4:
 
     /usr/bin/python3 tests/data/onnx/gen_torch_seq2seq.py [OUTDIR]
 """
-import json
 import os
 import sys
 
@@ -26,7 +25,7 @@ import torch
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gen_torch_rnn import count_macs  # noqa: E402  (the same counting)
+from gen_torch_rnn import count_macs, params_record, write_record  # noqa: E402  (the same counting and record)
 
 
 class Seq2Seq(nn.Module):
@@ -72,12 +71,8 @@ def main():
         macs, by = count_macs(Pair(m), (src, tgt))
         with torch.no_grad():
             shape = list(m(torch.randn(3, 5, 8), torch.randn(3, 4, 6)).shape)
-        res[name] = dict(params=sum(p.numel() for p in m.parameters()), macs=macs, macs_ops=by, seq=7, tseq=4,
-                         params_by_module={n: sum(p.numel() for p in c.parameters()) for n, c in m.named_children()},
-                         out_shape_b3_s5_t4=shape)
-    with open(os.path.join(out, "torch_seq2seq.json"), "w") as f:
-        json.dump(res, f, indent=1, sort_keys=True)
-        f.write("\n")
+        res[name] = dict(params_record(m), macs=macs, macs_ops=by, seq=7, tseq=4, out_shape_b3_s5_t4=shape)
+    write_record(os.path.join(out, "torch_seq2seq.json"), res)
 
 
 HERE = os.path.dirname(os.path.abspath(__file__))
