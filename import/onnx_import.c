@@ -300,6 +300,13 @@ index_values(struct onnx_imp *im)
 	}
 	for (int i = 0; i < g->nnodes; i++) {
 		const struct onnx_node *n = &g->nodes[i];
+		/* every operator has an output; the passes that look ahead
+		 * (onnx_fuse.c, a bias Add folded into its linear layer, the
+		 * RNN chains) read a reader's outputs[0] */
+		if (n->noutputs < 1) {
+			im->node = i;
+			return onnx_imp_fail(im, DN_EINVAL, "the node has no output (every operator has at least one)");
+		}
 		for (int k = 0; k < n->noutputs; k++) {
 			struct onnx_val *v = onnx_imp_val(im, n->outputs[k]);
 			if (v == NULL)

@@ -1,8 +1,9 @@
 /*
  * onnx_op_layer.c - ONNX operators that compute, as model-format layers:
- * Conv (conv1d/conv2d) and pooling, their asymmetric or SAME_* padding
- * as a `pad` layer before them (onnx_op_pad.c), ConvTranspose
- * (conv_transpose1d/2d; any pads, auto_pad, output_shape), Gemm and MatMul by an initializer (linear,
+ * Conv (conv1d/2d/3d) and pooling (max and average, 1-d to 3-d), their
+ * asymmetric or SAME_* padding as a `pad` layer before them (onnx_op_pad.c),
+ * ConvTranspose (conv_transpose1d/2d; any pads, auto_pad, output_shape),
+ * Gemm and MatMul by an initializer (linear,
  * a following bias Add folded in, a head tied to an embedding recognised),
  * MatMul of two activations, elementwise arithmetic (add, mul, or scale by a
  * constant), ReduceMean over the spatial axes, and the operators onnx_fuse.c
@@ -32,27 +33,29 @@ conv_out(struct onnx_imp *im, struct onnx_dim h, int64_t k, int64_t s, int64_t p
 }
 
 /* kernel, stride, padding and dilation of Conv, ConvTranspose and pools:
- * spatial dims nsp, pads pb (start) and pe (end) as written; p is what the
- * model format's symmetric `padding` gets (window_input for Conv and
- * pools, conv_transpose works its own out). */
+ * spatial dims nsp (1 to WIN_MAX: torch's 1-d, 2-d and 3-d layers), pads pb
+ * (start) and pe (end) as written; p is what the model format's symmetric
+ * `padding` gets (window_input for Conv and pools, conv_transpose works its
+ * own out). Axes past nsp hold the neutral 1 (k, s, d) and 0 (pads). */
+#define WIN_MAX 3
 enum { AUTO_PAD_NOTSET, AUTO_PAD_VALID, AUTO_PAD_SAME_UPPER, AUTO_PAD_SAME_LOWER };
 struct window {
 	int nsp;
 	int auto_pad;
-	int64_t k[2], s[2], p[2], d[2];
-	int64_t pb[2], pe[2];   /* pads at the start and the end of each axis */
+	int64_t k[WIN_MAX], s[WIN_MAX], p[WIN_MAX], d[WIN_MAX];
+	int64_t pb[WIN_MAX], pe[WIN_MAX];       /* pads at the start and the end of each axis */
 };
 
 static int
 window(struct onnx_imp *im, const struct onnx_val *x, const struct onnx_val *w, struct window *win)
 {
-	int64_t v[8];
+	int64_t v[2 * WIN_MAX];
 	int n;
 	const struct onnx_attr *ap = onnx_node_attr(NODE(im), "auto_pad");
 
 	win->nsp = x->rank - 2;
-	if (win->nsp < 1 || win->nsp > 2)
-		return onnx_imp_fail(im, DN_EINVAL, "only 1-d and 2-d windows are supported (input rank %d)", x->rank);
+	if (win->nsp < 1 || win->nsp > WIN_MAX)
+		return onnx_imp_fail(im, DN_EINVAL, "only 1-d, 2-d and 3-d windows are supported (input rank %d)", x->rank);
 	win->auto_pad = AUTO_PAD_NOTSET;
 	if (ap != NULL && ap->s != NULL && strcmp(ap->s, "NOTSET") != 0) {
 		if (strcmp(ap->s, "VALID") == 0)
@@ -65,9 +68,9 @@ window(struct onnx_imp *im, const struct onnx_val *x, const struct onnx_val *w, 
 			return onnx_imp_fail(im, DN_EINVAL, "auto_pad %.40s is not supported (NOTSET, VALID, SAME_UPPER, "
 			    "SAME_LOWER)", ap->s);
 	}
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < WIN_MAX; i++)
 		win->k[i] = win->s[i] = win->d[i] = 1, win->p[i] = win->pb[i] = win->pe[i] = 0;
-	n = onnx_op_attr_ints(im, "kernel_shape", v, 2);
+	n = onnx_op_attr_ints(im, "kernel_shape", v, WIN_MAX);
 	if (n == win->nsp)
 		memcpy(win->k, v, sizeof(int64_t) * (size_t)n);
 	else if (n == -1 && w != NULL && w->rank == x->rank)
@@ -76,15 +79,15 @@ window(struct onnx_imp *im, const struct onnx_val *x, const struct onnx_val *w, 
 	else
 		return onnx_imp_fail(im, DN_EINVAL, "kernel_shape missing or of the wrong length");
 	/* present attributes of the wrong length are malformed, not defaults */
-	if ((n = onnx_op_attr_ints(im, "strides", v, 2)) == win->nsp)
+	if ((n = onnx_op_attr_ints(im, "strides", v, WIN_MAX)) == win->nsp)
 		memcpy(win->s, v, sizeof(int64_t) * (size_t)n);
 	else if (n != -1)
 		return onnx_imp_fail(im, DN_EINVAL, "strides has the wrong number of entries (%d spatial axes)", win->nsp);
-	if ((n = onnx_op_attr_ints(im, "dilations", v, 2)) == win->nsp)
+	if ((n = onnx_op_attr_ints(im, "dilations", v, WIN_MAX)) == win->nsp)
 		memcpy(win->d, v, sizeof(int64_t) * (size_t)n);
 	else if (n != -1)
 		return onnx_imp_fail(im, DN_EINVAL, "dilations has the wrong number of entries (%d spatial axes)", win->nsp);
-	if ((n = onnx_op_attr_ints(im, "pads", v, 4)) != -1 && n != 2 * win->nsp)
+	if ((n = onnx_op_attr_ints(im, "pads", v, 2 * WIN_MAX)) != -1 && n != 2 * win->nsp)
 		return onnx_imp_fail(im, DN_EINVAL, "pads has the wrong number of entries (%d spatial axes)", win->nsp);
 	if (n == 2 * win->nsp) {
 		for (int i = 0; i < win->nsp; i++) {
@@ -100,12 +103,41 @@ window(struct onnx_imp *im, const struct onnx_val *x, const struct onnx_val *w, 
 	return 0;
 }
 
+/* A window attribute as the model format writes it: one value when every
+ * spatial axis has it (kernel 3 for 3 x 3 x 3), else one per axis
+ * ([3, 7, 7]). */
 static json_t *
-pair(int nsp, const int64_t *v)
+tuple(int nsp, const int64_t *v)
 {
-	if (nsp == 1 || v[0] == v[1])
+	json_t *a;
+	int same = 1;
+
+	for (int i = 1; i < nsp; i++)
+		same &= v[i] == v[0];
+	if (same)
 		return json_integer(v[0]);
-	return json_pack("[II]", (json_int_t)v[0], (json_int_t)v[1]);
+	a = json_array();
+	for (int i = 0; i < nsp; i++)
+		json_array_append_new(a, json_integer(v[i]));
+	return a;
+}
+
+/* Whether any of the nsp entries of v differs from `neutral`. */
+static int
+any_not(int nsp, const int64_t *v, int64_t neutral)
+{
+	for (int i = 0; i < nsp; i++)
+		if (v[i] != neutral)
+			return 1;
+	return 0;
+}
+
+/* The model format's name of the nsp-d form of `op` ("conv" -> "conv3d"). */
+static const char *
+nd_name(char *buf, size_t size, const char *op, int nsp)
+{
+	dn_fmt(buf, size, "%s%dd", op, nsp);
+	return buf;
 }
 
 /* The pads of spatial axis i at its start (*b) and end (*e): the
@@ -207,6 +239,7 @@ onnx_op_conv(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o)
 	struct onnx_val *w = onnx_op_in(im, 1), *in;
 	struct window win;
 	int64_t groups = onnx_op_attr_i(im, "group", 1);
+	char name[32];
 	json_t *l;
 
 	if (w == NULL || w->kind != ONNX_V_CONST || w->rank != x->rank)
@@ -218,15 +251,15 @@ onnx_op_conv(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o)
 		    (long long)w->t->dims[0]);
 	if (window_input(im, x, o, &win, &in) < 0)
 		return -1;
-	l = onnx_op_emit(im, win.nsp == 1 ? "conv1d" : "conv2d", o, in, NULL);
+	l = onnx_op_emit(im, nd_name(name, sizeof name, "conv", win.nsp), o, in, NULL);
 	json_object_set_new(l, "out_channels", json_integer(w->t->dims[0]));
-	json_object_set_new(l, "kernel", pair(win.nsp, win.k));
-	if (win.s[0] != 1 || win.s[1] != 1)
-		json_object_set_new(l, "stride", pair(win.nsp, win.s));
-	if (win.p[0] != 0 || win.p[1] != 0)
-		json_object_set_new(l, "padding", pair(win.nsp, win.p));
-	if (win.d[0] != 1 || win.d[1] != 1)
-		json_object_set_new(l, "dilation", pair(win.nsp, win.d));
+	json_object_set_new(l, "kernel", tuple(win.nsp, win.k));
+	if (any_not(win.nsp, win.s, 1))
+		json_object_set_new(l, "stride", tuple(win.nsp, win.s));
+	if (any_not(win.nsp, win.p, 0))
+		json_object_set_new(l, "padding", tuple(win.nsp, win.p));
+	if (any_not(win.nsp, win.d, 1))
+		json_object_set_new(l, "dilation", tuple(win.nsp, win.d));
 	if (groups != 1)
 		json_object_set_new(l, "groups", json_integer(groups));
 	json_object_set_new(l, "bias", json_boolean(onnx_op_in(im, 2) != NULL));
@@ -324,6 +357,9 @@ onnx_op_conv_transpose(struct onnx_imp *im, struct onnx_val *x, struct onnx_val 
 		return onnx_imp_fail(im, DN_EINVAL, "the weight must be an initializer of rank %d", x->rank);
 	if (window(im, x, w, &win) < 0)
 		return -1;
+	if (win.nsp > 2)
+		return onnx_imp_fail(im, DN_EINVAL, "a 3-d transposed convolution (input rank %d) has no model-format "
+		    "operator (conv_transpose1d and conv_transpose2d only)", x->rank);
 	if (groups < 1 || groups > 65536 || w->t->dims[0] % groups != 0)
 		return onnx_imp_fail(im, DN_EINVAL, "group %lld does not divide %lld input channels", (long long)groups,
 		    (long long)w->t->dims[0]);
@@ -366,15 +402,15 @@ onnx_op_conv_transpose(struct onnx_imp *im, struct onnx_val *x, struct onnx_val 
 	}
 	l = onnx_op_emit(im, win.nsp == 1 ? "conv_transpose1d" : "conv_transpose2d", y, x, NULL);
 	json_object_set_new(l, "out_channels", json_integer(cout));
-	json_object_set_new(l, "kernel", pair(win.nsp, win.k));
-	if (win.s[0] != 1 || win.s[1] != 1)
-		json_object_set_new(l, "stride", pair(win.nsp, win.s));
-	if (p[0] != 0 || p[1] != 0)
-		json_object_set_new(l, "padding", pair(win.nsp, p));
-	if (opp[0] != 0 || opp[1] != 0)
-		json_object_set_new(l, "output_padding", pair(win.nsp, opp));
-	if (win.d[0] != 1 || win.d[1] != 1)
-		json_object_set_new(l, "dilation", pair(win.nsp, win.d));
+	json_object_set_new(l, "kernel", tuple(win.nsp, win.k));
+	if (any_not(win.nsp, win.s, 1))
+		json_object_set_new(l, "stride", tuple(win.nsp, win.s));
+	if (any_not(win.nsp, p, 0))
+		json_object_set_new(l, "padding", tuple(win.nsp, p));
+	if (any_not(win.nsp, opp, 0))
+		json_object_set_new(l, "output_padding", tuple(win.nsp, opp));
+	if (any_not(win.nsp, win.d, 1))
+		json_object_set_new(l, "dilation", tuple(win.nsp, win.d));
 	if (groups != 1)
 		json_object_set_new(l, "groups", json_integer(groups));
 	json_object_set_new(l, "bias", json_boolean(onnx_op_in(im, 2) != NULL));
@@ -405,16 +441,15 @@ onnx_op_pool(struct onnx_imp *im, const char *op, struct onnx_val *x, struct onn
 
 	if (window(im, x, NULL, &win) < 0)
 		return -1;
-	if (win.d[0] != 1 || win.d[1] != 1)
+	if (any_not(win.nsp, win.d, 1))
 		return onnx_imp_fail(im, DN_EINVAL, "dilated pooling is not supported");
 	if (window_input(im, x, o, &win, &in) < 0)
 		return -1;
-	dn_fmt(name, sizeof name, "%s%dd", op, win.nsp);
-	l = onnx_op_emit(im, name, o, in, NULL);
-	json_object_set_new(l, "kernel", pair(win.nsp, win.k));
-	json_object_set_new(l, "stride", pair(win.nsp, win.s));
-	if (win.p[0] != 0 || win.p[1] != 0)
-		json_object_set_new(l, "padding", pair(win.nsp, win.p));
+	l = onnx_op_emit(im, nd_name(name, sizeof name, op, win.nsp), o, in, NULL);
+	json_object_set_new(l, "kernel", tuple(win.nsp, win.k));
+	json_object_set_new(l, "stride", tuple(win.nsp, win.s));
+	if (any_not(win.nsp, win.p, 0))
+		json_object_set_new(l, "padding", tuple(win.nsp, win.p));
 	if (ceil_mode)
 		json_object_set_new(l, "ceil_mode", json_true());
 	if (op[0] == 'a')
@@ -601,19 +636,48 @@ onnx_op_simple(struct onnx_imp *im, const char *op, struct onnx_val *x, struct o
 	return 0;
 }
 
-/* ReduceMean over the spatial axes with keepdims: a global average pool. */
+/* GlobalAveragePool and GlobalMaxPool (avg 1 or 0) of x [N, C, spatial...]
+ * into o [N, C, 1...]: adaptive_avgpool2d / adaptive_maxpool2d over 2
+ * spatial axes, adaptive_avgpool3d over 3 (torch's AdaptiveAvgPool3d(1),
+ * r3d's head); the model format has no 3-d adaptive max pool. */
+int
+onnx_op_global_pool(struct onnx_imp *im, int avg, struct onnx_val *x, struct onnx_val *o)
+{
+	char name[32];
+	json_t *l;
+
+	if (x->rank != 4 && x->rank != 5)
+		return onnx_imp_fail(im, DN_EINVAL, "global pooling over %d spatial axes: only 2 and 3 are supported",
+		    x->rank - 2);
+	if (!avg && x->rank == 5)
+		return onnx_imp_fail(im, DN_EINVAL, "3-d global max pooling has no model-format operator (global "
+		    "average pooling has: adaptive_avgpool3d)");
+	l = onnx_op_emit(im, nd_name(name, sizeof name, avg ? "adaptive_avgpool" : "adaptive_maxpool", x->rank - 2), o,
+	    x, NULL);
+	json_object_set_new(l, "output_size", json_integer(1));
+	onnx_op_copy_shape(o, x);
+	for (int k = 2; k < x->rank; k++)
+		o->shape[k] = onnx_dim_int(1);
+	return 0;
+}
+
+/* ReduceMean over every spatial axis of a 4-d or 5-d x (axes 2.. in any
+ * order, negative or not): a global average pool, reshaped to [N, C]
+ * without keepdims. */
 int
 onnx_op_reduce_mean(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o)
 {
 	int64_t axes[ONNX_MAX_RANK];
-	int n = onnx_op_axes_of(im, axes, ONNX_MAX_RANK);
-	json_t *l;
+	int n = onnx_op_axes_of(im, axes, ONNX_MAX_RANK), seen = 0;
 
-	if (n == 2 && x->rank == 4 && ((axes[0] == 2 && axes[1] == 3) || (axes[0] == -2 && axes[1] == -1))) {
-		l = onnx_op_emit(im, "adaptive_avgpool2d", o, x, NULL);
-		json_object_set_new(l, "output_size", json_integer(1));
-		onnx_op_copy_shape(o, x);
-		o->shape[2] = o->shape[3] = onnx_dim_int(1);
+	for (int i = 0; i < n && n == x->rank - 2; i++) {
+		int64_t a = axes[i] < 0 ? axes[i] + x->rank : axes[i];
+		if (a >= 2 && a < x->rank)
+			seen |= 1 << a;
+	}
+	if ((x->rank == 4 || x->rank == 5) && n == x->rank - 2 && seen == ((1 << x->rank) - 4)) {
+		if (onnx_op_global_pool(im, 1, x, o) < 0)
+			return -1;
 		if (onnx_op_attr_i(im, "keepdims", 1) == 0) {
 			struct onnx_val p = *o;
 			return onnx_op_reshape_to(im, &p, o, x->shape, 2, 1);

@@ -233,15 +233,8 @@ onnx_ops_translate(struct onnx_imp *im, int i)
 		return onnx_op_pool(im, "maxpool", x, o);
 	if (strcmp(op, "AveragePool") == 0)
 		return onnx_op_pool(im, "avgpool", x, o);
-	if (strcmp(op, "GlobalAveragePool") == 0 || strcmp(op, "GlobalMaxPool") == 0) {
-		if (x->rank != 4)
-			return onnx_imp_fail(im, DN_EINVAL, "only 2-d global pooling is supported");
-		json_object_set_new(onnx_op_emit(im, op[6] == 'A' ? "adaptive_avgpool2d" : "adaptive_maxpool2d", o, x, NULL),
-		    "output_size", json_integer(1));
-		onnx_op_copy_shape(o, x);
-		o->shape[2] = o->shape[3] = onnx_dim_int(1);
-		return 0;
-	}
+	if (strcmp(op, "GlobalAveragePool") == 0 || strcmp(op, "GlobalMaxPool") == 0)
+		return onnx_op_global_pool(im, op[6] == 'A', x, o);
 	if (strcmp(op, "Flatten") == 0) {
 		int axis = 0;
 		struct onnx_dim s[2] = { onnx_dim_int(1), onnx_dim_int(1) };

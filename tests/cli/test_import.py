@@ -19,6 +19,10 @@
    torch_interp.onnx, gen_torch_interp.py: F.interpolate(recompute_scale_factor=True)) import as
    upsample layers with PyTorch's parameters, MACs and saved bytes; single-node Resize graphs give
    shape inference's shapes; upsample_saved.json (PyTorch keeps nothing for upsample's backward).
+   3-d convolution and pooling (torch_video.onnx, gen_torch_video.py: an r3d-style video classifier)
+   import as conv3d, maxpool3d, avgpool3d and adaptive_avgpool3d with PyTorch's parameters, MACs and
+   saved bytes; single-node 3-d Conv, pooling, GlobalAveragePool and ReduceMean graphs give shape
+   inference's shapes; 3-d ConvTranspose and GlobalMaxPool are errors naming the node.
    nn.LSTM and nn.GRU (torch_rnn.onnx, gen_torch_rnn.py: stacked, bidirectional, batch first)
    import as lstm and gru layers with PyTorch's parameters and MACs; single LSTM and GRU nodes give
    their initializers' parameters and shape inference's Y; unsupported attributes are errors.
@@ -109,6 +113,16 @@ def import_layers(name, onnx_path, out, *args):
         return None
     with open(out) as f:
         return json.load(f)["layers"]
+
+
+def check_refused(path, graph, label, node, why):
+    """Saves graph (a python3-onnx GraphProto) at opset 13 to path: `dnnsat import` of it exits 2
+    with an error naming node and containing why (checked as LABEL)."""
+    import onnx
+    from onnx import helper
+    onnx.save_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    rc, _, err = run("import", path)
+    check(label, rc == 2 and f"'{node}'" in err and why in err, err)
 
 
 def check_keras_cnn(tmp):
@@ -355,6 +369,118 @@ def check_window_padding(tmp):
     check("Conv auto_pad SAME_MIDDLE: an error naming the node", rc == 2 and "'win'" in err and "SAME_MIDDLE" in err, err)
 
 
+def check_torch_video(tmp):
+    """torch_video.onnx (gen_torch_video.py): an r3d-style video classifier as torch 1.13 exports it at
+    opset 13 (Conv, MaxPool with ceil_mode, AveragePool with padding, GlobalAveragePool on 5-d
+    tensors; a kernel, stride, padding and dilation that differ by axis) imports as conv3d,
+    maxpool3d, avgpool3d and adaptive_avgpool3d layers with PyTorch's parameters, MACs and saved
+    bytes (torch_video.json) exactly at three clip sizes, odd ones among them; a clip too short for
+    the stem's pooling and the strided block is invalid, not a crash."""
+    layers, out, ref = import_reference(tmp, "torch_video")
+    if layers is None:
+        return
+    ops = [l["op"] for l in layers]
+    stem = layers[0]
+    check("torch_video: the stem's (3, 7, 7) kernel, (1, 2, 2) stride and (1, 3, 3) padding per axis",
+          (stem["op"], stem["kernel"], stem["stride"], stem["padding"]) == ("conv3d", [3, 7, 7], [1, 2, 2], [1, 3, 3]),
+          stem)
+    check("torch_video: 3-d layers (7 conv3d, maxpool3d, avgpool3d, adaptive_avgpool3d), no pad layer",
+          ops.count("conv3d") == 7 and ops.count("maxpool3d") == 1 and ops.count("avgpool3d") == 1 and
+          ops.count("adaptive_avgpool3d") == 1 and "pad" not in ops, ops)
+    dil = [l for l in layers if l.get("dilation")]
+    check("torch_video: the dilation (1, 2, 2) per axis", [l["dilation"] for l in dil] == [[1, 2, 2]], dil)
+    d, err = costs(out, batch=1, t=8, h=32, w=32)
+    check(f"torch_video: params {ref['params']}, MACs {ref['macs']} as PyTorch at 8 x 32 x 32",
+          d is not None and (d["costs"]["params"], d["costs"]["macs"]) == (ref["params"], ref["macs"]),
+          d and (d["costs"]["params"], d["costs"]["macs"]) or err)
+    for s in ref["saved"]:
+        got = saved_bytes(out, batch=s["batch"], t=s["t"], h=s["h"], w=s["w"])
+        what = f"torch_video batch {s['batch']} {s['t']}x{s['h']}x{s['w']}"
+        print(f"{what}: saved activations {got} vs PyTorch {s['bytes']}")
+        check(f"{what}: saved activations equal PyTorch's", got == s["bytes"], (got, s["bytes"]))
+    d, err = costs(out, batch=1, t=1, h=32, w=32)
+    check("torch_video: one frame is invalid (the strided block's 3-d window is larger than its input)",
+          d is not None and d["feasible"] is False, d or err)
+
+
+def make_window3d(path, op, attrs, size, k=(3, 3, 3), ins_extra=(), out_rank=None):
+    """x [batch, 4, T, H, W] -> op (Conv: 4 -> 6 channels, kernel k, no bias; pools: kernel k;
+    others: attrs only) -> y, sizes ints or names; the output shape shape inference gives."""
+    import onnx
+    import struct
+    from onnx import helper, TensorProto, shape_inference
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4, *size])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    inits, ins = [], ["x"]
+    if op in ("Conv", "ConvTranspose"):
+        n = 6 * 4 * k[0] * k[1] * k[2]
+        dims = [6, 4, *k] if op == "Conv" else [4, 6, *k]
+        inits = [helper.make_tensor("w", TensorProto.FLOAT, dims, struct.pack("<%df" % n, *[0.1] * n), raw=True)]
+        ins.append("w")
+    elif op in ("MaxPool", "AveragePool"):
+        attrs = dict(attrs, kernel_shape=list(k))
+    g = helper.make_graph([helper.make_node(op, ins, ["y"], name="win3", **attrs)], "g", [x], [y], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.save_model(m, path)
+    dims = shape_inference.infer_shapes(m).graph.output[0].type.tensor_type.shape.dim
+    return [d.dim_value if d.HasField("dim_value") else d.dim_param for d in dims]
+
+
+def check_window_3d(tmp):
+    """3-d Conv, MaxPool and AveragePool with symmetric, asymmetric and auto_pad SAME_* pads, and
+    GlobalAveragePool and ReduceMean over the three spatial axes: the imported output shape is
+    python3-onnx's shape inference's at two clip sizes (odd and even), through a 5-d `pad` layer
+    wherever the padding is uneven; Conv's MACs are output elements x 4 x kernel volume. A 3-d
+    ConvTranspose, a 3-d GlobalMaxPool (no model-format operator) and a 4-d window are errors naming
+    the node and the reason."""
+    p = os.path.join(tmp, "win3.onnx")
+    out = os.path.join(tmp, "win3.json")
+    # (operator, attributes, kernel, symbolic input, the layers expected)
+    cases = [("Conv", dict(strides=[1, 2, 2], pads=[1, 3, 3, 1, 3, 3]), (3, 7, 7), True, ["conv3d"]),
+             ("Conv", dict(strides=[2, 2, 2], auto_pad="SAME_UPPER"), (3, 3, 3), True, ["pad", "conv3d"]),
+             ("Conv", dict(dilations=[1, 2, 3], pads=[0, 2, 3, 0, 2, 3]), (3, 3, 3), True, ["conv3d"]),
+             ("Conv", dict(strides=[2, 1, 2], pads=[0, 1, 0, 1, 1, 1]), (2, 3, 3), False, ["pad", "conv3d"]),
+             ("MaxPool", dict(strides=[1, 2, 2], ceil_mode=1), (1, 3, 3), True, ["maxpool3d"]),
+             ("MaxPool", dict(strides=[2, 2, 2], auto_pad="SAME_LOWER"), (3, 3, 3), True, ["pad", "maxpool3d"]),
+             ("AveragePool", dict(strides=[1, 2, 2], pads=[0, 1, 1, 0, 1, 1]), (2, 3, 3), True, ["avgpool3d"]),
+             ("AveragePool", dict(strides=[2, 2, 2], pads=[1, 0, 0, 0, 1, 1], count_include_pad=1), (3, 3, 3),
+              False, ["pad", "avgpool3d"]),
+             ("GlobalAveragePool", {}, None, True, ["adaptive_avgpool3d"]),
+             ("ReduceMean", dict(axes=[2, 3, 4]), None, True, ["adaptive_avgpool3d"]),
+             ("ReduceMean", dict(axes=[-1, -3, -2], keepdims=0), None, True, ["adaptive_avgpool3d", "reshape"])]
+    for op, attrs, k, sym, want_ops in cases:
+        for size in ((7, 14, 15), (8, 15, 14)):
+            want = make_window3d(p, op, attrs, size, k or (3, 3, 3))
+            if sym:
+                make_window3d(p, op, attrs, ("t", "h", "w"), k or (3, 3, 3))
+            rc, _, err = run("import", p, "--out", out)
+            check(f"3-d {op} {attrs} k {k}: imports", rc == 0, err)
+            if rc != 0:
+                break
+            cfg = dict(batch=2, t=size[0], h=size[1], w=size[2]) if sym else dict(batch=2)
+            shapes, macs, err = layer_shapes(out, **cfg)
+            check(f"3-d {op} {attrs} k {k} at {size}: output shape {want[1:]} (shape inference)",
+                  shapes is not None and shapes[-1] == [2] + want[1:], (shapes, err))
+            with open(out) as f:
+                layers = json.load(f)["layers"]
+            check(f"3-d {op} {attrs} k {k}: layers {want_ops}", [l["op"] for l in layers] == want_ops, layers)
+            if op == "Conv" and shapes is not None:
+                elems = 2 * 6 * want[2] * want[3] * want[4]
+                check(f"3-d {op} {attrs} k {k} at {size}: MACs", macs == elems * 4 * k[0] * k[1] * k[2],
+                      (macs, elems))
+    for op, attrs, why in (("ConvTranspose", dict(strides=[2, 2, 2]), "3-d transposed convolution"),
+                           ("GlobalMaxPool", {}, "3-d global max pooling")):
+        make_window3d(p, op, attrs, (8, 16, 16))
+        rc, _, err = run("import", p)
+        check(f"3-d {op}: an error naming the node and the reason", rc == 2 and "'win3'" in err and why in err, err)
+    from onnx import helper, TensorProto
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4, 4, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    g = helper.make_graph([helper.make_node("MaxPool", ["x"], ["y"], name="pool4d", kernel_shape=[2, 2, 2, 2])],
+                          "g", [x], [y])
+    check_refused(p, g, "a 4-d MaxPool: an error naming the node", "pool4d", "3-d windows")
+
+
 def make_pad(path, opset, pads, how, mode=None, sym=False):
     """x [batch, 3, H, W] -> Pad -> y with the pads as the attribute (opset < 11), an initializer
     (how "init"), a Constant node ("const") or computed from the input ("data", not known when
@@ -466,7 +592,6 @@ def check_torch_pad(tmp):
     check("torch_pad: ZeroPad2d((1, 2, 0, 1)) and F.pad((0, 1, 0, 1)) as pad layers",
           [l.get("padding") for l in layers if l["op"] == "pad"] == [[1, 2, 0, 1], [0, 1, 0, 1]], layers)
     check_image_reference("torch_pad", out, ref)
-    import onnx
     from onnx import helper, TensorProto
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
@@ -476,12 +601,8 @@ def check_torch_pad(tmp):
     nodes = [helper.make_node("Reshape", ["p", "s"], ["p2"], name="r"),
              helper.make_node("Gather", ["p2", "i"], ["g"], name="gather2d"),
              helper.make_node("Reshape", ["x", "g"], ["y"], name="use")]
-    p = os.path.join(tmp, "sym2.onnx")
-    onnx.save_model(helper.make_model(helper.make_graph(nodes, "g", [x], [y], inits),
-                                      opset_imports=[helper.make_opsetid("", 13)]), p)
-    rc, _, err = run("import", p)
-    check("a 2-d shape tensor into Gather: an error naming the node", rc == 2 and "'gather2d'" in err and
-          "2-d shape tensor" in err, err)
+    check_refused(os.path.join(tmp, "sym2.onnx"), helper.make_graph(nodes, "g", [x], [y], inits),
+                  "a 2-d shape tensor into Gather: an error naming the node", "gather2d", "2-d shape tensor")
 
 
 def check_torch_unet(tmp):
@@ -1044,6 +1165,8 @@ def main():
     check_pad(tmp)
     check_torch_pad(tmp)
     check_torch_unet(tmp)
+    check_torch_video(tmp)
+    check_window_3d(tmp)
     check_torch_interp(tmp)
     check_upsample_reference(tmp)
     check_resize(tmp)
@@ -1201,6 +1324,18 @@ def main():
         make_onnx(p, "Relu")
         rc, out, err = run("import", p)
         check("MatMul by an initializer is a linear layer", rc == 0 and '"linear"' in out and '"relu"' in out, err)
+        # fuzz_onnx found it (CI, 2026-12-06): a bias Add with no output after a MatMul by an initializer
+        # was folded into the linear layer, whose output became the Add's missing one (a NULL read)
+        import struct
+        from onnx import helper, TensorProto
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 8])
+        h = helper.make_tensor_value_info("h", TensorProto.FLOAT, ["batch", 4])
+        inits = [helper.make_tensor("w", TensorProto.FLOAT, [8, 4], struct.pack("<32f", *[0.5] * 32), raw=True),
+                 helper.make_tensor("b", TensorProto.FLOAT, [4], struct.pack("<4f", *[0.1] * 4), raw=True)]
+        nodes = [helper.make_node("MatMul", ["x", "w"], ["h"], name="fc"),
+                 helper.make_node("Add", ["b", "h"], [], name="bias_nowhere")]
+        check_refused(os.path.join(tmp, "no_output.onnx"), helper.make_graph(nodes, "g", [x], [h], inits),
+                      "a node without an output: an error naming it", "bias_nowhere", "no output")
         ext = os.path.join(tmp, "ext")
         os.mkdir(ext)
         p = os.path.join(ext, "ext.onnx")
