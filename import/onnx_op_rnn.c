@@ -279,44 +279,78 @@ emit_whole_state(struct onnx_imp *im, struct onnx_val *res, struct onnx_val *o, 
  * a single node, or the Concat of every stacked node's) as an rnn_state of
  * the layer whose result is res, which its readers (torch's h_n[i]: a
  * Gather, a view) take as any activation. One stacked node's state read
- * alone is refused, named. Errors name the RNN node being translated. */
+ * by other nodes (what a graph simplifier leaves of h_n[-1] = Gather(Concat
+ * (...), -1)) is a `slice` of the whole state, entries [k * dirs, (k + 1) *
+ * dirs) on axis 0: a view of cuDNN's hy, as the h_n[...] it stands for.
+ * Errors name the RNN node being translated. */
 static int
 rnn_states(struct onnx_imp *im, const int *stack, int layers, int dirs, int64_t h, struct onnx_val *res, int gru)
 {
-	static const char *const yname[] = { "", "Y_h (the final hidden state)", "Y_c (the final cell state)" };
+	static const char *const what[] = { "", "h", "c" };
 
+	if (layers > RNN_STACK) {
+		/* the nodes past the stack's record are not followed */
+		for (int k = 0; k < RNN_STACK; k++)
+			for (int out = 1; out <= (gru ? 1 : 2); out++) {
+				const struct onnx_node *n = &im->m->graph.nodes[stack[k]];
+				struct onnx_val *y = n->noutputs > out ? onnx_imp_find(im, n->outputs[out]) : NULL;
+				if (y != NULL && n->outputs[out][0] != '\0' && y->nconsumers > 0)
+					return onnx_imp_fail(im, DN_EINVAL, "the final states of more than %d stacked layers: not "
+					    "supported", RNN_STACK);
+			}
+		return 0;
+	}
 	for (int out = 1; out <= (gru ? 1 : 2); out++) {
-		int concat = -1;
-		for (int k = 0; k < layers; k++) {
-			const struct onnx_node *n = &im->m->graph.nodes[k < RNN_STACK ? stack[k] : stack[0]];
-			struct onnx_val *y = n->noutputs > out && n->outputs[out][0] != '\0' ?
-			    onnx_imp_find(im, n->outputs[out]) : NULL;
+		struct onnx_val *ys[RNN_STACK], *whole = NULL;
 
-			if (y == NULL || y->nconsumers == 0)
-				continue;
-			if (layers == 1) {
-				if (emit_whole_state(im, res, y, out == 2, 1, dirs, h) < 0)
-					return -1;
+		/* each stacked node's state, when read; the Concat of them all */
+		for (int k = 0; k < layers; k++) {
+			const struct onnx_node *n = &im->m->graph.nodes[stack[k]];
+			ys[k] = n->noutputs > out && n->outputs[out][0] != '\0' ? onnx_imp_find(im, n->outputs[out]) : NULL;
+			if (ys[k] == NULL || ys[k]->nconsumers == 0) {
+				ys[k] = NULL;
 				continue;
 			}
-			if (k >= RNN_STACK || y->nconsumers > 4)
-				return onnx_imp_fail(im, DN_EINVAL, "output %s of node '%s' is read by %d nodes: not "
-				    "supported", yname[out], n->name, y->nconsumers);
-			for (int r = 0; r < y->nconsumers; r++) {
-				int j = y->consumers[r];
-				const struct onnx_node *c = &im->m->graph.nodes[j];
-				if (j == concat)
+			if (layers == 1) {
+				if (emit_whole_state(im, res, ys[k], out == 2, 1, dirs, h) < 0)
+					return -1;
+				ys[k] = NULL;
+				continue;
+			}
+			if (ys[k]->nconsumers > 4)
+				return onnx_imp_fail(im, DN_EINVAL, "output %d of node '%s' is read by %d nodes: not supported",
+				    out, n->name, ys[k]->nconsumers);
+			for (int r = 0; r < ys[k]->nconsumers && whole == NULL; r++) {
+				int j = ys[k]->consumers[r];
+				if (!is_state_concat(im, j, stack, layers, out))
 					continue;
-				if (concat >= 0 || !is_state_concat(im, j, stack, layers, out))
-					return onnx_imp_fail(im, DN_EINVAL, "output %s of node '%s' is read by node '%s' (%s): "
-					    "the state of one of %d stacked layers alone is not supported (read the Concat of "
-					    "every layer's, torch's %s)", yname[out], n->name, c->name, c->op_type, layers,
-					    out == 1 ? "h_n" : "c_n");
-				concat = j;
-				if (emit_whole_state(im, res, onnx_imp_find(im, c->outputs[0]), out == 2, layers, dirs, h) < 0)
+				whole = onnx_imp_find(im, im->m->graph.nodes[j].outputs[0]);
+				if (emit_whole_state(im, res, whole, out == 2, layers, dirs, h) < 0)
 					return -1;
 				im->fuse[j] = ONNX_FUSE_SKIP;
 			}
+		}
+		/* a node's state read by anything but that Concat: its slice */
+		for (int k = 0; k < layers; k++) {
+			int alone = 0;
+			if (ys[k] == NULL)
+				continue;
+			for (int r = 0; r < ys[k]->nconsumers; r++)
+				alone |= !is_state_concat(im, ys[k]->consumers[r], stack, layers, out);
+			if (!alone)
+				continue;
+			if (whole == NULL) {
+				whole = onnx_imp_val(im, onnx_arena_printf(im->ar, "%s.%s_n", res->name, what[out]));
+				if (whole == NULL || whole->name == NULL)
+					return onnx_imp_fail(im, DN_ENOMEM, "out of memory");
+				if (emit_whole_state(im, res, whole, out == 2, layers, dirs, h) < 0)
+					return -1;
+			}
+			if (onnx_op_slice_axis(im, whole, ys[k], 0, onnx_dim_int((int64_t)k * dirs),
+			    onnx_dim_int((int64_t)(k + 1) * dirs), ys[k]->name) < 0)
+				return -1;
+			ys[k]->permuted = 0;
+			ys[k]->rnn_bf = 0;
 		}
 	}
 	return 0;

@@ -831,7 +831,8 @@ def check_torch_rnn_state(tmp):
     an rnn_state of the layer (cuDNN's own hy: no kernel, nothing kept), h_n[i] views of it (slice,
     reshape), and the head keeps what PyTorch's autograd keeps: h_n, which the Linear on h_n[-1]
     keeps alive, or the cat's output; the RNN keeps its own saved bytes as with Y read. h_n[0] of
-    the 2-layer LSTM (an earlier layer's state) imports the same way."""
+    the 2-layer LSTM (an earlier layer's state) imports the same way, and so does one layer node's
+    Y_h or Y_c read without the Concat (a slice of the whole state)."""
     import onnx
     with open(os.path.join(DATA, "torch_rnn_state.json")) as f:
         refs = json.load(f)
@@ -888,6 +889,41 @@ def check_torch_rnn_state(tmp):
         check("torch_bilstm_state with h_n[0]: h_n of both layers as one rnn_state [4, 3, 16], output [3, 5]",
               len(st) == 1 and st[0].get("num_layers") == 2 and st[0].get("bidirectional") is True and
               shapes is not None and [4, 3, 16] in shapes and shapes[-1] == [3, 5], (st, shapes, err))
+    # one stacked node's state read alone (what a graph simplifier makes of Gather(Concat(Y_h of
+    # both nodes), -2 / -1): the Gathers read layer k's Y_h [2, N, 16] with the same indices, the
+    # Concat removed; and layer 0's cell state Y_c read by a Relu, a second graph output. Each is a
+    # slice [2k, 2k + 2) of the whole state, a view: parameters, MACs and every saved byte as the
+    # fixture's (PyTorch's). Refused before.
+    base = layer_ops("torch_bilstm_state", os.path.join(tmp, "torch_bilstm_state.json"), "batch=3", "seq=5")
+    for k in (0, 1):
+        m = onnx.load(os.path.join(DATA, "torch_bilstm_state.onnx"))
+        lstms = [n for n in m.graph.node if n.op_type == "LSTM"]
+        concat = [n for n in m.graph.node if n.op_type == "Concat" and list(n.input) == [l.output[1] for l in lstms]]
+        for n in m.graph.node:
+            if n.op_type == "Gather" and n.input[0] == concat[0].output[0]:
+                n.input[0] = lstms[k].output[1]
+        m.graph.node.remove(concat[0])
+        name = f"torch_bilstm_state with layer {k}'s Y_h read alone"
+        if k == 0:
+            m.graph.node.append(onnx.helper.make_node("Relu", [lstms[0].output[2]], ["c0_relu"], name="c0_reader"))
+            m.graph.output.append(onnx.helper.make_tensor_value_info("c0_relu", onnx.TensorProto.FLOAT, None))
+            name += " and its Y_c"
+        p = os.path.join(tmp, f"bilstm_alone{k}.onnx")
+        onnx.save_model(m, p)
+        out = os.path.join(tmp, f"bilstm_alone{k}.json")
+        layers = import_layers(name, p, out)
+        opl = layer_ops(name, out, "batch=3", "seq=5") if layers is not None else None
+        if opl is None or base is None:
+            continue
+        st = [(o["op"], o["shape"]) for o in opl if o["op"] == "rnn_state" or (o["op"] == "slice" and
+                                                                                 o["shape"][0] == 2)]
+        want = [("rnn_state", [4, 3, 16]), ("slice", [2, 3, 16])] * (2 if k == 0 else 1)
+        check(f"{name}: the whole state [4, 3, 16] and its slice [2, 3, 16] (each state)", st == want, (st, layers))
+        starts = [l["start"] for l in layers if l["op"] == "slice" and l["input"].endswith("_n")]
+        check(f"{name}: the slice starts at entry {2 * k}", starts == [2 * k] * len(want[::2]), layers)
+        got = [(o["op"], o["macs"], o["saved_bytes"]) for o in opl if o["op"] in ("lstm", "linear")]
+        check(f"{name}: MACs and saved bytes of the lstm and the linear as the fixture's",
+              got == [(o["op"], o["macs"], o["saved_bytes"]) for o in base if o["op"] in ("lstm", "linear")], got)
 
 
 def check_torch_seq2seq(tmp):
