@@ -132,6 +132,11 @@ struct cm_op {
 	 * bitsandbytes layout (cm_quant.c; op_linear.c builds it, mem_plan.c
 	 * sizes it); CM_QUANT_NONE for every other operator */
 	uint8_t quant;
+	/* a 4-bit linear (op_linear.c): 1 where bitsandbytes' gemv_4bit runs
+	 * its forward instead of dequantizing the weight for a cuBLAS GEMM (one
+	 * row that needs no gradient): one kernel launch and no library call
+	 * fewer (perf_model.c); 0 for every other operator */
+	expr_id gemv_row;
 	/* multiply-accumulates of small products inside an operator that the
 	 * torchvision and nb201 conventions count as elementwise work (rotary's
 	 * frequency table, an [d/2, 1] x [1, L] outer product), which fvcore's

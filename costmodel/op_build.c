@@ -847,6 +847,7 @@ op_init(struct op_build *ob, struct model_builder *mb, const struct op_rule *rul
 	ob->op.rnn_step_macs = expr_int(g, 0);
 	ob->op.rnn_step_wbytes = expr_int(g, 0);
 	ob->op.rnn_proj_macs = expr_int(g, 0);
+	ob->op.gemv_row = expr_int(g, 0);
 	ob->op.kernels_fwd = 1;
 	ob->op.kernels_bwd = 1;
 	ob->out = -1;

@@ -119,7 +119,16 @@ quant_applies(struct op_build *ob, int tied)
  * double quantization the scales dequantized to fp32 first (two small
  * kernels: dequantize_blockwise, + offset), and where the input is fp32
  * under autocast the casts of the input to the compute dtype and of the
- * result back (their half copies are temporaries too). */
+ * result back (their half copies are temporaries too).
+ * One row that needs no gradient (a decode step: bitsandbytes'
+ * matmul_4bit, autograd/_functions.py, takes F.gemv_4bit when
+ * A.numel() == A.shape[-1] and not A.requires_grad, and in_features is a
+ * multiple of the 64-value block) has no dequantized weight: gemv_4bit
+ * reads the packed weight and the scales (dequantized to fp32 first under
+ * double quantization, as above: their fp32 copy is the workspace) and
+ * writes the row: one kernel where the GEMM path launches the dequantize
+ * and a cuBLAS GEMM (op.gemv_row). Written as a choice over the row count,
+ * so one model serves prefill and decode. */
 static void
 quant4_costs(struct op_build *ob, const struct cm_tensor *x, expr_id rows, expr_id fin, expr_id fout)
 {
@@ -134,6 +143,18 @@ quant4_costs(struct op_build *ob, const struct cm_tensor *x, expr_id rows, expr_
 	expr_id bytes = expr_add(g, expr_add(g, expr_cdiv(g, w, expr_int(g, 2)), deq),
 	    expr_mul(g, blocks, expr_int(g, dq ? 1 + 5 + 8 : 4)));
 
+	if (!ob->mb->wl->training || !x->requires_grad) {
+		/* gemv_4bit (an inference workload runs under no_grad, where no
+		 * input requires a gradient): instead of the dequantized weight (written, then
+		 * read by the GEMM: fwd_bytes counts it at cb bytes a value), the
+		 * packed weight read once */
+		expr_id one = expr_and(g, expr_eq(g, rows, expr_int(g, 1)),
+		    expr_eq(g, expr_mod(g, fin, expr_int(g, 64)), expr_int(g, 0)));
+		expr_id scales = expr_sub(g, bytes, expr_add(g, expr_cdiv(g, w, expr_int(g, 2)), deq));
+		ws = expr_ite(g, one, dq ? expr_mul(g, blocks, expr_int(g, 4)) : expr_int(g, 0), ws);
+		ob->op.gemv_row = one;
+		bytes = expr_ite(g, one, expr_sub(g, expr_add(g, expr_cdiv(g, w, expr_int(g, 2)), scales), deq), bytes);
+	}
 	if (cast) {
 		expr_id in = expr_mul(g, rows, fin), out = expr_mul(g, rows, fout), both = expr_add(g, in, out);
 		ws = expr_add(g, ws, expr_mul(g, both, expr_int(g, cb)));
