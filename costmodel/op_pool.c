@@ -146,6 +146,7 @@ adaptive_build(struct op_build *ob, int spatial, int is_max)
 static int adaptive_avg_build(struct op_build *ob) { return adaptive_build(ob, 2, 0); }
 static int adaptive_max_build(struct op_build *ob) { return adaptive_build(ob, 2, 1); }
 static int adaptive_avg3d_build(struct op_build *ob) { return adaptive_build(ob, 3, 0); }
+static int adaptive_max3d_build(struct op_build *ob) { return adaptive_build(ob, 3, 1); }
 
 static const char *const pool_attrs[] = { "kernel", "stride", "padding", "ceil_mode", "count_include_pad", NULL };
 static const char *const adaptive_attrs[] = { "output_size", NULL };
@@ -159,3 +160,4 @@ const struct op_rule op_rule_adaptive_maxpool2d = { "adaptive_maxpool2d", adapti
 const struct op_rule op_rule_maxpool3d = { "maxpool3d", pool_attrs, 1, 1, CM_CLASS_REDUCTION, maxpool3d_build };
 const struct op_rule op_rule_avgpool3d = { "avgpool3d", pool_attrs, 1, 1, CM_CLASS_REDUCTION, avgpool3d_build };
 const struct op_rule op_rule_adaptive_avgpool3d = { "adaptive_avgpool3d", adaptive_attrs, 1, 1, CM_CLASS_REDUCTION, adaptive_avg3d_build };
+const struct op_rule op_rule_adaptive_maxpool3d = { "adaptive_maxpool3d", adaptive_attrs, 1, 1, CM_CLASS_REDUCTION, adaptive_max3d_build };

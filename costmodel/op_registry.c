@@ -17,7 +17,7 @@ static const struct op_rule *const rules[] = {
 	&op_rule_dropout, &op_rule_scale,
 	&op_rule_maxpool1d, &op_rule_maxpool2d, &op_rule_avgpool1d, &op_rule_avgpool2d,
 	&op_rule_adaptive_avgpool2d, &op_rule_adaptive_maxpool2d, &op_rule_maxpool3d, &op_rule_avgpool3d,
-	&op_rule_adaptive_avgpool3d,
+	&op_rule_adaptive_avgpool3d, &op_rule_adaptive_maxpool3d,
 	&op_rule_flatten, &op_rule_reshape, &op_rule_permute, &op_rule_transpose,
 	&op_rule_contiguous, &op_rule_identity, &op_rule_zero, &op_rule_slice, &op_rule_pad,
 	&op_rule_upsample,

@@ -27,7 +27,7 @@ extern const struct op_rule op_rule_relu, op_rule_relu6, op_rule_silu, op_rule_h
     op_rule_scale;
 extern const struct op_rule op_rule_maxpool1d, op_rule_maxpool2d, op_rule_avgpool1d,
     op_rule_avgpool2d, op_rule_adaptive_avgpool2d, op_rule_adaptive_maxpool2d, op_rule_maxpool3d,
-    op_rule_avgpool3d, op_rule_adaptive_avgpool3d;
+    op_rule_avgpool3d, op_rule_adaptive_avgpool3d, op_rule_adaptive_maxpool3d;
 extern const struct op_rule op_rule_flatten, op_rule_reshape, op_rule_permute,
     op_rule_transpose, op_rule_contiguous, op_rule_identity, op_rule_zero, op_rule_slice;
 extern const struct op_rule op_rule_add, op_rule_mul, op_rule_concat;

@@ -638,8 +638,8 @@ onnx_op_simple(struct onnx_imp *im, const char *op, struct onnx_val *x, struct o
 
 /* GlobalAveragePool and GlobalMaxPool (avg 1 or 0) of x [N, C, spatial...]
  * into o [N, C, 1...]: adaptive_avgpool2d / adaptive_maxpool2d over 2
- * spatial axes, adaptive_avgpool3d over 3 (torch's AdaptiveAvgPool3d(1),
- * r3d's head); the model format has no 3-d adaptive max pool. */
+ * spatial axes, adaptive_avgpool3d / adaptive_maxpool3d over 3 (torch's
+ * AdaptiveAvgPool3d(1) and AdaptiveMaxPool3d(1) export so). */
 int
 onnx_op_global_pool(struct onnx_imp *im, int avg, struct onnx_val *x, struct onnx_val *o)
 {
@@ -649,9 +649,6 @@ onnx_op_global_pool(struct onnx_imp *im, int avg, struct onnx_val *x, struct onn
 	if (x->rank != 4 && x->rank != 5)
 		return onnx_imp_fail(im, DN_EINVAL, "global pooling over %d spatial axes: only 2 and 3 are supported",
 		    x->rank - 2);
-	if (!avg && x->rank == 5)
-		return onnx_imp_fail(im, DN_EINVAL, "3-d global max pooling has no model-format operator (global "
-		    "average pooling has: adaptive_avgpool3d)");
 	l = onnx_op_emit(im, nd_name(name, sizeof name, avg ? "adaptive_avgpool" : "adaptive_maxpool", x->rank - 2), o,
 	    x, NULL);
 	json_object_set_new(l, "output_size", json_integer(1));

@@ -33,7 +33,8 @@
  * activation: h_n[i] (a Gather on axis 0) is a view of it, which a Linear
  * on h_n[-1] keeps as in PyTorch; a sequence-to-sequence encoder hands
  * (h_n, c_n) to its decoder. One node's Y_h or Y_c of a stack read alone
- * is refused naming the node.
+ * (a graph simplifier's Gather(Concat(...), -1)) is a slice of that whole
+ * state, the node's entries on axis 0.
  *
  * Initial states. initial_h and initial_c (inputs 5 and 6) that are
  * constants (torch's zeros: ConstantOfShape) are the layer's default; an

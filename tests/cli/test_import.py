@@ -20,9 +20,9 @@
    upsample layers with PyTorch's parameters, MACs and saved bytes; single-node Resize graphs give
    shape inference's shapes; upsample_saved.json (PyTorch keeps nothing for upsample's backward).
    3-d convolution and pooling (torch_video.onnx, gen_torch_video.py: an r3d-style video classifier)
-   import as conv3d, maxpool3d, avgpool3d and adaptive_avgpool3d with PyTorch's parameters, MACs and
-   saved bytes; single-node 3-d Conv, pooling, GlobalAveragePool and ReduceMean graphs give shape
-   inference's shapes; 3-d ConvTranspose and GlobalMaxPool are errors naming the node.
+   import as conv3d, maxpool3d, avgpool3d, adaptive_avgpool3d and adaptive_maxpool3d with PyTorch's parameters, MACs and
+   saved bytes; single-node 3-d Conv, pooling, global pooling and ReduceMean graphs give shape
+   inference's shapes; a 3-d ConvTranspose is an error naming the node.
    nn.LSTM and nn.GRU (torch_rnn.onnx, gen_torch_rnn.py: stacked, bidirectional, batch first)
    import as lstm and gru layers with PyTorch's parameters and MACs; single LSTM and GRU nodes give
    their initializers' parameters and shape inference's Y; unsupported attributes are errors.
@@ -371,9 +371,10 @@ def check_window_padding(tmp):
 
 def check_torch_video(tmp):
     """torch_video.onnx (gen_torch_video.py): an r3d-style video classifier as torch 1.13 exports it at
-    opset 13 (Conv, MaxPool with ceil_mode, AveragePool with padding, GlobalAveragePool on 5-d
-    tensors; a kernel, stride, padding and dilation that differ by axis) imports as conv3d,
-    maxpool3d, avgpool3d and adaptive_avgpool3d layers with PyTorch's parameters, MACs and saved
+    opset 13 (Conv, MaxPool with ceil_mode, AveragePool with padding, GlobalAveragePool and
+    GlobalMaxPool on 5-d tensors; a kernel, stride, padding and dilation that differ by axis) imports
+    as conv3d, maxpool3d, avgpool3d, adaptive_avgpool3d and adaptive_maxpool3d layers with PyTorch's
+    parameters, MACs and saved
     bytes (torch_video.json) exactly at three clip sizes, odd ones among them; a clip too short for
     the stem's pooling and the strided block is invalid, not a crash."""
     layers, out, ref = import_reference(tmp, "torch_video")
@@ -384,9 +385,9 @@ def check_torch_video(tmp):
     check("torch_video: the stem's (3, 7, 7) kernel, (1, 2, 2) stride and (1, 3, 3) padding per axis",
           (stem["op"], stem["kernel"], stem["stride"], stem["padding"]) == ("conv3d", [3, 7, 7], [1, 2, 2], [1, 3, 3]),
           stem)
-    check("torch_video: 3-d layers (7 conv3d, maxpool3d, avgpool3d, adaptive_avgpool3d), no pad layer",
-          ops.count("conv3d") == 7 and ops.count("maxpool3d") == 1 and ops.count("avgpool3d") == 1 and
-          ops.count("adaptive_avgpool3d") == 1 and "pad" not in ops, ops)
+    check("torch_video: 3-d layers (7 conv3d, maxpool3d, avgpool3d, adaptive_avgpool3d, adaptive_maxpool3d), "
+          "no pad layer", ops.count("conv3d") == 7 and ops.count("maxpool3d") == 1 and ops.count("avgpool3d") == 1 and
+          ops.count("adaptive_avgpool3d") == 1 and ops.count("adaptive_maxpool3d") == 1 and "pad" not in ops, ops)
     dil = [l for l in layers if l.get("dilation")]
     check("torch_video: the dilation (1, 2, 2) per axis", [l["dilation"] for l in dil] == [[1, 2, 2]], dil)
     d, err = costs(out, batch=1, t=8, h=32, w=32)
@@ -428,11 +429,11 @@ def make_window3d(path, op, attrs, size, k=(3, 3, 3), ins_extra=(), out_rank=Non
 
 def check_window_3d(tmp):
     """3-d Conv, MaxPool and AveragePool with symmetric, asymmetric and auto_pad SAME_* pads, and
-    GlobalAveragePool and ReduceMean over the three spatial axes: the imported output shape is
+    GlobalAveragePool, GlobalMaxPool and ReduceMean over the three spatial axes: the imported output shape is
     python3-onnx's shape inference's at two clip sizes (odd and even), through a 5-d `pad` layer
     wherever the padding is uneven; Conv's MACs are output elements x 4 x kernel volume. A 3-d
-    ConvTranspose, a 3-d GlobalMaxPool (no model-format operator) and a 4-d window are errors naming
-    the node and the reason."""
+    ConvTranspose (no model-format operator) and a 4-d window are errors naming the node and the
+    reason."""
     p = os.path.join(tmp, "win3.onnx")
     out = os.path.join(tmp, "win3.json")
     # (operator, attributes, kernel, symbolic input, the layers expected)
@@ -446,6 +447,7 @@ def check_window_3d(tmp):
              ("AveragePool", dict(strides=[2, 2, 2], pads=[1, 0, 0, 0, 1, 1], count_include_pad=1), (3, 3, 3),
               False, ["pad", "avgpool3d"]),
              ("GlobalAveragePool", {}, None, True, ["adaptive_avgpool3d"]),
+             ("GlobalMaxPool", {}, None, True, ["adaptive_maxpool3d"]),
              ("ReduceMean", dict(axes=[2, 3, 4]), None, True, ["adaptive_avgpool3d"]),
              ("ReduceMean", dict(axes=[-1, -3, -2], keepdims=0), None, True, ["adaptive_avgpool3d", "reshape"])]
     for op, attrs, k, sym, want_ops in cases:
@@ -468,11 +470,10 @@ def check_window_3d(tmp):
                 elems = 2 * 6 * want[2] * want[3] * want[4]
                 check(f"3-d {op} {attrs} k {k} at {size}: MACs", macs == elems * 4 * k[0] * k[1] * k[2],
                       (macs, elems))
-    for op, attrs, why in (("ConvTranspose", dict(strides=[2, 2, 2]), "3-d transposed convolution"),
-                           ("GlobalMaxPool", {}, "3-d global max pooling")):
-        make_window3d(p, op, attrs, (8, 16, 16))
-        rc, _, err = run("import", p)
-        check(f"3-d {op}: an error naming the node and the reason", rc == 2 and "'win3'" in err and why in err, err)
+    make_window3d(p, "ConvTranspose", dict(strides=[2, 2, 2]), (8, 16, 16))
+    rc, _, err = run("import", p)
+    check("3-d ConvTranspose: an error naming the node and the reason",
+          rc == 2 and "'win3'" in err and "3-d transposed convolution" in err, err)
     from onnx import helper, TensorProto
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4, 4, 4])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)

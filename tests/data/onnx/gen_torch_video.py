@@ -13,7 +13,8 @@ A small video classifier in torchvision's r3d_18 style, with the 3-D pooling r3d
           BatchNorm3d                                           (the downsampling BasicBlock)
     AvgPool3d((2, 3, 3), stride=(1, 2, 2), padding=(0, 1, 1), count_include_pad=False)
     Conv3d(16, 16, 3, padding=1, dilation=(1, 2, 2)), ReLU
-    AdaptiveAvgPool3d(1), flatten, Linear(16, 10)
+    AdaptiveAvgPool3d(1) and AdaptiveMaxPool3d(1) concatenated (a "concat pooling" head), flatten,
+    Linear(32, 10)
 
 exported by torch 1.13 in training mode at opset 13 with the batch, frames, height and width
 dynamic ("batch", "t", "h", "w"). torch_video.json holds PyTorch's parameter count, forward MACs
@@ -65,12 +66,12 @@ class TinyVideoNet(nn.Module):
         self.blocks = nn.Sequential(Block(8, 8), Block(8, 16, 2))
         self.avg = nn.AvgPool3d((2, 3, 3), stride=(1, 2, 2), padding=(0, 1, 1), count_include_pad=False)
         self.dilated = nn.Sequential(nn.Conv3d(16, 16, 3, padding=(1, 2, 2), dilation=(1, 2, 2)), nn.ReLU())
-        self.head = nn.AdaptiveAvgPool3d(1)
-        self.fc = nn.Linear(16, 10)
+        self.head, self.head_max = nn.AdaptiveAvgPool3d(1), nn.AdaptiveMaxPool3d(1)
+        self.fc = nn.Linear(32, 10)
 
     def forward(self, x):
         x = self.dilated(self.avg(self.blocks(self.pool(self.stem(x)))))
-        return self.fc(torch.flatten(self.head(x), 1))
+        return self.fc(torch.flatten(torch.cat([self.head(x), self.head_max(x)], 1), 1))
 
 
 def main():
