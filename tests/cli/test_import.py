@@ -36,7 +36,8 @@
    operator (named with its node; --unknown elementwise prices it with one warning per type),
    an external-data model whose data file is missing, a bad --dim.
 3. With DNNSAT_ONNX_BIG=1, torchvision's resnet18, resnet50 and mobilenet_v2 are exported at test
-   time (needs python3-torch; minutes) and checked the same way.
+   time (needs python3-torch; minutes) and checked the same way, and torchvision's video r3d_18
+   (133 MB) against tests/reference/torch_reference_video.csv at its three clip sizes.
 Builds hand-made ONNX files with Debian's python3-onnx. Prints "N passed, N failed".
 """
 import json
@@ -404,7 +405,40 @@ def check_torch_video(tmp):
           d is not None and d["feasible"] is False, d or err)
 
 
-def make_window3d(path, op, attrs, size, k=(3, 3, 3), ins_extra=(), out_rank=None):
+R3D_EXPORT = """
+import sys, torch
+from torchvision.models.video import r3d_18
+m = r3d_18(weights=None, num_classes=400)
+m.train()
+torch.onnx.export(m, torch.randn(1, 3, 8, 112, 112), sys.argv[1], input_names=["x"],
+                  dynamic_axes={"x": {0: "batch", 2: "t", 3: "h", 4: "w"}}, opset_version=13,
+                  training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)
+"""
+
+
+def check_r3d_big(tmp):
+    """torchvision's r3d_18 exported as gen_torch_video.py exports its fixture (DNNSAT_ONNX_BIG=1): the
+    parameters, MACs and saved bytes of tests/reference/torch_reference_video.csv (PyTorch's, measured
+    by gen_torch_reference_video.py) at each of its clip sizes."""
+    import csv
+    p = os.path.join(tmp, "r3d_18.onnx")
+    subprocess.run(["/usr/bin/python3", "-c", R3D_EXPORT, p], check=True, capture_output=True)
+    out = os.path.join(tmp, "r3d_18.json")
+    if import_layers("r3d_18", p, out) is None:
+        return
+    with open(os.path.join(TOP, "tests", "reference", "torch_reference_video.csv")) as f:
+        rows = [r for r in csv.DictReader(f) if r["model"] == "r3d_18"]
+    for r in rows:
+        n, t, res = int(r["batch"]), int(r["frames"]), int(r["resolution"])
+        d, err = costs(out, batch=1, t=t, h=res, w=res)
+        got = saved_bytes(out, batch=n, t=t, h=res, w=res)
+        print(f"r3d_18 batch {n} {t}x{res}x{res}: saved activations {got} vs PyTorch {r['saved_activation_bytes']}")
+        check(f"r3d_18 batch {n} {t}x{res}x{res}: params, MACs and saved bytes as PyTorch",
+              d is not None and (d["costs"]["params"], d["costs"]["macs"], got) ==
+              (int(r["params"]), int(r["macs_batch1"]), int(r["saved_activation_bytes"])), (d and d["costs"], got, r))
+
+
+def make_window3d(path, op, attrs, size, k=(3, 3, 3)):
     """x [batch, 4, T, H, W] -> op (Conv: 4 -> 6 channels, kernel k, no bias; pools: kernel k;
     others: attrs only) -> y, sizes ints or names; the output shape shape inference gives."""
     import onnx
@@ -1391,6 +1425,7 @@ def main():
             brefs = json.load(f)
         for name in ("resnet18", "resnet50", "mobilenet_v2"):
             check_model(tmp, os.path.join(big, name + ".onnx"), name, brefs[name], ["batch"])
+        check_r3d_big(big)
     return report()
 
 
