@@ -13,9 +13,9 @@
  * plus output plus 64 MiB). Their time takes the 2-D convolutions'
  * efficiencies by kernel volume (perf_model.c).
  *
- * conv_transpose1d and conv_transpose2d (nn.ConvTranspose*d, the gradient of
- * a convolution run forwards) share the rule: weight [Cin, Cout / groups, kh,
- * kw]; out = (in - 1) * stride - 2 * padding + dilation * (k - 1) +
+ * conv_transpose1d, conv_transpose2d and conv_transpose3d (nn.ConvTranspose*d,
+ * the gradient of a convolution run forwards) share the rule: weight [Cin,
+ * Cout / groups, (kd,) kh, kw]; out = (in - 1) * stride - 2 * padding + dilation * (k - 1) +
  * output_padding + 1 (the formula in PyTorch's ConvTranspose2d docs);
  * output_padding < stride or < dilation (torch's "output padding must be
  * smaller than either stride or dilation"); MACs = every input element times
@@ -309,6 +309,7 @@ static int conv2d_build(struct op_build *ob) { return conv_build(ob, 2, 0); }
 static int conv3d_build(struct op_build *ob) { return conv_build(ob, 3, 0); }
 static int conv_transpose1d_build(struct op_build *ob) { return conv_build(ob, 1, 1); }
 static int conv_transpose2d_build(struct op_build *ob) { return conv_build(ob, 2, 1); }
+static int conv_transpose3d_build(struct op_build *ob) { return conv_build(ob, 3, 1); }
 
 static const char *const conv_attrs[] = {
 	"out_channels", "kernel", "stride", "padding", "dilation", "groups", "bias",
@@ -327,3 +328,5 @@ const struct op_rule op_rule_conv_transpose1d = { "conv_transpose1d", conv_trans
 	conv_transpose1d_build };
 const struct op_rule op_rule_conv_transpose2d = { "conv_transpose2d", conv_transpose_attrs, 1, 1, CM_CLASS_CONV,
 	conv_transpose2d_build };
+const struct op_rule op_rule_conv_transpose3d = { "conv_transpose3d", conv_transpose_attrs, 1, 1, CM_CLASS_CONV,
+	conv_transpose3d_build };

@@ -10,6 +10,7 @@
 
 static const struct op_rule *const rules[] = {
 	&op_rule_conv1d, &op_rule_conv2d, &op_rule_conv3d, &op_rule_conv_transpose1d, &op_rule_conv_transpose2d,
+	&op_rule_conv_transpose3d,
 	&op_rule_linear, &op_rule_matmul, &op_rule_bmm, &op_rule_embedding,
 	&op_rule_batchnorm, &op_rule_layernorm, &op_rule_groupnorm, &op_rule_rmsnorm,
 	&op_rule_relu, &op_rule_relu6, &op_rule_silu, &op_rule_hardswish,

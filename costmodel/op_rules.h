@@ -18,7 +18,8 @@ void op_io_bytes(struct op_build *ob, int with_params);
  * `flops` FLOPs per element, parallel work = elements. */
 void op_elementwise_costs(struct op_build *ob, int flops);
 
-extern const struct op_rule op_rule_conv1d, op_rule_conv2d, op_rule_conv3d, op_rule_conv_transpose1d, op_rule_conv_transpose2d;
+extern const struct op_rule op_rule_conv1d, op_rule_conv2d, op_rule_conv3d, op_rule_conv_transpose1d, op_rule_conv_transpose2d,
+    op_rule_conv_transpose3d;
 extern const struct op_rule op_rule_linear, op_rule_matmul, op_rule_bmm, op_rule_embedding;
 extern const struct op_rule op_rule_batchnorm, op_rule_layernorm, op_rule_groupnorm,
     op_rule_rmsnorm;

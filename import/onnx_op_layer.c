@@ -2,7 +2,7 @@
  * onnx_op_layer.c - ONNX operators that compute, as model-format layers:
  * Conv (conv1d/2d/3d) and pooling (max and average, 1-d to 3-d), their
  * asymmetric or SAME_* padding as a `pad` layer before them (onnx_op_pad.c),
- * ConvTranspose (conv_transpose1d/2d; any pads, auto_pad, output_shape),
+ * ConvTranspose (conv_transpose1d/2d/3d; any pads, auto_pad, output_shape),
  * Gemm and MatMul by an initializer (linear,
  * a following bias Add folded in, a head tied to an embedding recognised),
  * MatMul of two activations, elementwise arithmetic (add, mul, or scale by a
@@ -270,19 +270,24 @@ onnx_op_conv(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o)
 }
 
 /* y with one row cut off the end of each spatial axis that `extra` marks,
- * into o (y is o when none is: nothing to do). */
+ * into o (y is o when none is: nothing to do); one slice an axis, the last
+ * into o, the others into o.cropped<axis>. */
 static int
 crop_rows(struct onnx_imp *im, struct onnx_val *y, struct onnx_val *o, const int64_t *extra, int nsp)
 {
 	struct onnx_val *cur = y;
+	int last = -1;
 
+	for (int i = 0; i < nsp; i++)
+		if (extra[i] != 0)
+			last = i;
 	for (int i = 0; i < nsp; i++) {
 		struct onnx_val *to = o;
 		struct onnx_dim end;
 		if (extra[i] == 0)
 			continue;
-		if (i == 0 && nsp == 2 && extra[1] != 0) {
-			to = onnx_imp_val(im, onnx_arena_printf(im->ar, "%s.cropped0", o->name));
+		if (i != last) {
+			to = onnx_imp_val(im, onnx_arena_printf(im->ar, "%s.cropped%d", o->name, i));
 			if (to == NULL || to->name == NULL)
 				return dn_error_set(im->err, DN_ENOMEM, "", "out of memory");
 		}
@@ -303,10 +308,10 @@ crop_rows(struct onnx_imp *im, struct onnx_val *y, struct onnx_val *o, const int
  * Where the padding is split does not change any cost. */
 static int
 transpose_total(struct onnx_imp *im, const struct onnx_val *x, const struct window *win, const int64_t *op,
-    int64_t total[2])
+    int64_t total[WIN_MAX])
 {
-	int64_t os[4];
-	int n = onnx_op_attr_ints(im, "output_shape", os, 4);
+	int64_t os[WIN_MAX + 2];
+	int n = onnx_op_attr_ints(im, "output_shape", os, WIN_MAX + 2);
 
 	if (n == -2 || (n >= 0 && n != win->nsp && n != win->nsp + 2))
 		return onnx_imp_fail(im, DN_EINVAL, "output_shape has the wrong number of entries (%d spatial axes)",
@@ -348,8 +353,9 @@ onnx_op_conv_transpose(struct onnx_imp *im, struct onnx_val *x, struct onnx_val 
 {
 	struct onnx_val *w = onnx_op_in(im, 1), *y = o;
 	struct window win;
-	int64_t groups = onnx_op_attr_i(im, "group", 1), op[2] = { 0, 0 }, cout, total[2] = { 0, 0 };
-	int64_t p[2] = { 0, 0 }, opp[2] = { 0, 0 }, extra[2] = { 0, 0 };
+	int64_t groups = onnx_op_attr_i(im, "group", 1), op[WIN_MAX] = { 0 }, cout, total[WIN_MAX] = { 0 };
+	int64_t p[WIN_MAX] = { 0 }, opp[WIN_MAX] = { 0 }, extra[WIN_MAX] = { 0 };
+	char name[32];
 	int n;
 	json_t *l;
 
@@ -357,16 +363,13 @@ onnx_op_conv_transpose(struct onnx_imp *im, struct onnx_val *x, struct onnx_val 
 		return onnx_imp_fail(im, DN_EINVAL, "the weight must be an initializer of rank %d", x->rank);
 	if (window(im, x, w, &win) < 0)
 		return -1;
-	if (win.nsp > 2)
-		return onnx_imp_fail(im, DN_EINVAL, "a 3-d transposed convolution (input rank %d) has no model-format "
-		    "operator (conv_transpose1d and conv_transpose2d only)", x->rank);
 	if (groups < 1 || groups > 65536 || w->t->dims[0] % groups != 0)
 		return onnx_imp_fail(im, DN_EINVAL, "group %lld does not divide %lld input channels", (long long)groups,
 		    (long long)w->t->dims[0]);
 	if (x->shape[1].expr == NULL && x->shape[1].v != w->t->dims[0])
 		return onnx_imp_fail(im, DN_EINVAL, "the weight's %lld input channels do not match the input's %lld",
 		    (long long)w->t->dims[0], (long long)x->shape[1].v);
-	n = onnx_op_attr_ints(im, "output_padding", op, 2);
+	n = onnx_op_attr_ints(im, "output_padding", op, WIN_MAX);
 	if (n != -1 && n != win.nsp)
 		return onnx_imp_fail(im, DN_EINVAL, "output_padding has the wrong number of entries (%d spatial axes)",
 		    win.nsp);
@@ -395,12 +398,12 @@ onnx_op_conv_transpose(struct onnx_imp *im, struct onnx_val *x, struct onnx_val 
 	cout = w->t->dims[1] * groups;
 	if (w->t->dims[1] < 1 || cout > ((int64_t)1 << 31))
 		return onnx_imp_fail(im, DN_EINVAL, "%lld output channels per group", (long long)w->t->dims[1]);
-	if (extra[0] != 0 || extra[1] != 0) {
+	if (any_not(win.nsp, extra, 0)) {
 		y = onnx_imp_val(im, onnx_arena_printf(im->ar, "%s.uncropped", o->name));
 		if (y == NULL || y->name == NULL)
 			return dn_error_set(im->err, DN_ENOMEM, "", "out of memory");
 	}
-	l = onnx_op_emit(im, win.nsp == 1 ? "conv_transpose1d" : "conv_transpose2d", y, x, NULL);
+	l = onnx_op_emit(im, nd_name(name, sizeof name, "conv_transpose", win.nsp), y, x, NULL);
 	json_object_set_new(l, "out_channels", json_integer(cout));
 	json_object_set_new(l, "kernel", tuple(win.nsp, win.k));
 	if (any_not(win.nsp, win.s, 1))
