@@ -136,24 +136,26 @@ quant4_costs(struct op_build *ob, const struct cm_tensor *x, expr_id rows, expr_
 	int cb = ob->m->act_bytes, dq = cm_quant_double(ob->mb->wl->ft.quant);
 	int cast = x->dtype == CM_DT_F32 && cb != 4, kernels = 1 + (dq ? 2 : 0) + (cast ? 2 : 0);
 	expr_id w = expr_mul(g, fin, fout), blocks = expr_cdiv(g, w, expr_int(g, 64));
-	expr_id deq = expr_mul(g, w, expr_int(g, cb));
-	expr_id ws = expr_add(g, deq, dq ? expr_mul(g, blocks, expr_int(g, 4)) : expr_int(g, 0));
-	/* the dequantize kernel reads the packed weight and its scales and
-	 * writes the weight; the scales' own kernels read and write them */
-	expr_id bytes = expr_add(g, expr_add(g, expr_cdiv(g, w, expr_int(g, 2)), deq),
-	    expr_mul(g, blocks, expr_int(g, dq ? 1 + 5 + 8 : 4)));
+	expr_id packed = expr_cdiv(g, w, expr_int(g, 2)), deq = expr_mul(g, w, expr_int(g, cb));
+	/* double quantization's fp32 copy of the scales */
+	expr_id scales32 = dq ? expr_mul(g, blocks, expr_int(g, 4)) : expr_int(g, 0);
+	/* the scales' traffic: read by the kernel that uses them, and under
+	 * double quantization read and written by their own two kernels */
+	expr_id scale_bytes = expr_mul(g, blocks, expr_int(g, dq ? 1 + 5 + 8 : 4));
+	expr_id ws = expr_add(g, deq, scales32);
+	/* the dequantize kernel reads the packed weight and writes the weight */
+	expr_id bytes = expr_add(g, expr_add(g, packed, deq), scale_bytes);
 
 	if (!ob->mb->wl->training || !x->requires_grad) {
 		/* gemv_4bit (an inference workload runs under no_grad, where no
-		 * input requires a gradient): instead of the dequantized weight (written, then
-		 * read by the GEMM: fwd_bytes counts it at cb bytes a value), the
-		 * packed weight read once */
+		 * input requires a gradient): instead of the dequantized weight
+		 * (written, then read by the GEMM: fwd_bytes counts it at cb bytes
+		 * a value), the packed weight read once */
 		expr_id one = expr_and(g, expr_eq(g, rows, expr_int(g, 1)),
 		    expr_eq(g, expr_mod(g, fin, expr_int(g, 64)), expr_int(g, 0)));
-		expr_id scales = expr_sub(g, bytes, expr_add(g, expr_cdiv(g, w, expr_int(g, 2)), deq));
-		ws = expr_ite(g, one, dq ? expr_mul(g, blocks, expr_int(g, 4)) : expr_int(g, 0), ws);
+		ws = expr_ite(g, one, scales32, ws);
+		bytes = expr_ite(g, one, expr_sub(g, expr_add(g, packed, scale_bytes), deq), bytes);
 		ob->op.gemv_row = one;
-		bytes = expr_ite(g, one, expr_sub(g, expr_add(g, expr_cdiv(g, w, expr_int(g, 2)), scales), deq), bytes);
 	}
 	if (cast) {
 		expr_id in = expr_mul(g, rows, fin), out = expr_mul(g, rows, fout), both = expr_add(g, in, out);
