@@ -269,20 +269,23 @@ def check_conv_transpose(tmp):
         check(f"ConvTranspose {attrs}: an error naming the node", rc == 2 and "'up'" in err and why in err, err)
 
 
-def make_window(path, op, attrs, hw, k=(3, 3), opset=13):
-    """x [batch, 4, H, W] -> Conv (4 -> 6 channels, kernel k, no bias), MaxPool or AveragePool
-    (kernel k) -> y, H and W ints or names; returns the output shape shape inference gives."""
+def make_window(path, op, attrs, size, k=(3, 3), opset=13):
+    """x [batch, 4, *size] -> op (Conv: 4 -> 6 channels, ConvTranspose: 4 -> 6, kernel k, no bias;
+    MaxPool, AveragePool: kernel k; others: attrs only) -> y, the spatial sizes ints or names, k one
+    entry per spatial axis; returns the output shape shape inference gives."""
+    import math
     import onnx
     import struct
     from onnx import helper, TensorProto, shape_inference
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4, *hw])
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4, *size])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
     inits, ins = [], ["x"]
-    if op == "Conv":
-        n = 6 * 4 * k[0] * k[1]
-        inits = [helper.make_tensor("w", TensorProto.FLOAT, [6, 4, *k], struct.pack("<%df" % n, *[0.1] * n), raw=True)]
+    if op in ("Conv", "ConvTranspose"):
+        n = 6 * 4 * math.prod(k)
+        dims = [6, 4, *k] if op == "Conv" else [4, 6, *k]
+        inits = [helper.make_tensor("w", TensorProto.FLOAT, dims, struct.pack("<%df" % n, *[0.1] * n), raw=True)]
         ins.append("w")
-    else:
+    elif op in ("MaxPool", "AveragePool"):
         attrs = dict(attrs, kernel_shape=list(k))
     g = helper.make_graph([helper.make_node(op, ins, ["y"], name="win", **attrs)], "g", [x], [y], inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
@@ -438,29 +441,6 @@ def check_r3d_big(tmp):
               (int(r["params"]), int(r["macs_batch1"]), int(r["saved_activation_bytes"])), (d and d["costs"], got, r))
 
 
-def make_window3d(path, op, attrs, size, k=(3, 3, 3)):
-    """x [batch, 4, T, H, W] -> op (Conv: 4 -> 6 channels, kernel k, no bias; pools: kernel k;
-    others: attrs only) -> y, sizes ints or names; the output shape shape inference gives."""
-    import onnx
-    import struct
-    from onnx import helper, TensorProto, shape_inference
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4, *size])
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
-    inits, ins = [], ["x"]
-    if op in ("Conv", "ConvTranspose"):
-        n = 6 * 4 * k[0] * k[1] * k[2]
-        dims = [6, 4, *k] if op == "Conv" else [4, 6, *k]
-        inits = [helper.make_tensor("w", TensorProto.FLOAT, dims, struct.pack("<%df" % n, *[0.1] * n), raw=True)]
-        ins.append("w")
-    elif op in ("MaxPool", "AveragePool"):
-        attrs = dict(attrs, kernel_shape=list(k))
-    g = helper.make_graph([helper.make_node(op, ins, ["y"], name="win3", **attrs)], "g", [x], [y], inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-    onnx.save_model(m, path)
-    dims = shape_inference.infer_shapes(m).graph.output[0].type.tensor_type.shape.dim
-    return [d.dim_value if d.HasField("dim_value") else d.dim_param for d in dims]
-
-
 def check_window_3d(tmp):
     """3-d Conv, ConvTranspose, MaxPool and AveragePool with symmetric, asymmetric and auto_pad SAME_*
     pads (ConvTranspose also output_padding, and an odd trim at stride 1 as one-row slices), and
@@ -493,9 +473,9 @@ def check_window_3d(tmp):
              ("ReduceMean", dict(axes=[-1, -3, -2], keepdims=0), None, True, ["adaptive_avgpool3d", "reshape"])]
     for op, attrs, k, sym, want_ops in cases:
         for size in ((7, 14, 15), (8, 15, 14)):
-            want = make_window3d(p, op, attrs, size, k or (3, 3, 3))
+            want = make_window(p, op, attrs, size, k or (3, 3, 3))
             if sym:
-                make_window3d(p, op, attrs, ("t", "h", "w"), k or (3, 3, 3))
+                make_window(p, op, attrs, ("t", "h", "w"), k or (3, 3, 3))
             rc, _, err = run("import", p, "--out", out)
             check(f"3-d {op} {attrs} k {k}: imports", rc == 0, err)
             if rc != 0:
