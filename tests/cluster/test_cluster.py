@@ -640,16 +640,19 @@ def phase_kill_distributed(ref, reference):
         r = dist[0].post("/v1/reductions", KILL_DIST_QUERY)
         eq("kill_distributed: the long count is cut by its 2 s deadline: 202", r.status, 202)
         held = []
-        for _ in range(400):        # a hang guard: the claimers take jobs at once
-            rows = psql("SELECT job, owner FROM dnnsat_jobs WHERE key = '%s' AND state = 'claimed'" % rid)
-            if any(owner_pid(o) == victim.proc.pid for _, o in rows):
+        # The victim is frozen before each look, so that a job seen claimed
+        # is still claimed when it dies (between a look and a kill it could
+        # commit the job, and a look that saw it claimed would name a done
+        # job: the flake CI met once); frozen holding nothing, it goes on and
+        # is looked at again.
+        for _ in range(800):        # a hang guard: the claimers take jobs at once
+            victim.proc.send_signal(signal.SIGSTOP)
+            held = [int(j) for j, o in psql("SELECT job, owner FROM dnnsat_jobs WHERE key = '%s' AND "
+                                            "state = 'claimed'" % rid) if owner_pid(o) == victim.proc.pid]
+            if held:
                 break
-            time.sleep(0.05)
-        # frozen first, so that the job seen claimed is still claimed when
-        # it dies (between the poll and a plain kill it could commit it)
-        victim.proc.send_signal(signal.SIGSTOP)
-        held = [int(j) for j, o in psql("SELECT job, owner FROM dnnsat_jobs WHERE key = '%s' AND state = 'claimed'"
-                                        % rid) if owner_pid(o) == victim.proc.pid]
+            victim.proc.send_signal(signal.SIGCONT)
+            time.sleep(0.02)
         victim.kill()
         check("kill_distributed: the killed replica held a claimed job", held, held)
         note("kill_distributed: replica %s killed holding jobs %s" % (victim.name, held))
