@@ -122,6 +122,21 @@ expr_is_const(const struct expr_graph *g, expr_id e)
 	return e >= 0 && g->nodes[e].kind == EK_CONST;
 }
 
+/* Whether e is the integer constant v (a node the builders folded to it:
+ * a condition known false or true, an element count known zero). */
+static inline int
+expr_is_int_const(const struct expr_graph *g, expr_id e, int64_t v)
+{
+	return expr_is_const(g, e) && g->nodes[e].type == EXPR_INT && g->nodes[e].k.i == v;
+}
+
+/* Whether e is a condition known true (an integer constant other than 0). */
+static inline int
+expr_is_true(const struct expr_graph *g, expr_id e)
+{
+	return expr_is_const(g, e) && g->nodes[e].type == EXPR_INT && g->nodes[e].k.i != 0;
+}
+
 /* Builders (expr_graph.c). Mixed INT/REAL arithmetic promotes to REAL. */
 expr_id expr_int(struct expr_graph *g, int64_t v);
 expr_id expr_real(struct expr_graph *g, double v);

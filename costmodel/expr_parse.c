@@ -171,7 +171,7 @@ call(struct parser *ps, const char *name, size_t len, const char *at)
 			fail(ps, at, "ceil_div takes integers");
 			return node(EXPR_NONE);
 		}
-		if (expr_is_const(g, args[1]) && g->nodes[args[1]].k.i == 0) {
+		if (expr_is_int_const(g, args[1], 0)) {
 			fail(ps, at, "division by zero");
 			return node(EXPR_NONE);
 		}

@@ -274,10 +274,10 @@ push_alive(struct plan_ctx *c, struct termlist *lists, const struct use_index *x
 	for (int k = to; k >= from; k--) {
 		for (; j >= x->start[id] && x->at[j].op >= k; j--)
 			alive = expr_or(g, alive, x->at[j].cond);
-		if (k == from || alive == pg || (expr_is_const(g, alive) && g->nodes[alive].k.i != 0)) {
+		if (k == from || alive == pg || expr_is_true(g, alive)) {
 			if (tl_push(&lists[k + 1], v))
 				return -1;
-		} else if (!(expr_is_const(g, alive) && g->nodes[alive].k.i == 0) &&
+		} else if (!expr_is_int_const(g, alive, 0) &&
 		    tl_push(&lists[k + 1], guarded(c, alive, v)))
 			return -1;
 	}
@@ -302,11 +302,11 @@ push_kept(struct plan_ctx *c, struct termlist *kept_by, const struct use_index *
 		if (now == before)
 			continue;
 		first = j == x->start[s] ? x->at[j].cond : expr_and(g, now, expr_not(g, before));
-		if (!(expr_is_const(g, first) && g->nodes[first].k.i == 0) &&
+		if (!expr_is_int_const(g, first, 0) &&
 		    tl_push(&kept_by[x->at[j].op + 1], guarded(c, first, sz)))
 			return -1;
 		before = now;
-		if (expr_is_const(g, before) && g->nodes[before].k.i != 0)
+		if (expr_is_true(g, before))
 			break;
 	}
 	return 0;
@@ -441,7 +441,7 @@ plan_persistent(struct plan_ctx *pc, const struct cm_workload *wl, struct mem_pl
 					fail |= tl_push(&ac, guarded(&c, op->guard,
 					    alloc_size(&c, expr_mul(g, e, expr_int(g, 2)))));
 			}
-			if (!(expr_is_const(g, op->buffer_elems) && g->nodes[op->buffer_elems].k.i == 0))
+			if (!expr_is_int_const(g, op->buffer_elems, 0))
 				fail |= tl_push(&buf, guarded(&c, op->guard,
 				    alloc_size(&c, expr_mul(g, op->buffer_elems, expr_int(g, 4)))));
 			wgrad[k] = pg;
@@ -485,7 +485,7 @@ plan_storages(struct plan_ctx *pc, int ckpt, struct mem_plan *plan, struct plan_
 			 * rest of sz is an output freed after its last reader */
 			expr_id kept = saved ? guarded(&c, st->kept_if, sz) : expr_int(g, 0);
 			expr_id unkept = saved ? guarded(&c, expr_not(g, st->kept_if), sz) : sz;
-			int partly = saved && !(expr_is_const(g, st->kept_if) && g->nodes[st->kept_if].k.i != 0);
+			int partly = saved && !expr_is_true(g, st->kept_if);
 			/* checkpointed (ckpt_plan.h): in the forward it lives as an
 			 * unkept output (never made if only kept for backward); in the
 			 * backward from the block's recompute to its earliest keeper */

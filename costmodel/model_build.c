@@ -158,7 +158,7 @@ mb_parse_value(struct model_builder *mb, const json_t *v, const char *path, expr
 			dn_error_set(mb->err, DN_ENOMEM, path, "out of memory");
 			return EXPR_NONE;
 		}
-		if (expr_is_const(g, nz) && g->nodes[nz].k.i == 0 && expr_is_const(g, guard) && g->nodes[guard].k.i == 1) {
+		if (expr_is_int_const(g, nz, 0) && expr_is_int_const(g, guard, 1)) {
 			dn_error_set(mb->err, DN_EINVAL, path, "division by zero in \"%.200s\"", json_string_value(v));
 			return EXPR_NONE;
 		}
@@ -588,7 +588,7 @@ walk_choice(struct model_builder *mb, const json_t *item, const char *fpath,
 		cond = expr_eq(g, var, expr_int(g, v));
 		covered = expr_or(g, covered, cond);
 		present = expr_and(g, guard, cond);
-		if (expr_is_const(g, present) && g->nodes[present].k.i == 0)
+		if (expr_is_int_const(g, present, 0))
 			continue;       /* pruned: this option cannot be chosen here */
 		memset(&inner, 0, sizeof inner);
 		inner.parent = sc;
@@ -602,7 +602,7 @@ walk_choice(struct model_builder *mb, const json_t *item, const char *fpath,
 	list = json_object_get(opts, "default");
 	if (list != NULL) {
 		expr_id cond = expr_not(g, covered), present = expr_and(g, guard, cond);
-		if (!(expr_is_const(g, present) && g->nodes[present].k.i == 0)) {
+		if (!expr_is_int_const(g, present, 0)) {
 			struct scope inner;
 			memset(&inner, 0, sizeof inner);
 			inner.parent = sc;
@@ -662,7 +662,7 @@ walk_if(struct model_builder *mb, const json_t *item, const char *fpath,
 		expr_id present = expr_and(g, guard, cond);
 		struct scope inner;
 		int rc;
-		if (expr_is_const(g, present) && g->nodes[present].k.i == 0)
+		if (expr_is_int_const(g, present, 0))
 			continue;
 		if (list == NULL) {
 			outs[n] = input;

@@ -72,7 +72,7 @@ cm_graph_add_constraint(struct cm_graph *m, expr_id guard, expr_id ok,
 	if (ok < 0 || guard < 0)
 		return -1;
 	ok = expr_or(&m->g, expr_not(&m->g, guard), ok);
-	if (expr_is_const(&m->g, ok) && m->g.nodes[ok].k.i == 1)
+	if (expr_is_int_const(&m->g, ok, 1))
 		return 0;       /* always satisfied */
 	GROW(m->cons, m->ncons, m->capcons);
 	c = &m->cons[m->ncons];
@@ -766,7 +766,7 @@ mb_finish_op(struct model_builder *mb, struct op_build *ob)
 		return -1;
 	for (int i = 0; i < ob->nin; i++)
 		rg |= m->tensors[ob->in[i]].requires_grad;
-	has_params = !(expr_is_const(&m->g, ob->op.params) && m->g.nodes[ob->op.params].k.i == 0) ||
+	has_params = !expr_is_int_const(&m->g, ob->op.params, 0) ||
 	    ob->op.nparam_tensors > 0 || ob->tied_weight;
 	trainable = has_params && !ob->op.frozen;
 	if (has_params && !ob->op.adapter) {
@@ -952,7 +952,7 @@ ob_sub_rule_if(struct op_build *ob, expr_id cond, const struct op_rule *rule,
 
 	if (attrs == NULL)
 		return dn_error_set(ob->err, DN_ENOMEM, ob->file_path, "out of memory");
-	if (expr_is_const(g, present) && g->nodes[present].k.i == 0) {
+	if (expr_is_int_const(g, present, 0)) {
 		json_decref(attrs);
 		return a;               /* never runs: the input itself */
 	}
@@ -961,7 +961,7 @@ ob_sub_rule_if(struct op_build *ob, expr_id cond, const struct op_rule *rule,
 	json_decref(attrs);
 	if (expr_graph_set_origin(g, ob->inst_path) != 0 || alts[0] < 0)
 		return -1;
-	if (expr_is_const(g, cond) && g->nodes[cond].k.i != 0)
+	if (expr_is_true(g, cond))
 		return alts[0];
 	alts[1] = a;
 	conds[0] = cond;

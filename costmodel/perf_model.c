@@ -246,7 +246,7 @@ op_time(struct perf_ctx *c, const struct cm_op *op, int backward)
 	blocks(c, op, &nb, &cap);
 	t.gpu = expr_mul(g, op->guard, gpu);
 	t.host = kernels == 0 ? R(c, 0.0) : R(c, PF_HOST_KERNEL_S * kernels + PF_HOST_LIB_S * op->lib_calls);
-	if (!backward && !(expr_is_const(g, op->gemv_row) && g->nodes[op->gemv_row].k.i == 0))
+	if (!backward && !expr_is_int_const(g, op->gemv_row, 0))
 		/* bitsandbytes' gemv_4bit: one launch for the dequantize and the
 		 * cuBLAS GEMM (op_linear.c) */
 		t.host = expr_ite(g, op->gemv_row, R(c, PF_HOST_KERNEL_S * (kernels - 1)), t.host);
