@@ -153,7 +153,11 @@ query_option(int argc, char **argv, int *i, struct cli_query *q, struct query_ar
 	} else if (strcmp(a, "--quantize") == 0) {
 		if ((v = need_arg(argc, argv, i, err)) == NULL)
 			return -1;
-		if (cm_quant_parse(v, &q->wl.ft.quant) != 0)
+		int rc = cm_quant_parse(v, &q->wl.ft.quant);
+		if (rc == -2)
+			return dn_error_set(err, DN_EINVAL, "--quantize", CM_QUANT_UNMODELLED "; int8 "
+			    "(has_fp16_weights=False: frozen int8 base weights, as load_in_8bit) is");
+		if (rc != 0)
 			return dn_error_set(err, DN_EINVAL, "--quantize", "unknown mode \"%s\" (nf4, nf4-dq, fp4, fp4-dq: "
 			    "bitsandbytes' 4-bit base weights, -dq: double quantization; int8: LLM.int8())", v);
 	} else if (strcmp(a, "--lora-dropout") == 0) {

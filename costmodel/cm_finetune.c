@@ -171,7 +171,12 @@ cm_ft_from_json(struct cm_finetune *ft, const char *key, const json_t *v, struct
 	if (strcmp(key, "lora") == 0)
 		return lora_from_json(ft, v, err);
 	if (strcmp(key, "quantize") == 0) {
-		if (!json_is_string(v) || cm_quant_parse(json_string_value(v), &ft->quant) != 0)
+		int rc = json_is_string(v) ? cm_quant_parse(json_string_value(v), &ft->quant) : -1;
+		if (rc == -2)
+			return dn_error_set(err, DN_EINVAL, "$.workload.quantize", CM_QUANT_UNMODELLED
+			    "; int8 (has_fp16_weights=False: frozen int8 base weights, as QLoRA-style fine-tuning "
+			    "with load_in_8bit) is");
+		if (rc != 0)
 			return dn_error_set(err, DN_EINVAL, "$.workload.quantize", "must be nf4, nf4-dq, fp4, fp4-dq "
 			    "(bitsandbytes' 4-bit base weights; -dq: double quantization) or int8 (LLM.int8())");
 		return 0;

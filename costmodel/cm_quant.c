@@ -63,7 +63,12 @@ cm_quant_parse(const char *name, uint8_t *q)
 			*q = (uint8_t)i;
 			return 0;
 		}
-	return -1;
+	/* Lightning's sixth mode: Linear8bitLt keeps the trainable weight and
+	 * its int8 copy (state.CB, re-quantized whenever the weight has no
+	 * gradient yet), saves the input's column-wise int8 copy for the
+	 * weight's int8 gradient; Lightning's wrapper replaces the weight's
+	 * data by the int8 copy at load. Told apart from a typo. */
+	return strcmp(name, "int8-training") == 0 ? -2 : -1;
 }
 
 const char *

@@ -305,8 +305,11 @@ struct cm_finetune {
  * Names as Lightning's BitsandbytesPrecision modes. */
 enum cm_quant { CM_QUANT_NONE, CM_QUANT_NF4, CM_QUANT_NF4_DQ, CM_QUANT_FP4, CM_QUANT_FP4_DQ, CM_QUANT_INT8 };
 /* Reads a mode name ("nf4", "nf4-dq", "fp4", "fp4-dq", "int8") into *q; 0,
- * or -1 for an unknown name. */
+ * -1 for an unknown name, or -2 for a mode of Lightning's that is not
+ * modelled ("int8-training", CM_QUANT_UNMODELLED says why). */
 int cm_quant_parse(const char *name, uint8_t *q);
+#define CM_QUANT_UNMODELLED "Lightning's int8-training (Linear8bitLt with has_fp16_weights=True: " \
+	"trainable weights re-quantized every step) is not modelled"
 /* The name of mode q ("" for CM_QUANT_NONE). */
 const char *cm_quant_name(int q);
 /* Whether mode q quantizes the block scales again (the "-dq" modes). */

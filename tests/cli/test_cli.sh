@@ -135,10 +135,12 @@ check qlora-weights 0 "^  weights         4.18 GiB$" -- estimate --preset llama2
 check qlora-inference 0 "^  weights         4.05 GiB$" -- estimate --preset llama2-7b batch_size=1 seq_len=512 --dtype bf16 --inference --quantize nf4
 check qlora-nothing-frozen 2 '\$.workload.quantize: no linear layer to quantize: quantized weights take no gradient' -- estimate --preset gpt2 --quantize nf4
 check qlora-bad-mode 2 '--quantize: unknown mode "nf8"' -- estimate --preset gpt2 --quantize nf8
+check int8-training-mode 2 "--quantize: Lightning's int8-training .* is not modelled; int8 .* is" -- estimate --preset gpt2 --quantize int8-training
 printf '{"batch_size": {"_type": "choice", "_value": [1, 2, 4, 8]}, "seq_len": {"_type": "choice", "_value": [512, 1024, 2048]}}' > "$tmp/qlora.json"
 check qlora-count 0 "^feasible 6 of 12 " -- count --preset llama2-7b --space "$tmp/qlora.json" --lora-rank 16 --lora-targets attention.q,attention.v --dtype mixed_bf16 --device rtx-4090 --quantize nf4-dq
 check qlora-count-plain 1 "^feasible 0 of 12 " -- count --preset llama2-7b --space "$tmp/qlora.json" --lora-rank 16 --lora-targets attention.q,attention.v --dtype mixed_bf16 --device rtx-4090
 check qlora-json-bad 2 '\$.workload.quantize: must be nf4, nf4-dq, fp4, fp4-dq .* or int8' -- count --preset llama2-7b --space "$tmp/qlora.json" --lora-rank 16 --lora-targets attention.q --quantize int4
+check int8-training-json 2 "\\\$.workload.quantize: Lightning's int8-training .* is not modelled" -- count --preset llama2-7b --space "$tmp/qlora.json" --lora-rank 16 --lora-targets attention.q --quantize int8-training
 # LLM.int8() (bitsandbytes' Linear8bitLt): int8 weights and a scale per row; inference in fp16
 # holds the linears in 6.03 GiB + the fp16 embedding and head; the 43 MiB MLP weights each take a
 # 44 MiB block of the caching allocator (2 MiB rounding above 10 MiB)
