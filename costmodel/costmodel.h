@@ -94,7 +94,7 @@
  * convolutions at the FP32 rate (PyTorch accumulates them in FP32), not the
  * chip's half rate: a GTX 1080 Ti's mixed-precision step was 40x its FP32
  * one. */
-#define CM_VERSION "1.4.11"
+#define CM_VERSION "1.4.12"
 
 /* Limits on a built model (DN_ERANGE naming the limit beyond them), far
  * above the largest real models: the resnet template at its maxima builds
@@ -232,8 +232,8 @@ int cm_def_load_preset(const char *preset, struct cm_model_def **out,
 /* Optimizers, with the state each keeps per parameter element (the
  * element counts come from the model; see docs/training-techniques.md):
  *   sgd 0; sgd_momentum 1 copy; adam/adamw 2 copies; adagrad, rmsprop 1;
- *   adam_8bit  bitsandbytes Adam8bit: 2 uint8 states + one fp32 absmax per
- *              block of 2048 elements per state, for tensors of >= 4096
+ *   adam_8bit  bitsandbytes Adam8bit (>= 0.44): 2 uint8 states + one fp32
+ *              absmax per block of 256 elements per state, for tensors of >= 4096
  *              elements (min_8bit_size); smaller tensors keep 2 fp32 states
  *   adafactor  Hugging Face Adafactor (beta1=None): fp32 row and column
  *              second-moment factors for 2-D and larger weights, a full fp32

@@ -119,11 +119,12 @@ tl_free_all(struct termlist *t, int n)
 	free(t);
 }
 
-/* bitsandbytes' blockwise quantization block and the size under which its
- * 8-bit optimizers keep 32-bit state (bitsandbytes/optim/optimizer.py,
- * min_8bit_size=4096; functional.py quantize_blockwise, blocksize=2048 for
- * the optimizer states) */
-#define BNB_BLOCK 2048
+/* The block of bitsandbytes' 8-bit optimizer states (one fp32 absmax per
+ * block of a state: bitsandbytes/optim/optimizer.py, Optimizer2State and
+ * Optimizer1State init_state, blocksize = 256 since 0.44.0, PR #1365
+ * "Change 8bit optimizer blocksize 2048->256"; 2048 before) and the size
+ * under which they keep 32-bit state instead (min_8bit_size=4096) */
+#define BNB_OPT_BLOCK 256
 #define BNB_MIN_8BIT 4096
 
 /* Pushes the optimizer state of one weight (`e` elements, state dtype of
@@ -133,9 +134,8 @@ tl_free_all(struct termlist *t, int n)
  *                    1 copy; adam/adamw exp_avg + exp_avg_sq: 2 copies
  *   lion-pytorch     exp_avg: 1 copy
  *   bitsandbytes     Adam8bit (Optimizer2State): state1/state2 uint8 and
- *                    absmax1/absmax2 fp32, one per block of 2048 elements
- *                    (blocksize 2048 in bitsandbytes.functional's blockwise
- *                    quantization); tensors under min_8bit_size = 4096
+ *                    absmax1/absmax2 fp32, one per block of 256 elements
+ *                    (BNB_OPT_BLOCK); tensors under min_8bit_size = 4096
  *                    elements keep two fp32 states instead
  *   transformers     Adafactor (scale_parameter, beta1=None, the defaults):
  *                    exp_avg_sq_row + exp_avg_sq_col fp32 for weights of 2+
@@ -160,7 +160,7 @@ push_opt_state(struct plan_ctx *c, struct termlist *st, const struct cm_workload
 		break;
 	case CM_OPT_ADAM_8BIT: {
 		expr_id q = alloc_size(c, e);   /* uint8 */
-		expr_id absmax = alloc_size(c, expr_mul(g, expr_cdiv(g, e, expr_int(g, BNB_BLOCK)),
+		expr_id absmax = alloc_size(c, expr_mul(g, expr_cdiv(g, e, expr_int(g, BNB_OPT_BLOCK)),
 		    expr_int(g, 4)));
 		expr_id s32 = alloc_size(c, expr_mul(g, e, expr_int(g, 4)));
 		expr_id one8 = expr_ite(g, expr_ge(g, e, expr_int(g, BNB_MIN_8BIT)), expr_add(g, q, absmax), s32);

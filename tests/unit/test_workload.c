@@ -506,10 +506,10 @@ START_TEST(test_optimizer_state)
 	/* the weights: W1 [1024, 4096], b1 [1024], W2 [10, 1024], b2 [10] */
 	const int64_t w1 = 1024 * 4096, b1 = 1024, w2 = 10 * 1024, b2 = 10;
 	const int64_t one = alloc(w1 * 4) + alloc(b1 * 4) + alloc(w2 * 4) + alloc(b2 * 4);
-	/* bitsandbytes: uint8 states + fp32 absmax per 2048 elements for
-	 * tensors of >= 4096 elements (W1, W2), fp32 states below (b1, b2) */
-	const int64_t adam8 = 2 * (alloc(w1) + alloc(w1 / 2048 * 4)) + 2 * alloc(b1 * 4) +
-	    2 * (alloc(w2) + alloc(5 * 4)) + 2 * alloc(b2 * 4);
+	/* bitsandbytes (>= 0.44): uint8 states + fp32 absmax per 256 elements
+	 * for tensors of >= 4096 elements (W1, W2), fp32 states below (b1, b2) */
+	const int64_t adam8 = 2 * (alloc(w1) + alloc(w1 / 256 * 4)) + 2 * alloc(b1 * 4) +
+	    2 * (alloc(w2) + alloc(40 * 4)) + 2 * alloc(b2 * 4);
 	/* Adafactor: fp32 row (out) and column (in) factors of W1 and W2, the
 	 * full fp32 second moment of the biases */
 	const int64_t adafactor = alloc(1024 * 4) + alloc(4096 * 4) + alloc(b1 * 4) +
