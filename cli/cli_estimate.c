@@ -110,8 +110,10 @@ print_table(const struct cli_query *q, const struct cm_model *m, const union exp
 		    " (no block to apply it to: nothing checkpointed)" : "");
 	if (q->wl.training && q->wl.keep_grads)
 		printf(", zero_grad to zeros");
-	if (q->wl.training && q->wl.optimizer_for_loop)
+	if (q->wl.training && q->wl.optimizer_impl == CM_OPT_IMPL_FOR_LOOP)
 		printf(", for-loop optimizer");
+	if (q->wl.training && q->wl.optimizer_impl == CM_OPT_IMPL_FUSED)
+		printf(", fused optimizer");
 	if (q->wl.training && q->wl.softmax_keeps_input)
 		printf(", softmax keeps its input");
 	if (q->wl.pytorch != 0)

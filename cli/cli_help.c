@@ -60,6 +60,7 @@ static const char *const import_options[] = { "--name", "--dim", "--unknown", "-
 	"  NAME=VALUE | --set NAME=VALUE   fix a hyperparameter (repeatable)\n" \
 	"  --bind PARAMETER=HYPERPARAMETER  the space's PARAMETER sets the model's HYPERPARAMETER\n" \
 	"  --optimizer sgd|sgd_momentum|adam|adamw|adagrad|rmsprop|adam_8bit|adafactor|lion   default adam\n" \
+	"                        (or Hugging Face's optim: adamw_torch, adamw_torch_fused, paged_adamw_8bit, ...)\n" \
 	"  --dtype fp32|fp16|bf16|mixed_fp16|mixed_bf16   default fp32\n" \
 	"  --convention torchvision|nb201|fvcore   how MACs count, and so the macs and flops budgets\n" \
 	"                        (nb201 adds biases, fvcore norms; default torchvision)\n" \
@@ -70,8 +71,8 @@ static const char *const import_options[] = { "--name", "--dim", "--unknown", "-
 	"                        a residual block; a warning where the model has none)\n" \
 	"  --zero-grad set_to_none|zeros   zeros: gradients stay allocated across steps (zero_grad(set_to_none=False),\n" \
 	"                        PyTorch < 2.0's default; default set_to_none)\n" \
-	"  --optimizer-impl foreach|for_loop   for_loop: the optimizer steps one weight at a time (PyTorch < 2.0,\n" \
-	"                        transformers.AdamW; default foreach, PyTorch >= 2.0 on CUDA)\n" \
+	"  --optimizer-impl foreach|for_loop|fused   for_loop: the optimizer steps one weight at a time (PyTorch < 2.0,\n" \
+	"                        transformers.AdamW); fused: fused=True, in place (Adam, AdamW, SGD); default foreach\n" \
 	"  --softmax-saves output|output_and_input   output_and_input: autograd keeps softmax's input too\n" \
 	"                        (PyTorch <= 1.10; default output, PyTorch >= 1.11)\n" \
 	"  --pytorch MAJOR.MINOR   the PyTorch release: its defaults for the three options above and\n" \
@@ -92,6 +93,7 @@ static const struct cli_cmd commands[] = {
 	  "  NAME=VALUE | --set NAME=VALUE   a hyperparameter (repeatable; dnnsat templates lists them)\n"
 	  "  --device NAME | --device-file FILE   the GPU (dnnsat devices; default a100-40gb)\n"
 	  "  --optimizer sgd|sgd_momentum|adam|adamw|adagrad|rmsprop|adam_8bit|adafactor|lion   default adam\n"
+	  "                        (or Hugging Face's optim: adamw_torch, adamw_torch_fused, paged_adamw_8bit, ...)\n"
 	  "  --dtype fp32|fp16|bf16|mixed_fp16|mixed_bf16   default fp32\n"
 	  "  --attention sdpa|eager|math|mem_efficient|flash   attention kernel (default sdpa: flash on\n"
 	  "                        compute capability >= 8.0 in fp16/bf16, else mem_efficient)\n"
@@ -100,8 +102,8 @@ static const struct cli_cmd commands[] = {
 	  "                        a residual block; a warning where the model has none)\n"
 	  "  --zero-grad set_to_none|zeros   zeros: gradients stay allocated across steps (zero_grad(set_to_none=False),\n"
 	  "                        PyTorch < 2.0's default; default set_to_none)\n"
-	  "  --optimizer-impl foreach|for_loop   for_loop: the optimizer steps one weight at a time (PyTorch < 2.0,\n"
-	  "                        transformers.AdamW; default foreach, PyTorch >= 2.0 on CUDA)\n"
+	  "  --optimizer-impl foreach|for_loop|fused   for_loop: the optimizer steps one weight at a time (PyTorch < 2.0,\n"
+	  "                        transformers.AdamW); fused: fused=True, in place (Adam, AdamW, SGD); default foreach\n"
 	  "  --softmax-saves output|output_and_input   output_and_input: autograd keeps softmax's input too\n"
 	  "                        (PyTorch <= 1.10; default output, PyTorch >= 1.11)\n"
 	  "  --pytorch MAJOR.MINOR   the PyTorch release: its defaults for the three options above and\n"
@@ -264,7 +266,7 @@ cli_usage(FILE *f)
 	    "  --dtype fp32|fp16|bf16|mixed_fp16|mixed_bf16     default fp32\n"
 	    "  --convention torchvision|nb201|fvcore            how MACs count (default torchvision)\n"
 	    "  --attention sdpa|eager|math|mem_efficient|flash  default sdpa  --grad-accum N  --checkpointing\n"
-	    "  --zero-grad set_to_none|zeros  --optimizer-impl foreach|for_loop   PyTorch < 2.0's defaults: zeros, for_loop\n"
+	    "  --zero-grad set_to_none|zeros  --optimizer-impl foreach|for_loop|fused   PyTorch < 2.0's: zeros, for_loop\n"
 	    "  --softmax-saves output|output_and_input          PyTorch <= 1.10's: output_and_input\n"
 	    "  --pytorch MAJOR.MINOR                            that release's defaults of the four above\n"
 	    "  --freeze SEL  --train SEL  --lora-rank R  --lora-targets SEL  --lora-dropout P   fine-tuning\n"

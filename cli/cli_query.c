@@ -5,11 +5,12 @@
  *   --set NAME=VALUE, or NAME=VALUE  (hyperparameters, repeatable)
  *   --device NAME | --device-file FILE
  *   --optimizer sgd|sgd_momentum|adam|adamw|adagrad|rmsprop|adam_8bit|adafactor|lion
+ *               (and Hugging Face's optim names: cm_optimizer.c)
  *   --dtype fp32|fp16|bf16|mixed_fp16|mixed_bf16   --tf32   --no-cudnn-tf32   --inference
  *   --attention sdpa|eager|math|mem_efficient|flash   --grad-accum N   --checkpointing
  *   --freeze SELECTORS   --train SELECTORS   --lora-rank R   --lora-targets SELECTORS
  *   --lora-dropout P   --quantize MODE
- *   --zero-grad set_to_none|zeros   --optimizer-impl foreach|for_loop
+ *   --zero-grad set_to_none|zeros   --optimizer-impl foreach|for_loop|fused
  *   --softmax-saves output|output_and_input   --pytorch MAJOR.MINOR
  *                                   (costmodel/cm_choice.c, as the query parser reads them)
  *   --json   --per-op
@@ -28,6 +29,9 @@ struct query_args {
 	const char *tmpl, *file, *device, *device_file;
 	const char **sets;      /* NAME=VALUE texts, in order */
 	int nsets;
+	const char *optimizer;  /* --optimizer's text, or NULL */
+	int implied;            /* the implementation it implies, or -1 */
+	int impl_given;         /* --optimizer-impl was given */
 };
 
 void
@@ -89,10 +93,10 @@ query_option(int argc, char **argv, int *i, struct cli_query *q, struct query_ar
 	if (strcmp(a, "--optimizer") == 0) {
 		if ((v = need_arg(argc, argv, i, err)) == NULL)
 			return -1;
-		if (cm_optimizer_parse(v, &q->wl.optimizer) != 0)
-			return dn_error_set(err, DN_EINVAL, "--optimizer",
-			    "unknown optimizer \"%s\" (sgd, sgd_momentum, adam, adamw, adagrad, rmsprop, "
-			    "adam_8bit, adafactor, lion)", v);
+		int rc = cm_optimizer_parse(v, &q->wl.optimizer, &s->implied);
+		if (rc != 0)
+			return cm_optimizer_refuse(v, rc, "--optimizer", err);
+		s->optimizer = v;
 	} else if (strcmp(a, "--attention") == 0) {
 		if ((v = need_arg(argc, argv, i, err)) == NULL)
 			return -1;
@@ -123,6 +127,7 @@ query_option(int argc, char **argv, int *i, struct cli_query *q, struct query_ar
 	} else if (cm_choice_by_option(a) != NULL) {       /* --zero-grad, --optimizer-impl, --softmax-saves */
 		if ((v = need_arg(argc, argv, i, err)) == NULL)
 			return -1;
+		s->impl_given |= strcmp(a, "--optimizer-impl") == 0;
 		return cm_choice_from_option(cm_choice_by_option(a), v, &q->wl, err);
 	} else if (strcmp(a, "--freeze") == 0 || strcmp(a, "--train") == 0 || strcmp(a, "--lora-targets") == 0) {
 		struct cm_finetune *ft = &q->wl.ft;
@@ -290,7 +295,7 @@ query_device(struct cli_query *q, const struct query_args *s, struct dn_error *e
 int
 cli_query_parse(int argc, char **argv, struct cli_query *q, struct dn_error *err)
 {
-	struct query_args s = { .device = NULL };       /* NULL: a100-40gb */
+	struct query_args s = { .device = NULL, .implied = -1 };       /* device NULL: a100-40gb */
 	int rc = -1;
 
 	memset(q, 0, sizeof *q);
@@ -317,7 +322,9 @@ cli_query_parse(int argc, char **argv, struct cli_query *q, struct dn_error *err
 	for (int i = 1; i < argc; i++)
 		if (query_option(argc, argv, &i, q, &s, err) != 0)
 			goto out;
-	if (cm_ft_check(&q->wl.ft, err) != 0 || cm_pytorch_check(&q->wl, "--attention", err) != 0)
+	if (cm_ft_check(&q->wl.ft, err) != 0 || cm_pytorch_check(&q->wl, "--attention", err) != 0 ||
+	    cm_optimizer_settle(&q->wl, s.implied, s.optimizer != NULL ? s.optimizer : "", s.impl_given,
+	    "--optimizer-impl", err) != 0)
 		goto out;
 	if (query_model(q, &s, err) == 0 && query_config(q, &s, err) == 0 && query_device(q, &s, err) == 0)
 		rc = 0;

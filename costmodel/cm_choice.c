@@ -1,7 +1,7 @@
 /*
- * cm_choice.c - the workload options that pick one of two named values
+ * cm_choice.c - the workload options that pick one of a few named values
  * (cm_choice_*): zero_grad (set_to_none|zeros), optimizer_impl
- * (foreach|for_loop) and softmax_saves (output|output_and_input). One
+ * (foreach|for_loop|fused) and softmax_saves (output|output_and_input). One
  * table gives each its JSON workload field, its command-line option, its
  * values (the first is the default) with what each means, and the int
  * member of struct cm_workload that holds the index of the value chosen;
@@ -23,8 +23,8 @@
 struct cm_choice {
 	const char *field;          /* the JSON workload field */
 	const char *option;         /* the command-line option */
-	const char *values[2];      /* [0] is the default */
-	const char *notes[2];       /* what each value means (the JSON error says it) */
+	const char *values[CM_CHOICE_MAX];     /* [0] is the default; NULL after the last */
+	const char *notes[CM_CHOICE_MAX];      /* what each value means (the JSON error says it) */
 	size_t member;              /* offsetof the int in struct cm_workload: the index chosen */
 };
 
@@ -34,14 +34,18 @@ struct cm_choice {
  * derivatives.yaml's formulas for _softmax and _log_softmax named `self`
  * up to PyTorch 1.10, so autograd kept the input beside the result
  * (pytorch/pytorch issue 64000); since pull 66018 (October 2021, PyTorch
- * 1.11) they take only its dtype. */
+ * 1.11) they take only its dtype. optimizer_impl fused: torch.optim's
+ * fused=True (one CUDA kernel updates each group of weights in place:
+ * Adam and AdamW, SGD; Hugging Face's optim="adamw_torch_fused", its
+ * default from PyTorch 2.8). */
 static const struct cm_choice choices[] = {
 	{ "zero_grad", "--zero-grad", { "set_to_none", "zeros" },
 	  { "the default since PyTorch 2.0", "set_to_none=False: gradients stay allocated across steps" },
 	  offsetof(struct cm_workload, keep_grads) },
-	{ "optimizer_impl", "--optimizer-impl", { "foreach", "for_loop" },
-	  { "the default on CUDA since PyTorch 2.0", "one weight at a time: PyTorch < 2.0, transformers.AdamW" },
-	  offsetof(struct cm_workload, optimizer_for_loop) },
+	{ "optimizer_impl", "--optimizer-impl", { "foreach", "for_loop", "fused" },
+	  { "the default on CUDA since PyTorch 2.0", "one weight at a time: PyTorch < 2.0, transformers.AdamW",
+	    "fused=True: in place, no temporaries; Adam, AdamW and SGD" },
+	  offsetof(struct cm_workload, optimizer_impl) },
 	{ "softmax_saves", "--softmax-saves", { "output", "output_and_input" },
 	  { "the result only: PyTorch >= 1.11", "the input too: PyTorch <= 1.10" },
 	  offsetof(struct cm_workload, softmax_keeps_input) },
@@ -89,11 +93,22 @@ chosen(const struct cm_choice *c, const struct cm_workload *wl)
 	return *(const int *)(const void *)((const char *)wl + c->member);
 }
 
+/* How many values c has. */
+static int
+nvalues(const struct cm_choice *c)
+{
+	int n = 0;
+
+	while (n < CM_CHOICE_MAX && c->values[n] != NULL)
+		n++;
+	return n;
+}
+
 /* The index of s among c's values, or -1 (s NULL or not one of them). */
 static int
 value_index(const struct cm_choice *c, const char *s)
 {
-	for (int i = 0; s != NULL && i < 2; i++)
+	for (int i = 0; s != NULL && i < nvalues(c); i++)
 		if (strcmp(s, c->values[i]) == 0)
 			return i;
 	return -1;
@@ -104,10 +119,10 @@ value_index(const struct cm_choice *c, const char *s)
 static int
 refuse(const struct cm_choice *c, const char *s, const char *path, const char *message, struct dn_error *err)
 {
-	char near[128] = "";     /* at most the two values */
+	char near[128] = "";     /* at most the values */
 
 	if (s != NULL)
-		dn_suggest(s, c->values, 2, near, sizeof near);
+		dn_suggest(s, c->values, nvalues(c), near, sizeof near);
 	if (near[0] != '\0')
 		return dn_error_set(err, DN_EINVAL, path, "%s (did you mean %s?)", message, near);
 	return dn_error_set(err, DN_EINVAL, path, "%s", message);
@@ -117,13 +132,18 @@ int
 cm_choice_from_json(const struct cm_choice *c, const json_t *v, struct cm_workload *wl, struct dn_error *err)
 {
 	const char *s = json_string_value(v);
-	int i = value_index(c, s);
+	int i = value_index(c, s), n = nvalues(c);
 	char path[64], message[sizeof err->message];
+	size_t len;
 
 	if (i < 0) {
 		dn_fmt(path, sizeof path, "$.workload.%s", c->field);
-		dn_fmt(message, sizeof message, "must be \"%s\" (%s) or \"%s\" (%s)", c->values[0], c->notes[0],
-		    c->values[1], c->notes[1]);
+		dn_fmt(message, sizeof message, "must be");
+		for (int k = 0; k < n; k++) {
+			len = strlen(message);
+			dn_fmt(message + len, sizeof message - len, "%s \"%s\" (%s)",
+			    k == 0 ? "" : k == n - 1 ? " or" : ",", c->values[k], c->notes[k]);
+		}
 		return refuse(c, s, path, message, err);
 	}
 	*slot(c, wl) = i;
@@ -133,12 +153,17 @@ cm_choice_from_json(const struct cm_choice *c, const json_t *v, struct cm_worklo
 int
 cm_choice_from_option(const struct cm_choice *c, const char *v, struct cm_workload *wl, struct dn_error *err)
 {
-	int i = value_index(c, v);
+	int i = value_index(c, v), n = nvalues(c);
 	char message[sizeof err->message];
+	size_t len;
 
 	if (i < 0) {
-		dn_fmt(message, sizeof message, "\"%s\" is not %s or %s", v != NULL ? v : "", c->values[0],
-		    c->values[1]);
+		dn_fmt(message, sizeof message, "\"%s\" is not", v != NULL ? v : "");
+		for (int k = 0; k < n; k++) {
+			len = strlen(message);
+			dn_fmt(message + len, sizeof message - len, "%s %s", k == 0 ? "" : k == n - 1 ? " or" : ",",
+			    c->values[k]);
+		}
 		return refuse(c, v, c->option, message, err);
 	}
 	*slot(c, wl) = i;

@@ -68,7 +68,7 @@ cm_pytorch_apply(int version, struct cm_workload *wl)
 	wl->no_cudnn_tf32 = version < TF32_FLAGS;
 	wl->softmax_keeps_input = version < SOFTMAX_OUTPUT_ONLY;
 	wl->keep_grads = version < SET_TO_NONE_FOREACH_SDPA;
-	wl->optimizer_for_loop = version < SET_TO_NONE_FOREACH_SDPA;
+	wl->optimizer_impl = version < SET_TO_NONE_FOREACH_SDPA ? CM_OPT_IMPL_FOR_LOOP : CM_OPT_IMPL_FOREACH;
 	wl->attention = version < SET_TO_NONE_FOREACH_SDPA ? CM_ATTN_EAGER : CM_ATTN_SDPA;
 }
 

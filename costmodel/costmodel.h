@@ -360,10 +360,7 @@ struct cm_workload {
 	int keep_grads;             /* zero_grad(set_to_none=False), the default before
 	                             * PyTorch 2.0: weight gradients stay allocated
 	                             * (zeroed) across steps, as with grad_accum */
-	int optimizer_for_loop;     /* the optimizer loops over weights (PyTorch < 2.0
-	                             * torch.optim, transformers.AdamW) instead of
-	                             * foreach over all at once (PyTorch >= 2.0 on
-	                             * CUDA): temporaries of one weight at a time */
+	int optimizer_impl;         /* enum cm_optimizer_impl: how the step runs */
 	int softmax_keeps_input;    /* autograd keeps softmax's and log_softmax's input
 	                             * beside their result until the backward, as
 	                             * PyTorch <= 1.10 did (its derivative formulas
@@ -375,9 +372,19 @@ struct cm_workload {
 	struct cm_finetune ft;      /* frozen weights and LoRA (all zero: full training) */
 };
 
-/* The workload options that pick one of two named values, the first the
+/* How torch.optim runs a step (the workload's optimizer_impl):
+ *   foreach   over all weights at once (PyTorch >= 2.0 on CUDA): each
+ *             temporary made for every weight together
+ *   for_loop  one weight at a time (PyTorch < 2.0 torch.optim,
+ *             transformers.AdamW): the temporaries of one weight
+ *   fused     fused=True: a CUDA kernel updates weights and state in place,
+ *             no temporaries (Adam, AdamW, SGD: cm_optimizer_check) */
+enum cm_optimizer_impl { CM_OPT_IMPL_FOREACH, CM_OPT_IMPL_FOR_LOOP, CM_OPT_IMPL_FUSED };
+
+#define CM_CHOICE_MAX 3         /* values a choice may have */
+/* The workload options that pick one of a few named values, the first the
  * default: zero_grad (set_to_none|zeros -> keep_grads), optimizer_impl
- * (foreach|for_loop -> optimizer_for_loop) and softmax_saves
+ * (foreach|for_loop|fused -> optimizer_impl) and softmax_saves
  * (output|output_and_input -> softmax_keeps_input). One table (cm_choice.c)
  * for the query parser, the CLI and the JSON they write. */
 struct cm_choice;
@@ -402,7 +409,7 @@ int cm_choice_to_json(const struct cm_workload *wl, json_t *workload);
  * changed in which release). cm_pytorch_parse: "MAJOR.MINOR" or
  * "MAJOR.MINOR.PATCH" (1.0 .. 9.99) -> major * 100 + minor, or -1.
  * cm_pytorch_apply: sets wl->pytorch and the defaults that release had
- * (softmax_keeps_input before 1.11; keep_grads, optimizer_for_loop and
+ * (softmax_keeps_input before 1.11; keep_grads, optimizer_impl for_loop and
  * eager attention before 2.0, SDPA from 2.0); a parser applies it first
  * and the fields given explicitly after it, so they win.
  * cm_pytorch_check: DN_EINVAL at attention_path when an SDPA kernel is
@@ -428,7 +435,23 @@ enum cm_macs_convention { CM_MACS_TORCHVISION, CM_MACS_NB201, CM_MACS_FVCORE };
 int cm_macs_convention_parse(const char *s, enum cm_macs_convention *out);
 const char *cm_macs_convention_name(enum cm_macs_convention c);
 
-int cm_optimizer_parse(const char *s, enum cm_optimizer *out);
+/* The optimizers' names (cm_optimizer.c), any case: dnnsat's and those
+ * of Hugging Face's TrainingArguments.optim for the same optimizers.
+ * cm_optimizer_parse: 0 with *out and *impl (the enum cm_optimizer_impl
+ * the name implies, "adamw_torch_fused": fused, or -1); -2 for a Hugging
+ * Face name not modelled; -1 for an unknown name. cm_optimizer_refuse:
+ * DN_EINVAL at path for parse's rc (-1 or -2), listing the names; -1.
+ * cm_optimizer_settle, once the workload is read: applies the implied
+ * implementation (DN_EINVAL at impl_path when impl_given says otherwise)
+ * and refuses fused for an optimizer torch.optim has no fused step for;
+ * 0 or -1. */
+#define CM_OPTIMIZER_NAMES "sgd, sgd_momentum, adam, adamw, adagrad, rmsprop, adam_8bit, adafactor, lion; " \
+	"Hugging Face's adamw_torch, adamw_torch_fused, adamw_hf, adamw_apex_fused, adamw_8bit, " \
+	"adamw_bnb_8bit, paged_adamw_8bit"
+int cm_optimizer_parse(const char *s, enum cm_optimizer *out, int *impl);
+int cm_optimizer_refuse(const char *s, int rc, const char *path, struct dn_error *err);
+int cm_optimizer_settle(struct cm_workload *wl, int implied, const char *implied_by, int impl_given,
+    const char *impl_path, struct dn_error *err);
 int cm_precision_parse(const char *s, enum cm_precision *out);
 const char *cm_optimizer_name(enum cm_optimizer o);
 const char *cm_precision_name(enum cm_precision p);

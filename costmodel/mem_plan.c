@@ -3,7 +3,7 @@
  *
  * Training step, PyTorch semantics (zero_grad(set_to_none=True), the default
  * since 2.0; foreach optimizers, the default on CUDA; wl->keep_grads and
- * wl->optimizer_for_loop select PyTorch 1.x's defaults: gradients zeroed in
+ * wl->optimizer_impl for_loop select PyTorch 1.x's defaults: gradients zeroed in
  * place, so all of them are alive in every phase as with accumulation, and
  * optimizer temporaries of one weight at a time):
  *   persistent  weights + buffers + optimizer state + the input batch
@@ -186,27 +186,32 @@ push_opt_state(struct plan_ctx *c, struct termlist *st, const struct cm_workload
  * the implementation makes them for every weight at once (torch.optim's
  * foreach path: Adam/AdamW, Adagrad and RMSprop take a _foreach_sqrt of
  * their state) or to `one` when it loops over weights and frees them
- * before the next (wl->optimizer_for_loop: PyTorch < 2.0's
+ * before the next (optimizer_impl for_loop: PyTorch < 2.0's
  * _single_tensor_adam takes (exp_avg_sq.sqrt() / bias_correction2_sqrt),
  * two copies of the weight's size for an instant, transformers.AdamW one;
  * Adagrad's and RMSprop's single-tensor paths one sqrt; lion-pytorch: the sign of the interpolated update, one
  * copy; transformers' Adafactor: grad**2 + eps and the factored
  * approximation of its inverse square root, two fp32 copies); the step
- * needs the sum of `all` plus the largest of `one`. */
+ * needs the sum of `all` plus the largest of `one`. torch.optim's fused
+ * steps (optimizer_impl fused: Adam, AdamW, SGD) update in place, none. */
 static int
 push_opt_temp(struct plan_ctx *c, struct termlist *all, struct termlist *one,
     const struct cm_workload *wl, expr_id guard, expr_id e, int sbytes)
 {
 	struct expr_graph *g = c->g;
 
+	int for_loop = wl->optimizer_impl == CM_OPT_IMPL_FOR_LOOP;
+
+	if (wl->optimizer_impl == CM_OPT_IMPL_FUSED)
+		return 0;
 	switch (wl->optimizer) {
 	case CM_OPT_ADAM: case CM_OPT_ADAMW:
-		if (wl->optimizer_for_loop)     /* (exp_avg_sq.sqrt() / bias_correction2_sqrt): two copies */
+		if (for_loop)     /* (exp_avg_sq.sqrt() / bias_correction2_sqrt): two copies */
 			return tl_push(one, guarded(c, guard, expr_mul(g, expr_int(g, 2),
 			    alloc_size(c, expr_mul(g, e, expr_int(g, sbytes))))));
 		return tl_push(all, guarded(c, guard, alloc_size(c, expr_mul(g, e, expr_int(g, sbytes)))));
 	case CM_OPT_ADAGRAD: case CM_OPT_RMSPROP:
-		return tl_push(wl->optimizer_for_loop ? one : all,
+		return tl_push(for_loop ? one : all,
 		    guarded(c, guard, alloc_size(c, expr_mul(g, e, expr_int(g, sbytes)))));
 	case CM_OPT_LION:
 		return tl_push(one, guarded(c, guard, alloc_size(c, expr_mul(g, e, expr_int(g, sbytes)))));

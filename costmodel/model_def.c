@@ -555,42 +555,6 @@ cm_config_set(const struct cm_model_def *def, const char *name,
 }
 
 int
-cm_optimizer_parse(const char *s, enum cm_optimizer *out)
-{
-	static const struct { const char *name; enum cm_optimizer o; } t[] = {
-		{ "sgd", CM_OPT_SGD }, { "sgd_momentum", CM_OPT_SGD_MOMENTUM },
-		{ "momentum", CM_OPT_SGD_MOMENTUM }, { "adam", CM_OPT_ADAM },
-		{ "adamw", CM_OPT_ADAMW }, { "adagrad", CM_OPT_ADAGRAD },
-		{ "rmsprop", CM_OPT_RMSPROP }, { "adam_8bit", CM_OPT_ADAM_8BIT },
-		{ "adam8bit", CM_OPT_ADAM_8BIT }, { "adamw_8bit", CM_OPT_ADAM_8BIT },
-		{ "adafactor", CM_OPT_ADAFACTOR }, { "lion", CM_OPT_LION },
-	};
-	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-		if (strcasecmp(s, t[i].name) == 0) {
-			*out = t[i].o;
-			return 0;
-		}
-	return -1;
-}
-
-const char *
-cm_optimizer_name(enum cm_optimizer o)
-{
-	switch (o) {
-	case CM_OPT_SGD: return "sgd";
-	case CM_OPT_SGD_MOMENTUM: return "sgd_momentum";
-	case CM_OPT_ADAM: return "adam";
-	case CM_OPT_ADAMW: return "adamw";
-	case CM_OPT_ADAGRAD: return "adagrad";
-	case CM_OPT_RMSPROP: return "rmsprop";
-	case CM_OPT_ADAM_8BIT: return "adam_8bit";
-	case CM_OPT_ADAFACTOR: return "adafactor";
-	case CM_OPT_LION: return "lion";
-	}
-	return "?";
-}
-
-int
 cm_precision_parse(const char *s, enum cm_precision *out)
 {
 	static const struct { const char *name; enum cm_precision p; } t[] = {

@@ -319,8 +319,9 @@ load_model(const json_t *m, struct sq_query *q, const char **preset, struct dn_e
 static int
 load_workload(const json_t *w, struct cm_workload *wl, struct dn_error *err)
 {
-	const char *key;
+	const char *key, *implied_by = "";
 	json_t *v;
+	int implied = -1;       /* the implementation the optimizer's name implies */
 
 	wl->training = 1;
 	wl->optimizer = CM_OPT_ADAM;
@@ -352,10 +353,11 @@ load_workload(const json_t *w, struct cm_workload *wl, struct dn_error *err)
 				return dn_error_set(err, DN_EINVAL, "$.workload.mode", "must be \"training\" or \"inference\"");
 			wl->training = strcmp(s, "training") == 0;
 		} else if (strcmp(key, "optimizer") == 0) {
-			if (!json_is_string(v) || cm_optimizer_parse(json_string_value(v), &wl->optimizer) != 0)
-				return dn_error_set(err, DN_EINVAL, "$.workload.optimizer",
-				    "must be sgd, sgd_momentum, adam, adamw, adagrad, rmsprop, adam_8bit, "
-				    "adafactor or lion");
+			int rc = json_is_string(v) ? cm_optimizer_parse(json_string_value(v), &wl->optimizer, &implied) : -1;
+			if (rc != 0)
+				return cm_optimizer_refuse(json_is_string(v) ? json_string_value(v) : "", rc,
+				    "$.workload.optimizer", err);
+			implied_by = json_string_value(v);
 		} else if (strcmp(key, "dtype") == 0) {
 			if (!json_is_string(v) || cm_precision_parse(json_string_value(v), &wl->precision) != 0)
 				return dn_error_set(err, DN_EINVAL, "$.workload.dtype",
@@ -397,6 +399,9 @@ load_workload(const json_t *w, struct cm_workload *wl, struct dn_error *err)
 		} else
 			return dn_error_set(err, DN_EINVAL, "$.workload", "unknown field \"%s\"", key);
 	}
+	if (cm_optimizer_settle(wl, implied, implied_by, json_object_get(w, "optimizer_impl") != NULL,
+	    "$.workload.optimizer_impl", err) != 0)
+		return -1;
 	return cm_pytorch_check(wl, "$.workload.attention", err);
 }
 

@@ -30,7 +30,7 @@ const LABELS = {
 	adamw: 'AdamW', adagrad: 'Adagrad', rmsprop: 'RMSprop', mixed_fp16: 'mixed fp16 (AMP)', mixed_bf16: 'mixed bf16 (AMP)',
 	sdpa: 'SDPA (PyTorch picks)', eager: 'eager (matmul + softmax)', math: 'SDPA math', mem_efficient: 'memory-efficient',
 	flash: 'flash', nf4: '4-bit NF4', 'nf4-dq': '4-bit NF4, double quant', fp4: '4-bit FP4', 'fp4-dq': '4-bit FP4, double quant',
-	int8: '8-bit LLM.int8()',
+	int8: '8-bit LLM.int8()', adamw_torch_fused: 'AdamW, fused (Hugging Face default)',
 };
 const DEFAULTS = { mode: 'training', optimizer: 'adam', dtype: 'fp32', device: 'a100-40gb', template: 'resnet', attention: 'sdpa' };
 // the controls of the training-only parts of a workload
@@ -191,7 +191,9 @@ function fillWorkload(schema) {
 	const name = (v) => LABELS[v] || v;
 	$('mode').append(...props.mode.enum.map((m) => h('label', {},
 		h('input', { type: 'radio', name: 'mode', value: m, checked: m === DEFAULTS.mode }), name(m))));
-	$('optimizer').replaceChildren(...props.optimizer.enum.map((o) => option(o, name(o), o === DEFAULTS.optimizer)));
+	// dnnsat's names, and Hugging Face's default (AdamW with fused=True)
+	const optimizers = [...props.optimizer.anyOf[0].enum, 'adamw_torch_fused'];
+	$('optimizer').replaceChildren(...optimizers.map((o) => option(o, name(o), o === DEFAULTS.optimizer)));
 	$('dtype').replaceChildren(...props.dtype.enum.map((d) => option(d, name(d), d === DEFAULTS.dtype)));
 	$('attention').replaceChildren(...props.attention.enum.map((a) => option(a, name(a), a === DEFAULTS.attention)));
 	$('quantize').replaceChildren(option('', 'as the precision', true), ...props.quantize.enum.map((q) => option(q, name(q), false)));

@@ -78,7 +78,22 @@ check unknown-device 2 "--device: unknown device \"tpu\"" -- estimate --preset r
 check unknown-optimizer 2 "unknown optimizer" -- estimate --preset resnet50 --optimizer lamb
 check unknown-attention 2 "--attention: unknown attention kernel \"flash3\"" -- estimate --preset gpt2 --attention flash3
 check bad-zero-grad 2 "--zero-grad: \"none\" is not set_to_none or zeros" -- estimate --preset gpt2 --zero-grad none
-check bad-optimizer-impl-json 2 '\$.workload.optimizer_impl: must be "foreach"' -- count --preset resnet50 --space "$top_srcdir/examples/spaces/resnet.json" --optimizer-impl fused
+check near-optimizer-impl 2 '--optimizer-impl: "fsed" is not foreach, for_loop or fused (did you mean fused?)' -- estimate --preset gpt2 --optimizer-impl fsed
+check bad-optimizer-impl-json 2 '\$.workload.optimizer_impl: must be "foreach" .*, "for_loop" .* or "fused"' -- count --preset resnet50 --space "$top_srcdir/examples/spaces/resnet.json" --optimizer-impl fast
+# fused=True (torch.optim: Adam, AdamW, SGD) has no step temporaries: llama2-7b's full bf16 fine-tune
+# peaks in backward instead of at the step (foreach: Adam's sqrt of every second moment at once)
+check optimizer-foreach 1 '^memory       64.52 GiB training peak (optimizer step)' -- estimate --preset llama2-7b batch_size=1 seq_len=512 --dtype bf16 --optimizer adamw
+check optimizer-fused 1 '^memory       55.56 GiB training peak (backward)' -- estimate --preset llama2-7b batch_size=1 seq_len=512 --dtype bf16 --optimizer adamw --optimizer-impl fused
+check optimizer-fused-rmsprop 2 '--optimizer-impl: fused: torch.optim has fused CUDA steps for Adam, AdamW and SGD, not rmsprop' -- estimate --preset gpt2 --optimizer rmsprop --optimizer-impl fused
+check optimizer-fused-rmsprop-json 2 '\$.workload.optimizer_impl: fused: .* not rmsprop' -- count --preset resnet50 --space "$top_srcdir/examples/spaces/resnet.json" --optimizer rmsprop --optimizer-impl fused
+# Hugging Face's TrainingArguments.optim names: the optimizer, and the step they imply
+check hf-optim-fused 1 'workload     training, bf16, adamw, attention sdpa (flash here), fused optimizer$' -- estimate --preset llama2-7b batch_size=1 seq_len=512 --dtype bf16 --optimizer adamw_torch_fused
+check hf-optim-fused-json 0 '^feasible ' -- count --preset resnet50 --space "$top_srcdir/examples/spaces/resnet.json" --optimizer adamw_torch_fused
+check hf-optim-contradicted 2 '--optimizer-impl: "foreach" contradicts the optimizer "adamw_torch_fused", which is fused' -- estimate --preset gpt2 --optimizer adamw_torch_fused --optimizer-impl foreach
+check hf-optim-contradicted-json 2 '\$.workload.optimizer_impl: "for_loop" contradicts the optimizer "adamw_torch_fused"' -- count --preset resnet50 --space "$top_srcdir/examples/spaces/resnet.json" --optimizer-impl for_loop --optimizer adamw_torch_fused
+check hf-optim-paged-8bit 0 'adam_8bit' -- estimate --preset gpt2 --optimizer paged_adamw_8bit
+check hf-optim-unmodelled 2 "--optimizer: Hugging Face's optim \"paged_adamw_32bit\" is not modelled; .* adamw with optimizer_impl fused" -- estimate --preset gpt2 --optimizer paged_adamw_32bit
+check hf-optim-unmodelled-json 2 "\\\$.workload.optimizer: Hugging Face's optim \"lion_8bit\" is not modelled" -- count --preset resnet50 --space "$top_srcdir/examples/spaces/resnet.json" --optimizer lion_8bit
 # a value near an allowed one is named (costmodel/cm_choice.c, one table for both parsers)
 check near-zero-grad 2 '--zero-grad: "zero" is not set_to_none or zeros (did you mean zeros?)' -- estimate --preset gpt2 --zero-grad zero
 check near-optimizer-impl-json 2 '\$.workload.optimizer_impl: must be "foreach" .* (did you mean for_loop?)' -- count --preset resnet50 --space "$top_srcdir/examples/spaces/resnet.json" --optimizer-impl forloop

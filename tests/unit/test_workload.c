@@ -288,16 +288,16 @@ START_TEST(test_pytorch_release)
 	{
 		struct cm_workload wl = test_workload(1);
 		cm_pytorch_apply(110, &wl);
-		ck_assert(wl.softmax_keeps_input && wl.keep_grads && wl.optimizer_for_loop);
+		ck_assert(wl.softmax_keeps_input && wl.keep_grads && wl.optimizer_impl == CM_OPT_IMPL_FOR_LOOP);
 		ck_assert_int_eq(wl.attention, CM_ATTN_EAGER);
 		ck_assert_int_eq(cm_pytorch_check(&wl, "--attention", &err), 0);
 		cm_pytorch_apply(111, &wl);
-		ck_assert(!wl.softmax_keeps_input && wl.keep_grads && wl.optimizer_for_loop);
+		ck_assert(!wl.softmax_keeps_input && wl.keep_grads && wl.optimizer_impl == CM_OPT_IMPL_FOR_LOOP);
 		wl.attention = CM_ATTN_FLASH;       /* given explicitly after the release */
 		ck_assert_int_eq(cm_pytorch_check(&wl, "--attention", &err), -1);
 		ck_assert_str_eq(err.path, "--attention");
 		cm_pytorch_apply(200, &wl);
-		ck_assert(!wl.softmax_keeps_input && !wl.keep_grads && !wl.optimizer_for_loop);
+		ck_assert(!wl.softmax_keeps_input && !wl.keep_grads && wl.optimizer_impl == CM_OPT_IMPL_FOREACH);
 		ck_assert_int_eq(wl.attention, CM_ATTN_SDPA);
 		ck_assert_int_eq(wl.pytorch, 200);
 		ck_assert_int_eq(cm_pytorch_check(&wl, "--attention", &err), 0);
@@ -490,15 +490,24 @@ alloc(int64_t b)
 	return (b + r - 1) / r * r;
 }
 
+/* Builds and evaluates the model of `text` trained with optimizer o,
+ * `accum` micro-batches and step implementation impl. */
 static void
-mlp_eval(struct tmodel *t, enum cm_optimizer o, int accum)
+optimizer_eval(struct tmodel *t, const char *text, enum cm_optimizer o, int accum, int impl)
 {
 	struct cm_workload wl = test_workload(1);
 
 	wl.optimizer = o;
 	wl.grad_accum = accum;
-	ck_assert_msg(tmodel_from_text(t, mlp_text, &wl) == 0, "%s", t->err.message);
+	wl.optimizer_impl = impl;
+	ck_assert_msg(tmodel_from_text(t, text, &wl) == 0, "%s", t->err.message);
 	tmodel_eval(t);
+}
+
+static void
+mlp_eval(struct tmodel *t, enum cm_optimizer o, int accum)
+{
+	optimizer_eval(t, mlp_text, o, accum, CM_OPT_IMPL_FOREACH);
 }
 
 START_TEST(test_optimizer_state)
@@ -536,9 +545,10 @@ START_TEST(test_optimizer_state)
 	ck_assert(adam8 * 4 < 2 * one * 1.05 && adam8 * 4 > 2 * one * 0.95);
 	{
 		enum cm_optimizer o;
-		ck_assert_int_eq(cm_optimizer_parse("adam_8bit", &o), 0);
+		int impl;
+		ck_assert_int_eq(cm_optimizer_parse("adam_8bit", &o, &impl), 0);
 		ck_assert_int_eq(o, CM_OPT_ADAM_8BIT);
-		ck_assert_int_eq(cm_optimizer_parse("lion", &o), 0);
+		ck_assert_int_eq(cm_optimizer_parse("lion", &o, &impl), 0);
 		ck_assert_str_eq(cm_optimizer_name(CM_OPT_ADAFACTOR), "adafactor");
 	}
 }
@@ -772,6 +782,71 @@ lora_workload(struct cm_workload *wl, const char *rank_expr, int rank, const cha
 	    "%s", err.message);
 }
 
+/* The step's implementation, on tiny_text (below: the optimizer step is
+ * the peak): foreach makes Adam's sqrt of the second moment for every
+ * weight at once, for_loop two copies of the largest weight, fused none;
+ * the states are the same. Hugging Face's optim names and what they
+ * imply, and fused refused where torch.optim has no fused step. */
+START_TEST(test_optimizer_impl)
+{
+	const int64_t w = alloc(1024 * 256 * 4), one = 2 * w + alloc(1024 * 4) + alloc(256 * 4);
+	struct tmodel fe, fl, fu;
+	struct cm_workload wl = test_workload(1);
+	struct dn_error err;
+	enum cm_optimizer o;
+	int impl;
+
+	optimizer_eval(&fe, tiny_text, CM_OPT_ADAMW, 1, CM_OPT_IMPL_FOREACH);
+	optimizer_eval(&fl, tiny_text, CM_OPT_ADAMW, 1, CM_OPT_IMPL_FOR_LOOP);
+	optimizer_eval(&fu, tiny_text, CM_OPT_ADAMW, 1, CM_OPT_IMPL_FUSED);
+	ck_assert_int_eq(fe.r.peak_phase, CM_PHASE_OPTIMIZER);
+	ck_assert_int_eq(fe.r.mem_breakdown[CM_MEM_OPTIMIZER], 3 * one);
+	ck_assert_int_eq(fl.r.mem_breakdown[CM_MEM_OPTIMIZER], 2 * one + 2 * w);
+	ck_assert_int_eq(fu.r.mem_breakdown[CM_MEM_OPTIMIZER], 2 * one);
+	/* without the temporary the step is no longer the peak: backward is */
+	ck_assert_int_eq(fu.r.peak_phase, CM_PHASE_BACKWARD);
+	ck_assert(fu.r.mem_train < fe.r.mem_train && fe.r.mem_train - fu.r.mem_train <= one);
+	tmodel_free(&fe);
+	tmodel_free(&fl);
+	tmodel_free(&fu);
+
+	ck_assert_int_eq(cm_optimizer_parse("adamw_torch_fused", &o, &impl), 0);
+	ck_assert(o == CM_OPT_ADAMW && impl == CM_OPT_IMPL_FUSED);
+	ck_assert_int_eq(cm_optimizer_parse("ADAMW_TORCH", &o, &impl), 0);
+	ck_assert(o == CM_OPT_ADAMW && impl == -1);
+	ck_assert_int_eq(cm_optimizer_parse("adamw_hf", &o, &impl), 0);
+	ck_assert(o == CM_OPT_ADAMW && impl == CM_OPT_IMPL_FOR_LOOP);
+	ck_assert_int_eq(cm_optimizer_parse("paged_adamw_8bit", &o, &impl), 0);
+	ck_assert_int_eq(o, CM_OPT_ADAM_8BIT);
+	ck_assert_int_eq(cm_optimizer_parse("paged_adamw_32bit", &o, &impl), -2);
+	ck_assert_int_eq(cm_optimizer_parse("galore_adamw", &o, &impl), -2);
+	ck_assert_int_eq(cm_optimizer_parse("adamw_torch_fusd", &o, &impl), -1);
+	memset(&err, 0, sizeof err);
+	cm_optimizer_refuse("paged_adamw_32bit", -2, "--optimizer", &err);
+	ck_assert_msg(strstr(err.message, "not modelled") != NULL && strstr(err.message, "optimizer_impl fused"),
+	    "%s", err.message);
+
+	/* the implied implementation: applied, or contradicted */
+	wl.optimizer = CM_OPT_ADAMW;
+	ck_assert_int_eq(cm_optimizer_settle(&wl, CM_OPT_IMPL_FUSED, "adamw_torch_fused", 0, "impl", &err), 0);
+	ck_assert_int_eq(wl.optimizer_impl, CM_OPT_IMPL_FUSED);
+	wl.optimizer_impl = CM_OPT_IMPL_FOR_LOOP;
+	memset(&err, 0, sizeof err);
+	ck_assert_int_eq(cm_optimizer_settle(&wl, CM_OPT_IMPL_FUSED, "adamw_torch_fused", 1, "impl", &err), -1);
+	ck_assert_msg(strstr(err.message, "contradicts") != NULL, "%s", err.message);
+	/* fused: Adam, AdamW, SGD only (training) */
+	wl.optimizer_impl = CM_OPT_IMPL_FUSED;
+	wl.optimizer = CM_OPT_SGD_MOMENTUM;
+	ck_assert_int_eq(cm_optimizer_settle(&wl, -1, "", 1, "impl", &err), 0);
+	wl.optimizer = CM_OPT_RMSPROP;
+	memset(&err, 0, sizeof err);
+	ck_assert_int_eq(cm_optimizer_settle(&wl, -1, "", 1, "impl", &err), -1);
+	ck_assert_msg(strstr(err.message, "not rmsprop") != NULL, "%s", err.message);
+	wl.training = 0;
+	ck_assert_int_eq(cm_optimizer_settle(&wl, -1, "", 1, "impl", &err), 0);
+}
+END_TEST
+
 START_TEST(test_lora_params_and_state)
 {
 	struct cm_workload wl = test_workload(1);
@@ -954,6 +1029,7 @@ suite(void)
 	tcase_add_test(t, test_device_rules);
 	tcase_add_test(t, test_optimizer_state);
 	tcase_add_test(t, test_grad_accum);
+	tcase_add_test(t, test_optimizer_impl);
 	tcase_add_test(t, test_checkpointing);
 	tcase_add_test(t, test_checkpoint_marks);
 	tcase_add_test(t, test_lora_params_and_state);
