@@ -96,7 +96,7 @@ print_table(const struct cli_query *q, const struct cm_model *m, const union exp
 	    cli_human_bytes((double)q->device.memory_bytes, a, sizeof a));
 	printf("workload     %s, %s%s%s", q->wl.training ? "training" : "inference",
 	    cm_precision_name(q->wl.precision), q->wl.training ? ", " : "",
-	    q->wl.training ? cm_optimizer_name(q->wl.optimizer) : "");
+	    q->wl.training ? cm_optimizer_label(&q->wl) : "");
 	/* the kernel choice only where it applies: a model with attention layers */
 	if (cm_model_has_attention(m)) {
 		printf(", attention %s", cm_attention_name(q->wl.attention));
@@ -215,7 +215,7 @@ estimate_json(const struct cli_query *q, struct dn_error *err)
 
 	body = json_pack("{s:O,s:o,s:{s:s,s:s,s:s,s:b,s:b,s:s,s:i,s:b,s:s},s:o,s:b}", "model", q->def->root, "device", dev,
 	    "workload", "mode", q->wl.training ? "training" : "inference",
-	    "optimizer", cm_optimizer_name(q->wl.optimizer), "dtype", cm_precision_name(q->wl.precision),
+	    "optimizer", cm_optimizer_label(&q->wl), "dtype", cm_precision_name(q->wl.precision),
 	    "tf32", q->wl.tf32, "cudnn_tf32", !q->wl.no_cudnn_tf32, "attention", cm_attention_name(q->wl.attention),
 	    "grad_accum", q->wl.grad_accum > 1 ? q->wl.grad_accum : 1, "checkpointing", q->wl.checkpointing, "macs_convention",
 	    cm_macs_convention_name((enum cm_macs_convention)q->wl.macs_convention),

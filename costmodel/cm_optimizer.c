@@ -13,6 +13,7 @@
  */
 #include "costmodel.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -20,54 +21,77 @@ static const struct {
 	const char *name;
 	enum cm_optimizer o;
 	int impl;               /* the enum cm_optimizer_impl the name implies, or -1 */
+	int states;             /* enum cm_optimizer_states */
+	int hf;                 /* a name of Hugging Face's (kept to be written back) */
 } names[] = {
-	{ "sgd", CM_OPT_SGD, -1 }, { "sgd_momentum", CM_OPT_SGD_MOMENTUM, -1 },
-	{ "momentum", CM_OPT_SGD_MOMENTUM, -1 }, { "adam", CM_OPT_ADAM, -1 },
-	{ "adamw", CM_OPT_ADAMW, -1 }, { "adagrad", CM_OPT_ADAGRAD, -1 },
-	{ "rmsprop", CM_OPT_RMSPROP, -1 }, { "adam_8bit", CM_OPT_ADAM_8BIT, -1 },
-	{ "adam8bit", CM_OPT_ADAM_8BIT, -1 }, { "adamw_8bit", CM_OPT_ADAM_8BIT, -1 },
-	{ "adafactor", CM_OPT_ADAFACTOR, -1 }, { "lion", CM_OPT_LION, -1 },
+	{ "sgd", CM_OPT_SGD, -1, 0, 0 }, { "sgd_momentum", CM_OPT_SGD_MOMENTUM, -1, 0, 0 },
+	{ "momentum", CM_OPT_SGD_MOMENTUM, -1, 0, 0 }, { "adam", CM_OPT_ADAM, -1, 0, 0 },
+	{ "adamw", CM_OPT_ADAMW, -1, 0, 0 }, { "adagrad", CM_OPT_ADAGRAD, -1, 0, 0 },
+	{ "rmsprop", CM_OPT_RMSPROP, -1, 0, 0 }, { "adam_8bit", CM_OPT_ADAM_8BIT, -1, 0, 0 },
+	{ "adam8bit", CM_OPT_ADAM_8BIT, -1, 0, 0 }, { "adamw_8bit", CM_OPT_ADAM_8BIT, -1, 0, 0 },
+	{ "adafactor", CM_OPT_ADAFACTOR, -1, 0, 0 }, { "lion", CM_OPT_LION, -1, 0, 0 },
 	/* Hugging Face's optim (sgd, adagrad, rmsprop, adafactor and
 	 * adamw_8bit above are its names too: torch.optim.SGD without
 	 * momentum, transformers' Adafactor, bitsandbytes' AdamW8bit) */
-	{ "adamw_torch", CM_OPT_ADAMW, -1 },
-	{ "adamw_torch_fused", CM_OPT_ADAMW, CM_OPT_IMPL_FUSED },
-	{ "adamw_bnb_8bit", CM_OPT_ADAM_8BIT, -1 },
+	{ "adamw_torch", CM_OPT_ADAMW, -1, 0, 1 },
+	{ "adamw_torch_fused", CM_OPT_ADAMW, CM_OPT_IMPL_FUSED, 0, 1 },
 	/* transformers' own AdamW (removed in 2025): one weight at a time */
-	{ "adamw_hf", CM_OPT_ADAMW, CM_OPT_IMPL_FOR_LOOP },
+	{ "adamw_hf", CM_OPT_ADAMW, CM_OPT_IMPL_FOR_LOOP, 0, 1 },
 	/* NVIDIA apex's FusedAdam: states like the weights, updated in place */
-	{ "adamw_apex_fused", CM_OPT_ADAMW, CM_OPT_IMPL_FUSED },
-	/* bitsandbytes' paged AdamW8bit: the same states, in CUDA unified
-	 * memory that the driver moves to the host only when the GPU runs
-	 * out; counted resident (an upper bound on what must fit) */
-	{ "paged_adamw_8bit", CM_OPT_ADAM_8BIT, -1 },
+	{ "adamw_apex_fused", CM_OPT_ADAMW, CM_OPT_IMPL_FUSED, 0, 1 },
+	/* bitsandbytes (optim/optimizer.py Optimizer1State/Optimizer2State,
+	 * each updated in place by one kernel): 32-bit states are fp32
+	 * whatever the weights' dtype; 8-bit ones uint8 with an fp32 absmax
+	 * per 256 values (fp32 under 4096 values). paged_*: the same states in
+	 * CUDA unified memory, which the driver moves to the host only when
+	 * the GPU runs out: counted on the GPU (what fits without paging) */
+	{ "adamw_bnb_8bit", CM_OPT_ADAM_8BIT, -1, 0, 1 },
+	{ "paged_adamw_8bit", CM_OPT_ADAM_8BIT, -1, 0, 1 },
+	{ "paged_adamw_32bit", CM_OPT_ADAMW, CM_OPT_IMPL_FUSED, CM_OPT_STATES_FP32, 1 },
+	{ "lion_32bit", CM_OPT_LION, CM_OPT_IMPL_FUSED, CM_OPT_STATES_FP32, 1 },
+	{ "paged_lion_32bit", CM_OPT_LION, CM_OPT_IMPL_FUSED, CM_OPT_STATES_FP32, 1 },
+	{ "lion_8bit", CM_OPT_LION, CM_OPT_IMPL_FUSED, CM_OPT_STATES_8BIT, 1 },
+	{ "paged_lion_8bit", CM_OPT_LION, CM_OPT_IMPL_FUSED, CM_OPT_STATES_8BIT, 1 },
+	{ "rmsprop_bnb", CM_OPT_RMSPROP, CM_OPT_IMPL_FUSED, CM_OPT_STATES_FP32, 1 },
+	{ "rmsprop_bnb_32bit", CM_OPT_RMSPROP, CM_OPT_IMPL_FUSED, CM_OPT_STATES_FP32, 1 },
+	{ "rmsprop_bnb_8bit", CM_OPT_RMSPROP, CM_OPT_IMPL_FUSED, CM_OPT_STATES_8BIT, 1 },
 };
+#define NNAMES ((int)(sizeof names / sizeof names[0]))
 
 /* Hugging Face optim names of optimizers not modelled (transformers'
  * OptimizerNames, 2025-2026) */
 static const char *const unmodelled[] = {
-	"paged_adamw_32bit", "lion_32bit", "paged_lion_32bit", "rmsprop_bnb", "rmsprop_bnb_32bit",
-	"lion_8bit", "paged_lion_8bit", "rmsprop_bnb_8bit", "ademamix", "ademamix_8bit",
-	"paged_ademamix_32bit", "paged_ademamix_8bit", "adamw_torch_xla", "adamw_torch_npu_fused",
-	"adamw_anyprecision", "adamw_torch_4bit", "adamw_torch_8bit",
+	"ademamix", "ademamix_8bit", "paged_ademamix_32bit", "paged_ademamix_8bit", "adamw_torch_xla",
+	"adamw_torch_npu_fused", "adamw_anyprecision", "adamw_torch_4bit", "adamw_torch_8bit",
 	"galore_adamw", "galore_adamw_8bit", "galore_adafactor", "galore_adamw_layerwise",
 	"galore_adamw_8bit_layerwise", "galore_adafactor_layerwise", "lomo", "adalomo", "grokadamw",
 	"schedule_free_radam", "schedule_free_adamw", "schedule_free_sgd", "apollo_adamw",
 	"apollo_adamw_layerwise", "stable_adamw",
 };
 
+/* The entry of name s, or -1. */
+static int
+lookup(const char *s)
+{
+	for (int i = 0; s != NULL && i < NNAMES; i++)
+		if (strcasecmp(s, names[i].name) == 0)
+			return i;
+	return -1;
+}
+
 int
 cm_optimizer_parse(const char *s, enum cm_optimizer *out, int *impl)
 {
+	int i = lookup(s);
+
 	*impl = -1;
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-		if (strcasecmp(s, names[i].name) == 0) {
-			*out = names[i].o;
-			*impl = names[i].impl;
-			return 0;
-		}
-	for (size_t i = 0; i < sizeof unmodelled / sizeof unmodelled[0]; i++)
-		if (strcasecmp(s, unmodelled[i]) == 0)
+	if (i >= 0) {
+		*out = names[i].o;
+		*impl = names[i].impl;
+		return 0;
+	}
+	for (size_t k = 0; k < sizeof unmodelled / sizeof unmodelled[0]; k++)
+		if (strcasecmp(s, unmodelled[k]) == 0)
 			return -2;
 	return -1;
 }
@@ -76,10 +100,8 @@ int
 cm_optimizer_refuse(const char *s, int rc, const char *path, struct dn_error *err)
 {
 	if (rc == -2)
-		return dn_error_set(err, DN_EINVAL, path, "Hugging Face's optim \"%s\" is not modelled%s (modelled: "
-		    CM_OPTIMIZER_NAMES ")", s, strncasecmp(s, "paged_adamw_32bit", 17) == 0 ?
-		    "; bitsandbytes' 32-bit AdamW keeps fp32 states whatever the weights' dtype and updates in "
-		    "place: under mixed precision that is adamw with optimizer_impl fused" : "");
+		return dn_error_set(err, DN_EINVAL, path, "Hugging Face's optim \"%s\" is not modelled (modelled: "
+		    CM_OPTIMIZER_NAMES ")", s);
 	return dn_error_set(err, DN_EINVAL, path, "unknown optimizer \"%s\" (" CM_OPTIMIZER_NAMES ")", s);
 }
 
@@ -100,19 +122,34 @@ cm_optimizer_name(enum cm_optimizer o)
 	return "?";
 }
 
+const char *
+cm_optimizer_label(const struct cm_workload *wl)
+{
+	return wl->optimizer_as[0] != '\0' ? wl->optimizer_as : cm_optimizer_name(wl->optimizer);
+}
+
 int
 cm_optimizer_settle(struct cm_workload *wl, int implied, const char *implied_by, int impl_given,
     const char *impl_path, struct dn_error *err)
 {
 	static const char *const impl_names[] = { "foreach", "for_loop", "fused" };
+	int i = lookup(implied_by);
 
+	wl->optimizer_as[0] = '\0';
+	wl->optimizer_states = CM_OPT_STATES_NATIVE;
+	if (i >= 0 && names[i].hf) {
+		snprintf(wl->optimizer_as, sizeof wl->optimizer_as, "%s", names[i].name);
+		wl->optimizer_states = names[i].states;
+	}
 	if (implied >= 0) {
 		if (impl_given && wl->optimizer_impl != implied)
 			return dn_error_set(err, DN_EINVAL, impl_path, "\"%s\" contradicts the optimizer \"%s\", "
 			    "which is %s", impl_names[wl->optimizer_impl], implied_by, impl_names[implied]);
 		wl->optimizer_impl = implied;
 	}
-	if (!wl->training || wl->optimizer_impl != CM_OPT_IMPL_FUSED)
+	/* bitsandbytes' kernels are its own fused steps: only torch.optim's
+	 * fused=True is checked */
+	if (!wl->training || wl->optimizer_impl != CM_OPT_IMPL_FUSED || implied == CM_OPT_IMPL_FUSED)
 		return 0;
 	switch (wl->optimizer) {
 	case CM_OPT_ADAM: case CM_OPT_ADAMW: case CM_OPT_SGD: case CM_OPT_SGD_MOMENTUM:

@@ -361,6 +361,9 @@ struct cm_workload {
 	                             * PyTorch 2.0: weight gradients stay allocated
 	                             * (zeroed) across steps, as with grad_accum */
 	int optimizer_impl;         /* enum cm_optimizer_impl: how the step runs */
+	int optimizer_states;       /* enum cm_optimizer_states (bitsandbytes' names) */
+	char optimizer_as[24];      /* the optimizer's Hugging Face name as given
+	                             * ("paged_adamw_32bit"), written back; "" */
 	int softmax_keeps_input;    /* autograd keeps softmax's and log_softmax's input
 	                             * beside their result until the backward, as
 	                             * PyTorch <= 1.10 did (its derivative formulas
@@ -380,6 +383,13 @@ struct cm_workload {
  *   fused     fused=True: a CUDA kernel updates weights and state in place,
  *             no temporaries (Adam, AdamW, SGD: cm_optimizer_check) */
 enum cm_optimizer_impl { CM_OPT_IMPL_FOREACH, CM_OPT_IMPL_FOR_LOOP, CM_OPT_IMPL_FUSED };
+/* The optimizer states' storage (set from the optimizer's name):
+ *   native  the dtype of the state above (fp32, the weights' in pure
+ *           fp16/bf16)
+ *   fp32    bitsandbytes' 32-bit optimizers: fp32 whatever the weights
+ *   8bit    bitsandbytes' 8-bit ones: uint8 and an fp32 absmax per 256
+ *           values, fp32 for tensors under 4096 values (as adam_8bit) */
+enum cm_optimizer_states { CM_OPT_STATES_NATIVE, CM_OPT_STATES_FP32, CM_OPT_STATES_8BIT };
 
 #define CM_CHOICE_MAX 3         /* values a choice may have */
 /* The workload options that pick one of a few named values, the first the
@@ -441,17 +451,22 @@ const char *cm_macs_convention_name(enum cm_macs_convention c);
  * the name implies, "adamw_torch_fused": fused, or -1); -2 for a Hugging
  * Face name not modelled; -1 for an unknown name. cm_optimizer_refuse:
  * DN_EINVAL at path for parse's rc (-1 or -2), listing the names; -1.
- * cm_optimizer_settle, once the workload is read: applies the implied
- * implementation (DN_EINVAL at impl_path when impl_given says otherwise)
- * and refuses fused for an optimizer torch.optim has no fused step for;
- * 0 or -1. */
+ * cm_optimizer_settle, once the workload is read (implied_by: the name
+ * given, "" for none): keeps a Hugging Face name and its states' storage,
+ * applies the implied implementation (DN_EINVAL at impl_path when
+ * impl_given says otherwise) and refuses fused for an optimizer
+ * torch.optim has no fused step for; 0 or -1. cm_optimizer_label: the
+ * name to show and write back (the Hugging Face name as given, else
+ * cm_optimizer_name). */
 #define CM_OPTIMIZER_NAMES "sgd, sgd_momentum, adam, adamw, adagrad, rmsprop, adam_8bit, adafactor, lion; " \
 	"Hugging Face's adamw_torch, adamw_torch_fused, adamw_hf, adamw_apex_fused, adamw_8bit, " \
-	"adamw_bnb_8bit, paged_adamw_8bit"
+	"adamw_bnb_8bit, paged_adamw_8bit, paged_adamw_32bit, lion_32bit, paged_lion_32bit, lion_8bit, " \
+	"paged_lion_8bit, rmsprop_bnb, rmsprop_bnb_32bit, rmsprop_bnb_8bit"
 int cm_optimizer_parse(const char *s, enum cm_optimizer *out, int *impl);
 int cm_optimizer_refuse(const char *s, int rc, const char *path, struct dn_error *err);
 int cm_optimizer_settle(struct cm_workload *wl, int implied, const char *implied_by, int impl_given,
     const char *impl_path, struct dn_error *err);
+const char *cm_optimizer_label(const struct cm_workload *wl);
 int cm_precision_parse(const char *s, enum cm_precision *out);
 const char *cm_optimizer_name(enum cm_optimizer o);
 const char *cm_precision_name(enum cm_precision p);

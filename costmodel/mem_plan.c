@@ -136,7 +136,10 @@ tl_free_all(struct termlist *t, int n)
  *   bitsandbytes     Adam8bit (Optimizer2State): state1/state2 uint8 and
  *                    absmax1/absmax2 fp32, one per block of 256 elements
  *                    (BNB_OPT_BLOCK); tensors under min_8bit_size = 4096
- *                    elements keep two fp32 states instead
+ *                    elements keep two fp32 states instead; its other 8-bit
+ *                    optimizers (Lion8bit, RMSprop8bit: Optimizer1State)
+ *                    one such state, its 32-bit ones fp32 states whatever
+ *                    the weights' dtype (wl->optimizer_states)
  *   transformers     Adafactor (scale_parameter, beta1=None, the defaults):
  *                    exp_avg_sq_row + exp_avg_sq_col fp32 for weights of 2+
  *                    dims, exp_avg_sq fp32 for 1-D ones (plus a scalar RMS,
@@ -146,28 +149,27 @@ push_opt_state(struct plan_ctx *c, struct termlist *st, const struct cm_workload
     expr_id guard, expr_id e, int sbytes, int factored, expr_id rows, expr_id cols)
 {
 	struct expr_graph *g = c->g;
-	int fail = 0, n = 0;
-	expr_id one = guarded(c, guard, alloc_size(c, expr_mul(g, e, expr_int(g, sbytes))));
+	int fail = 0, n = 0, states = wl->optimizer == CM_OPT_ADAM_8BIT ? CM_OPT_STATES_8BIT : wl->optimizer_states;
+	expr_id one;
 
+	if (states == CM_OPT_STATES_8BIT) {
+		expr_id q = alloc_size(c, e);   /* uint8 */
+		expr_id absmax = alloc_size(c, expr_mul(g, expr_cdiv(g, e, expr_int(g, BNB_OPT_BLOCK)),
+		    expr_int(g, 4)));
+		expr_id s32 = alloc_size(c, expr_mul(g, e, expr_int(g, 4)));
+		one = expr_ite(g, expr_ge(g, e, expr_int(g, BNB_MIN_8BIT)), expr_add(g, q, absmax), s32);
+	} else
+		one = alloc_size(c, expr_mul(g, e, expr_int(g, states == CM_OPT_STATES_FP32 ? 4 : sbytes)));
+	one = guarded(c, guard, one);
 	switch (wl->optimizer) {
 	case CM_OPT_SGD:
 		return 0;
 	case CM_OPT_SGD_MOMENTUM: case CM_OPT_ADAGRAD: case CM_OPT_RMSPROP: case CM_OPT_LION:
 		n = 1;
 		break;
-	case CM_OPT_ADAM: case CM_OPT_ADAMW:
+	case CM_OPT_ADAM: case CM_OPT_ADAMW: case CM_OPT_ADAM_8BIT:
 		n = 2;
 		break;
-	case CM_OPT_ADAM_8BIT: {
-		expr_id q = alloc_size(c, e);   /* uint8 */
-		expr_id absmax = alloc_size(c, expr_mul(g, expr_cdiv(g, e, expr_int(g, BNB_OPT_BLOCK)),
-		    expr_int(g, 4)));
-		expr_id s32 = alloc_size(c, expr_mul(g, e, expr_int(g, 4)));
-		expr_id one8 = expr_ite(g, expr_ge(g, e, expr_int(g, BNB_MIN_8BIT)), expr_add(g, q, absmax), s32);
-		fail |= tl_push(st, guarded(c, guard, one8));
-		fail |= tl_push(st, guarded(c, guard, one8));
-		return fail;
-	}
 	case CM_OPT_ADAFACTOR:
 		/* fp32 whatever the weights' dtype: the update casts grad to fp32 first */
 		if (factored) {

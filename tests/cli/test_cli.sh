@@ -87,13 +87,19 @@ check optimizer-fused 1 '^memory       55.56 GiB training peak (backward)' -- es
 check optimizer-fused-rmsprop 2 '--optimizer-impl: fused: torch.optim has fused CUDA steps for Adam, AdamW and SGD, not rmsprop' -- estimate --preset gpt2 --optimizer rmsprop --optimizer-impl fused
 check optimizer-fused-rmsprop-json 2 '\$.workload.optimizer_impl: fused: .* not rmsprop' -- count --preset resnet50 --space "$top_srcdir/examples/spaces/resnet.json" --optimizer rmsprop --optimizer-impl fused
 # Hugging Face's TrainingArguments.optim names: the optimizer, and the step they imply
-check hf-optim-fused 1 'workload     training, bf16, adamw, attention sdpa (flash here), fused optimizer$' -- estimate --preset llama2-7b batch_size=1 seq_len=512 --dtype bf16 --optimizer adamw_torch_fused
+check hf-optim-fused 1 'workload     training, bf16, adamw_torch_fused, attention sdpa (flash here), fused optimizer$' -- estimate --preset llama2-7b batch_size=1 seq_len=512 --dtype bf16 --optimizer adamw_torch_fused
 check hf-optim-fused-json 0 '^feasible ' -- count --preset resnet50 --space "$top_srcdir/examples/spaces/resnet.json" --optimizer adamw_torch_fused
 check hf-optim-contradicted 2 '--optimizer-impl: "foreach" contradicts the optimizer "adamw_torch_fused", which is fused' -- estimate --preset gpt2 --optimizer adamw_torch_fused --optimizer-impl foreach
 check hf-optim-contradicted-json 2 '\$.workload.optimizer_impl: "for_loop" contradicts the optimizer "adamw_torch_fused"' -- count --preset resnet50 --space "$top_srcdir/examples/spaces/resnet.json" --optimizer-impl for_loop --optimizer adamw_torch_fused
-check hf-optim-paged-8bit 0 'adam_8bit' -- estimate --preset gpt2 --optimizer paged_adamw_8bit
-check hf-optim-unmodelled 2 "--optimizer: Hugging Face's optim \"paged_adamw_32bit\" is not modelled; .* adamw with optimizer_impl fused" -- estimate --preset gpt2 --optimizer paged_adamw_32bit
-check hf-optim-unmodelled-json 2 "\\\$.workload.optimizer: Hugging Face's optim \"lion_8bit\" is not modelled" -- count --preset resnet50 --space "$top_srcdir/examples/spaces/resnet.json" --optimizer lion_8bit
+check hf-optim-paged-8bit 0 'workload     training, fp32, paged_adamw_8bit,' -- estimate --preset gpt2 --optimizer paged_adamw_8bit
+check hf-optim-unmodelled 2 "--optimizer: Hugging Face's optim \"galore_adamw\" is not modelled (modelled: sgd, " -- estimate --preset gpt2 --optimizer galore_adamw
+check hf-optim-unmodelled-json 2 "\\\$.workload.optimizer: Hugging Face's optim \"ademamix\" is not modelled" -- count --preset resnet50 --space "$top_srcdir/examples/spaces/resnet.json" --optimizer ademamix
+# bitsandbytes' 32-bit optimizers keep fp32 states of bf16 weights (QLoRA's paged_adamw_32bit), its
+# 8-bit ones a uint8 state per value; the name is written back, so the service reads the same
+check hf-optim-32bit 0 '^  optimizer       6.12 GiB$' -- estimate --preset gpt2-large batch_size=8 seq_len=512 --dtype bf16 --optimizer paged_adamw_32bit
+check hf-optim-torch-bf16 0 '^  optimizer       3.21 GiB$' -- estimate --preset gpt2-large batch_size=8 seq_len=512 --dtype bf16 --optimizer adamw_torch
+check hf-optim-8bit-one-state 0 'workload     training, bf16, lion_8bit, .*, fused optimizer' -- estimate --preset gpt2-large batch_size=8 seq_len=512 --dtype bf16 --optimizer lion_8bit
+check hf-optim-8bit-count 0 '^feasible ' -- count --preset resnet50 --space "$top_srcdir/examples/spaces/resnet.json" --optimizer rmsprop_bnb_8bit
 # a value near an allowed one is named (costmodel/cm_choice.c, one table for both parsers)
 check near-zero-grad 2 '--zero-grad: "zero" is not set_to_none or zeros (did you mean zeros?)' -- estimate --preset gpt2 --zero-grad zero
 check near-optimizer-impl-json 2 '\$.workload.optimizer_impl: must be "foreach" .* (did you mean for_loop?)' -- count --preset resnet50 --space "$top_srcdir/examples/spaces/resnet.json" --optimizer-impl forloop

@@ -818,13 +818,13 @@ START_TEST(test_optimizer_impl)
 	ck_assert(o == CM_OPT_ADAMW && impl == CM_OPT_IMPL_FOR_LOOP);
 	ck_assert_int_eq(cm_optimizer_parse("paged_adamw_8bit", &o, &impl), 0);
 	ck_assert_int_eq(o, CM_OPT_ADAM_8BIT);
-	ck_assert_int_eq(cm_optimizer_parse("paged_adamw_32bit", &o, &impl), -2);
+	ck_assert_int_eq(cm_optimizer_parse("paged_adamw_32bit", &o, &impl), 0);
+	ck_assert(o == CM_OPT_ADAMW && impl == CM_OPT_IMPL_FUSED);
 	ck_assert_int_eq(cm_optimizer_parse("galore_adamw", &o, &impl), -2);
 	ck_assert_int_eq(cm_optimizer_parse("adamw_torch_fusd", &o, &impl), -1);
 	memset(&err, 0, sizeof err);
-	cm_optimizer_refuse("paged_adamw_32bit", -2, "--optimizer", &err);
-	ck_assert_msg(strstr(err.message, "not modelled") != NULL && strstr(err.message, "optimizer_impl fused"),
-	    "%s", err.message);
+	cm_optimizer_refuse("galore_adamw", -2, "--optimizer", &err);
+	ck_assert_msg(strstr(err.message, "\"galore_adamw\" is not modelled") != NULL, "%s", err.message);
 
 	/* the implied implementation: applied, or contradicted */
 	wl.optimizer = CM_OPT_ADAMW;
@@ -844,6 +844,51 @@ START_TEST(test_optimizer_impl)
 	ck_assert_msg(strstr(err.message, "not rmsprop") != NULL, "%s", err.message);
 	wl.training = 0;
 	ck_assert_int_eq(cm_optimizer_settle(&wl, -1, "", 1, "impl", &err), 0);
+}
+END_TEST
+
+/* bitsandbytes' optimizers under Hugging Face's names, on mlp_text in
+ * pure bf16 (the weights W1 [1024, 4096], b1 [1024], W2 [10, 1024], b2
+ * [10]): its 32-bit ones keep fp32 states where torch.optim's and
+ * lion-pytorch's are bf16; its 8-bit ones a uint8 state and an fp32
+ * absmax per 256 values (fp32 under 4096 values); all update in place. */
+static void
+named_eval(struct tmodel *t, const char *name)
+{
+	struct cm_workload wl = test_workload(1);
+	struct dn_error err;
+	int impl;
+
+	memset(&err, 0, sizeof err);
+	wl.precision = CM_PREC_BF16;
+	ck_assert_int_eq(cm_optimizer_parse(name, &wl.optimizer, &impl), 0);
+	ck_assert_int_eq(cm_optimizer_settle(&wl, impl, name, 0, "impl", &err), 0);
+	ck_assert_msg(tmodel_from_text(t, mlp_text, &wl) == 0, "%s", t->err.message);
+	tmodel_eval(t);
+}
+
+START_TEST(test_bnb_optimizer_states)
+{
+	const int64_t w1 = 1024 * 4096, b1 = 1024, w2 = 10 * 1024, b2 = 10;
+	const int64_t half = alloc(w1 * 2) + alloc(b1 * 2) + alloc(w2 * 2) + alloc(b2 * 2);
+	const int64_t full = alloc(w1 * 4) + alloc(b1 * 4) + alloc(w2 * 4) + alloc(b2 * 4);
+	const int64_t q8 = alloc(w1) + alloc(w1 / 256 * 4) + alloc(b1 * 4) + alloc(w2) + alloc(40 * 4) + alloc(b2 * 4);
+	static const struct { const char *name; int copies; int64_t per; } cases[] = {
+		{ "lion", 1, 0 }, { "lion_32bit", 1, 1 }, { "paged_lion_32bit", 1, 1 }, { "lion_8bit", 1, 2 },
+		{ "paged_lion_8bit", 1, 2 }, { "rmsprop", 1, 0 }, { "rmsprop_bnb", 1, 1 }, { "rmsprop_bnb_32bit", 1, 1 },
+		{ "rmsprop_bnb_8bit", 1, 2 }, { "adamw_torch", 2, 0 }, { "paged_adamw_32bit", 2, 1 },
+		{ "adamw_bnb_8bit", 2, 2 }, { "paged_adamw_8bit", 2, 2 },
+	};
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct tmodel t;
+		int64_t want = cases[i].copies * (cases[i].per == 0 ? half : cases[i].per == 1 ? full : q8);
+		named_eval(&t, cases[i].name);
+		ck_assert_int_ne(t.r.peak_phase, CM_PHASE_OPTIMIZER);
+		ck_assert_msg(t.r.mem_breakdown[CM_MEM_OPTIMIZER] == want, "%s: %lld, want %lld", cases[i].name,
+		    (long long)t.r.mem_breakdown[CM_MEM_OPTIMIZER], (long long)want);
+		tmodel_free(&t);
+	}
 }
 END_TEST
 
@@ -1030,6 +1075,7 @@ suite(void)
 	tcase_add_test(t, test_optimizer_state);
 	tcase_add_test(t, test_grad_accum);
 	tcase_add_test(t, test_optimizer_impl);
+	tcase_add_test(t, test_bnb_optimizer_states);
 	tcase_add_test(t, test_checkpointing);
 	tcase_add_test(t, test_checkpoint_marks);
 	tcase_add_test(t, test_lora_params_and_state);
