@@ -144,6 +144,13 @@ int sp_bind_map(struct sp_space *sp, const struct cm_model_def *def, const struc
  * docs/search-space.md) is not listed, nor a nested choice whose options
  * hold a bound parameter. Returns how many are listed. */
 int sp_unbound_names(const struct sp_space *sp, const struct cm_model_def *def, char *buf, size_t len);
+/* The space's parameters, unbound to a hyperparameter, named as a setting
+ * of the query's workload ("optimizer", "dtype", "gradient_checkpointing",
+ * Hugging Face's "optim", ...: space_bind.c's list): their values change
+ * the costs but are not costed, every configuration taking the
+ * workload's. Lists them in buf as sp_unbound_names does; returns how
+ * many (sp_unbound_names leaves them out). */
+int sp_workload_names(const struct sp_space *sp, char *buf, size_t len);
 
 /* The i-th grid value of a discrete dim as the model sees it (for bound
  * dims) and as NNI writes it (new JSON reference). Unbound dims: a choice

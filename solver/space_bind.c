@@ -536,12 +536,46 @@ training_knob(const char *key)
 	static const char *const knobs[] = { "lr", "learning_rate", "momentum", "weight_decay", "wd", "dropout",
 		"dropout_rate", "drop_rate", "attention_dropout", "beta1", "beta2", "eps", "epsilon",
 		"warmup", "warmup_steps", "warmup_ratio", "lr_decay", "lr_schedule", "label_smoothing", "seed",
-		"epochs", "num_epochs", "grad_clip", "clip_norm", "max_grad_norm", "nesterov", "optimizer", NULL };
+		"epochs", "num_epochs", "grad_clip", "clip_norm", "max_grad_norm", "nesterov", NULL };
 
 	for (const char *const *k = knobs; *k; k++)
 		if (strcasecmp(*k, key) == 0)
 			return 1;
 	return 0;
+}
+
+/* Names of settings the query's workload holds (the optimizer, the
+ * precision, checkpointing, ...): they change the costs, but every
+ * configuration is costed with the workload's. Hugging Face's
+ * TrainingArguments names among them. */
+static int
+workload_knob(const char *key)
+{
+	static const char *const knobs[] = { "optimizer", "optim", "dtype", "precision", "mixed_precision",
+		"fp16", "bf16", "attention", "attn_implementation", "checkpointing", "gradient_checkpointing",
+		"grad_accum", "gradient_accumulation_steps", "optimizer_impl", "quantize", NULL };
+
+	for (const char *const *k = knobs; *k; k++)
+		if (strcasecmp(*k, key) == 0)
+			return 1;
+	return 0;
+}
+
+int
+sp_workload_names(const struct sp_space *sp, char *buf, size_t len)
+{
+	size_t used = 0;
+	int n = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < sp->ndims; i++) {
+		if (sp->dims[i].hp >= 0 || !workload_knob(sp->dims[i].key))
+			continue;
+		used += (size_t)dn_fmt(buf + used, len > used ? len - used : 0, "%s", n ? ", " : "");
+		used += (size_t)address(sp, i, buf + used, len > used ? len - used : 0);
+		n++;
+	}
+	return n;
 }
 
 /* Whether a dim inside nested choice c (at any depth) is bound. */
@@ -565,7 +599,7 @@ sp_unbound_names(const struct sp_space *sp, const struct cm_model_def *def, char
 	buf[0] = '\0';
 	for (int i = 0; i < sp->ndims; i++) {
 		const struct sp_dim *d = &sp->dims[i];
-		if (d->hp >= 0 || training_knob(d->key) || (d->nested && holds_bound(sp, i)))
+		if (d->hp >= 0 || training_knob(d->key) || workload_knob(d->key) || (d->nested && holds_bound(sp, i)))
 			continue;
 		/* named by its bind address ("choice/key"), not d->name */
 		used += (size_t)dn_fmt(buf + used, len > used ? len - used : 0, "%s", n ? ", " : "");

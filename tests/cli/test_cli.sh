@@ -466,6 +466,10 @@ check convention-torchvision 0 "^feasible 1 of 1 " -- count --preset resnet50 --
 check convention-fvcore 1 "^feasible 0 of 1 " -- count --preset resnet50 --space "$tmp/b8.json" --budget macs=33G --convention fvcore
 check convention-max 1 "^largest batch_size = none fits$" -- max --preset resnet50 --space "$tmp/b8.json" --budget macs=33G --convention fvcore --param batch_size
 check convention-bad 2 '^dnnsat: $.workload.macs_convention: must be "torchvision", "nb201" or "fvcore"$' -- list --preset resnet50 --space "$tmp/b8.json" --convention fv
+# the optimizer or the precision as a parameter of the space (NNI's examples search "optimizer"):
+# named as settings of the workload, whose values every configuration is costed with
+printf '{"batch_size": {"_type": "choice", "_value": [64, 4096]}, "optimizer": {"_type": "choice", "_value": ["Adam", "SGD"]}, "bf16": {"_type": "choice", "_value": [true, false]}}' >"$tmp/optspace.json"
+check space-workload-settings 0 "^dnnsat: warning: parameters optimizer, bf16 are settings of the workload: every configuration is costed as \\\$.workload sets them (optimizer adam), whatever their values here; one query per value compares them$" -- count --preset resnet50 --device t4 --budget memory=8GiB --space "$tmp/optspace.json"
 # a misspelt hyperparameter in the space passes through: the warning names the closest one
 # (the answer is at the model's default batch size); --param, --per and dnnsat's own options too
 printf '{"batch_sise": {"_type": "choice", "_value": [8, 512]}, "layers3": {"_type": "randint", "_value": [4, 8]}}' > "$tmp/typo.json"

@@ -184,7 +184,7 @@ START_TEST(test_query_errors)
 		  "unknown name 'batch_sise' (not a hyperparameter, argument or index) at offset 0 (near \"batch_sise > 3\") "
 		  "(did you mean batch_size?)" },
 		{ "{\"model\": \"resnet50\", \"space\": {\"batch_size\": {\"_type\": \"choice\", \"_value\": [8]}},"
-		  " \"workload\": {\"optimizer\": \"lamb\"}}", "$.workload.optimizer", "must be sgd" },
+		  " \"workload\": {\"optimizer\": \"lamb\"}}", "$.workload.optimizer", "unknown optimizer \"lamb\" (sgd, sgd_momentum" },
 		{ "{\"model\": \"resnet50\", \"space\": {\"batch_size\": {\"_type\": \"choice\", \"_value\": [8]}},"
 		  " \"workload\": {\"attention\": \"flash3\"}}", "$.workload.attention", "must be sdpa" },
 		{ "{\"model\": \"resnet50\", \"space\": {\"batch_size\": {\"_type\": \"choice\", \"_value\": [8]}},"

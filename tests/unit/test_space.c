@@ -749,6 +749,14 @@ START_TEST(test_bind_resnet)
 	ck_assert_int_eq(sp.dims[5].hp, -1);
 	ck_assert_int_eq(sp.dims[6].hp, -1);
 	check_count(&sp, "2304");
+	/* lr passes through unsaid; optimizer is named as a setting of the
+	 * workload (it changes the costs, which take the workload's) */
+	{
+		char names[256];
+		ck_assert_int_eq(sp_unbound_names(&sp, def, names, sizeof names), 0);
+		ck_assert_int_eq(sp_workload_names(&sp, names, sizeof names), 1);
+		ck_assert_str_eq(names, "optimizer");
+	}
 
 	/* binding again (to another model) starts afresh */
 	{
