@@ -122,6 +122,27 @@ cm_optimizer_name(enum cm_optimizer o)
 	return "?";
 }
 
+/* Whether torch.optim has a fused step for o. */
+static int
+fusable(enum cm_optimizer o)
+{
+	return o == CM_OPT_ADAM || o == CM_OPT_ADAMW || o == CM_OPT_SGD || o == CM_OPT_SGD_MOMENTUM;
+}
+
+int
+cm_optimizer_choice(const char *s, const struct cm_workload *wl, struct cm_opt_choice *out)
+{
+	int i = lookup(s);
+
+	if (i < 0)
+		return -1;
+	out->optimizer = (uint8_t)names[i].o;
+	out->states = (uint8_t)names[i].states;
+	out->impl = (uint8_t)(names[i].impl >= 0 ? names[i].impl :
+	    wl->optimizer_impl == CM_OPT_IMPL_FUSED && !fusable(names[i].o) ? CM_OPT_IMPL_FOREACH : wl->optimizer_impl);
+	return 0;
+}
+
 const char *
 cm_optimizer_label(const struct cm_workload *wl)
 {
@@ -151,11 +172,8 @@ cm_optimizer_settle(struct cm_workload *wl, int implied, const char *implied_by,
 	 * fused=True is checked */
 	if (!wl->training || wl->optimizer_impl != CM_OPT_IMPL_FUSED || implied == CM_OPT_IMPL_FUSED)
 		return 0;
-	switch (wl->optimizer) {
-	case CM_OPT_ADAM: case CM_OPT_ADAMW: case CM_OPT_SGD: case CM_OPT_SGD_MOMENTUM:
+	if (fusable(wl->optimizer))
 		return 0;
-	default:
-		return dn_error_set(err, DN_EINVAL, impl_path, "fused: torch.optim has fused CUDA steps for Adam, "
-		    "AdamW and SGD, not %s", cm_optimizer_name(wl->optimizer));
-	}
+	return dn_error_set(err, DN_EINVAL, impl_path, "fused: torch.optim has fused CUDA steps for Adam, "
+	    "AdamW and SGD, not %s", cm_optimizer_name(wl->optimizer));
 }

@@ -338,6 +338,13 @@ int cm_ft_to_json(const struct cm_finetune *ft, json_t *workload);
 /* Whether fine-tuning settings are given at all. */
 int cm_ft_active(const struct cm_finetune *ft);
 
+/* One optimizer a search space may pick (wl->opt_choices): the optimizer,
+ * its step (enum cm_optimizer_impl) and its states' storage. */
+struct cm_opt_choice {
+	uint8_t optimizer, impl, states;
+};
+#define CM_MAX_OPT_CHOICES 16
+
 struct cm_workload {
 	int training;               /* 1: a training step, 0: inference */
 	enum cm_optimizer optimizer;
@@ -364,6 +371,12 @@ struct cm_workload {
 	int optimizer_states;       /* enum cm_optimizer_states (bitsandbytes' names) */
 	char optimizer_as[24];      /* the optimizer's Hugging Face name as given
 	                             * ("paged_adamw_32bit"), written back; "" */
+	int opt_hp;                 /* > 0: hyperparameter opt_hp - 1 picks each
+	                             * configuration's optimizer, opt_choices[its
+	                             * value] (a space that searches the
+	                             * optimizer); 0: the fields above for all */
+	int nopt_choices;
+	struct cm_opt_choice opt_choices[CM_MAX_OPT_CHOICES];
 	int softmax_keeps_input;    /* autograd keeps softmax's and log_softmax's input
 	                             * beside their result until the backward, as
 	                             * PyTorch <= 1.10 did (its derivative formulas
@@ -467,6 +480,10 @@ int cm_optimizer_refuse(const char *s, int rc, const char *path, struct dn_error
 int cm_optimizer_settle(struct cm_workload *wl, int implied, const char *implied_by, int impl_given,
     const char *impl_path, struct dn_error *err);
 const char *cm_optimizer_label(const struct cm_workload *wl);
+/* The optimizer of name s as one choice of a space over wl (its step: the
+ * one the name implies, else wl's where torch.optim has it for that
+ * optimizer, else foreach); 0, or -1 when s names no optimizer modelled. */
+int cm_optimizer_choice(const char *s, const struct cm_workload *wl, struct cm_opt_choice *out);
 int cm_precision_parse(const char *s, enum cm_precision *out);
 const char *cm_optimizer_name(enum cm_optimizer o);
 const char *cm_precision_name(enum cm_precision p);

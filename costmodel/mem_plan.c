@@ -440,9 +440,25 @@ plan_persistent(struct plan_ctx *pc, const struct cm_workload *wl, struct mem_pl
 					continue;       /* requires_grad=False: weights only */
 				fail |= tl_push(&gr, gb);
 				pg = expr_add(g, pg, gb);
-				fail |= push_opt_state(&c, &st, wl, op->guard, e, sbytes, op->param_factored[i],
-				    op->param_rows[i], op->param_cols[i]);
-				fail |= push_opt_temp(&c, &tmp, &tmp1, wl, op->guard, e, sbytes);
+				if (wl->opt_hp > 0) {
+					/* the space picks the optimizer: each choice's
+					 * state and temporaries where its value is chosen */
+					expr_id var = expr_var(g, wl->opt_hp - 1);
+					for (int j = 0; j < wl->nopt_choices; j++) {
+						struct cm_workload wj = *wl;
+						expr_id gj = expr_mul(g, op->guard, expr_eq(g, var, expr_int(g, j)));
+						wj.optimizer = (enum cm_optimizer)wl->opt_choices[j].optimizer;
+						wj.optimizer_impl = wl->opt_choices[j].impl;
+						wj.optimizer_states = wl->opt_choices[j].states;
+						fail |= push_opt_state(&c, &st, &wj, gj, e, sbytes, op->param_factored[i],
+						    op->param_rows[i], op->param_cols[i]);
+						fail |= push_opt_temp(&c, &tmp, &tmp1, &wj, gj, e, sbytes);
+					}
+				} else {
+					fail |= push_opt_state(&c, &st, wl, op->guard, e, sbytes, op->param_factored[i],
+					    op->param_rows[i], op->param_cols[i]);
+					fail |= push_opt_temp(&c, &tmp, &tmp1, wl, op->guard, e, sbytes);
+				}
 				if ((wl->precision == CM_PREC_MIXED_FP16 || wl->precision == CM_PREC_MIXED_BF16) &&
 				    (op->op_class == CM_CLASS_CONV || op->op_class == CM_CLASS_GEMM || op->op_class == CM_CLASS_RNN))
 					fail |= tl_push(&ac, guarded(&c, op->guard,

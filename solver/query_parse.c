@@ -803,6 +803,65 @@ cap_memory(struct sq_query *q, struct dn_error *err)
 	    q->device.name, usable / 1073741824.0, usable / 1073741824.0);
 }
 
+/*
+ * A space that searches the optimizer (NNI's examples: "optimizer": a
+ * choice of "Adam", "SGD", ...) has each configuration costed with its
+ * own. The model gets a categorical hyperparameter "optimizer" whose
+ * values are the space's (a copy of the model's JSON: templates are
+ * shared), which the space then binds as any other, and the workload the
+ * optimizer of each value (wl->opt_choices, costed by mem_plan.c under a
+ * guard on that hyperparameter). Left as it is, with the warning of
+ * sp_workload_names, where the parameter is not a top-level choice of
+ * distinct names of optimizers dnnsat models (at most
+ * CM_MAX_OPT_CHOICES), or the model has a hyperparameter of that name.
+ * 0, or -1 with err (out of memory).
+ */
+static int
+space_optimizer(struct sq_query *q, const json_t *space, struct dn_error *err)
+{
+	const json_t *p = json_object_get(space, "optimizer"), *vals = json_object_get(p, "_value");
+	const char *type = json_string_value(json_object_get(p, "_type"));
+	struct cm_opt_choice ch[CM_MAX_OPT_CHOICES];
+	struct cm_model_def *def;
+	json_t *root, *hps;
+	size_t n = json_array_size(vals);
+	int rc;
+
+	if (type == NULL || strcmp(type, "choice") != 0 || n == 0 || n > CM_MAX_OPT_CHOICES ||
+	    cm_def_find_hp(q->def, "optimizer") >= 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *s = json_string_value(json_array_get(vals, i));
+		if (s == NULL || cm_optimizer_choice(s, &q->wl, &ch[i]) != 0)
+			return 0;
+		for (size_t k = 0; k < i; k++)
+			if (strcmp(s, json_string_value(json_array_get(vals, k))) == 0)
+				return 0;
+	}
+	root = json_deep_copy(q->def->root);
+	if (root == NULL)
+		return dn_error_set(err, DN_ENOMEM, "$.space", "out of memory");
+	hps = json_object_get(root, "hyperparameters");
+	if (hps == NULL && json_object_set_new(root, "hyperparameters", hps = json_object()) != 0)
+		hps = NULL;
+	if (hps == NULL || json_object_set_new(hps, "optimizer", json_pack("{s:s,s:O,s:O,s:s}", "type", "categorical",
+	    "values", vals, "default", json_array_get(vals, 0), "description",
+	    "the optimizer, as the search space picks it (each configuration costed with its own)")) != 0) {
+		json_decref(root);
+		return dn_error_set(err, DN_ENOMEM, "$.space", "out of memory");
+	}
+	rc = cm_def_load_json(root, &def, err);
+	json_decref(root);
+	if (rc != 0)
+		return -1;
+	cm_def_unref(q->def);
+	q->def = def;
+	q->wl.opt_hp = def->nhps;       /* the last one: 1 + its index */
+	q->wl.nopt_choices = (int)n;
+	memcpy(q->wl.opt_choices, ch, n * sizeof *ch);
+	return 0;
+}
+
 /* Binds the parsed space to the model with the query's explicit "bind"
  * map, and warns about the parameters that set nothing. */
 static int
@@ -940,6 +999,8 @@ parse_query(const json_t *req, const struct cm_device_catalog *catalog, struct s
 	} else if (cm_device_from_json(dev, "$.device", &q->device, err) != 0)
 		return -1;
 	if (load_workload(json_object_get(req, "workload"), &q->wl, err) != 0)
+		return -1;
+	if (q->wl.training && space_optimizer(q, json_object_get(req, "space"), err) != 0)
 		return -1;
 	q->fixed = calloc((size_t)q->def->nhps + 1, sizeof *q->fixed);
 	q->bounds = calloc((size_t)q->def->nhps + 1, sizeof *q->bounds);

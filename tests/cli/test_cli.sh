@@ -466,9 +466,22 @@ check convention-torchvision 0 "^feasible 1 of 1 " -- count --preset resnet50 --
 check convention-fvcore 1 "^feasible 0 of 1 " -- count --preset resnet50 --space "$tmp/b8.json" --budget macs=33G --convention fvcore
 check convention-max 1 "^largest batch_size = none fits$" -- max --preset resnet50 --space "$tmp/b8.json" --budget macs=33G --convention fvcore --param batch_size
 check convention-bad 2 '^dnnsat: $.workload.macs_convention: must be "torchvision", "nb201" or "fvcore"$' -- list --preset resnet50 --space "$tmp/b8.json" --convention fv
-# the optimizer or the precision as a parameter of the space (NNI's examples search "optimizer"):
-# named as settings of the workload, whose values every configuration is costed with
-printf '{"batch_size": {"_type": "choice", "_value": [64, 4096]}, "optimizer": {"_type": "choice", "_value": ["Adam", "SGD"]}, "bf16": {"_type": "choice", "_value": [true, false]}}' >"$tmp/optspace.json"
+# the optimizer as a parameter of the space (NNI's examples search "optimizer": choice Adam, SGD):
+# each configuration costed with its own. gpt2-large at seq 256 in 16 GiB: with Adam no batch
+# fits (17.07 GiB at batch 1), with SGD batches 1, 2 and 4 (13.38 GiB at 4): 3 of 8, as the two
+# queries with the optimizer in the workload say (0 of 4 and 3 of 4; 0 of 8 before, Adam for all)
+printf '{"batch_size": {"_type": "choice", "_value": [1, 2, 4, 8]}, "seq_len": {"_type": "choice", "_value": [256]}, "optimizer": {"_type": "choice", "_value": ["Adam", "SGD"]}}' >"$tmp/optsearch.json"
+printf '{"batch_size": {"_type": "choice", "_value": [1, 2, 4, 8]}, "seq_len": {"_type": "choice", "_value": [256]}}' >"$tmp/optnone.json"
+OQ="--preset gpt2-large --budget memory=16GiB"
+check space-optimizer-count 0 "^feasible 3 of 8 configurations" -- count $OQ --space "$tmp/optsearch.json"
+check space-optimizer-adam-alone 1 "^feasible 0 of 4 configurations" -- count $OQ --space "$tmp/optnone.json" --optimizer adam
+check space-optimizer-sgd-alone 0 "^feasible 3 of 4 configurations" -- count $OQ --space "$tmp/optnone.json" --optimizer sgd
+check space-optimizer-list 0 '^{"batch_size":4,"seq_len":256,"optimizer":"SGD"}$' -- list $OQ --space "$tmp/optsearch.json"
+check space-optimizer-explain-sgd 0 "^ok   memory 13.38 GiB <= 16 GiB$" -- explain $OQ --space "$tmp/optsearch.json" --config '{"batch_size": 4, "seq_len": 256, "optimizer": "SGD"}'
+check space-optimizer-explain-adam 1 "^FAIL memory 17.07 GiB > 16 GiB$" -- explain $OQ --space "$tmp/optsearch.json" --config '{"batch_size": 1, "seq_len": 256, "optimizer": "Adam"}'
+# an optimizer dnnsat does not model among the values, or the precision in the space: named as
+# settings of the workload, whose values every configuration is costed with
+printf '{"batch_size": {"_type": "choice", "_value": [64, 4096]}, "optimizer": {"_type": "choice", "_value": ["Adam", "Adadelta"]}, "bf16": {"_type": "choice", "_value": [true, false]}}' >"$tmp/optspace.json"
 check space-workload-settings 0 "^dnnsat: warning: parameters optimizer, bf16 are settings of the workload: every configuration is costed as \\\$.workload sets them (optimizer adam), whatever their values here; one query per value compares them$" -- count --preset resnet50 --device t4 --budget memory=8GiB --space "$tmp/optspace.json"
 # a misspelt hyperparameter in the space passes through: the warning names the closest one
 # (the answer is at the model's default batch size); --param, --per and dnnsat's own options too
