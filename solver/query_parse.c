@@ -904,13 +904,16 @@ bind_space(struct sq_query *q, const json_t *map, struct dn_error *err)
 	n = sp_unbound_names(&q->space, q->def, names, sizeof names);
 	rc = n == 0 ? 0 : sq_warn(q, err, n == 1 ? "parameter %s sets nothing in model %s (it passes through)" :
 	    "parameters %s set nothing in model %s (they pass through)", names, q->def->name);
-	n = sp_workload_names(&q->space, names, sizeof names);
-	if (rc == 0 && n > 0)
+	n = sp_workload_names(&q->space, q->wl.training, names, sizeof names);
+	if (rc == 0 && n > 0) {
+		char opt[64] = "";
+		if (q->wl.training)
+			dn_fmt(opt, sizeof opt, " (optimizer %s)", cm_optimizer_label(&q->wl));
 		rc = sq_warn(q, err, n == 1 ? "parameter %s is a setting of the workload: every configuration is "
-		    "costed as $.workload sets it (optimizer %s), whatever its value here; one query per value "
-		    "compares them" : "parameters %s are settings of the workload: every configuration is costed "
-		    "as $.workload sets them (optimizer %s), whatever their values here; one query per value "
-		    "compares them", names, cm_optimizer_label(&q->wl));
+		    "costed as $.workload sets it%s, whatever its value here; one query per value compares them" :
+		    "parameters %s are settings of the workload: every configuration is costed as $.workload sets "
+		    "them%s, whatever their values here; one query per value compares them", names, opt);
+	}
 out:
 	free(pairs);
 	free(paths);

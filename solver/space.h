@@ -148,9 +148,12 @@ int sp_unbound_names(const struct sp_space *sp, const struct cm_model_def *def, 
  * of the query's workload ("optimizer", "dtype", "gradient_checkpointing",
  * Hugging Face's "optim", ...: space_bind.c's list): their values change
  * the costs but are not costed, every configuration taking the
- * workload's. Lists them in buf as sp_unbound_names does; returns how
- * many (sp_unbound_names leaves them out). */
-int sp_workload_names(const struct sp_space *sp, char *buf, size_t len);
+ * workload's. The settings of training alone (the optimizer,
+ * checkpointing, accumulation) are left out of an inference workload's
+ * (training 0), where they cost nothing. Lists them in buf as
+ * sp_unbound_names does; returns how many (sp_unbound_names leaves them
+ * all out). */
+int sp_workload_names(const struct sp_space *sp, int training, char *buf, size_t len);
 
 /* The i-th grid value of a discrete dim as the model sees it (for bound
  * dims) and as NNI writes it (new JSON reference). Unbound dims: a choice

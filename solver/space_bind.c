@@ -547,29 +547,36 @@ training_knob(const char *key)
 /* Names of settings the query's workload holds (the optimizer, the
  * precision, checkpointing, ...): they change the costs, but every
  * configuration is costed with the workload's. Hugging Face's
- * TrainingArguments names among them. */
+ * TrainingArguments names among them. 1: a setting of training alone
+ * (the optimizer, checkpointing, accumulation: no cost in inference), 2:
+ * of both, 0: none. */
 static int
 workload_knob(const char *key)
 {
-	static const char *const knobs[] = { "optimizer", "optim", "dtype", "precision", "mixed_precision",
-		"fp16", "bf16", "attention", "attn_implementation", "checkpointing", "gradient_checkpointing",
-		"grad_accum", "gradient_accumulation_steps", "optimizer_impl", "quantize", NULL };
+	static const char *const training[] = { "optimizer", "optim", "optimizer_impl", "checkpointing",
+		"gradient_checkpointing", "grad_accum", "gradient_accumulation_steps", NULL };
+	static const char *const both[] = { "dtype", "precision", "mixed_precision", "fp16", "bf16", "attention",
+		"attn_implementation", "quantize", NULL };
 
-	for (const char *const *k = knobs; *k; k++)
+	for (const char *const *k = training; *k; k++)
 		if (strcasecmp(*k, key) == 0)
 			return 1;
+	for (const char *const *k = both; *k; k++)
+		if (strcasecmp(*k, key) == 0)
+			return 2;
 	return 0;
 }
 
 int
-sp_workload_names(const struct sp_space *sp, char *buf, size_t len)
+sp_workload_names(const struct sp_space *sp, int training, char *buf, size_t len)
 {
 	size_t used = 0;
 	int n = 0;
 
 	buf[0] = '\0';
 	for (int i = 0; i < sp->ndims; i++) {
-		if (sp->dims[i].hp >= 0 || !workload_knob(sp->dims[i].key))
+		int k = workload_knob(sp->dims[i].key);
+		if (sp->dims[i].hp >= 0 || k == 0 || (k == 1 && !training))
 			continue;
 		used += (size_t)dn_fmt(buf + used, len > used ? len - used : 0, "%s", n ? ", " : "");
 		used += (size_t)address(sp, i, buf + used, len > used ? len - used : 0);

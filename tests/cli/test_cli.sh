@@ -482,6 +482,7 @@ check space-optimizer-explain-adam 1 "^FAIL memory 17.07 GiB > 16 GiB$" -- expla
 # an optimizer dnnsat does not model among the values, or the precision in the space: named as
 # settings of the workload, whose values every configuration is costed with
 printf '{"batch_size": {"_type": "choice", "_value": [64, 4096]}, "optimizer": {"_type": "choice", "_value": ["Adam", "Adadelta"]}, "bf16": {"_type": "choice", "_value": [true, false]}}' >"$tmp/optspace.json"
+check space-workload-settings-inference 0 "^dnnsat: warning: parameter bf16 is a setting of the workload: every configuration is costed as \\\$.workload sets it, whatever its value here; one query per value compares them$" -- count --preset resnet50 --device t4 --budget memory=8GiB --space "$tmp/optspace.json" --inference
 check space-workload-settings 0 "^dnnsat: warning: parameters optimizer, bf16 are settings of the workload: every configuration is costed as \\\$.workload sets them (optimizer adam), whatever their values here; one query per value compares them$" -- count --preset resnet50 --device t4 --budget memory=8GiB --space "$tmp/optspace.json"
 # a misspelt hyperparameter in the space passes through: the warning names the closest one
 # (the answer is at the model's default batch size); --param, --per and dnnsat's own options too
