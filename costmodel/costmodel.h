@@ -377,6 +377,9 @@ struct cm_workload {
 	                             * optimizer); 0: the fields above for all */
 	int nopt_choices;
 	struct cm_opt_choice opt_choices[CM_MAX_OPT_CHOICES];
+	int accum_hp;               /* > 0: hyperparameter accum_hp - 1 is each
+	                             * configuration's grad_accum (a space that
+	                             * searches it); 0: grad_accum for all */
 	int softmax_keeps_input;    /* autograd keeps softmax's and log_softmax's input
 	                             * beside their result until the backward, as
 	                             * PyTorch <= 1.10 did (its derivative formulas

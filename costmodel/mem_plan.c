@@ -584,7 +584,7 @@ plan_grads_in_flight(struct plan_ctx *pc, struct plan_lists *pl, struct dn_error
 
 /* The forward and inference timelines, step by step. */
 static void
-plan_forward(struct plan_ctx *pc, int accum, struct mem_plan *plan, struct plan_lists *pl)
+plan_forward(struct plan_ctx *pc, expr_id accum, struct mem_plan *plan, struct plan_lists *pl)
 {
 	struct plan_ctx c = *pc;
 	struct cm_graph *m = c.m;
@@ -614,7 +614,7 @@ plan_forward(struct plan_ctx *pc, int accum, struct mem_plan *plan, struct plan_
 			plan->fwd[k].saved = S;
 			plan->fwd[k].transient = N;
 			plan->fwd[k].workspace = ws;
-			plan->fwd[k].grads = accum ? plan->grads_all : zero;
+			plan->fwd[k].grads = expr_is_true(g, accum) ? plan->grads_all : expr_mul(g, accum, plan->grads_all);
 			plan->fwd[k].total = expr_add(g, expr_add(g, expr_add(g, S, N), ws), plan->fwd[k].grads);
 			fwd_tot[k] = plan->fwd[k].total;
 		}
@@ -624,7 +624,7 @@ plan_forward(struct plan_ctx *pc, int accum, struct mem_plan *plan, struct plan_
 
 /* The backward timeline, from the last op down to 0. */
 static int
-plan_backward(struct plan_ctx *pc, int accum, struct mem_plan *plan, struct plan_lists *pl,
+plan_backward(struct plan_ctx *pc, expr_id accum, struct mem_plan *plan, struct plan_lists *pl,
     struct dn_error *err)
 {
 	struct plan_ctx c = *pc;
@@ -638,7 +638,7 @@ plan_backward(struct plan_ctx *pc, int accum, struct mem_plan *plan, struct plan
 
 	{
 		/* kept storages alive at step k: those whose earliest keeper is <= k */
-		expr_id *kept = calloc((size_t)K + 1, sizeof *kept), W = zero;
+		expr_id *kept = calloc((size_t)K + 1, sizeof *kept), W = zero, Wrun = zero;
 		if (kept == NULL)
 			return fail_oom(err);
 		for (int k = 0; k < m->nops; k++)
@@ -649,8 +649,15 @@ plan_backward(struct plan_ctx *pc, int accum, struct mem_plan *plan, struct plan
 			/* gradients in flight: the gradient of t lives from its last consumer's
 			 * backward to its producer's */
 			expr_id G = expr_sum(g, grad_alive[k + 1].v, grad_alive[k + 1].n);
-			/* accumulating: all gradients exist, and the new one is in flight */
-			W = accum ? expr_add(g, plan->grads_all, wgrad[k]) : expr_add(g, W, wgrad[k]);
+			/* accumulating: all gradients exist, and the new one is in flight;
+			 * else those made so far (the choice where the space picks it) */
+			if (expr_is_true(g, accum))
+				W = expr_add(g, plan->grads_all, wgrad[k]);
+			else {
+				Wrun = expr_add(g, Wrun, wgrad[k]);
+				W = expr_is_int_const(g, accum, 0) ? Wrun :
+				    expr_ite(g, accum, expr_add(g, plan->grads_all, wgrad[k]), Wrun);
+			}
 			/* checkpointing: the recomputed block's kept activations */
 			expr_id R = expr_sum(g, rec_alive[k + 1].v, rec_alive[k + 1].n);
 			plan->bwd[k].saved = expr_add(g, kept[k], R);
@@ -674,7 +681,7 @@ plan_backward(struct plan_ctx *pc, int accum, struct mem_plan *plan, struct plan
 
 /* Peaks and totals: expected and safe, training and inference. */
 static void
-plan_totals(struct plan_ctx *pc, const struct mem_profile *prof, int accum, struct mem_plan *plan,
+plan_totals(struct plan_ctx *pc, const struct mem_profile *prof, expr_id accum, struct mem_plan *plan,
     struct plan_lists *pl)
 {
 	struct cm_graph *m = pc->m;
@@ -748,7 +755,9 @@ plan_totals(struct plan_ctx *pc, const struct mem_profile *prof, int accum, stru
 		plan->grad_flight_max = expr_max_n(g, g_bwd, m->nops);
 		plan->context_upper = expr_int(g, prof->context_upper_bytes + prof->library_bytes);
 		{
-			expr_id outlive = accum ? expr_add(g, plan->optimizer_state, plan->grads_all) : plan->optimizer_state;
+			expr_id outlive = expr_is_int_const(g, accum, 0) ? plan->optimizer_state :
+			    expr_add(g, plan->optimizer_state, expr_is_true(g, accum) ? plan->grads_all :
+			    expr_mul(g, accum, plan->grads_all));
 			expr_id displaced = expr_min(g, plan->saved_bytes, outlive);
 			expr_id bound = expr_add(g, expr_add(g, expr_add(g, plan->saved_bytes, plan->grad_flight_max),
 			    expr_add(g, plan->grads_all, plan->ws_safe)), displaced);
@@ -771,9 +780,12 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 	int K = m->nops, rc = -1;
 	/* gradients that outlive the step: accumulation, or zero_grad that
 	 * zeroes them in place (set_to_none=False) */
-	int accum = wl->training && (wl->grad_accum > 1 || wl->keep_grads);
+	expr_id accum = expr_int(g, wl->training && (wl->grad_accum > 1 || wl->keep_grads));
 	int ckpt = wl->training && wl->checkpointing;
 
+	/* a space that searches the accumulation: where it picks more than one */
+	if (wl->training && !wl->keep_grads && wl->accum_hp > 0)
+		accum = expr_lt(g, expr_int(g, 1), expr_var(g, wl->accum_hp - 1));
 	memset(plan, 0, sizeof *plan);
 	plan->nsteps = K;
 	plan->fwd = calloc((size_t)K + 1, sizeof *plan->fwd);

@@ -369,6 +369,9 @@ perf_build(struct cm_graph *m, const struct cm_workload *wl, const struct cm_dev
 		    plan->grads_all), expr_mul(g, plan->optimizer_state, expr_int(g, 2)));
 		/* gradient accumulation: forward and backward once per micro-batch */
 		int micro = wl->grad_accum > 1 ? wl->grad_accum : 1;
+		/* a space that searches it: the configuration's (an int >= 1) */
+		expr_id micro_e = wl->training && wl->accum_hp > 0 ? real_of(&c, expr_var(g, wl->accum_hp - 1)) :
+		    R(&c, (double)micro);
 		expr_id tiny = R(&c, 1e-12);
 
 		/* backward runs the ops in reverse, then the optimizer's kernels */
@@ -380,9 +383,9 @@ perf_build(struct cm_graph *m, const struct cm_workload *wl, const struct cm_dev
 		}
 		/* the micro-batches run back to back: the host and the GPU clocks
 		 * of one, times their number (exact when either side bounds) */
-		if (micro > 1) {
-			q.t = expr_mul(g, expr_max(g, q.t, q.h), R(&c, (double)micro));
-			q.h = expr_mul(g, q.h, R(&c, (double)micro));
+		if (micro > 1 || (wl->training && wl->accum_hp > 0)) {
+			q.t = expr_mul(g, expr_max(g, q.t, q.h), micro_e);
+			q.h = expr_mul(g, q.h, micro_e);
 		}
 		opt_gpu = expr_div(g, real_of(&c, opt_bytes), R(&c, dev->mem_bandwidth * PF_MEM_EFF));
 		queue_push(&c, &q, R(&c, OPT_KERNELS * PF_HOST_KERNEL_S), opt_gpu);
@@ -392,7 +395,7 @@ perf_build(struct cm_graph *m, const struct cm_workload *wl, const struct cm_dev
 		out->train_seconds = step;
 		out->infer_util = expr_div(g, fbusy, expr_max(g, fwd, tiny));
 		out->train_util = expr_div(g, expr_add(g, expr_mul(g, expr_add(g, expr_add(g, fbusy, bbusy), rbusy),
-		    R(&c, (double)micro)), opt_gpu), expr_max(g, step, tiny));
+		    micro_e), opt_gpu), expr_max(g, step, tiny));
 	}
 	free(fb); free(bb); free(bw); free(bh); free(rh); free(rg);
 	if (dn_error_isset(&g->err))

@@ -803,18 +803,47 @@ cap_memory(struct sq_query *q, struct dn_error *err)
 	    q->device.name, usable / 1073741824.0, usable / 1073741824.0);
 }
 
+/* Gives q's model one more hyperparameter, name with spec (a copy of the
+ * model's JSON: templates are shared); its index is the last. 0, or -1
+ * with err. */
+static int
+def_add_hp(struct sq_query *q, const char *name, json_t *spec, struct dn_error *err)
+{
+	struct cm_model_def *def;
+	json_t *root = json_deep_copy(q->def->root), *hps;
+	int rc;
+
+	hps = root != NULL ? json_object_get(root, "hyperparameters") : NULL;
+	if (root != NULL && hps == NULL && json_object_set_new(root, "hyperparameters", hps = json_object()) != 0)
+		hps = NULL;
+	if (spec == NULL || hps == NULL || json_object_set(hps, name, spec) != 0) {
+		json_decref(spec);
+		json_decref(root);
+		return dn_error_set(err, DN_ENOMEM, "$.space", "out of memory");
+	}
+	json_decref(spec);
+	rc = cm_def_load_json(root, &def, err);
+	json_decref(root);
+	if (rc != 0)
+		return -1;
+	cm_def_unref(q->def);
+	q->def = def;
+	return 0;
+}
+
 /*
- * A space that searches the optimizer (NNI's examples: "optimizer": a
- * choice of "Adam", "SGD", ...) has each configuration costed with its
- * own. The model gets a categorical hyperparameter "optimizer" whose
- * values are the space's (a copy of the model's JSON: templates are
- * shared), which the space then binds as any other, and the workload the
- * optimizer of each value (wl->opt_choices, costed by mem_plan.c under a
- * guard on that hyperparameter). Left as it is, with the warning of
- * sp_workload_names, where the parameter is not a top-level choice of
- * distinct names of optimizers dnnsat models (at most
- * CM_MAX_OPT_CHOICES), or the model has a hyperparameter of that name.
- * 0, or -1 with err (out of memory).
+ * Settings of the workload that a space searches, costed per
+ * configuration: the model gets a hyperparameter of the parameter's name
+ * (def_add_hp), which the space then binds as any other, and the
+ * workload the hyperparameter that picks the setting. Left as they are,
+ * with the warning of sp_workload_names, where the parameter is nested,
+ * its values are not what the setting takes, or the model has a
+ * hyperparameter of that name.
+ *
+ * The optimizer (NNI's examples: "optimizer": a choice of "Adam", "SGD",
+ * ...): a categorical of the space's values, each a name dnnsat models,
+ * distinct, at most CM_MAX_OPT_CHOICES; wl->opt_choices holds each value's
+ * optimizer, step and states (costed by mem_plan.c under a guard on it).
  */
 static int
 space_optimizer(struct sq_query *q, const json_t *space, struct dn_error *err)
@@ -822,10 +851,7 @@ space_optimizer(struct sq_query *q, const json_t *space, struct dn_error *err)
 	const json_t *p = json_object_get(space, "optimizer"), *vals = json_object_get(p, "_value");
 	const char *type = json_string_value(json_object_get(p, "_type"));
 	struct cm_opt_choice ch[CM_MAX_OPT_CHOICES];
-	struct cm_model_def *def;
-	json_t *root, *hps;
 	size_t n = json_array_size(vals);
-	int rc;
 
 	if (type == NULL || strcmp(type, "choice") != 0 || n == 0 || n > CM_MAX_OPT_CHOICES ||
 	    cm_def_find_hp(q->def, "optimizer") >= 0)
@@ -838,27 +864,49 @@ space_optimizer(struct sq_query *q, const json_t *space, struct dn_error *err)
 			if (strcmp(s, json_string_value(json_array_get(vals, k))) == 0)
 				return 0;
 	}
-	root = json_deep_copy(q->def->root);
-	if (root == NULL)
-		return dn_error_set(err, DN_ENOMEM, "$.space", "out of memory");
-	hps = json_object_get(root, "hyperparameters");
-	if (hps == NULL && json_object_set_new(root, "hyperparameters", hps = json_object()) != 0)
-		hps = NULL;
-	if (hps == NULL || json_object_set_new(hps, "optimizer", json_pack("{s:s,s:O,s:O,s:s}", "type", "categorical",
-	    "values", vals, "default", json_array_get(vals, 0), "description",
-	    "the optimizer, as the search space picks it (each configuration costed with its own)")) != 0) {
-		json_decref(root);
-		return dn_error_set(err, DN_ENOMEM, "$.space", "out of memory");
-	}
-	rc = cm_def_load_json(root, &def, err);
-	json_decref(root);
-	if (rc != 0)
+	if (def_add_hp(q, "optimizer", json_pack("{s:s,s:O,s:O,s:s}", "type", "categorical", "values", vals,
+	    "default", json_array_get(vals, 0), "description",
+	    "the optimizer, as the search space picks it (each configuration costed with its own)"), err) != 0)
 		return -1;
-	cm_def_unref(q->def);
-	q->def = def;
-	q->wl.opt_hp = def->nhps;       /* the last one: 1 + its index */
+	q->wl.opt_hp = q->def->nhps;    /* the last one: 1 + its index */
 	q->wl.nopt_choices = (int)n;
 	memcpy(q->wl.opt_choices, ch, n * sizeof *ch);
+	return 0;
+}
+
+/* Gradient accumulation ("grad_accum" or Hugging Face's
+ * "gradient_accumulation_steps": a choice of integers from 1 to 65536, or
+ * a randint from 1): an int hyperparameter; wl->accum_hp names it. */
+static int
+space_accum(struct sq_query *q, const json_t *space, struct dn_error *err)
+{
+	static const char *const keys[] = { "grad_accum", "gradient_accumulation_steps" };
+
+	for (int k = 0; k < 2; k++) {
+		const json_t *p = json_object_get(space, keys[k]), *vals = json_object_get(p, "_value");
+		const char *type = json_string_value(json_object_get(p, "_type"));
+		int ok = type != NULL && json_array_size(vals) > 0 && cm_def_find_hp(q->def, keys[k]) < 0;
+
+		if (ok && strcmp(type, "choice") == 0) {
+			for (size_t i = 0; i < json_array_size(vals); i++) {
+				const json_t *v = json_array_get(vals, i);
+				ok = ok && json_is_integer(v) && json_integer_value(v) >= 1 && json_integer_value(v) <= 65536;
+			}
+		} else if (ok && strcmp(type, "randint") == 0)
+			ok = json_array_size(vals) == 2 && json_is_number(json_array_get(vals, 0)) &&
+			    json_number_value(json_array_get(vals, 0)) >= 1 &&
+			    json_number_value(json_array_get(vals, 1)) <= 65537;
+		else
+			ok = 0;
+		if (!ok)
+			continue;
+		if (def_add_hp(q, keys[k], json_pack("{s:s,s:i,s:i,s:i,s:s}", "type", "int", "min", 1, "max", 65536,
+		    "default", 1, "description", "micro-batches per optimizer step, as the search space picks them"),
+		    err) != 0)
+			return -1;
+		q->wl.accum_hp = q->def->nhps;
+		return 0;
+	}
 	return 0;
 }
 
@@ -1003,7 +1051,8 @@ parse_query(const json_t *req, const struct cm_device_catalog *catalog, struct s
 		return -1;
 	if (load_workload(json_object_get(req, "workload"), &q->wl, err) != 0)
 		return -1;
-	if (q->wl.training && space_optimizer(q, json_object_get(req, "space"), err) != 0)
+	if (q->wl.training && (space_optimizer(q, json_object_get(req, "space"), err) != 0 ||
+	    space_accum(q, json_object_get(req, "space"), err) != 0))
 		return -1;
 	q->fixed = calloc((size_t)q->def->nhps + 1, sizeof *q->fixed);
 	q->bounds = calloc((size_t)q->def->nhps + 1, sizeof *q->bounds);

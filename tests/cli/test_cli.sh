@@ -479,6 +479,20 @@ check space-optimizer-sgd-alone 0 "^feasible 3 of 4 configurations" -- count $OQ
 check space-optimizer-list 0 '^{"batch_size":4,"seq_len":256,"optimizer":"SGD"}$' -- list $OQ --space "$tmp/optsearch.json"
 check space-optimizer-explain-sgd 0 "^ok   memory 13.38 GiB <= 16 GiB$" -- explain $OQ --space "$tmp/optsearch.json" --config '{"batch_size": 4, "seq_len": 256, "optimizer": "SGD"}'
 check space-optimizer-explain-adam 1 "^FAIL memory 17.07 GiB > 16 GiB$" -- explain $OQ --space "$tmp/optsearch.json" --config '{"batch_size": 1, "seq_len": 256, "optimizer": "Adam"}'
+# gradient accumulation as a parameter of the space (Hugging Face's gradient_accumulation_steps, or
+# grad_accum): each configuration with its own micro-batches. gpt2-large mixed fp16 at seq 512 in
+# 30 GiB and 400 ms a step: 3 of 4 batches fit with 1, 2 with 4 micro-batches, so 5 of 8 (6 of 8
+# before, every configuration with the workload's 1); a randint over 1..4: 3 + 3 + 3 + 2
+printf '{"batch_size": {"_type": "choice", "_value": [1, 2, 4, 8]}, "seq_len": {"_type": "choice", "_value": [512]}, "gradient_accumulation_steps": {"_type": "choice", "_value": [1, 4]}}' >"$tmp/accsearch.json"
+printf '{"batch_size": {"_type": "choice", "_value": [1, 2, 4, 8]}, "seq_len": {"_type": "choice", "_value": [512]}, "grad_accum": {"_type": "randint", "_value": [1, 5]}}' >"$tmp/accrand.json"
+printf '{"batch_size": {"_type": "choice", "_value": [1, 2, 4, 8]}, "seq_len": {"_type": "choice", "_value": [512]}}' >"$tmp/accnone.json"
+AQ="--preset gpt2-large --dtype mixed_fp16 --budget memory=30GiB --budget step_time=400ms"
+check space-accum-count 0 "^feasible 5 of 8 configurations" -- count $AQ --space "$tmp/accsearch.json"
+check space-accum-alone-1 0 "^feasible 3 of 4 configurations" -- count $AQ --space "$tmp/accnone.json" --grad-accum 1
+check space-accum-alone-4 0 "^feasible 2 of 4 configurations" -- count $AQ --space "$tmp/accnone.json" --grad-accum 4
+check space-accum-randint 0 "^feasible 11 of 16 configurations" -- count $AQ --space "$tmp/accrand.json"
+check space-accum-explain 1 "^FAIL step_time 816.6 ms > 400 ms$" -- explain $AQ --space "$tmp/accsearch.json" --config '{"batch_size": 8, "seq_len": 512, "gradient_accumulation_steps": 4}'
+check space-accum-explain-memory 1 "^FAIL memory 32.64 GiB > 30 GiB$" -- explain $AQ --space "$tmp/accsearch.json" --config '{"batch_size": 8, "seq_len": 512, "gradient_accumulation_steps": 4}'
 # an optimizer dnnsat does not model among the values, or the precision in the space: named as
 # settings of the workload, whose values every configuration is costed with
 printf '{"batch_size": {"_type": "choice", "_value": [64, 4096]}, "optimizer": {"_type": "choice", "_value": ["Adam", "Adadelta"]}, "bf16": {"_type": "choice", "_value": [true, false]}}' >"$tmp/optspace.json"
