@@ -804,8 +804,7 @@ cap_memory(struct sq_query *q, struct dn_error *err)
 }
 
 /* Gives q's model one more hyperparameter, name with spec (a copy of the
- * model's JSON: templates are shared); its index is the last. 0, or -1
- * with err. */
+ * model's JSON: templates are shared). 0, or -1 with err. */
 static int
 def_add_hp(struct sq_query *q, const char *name, json_t *spec, struct dn_error *err)
 {
@@ -868,7 +867,7 @@ space_optimizer(struct sq_query *q, const json_t *space, struct dn_error *err)
 	    "default", json_array_get(vals, 0), "description",
 	    "the optimizer, as the search space picks it (each configuration costed with its own)"), err) != 0)
 		return -1;
-	q->wl.opt_hp = q->def->nhps;    /* the last one: 1 + its index */
+	q->wl.opt_hp = 1 + cm_def_find_hp(q->def, "optimizer");
 	q->wl.nopt_choices = (int)n;
 	memcpy(q->wl.opt_choices, ch, n * sizeof *ch);
 	return 0;
@@ -904,7 +903,7 @@ space_accum(struct sq_query *q, const json_t *space, struct dn_error *err)
 		    "default", 1, "description", "micro-batches per optimizer step, as the search space picks them"),
 		    err) != 0)
 			return -1;
-		q->wl.accum_hp = q->def->nhps;
+		q->wl.accum_hp = 1 + cm_def_find_hp(q->def, keys[k]);
 		return 0;
 	}
 	return 0;

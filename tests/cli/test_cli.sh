@@ -492,6 +492,10 @@ check space-accum-alone-1 0 "^feasible 3 of 4 configurations" -- count $AQ --spa
 check space-accum-alone-4 0 "^feasible 2 of 4 configurations" -- count $AQ --space "$tmp/accnone.json" --grad-accum 4
 check space-accum-randint 0 "^feasible 11 of 16 configurations" -- count $AQ --space "$tmp/accrand.json"
 check space-accum-explain 1 "^FAIL step_time 816.6 ms > 400 ms$" -- explain $AQ --space "$tmp/accsearch.json" --config '{"batch_size": 8, "seq_len": 512, "gradient_accumulation_steps": 4}'
+# both searched: 0 + 3 + 0 + 3 of the four (optimizer, accumulation) queries' 4 batches each
+printf '{"batch_size": {"_type": "choice", "_value": [1, 2, 4, 8]}, "seq_len": {"_type": "choice", "_value": [256]}, "optimizer": {"_type": "choice", "_value": ["Adam", "SGD"]}, "gradient_accumulation_steps": {"_type": "choice", "_value": [1, 4]}}' >"$tmp/optacc.json"
+check space-optimizer-and-accum 0 "^feasible 6 of 16 configurations" -- count $OQ --space "$tmp/optacc.json"
+check space-optimizer-and-accum-list 0 '^{"batch_size":4,"seq_len":256,"optimizer":"SGD","gradient_accumulation_steps":4}$' -- list $OQ --space "$tmp/optacc.json"
 check space-accum-explain-memory 1 "^FAIL memory 32.64 GiB > 30 GiB$" -- explain $AQ --space "$tmp/accsearch.json" --config '{"batch_size": 8, "seq_len": 512, "gradient_accumulation_steps": 4}'
 # an optimizer dnnsat does not model among the values, or the precision in the space: named as
 # settings of the workload, whose values every configuration is costed with
