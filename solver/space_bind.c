@@ -37,7 +37,38 @@ bind_clear(struct sp_space *sp)
 }
 
 /*
- * The hyperparameter a dim sets: a top-level dim by its key; a nested dim
+ * The names training scripts give the hyperparameters the templates call
+ * batch_size, seq_len and resolution/image_size (Hugging Face's
+ * TrainingArguments and example scripts: per_device_train_batch_size,
+ * max_seq_length, block_size; timm's img_size): a top-level parameter
+ * whose key the model does not have sets the member of its group the
+ * model has. */
+static const char *const synonyms[][7] = {
+	{ "batch_size", "per_device_train_batch_size", "train_batch_size", NULL },
+	{ "seq_len", "max_seq_length", "max_seq_len", "max_length", "seq_length", "block_size", NULL },
+	{ "resolution", "image_size", "img_size", "input_size", NULL },
+};
+
+/* The hyperparameter of def that a synonym of key names, or -1. */
+static int
+find_synonym(const struct cm_model_def *def, const char *key)
+{
+	for (size_t g = 0; g < sizeof synonyms / sizeof synonyms[0]; g++) {
+		int in = 0;
+		for (int k = 0; synonyms[g][k] != NULL; k++)
+			in |= strcasecmp(synonyms[g][k], key) == 0;
+		for (int k = 0; in && synonyms[g][k] != NULL; k++) {
+			int h = cm_def_find_hp(def, synonyms[g][k]);
+			if (h >= 0)
+				return h;
+		}
+	}
+	return -1;
+}
+
+/*
+ * The hyperparameter a dim sets: a top-level dim by its key (or a synonym
+ * of it, above); a nested dim
  * "C/P" by "C_P" (for deeper nesting, all the enclosing choices' keys joined
  * by '_', then the nearest choice's key and P), else by "P". -1 if none.
  */
@@ -49,7 +80,7 @@ bind_find(const struct sp_space *sp, const struct sp_dim *d,
 	int h, len, p;
 
 	if (d->parent < 0)
-		return cm_def_find_hp(def, d->key);
+		return (h = cm_def_find_hp(def, d->key)) >= 0 ? h : find_synonym(def, d->key);
 	/* every enclosing choice's key, outermost first */
 	len = dn_fmt(buf, sizeof buf, "%s", d->key);
 	for (p = d->parent; p >= 0; p = sp->dims[p].parent) {

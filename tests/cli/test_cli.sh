@@ -497,6 +497,13 @@ printf '{"batch_size": {"_type": "choice", "_value": [1, 2, 4, 8]}, "seq_len": {
 check space-optimizer-and-accum 0 "^feasible 6 of 16 configurations" -- count $OQ --space "$tmp/optacc.json"
 check space-optimizer-and-accum-list 0 '^{"batch_size":4,"seq_len":256,"optimizer":"SGD","gradient_accumulation_steps":4}$' -- list $OQ --space "$tmp/optacc.json"
 check space-accum-explain-memory 1 "^FAIL memory 32.64 GiB > 30 GiB$" -- explain $AQ --space "$tmp/accsearch.json" --config '{"batch_size": 8, "seq_len": 512, "gradient_accumulation_steps": 4}'
+# a space in Hugging Face's names binds without "bind": per_device_train_batch_size -> batch_size,
+# max_seq_length -> seq_len (timm's img_size -> vit's image_size); the optimizer searched
+printf '{"per_device_train_batch_size": {"_type": "choice", "_value": [1, 2, 4, 8]}, "max_seq_length": {"_type": "choice", "_value": [256]}, "optimizer": {"_type": "choice", "_value": ["adamw_torch", "adamw_bnb_8bit"]}, "learning_rate": {"_type": "loguniform", "_value": [1e-5, 1e-3]}}' >"$tmp/hfspace.json"
+check space-hf-names 0 "^feasible 3 of 8 configurations" -- count $OQ --space "$tmp/hfspace.json"
+check space-hf-names-list 0 '^{"per_device_train_batch_size":4,"max_seq_length":256,"optimizer":"adamw_bnb_8bit","learning_rate":0.0001}$' -- list $OQ --space "$tmp/hfspace.json"
+printf '{"batch_size": {"_type": "choice", "_value": [1, 2]}, "per_device_train_batch_size": {"_type": "choice", "_value": [4, 8]}}' >"$tmp/hfboth.json"
+check space-hf-names-both 2 'sets hyperparameter batch_size, which "batch_size" .* already sets' -- count $OQ --space "$tmp/hfboth.json"
 # an optimizer dnnsat does not model among the values, or the precision in the space: named as
 # settings of the workload, whose values every configuration is costed with
 printf '{"batch_size": {"_type": "choice", "_value": [64, 4096]}, "optimizer": {"_type": "choice", "_value": ["Adam", "Adadelta"]}, "bf16": {"_type": "choice", "_value": [true, false]}}' >"$tmp/optspace.json"

@@ -749,6 +749,20 @@ START_TEST(test_bind_resnet)
 	ck_assert_int_eq(sp.dims[5].hp, -1);
 	ck_assert_int_eq(sp.dims[6].hp, -1);
 	check_count(&sp, "2304");
+	/* the names training scripts use bind to the template's */
+	{
+		struct sp_space hs;
+		struct cm_model_def *vit = load_template("vit");
+		parse_ok("{\"per_device_train_batch_size\": {\"_type\": \"choice\", \"_value\": [8, 16]},"
+		    " \"img_size\": {\"_type\": \"choice\", \"_value\": [224, 384]}}", &hs);
+		bind_ok(&hs, def);
+		ck_assert_int_eq(hs.dims[0].hp, cm_def_find_hp(def, "batch_size"));
+		ck_assert_int_eq(hs.dims[1].hp, cm_def_find_hp(def, "resolution"));
+		bind_ok(&hs, vit);
+		ck_assert_int_eq(hs.dims[1].hp, cm_def_find_hp(vit, "image_size"));
+		sp_free(&hs);
+		cm_def_unref(vit);
+	}
 	/* lr passes through unsaid; optimizer is named as a setting of the
 	 * workload (it changes the costs, which take the workload's) */
 	{
