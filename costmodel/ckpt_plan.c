@@ -40,3 +40,15 @@ ckpt_plan_mark(struct cm_graph *m)
 	}
 	return nblocks;
 }
+
+expr_id
+ckpt_plan_on(struct expr_graph *g, const struct cm_workload *wl)
+{
+	if (!wl->training)
+		return expr_int(g, 0);
+	if (wl->ckpt_hp > 0 && wl->ckpt_on < 0)
+		return expr_int(g, 0);
+	if (wl->ckpt_hp > 0)
+		return expr_eq(g, expr_var(g, wl->ckpt_hp - 1), expr_int(g, wl->ckpt_on));
+	return expr_int(g, wl->checkpointing != 0);
+}

@@ -27,4 +27,10 @@
  * nothing). */
 int ckpt_plan_mark(struct cm_graph *m);
 
+/* Whether a training workload checkpoints, as an expression of the
+ * configuration: the constant 1 (wl->checkpointing) or 0, or, where a
+ * space searches it (wl->ckpt_hp), hyperparameter ckpt_hp - 1 == ckpt_on.
+ * 0 for inference. */
+expr_id ckpt_plan_on(struct expr_graph *g, const struct cm_workload *wl);
+
 #endif

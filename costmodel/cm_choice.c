@@ -128,22 +128,33 @@ refuse(const struct cm_choice *c, const char *s, const char *path, const char *m
 	return dn_error_set(err, DN_EINVAL, path, "%s", message);
 }
 
+/* Appends c's values to buf: ` "a" (note), "b" (note) or "c" (note)`
+ * quoted with their notes (JSON errors), ` a, b or c` bare (options). */
+static void
+list_values(const struct cm_choice *c, int with_notes, char *buf, size_t size)
+{
+	int n = nvalues(c);
+
+	for (int k = 0; k < n; k++) {
+		size_t len = strlen(buf);
+		const char *sep = k == 0 ? "" : k == n - 1 ? " or" : ",";
+		if (with_notes)
+			dn_fmt(buf + len, size - len, "%s \"%s\" (%s)", sep, c->values[k], c->notes[k]);
+		else
+			dn_fmt(buf + len, size - len, "%s %s", sep, c->values[k]);
+	}
+}
+
 int
 cm_choice_from_json(const struct cm_choice *c, const json_t *v, struct cm_workload *wl, struct dn_error *err)
 {
 	const char *s = json_string_value(v);
-	int i = value_index(c, s), n = nvalues(c);
-	char path[64], message[sizeof err->message];
-	size_t len;
+	int i = value_index(c, s);
+	char path[64], message[sizeof err->message] = "must be";
 
 	if (i < 0) {
 		dn_fmt(path, sizeof path, "$.workload.%s", c->field);
-		dn_fmt(message, sizeof message, "must be");
-		for (int k = 0; k < n; k++) {
-			len = strlen(message);
-			dn_fmt(message + len, sizeof message - len, "%s \"%s\" (%s)",
-			    k == 0 ? "" : k == n - 1 ? " or" : ",", c->values[k], c->notes[k]);
-		}
+		list_values(c, 1, message, sizeof message);
 		return refuse(c, s, path, message, err);
 	}
 	*slot(c, wl) = i;
@@ -153,17 +164,12 @@ cm_choice_from_json(const struct cm_choice *c, const json_t *v, struct cm_worklo
 int
 cm_choice_from_option(const struct cm_choice *c, const char *v, struct cm_workload *wl, struct dn_error *err)
 {
-	int i = value_index(c, v), n = nvalues(c);
+	int i = value_index(c, v);
 	char message[sizeof err->message];
-	size_t len;
 
 	if (i < 0) {
 		dn_fmt(message, sizeof message, "\"%s\" is not", v != NULL ? v : "");
-		for (int k = 0; k < n; k++) {
-			len = strlen(message);
-			dn_fmt(message + len, sizeof message - len, "%s %s", k == 0 ? "" : k == n - 1 ? " or" : ",",
-			    c->values[k]);
-		}
+		list_values(c, 0, message, sizeof message);
 		return refuse(c, v, c->option, message, err);
 	}
 	*slot(c, wl) = i;

@@ -118,7 +118,7 @@ cm_model_has_attention(const struct cm_model *m)
 const char *
 cm_model_checkpointing_warning(const struct cm_model *m)
 {
-	if (!m->wl.checkpointing)
+	if (!m->wl.checkpointing && m->wl.ckpt_hp == 0)
 		return NULL;
 	if (!m->wl.training)
 		return "checkpointing applies to training only: an inference workload costs the same without it";
@@ -174,14 +174,18 @@ build_totals(struct cm_model *m, struct dn_error *err)
 		    expr_mul(g, o->elems, expr_int(g, cm_dtype_bytes(gr, (enum cm_dtype)o->dtype))) : expr_int(g, 0);
 		m->op_saved_bytes[k] = expr_int(g, 0);
 	}
-	/* activations kept for backward: each storage once, exact bytes */
+	/* activations kept for backward: each storage once, exact bytes (a
+	 * checkpointed block's: none, where the configuration checkpoints) */
 	saved = expr_int(g, 0);
+	expr_id ck = ckpt_plan_on(g, &m->wl);
 	for (int s = 0; s < gr->nstorages; s++) {
 		const struct cm_storage *st = &gr->storages[s];
-		if (st->first_saver == INT_MAX || st->producer < -1 ||
-		    (m->wl.training && m->wl.checkpointing && st->recompute))
+		expr_id keep = expr_and(g, st->guard, st->kept_if);
+		if (st->first_saver == INT_MAX || st->producer < -1 || (st->recompute && expr_is_true(g, ck)))
 			continue;
-		expr_id b = expr_mul(g, expr_and(g, st->guard, st->kept_if), st->bytes);
+		if (st->recompute)
+			keep = expr_and(g, keep, expr_not(g, ck));
+		expr_id b = expr_mul(g, keep, st->bytes);
 		saved = expr_add(g, saved, b);
 		if (st->first_saver < K)
 			m->op_saved_bytes[st->first_saver] = expr_add(g, m->op_saved_bytes[st->first_saver], b);
@@ -240,7 +244,7 @@ cm_model_build(struct cm_model_def *def, const struct cm_workload *wl,
 		cm_model_free(m);
 		return -1;
 	}
-	if (wl->training && wl->checkpointing)
+	if (wl->training && (wl->checkpointing || wl->ckpt_hp > 0))
 		m->ckpt_blocks = ckpt_plan_mark(&m->graph);
 	if (mem_plan_build(&m->graph, wl, &prof, &m->mem, err) != 0 ||
 	    perf_build(&m->graph, wl, dev, &m->mem, &m->perf, err) != 0 ||

@@ -94,7 +94,7 @@
  * convolutions at the FP32 rate (PyTorch accumulates them in FP32), not the
  * chip's half rate: a GTX 1080 Ti's mixed-precision step was 40x its FP32
  * one. */
-#define CM_VERSION "1.4.12"
+#define CM_VERSION "1.4.13"
 
 /* Limits on a built model (DN_ERANGE naming the limit beyond them), far
  * above the largest real models: the resnet template at its maxima builds
@@ -377,6 +377,12 @@ struct cm_workload {
 	                             * optimizer); 0: the fields above for all */
 	int nopt_choices;
 	struct cm_opt_choice opt_choices[CM_MAX_OPT_CHOICES];
+	int ckpt_hp;                /* > 0: hyperparameter ckpt_hp - 1, a
+	                             * categorical, sets each configuration's
+	                             * checkpointing: on where it picks value
+	                             * ckpt_on (a space that searches it; the
+	                             * field checkpointing is then unused) */
+	int ckpt_on;
 	int accum_hp;               /* > 0: hyperparameter accum_hp - 1 is each
 	                             * configuration's grad_accum (a space that
 	                             * searches it); 0: grad_accum for all */

@@ -45,6 +45,7 @@
  * storages) nodes and the peak is one balanced max.
  */
 #include "mem_plan.h"
+#include "ckpt_plan.h"
 #include "dn_deadline.h"
 #include "dn_grow.h"
 
@@ -145,11 +146,11 @@ tl_free_all(struct termlist *t, int n)
  *                    dims, exp_avg_sq fp32 for 1-D ones (plus a scalar RMS,
  *                    not counted) */
 static int
-push_opt_state(struct plan_ctx *c, struct termlist *st, const struct cm_workload *wl,
+push_opt_state(struct plan_ctx *c, struct termlist *st, const struct cm_opt_choice *o,
     expr_id guard, expr_id e, int sbytes, int factored, expr_id rows, expr_id cols)
 {
 	struct expr_graph *g = c->g;
-	int fail = 0, n = 0, states = wl->optimizer == CM_OPT_ADAM_8BIT ? CM_OPT_STATES_8BIT : wl->optimizer_states;
+	int fail = 0, n = 0, states = o->optimizer == CM_OPT_ADAM_8BIT ? CM_OPT_STATES_8BIT : o->states;
 	expr_id one;
 
 	if (states == CM_OPT_STATES_8BIT) {
@@ -161,7 +162,7 @@ push_opt_state(struct plan_ctx *c, struct termlist *st, const struct cm_workload
 	} else
 		one = alloc_size(c, expr_mul(g, e, expr_int(g, states == CM_OPT_STATES_FP32 ? 4 : sbytes)));
 	one = guarded(c, guard, one);
-	switch (wl->optimizer) {
+	switch ((enum cm_optimizer)o->optimizer) {
 	case CM_OPT_SGD:
 		return 0;
 	case CM_OPT_SGD_MOMENTUM: case CM_OPT_ADAGRAD: case CM_OPT_RMSPROP: case CM_OPT_LION:
@@ -198,15 +199,14 @@ push_opt_state(struct plan_ctx *c, struct termlist *st, const struct cm_workload
  * steps (optimizer_impl fused: Adam, AdamW, SGD) update in place, none. */
 static int
 push_opt_temp(struct plan_ctx *c, struct termlist *all, struct termlist *one,
-    const struct cm_workload *wl, expr_id guard, expr_id e, int sbytes)
+    const struct cm_opt_choice *o, expr_id guard, expr_id e, int sbytes)
 {
 	struct expr_graph *g = c->g;
+	int for_loop = o->impl == CM_OPT_IMPL_FOR_LOOP;
 
-	int for_loop = wl->optimizer_impl == CM_OPT_IMPL_FOR_LOOP;
-
-	if (wl->optimizer_impl == CM_OPT_IMPL_FUSED)
+	if (o->impl == CM_OPT_IMPL_FUSED)
 		return 0;
-	switch (wl->optimizer) {
+	switch ((enum cm_optimizer)o->optimizer) {
 	case CM_OPT_ADAM: case CM_OPT_ADAMW:
 		if (for_loop)     /* (exp_avg_sq.sqrt() / bias_correction2_sqrt): two copies */
 			return tl_push(one, guarded(c, guard, expr_mul(g, expr_int(g, 2),
@@ -415,6 +415,11 @@ plan_persistent(struct plan_ctx *pc, const struct cm_workload *wl, struct mem_pl
 	struct expr_graph *g = c.g;
 	expr_id zero = expr_int(g, 0), *wgrad = pl->wgrad;
 	int wbytes, gbytes, sbytes;
+	/* the workload's optimizer, or the space's choices of it */
+	struct cm_opt_choice one = { (uint8_t)wl->optimizer, (uint8_t)wl->optimizer_impl,
+		(uint8_t)wl->optimizer_states };
+	const struct cm_opt_choice *opts = wl->opt_hp > 0 ? wl->opt_choices : &one;
+	int nopt = wl->opt_hp > 0 ? wl->nopt_choices : 1;
 
 	switch (wl->precision) {
 	case CM_PREC_FP16: case CM_PREC_BF16:
@@ -440,24 +445,14 @@ plan_persistent(struct plan_ctx *pc, const struct cm_workload *wl, struct mem_pl
 					continue;       /* requires_grad=False: weights only */
 				fail |= tl_push(&gr, gb);
 				pg = expr_add(g, pg, gb);
-				if (wl->opt_hp > 0) {
-					/* the space picks the optimizer: each choice's
-					 * state and temporaries where its value is chosen */
-					expr_id var = expr_var(g, wl->opt_hp - 1);
-					for (int j = 0; j < wl->nopt_choices; j++) {
-						struct cm_workload wj = *wl;
-						expr_id gj = expr_mul(g, op->guard, expr_eq(g, var, expr_int(g, j)));
-						wj.optimizer = (enum cm_optimizer)wl->opt_choices[j].optimizer;
-						wj.optimizer_impl = wl->opt_choices[j].impl;
-						wj.optimizer_states = wl->opt_choices[j].states;
-						fail |= push_opt_state(&c, &st, &wj, gj, e, sbytes, op->param_factored[i],
-						    op->param_rows[i], op->param_cols[i]);
-						fail |= push_opt_temp(&c, &tmp, &tmp1, &wj, gj, e, sbytes);
-					}
-				} else {
-					fail |= push_opt_state(&c, &st, wl, op->guard, e, sbytes, op->param_factored[i],
+				/* the space picks the optimizer: each choice's state
+				 * and temporaries where its value is chosen */
+				for (int j = 0; j < nopt; j++) {
+					expr_id gj = wl->opt_hp > 0 ? expr_mul(g, op->guard,
+					    expr_eq(g, expr_var(g, wl->opt_hp - 1), expr_int(g, j))) : op->guard;
+					fail |= push_opt_state(&c, &st, &opts[j], gj, e, sbytes, op->param_factored[i],
 					    op->param_rows[i], op->param_cols[i]);
-					fail |= push_opt_temp(&c, &tmp, &tmp1, wl, op->guard, e, sbytes);
+					fail |= push_opt_temp(&c, &tmp, &tmp1, &opts[j], gj, e, sbytes);
 				}
 				if ((wl->precision == CM_PREC_MIXED_FP16 || wl->precision == CM_PREC_MIXED_BF16) &&
 				    (op->op_class == CM_CLASS_CONV || op->op_class == CM_CLASS_GEMM || op->op_class == CM_CLASS_RNN))
@@ -487,7 +482,7 @@ plan_persistent(struct plan_ctx *pc, const struct cm_workload *wl, struct mem_pl
  * inference, alive and not kept, recomputed under checkpointing); the
  * model inputs into plan->inputs. */
 static int
-plan_storages(struct plan_ctx *pc, int ckpt, struct mem_plan *plan, struct plan_lists *pl,
+plan_storages(struct plan_ctx *pc, expr_id ck, struct mem_plan *plan, struct plan_lists *pl,
     struct dn_error *err)
 {
 	struct plan_ctx c = *pc;
@@ -509,10 +504,14 @@ plan_storages(struct plan_ctx *pc, int ckpt, struct mem_plan *plan, struct plan_
 			expr_id kept = saved ? guarded(&c, st->kept_if, sz) : expr_int(g, 0);
 			expr_id unkept = saved ? guarded(&c, expr_not(g, st->kept_if), sz) : sz;
 			int partly = saved && !expr_is_true(g, st->kept_if);
+			expr_id sz_kept = sz;
 			/* checkpointed (ckpt_plan.h): in the forward it lives as an
 			 * unkept output (never made if only kept for backward); in the
-			 * backward from the block's recompute to its earliest keeper */
-			int rec = ckpt && st->recompute;
+			 * backward from the block's recompute to its earliest keeper.
+			 * Where the space picks checkpointing, each way under its
+			 * condition (ck, or not ck). */
+			int rec = st->recompute && !expr_is_int_const(g, ck, 0);
+			expr_id nck = expr_not(g, ck);
 			if (dn_deadline_check(err, "$", "building the memory plan") != 0) {
 				free(in.v);
 				return -1;
@@ -524,15 +523,22 @@ plan_storages(struct plan_ctx *pc, int ckpt, struct mem_plan *plan, struct plan_
 			}
 			if (rec) {
 				for (int k = st->first_saver; k <= m->ops[p].ckpt_last && k < K; k++)
-					if (tl_push(&rec_alive[k + 1], kept))
+					if (tl_push(&rec_alive[k + 1], guarded(&c, ck, kept)))
 						goto oom;
 				if (!st->extra &&
-				    (push_alive(&c, inf_alive, &pl->reads, s, p, lu, st->guard, sz) ||
-				    push_alive(&c, nk_alive, &pl->reads, s, p, lu, st->guard, sz)))
+				    push_alive(&c, nk_alive, &pl->reads, s, p, lu, st->guard, guarded(&c, ck, sz)))
 					goto oom;
-				continue;
+				if (expr_is_true(g, ck)) {
+					if (!st->extra && push_alive(&c, inf_alive, &pl->reads, s, p, lu, st->guard, sz))
+						goto oom;
+					continue;
+				}
+				/* and, where it does not checkpoint, as below */
+				kept = guarded(&c, nck, kept);
+				unkept = guarded(&c, nck, unkept);
+				sz_kept = guarded(&c, nck, sz);
 			}
-			if (saved && (tl_push(&saved_at[p + 1], kept) || push_kept(&c, kept_by, &pl->keeps, s, sz)))
+			if (saved && (tl_push(&saved_at[p + 1], kept) || push_kept(&c, kept_by, &pl->keeps, s, sz_kept)))
 				goto oom;
 			/* alive until the last read that happens (inference makes no
 			 * masks or indices for backward) */
@@ -781,7 +787,7 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 	/* gradients that outlive the step: accumulation, or zero_grad that
 	 * zeroes them in place (set_to_none=False) */
 	expr_id accum = expr_int(g, wl->training && (wl->grad_accum > 1 || wl->keep_grads));
-	int ckpt = wl->training && wl->checkpointing;
+	expr_id ck = ckpt_plan_on(g, wl);
 
 	/* a space that searches the accumulation: where it picks more than one */
 	if (wl->training && !wl->keep_grads && wl->accum_hp > 0)
@@ -798,7 +804,7 @@ mem_plan_build(struct cm_graph *m, const struct cm_workload *wl,
 		fail_oom(err);
 		goto out;
 	}
-	if (plan_persistent(&c, wl, plan, &pl, err) != 0 || plan_storages(&c, ckpt, plan, &pl, err) != 0 ||
+	if (plan_persistent(&c, wl, plan, &pl, err) != 0 || plan_storages(&c, ck, plan, &pl, err) != 0 ||
 	    plan_grads_in_flight(&c, &pl, err) != 0)
 		goto out;
 	plan_forward(&c, accum, plan, &pl);

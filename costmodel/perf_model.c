@@ -57,6 +57,7 @@
  *    the tensor-core over the FP32 GEMM efficiency (0.60 / 0.83).
  */
 #include "perf_model.h"
+#include "ckpt_plan.h"
 #include "perf_fit.h"
 #include "perf_fit_rnn.h"
 
@@ -294,7 +295,7 @@ perf_build(struct cm_graph *m, const struct cm_workload *wl, const struct cm_dev
 	struct expr_graph *g = &m->g;
 	expr_id *fb = NULL, *bb = NULL, *bw = NULL, *bh = NULL, *rh = NULL, *rg = NULL;
 	struct queue q;
-	expr_id rbusy;
+	expr_id rbusy, ck = ckpt_plan_on(g, wl);
 	int K = m->nops;
 
 	c.m = m;
@@ -346,10 +347,13 @@ perf_build(struct cm_graph *m, const struct cm_workload *wl, const struct cm_dev
 		/* gradient checkpointing: a checkpointed block's forward runs
 		 * again in backward, just before the block's own backward */
 		rh[k] = EXPR_NONE;
-		if (wl->training && wl->checkpointing && m->ops[k].ckpt && m->ops[k].kernels_fwd > 0) {
-			rh[k] = f.host;
-			rg[k] = f.gpu;
-			rbusy = expr_add(g, rbusy, f.busy);
+		if (!expr_is_int_const(g, ck, 0) && m->ops[k].ckpt && m->ops[k].kernels_fwd > 0) {
+			/* where the space picks checkpointing: times ck (0 or 1) */
+			expr_id on = real_of(&c, ck);
+			int all = expr_is_true(g, ck);
+			rh[k] = all ? f.host : expr_mul(g, on, f.host);
+			rg[k] = all ? f.gpu : expr_mul(g, on, f.gpu);
+			rbusy = expr_add(g, rbusy, all ? f.busy : expr_mul(g, on, f.busy));
 		}
 		struct op_time b = op_time(&c, &m->ops[k], 1);
 		if (m->ops[k].kernels_fwd > 0)

@@ -830,6 +830,18 @@ def_add_hp(struct sq_query *q, const char *name, json_t *spec, struct dn_error *
 	return 0;
 }
 
+/* The "_value" list of top-level space parameter `key` and its "_type"
+ * (*type NULL: no such parameter, or no type), where the model has no
+ * hyperparameter of that name (else NULL: it is the model's). */
+static const json_t *
+space_values(const struct sq_query *q, const json_t *space, const char *key, const char **type)
+{
+	const json_t *p = json_object_get(space, key);
+
+	*type = cm_def_find_hp(q->def, key) < 0 ? json_string_value(json_object_get(p, "_type")) : NULL;
+	return *type != NULL ? json_object_get(p, "_value") : NULL;
+}
+
 /*
  * Settings of the workload that a space searches, costed per
  * configuration: the model gets a hyperparameter of the parameter's name
@@ -847,13 +859,12 @@ def_add_hp(struct sq_query *q, const char *name, json_t *spec, struct dn_error *
 static int
 space_optimizer(struct sq_query *q, const json_t *space, struct dn_error *err)
 {
-	const json_t *p = json_object_get(space, "optimizer"), *vals = json_object_get(p, "_value");
-	const char *type = json_string_value(json_object_get(p, "_type"));
+	const char *type;
+	const json_t *vals = space_values(q, space, "optimizer", &type);
 	struct cm_opt_choice ch[CM_MAX_OPT_CHOICES];
 	size_t n = json_array_size(vals);
 
-	if (type == NULL || strcmp(type, "choice") != 0 || n == 0 || n > CM_MAX_OPT_CHOICES ||
-	    cm_def_find_hp(q->def, "optimizer") >= 0)
+	if (type == NULL || strcmp(type, "choice") != 0 || n == 0 || n > CM_MAX_OPT_CHOICES)
 		return 0;
 	for (size_t i = 0; i < n; i++) {
 		const char *s = json_string_value(json_array_get(vals, i));
@@ -882,9 +893,9 @@ space_accum(struct sq_query *q, const json_t *space, struct dn_error *err)
 	static const char *const keys[] = { "grad_accum", "gradient_accumulation_steps" };
 
 	for (int k = 0; k < 2; k++) {
-		const json_t *p = json_object_get(space, keys[k]), *vals = json_object_get(p, "_value");
-		const char *type = json_string_value(json_object_get(p, "_type"));
-		int ok = type != NULL && json_array_size(vals) > 0 && cm_def_find_hp(q->def, keys[k]) < 0;
+		const char *type;
+		const json_t *vals = space_values(q, space, keys[k], &type);
+		int ok = type != NULL && json_array_size(vals) > 0;
 
 		if (ok && strcmp(type, "choice") == 0) {
 			for (size_t i = 0; i < json_array_size(vals); i++) {
@@ -904,6 +915,62 @@ space_accum(struct sq_query *q, const json_t *space, struct dn_error *err)
 		    err) != 0)
 			return -1;
 		q->wl.accum_hp = 1 + cm_def_find_hp(q->def, keys[k]);
+		return 0;
+	}
+	return 0;
+}
+
+/* Gradient checkpointing ("checkpointing", or Hugging Face's
+ * "gradient_checkpointing": Optuna's suggest_categorical(name, [True,
+ * False]), NNI's choice of true and false; 0 and 1 too): a categorical of
+ * the values as the space spells them, one of them on; wl->ckpt_hp names
+ * it, wl->ckpt_on the value that checkpoints. Two values at most, one
+ * true and one false. */
+static int
+space_ckpt(struct sq_query *q, const json_t *space, struct dn_error *err)
+{
+	static const char *const keys[] = { "checkpointing", "gradient_checkpointing" };
+
+	for (int k = 0; k < 2; k++) {
+		const char *type;
+		const json_t *vals = space_values(q, space, keys[k], &type);
+		size_t n = json_array_size(vals);
+		int on = -1, off = -1, bad = 0;
+		json_t *names;
+
+		if (type == NULL || strcmp(type, "choice") != 0 || n == 0 || n > 2)
+			continue;
+		for (size_t i = 0; i < n; i++) {
+			const json_t *v = json_array_get(vals, i);
+			int truth = json_is_boolean(v) ? json_is_true(v) :
+			    json_is_integer(v) && (json_integer_value(v) == 0 || json_integer_value(v) == 1) ?
+			    (int)json_integer_value(v) : -1;
+			int *slot = truth == 1 ? &on : &off;
+			bad |= truth < 0 || *slot >= 0;         /* not a boolean, or twice the same */
+			*slot = (int)i;
+		}
+		if (bad)
+			continue;
+		names = json_array();
+		for (size_t i = 0; names != NULL && i < n; i++) {
+			const json_t *v = json_array_get(vals, i);
+			char buf[8];
+			dn_fmt(buf, sizeof buf, "%s", json_is_boolean(v) ? (json_is_true(v) ? "true" : "false") :
+			    json_integer_value(v) ? "1" : "0");
+			if (json_array_append_new(names, json_string(buf)) != 0) {
+				json_decref(names);
+				names = NULL;
+			}
+		}
+		if (names == NULL)
+			return dn_error_set(err, DN_ENOMEM, "$.space", "out of memory");
+		if (def_add_hp(q, keys[k], json_pack("{s:s,s:o,s:O,s:s}", "type", "categorical", "values", names,
+		    "default", json_array_get(names, 0), "description",
+		    "gradient checkpointing, as the search space picks it (each configuration costed with its own)"),
+		    err) != 0)
+			return -1;
+		q->wl.ckpt_hp = 1 + cm_def_find_hp(q->def, keys[k]);
+		q->wl.ckpt_on = on;     /* -1: never (a space of false alone) */
 		return 0;
 	}
 	return 0;
@@ -1051,7 +1118,8 @@ parse_query(const json_t *req, const struct cm_device_catalog *catalog, struct s
 	if (load_workload(json_object_get(req, "workload"), &q->wl, err) != 0)
 		return -1;
 	if (q->wl.training && (space_optimizer(q, json_object_get(req, "space"), err) != 0 ||
-	    space_accum(q, json_object_get(req, "space"), err) != 0))
+	    space_accum(q, json_object_get(req, "space"), err) != 0 ||
+	    space_ckpt(q, json_object_get(req, "space"), err) != 0))
 		return -1;
 	q->fixed = calloc((size_t)q->def->nhps + 1, sizeof *q->fixed);
 	q->bounds = calloc((size_t)q->def->nhps + 1, sizeof *q->bounds);

@@ -497,6 +497,28 @@ printf '{"batch_size": {"_type": "choice", "_value": [1, 2, 4, 8]}, "seq_len": {
 check space-optimizer-and-accum 0 "^feasible 6 of 16 configurations" -- count $OQ --space "$tmp/optacc.json"
 check space-optimizer-and-accum-list 0 '^{"batch_size":4,"seq_len":256,"optimizer":"SGD","gradient_accumulation_steps":4}$' -- list $OQ --space "$tmp/optacc.json"
 check space-accum-explain-memory 1 "^FAIL memory 32.64 GiB > 30 GiB$" -- explain $AQ --space "$tmp/accsearch.json" --config '{"batch_size": 8, "seq_len": 512, "gradient_accumulation_steps": 4}'
+# gradient checkpointing as a parameter of the space (Hugging Face's gradient_checkpointing, or
+# checkpointing; true/false or 1/0): each configuration with its own. gpt2-large mixed fp16 at seq
+# 512 in 24 GiB: batches 1 to 4 fit without it (31.51 GiB at 8), all five with it (18.55 GiB at
+# 8, 282 ms a step instead of 220), so 8 of 10, as the two queries with it in the workload say
+# (3 of 5 and 5 of 5; 6 of 10 before, every configuration costed without it); a value that is not
+# a boolean leaves it a setting of the workload, with the warning; a model without blocks warns
+printf '{"batch_size": {"_type": "choice", "_value": [1, 2, 4, 8, 16]}, "seq_len": {"_type": "choice", "_value": [512]}, "gradient_checkpointing": {"_type": "choice", "_value": [true, false]}}' >"$tmp/cksearch.json"
+printf '{"batch_size": {"_type": "choice", "_value": [1, 2, 4, 8, 16]}, "seq_len": {"_type": "choice", "_value": [512]}, "checkpointing": {"_type": "choice", "_value": [0, 1]}}' >"$tmp/ckints.json"
+printf '{"batch_size": {"_type": "choice", "_value": [1, 2, 4, 8, 16]}, "seq_len": {"_type": "choice", "_value": [512]}}' >"$tmp/cknone.json"
+printf '{"batch_size": {"_type": "choice", "_value": [1, 2, 4, 8, 16]}, "seq_len": {"_type": "choice", "_value": [512]}, "gradient_checkpointing": {"_type": "choice", "_value": [true, "yes"]}}' >"$tmp/ckbad.json"
+CQ="--preset gpt2-large --dtype mixed_fp16 --budget memory=24GiB"
+check space-ckpt-count 0 "^feasible 8 of 10 configurations" -- count $CQ --space "$tmp/cksearch.json"
+check space-ckpt-ints 0 "^feasible 8 of 10 configurations" -- count $CQ --space "$tmp/ckints.json"
+check space-ckpt-z3 0 "^         agrees with the engine's count$" -- count $CQ --space "$tmp/cksearch.json" --engine z3
+check space-ckpt-without 0 "^feasible 3 of 5 configurations" -- count $CQ --space "$tmp/cknone.json"
+check space-ckpt-with 0 "^feasible 5 of 5 configurations" -- count $CQ --space "$tmp/cknone.json" --checkpointing
+check space-ckpt-list 0 '^{"batch_size":4,"seq_len":512,"gradient_checkpointing":false}$' -- list $CQ --space "$tmp/cksearch.json"
+check space-ckpt-explain-on 0 "^ok   step_time 282.2 ms <= 1 s$" -- explain $CQ --budget step_time=1s --space "$tmp/cksearch.json" --config '{"batch_size": 8, "seq_len": 512, "gradient_checkpointing": true}'
+check space-ckpt-explain-off 1 "^FAIL memory 31.51 GiB > 24 GiB$" -- explain $CQ --space "$tmp/cksearch.json" --config '{"batch_size": 8, "seq_len": 512, "gradient_checkpointing": false}'
+check space-ckpt-not-boolean 0 "^dnnsat: warning: parameter gradient_checkpointing is a setting of the workload" -- count $CQ --space "$tmp/ckbad.json"
+printf '{"batch_size": {"_type": "choice", "_value": [8, 64]}, "checkpointing": {"_type": "choice", "_value": [false, true]}}' >"$tmp/ckcnn.json"
+check space-ckpt-no-blocks 0 "^dnnsat: warning: checkpointing has no block to apply to in this model" -- count --model "$top_srcdir/examples/models/cnn5.json" --budget memory=8GiB --space "$tmp/ckcnn.json"
 # a space in Hugging Face's names binds without "bind": per_device_train_batch_size -> batch_size,
 # max_seq_length -> seq_len (timm's img_size -> vit's image_size); the optimizer searched
 printf '{"per_device_train_batch_size": {"_type": "choice", "_value": [1, 2, 4, 8]}, "max_seq_length": {"_type": "choice", "_value": [256]}, "optimizer": {"_type": "choice", "_value": ["adamw_torch", "adamw_bnb_8bit"]}, "learning_rate": {"_type": "loguniform", "_value": [1e-5, 1e-3]}}' >"$tmp/hfspace.json"
