@@ -344,6 +344,7 @@ struct cm_opt_choice {
 	uint8_t optimizer, impl, states;
 };
 #define CM_MAX_OPT_CHOICES 16
+#define CM_MAX_ATTN_CHOICES 8
 
 struct cm_workload {
 	int training;               /* 1: a training step, 0: inference */
@@ -377,6 +378,13 @@ struct cm_workload {
 	                             * optimizer); 0: the fields above for all */
 	int nopt_choices;
 	struct cm_opt_choice opt_choices[CM_MAX_OPT_CHOICES];
+	int attn_hp;                /* > 0: hyperparameter attn_hp - 1, a
+	                             * categorical, picks each configuration's
+	                             * attention kernel: value j runs
+	                             * attn_choices[j] (a space that searches it;
+	                             * the field attention is then unused) */
+	int nattn_choices;
+	uint8_t attn_choices[CM_MAX_ATTN_CHOICES];      /* enum cm_attention */
 	int ckpt_hp;                /* > 0: hyperparameter ckpt_hp - 1, a
 	                             * categorical, sets each configuration's
 	                             * checkpointing: on where it picks value

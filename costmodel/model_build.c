@@ -1124,6 +1124,13 @@ build_graph(struct cm_model_def *def, const struct cm_workload *wl, const struct
 	mb.m = m;
 	mb.wl = wl;
 	mb.attention = cm_attention_resolve(wl, dev);
+	for (int j = 0; wl->attn_hp > 0 && j < wl->nattn_choices && j < CM_MAX_ATTN_CHOICES; j++) {
+		struct cm_workload wj = *wl;
+		wj.attention = (enum cm_attention)wl->attn_choices[j];
+		mb.attn_kernels[j] = cm_attention_resolve(&wj, dev);
+		mb.attn_conds[j] = expr_eq(&m->g, expr_var(&m->g, wl->attn_hp - 1), expr_int(&m->g, j));
+		mb.nattn = j + 1;
+	}
 	mb.dev_cc = cm_device_cc(dev);
 	mb.bounds = bounds;
 	mb.err = err;

@@ -35,6 +35,11 @@ struct model_builder {
 	struct cm_graph *m;
 	const struct cm_workload *wl;
 	enum cm_attention attention;        /* the kernel attention layers run (resolved) */
+	/* a space that picks the kernel (wl->attn_hp): each value's kernel,
+	 * resolved, and the condition that picks it (else nattn 0) */
+	int nattn;
+	enum cm_attention attn_kernels[CM_MAX_ATTN_CHOICES];
+	expr_id attn_conds[CM_MAX_ATTN_CHOICES];
 	int dev_cc;                         /* the device's compute capability (cm_device_cc) */
 	const struct expr_ival *bounds;     /* per hyperparameter */
 	struct scope *scope;                /* scope for name resolution */

@@ -278,26 +278,26 @@ kv_heads(struct op_build *ob, const struct attn_args *a, const char *name, int t
 	return t;
 }
 
-/* The heads and the kernel, between the projections and the output
- * projection: q, k, v [N, L, E] (k and v [N, L, kv * d] under GQA) split
- * into heads (rotated, repeated), scored, masked, softmax, dropout, times v,
- * heads merged back. Returns the context [N, L, E] or -1. */
+/* The kernel between the heads of q and the merged context: k and v
+ * [N, L, E] (k and v [N, L, kv * d] under GQA) split into heads (rotated,
+ * repeated) where the kernel needs them, scored, masked, softmax,
+ * dropout, times v, heads merged back. */
+struct heads_args {
+	const struct attn_args *a;
+	int q, k, v;
+};
+
 static int
-attention_heads(struct op_build *ob, const struct attn_args *a, int q, int k, int v)
+attention_kernel(struct op_build *ob, enum cm_attention kernel, void *arg)
 {
-	enum cm_attention kernel = ob_attention(ob);
+	const struct heads_args *h = arg;
+	const struct attn_args *a = h->a;
 	int fused_kernel = kernel == CM_ATTN_FLASH || kernel == CM_ATTN_MEM_EFFICIENT;
 	/* k and v split into heads before the kernel: always for the fused
 	 * kernels; for eager and math when rotated or repeated */
 	int headed = fused_kernel || a->rotary || a->gqa != EXPR_NONE;
-	int ctx;
+	int q = h->q, k = h->k, v = h->v, ctx;
 
-	ob->m->nattention++;    /* the layers the workload's kernel choice applies to */
-	q = split_heads(ob, "q", q, "__attn_h", 0);
-	if (q >= 0 && a->rotary)
-		q = ob_sub_take(ob, "rotary", "q_rotary", json_pack("{s:b}", "tables", 1), q, -1);
-	if (q < 0)
-		return -1;
 	if (headed) {
 		k = kv_heads(ob, a, "k", k, a->rotary);
 		v = kv_heads(ob, a, "v", v, 0);
@@ -319,11 +319,29 @@ attention_heads(struct op_build *ob, const struct attn_args *a, int q, int k, in
 		if (ctx < 0)
 			return -1;
 		/* [N, L, h, d] already: merging the heads is a view */
-		ctx = ob_sub_take(ob, "reshape", "merge_heads", json_pack("{s:[sss]}", "shape", "__attn_n",
+		return ob_sub_take(ob, "reshape", "merge_heads", json_pack("{s:[sss]}", "shape", "__attn_n",
 		    "__attn_l", "__attn_e"), ctx, -1);
-	} else
-		ctx = attention_eager(ob, kernel == CM_ATTN_MATH, q, k, v, headed, a->causal, a->p);
-	return ctx;
+	}
+	return attention_eager(ob, kernel == CM_ATTN_MATH, q, k, v, headed, a->causal, a->p);
+}
+
+/* The heads and the kernel, between the projections and the output
+ * projection: q split into heads (rotated), then the kernel the workload
+ * runs, or each kernel a space picks (ob_attention_alts). Returns the
+ * context [N, L, E] or -1. */
+static int
+attention_heads(struct op_build *ob, const struct attn_args *a, int q, int k, int v)
+{
+	struct heads_args h = { a, -1, k, v };
+
+	ob->m->nattention++;    /* the layers the workload's kernel choice applies to */
+	q = split_heads(ob, "q", q, "__attn_h", 0);
+	if (q >= 0 && a->rotary)
+		q = ob_sub_take(ob, "rotary", "q_rotary", json_pack("{s:b}", "tables", 1), q, -1);
+	if (q < 0)
+		return -1;
+	h.q = q;
+	return ob_attention_alts(ob, attention_kernel, &h);
 }
 
 static int

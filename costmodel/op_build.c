@@ -362,6 +362,49 @@ ob_attention(const struct op_build *ob)
 }
 
 int
+ob_attention_alts(struct op_build *ob, int (*body)(struct op_build *ob, enum cm_attention kernel, void *arg),
+    void *arg)
+{
+	struct model_builder *mb = ob->mb;
+	struct expr_graph *g = &ob->m->g;
+	const char *inst = ob->inst_path;
+	expr_id guard = ob->guard, conds[CM_MAX_ATTN_CHOICES];
+	int outs[CM_MAX_ATTN_CHOICES], n = 0;
+	char path[512];
+
+	if (mb->nattn == 0)
+		return body(ob, mb->attention, arg);
+	for (int j = 0; j < mb->nattn; j++) {
+		enum cm_attention k = mb->attn_kernels[j];
+		expr_id cond = mb->attn_conds[j];
+		int seen = 0;
+		/* the values that run kernel k, taken at the first of them */
+		for (int i = 0; i < j; i++)
+			seen |= mb->attn_kernels[i] == k;
+		if (seen)
+			continue;
+		for (int i = j + 1; i < mb->nattn; i++)
+			if (mb->attn_kernels[i] == k)
+				cond = expr_or(g, cond, mb->attn_conds[i]);
+		if (expr_is_int_const(g, expr_and(g, guard, cond), 0))
+			continue;
+		dn_fmt(path, sizeof path, "%s.%s", inst, cm_attention_name(k));
+		ob->guard = expr_and(g, guard, cond);
+		ob->inst_path = path;
+		outs[n] = body(ob, k, arg);
+		ob->guard = guard;
+		ob->inst_path = inst;
+		if (outs[n] < 0 || expr_graph_set_origin(g, inst) != 0)
+			return -1;
+		conds[n++] = cond;
+	}
+	if (n == 0)
+		return ob_fail(ob, NULL, "no attention kernel can be chosen here");
+	dn_fmt(path, sizeof path, "%s.kernel", inst);
+	return n == 1 ? outs[0] : mb_make_select(mb, path, n, outs, conds);
+}
+
+int
 ob_device_cc(const struct op_build *ob)
 {
 	return ob->mb->dev_cc;

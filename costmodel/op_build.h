@@ -169,5 +169,13 @@ int ob_with_binds(struct op_build *ob, int n, const char *const *names, const ex
  * device's compute capability (cm_device_cc). */
 enum cm_attention ob_attention(const struct op_build *ob);
 int ob_device_cc(const struct op_build *ob);
+/* Builds an attention layer's kernel part, body(ob, kernel, arg) returning
+ * its result tensor: once with ob_attention's kernel, or, where a space
+ * picks the kernel (cm_workload.attn_hp), once per kernel it can pick,
+ * each under the guard of its values and with sub-operators named under
+ * ".<kernel>" (two values that run one kernel share a build). Returns the
+ * result (a select tensor of the kernels' where they differ) or -1. */
+int ob_attention_alts(struct op_build *ob, int (*body)(struct op_build *ob, enum cm_attention kernel,
+    void *arg), void *arg);
 
 #endif

@@ -8,6 +8,7 @@
  * "$.constraints[2]", "$.space.batch_size._value") and the problem.
  */
 #include "query.h"
+#include "query_settings.h"
 #include "dn_number.h"
 #include "dn_suggest.h"
 
@@ -803,179 +804,6 @@ cap_memory(struct sq_query *q, struct dn_error *err)
 	    q->device.name, usable / 1073741824.0, usable / 1073741824.0);
 }
 
-/* Gives q's model one more hyperparameter, name with spec (a copy of the
- * model's JSON: templates are shared). 0, or -1 with err. */
-static int
-def_add_hp(struct sq_query *q, const char *name, json_t *spec, struct dn_error *err)
-{
-	struct cm_model_def *def;
-	json_t *root = json_deep_copy(q->def->root), *hps;
-	int rc;
-
-	hps = root != NULL ? json_object_get(root, "hyperparameters") : NULL;
-	if (root != NULL && hps == NULL && json_object_set_new(root, "hyperparameters", hps = json_object()) != 0)
-		hps = NULL;
-	if (spec == NULL || hps == NULL || json_object_set(hps, name, spec) != 0) {
-		json_decref(spec);
-		json_decref(root);
-		return dn_error_set(err, DN_ENOMEM, "$.space", "out of memory");
-	}
-	json_decref(spec);
-	rc = cm_def_load_json(root, &def, err);
-	json_decref(root);
-	if (rc != 0)
-		return -1;
-	cm_def_unref(q->def);
-	q->def = def;
-	return 0;
-}
-
-/* The "_value" list of top-level space parameter `key` and its "_type"
- * (*type NULL: no such parameter, or no type), where the model has no
- * hyperparameter of that name (else NULL: it is the model's). */
-static const json_t *
-space_values(const struct sq_query *q, const json_t *space, const char *key, const char **type)
-{
-	const json_t *p = json_object_get(space, key);
-
-	*type = cm_def_find_hp(q->def, key) < 0 ? json_string_value(json_object_get(p, "_type")) : NULL;
-	return *type != NULL ? json_object_get(p, "_value") : NULL;
-}
-
-/*
- * Settings of the workload that a space searches, costed per
- * configuration: the model gets a hyperparameter of the parameter's name
- * (def_add_hp), which the space then binds as any other, and the
- * workload the hyperparameter that picks the setting. Left as they are,
- * with the warning of sp_workload_names, where the parameter is nested,
- * its values are not what the setting takes, or the model has a
- * hyperparameter of that name.
- *
- * The optimizer (NNI's examples: "optimizer": a choice of "Adam", "SGD",
- * ...): a categorical of the space's values, each a name dnnsat models,
- * distinct, at most CM_MAX_OPT_CHOICES; wl->opt_choices holds each value's
- * optimizer, step and states (costed by mem_plan.c under a guard on it).
- */
-static int
-space_optimizer(struct sq_query *q, const json_t *space, struct dn_error *err)
-{
-	const char *type;
-	const json_t *vals = space_values(q, space, "optimizer", &type);
-	struct cm_opt_choice ch[CM_MAX_OPT_CHOICES];
-	size_t n = json_array_size(vals);
-
-	if (type == NULL || strcmp(type, "choice") != 0 || n == 0 || n > CM_MAX_OPT_CHOICES)
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		const char *s = json_string_value(json_array_get(vals, i));
-		if (s == NULL || cm_optimizer_choice(s, &q->wl, &ch[i]) != 0)
-			return 0;
-		for (size_t k = 0; k < i; k++)
-			if (strcmp(s, json_string_value(json_array_get(vals, k))) == 0)
-				return 0;
-	}
-	if (def_add_hp(q, "optimizer", json_pack("{s:s,s:O,s:O,s:s}", "type", "categorical", "values", vals,
-	    "default", json_array_get(vals, 0), "description",
-	    "the optimizer, as the search space picks it (each configuration costed with its own)"), err) != 0)
-		return -1;
-	q->wl.opt_hp = 1 + cm_def_find_hp(q->def, "optimizer");
-	q->wl.nopt_choices = (int)n;
-	memcpy(q->wl.opt_choices, ch, n * sizeof *ch);
-	return 0;
-}
-
-/* Gradient accumulation ("grad_accum" or Hugging Face's
- * "gradient_accumulation_steps": a choice of integers from 1 to 65536, or
- * a randint from 1): an int hyperparameter; wl->accum_hp names it. */
-static int
-space_accum(struct sq_query *q, const json_t *space, struct dn_error *err)
-{
-	static const char *const keys[] = { "grad_accum", "gradient_accumulation_steps" };
-
-	for (int k = 0; k < 2; k++) {
-		const char *type;
-		const json_t *vals = space_values(q, space, keys[k], &type);
-		int ok = type != NULL && json_array_size(vals) > 0;
-
-		if (ok && strcmp(type, "choice") == 0) {
-			for (size_t i = 0; i < json_array_size(vals); i++) {
-				const json_t *v = json_array_get(vals, i);
-				ok = ok && json_is_integer(v) && json_integer_value(v) >= 1 && json_integer_value(v) <= 65536;
-			}
-		} else if (ok && strcmp(type, "randint") == 0)
-			ok = json_array_size(vals) == 2 && json_is_number(json_array_get(vals, 0)) &&
-			    json_number_value(json_array_get(vals, 0)) >= 1 &&
-			    json_number_value(json_array_get(vals, 1)) <= 65537;
-		else
-			ok = 0;
-		if (!ok)
-			continue;
-		if (def_add_hp(q, keys[k], json_pack("{s:s,s:i,s:i,s:i,s:s}", "type", "int", "min", 1, "max", 65536,
-		    "default", 1, "description", "micro-batches per optimizer step, as the search space picks them"),
-		    err) != 0)
-			return -1;
-		q->wl.accum_hp = 1 + cm_def_find_hp(q->def, keys[k]);
-		return 0;
-	}
-	return 0;
-}
-
-/* Gradient checkpointing ("checkpointing", or Hugging Face's
- * "gradient_checkpointing": Optuna's suggest_categorical(name, [True,
- * False]), NNI's choice of true and false; 0 and 1 too): a categorical of
- * the values as the space spells them, one of them on; wl->ckpt_hp names
- * it, wl->ckpt_on the value that checkpoints. Two values at most, one
- * true and one false. */
-static int
-space_ckpt(struct sq_query *q, const json_t *space, struct dn_error *err)
-{
-	static const char *const keys[] = { "checkpointing", "gradient_checkpointing" };
-
-	for (int k = 0; k < 2; k++) {
-		const char *type;
-		const json_t *vals = space_values(q, space, keys[k], &type);
-		size_t n = json_array_size(vals);
-		int on = -1, off = -1, bad = 0;
-		json_t *names;
-
-		if (type == NULL || strcmp(type, "choice") != 0 || n == 0 || n > 2)
-			continue;
-		for (size_t i = 0; i < n; i++) {
-			const json_t *v = json_array_get(vals, i);
-			int truth = json_is_boolean(v) ? json_is_true(v) :
-			    json_is_integer(v) && (json_integer_value(v) == 0 || json_integer_value(v) == 1) ?
-			    (int)json_integer_value(v) : -1;
-			int *slot = truth == 1 ? &on : &off;
-			bad |= truth < 0 || *slot >= 0;         /* not a boolean, or twice the same */
-			*slot = (int)i;
-		}
-		if (bad)
-			continue;
-		names = json_array();
-		for (size_t i = 0; names != NULL && i < n; i++) {
-			const json_t *v = json_array_get(vals, i);
-			char buf[8];
-			dn_fmt(buf, sizeof buf, "%s", json_is_boolean(v) ? (json_is_true(v) ? "true" : "false") :
-			    json_integer_value(v) ? "1" : "0");
-			if (json_array_append_new(names, json_string(buf)) != 0) {
-				json_decref(names);
-				names = NULL;
-			}
-		}
-		if (names == NULL)
-			return dn_error_set(err, DN_ENOMEM, "$.space", "out of memory");
-		if (def_add_hp(q, keys[k], json_pack("{s:s,s:o,s:O,s:s}", "type", "categorical", "values", names,
-		    "default", json_array_get(names, 0), "description",
-		    "gradient checkpointing, as the search space picks it (each configuration costed with its own)"),
-		    err) != 0)
-			return -1;
-		q->wl.ckpt_hp = 1 + cm_def_find_hp(q->def, keys[k]);
-		q->wl.ckpt_on = on;     /* -1: never (a space of false alone) */
-		return 0;
-	}
-	return 0;
-}
-
 /* Binds the parsed space to the model with the query's explicit "bind"
  * map, and warns about the parameters that set nothing. */
 static int
@@ -1117,9 +945,7 @@ parse_query(const json_t *req, const struct cm_device_catalog *catalog, struct s
 		return -1;
 	if (load_workload(json_object_get(req, "workload"), &q->wl, err) != 0)
 		return -1;
-	if (q->wl.training && (space_optimizer(q, json_object_get(req, "space"), err) != 0 ||
-	    space_accum(q, json_object_get(req, "space"), err) != 0 ||
-	    space_ckpt(q, json_object_get(req, "space"), err) != 0))
+	if (sq_space_settings(q, json_object_get(req, "space"), err) != 0)
 		return -1;
 	q->fixed = calloc((size_t)q->def->nhps + 1, sizeof *q->fixed);
 	q->bounds = calloc((size_t)q->def->nhps + 1, sizeof *q->bounds);
@@ -1154,6 +980,10 @@ parse_query(const json_t *req, const struct cm_device_catalog *catalog, struct s
 		return -1;
 	if (cm_model_checkpointing_warning(q->model) != NULL &&
 	    sq_warn(q, err, "%s", cm_model_checkpointing_warning(q->model)) != 0)
+		return -1;
+	if (q->wl.attn_hp > 0 && !cm_model_has_attention(q->model) &&
+	    sq_warn(q, err, "parameter %s picks the attention kernel, and model %s has no attention layer: every "
+	    "value costs the same", q->def->hps[q->wl.attn_hp - 1].name, q->def->name) != 0)
 		return -1;
 	return build_feasible(q, json_object_get(req, "constraints"), err);
 }

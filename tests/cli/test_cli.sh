@@ -519,6 +519,26 @@ check space-ckpt-explain-off 1 "^FAIL memory 31.51 GiB > 24 GiB$" -- explain $CQ
 check space-ckpt-not-boolean 0 "^dnnsat: warning: parameter gradient_checkpointing is a setting of the workload" -- count $CQ --space "$tmp/ckbad.json"
 printf '{"batch_size": {"_type": "choice", "_value": [8, 64]}, "checkpointing": {"_type": "choice", "_value": [false, true]}}' >"$tmp/ckcnn.json"
 check space-ckpt-no-blocks 0 "^dnnsat: warning: checkpointing has no block to apply to in this model" -- count --model "$top_srcdir/examples/models/cnn5.json" --budget memory=8GiB --space "$tmp/ckcnn.json"
+# the QLoRA example searches it in Hugging Face's names: 54 of its 120 with it, 18 without
+check space-ckpt-example 0 "^feasible 72 of 240 configurations" -- count "$top_srcdir/examples/api/hf-qlora-query.json"
+# the attention kernel as a parameter of the space (Hugging Face's attn_implementation, or
+# attention): each configuration with its own kernel. gpt2-large mixed fp16, seq 512, V100 32GB,
+# 30 GiB: eager and sdpa (the memory-efficient kernel before Ampere) fit batches 1 to 4 each, flash
+# none (it needs compute capability 8.0: the rule named), so 6 of 15 as the three queries say
+# (3, 3 and 0 of 5; before, all 15 costed with sdpa, 9); on an A100 in 32 GiB 3 + 4 + 4 = 11;
+# a kernel the workload's PyTorch has not is an error at its value; a model without attention warns
+printf '{"batch_size": {"_type": "choice", "_value": [1, 2, 4, 8, 16]}, "seq_len": {"_type": "choice", "_value": [512]}, "attn_implementation": {"_type": "choice", "_value": ["eager", "sdpa", "flash_attention_2"]}}' >"$tmp/attsearch.json"
+TQ="--preset gpt2-large --dtype mixed_fp16 --budget memory=30GiB --device v100-32gb"
+check space-attn-count 0 "^feasible 6 of 15 configurations" -- count $TQ --space "$tmp/attsearch.json"
+check space-attn-eager 0 "^feasible 3 of 5 configurations" -- count $TQ --space "$tmp/cknone.json" --attention eager
+check space-attn-sdpa 0 "^feasible 3 of 5 configurations" -- count $TQ --space "$tmp/cknone.json" --attention sdpa
+check space-attn-a100 0 "^feasible 11 of 15 configurations" -- count --preset gpt2-large --dtype mixed_fp16 --budget memory=32GiB --space "$tmp/attsearch.json"
+check space-attn-z3 0 "^         agrees with the engine's count$" -- count --preset gpt2-large --dtype mixed_fp16 --budget memory=32GiB --space "$tmp/attsearch.json" --engine z3
+check space-attn-list 0 '^{"batch_size":4,"seq_len":512,"attn_implementation":"sdpa"}$' -- list $TQ --space "$tmp/attsearch.json"
+check space-attn-explain-flash 1 "flash attention needs compute capability >= 8.0 (Ampere or newer)" -- explain $TQ --space "$tmp/attsearch.json" --config '{"batch_size": 1, "seq_len": 512, "attn_implementation": "flash_attention_2"}'
+check space-attn-pytorch 2 '^dnnsat: \$.space.attn_implementation._value\[1\]: "sdpa" needs PyTorch 2.0 or later' -- count $TQ --space "$tmp/attsearch.json" --pytorch 1.13
+printf '{"batch_size": {"_type": "choice", "_value": [8, 64]}, "attention": {"_type": "choice", "_value": ["eager", "flash"]}}' >"$tmp/attcnn.json"
+check space-attn-no-attention 0 "^dnnsat: warning: parameter attention picks the attention kernel, and model resnet has no attention layer: every value costs the same$" -- count --preset resnet50 --budget memory=8GiB --space "$tmp/attcnn.json"
 # a space in Hugging Face's names binds without "bind": per_device_train_batch_size -> batch_size,
 # max_seq_length -> seq_len (timm's img_size -> vit's image_size); the optimizer searched
 printf '{"per_device_train_batch_size": {"_type": "choice", "_value": [1, 2, 4, 8]}, "max_seq_length": {"_type": "choice", "_value": [256]}, "optimizer": {"_type": "choice", "_value": ["adamw_torch", "adamw_bnb_8bit"]}, "learning_rate": {"_type": "loguniform", "_value": [1e-5, 1e-3]}}' >"$tmp/hfspace.json"

@@ -1,0 +1,242 @@
+/*
+ * query_settings.c - the workload settings a search space searches, each
+ * configuration costed with its own (see query_settings.h): one taker per
+ * setting checks the parameter's form and values and, where they are what
+ * the setting takes, adds the hyperparameter (def_add_hp) and points the
+ * workload at it. A taker answers 1 (taken), 0 (not in a form it takes:
+ * the parameter stays a setting of the workload, with the warning) or -1.
+ */
+#include "query_settings.h"
+
+#include <string.h>
+
+/* Gives q's model one more hyperparameter, name with spec (a copy of the
+ * model's JSON: templates are shared). 0, or -1 with err. */
+static int
+def_add_hp(struct sq_query *q, const char *name, json_t *spec, struct dn_error *err)
+{
+	struct cm_model_def *def;
+	json_t *root = json_deep_copy(q->def->root), *hps;
+	int rc;
+
+	hps = root != NULL ? json_object_get(root, "hyperparameters") : NULL;
+	if (root != NULL && hps == NULL && json_object_set_new(root, "hyperparameters", hps = json_object()) != 0)
+		hps = NULL;
+	if (spec == NULL || hps == NULL || json_object_set(hps, name, spec) != 0) {
+		json_decref(spec);
+		json_decref(root);
+		return dn_error_set(err, DN_ENOMEM, "$.space", "out of memory");
+	}
+	json_decref(spec);
+	rc = cm_def_load_json(root, &def, err);
+	json_decref(root);
+	if (rc != 0)
+		return -1;
+	cm_def_unref(q->def);
+	q->def = def;
+	return 0;
+}
+
+/* A categorical hyperparameter `key` of the values `vals` (strings),
+ * described as `what` "as the search space picks it". Its index + 1 (the
+ * workload's *_hp), or -1 with err. */
+static int
+add_categorical(struct sq_query *q, const char *key, const json_t *vals, const char *what, struct dn_error *err)
+{
+	char text[160];
+
+	dn_fmt(text, sizeof text, "%s, as the search space picks it (each configuration costed with its own)", what);
+	if (def_add_hp(q, key, json_pack("{s:s,s:O,s:O,s:s}", "type", "categorical", "values", vals, "default",
+	    json_array_get(vals, 0), "description", text), err) != 0)
+		return -1;
+	return 1 + cm_def_find_hp(q->def, key);
+}
+
+/* Whether `type` is choice and vals at most `max` distinct strings. */
+static int
+distinct_names(const char *type, const json_t *vals, size_t max)
+{
+	size_t n = json_array_size(vals);
+
+	if (strcmp(type, "choice") != 0 || n > max)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *s = json_string_value(json_array_get(vals, i));
+		if (s == NULL)
+			return 0;
+		for (size_t k = 0; k < i; k++)
+			if (strcmp(s, json_string_value(json_array_get(vals, k))) == 0)
+				return 0;
+	}
+	return 1;
+}
+
+/* The optimizer (NNI's examples: "optimizer": a choice of "Adam", "SGD",
+ * ...): each value a name dnnsat models (cm_optimizer_choice: its
+ * optimizer, step and states, costed by mem_plan.c under a guard on it). */
+static int
+take_optimizer(struct sq_query *q, const char *key, const char *type, const json_t *vals, struct dn_error *err)
+{
+	struct cm_opt_choice ch[CM_MAX_OPT_CHOICES];
+	size_t n = json_array_size(vals);
+	int hp;
+
+	if (!distinct_names(type, vals, CM_MAX_OPT_CHOICES))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (cm_optimizer_choice(json_string_value(json_array_get(vals, i)), &q->wl, &ch[i]) != 0)
+			return 0;
+	if ((hp = add_categorical(q, key, vals, "the optimizer", err)) < 0)
+		return -1;
+	q->wl.opt_hp = hp;
+	q->wl.nopt_choices = (int)n;
+	memcpy(q->wl.opt_choices, ch, n * sizeof *ch);
+	return 1;
+}
+
+/* Gradient accumulation: a choice of integers from 1 to 65536, or a
+ * randint from 1; an int hyperparameter. */
+static int
+take_accum(struct sq_query *q, const char *key, const char *type, const json_t *vals, struct dn_error *err)
+{
+	int ok;
+
+	if (strcmp(type, "choice") == 0) {
+		ok = 1;
+		for (size_t i = 0; i < json_array_size(vals); i++) {
+			const json_t *v = json_array_get(vals, i);
+			ok = ok && json_is_integer(v) && json_integer_value(v) >= 1 && json_integer_value(v) <= 65536;
+		}
+	} else
+		ok = strcmp(type, "randint") == 0 && json_array_size(vals) == 2 &&
+		    json_is_number(json_array_get(vals, 0)) && json_number_value(json_array_get(vals, 0)) >= 1 &&
+		    json_number_value(json_array_get(vals, 1)) <= 65537;
+	if (!ok)
+		return 0;
+	if (def_add_hp(q, key, json_pack("{s:s,s:i,s:i,s:i,s:s}", "type", "int", "min", 1, "max", 65536,
+	    "default", 1, "description", "micro-batches per optimizer step, as the search space picks them"),
+	    err) != 0)
+		return -1;
+	q->wl.accum_hp = 1 + cm_def_find_hp(q->def, key);
+	return 1;
+}
+
+/* The attention kernel: a choice of "eager", "sdpa", "flash_attention_2"
+ * (Hugging Face's names) or dnnsat's "math", "mem_efficient", "flash";
+ * each value's kernel resolved per device by the model builder, which
+ * builds each attention layer's kernel once per kernel under the guard of
+ * its values (ob_attention_alts). A kernel the device cannot run makes its
+ * configurations invalid, the rule named; one the workload's PyTorch has
+ * not is an error at its value. */
+static int
+take_attention(struct sq_query *q, const char *key, const char *type, const json_t *vals, struct dn_error *err)
+{
+	enum cm_attention ch[CM_MAX_ATTN_CHOICES];
+	size_t n = json_array_size(vals);
+	int hp;
+
+	if (!distinct_names(type, vals, CM_MAX_ATTN_CHOICES))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (cm_attention_parse(json_string_value(json_array_get(vals, i)), &ch[i]) != 0)
+			return 0;
+	/* each checked as the workload's would be */
+	for (size_t i = 0; i < n; i++) {
+		struct cm_workload wj = q->wl;
+		char path[128];
+		wj.attention = ch[i];
+		dn_fmt(path, sizeof path, "$.space.%s._value[%zu]", key, i);
+		if (cm_pytorch_check(&wj, path, err) != 0)
+			return -1;
+	}
+	if ((hp = add_categorical(q, key, vals, "the attention kernel", err)) < 0)
+		return -1;
+	q->wl.attn_hp = hp;
+	q->wl.nattn_choices = (int)n;
+	for (size_t i = 0; i < n; i++)
+		q->wl.attn_choices[i] = (uint8_t)ch[i];
+	return 1;
+}
+
+/* Gradient checkpointing (Optuna's suggest_categorical(name, [True,
+ * False]), NNI's choice of true and false; 0 and 1 too): a categorical of
+ * the values as the space spells them, at most one true and one false;
+ * wl->ckpt_on is the index of the true one (-1: none). */
+static int
+take_ckpt(struct sq_query *q, const char *key, const char *type, const json_t *vals, struct dn_error *err)
+{
+	size_t n = json_array_size(vals);
+	int on = -1, off = -1, bad = 0, hp;
+	json_t *names;
+
+	if (strcmp(type, "choice") != 0 || n > 2)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		const json_t *v = json_array_get(vals, i);
+		int truth = json_is_boolean(v) ? json_is_true(v) :
+		    json_is_integer(v) && (json_integer_value(v) == 0 || json_integer_value(v) == 1) ?
+		    (int)json_integer_value(v) : -1;
+		int *slot = truth == 1 ? &on : &off;
+		bad |= truth < 0 || *slot >= 0;         /* not a boolean, or twice the same */
+		*slot = (int)i;
+	}
+	if (bad)
+		return 0;
+	names = json_array();
+	for (size_t i = 0; names != NULL && i < n; i++) {
+		const json_t *v = json_array_get(vals, i);
+		const char *text = json_is_boolean(v) ? (json_is_true(v) ? "true" : "false") :
+		    json_integer_value(v) ? "1" : "0";
+		if (json_array_append_new(names, json_string(text)) != 0) {
+			json_decref(names);
+			names = NULL;
+		}
+	}
+	if (names == NULL)
+		return dn_error_set(err, DN_ENOMEM, "$.space", "out of memory");
+	hp = add_categorical(q, key, names, "gradient checkpointing", err);
+	json_decref(names);
+	if (hp < 0)
+		return -1;
+	q->wl.ckpt_hp = hp;
+	q->wl.ckpt_on = on;
+	return 1;
+}
+
+/* The settings, each with its space keys (the first the space has is
+ * taken) and whether only training has it. */
+static const struct setting {
+	const char *keys[3];
+	int training;
+	int (*take)(struct sq_query *q, const char *key, const char *type, const json_t *vals,
+	    struct dn_error *err);
+} settings[] = {
+	{ { "optimizer", NULL }, 1, take_optimizer },
+	{ { "grad_accum", "gradient_accumulation_steps", NULL }, 1, take_accum },
+	{ { "checkpointing", "gradient_checkpointing", NULL }, 1, take_ckpt },
+	{ { "attention", "attn_implementation", NULL }, 0, take_attention },
+};
+
+int
+sq_space_settings(struct sq_query *q, const json_t *space, struct dn_error *err)
+{
+	for (size_t s = 0; s < sizeof settings / sizeof settings[0]; s++) {
+		if (settings[s].training && !q->wl.training)
+			continue;
+		for (int k = 0; settings[s].keys[k] != NULL; k++) {
+			const char *key = settings[s].keys[k];
+			const json_t *p = json_object_get(space, key), *vals = json_object_get(p, "_value");
+			const char *type = json_string_value(json_object_get(p, "_type"));
+			int rc;
+			/* a hyperparameter of the model is the model's */
+			if (type == NULL || json_array_size(vals) == 0 || cm_def_find_hp(q->def, key) >= 0)
+				continue;
+			rc = settings[s].take(q, key, type, vals, err);
+			if (rc < 0)
+				return -1;
+			if (rc > 0)
+				break;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,39 @@
+/*
+ * query_settings.h - the settings of the workload that a search space
+ * searches, costed per configuration (private to solver/: query_parse.c
+ * calls it between reading the workload and binding the space).
+ *
+ * A top-level space parameter in one of the forms below becomes a
+ * hyperparameter of the query's model, of the parameter's name (a copy of
+ * the model's definition with one more hyperparameter: templates are
+ * shared), which the space then binds as any other; the workload gets the
+ * hyperparameter that picks the setting, and the cost model writes each
+ * value's costs under the condition that picks it:
+ *
+ *   optimizer                      a choice of optimizer names dnnsat
+ *                                  models, distinct, at most 16
+ *                                  (wl->opt_hp, opt_choices; training)
+ *   grad_accum,                    a choice of integers 1..65536 or a
+ *   gradient_accumulation_steps    randint from 1 (wl->accum_hp; training)
+ *   checkpointing,                 a choice of true/false or 1/0
+ *   gradient_checkpointing         (wl->ckpt_hp, ckpt_on; training)
+ *   attention,                     a choice of distinct kernel names, at
+ *   attn_implementation            most 8 (wl->attn_hp, attn_choices;
+ *                                  training and inference)
+ *
+ * A parameter in another form (nested, values the setting does not take,
+ * a name the model has as a hyperparameter) is left as it is: the query
+ * parser's warning (sp_workload_names) says every configuration is costed
+ * with the workload's setting.
+ */
+#ifndef DN_QUERY_SETTINGS_H
+#define DN_QUERY_SETTINGS_H
+
+#include "query.h"
+
+/* Takes the settings `space` (the query's "space" object, or NULL)
+ * searches into q->def and q->wl. 0, or -1 with err (out of memory; an
+ * attention kernel the workload's PyTorch has not, at its value's path). */
+int sq_space_settings(struct sq_query *q, const json_t *space, struct dn_error *err);
+
+#endif
