@@ -415,12 +415,25 @@ print_z3(const struct sq_query *q, const json_t *zc, const json_t *cf)
 	if (zc != NULL && json_is_string(json_object_get(zc, "stopped")) &&
 	    strcmp(json_string_value(json_object_get(zc, "stopped")), "continuous parameter") == 0)
 		printf("z3       no enumeration: the engine counts on the grid of a continuous parameter\n");
+	else if (zc != NULL && json_is_string(json_object_get(zc, "stopped")) &&
+	    strcmp(json_string_value(json_object_get(zc, "stopped")), "nested parameter that passes through") == 0)
+		printf("z3       no enumeration: a nested parameter of the space sets nothing in the model, and Z3 "
+		    "enumerates the model's hyperparameters\n");
 	else if (zc != NULL) {
 		int complete = json_is_true(json_object_get(zc, "complete"));
 		json_t *agrees = json_object_get(zc, "agrees");
-		printf("z3       %" JSON_INTEGER_FORMAT " configurations by enumeration with blocking clauses%s%s%s\n",
-		    json_integer_value(json_object_get(zc, "models")), complete ? ", complete" : " (stopped: ",
-		    complete ? "" : json_string_value(json_object_get(zc, "stopped")), complete ? "" : ")");
+		json_int_t per = json_integer_value(json_object_get(zc, "configurations_per_model"));
+		json_int_t models = json_integer_value(json_object_get(zc, "models"));
+		if (per > 1)
+			printf("z3       %" JSON_INTEGER_FORMAT " assignments of the model's hyperparameters by enumeration "
+			    "with blocking clauses%s%s%s, each %" JSON_INTEGER_FORMAT " configurations (the parameters "
+			    "that pass through): %.0f\n", models, complete ? ", complete" : " (stopped: ",
+			    complete ? "" : json_string_value(json_object_get(zc, "stopped")), complete ? "" : ")", per,
+			    (double)models * (double)per);
+		else
+			printf("z3       %" JSON_INTEGER_FORMAT " configurations by enumeration with blocking clauses%s%s%s\n",
+			    models, complete ? ", complete" : " (stopped: ",
+			    complete ? "" : json_string_value(json_object_get(zc, "stopped")), complete ? "" : ")");
 		printf("         %s\n", json_is_true(agrees) ? "agrees with the engine's count" :
 		    json_is_false(agrees) ? "DISAGREES with the engine's count (please report it)" :
 		    "no comparison: one of the counts is not complete");

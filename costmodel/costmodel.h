@@ -287,6 +287,10 @@ struct cm_finetune {
 	int lora_rank;              /* > 0: LoRA of this rank (or rank_expr when set) */
 	char rank_expr[CM_FT_SEL_LEN]; /* an expression over hyperparameters, "" = lora_rank */
 	double lora_dropout;        /* peft's lora_dropout, 0 <= p < 1 (0: nn.Identity) */
+	int dropout_hp;             /* > 0: hyperparameter dropout_hp - 1 (a real)
+	                             * is each configuration's lora_dropout (a
+	                             * space that searches it; lora_dropout is
+	                             * then unused) */
 	uint8_t quant;              /* enum cm_quant: the base linears' storage */
 };
 

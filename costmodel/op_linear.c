@@ -67,7 +67,15 @@ lora_build(struct op_build *ob, expr_id fout, int bias)
 	mb->scope = &sc;
 	base = lora_part(ob, "linear", "base_layer", json_pack("{s:s,s:b}", "out_features", "__lora_out",
 	    "bias", bias), 1, &x, 1, 0);
-	if (base >= 0 && mb->wl->ft.lora_dropout > 0.0)
+	if (base >= 0 && mb->wl->ft.dropout_hp > 0) {
+		/* the space picks p: the dropout where it picks p > 0 (its
+		 * costs do not depend on how much more) */
+		struct expr_graph *g = &ob->m->g;
+		mb->ft_force = 0;
+		x = ob_sub_rule_if(ob, expr_gt(g, expr_var(g, mb->wl->ft.dropout_hp - 1), expr_real(g, 0.0)),
+		    &op_rule_dropout, "lora_dropout", json_pack("{s:f}", "p", 0.5), x);
+		mb->ft_force = -1;
+	} else if (base >= 0 && mb->wl->ft.lora_dropout > 0.0)
 		x = lora_part(ob, "dropout", "lora_dropout", json_pack("{s:f}", "p", mb->wl->ft.lora_dropout), 1, &x, 0,
 		    0);
 	a = base < 0 || x < 0 ? -1 : lora_part(ob, "linear", "lora_A", json_pack("{s:s,s:b}", "out_features",

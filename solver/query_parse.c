@@ -68,11 +68,7 @@ sq_free(struct sq_query *q)
 	memset(q, 0, sizeof *q);
 }
 
-/* Adds a warning (printf-style). -1 with err only when out of memory. */
-static int sq_warn(struct sq_query *q, struct dn_error *err, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int
+int
 sq_warn(struct sq_query *q, struct dn_error *err, const char *fmt, ...)
 {
 	char text[1024], **w;

@@ -94,30 +94,101 @@ take_optimizer(struct sq_query *q, const char *key, const char *type, const json
 	return 1;
 }
 
-/* Gradient accumulation: a choice of integers from 1 to 65536, or a
- * randint from 1; an int hyperparameter. */
+/* Whether the values are integers from 1 to 65536: a choice of them, or
+ * a randint from 1 (NNI's upper bound exclusive). */
+static int
+counts_1_65536(const char *type, const json_t *vals)
+{
+	if (strcmp(type, "choice") == 0) {
+		for (size_t i = 0; i < json_array_size(vals); i++) {
+			const json_t *v = json_array_get(vals, i);
+			if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 65536)
+				return 0;
+		}
+		return 1;
+	}
+	return strcmp(type, "randint") == 0 && json_array_size(vals) == 2 &&
+	    json_is_number(json_array_get(vals, 0)) && json_number_value(json_array_get(vals, 0)) >= 1 &&
+	    json_number_value(json_array_get(vals, 1)) <= 65537;
+}
+
+/* An int hyperparameter `key` from 1 to 65536 (default dflt), described
+ * as `what`. Its index + 1, or -1 with err. */
+static int
+add_count(struct sq_query *q, const char *key, int dflt, const char *what, struct dn_error *err)
+{
+	if (def_add_hp(q, key, json_pack("{s:s,s:i,s:i,s:i,s:s}", "type", "int", "min", 1, "max", 65536,
+	    "default", dflt, "description", what), err) != 0)
+		return -1;
+	return 1 + cm_def_find_hp(q->def, key);
+}
+
+/* Gradient accumulation: an int hyperparameter. */
 static int
 take_accum(struct sq_query *q, const char *key, const char *type, const json_t *vals, struct dn_error *err)
 {
-	int ok;
+	int hp;
 
-	if (strcmp(type, "choice") == 0) {
-		ok = 1;
+	if (!counts_1_65536(type, vals))
+		return 0;
+	if ((hp = add_count(q, key, 1, "micro-batches per optimizer step, as the search space picks them", err)) < 0)
+		return -1;
+	q->wl.accum_hp = hp;
+	return 1;
+}
+
+/* LoRA's rank (peft's LoraConfig.r), where the workload has LoRA of a
+ * fixed rank: the model's int hyperparameter of that name (the templates'
+ * lora_r, there for this) or a new one; the workload's rank becomes its
+ * name (rank_expr), as `--lora-rank lora_r` makes it. */
+static int
+take_lora_rank(struct sq_query *q, const char *key, const char *type, const json_t *vals, struct dn_error *err)
+{
+	struct cm_finetune *ft = &q->wl.ft;
+	int h = cm_def_find_hp(q->def, key);
+
+	if (ft->lora_rank == 0 || ft->rank_expr[0] != '\0' || strlen(key) >= sizeof ft->rank_expr ||
+	    (h >= 0 && q->def->hps[h].type != CM_HP_INT) || !counts_1_65536(type, vals))
+		return 0;
+	if (h < 0 && add_count(q, key, ft->lora_rank, "LoRA rank, as the search space picks it", err) < 0)
+		return -1;
+	dn_fmt(ft->rank_expr, sizeof ft->rank_expr, "%s", key);
+	return 1;
+}
+
+/* peft's lora_dropout, where the workload has LoRA: a real
+ * hyperparameter. Its costs depend only on whether it is above 0
+ * (op_linear.c): a choice of numbers from 0 to below 1, or a quniform
+ * within them (a grid that may hold 0), costs each configuration with
+ * its own (wl->ft.dropout_hp); a uniform or loguniform within them
+ * draws 0 with probability 0, so every configuration has the dropout
+ * (the workload's lora_dropout set to its upper end), never the cheaper
+ * p = 0 that only its lowest end would give. */
+static int
+take_lora_dropout(struct sq_query *q, const char *key, const char *type, const json_t *vals, struct dn_error *err)
+{
+	int ok = q->wl.ft.lora_rank > 0, grid = strcmp(type, "choice") == 0 || strcmp(type, "quniform") == 0;
+	double hi = json_number_value(json_array_get(vals, 1));
+
+	if (ok && strcmp(type, "choice") == 0) {
 		for (size_t i = 0; i < json_array_size(vals); i++) {
 			const json_t *v = json_array_get(vals, i);
-			ok = ok && json_is_integer(v) && json_integer_value(v) >= 1 && json_integer_value(v) <= 65536;
+			ok = ok && json_is_number(v) && json_number_value(v) >= 0.0 && json_number_value(v) < 1.0;
 		}
 	} else
-		ok = strcmp(type, "randint") == 0 && json_array_size(vals) == 2 &&
-		    json_is_number(json_array_get(vals, 0)) && json_number_value(json_array_get(vals, 0)) >= 1 &&
-		    json_number_value(json_array_get(vals, 1)) <= 65537;
+		ok = ok && (strcmp(type, "uniform") == 0 || strcmp(type, "quniform") == 0 ||
+		    strcmp(type, "loguniform") == 0) && json_array_size(vals) >= 2 &&
+		    json_is_number(json_array_get(vals, 0)) && json_is_number(json_array_get(vals, 1)) &&
+		    json_number_value(json_array_get(vals, 0)) >= 0.0 && hi > 0.0 && hi < 1.0;
 	if (!ok)
 		return 0;
-	if (def_add_hp(q, key, json_pack("{s:s,s:i,s:i,s:i,s:s}", "type", "int", "min", 1, "max", 65536,
-	    "default", 1, "description", "micro-batches per optimizer step, as the search space picks them"),
-	    err) != 0)
+	if (def_add_hp(q, key, json_pack("{s:s,s:f,s:f,s:f,s:s}", "type", "real", "min", 0.0, "max", 1.0, "default",
+	    q->wl.ft.lora_dropout, "description", "peft's lora_dropout, as the search space picks it"), err) != 0)
 		return -1;
-	q->wl.accum_hp = 1 + cm_def_find_hp(q->def, key);
+	if (grid)
+		q->wl.ft.dropout_hp = 1 + cm_def_find_hp(q->def, key);
+	else
+		q->wl.ft.lora_dropout = hi;
 	return 1;
 }
 
@@ -206,16 +277,38 @@ take_ckpt(struct sq_query *q, const char *key, const char *type, const json_t *v
 /* The settings, each with its space keys (the first the space has is
  * taken) and whether only training has it. */
 static const struct setting {
-	const char *keys[3];
+	const char *keys[4];
 	int training;
+	int model_hp;           /* a hyperparameter of the model of that name is taken too */
 	int (*take)(struct sq_query *q, const char *key, const char *type, const json_t *vals,
 	    struct dn_error *err);
 } settings[] = {
-	{ { "optimizer", NULL }, 1, take_optimizer },
-	{ { "grad_accum", "gradient_accumulation_steps", NULL }, 1, take_accum },
-	{ { "checkpointing", "gradient_checkpointing", NULL }, 1, take_ckpt },
-	{ { "attention", "attn_implementation", NULL }, 0, take_attention },
+	{ { "optimizer", NULL }, 1, 0, take_optimizer },
+	{ { "grad_accum", "gradient_accumulation_steps", NULL }, 1, 0, take_accum },
+	{ { "checkpointing", "gradient_checkpointing", NULL }, 1, 0, take_ckpt },
+	{ { "attention", "attn_implementation", NULL }, 0, 0, take_attention },
+	{ { "lora_r", "lora_rank", "r", NULL }, 1, 1, take_lora_rank },
+	{ { "lora_dropout", NULL }, 1, 0, take_lora_dropout },
 };
+
+/* LoRA's rank searched in a training workload without LoRA, where the
+ * model has a hyperparameter of its name (the templates' lora_r): bound,
+ * it would change nothing unsaid (other names get the query parser's
+ * "sets nothing" warning). */
+static int
+lora_unused(struct sq_query *q, const json_t *space, struct dn_error *err)
+{
+	static const char *const keys[] = { "lora_r", "lora_rank", "r", NULL };
+
+	if (!q->wl.training || q->wl.ft.lora_rank > 0)
+		return 0;
+	for (int k = 0; keys[k] != NULL; k++)
+		if (json_object_get(space, keys[k]) != NULL && cm_def_find_hp(q->def, keys[k]) >= 0 &&
+		    sq_warn(q, err, "parameter %s is LoRA's, and the workload has no LoRA ($.workload.lora): it "
+		    "changes nothing", keys[k]) != 0)
+			return -1;
+	return 0;
+}
 
 int
 sq_space_settings(struct sq_query *q, const json_t *space, struct dn_error *err)
@@ -229,7 +322,8 @@ sq_space_settings(struct sq_query *q, const json_t *space, struct dn_error *err)
 			const char *type = json_string_value(json_object_get(p, "_type"));
 			int rc;
 			/* a hyperparameter of the model is the model's */
-			if (type == NULL || json_array_size(vals) == 0 || cm_def_find_hp(q->def, key) >= 0)
+			if (type == NULL || json_array_size(vals) == 0 ||
+			    (!settings[s].model_hp && cm_def_find_hp(q->def, key) >= 0))
 				continue;
 			rc = settings[s].take(q, key, type, vals, err);
 			if (rc < 0)
@@ -238,5 +332,5 @@ sq_space_settings(struct sq_query *q, const json_t *space, struct dn_error *err)
 				break;
 		}
 	}
-	return 0;
+	return lora_unused(q, space, err);
 }

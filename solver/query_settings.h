@@ -20,11 +20,22 @@
  *   attention,                     a choice of distinct kernel names, at
  *   attn_implementation            most 8 (wl->attn_hp, attn_choices;
  *                                  training and inference)
+ *   lora_r, lora_rank, r           peft's LoraConfig.r: a choice of
+ *                                  integers 1..65536 or a randint from 1,
+ *                                  where the workload has LoRA of a fixed
+ *                                  rank (wl->ft.rank_expr names it; the
+ *                                  templates' lora_r is taken as it is)
+ *   lora_dropout                   peft's lora_dropout: a choice of numbers
+ *                                  in [0, 1), or a uniform or quniform
+ *                                  within it, where the workload has LoRA
+ *                                  (wl->ft.dropout_hp)
  *
  * A parameter in another form (nested, values the setting does not take,
  * a name the model has as a hyperparameter) is left as it is: the query
  * parser's warning (sp_workload_names) says every configuration is costed
- * with the workload's setting.
+ * with the workload's setting. The templates' lora_r searched in a
+ * training workload without LoRA is named in a warning: it changes
+ * nothing.
  */
 #ifndef DN_QUERY_SETTINGS_H
 #define DN_QUERY_SETTINGS_H
@@ -35,5 +46,10 @@
  * searches into q->def and q->wl. 0, or -1 with err (out of memory; an
  * attention kernel the workload's PyTorch has not, at its value's path). */
 int sq_space_settings(struct sq_query *q, const json_t *space, struct dn_error *err);
+
+/* Adds a warning to q (printf-style; query_parse.c). -1 with err only
+ * when out of memory. */
+int sq_warn(struct sq_query *q, struct dn_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -567,7 +567,7 @@ training_knob(const char *key)
 	static const char *const knobs[] = { "lr", "learning_rate", "momentum", "weight_decay", "wd", "dropout",
 		"dropout_rate", "drop_rate", "attention_dropout", "beta1", "beta2", "eps", "epsilon",
 		"warmup", "warmup_steps", "warmup_ratio", "lr_decay", "lr_schedule", "label_smoothing", "seed",
-		"epochs", "num_epochs", "grad_clip", "clip_norm", "max_grad_norm", "nesterov", NULL };
+		"epochs", "num_epochs", "grad_clip", "clip_norm", "max_grad_norm", "nesterov", "lora_alpha", NULL };
 
 	for (const char *const *k = knobs; *k; k++)
 		if (strcasecmp(*k, key) == 0)

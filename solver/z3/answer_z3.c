@@ -36,6 +36,26 @@ count_model(void *ctx, const union expr_val *model)
 	return 0;
 }
 
+/* Configurations per Z3 model: Z3 assigns the model's hyperparameters,
+ * so each model stands for every position of the discrete space
+ * parameters that pass through (a learning rate listed as a choice),
+ * which the engine counts as configurations. 0 when such a parameter is
+ * nested, or a choice whose options hold parameters of their own: its
+ * count then depends on the model, and there is no comparison. */
+static fs_count
+configs_per_model(const struct fs_engine *e)
+{
+	fs_count m = 1;
+
+	for (int v = 0; v < e->nvars; v++)
+		if (e->vars[v].hp < 0) {
+			if (e->vars[v].parent >= 0 || e->vars[v].has_children)
+				return 0;
+			m *= (fs_count)e->vars[v].n;
+		}
+	return m;
+}
+
 json_t *
 ans_z3_count(struct sq_query *q, const struct fs_engine *e, int64_t max_models, unsigned rlimit, double seconds,
     struct dn_error *err)
@@ -46,11 +66,16 @@ ans_z3_count(struct sq_query *q, const struct fs_engine *e, int64_t max_models, 
 	Z3_ast *as = NULL;
 	const char *stopped = NULL;
 	int complete, exact = e->lower == e->upper, na;
+	fs_count per = configs_per_model(e);
 	int64_t got;
 	json_t *j;
 	char eng[64];
 
 	memset(&zerr, 0, sizeof zerr);
+	if (per == 0) {
+		stopped = "nested parameter that passes through";
+		goto answer;
+	}
 	if (e->ncvars > 0) {
 		/* the engine counts a configuration when it fits at one of 1025
 		 * values of a continuous parameter: a disjunction Z3 cannot
@@ -96,7 +121,12 @@ answer:
 	if (stopped == NULL)
 		json_object_set_new(j, "stopped", json_null());
 	json_object_set_new(j, "engine_feasible", exact ? json_string(eng) : json_null());
-	json_object_set_new(j, "agrees", complete && exact ? json_boolean(e->lower == (fs_count)c.n) : json_null());
+	/* models: hyperparameter assignments; configurations: times the
+	 * positions of the parameters that pass through */
+	json_object_set_new(j, "configurations_per_model", json_integer(per > 0 && per <= (fs_count)INT64_MAX ?
+	    (json_int_t)per : 0));
+	json_object_set_new(j, "agrees", complete && exact ? json_boolean(e->lower == (fs_count)c.n * per) :
+	    json_null());
 	return j;
 }
 

@@ -497,16 +497,18 @@ printf '{"batch_size": {"_type": "choice", "_value": [1, 2, 4, 8]}, "seq_len": {
 check space-optimizer-and-accum 0 "^feasible 6 of 16 configurations" -- count $OQ --space "$tmp/optacc.json"
 check space-optimizer-and-accum-list 0 '^{"batch_size":4,"seq_len":256,"optimizer":"SGD","gradient_accumulation_steps":4}$' -- list $OQ --space "$tmp/optacc.json"
 check space-accum-explain-memory 1 "^FAIL memory 32.64 GiB > 30 GiB$" -- explain $AQ --space "$tmp/accsearch.json" --config '{"batch_size": 8, "seq_len": 512, "gradient_accumulation_steps": 4}'
+# b5 EXTRA FILE: a space of batch 1, 2, 4, 8, 16 and EXTRA (more parameters, JSON text) into FILE
+b5() { printf '{"batch_size": {"_type": "choice", "_value": [1, 2, 4, 8, 16]}%s}' "$1" >"$2"; }
 # gradient checkpointing as a parameter of the space (Hugging Face's gradient_checkpointing, or
 # checkpointing; true/false or 1/0): each configuration with its own. gpt2-large mixed fp16 at seq
 # 512 in 24 GiB: batches 1 to 4 fit without it (31.51 GiB at 8), all five with it (18.55 GiB at
 # 8, 282 ms a step instead of 220), so 8 of 10, as the two queries with it in the workload say
 # (3 of 5 and 5 of 5; 6 of 10 before, every configuration costed without it); a value that is not
 # a boolean leaves it a setting of the workload, with the warning; a model without blocks warns
-printf '{"batch_size": {"_type": "choice", "_value": [1, 2, 4, 8, 16]}, "seq_len": {"_type": "choice", "_value": [512]}, "gradient_checkpointing": {"_type": "choice", "_value": [true, false]}}' >"$tmp/cksearch.json"
-printf '{"batch_size": {"_type": "choice", "_value": [1, 2, 4, 8, 16]}, "seq_len": {"_type": "choice", "_value": [512]}, "checkpointing": {"_type": "choice", "_value": [0, 1]}}' >"$tmp/ckints.json"
-printf '{"batch_size": {"_type": "choice", "_value": [1, 2, 4, 8, 16]}, "seq_len": {"_type": "choice", "_value": [512]}}' >"$tmp/cknone.json"
-printf '{"batch_size": {"_type": "choice", "_value": [1, 2, 4, 8, 16]}, "seq_len": {"_type": "choice", "_value": [512]}, "gradient_checkpointing": {"_type": "choice", "_value": [true, "yes"]}}' >"$tmp/ckbad.json"
+b5 ', "seq_len": {"_type": "choice", "_value": [512]}, "gradient_checkpointing": {"_type": "choice", "_value": [true, false]}' "$tmp/cksearch.json"
+b5 ', "seq_len": {"_type": "choice", "_value": [512]}, "checkpointing": {"_type": "choice", "_value": [0, 1]}' "$tmp/ckints.json"
+b5 ', "seq_len": {"_type": "choice", "_value": [512]}' "$tmp/cknone.json"
+b5 ', "seq_len": {"_type": "choice", "_value": [512]}, "gradient_checkpointing": {"_type": "choice", "_value": [true, "yes"]}' "$tmp/ckbad.json"
 CQ="--preset gpt2-large --dtype mixed_fp16 --budget memory=24GiB"
 check space-ckpt-count 0 "^feasible 8 of 10 configurations" -- count $CQ --space "$tmp/cksearch.json"
 check space-ckpt-ints 0 "^feasible 8 of 10 configurations" -- count $CQ --space "$tmp/ckints.json"
@@ -521,13 +523,38 @@ printf '{"batch_size": {"_type": "choice", "_value": [8, 64]}, "checkpointing": 
 check space-ckpt-no-blocks 0 "^dnnsat: warning: checkpointing has no block to apply to in this model" -- count --model "$top_srcdir/examples/models/cnn5.json" --budget memory=8GiB --space "$tmp/ckcnn.json"
 # the QLoRA example searches it in Hugging Face's names: 54 of its 120 with it, 18 without
 check space-ckpt-example 0 "^feasible 72 of 240 configurations" -- count "$top_srcdir/examples/api/hf-qlora-query.json"
+b5 '' "$tmp/b5.json"
+# LoRA searched in peft's names (LoraConfig's r, lora_alpha, lora_dropout) over a LoRA workload:
+# the rank and the dropout per configuration, lora_alpha a knob that costs nothing. gpt2 on a T4,
+# mixed fp16, every linear, 12 GiB: batches that fit at rank 8/64/256 are 4/3/3 without dropout,
+# 3/3/3 with (p 0.05 or 0.1 alike), so 2 x (10 + 9 + 9) = 56 of 90, as the six queries with
+# --lora-rank and --lora-dropout say (72 before: the rank held at 8 and the dropout off, unsaid);
+# Z3's models are assignments of the model's hyperparameters, each lora_alpha's 2 configurations
+# (it said the counts disagreed before). A uniform dropout draws 0 with probability 0: every
+# configuration has it (9 of 15); a quniform grid holds 0 (10 of 15). The templates' lora_r
+# without LoRA in the workload changes nothing: a warning
+b5 ', "lora_r": {"_type": "choice", "_value": [8, 64, 256]}, "lora_alpha": {"_type": "choice", "_value": [16, 32]}, "lora_dropout": {"_type": "choice", "_value": [0.0, 0.05, 0.1]}' "$tmp/peft.json"
+b5 ', "r": {"_type": "choice", "_value": [8, 64, 256]}, "lora_dropout": {"_type": "uniform", "_value": [0.0, 0.1]}' "$tmp/peftu.json"
+b5 ', "lora_dropout": {"_type": "quniform", "_value": [0.0, 0.1, 0.05]}' "$tmp/peftq.json"
+LQ="--preset gpt2 --device t4 --dtype mixed_fp16 --lora-rank 8 --lora-targets linear --budget memory=12GiB"
+check space-lora-count 0 "^feasible 56 of 90 configurations" -- count $LQ --space "$tmp/peft.json"
+check space-lora-r8 0 "^feasible 4 of 5 configurations" -- count $LQ --space "$tmp/b5.json"
+check space-lora-r8-dropout 0 "^feasible 3 of 5 configurations" -- count $LQ --space "$tmp/b5.json" --lora-dropout 0.05
+check space-lora-r64 0 "^feasible 3 of 5 configurations" -- count --preset gpt2 --device t4 --dtype mixed_fp16 --lora-rank 64 --lora-targets linear --budget memory=12GiB --space "$tmp/b5.json"
+check space-lora-z3 0 "^         agrees with the engine's count$" -- count $LQ --space "$tmp/peft.json" --engine z3
+check space-lora-z3-models 0 "^z3       28 assignments of the model's hyperparameters .*, each 2 configurations .*: 56$" -- count $LQ --space "$tmp/peft.json" --engine z3
+check space-lora-explain 1 "^FAIL memory 12.60 GiB > 12 GiB$" -- explain $LQ --space "$tmp/peft.json" --config '{"batch_size": 8, "lora_r": 8, "lora_alpha": 16, "lora_dropout": 0.05}'
+check space-lora-explain-off 0 "^ok   memory 11.97 GiB <= 12 GiB$" -- explain $LQ --space "$tmp/peft.json" --config '{"batch_size": 8, "lora_r": 8, "lora_alpha": 16, "lora_dropout": 0.0}'
+check space-lora-uniform 0 "^feasible 9 of 15 configurations" -- count $LQ --space "$tmp/peftu.json"
+check space-lora-quniform 0 "^feasible 10 of 15 configurations" -- count $LQ --space "$tmp/peftq.json"
+check space-lora-none 0 "^dnnsat: warning: parameter lora_r is LoRA's, and the workload has no LoRA" -- count --preset gpt2 --device t4 --dtype mixed_fp16 --budget memory=12GiB --space "$tmp/peft.json"
 # the attention kernel as a parameter of the space (Hugging Face's attn_implementation, or
 # attention): each configuration with its own kernel. gpt2-large mixed fp16, seq 512, V100 32GB,
 # 30 GiB: eager and sdpa (the memory-efficient kernel before Ampere) fit batches 1 to 4 each, flash
 # none (it needs compute capability 8.0: the rule named), so 6 of 15 as the three queries say
 # (3, 3 and 0 of 5; before, all 15 costed with sdpa, 9); on an A100 in 32 GiB 3 + 4 + 4 = 11;
 # a kernel the workload's PyTorch has not is an error at its value; a model without attention warns
-printf '{"batch_size": {"_type": "choice", "_value": [1, 2, 4, 8, 16]}, "seq_len": {"_type": "choice", "_value": [512]}, "attn_implementation": {"_type": "choice", "_value": ["eager", "sdpa", "flash_attention_2"]}}' >"$tmp/attsearch.json"
+b5 ', "seq_len": {"_type": "choice", "_value": [512]}, "attn_implementation": {"_type": "choice", "_value": ["eager", "sdpa", "flash_attention_2"]}' "$tmp/attsearch.json"
 TQ="--preset gpt2-large --dtype mixed_fp16 --budget memory=30GiB --device v100-32gb"
 check space-attn-count 0 "^feasible 6 of 15 configurations" -- count $TQ --space "$tmp/attsearch.json"
 check space-attn-eager 0 "^feasible 3 of 5 configurations" -- count $TQ --space "$tmp/cknone.json" --attention eager
