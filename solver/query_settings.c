@@ -283,7 +283,7 @@ static const struct setting {
 	int (*take)(struct sq_query *q, const char *key, const char *type, const json_t *vals,
 	    struct dn_error *err);
 } settings[] = {
-	{ { "optimizer", NULL }, 1, 0, take_optimizer },
+	{ { "optimizer", "optim", NULL }, 1, 0, take_optimizer },
 	{ { "grad_accum", "gradient_accumulation_steps", NULL }, 1, 0, take_accum },
 	{ { "checkpointing", "gradient_checkpointing", NULL }, 1, 0, take_ckpt },
 	{ { "attention", "attn_implementation", NULL }, 0, 0, take_attention },
@@ -328,8 +328,19 @@ sq_space_settings(struct sq_query *q, const json_t *space, struct dn_error *err)
 			rc = settings[s].take(q, key, type, vals, err);
 			if (rc < 0)
 				return -1;
-			if (rc > 0)
+			if (rc > 0) {
+				/* two names of one setting: the second would pass by */
+				for (int o = 0; settings[s].keys[o] != NULL; o++) {
+					char path[96];
+					if (o == k || json_object_get(space, settings[s].keys[o]) == NULL ||
+					    (!settings[s].model_hp && cm_def_find_hp(q->def, settings[s].keys[o]) >= 0))
+						continue;
+					dn_fmt(path, sizeof path, "$.space.%s", settings[s].keys[o]);
+					return dn_error_set(err, DN_EINVAL, path, "sets what \"%s\" already sets (two names "
+					    "of one setting): give one", key);
+				}
 				break;
+			}
 		}
 	}
 	return lora_unused(q, space, err);

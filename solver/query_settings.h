@@ -10,8 +10,9 @@
  * hyperparameter that picks the setting, and the cost model writes each
  * value's costs under the condition that picks it:
  *
- *   optimizer                      a choice of optimizer names dnnsat
- *                                  models, distinct, at most 16
+ *   optimizer, optim               a choice of optimizer names dnnsat
+ *                                  models (Hugging Face's optim names
+ *                                  among them), distinct, at most 16
  *                                  (wl->opt_hp, opt_choices; training)
  *   grad_accum,                    a choice of integers 1..65536 or a
  *   gradient_accumulation_steps    randint from 1 (wl->accum_hp; training)

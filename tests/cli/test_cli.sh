@@ -571,6 +571,12 @@ check space-attn-no-attention 0 "^dnnsat: warning: parameter attention picks the
 printf '{"per_device_train_batch_size": {"_type": "choice", "_value": [1, 2, 4, 8]}, "max_seq_length": {"_type": "choice", "_value": [256]}, "optimizer": {"_type": "choice", "_value": ["adamw_torch", "adamw_bnb_8bit"]}, "learning_rate": {"_type": "loguniform", "_value": [1e-5, 1e-3]}}' >"$tmp/hfspace.json"
 check space-hf-names 0 "^feasible 3 of 8 configurations" -- count $OQ --space "$tmp/hfspace.json"
 check space-hf-names-list 0 '^{"per_device_train_batch_size":4,"max_seq_length":256,"optimizer":"adamw_bnb_8bit","learning_rate":0.0001}$' -- list $OQ --space "$tmp/hfspace.json"
+# Hugging Face's TrainingArguments.optim is the optimizer too (it was a warning); two names of one
+# setting are an error, as two names of one hyperparameter are
+printf '{"per_device_train_batch_size": {"_type": "choice", "_value": [1, 2, 4, 8]}, "max_seq_length": {"_type": "choice", "_value": [256]}, "optim": {"_type": "choice", "_value": ["adamw_torch", "adamw_bnb_8bit"]}}' >"$tmp/hfoptim.json"
+check space-hf-optim 0 "^feasible 3 of 8 configurations" -- count $OQ --space "$tmp/hfoptim.json"
+printf '{"optimizer": {"_type": "choice", "_value": ["adam", "sgd"]}, "optim": {"_type": "choice", "_value": ["adamw_torch", "adamw_bnb_8bit"]}}' >"$tmp/hfoptim2.json"
+check space-two-names 2 '^dnnsat: \$.space.optim: sets what "optimizer" already sets (two names of one setting): give one$' -- count $OQ --space "$tmp/hfoptim2.json"
 printf '{"batch_size": {"_type": "choice", "_value": [1, 2]}, "per_device_train_batch_size": {"_type": "choice", "_value": [4, 8]}}' >"$tmp/hfboth.json"
 check space-hf-names-both 2 'sets hyperparameter batch_size, which "batch_size" .* already sets' -- count $OQ --space "$tmp/hfboth.json"
 # an optimizer dnnsat does not model among the values, or the precision in the space: named as
