@@ -35,7 +35,7 @@ CFLAGS="-g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover
 -Icommon -Icostmodel -Iimport -Isolver -Isolver/z3 -Icache -Iserver $(pkg-config --cflags jansson libmicrohttpd libpq) \
 -DDNNSAT_PKGDATADIR=\"$PWD\" -DPACKAGE_VERSION=\"$VERSION\""
 LINK="-fsanitize=fuzzer,address,undefined"
-SRCS="$(ls common/*.c costmodel/*.c import/*.c) $(ls solver/space_*.c solver/query_parse.c solver/fset_*.c solver/answer_*.c)"
+SRCS="$(ls common/*.c costmodel/*.c import/*.c) $(ls solver/space_*.c solver/query_*.c solver/fset_*.c solver/answer_*.c)"
 # the request target runs the whole server: every server file but main() and the CLI,
 # and the solver's Z3 answers the server gives (solver/z3/)
 SERVER_SRCS="$(ls server/srv_*.c server/api_*.c cache/cache*.c solver/z3/*.c | grep -v srv_main.c)"
