@@ -53,6 +53,10 @@ struct sq_query {
 	struct sq_part *parts;
 	int nparts;
 	int engine_z3;                  /* "engine": "z3": Z3's enumeration cross-checks the count */
+	/* space parameters named as workload settings that the query parser
+	 * could not cost per configuration and warned about with the reason
+	 * (query_settings.c; static strings, NULL-terminated) */
+	const char *settings_noted[8];
 };
 
 /*

@@ -842,7 +842,7 @@ bind_space(struct sq_query *q, const json_t *map, struct dn_error *err)
 	n = sp_unbound_names(&q->space, q->def, names, sizeof names);
 	rc = n == 0 ? 0 : sq_warn(q, err, n == 1 ? "parameter %s sets nothing in model %s (it passes through)" :
 	    "parameters %s set nothing in model %s (they pass through)", names, q->def->name);
-	n = sp_workload_names(&q->space, q->wl.training, names, sizeof names);
+	n = sp_workload_names(&q->space, q->wl.training, q->settings_noted, names, sizeof names);
 	if (rc == 0 && n > 0) {
 		char opt[64] = "";
 		if (q->wl.training)

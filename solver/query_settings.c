@@ -52,21 +52,32 @@ add_categorical(struct sq_query *q, const char *key, const json_t *vals, const c
 	return 1 + cm_def_find_hp(q->def, key);
 }
 
-/* Whether `type` is choice and vals at most `max` distinct strings. */
+/* The room takers have to say why a parameter is not costed per
+ * configuration (the warning's reason). */
+#define WHY_LEN 400
+
+/* Whether `type` is choice and vals at most `max` distinct strings of
+ * `what` (else why says which rule fails). */
 static int
-distinct_names(const char *type, const json_t *vals, size_t max)
+distinct_names(const char *type, const json_t *vals, size_t max, const char *what, char *why)
 {
 	size_t n = json_array_size(vals);
 
-	if (strcmp(type, "choice") != 0 || n > max)
+	if (strcmp(type, "choice") != 0 || n > max) {
+		dn_fmt(why, WHY_LEN, "a search of %s is a choice of at most %zu names", what, max);
 		return 0;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const char *s = json_string_value(json_array_get(vals, i));
-		if (s == NULL)
+		if (s == NULL) {
+			dn_fmt(why, WHY_LEN, "its value %zu is not the name of %s", i, what);
 			return 0;
+		}
 		for (size_t k = 0; k < i; k++)
-			if (strcmp(s, json_string_value(json_array_get(vals, k))) == 0)
+			if (strcmp(s, json_string_value(json_array_get(vals, k))) == 0) {
+				dn_fmt(why, WHY_LEN, "\"%.64s\" is listed twice", s);
 				return 0;
+			}
 	}
 	return 1;
 }
@@ -75,17 +86,27 @@ distinct_names(const char *type, const json_t *vals, size_t max)
  * ...): each value a name dnnsat models (cm_optimizer_choice: its
  * optimizer, step and states, costed by mem_plan.c under a guard on it). */
 static int
-take_optimizer(struct sq_query *q, const char *key, const char *type, const json_t *vals, struct dn_error *err)
+take_optimizer(struct sq_query *q, const char *key, const char *type, const json_t *vals, char *why,
+    struct dn_error *err)
 {
 	struct cm_opt_choice ch[CM_MAX_OPT_CHOICES];
 	size_t n = json_array_size(vals);
 	int hp;
 
-	if (!distinct_names(type, vals, CM_MAX_OPT_CHOICES))
+	if (!distinct_names(type, vals, CM_MAX_OPT_CHOICES, "optimizers", why))
 		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (cm_optimizer_choice(json_string_value(json_array_get(vals, i)), &q->wl, &ch[i]) != 0)
+	for (size_t i = 0; i < n; i++) {
+		const char *s = json_string_value(json_array_get(vals, i));
+		if (cm_optimizer_choice(s, &q->wl, &ch[i]) != 0) {
+			struct dn_error e;
+			enum cm_optimizer o;
+			int impl;
+			memset(&e, 0, sizeof e);
+			cm_optimizer_refuse(s, cm_optimizer_parse(s, &o, &impl), "", &e);
+			dn_fmt(why, WHY_LEN, "%s", e.message);
 			return 0;
+		}
+	}
 	if ((hp = add_categorical(q, key, vals, "the optimizer", err)) < 0)
 		return -1;
 	q->wl.opt_hp = hp;
@@ -125,12 +146,15 @@ add_count(struct sq_query *q, const char *key, int dflt, const char *what, struc
 
 /* Gradient accumulation: an int hyperparameter. */
 static int
-take_accum(struct sq_query *q, const char *key, const char *type, const json_t *vals, struct dn_error *err)
+take_accum(struct sq_query *q, const char *key, const char *type, const json_t *vals, char *why,
+    struct dn_error *err)
 {
 	int hp;
 
-	if (!counts_1_65536(type, vals))
+	if (!counts_1_65536(type, vals)) {
+		dn_fmt(why, WHY_LEN, "its values must be integers from 1 to 65536 (a choice, or a randint from 1)");
 		return 0;
+	}
 	if ((hp = add_count(q, key, 1, "micro-batches per optimizer step, as the search space picks them", err)) < 0)
 		return -1;
 	q->wl.accum_hp = hp;
@@ -142,14 +166,22 @@ take_accum(struct sq_query *q, const char *key, const char *type, const json_t *
  * lora_r, there for this) or a new one; the workload's rank becomes its
  * name (rank_expr), as `--lora-rank lora_r` makes it. */
 static int
-take_lora_rank(struct sq_query *q, const char *key, const char *type, const json_t *vals, struct dn_error *err)
+take_lora_rank(struct sq_query *q, const char *key, const char *type, const json_t *vals, char *why,
+    struct dn_error *err)
 {
 	struct cm_finetune *ft = &q->wl.ft;
 	int h = cm_def_find_hp(q->def, key);
 
-	if (ft->lora_rank == 0 || ft->rank_expr[0] != '\0' || strlen(key) >= sizeof ft->rank_expr ||
-	    (h >= 0 && q->def->hps[h].type != CM_HP_INT) || !counts_1_65536(type, vals))
+	if (ft->lora_rank == 0 || strlen(key) >= sizeof ft->rank_expr || (h >= 0 && q->def->hps[h].type != CM_HP_INT))
 		return 0;
+	if (ft->rank_expr[0] != '\0') {
+		dn_fmt(why, WHY_LEN, "the workload's LoRA rank is the expression \"%s\" already", ft->rank_expr);
+		return 0;
+	}
+	if (!counts_1_65536(type, vals)) {
+		dn_fmt(why, WHY_LEN, "a LoRA rank is an integer from 1 to 65536 (a choice, or a randint from 1)");
+		return 0;
+	}
 	if (h < 0 && add_count(q, key, ft->lora_rank, "LoRA rank, as the search space picks it", err) < 0)
 		return -1;
 	dn_fmt(ft->rank_expr, sizeof ft->rank_expr, "%s", key);
@@ -165,7 +197,8 @@ take_lora_rank(struct sq_query *q, const char *key, const char *type, const json
  * (the workload's lora_dropout set to its upper end), never the cheaper
  * p = 0 that only its lowest end would give. */
 static int
-take_lora_dropout(struct sq_query *q, const char *key, const char *type, const json_t *vals, struct dn_error *err)
+take_lora_dropout(struct sq_query *q, const char *key, const char *type, const json_t *vals, char *why,
+    struct dn_error *err)
 {
 	int ok = q->wl.ft.lora_rank > 0, grid = strcmp(type, "choice") == 0 || strcmp(type, "quniform") == 0;
 	double hi = json_number_value(json_array_get(vals, 1));
@@ -180,8 +213,12 @@ take_lora_dropout(struct sq_query *q, const char *key, const char *type, const j
 		    strcmp(type, "loguniform") == 0) && json_array_size(vals) >= 2 &&
 		    json_is_number(json_array_get(vals, 0)) && json_is_number(json_array_get(vals, 1)) &&
 		    json_number_value(json_array_get(vals, 0)) >= 0.0 && hi > 0.0 && hi < 1.0;
-	if (!ok)
+	if (!ok) {
+		if (q->wl.ft.lora_rank > 0)
+			dn_fmt(why, WHY_LEN, "peft's lora_dropout is a number from 0 to below 1 (a choice, a quniform, "
+			    "a uniform or a loguniform)");
 		return 0;
+	}
 	if (def_add_hp(q, key, json_pack("{s:s,s:f,s:f,s:f,s:s}", "type", "real", "min", 0.0, "max", 1.0, "default",
 	    q->wl.ft.lora_dropout, "description", "peft's lora_dropout, as the search space picks it"), err) != 0)
 		return -1;
@@ -200,17 +237,21 @@ take_lora_dropout(struct sq_query *q, const char *key, const char *type, const j
  * configurations invalid, the rule named; one the workload's PyTorch has
  * not is an error at its value. */
 static int
-take_attention(struct sq_query *q, const char *key, const char *type, const json_t *vals, struct dn_error *err)
+take_attention(struct sq_query *q, const char *key, const char *type, const json_t *vals, char *why,
+    struct dn_error *err)
 {
 	enum cm_attention ch[CM_MAX_ATTN_CHOICES];
 	size_t n = json_array_size(vals);
 	int hp;
 
-	if (!distinct_names(type, vals, CM_MAX_ATTN_CHOICES))
+	if (!distinct_names(type, vals, CM_MAX_ATTN_CHOICES, "attention kernels", why))
 		return 0;
 	for (size_t i = 0; i < n; i++)
-		if (cm_attention_parse(json_string_value(json_array_get(vals, i)), &ch[i]) != 0)
+		if (cm_attention_parse(json_string_value(json_array_get(vals, i)), &ch[i]) != 0) {
+			dn_fmt(why, WHY_LEN, "\"%.64s\" is not an attention kernel (eager, sdpa, flash_attention_2, math, "
+			    "mem_efficient, flash)", json_string_value(json_array_get(vals, i)));
 			return 0;
+		}
 	/* each checked as the workload's would be */
 	for (size_t i = 0; i < n; i++) {
 		struct cm_workload wj = q->wl;
@@ -234,14 +275,17 @@ take_attention(struct sq_query *q, const char *key, const char *type, const json
  * the values as the space spells them, at most one true and one false;
  * wl->ckpt_on is the index of the true one (-1: none). */
 static int
-take_ckpt(struct sq_query *q, const char *key, const char *type, const json_t *vals, struct dn_error *err)
+take_ckpt(struct sq_query *q, const char *key, const char *type, const json_t *vals, char *why,
+    struct dn_error *err)
 {
 	size_t n = json_array_size(vals);
 	int on = -1, off = -1, bad = 0, hp;
 	json_t *names;
 
-	if (strcmp(type, "choice") != 0 || n > 2)
+	if (strcmp(type, "choice") != 0 || n > 2) {
+		dn_fmt(why, WHY_LEN, "its values must be a choice of true and false (or 1 and 0)");
 		return 0;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const json_t *v = json_array_get(vals, i);
 		int truth = json_is_boolean(v) ? json_is_true(v) :
@@ -251,8 +295,10 @@ take_ckpt(struct sq_query *q, const char *key, const char *type, const json_t *v
 		bad |= truth < 0 || *slot >= 0;         /* not a boolean, or twice the same */
 		*slot = (int)i;
 	}
-	if (bad)
+	if (bad) {
+		dn_fmt(why, WHY_LEN, "its values must be a choice of true and false (or 1 and 0)");
 		return 0;
+	}
 	names = json_array();
 	for (size_t i = 0; names != NULL && i < n; i++) {
 		const json_t *v = json_array_get(vals, i);
@@ -280,7 +326,7 @@ static const struct setting {
 	const char *keys[4];
 	int training;
 	int model_hp;           /* a hyperparameter of the model of that name is taken too */
-	int (*take)(struct sq_query *q, const char *key, const char *type, const json_t *vals,
+	int (*take)(struct sq_query *q, const char *key, const char *type, const json_t *vals, char *why,
 	    struct dn_error *err);
 } settings[] = {
 	{ { "optimizer", "optim", NULL }, 1, 0, take_optimizer },
@@ -310,6 +356,40 @@ lora_unused(struct sq_query *q, const json_t *space, struct dn_error *err)
 	return 0;
 }
 
+/* Setting st taken from its key k: another of its names in the space is
+ * an error (it would pass by, or be costed twice). 0 or -1. */
+static int
+one_name(const struct sq_query *q, const json_t *space, const struct setting *st, int k, struct dn_error *err)
+{
+	for (int o = 0; st->keys[o] != NULL; o++) {
+		char path[96];
+		if (o == k || json_object_get(space, st->keys[o]) == NULL ||
+		    (!st->model_hp && cm_def_find_hp(q->def, st->keys[o]) >= 0))
+			continue;
+		dn_fmt(path, sizeof path, "$.space.%s", st->keys[o]);
+		return dn_error_set(err, DN_EINVAL, path, "sets what \"%s\" already sets (two names of one setting): "
+		    "give one", st->keys[k]);
+	}
+	return 0;
+}
+
+/* A setting's parameter not in a form it takes: warned with the reason,
+ * and noted so that the query parser's general warning leaves it out. */
+static int
+note(struct sq_query *q, const char *key, const char *why, struct dn_error *err)
+{
+	int n = 0;
+
+	while (n < 7 && q->settings_noted[n] != NULL)
+		n++;
+	if (n == 7)
+		return 0;       /* the general warning names the rest */
+	q->settings_noted[n] = key;
+	q->settings_noted[n + 1] = NULL;
+	return sq_warn(q, err, "parameter %s is not costed per configuration, so every configuration is costed as "
+	    "$.workload sets it: %s", key, why);
+}
+
 int
 sq_space_settings(struct sq_query *q, const json_t *space, struct dn_error *err)
 {
@@ -320,27 +400,22 @@ sq_space_settings(struct sq_query *q, const json_t *space, struct dn_error *err)
 			const char *key = settings[s].keys[k];
 			const json_t *p = json_object_get(space, key), *vals = json_object_get(p, "_value");
 			const char *type = json_string_value(json_object_get(p, "_type"));
+			char why[WHY_LEN] = "";
 			int rc;
 			/* a hyperparameter of the model is the model's */
 			if (type == NULL || json_array_size(vals) == 0 ||
 			    (!settings[s].model_hp && cm_def_find_hp(q->def, key) >= 0))
 				continue;
-			rc = settings[s].take(q, key, type, vals, err);
+			rc = settings[s].take(q, key, type, vals, why, err);
 			if (rc < 0)
 				return -1;
 			if (rc > 0) {
-				/* two names of one setting: the second would pass by */
-				for (int o = 0; settings[s].keys[o] != NULL; o++) {
-					char path[96];
-					if (o == k || json_object_get(space, settings[s].keys[o]) == NULL ||
-					    (!settings[s].model_hp && cm_def_find_hp(q->def, settings[s].keys[o]) >= 0))
-						continue;
-					dn_fmt(path, sizeof path, "$.space.%s", settings[s].keys[o]);
-					return dn_error_set(err, DN_EINVAL, path, "sets what \"%s\" already sets (two names "
-					    "of one setting): give one", key);
-				}
+				if (one_name(q, space, &settings[s], k, err) != 0)
+					return -1;
 				break;
 			}
+			if (why[0] != '\0' && note(q, key, why, err) != 0)
+				return -1;
 		}
 	}
 	return lora_unused(q, space, err);

@@ -152,8 +152,9 @@ int sp_unbound_names(const struct sp_space *sp, const struct cm_model_def *def, 
  * checkpointing, accumulation) are left out of an inference workload's
  * (training 0), where they cost nothing. Lists them in buf as
  * sp_unbound_names does; returns how many (sp_unbound_names leaves them
- * all out). */
-int sp_workload_names(const struct sp_space *sp, int training, char *buf, size_t len);
+ * all out). Keys in `skip` (NULL-terminated, or NULL) are left out too:
+ * the query parser has warned about them with a reason of its own. */
+int sp_workload_names(const struct sp_space *sp, int training, const char *const *skip, char *buf, size_t len);
 
 /* The i-th grid value of a discrete dim as the model sees it (for bound
  * dims) and as NNI writes it (new JSON reference). Unbound dims: a choice

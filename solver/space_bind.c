@@ -602,15 +602,17 @@ workload_knob(const char *key)
 }
 
 int
-sp_workload_names(const struct sp_space *sp, int training, char *buf, size_t len)
+sp_workload_names(const struct sp_space *sp, int training, const char *const *skip, char *buf, size_t len)
 {
 	size_t used = 0;
 	int n = 0;
 
 	buf[0] = '\0';
 	for (int i = 0; i < sp->ndims; i++) {
-		int k = workload_knob(sp->dims[i].key);
-		if (sp->dims[i].hp >= 0 || k == 0 || (k == 1 && !training))
+		int k = workload_knob(sp->dims[i].key), skipped = 0;
+		for (int j = 0; skip != NULL && skip[j] != NULL; j++)
+			skipped |= sp->dims[i].parent < 0 && strcmp(skip[j], sp->dims[i].key) == 0;
+		if (sp->dims[i].hp >= 0 || k == 0 || (k == 1 && !training) || skipped)
 			continue;
 		used += (size_t)dn_fmt(buf + used, len > used ? len - used : 0, "%s", n ? ", " : "");
 		used += (size_t)address(sp, i, buf + used, len > used ? len - used : 0);

@@ -518,7 +518,7 @@ check space-ckpt-with 0 "^feasible 5 of 5 configurations" -- count $CQ --space "
 check space-ckpt-list 0 '^{"batch_size":4,"seq_len":512,"gradient_checkpointing":false}$' -- list $CQ --space "$tmp/cksearch.json"
 check space-ckpt-explain-on 0 "^ok   step_time 282.2 ms <= 1 s$" -- explain $CQ --budget step_time=1s --space "$tmp/cksearch.json" --config '{"batch_size": 8, "seq_len": 512, "gradient_checkpointing": true}'
 check space-ckpt-explain-off 1 "^FAIL memory 31.51 GiB > 24 GiB$" -- explain $CQ --space "$tmp/cksearch.json" --config '{"batch_size": 8, "seq_len": 512, "gradient_checkpointing": false}'
-check space-ckpt-not-boolean 0 "^dnnsat: warning: parameter gradient_checkpointing is a setting of the workload" -- count $CQ --space "$tmp/ckbad.json"
+check space-ckpt-not-boolean 0 "^dnnsat: warning: parameter gradient_checkpointing is not costed per configuration, so every configuration is costed as \\\$.workload sets it: its values must be a choice of true and false (or 1 and 0)$" -- count $CQ --space "$tmp/ckbad.json"
 printf '{"batch_size": {"_type": "choice", "_value": [8, 64]}, "checkpointing": {"_type": "choice", "_value": [false, true]}}' >"$tmp/ckcnn.json"
 check space-ckpt-no-blocks 0 "^dnnsat: warning: checkpointing has no block to apply to in this model" -- count --model "$top_srcdir/examples/models/cnn5.json" --budget memory=8GiB --space "$tmp/ckcnn.json"
 # the QLoRA example searches it in Hugging Face's names: 54 of its 120 with it, 18 without
@@ -583,7 +583,11 @@ check space-hf-names-both 2 'sets hyperparameter batch_size, which "batch_size" 
 # settings of the workload, whose values every configuration is costed with
 printf '{"batch_size": {"_type": "choice", "_value": [64, 4096]}, "optimizer": {"_type": "choice", "_value": ["Adam", "Adadelta"]}, "bf16": {"_type": "choice", "_value": [true, false]}}' >"$tmp/optspace.json"
 check space-workload-settings-inference 0 "^dnnsat: warning: parameter bf16 is a setting of the workload: every configuration is costed as \\\$.workload sets it, whatever its value here; one query per value compares them$" -- count --preset resnet50 --device t4 --budget memory=8GiB --space "$tmp/optspace.json" --inference
-check space-workload-settings 0 "^dnnsat: warning: parameters optimizer, bf16 are settings of the workload: every configuration is costed as \\\$.workload sets them (optimizer adam), whatever their values here; one query per value compares them$" -- count --preset resnet50 --device t4 --budget memory=8GiB --space "$tmp/optspace.json"
+check space-workload-settings 0 "^dnnsat: warning: parameter bf16 is a setting of the workload: every configuration is costed as \\\$.workload sets it (optimizer adam), whatever its value here; one query per value compares them$" -- count --preset resnet50 --device t4 --budget memory=8GiB --space "$tmp/optspace.json"
+# a setting's parameter in a form it does not take: the warning says why (it only said "a setting")
+check space-workload-settings-why 0 '^dnnsat: warning: parameter optimizer is not costed per configuration, so every configuration is costed as \$.workload sets it: unknown optimizer "Adadelta" (sgd, ' -- count --preset resnet50 --device t4 --budget memory=8GiB --space "$tmp/optspace.json"
+printf '{"batch_size": {"_type": "choice", "_value": [8]}, "attention": {"_type": "choice", "_value": ["eager", "flashy"]}}' >"$tmp/attbad.json"
+check space-attn-why 0 '^dnnsat: warning: parameter attention is not costed per configuration, so every configuration is costed as \$.workload sets it: "flashy" is not an attention kernel (eager, sdpa, flash_attention_2, math, mem_efficient, flash)$' -- count --preset gpt2 --space "$tmp/attbad.json"
 # a misspelt hyperparameter in the space passes through: the warning names the closest one
 # (the answer is at the model's default batch size); --param, --per and dnnsat's own options too
 printf '{"batch_sise": {"_type": "choice", "_value": [8, 512]}, "layers3": {"_type": "randint", "_value": [4, 8]}}' > "$tmp/typo.json"

@@ -768,10 +768,10 @@ START_TEST(test_bind_resnet)
 	{
 		char names[256];
 		ck_assert_int_eq(sp_unbound_names(&sp, def, names, sizeof names), 0);
-		ck_assert_int_eq(sp_workload_names(&sp, 1, names, sizeof names), 1);
+		ck_assert_int_eq(sp_workload_names(&sp, 1, NULL, names, sizeof names), 1);
 		ck_assert_str_eq(names, "optimizer");
 		/* in inference the optimizer costs nothing: not named */
-		ck_assert_int_eq(sp_workload_names(&sp, 0, names, sizeof names), 0);
+		ck_assert_int_eq(sp_workload_names(&sp, 0, NULL, names, sizeof names), 0);
 	}
 
 	/* binding again (to another model) starts afresh */
