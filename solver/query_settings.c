@@ -7,6 +7,7 @@
  * the parameter stays a setting of the workload, with the warning) or -1.
  */
 #include "query_settings.h"
+#include "dn_suggest.h"
 
 #include <string.h>
 
@@ -248,8 +249,13 @@ take_attention(struct sq_query *q, const char *key, const char *type, const json
 		return 0;
 	for (size_t i = 0; i < n; i++)
 		if (cm_attention_parse(json_string_value(json_array_get(vals, i)), &ch[i]) != 0) {
+			static const char *const kernels[] = { "eager", "sdpa", "flash_attention_2", "math", "mem_efficient",
+				"flash" };
+			char near[96] = "";
+			dn_suggest(json_string_value(json_array_get(vals, i)), kernels, 6, near, sizeof near);
 			dn_fmt(why, WHY_LEN, "\"%.64s\" is not an attention kernel (eager, sdpa, flash_attention_2, math, "
-			    "mem_efficient, flash)", json_string_value(json_array_get(vals, i)));
+			    "mem_efficient, flash)%s%s%s", json_string_value(json_array_get(vals, i)),
+			    near[0] ? "; did you mean " : "", near, near[0] ? "?" : "");
 			return 0;
 		}
 	/* each checked as the workload's would be */

@@ -587,7 +587,7 @@ check space-workload-settings 0 "^dnnsat: warning: parameter bf16 is a setting o
 # a setting's parameter in a form it does not take: the warning says why (it only said "a setting")
 check space-workload-settings-why 0 '^dnnsat: warning: parameter optimizer is not costed per configuration, so every configuration is costed as \$.workload sets it: unknown optimizer "Adadelta" (sgd, ' -- count --preset resnet50 --device t4 --budget memory=8GiB --space "$tmp/optspace.json"
 printf '{"batch_size": {"_type": "choice", "_value": [8]}, "attention": {"_type": "choice", "_value": ["eager", "flashy"]}}' >"$tmp/attbad.json"
-check space-attn-why 0 '^dnnsat: warning: parameter attention is not costed per configuration, so every configuration is costed as \$.workload sets it: "flashy" is not an attention kernel (eager, sdpa, flash_attention_2, math, mem_efficient, flash)$' -- count --preset gpt2 --space "$tmp/attbad.json"
+check space-attn-why 0 '^dnnsat: warning: parameter attention is not costed per configuration, so every configuration is costed as \$.workload sets it: "flashy" is not an attention kernel (eager, sdpa, flash_attention_2, math, mem_efficient, flash); did you mean flash?$' -- count --preset gpt2 --space "$tmp/attbad.json"
 # a misspelt hyperparameter in the space passes through: the warning names the closest one
 # (the answer is at the model's default batch size); --param, --per and dnnsat's own options too
 printf '{"batch_sise": {"_type": "choice", "_value": [8, 512]}, "layers3": {"_type": "randint", "_value": [4, 8]}}' > "$tmp/typo.json"
