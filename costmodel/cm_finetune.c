@@ -14,6 +14,7 @@
  * peft's LoraLayer for nn.Linear, lora_dropout included (op_linear.c).
  */
 #include "model_build_priv.h"
+#include "dn_suggest.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -32,13 +33,45 @@ static const struct {
 };
 #define NPARTS (sizeof attn_parts / sizeof attn_parts[0])
 
+/* peft's target_modules names (Hugging Face's module names: LlamaAttention's
+ * q_proj .. o_proj, BertSelfAttention's query, key, value, GPT2Attention's
+ * c_attn) -> the selectors above: peft matches a module whose name ends
+ * with the target, which on these models is the projection */
+static const struct {
+	const char *name, *sel;
+} peft_names[] = {
+	{ "q_proj", "attention.q" }, { "k_proj", "attention.k" }, { "v_proj", "attention.v" },
+	{ "o_proj", "attention.out" }, { "query", "attention.q" }, { "key", "attention.k" },
+	{ "value", "attention.v" }, { "c_attn", "attention.qkv" },
+};
+#define NPEFT (sizeof peft_names / sizeof peft_names[0])
+
+/* The SwiGLU MLP's linears (op_mlp.c names them as LlamaMLP does): a peft
+ * name matches the sub-operator of that name */
+static const char *const mlp_parts[] = { "gate_proj", "up_proj", "down_proj" };
+#define NMLP (sizeof mlp_parts / sizeof mlp_parts[0])
+
+/* A peft name's selector, or s itself. */
+static const char *
+resolve_peft(const char *s)
+{
+	for (size_t i = 0; i < NPEFT; i++)
+		if (strcmp(s, peft_names[i].name) == 0)
+			return peft_names[i].sel;
+	return s;
+}
+
 static int
 known_selector(const char *s)
 {
-	if (strcmp(s, "all") == 0 || op_rule_find(s) != NULL || strncmp(s, "$.", 2) == 0)
+	s = resolve_peft(s);
+	if (strcmp(s, "all") == 0 || strcmp(s, "all-linear") == 0 || op_rule_find(s) != NULL || strncmp(s, "$.", 2) == 0)
 		return 1;
 	for (size_t i = 0; i < NPARTS; i++)
 		if (strcmp(s, attn_parts[i].sel) == 0)
+			return 1;
+	for (size_t i = 0; i < NMLP; i++)
+		if (strcmp(s, mlp_parts[i]) == 0)
 			return 1;
 	return 0;
 }
@@ -54,7 +87,8 @@ cm_ft_add_selectors(char (*sel)[CM_FT_SEL_LEN], int *n, const char *list,
 		size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
 		if (len == 0)
 			return dn_error_set(err, DN_EINVAL, path, "an empty selector (give \"all\", an operator type "
-			    "such as \"linear\", attention.q/k/v/qkv/out or a path prefix \"$.layers[3]\")");
+			    "such as \"linear\", attention.q/k/v/qkv/out, a peft module name such as q_proj or a path "
+			    "prefix \"$.layers[3]\")");
 		if (len >= CM_FT_SEL_LEN)
 			return dn_error_set(err, DN_EINVAL, path, "selector \"%.40s...\" is longer than %d characters",
 			    p, CM_FT_SEL_LEN - 1);
@@ -62,10 +96,22 @@ cm_ft_add_selectors(char (*sel)[CM_FT_SEL_LEN], int *n, const char *list,
 			return dn_error_set(err, DN_EINVAL, path, "more than %d selectors", CM_FT_MAX_SEL);
 		memcpy(sel[*n], p, len);
 		sel[*n][len] = '\0';
-		if (!known_selector(sel[*n]))
+		if (!known_selector(sel[*n])) {
+			static const char *const named[] = { "all", "all-linear", "linear", "embedding", "layernorm", "attention",
+				"attention.q", "attention.k", "attention.v", "attention.qkv", "attention.out", "q_proj",
+				"k_proj", "v_proj", "o_proj", "query", "key", "value", "c_attn", "gate_proj", "up_proj",
+				"down_proj" };
+			char near[128] = "";
+			dn_suggest(sel[*n], named, (int)(sizeof named / sizeof named[0]), near, sizeof near);
+			if (near[0] != '\0')
+				return dn_error_set(err, DN_EINVAL, path, "unknown selector \"%s\" (did you mean %s?)",
+				    sel[*n], near);
 			return dn_error_set(err, DN_EINVAL, path, "unknown selector \"%s\" (give \"all\", an operator "
 			    "type such as \"linear\" or \"embedding\", attention.q, attention.k, attention.v, "
-			    "attention.qkv, attention.out, or an operator path prefix such as \"$.layers[3]\")", sel[*n]);
+			    "attention.qkv, attention.out, a peft module name (q_proj, k_proj, v_proj, o_proj, query, key, "
+			    "value, c_attn, gate_proj, up_proj, down_proj), or an operator path prefix such as "
+			    "\"$.layers[3]\")", sel[*n]);
+		}
 		(*n)++;
 		if (end == NULL)
 			return 0;
@@ -260,8 +306,14 @@ match_one(const char *sel, const char *rule, const char *parent, const char *pat
 		n = strlen(sel);
 		return strncmp(path, sel, n) == 0 && (path[n] == '\0' || path[n] == '.' || path[n] == '[');
 	}
+	sel = resolve_peft(sel);
+	if (strcmp(sel, "all-linear") == 0)
+		sel = "linear";         /* the output layer: cm_ft_lora_target */
 	if (strcmp(sel, rule) == 0 || (parent != NULL && strcmp(sel, parent) == 0))
 		return 1;
+	for (size_t i = 0; parent != NULL && strcmp(parent, "swiglu") == 0 && i < NMLP; i++)
+		if (strcmp(sel, mlp_parts[i]) == 0)
+			return strcmp(last_component(path), sel) == 0;
 	if (parent == NULL || strcmp(parent, "attention") != 0)
 		return 0;
 	for (size_t i = 0; i < NPARTS; i++)
@@ -305,8 +357,28 @@ cm_ft_tied_frozen(const struct cm_workload *wl, const char *path)
 }
 
 int
-cm_ft_lora_target(const struct cm_workload *wl, const char *parent, const char *path)
+cm_ft_all_linear(const struct cm_finetune *ft)
 {
-	return wl->training && wl->ft.lora_rank > 0 &&
-	    cm_ft_match(wl->ft.targets, wl->ft.ntargets, "linear", parent, path);
+	for (int i = 0; i < ft->ntargets; i++)
+		if (strcmp(ft->targets[i], "all-linear") == 0)
+			return 1;
+	return 0;
+}
+
+int
+cm_ft_lora_target(const struct cm_workload *wl, const char *parent, const char *path, const char *output)
+{
+	const struct cm_finetune *ft = &wl->ft;
+
+	if (!wl->training || ft->lora_rank == 0)
+		return 0;
+	for (int i = 0; i < ft->ntargets; i++) {
+		/* peft's all-linear leaves out the output layer
+		 * (get_output_embeddings) */
+		if (strcmp(ft->targets[i], "all-linear") == 0 && output != NULL && strcmp(path, output) == 0)
+			continue;
+		if (cm_ft_match(&ft->targets[i], 1, "linear", parent, path))
+			return 1;
+	}
+	return 0;
 }

@@ -1098,7 +1098,7 @@ lora_rank(struct model_builder *mb)
  * the model ties a linear's weight, and the last operator with weights
  * (its path, whether it is a quantized linear). */
 struct quant_info {
-	int hits, tied, last_q;
+	int hits, tied, last_q, last_linear;
 	char last[512];
 };
 
@@ -1178,10 +1178,12 @@ build_graph(struct cm_model_def *def, const struct cm_workload *wl, const struct
 		 * weight frozen and nothing trained is no fine-tuning run */
 		return dn_error_set(err, DN_EINVAL, "$.workload.lora.targets", "the LoRA targets match no linear layer "
 		    "of the model (dnnsat adapts nn.Linear layers, as peft's LoraLayer: give attention.q/k/v/qkv/out, "
-		    "linear, all or a path prefix such as $.layers[3])");
+		    "peft's module names of them (q_proj, query, c_attn, ...; gate_proj, up_proj, down_proj of a "
+		    "SwiGLU MLP), linear, all or a path prefix such as $.layers[3])");
 	qi->hits = mb.quant_hits;
 	qi->tied = mb.quant_tied;
 	qi->last_q = mb.quant_last_q;
+	qi->last_linear = mb.quant_last_linear;
 	memcpy(qi->last, mb.quant_last, sizeof qi->last);
 	m->output = out;
 	if (wl->training && out >= 0 && m->nops > 0 &&
@@ -1203,7 +1205,10 @@ build_graph(struct cm_model_def *def, const struct cm_workload *wl, const struct
  * leaving the output layer in full precision, as transformers'
  * get_keys_to_not_convert does: nothing more when the model ties weights
  * (the tied modules stay, and a tied linear here is the embedding's
- * weight), else the last module with weights when it is a linear. */
+ * weight), else the last module with weights when it is a linear. LoRA
+ * on peft's "all-linear" leaves that layer without adapters too (peft's
+ * _maybe_include_all_linear_layers drops get_output_embeddings()): built
+ * again knowing it. */
 int
 model_graph_build(struct cm_model_def *def, const struct cm_workload *wl,
     const struct cm_device *dev, const struct expr_ival *bounds, struct cm_graph *m,
@@ -1212,17 +1217,27 @@ model_graph_build(struct cm_model_def *def, const struct cm_workload *wl,
 	struct quant_info qi;
 	char skip[sizeof qi.last];
 
+	int all_linear = wl->training && wl->ft.lora_rank > 0 && cm_ft_all_linear(&wl->ft);
+	size_t n;
+
 	memset(&qi, 0, sizeof qi);
 	if (build_graph(def, wl, dev, bounds, m, NULL, &qi, err) != 0)
 		return -1;
-	if (wl->ft.quant == CM_QUANT_NONE)
+	if (wl->ft.quant == CM_QUANT_NONE && !all_linear)
 		return 0;
-	if (qi.hits > 0 && !qi.tied && qi.last_q) {
+	if ((wl->ft.quant != CM_QUANT_NONE && qi.hits > 0 && !qi.tied && qi.last_q) ||
+	    (all_linear && qi.last_linear)) {
+		/* the output layer's own path, not its LoRA base_layer's */
 		memcpy(skip, qi.last, sizeof skip);
+		n = strlen(skip);
+		if (n > 11 && strcmp(skip + n - 11, ".base_layer") == 0)
+			skip[n - 11] = '\0';
 		cm_graph_free(m);
 		if (build_graph(def, wl, dev, bounds, m, skip, &qi, err) != 0)
 			return -1;
 	}
+	if (wl->ft.quant == CM_QUANT_NONE)
+		return 0;
 	if (qi.hits == 0)
 		return dn_error_set(err, DN_EINVAL, "$.workload.quantize", wl->training ? "no linear layer to quantize: "
 		    "quantized weights take no gradient, so only frozen linears are (LoRA's base layers, or those "

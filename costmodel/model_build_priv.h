@@ -70,9 +70,9 @@ struct model_builder {
 	 * left unquantized (the output layer: NULL on the first build;
 	 * model_build.c builds again with it when the model ties nothing and
 	 * its last weights are a quantized linear's) */
-	int quant_hits, quant_tied, quant_last_q;
+	int quant_hits, quant_tied, quant_last_q, quant_last_linear;
 	char quant_last[512];
-	const char *quant_skip;
+	const char *quant_skip;     /* the output layer's path (a LoRA composite's, not its base_layer's) */
 	struct dn_error *err;
 };
 
@@ -102,12 +102,17 @@ int mb_make_select(struct model_builder *mb, const char *path, int n, const int 
  *   cm_ft_match        whether any of the n selectors picks the operator
  *   cm_ft_frozen       whether its weights are frozen (training only)
  *   cm_ft_tied_frozen  whether a tied linear's (the embedding's) weight is
- *   cm_ft_lora_target  whether a linear gets LoRA adapters (training only) */
+ *   cm_ft_lora_target  whether a linear gets LoRA adapters (training only;
+ *                      `output`: the output layer's path or NULL) */
 int cm_ft_match(const char (*sel)[CM_FT_SEL_LEN], int n, const char *rule, const char *parent,
     const char *path);
 int cm_ft_frozen(const struct cm_workload *wl, const char *rule, const char *parent, const char *path);
 int cm_ft_tied_frozen(const struct cm_workload *wl, const char *path);
-int cm_ft_lora_target(const struct cm_workload *wl, const char *parent, const char *path);
+int cm_ft_lora_target(const struct cm_workload *wl, const char *parent, const char *path, const char *output);
+/* Whether LoRA's targets hold peft's "all-linear" (every linear but the
+ * output layer: cm_ft_lora_target leaves out `output`, the model's output
+ * layer's path, once a first build has found it). */
+int cm_ft_all_linear(const struct cm_finetune *ft);
 
 /* Builds the operator graph of `def` into `m` (model_build.c). On error
  * returns -1 with err set; `m` must still be freed with cm_graph_free. */

@@ -98,6 +98,16 @@ lora_build(struct op_build *ob, expr_id fout, int bias)
 	return 0;
 }
 
+/* Whether path is the output layer's (`output`), or its base_layer's
+ * inside a LoRA composite. */
+static int
+is_output(const char *output, const char *path)
+{
+	size_t n = strlen(output);
+
+	return strncmp(output, path, n) == 0 && (path[n] == '\0' || strcmp(path + n, ".base_layer") == 0);
+}
+
 /* Whether this linear is a Linear4bit or Linear8bitLt (cm_quant.c): the
  * workload quantizes, the weight is the linear's own (not tied: then the builder
  * notes that the model ties weights; not a LoRA adapter), it takes no
@@ -115,7 +125,7 @@ quant_applies(struct op_build *ob, int tied)
 		return 0;
 	}
 	if (mb->ft_adapter || (mb->wl->training && !ob->op.frozen) ||
-	    (mb->quant_skip != NULL && strcmp(mb->quant_skip, ob->inst_path) == 0))
+	    (mb->quant_skip != NULL && is_output(mb->quant_skip, ob->inst_path)))
 		return 0;
 	mb->quant_hits++;
 	return 1;
@@ -260,7 +270,8 @@ linear_build(struct op_build *ob)
 	for (int i = 0; i < r - 1; i++)
 		dims[i] = x->dim[i];
 	dims[r - 1] = fout;
-	if (!tied && ob->mb->ft_force < 0 && cm_ft_lora_target(ob->mb->wl, ob->mb->parent_rule, ob->inst_path)) {
+	if (!tied && ob->mb->ft_force < 0 && cm_ft_lora_target(ob->mb->wl, ob->mb->parent_rule, ob->inst_path,
+	    ob->mb->quant_skip)) {
 		ob->mb->lora_hits++;
 		return lora_build(ob, fout, bias);
 	}

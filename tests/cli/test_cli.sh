@@ -203,6 +203,17 @@ check int8-count 0 "^feasible 3 of 12 " -- count --preset llama2-7b --space "$tm
 # priced with every weight frozen and nothing trained (0 trainable, fits)
 check lora-no-match 2 "\\$.workload.lora.targets: the LoRA targets match no linear layer" -- estimate --preset resnet18 --lora-rank 4 --lora-targets conv2d
 check lora-no-match-attention 2 "the LoRA targets match no linear layer" -- estimate --preset resnet18 --lora-rank 4 --lora-targets attention.q
+# peft's target_modules names: q_proj/k_proj/v_proj/o_proj (LLaMA), query/key/value (BERT), c_attn
+# (GPT-2) are the attention projections, gate_proj/up_proj/down_proj the SwiGLU MLP's linears, and
+# all-linear every linear but the output layer. LLaMA-2-7B, r 16 on all-linear: 39,976,960 trainable,
+# what peft's print_trainable_parameters says for it (every linear: 40,554,496, lm_head's adapters
+# too); TinyLlama r 8 on q_proj,v_proj: 1,126,400, as attention.q,attention.v (they were refused)
+check lora-peft-all-linear 0 "^parameters   6,738,415,616, 39,976,960 trainable$" -- estimate --preset llama2-7b batch_size=1 seq_len=512 --dtype mixed_bf16 --lora-rank 16 --lora-targets all-linear --quantize nf4-dq --device rtx-4090
+check lora-peft-seven 0 "^parameters   6,738,415,616, 39,976,960 trainable$" -- estimate --preset llama2-7b batch_size=1 seq_len=512 --dtype mixed_bf16 --lora-rank 16 --lora-targets q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj --quantize nf4-dq --device rtx-4090
+check lora-peft-linear 0 "^parameters   6,738,415,616, 40,554,496 trainable$" -- estimate --preset llama2-7b batch_size=1 seq_len=512 --dtype mixed_bf16 --lora-rank 16 --lora-targets linear --quantize nf4-dq --device rtx-4090
+check lora-peft-qv 0 "^parameters   1,100,048,384, 1,126,400 trainable$" -- estimate --preset tinyllama-1.1b --lora-rank 8 --lora-targets q_proj,v_proj
+check lora-peft-bert 0 "^parameters   109,482,240, 294,912 trainable$" -- estimate --preset bert-base --lora-rank 8 --lora-targets query,value
+check lora-peft-typo 2 '^dnnsat: --lora-targets: unknown selector "q_projj" (did you mean q_proj, k_proj or v_proj?)$' -- estimate --preset tinyllama-1.1b --lora-rank 8 --lora-targets q_projj
 check flash-on-v100 1 "flash attention needs compute capability >= 8.0" -- estimate --preset gpt2 --device v100-32gb --dtype mixed_fp16 --attention flash
 check bf16-on-v100 1 "bf16 needs a GPU with bf16 arithmetic" -- estimate --preset gpt2 --device v100-32gb --dtype mixed_bf16
 check sdpa-resolved 0 "attention sdpa (flash here)" -- estimate --preset gpt2 batch_size=1 --dtype mixed_bf16
