@@ -356,29 +356,50 @@ cm_ft_tied_frozen(const struct cm_workload *wl, const char *path)
 	    cm_ft_match(ft->freeze, ft->nfreeze, "linear", NULL, path);
 }
 
+/* Whether list sel (n selectors) holds "all-linear". */
+static int
+has_all_linear(const char (*sel)[CM_FT_SEL_LEN], int n)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(sel[i], "all-linear") == 0)
+			return 1;
+	return 0;
+}
+
 int
 cm_ft_all_linear(const struct cm_finetune *ft)
 {
-	for (int i = 0; i < ft->ntargets; i++)
-		if (strcmp(ft->targets[i], "all-linear") == 0)
+	int any = ft->targets_hp == 0 && has_all_linear(ft->targets, ft->ntargets);
+
+	for (int j = 0; ft->targets_hp > 0 && j < ft->ntgt_choices; j++)
+		any |= has_all_linear(ft->tgt_choices[j], ft->ntgt[j]);
+	return any;
+}
+
+/* Whether list sel (n selectors) picks the linear at path. */
+static int
+targets_pick(const char (*sel)[CM_FT_SEL_LEN], int n, const char *parent, const char *path, const char *output)
+{
+	for (int i = 0; i < n; i++) {
+		/* peft's all-linear leaves out the output layer
+		 * (get_output_embeddings) */
+		if (strcmp(sel[i], "all-linear") == 0 && output != NULL && strcmp(path, output) == 0)
+			continue;
+		if (cm_ft_match(&sel[i], 1, "linear", parent, path))
 			return 1;
+	}
 	return 0;
 }
 
 int
 cm_ft_lora_target(const struct cm_workload *wl, const char *parent, const char *path, const char *output)
 {
-	const struct cm_finetune *ft = &wl->ft;
+	return wl->training && wl->ft.lora_rank > 0 && targets_pick(wl->ft.targets, wl->ft.ntargets, parent, path, output);
+}
 
-	if (!wl->training || ft->lora_rank == 0)
-		return 0;
-	for (int i = 0; i < ft->ntargets; i++) {
-		/* peft's all-linear leaves out the output layer
-		 * (get_output_embeddings) */
-		if (strcmp(ft->targets[i], "all-linear") == 0 && output != NULL && strcmp(path, output) == 0)
-			continue;
-		if (cm_ft_match(&ft->targets[i], 1, "linear", parent, path))
-			return 1;
-	}
-	return 0;
+int
+cm_ft_lora_target_in(const struct cm_workload *wl, int j, const char *parent, const char *path, const char *output)
+{
+	return wl->training && wl->ft.lora_rank > 0 && j < wl->ft.ntgt_choices &&
+	    targets_pick(wl->ft.tgt_choices[j], wl->ft.ntgt[j], parent, path, output);
 }

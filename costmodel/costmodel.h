@@ -279,6 +279,7 @@ enum cm_attention { CM_ATTN_SDPA, CM_ATTN_EAGER, CM_ATTN_MATH, CM_ATTN_MEM_EFFIC
  * (an "embedding" or "all" selector, or LoRA) unless `train` picks it. */
 #define CM_FT_MAX_SEL 8         /* selectors per list */
 #define CM_FT_SEL_LEN 64        /* bytes per selector, NUL included */
+#define CM_FT_MAX_TGT_CHOICES 8 /* target lists a space may pick among */
 struct cm_finetune {
 	int nfreeze, ntrain, ntargets;
 	char freeze[CM_FT_MAX_SEL][CM_FT_SEL_LEN];
@@ -292,6 +293,14 @@ struct cm_finetune {
 	                             * space that searches it; lora_dropout is
 	                             * then unused) */
 	uint8_t quant;              /* enum cm_quant: the base linears' storage */
+	int targets_hp;             /* > 0: hyperparameter targets_hp - 1, a
+	                             * categorical, picks each configuration's
+	                             * targets: value j targets tgt_choices[j]
+	                             * (ntgt[j] selectors; a space that searches
+	                             * them; targets is then unused) */
+	int ntgt_choices;
+	int ntgt[CM_FT_MAX_TGT_CHOICES];
+	char tgt_choices[CM_FT_MAX_TGT_CHOICES][CM_FT_MAX_SEL][CM_FT_SEL_LEN];
 };
 
 /* bitsandbytes' quantized base weights, as Hugging Face's

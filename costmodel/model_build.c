@@ -1180,6 +1180,20 @@ build_graph(struct cm_model_def *def, const struct cm_workload *wl, const struct
 		    "of the model (dnnsat adapts nn.Linear layers, as peft's LoraLayer: give attention.q/k/v/qkv/out, "
 		    "peft's module names of them (q_proj, query, c_attn, ...; gate_proj, up_proj, down_proj of a "
 		    "SwiGLU MLP), linear, all or a path prefix such as $.layers[3])");
+	for (int j = 0; wl->training && wl->ft.targets_hp > 0 && j < wl->ft.ntgt_choices; j++) {
+		/* a target list of the space that matches nothing: peft refuses
+		 * it, so its configurations are invalid */
+		const struct cm_hparam *h = &def->hps[wl->ft.targets_hp - 1];
+		const char *names[] = { h->name };
+		expr_id v = expr_var(&m->g, wl->ft.targets_hp - 1);
+		char rule[160];
+		if (mb.tgt_hits[j] > 0)
+			continue;
+		dn_fmt(rule, sizeof rule, "LoRA targets \"%.100s\" match a linear layer", j < h->nvalues ? h->values[j] : "?");
+		if (cm_graph_add_constraint(m, expr_int(&m->g, 1), expr_ne(&m->g, v, expr_int(&m->g, j)), "$.space",
+		    rule, 1, names, &v) < 0)
+			return dn_error_set(err, DN_ENOMEM, "$", "out of memory");
+	}
 	qi->hits = mb.quant_hits;
 	qi->tied = mb.quant_tied;
 	qi->last_q = mb.quant_last_q;
@@ -1232,6 +1246,8 @@ model_graph_build(struct cm_model_def *def, const struct cm_workload *wl,
 		n = strlen(skip);
 		if (n > 11 && strcmp(skip + n - 11, ".base_layer") == 0)
 			skip[n - 11] = '\0';
+		else if (n > 6 && strcmp(skip + n - 6, ".plain") == 0)
+			skip[n - 6] = '\0';
 		cm_graph_free(m);
 		if (build_graph(def, wl, dev, bounds, m, skip, &qi, err) != 0)
 			return -1;

@@ -99,13 +99,76 @@ lora_build(struct op_build *ob, expr_id fout, int bias)
 }
 
 /* Whether path is the output layer's (`output`), or its base_layer's
- * inside a LoRA composite. */
+ * inside a LoRA composite, or its plain linear where a space's target
+ * lists pick it only sometimes (lora_alts). */
 static int
 is_output(const char *output, const char *path)
 {
 	size_t n = strlen(output);
 
-	return strncmp(output, path, n) == 0 && (path[n] == '\0' || strcmp(path + n, ".base_layer") == 0);
+	return strncmp(output, path, n) == 0 &&
+	    (path[n] == '\0' || strcmp(path + n, ".base_layer") == 0 || strcmp(path + n, ".plain") == 0);
+}
+
+/* Where this linear gets LoRA adapters: always (1), never (0), or, where a
+ * space picks the target lists (ft.targets_hp), where it picks one that
+ * targets it. Counts the hits (mb->lora_hits, mb->tgt_hits). */
+static expr_id
+lora_cond(struct op_build *ob)
+{
+	struct model_builder *mb = ob->mb;
+	const struct cm_workload *wl = mb->wl;
+	struct expr_graph *g = &ob->m->g;
+	expr_id c = expr_int(g, 0);
+	int picks = 0;
+
+	if (wl->ft.targets_hp == 0) {
+		int hit = cm_ft_lora_target(wl, mb->parent_rule, ob->inst_path, mb->quant_skip);
+		mb->lora_hits += hit;
+		return expr_int(g, hit);
+	}
+	for (int j = 0; j < wl->ft.ntgt_choices; j++)
+		if (cm_ft_lora_target_in(wl, j, mb->parent_rule, ob->inst_path, mb->quant_skip)) {
+			c = expr_or(g, c, expr_eq(g, expr_var(g, wl->ft.targets_hp - 1), expr_int(g, j)));
+			mb->tgt_hits[j]++;
+			picks++;
+		}
+	mb->lora_hits += picks > 0;
+	return picks == wl->ft.ntgt_choices ? expr_int(g, 1) : c;
+}
+
+/* A linear that gets adapters where `cond` holds: the LoRA composite there,
+ * the frozen linear itself (".plain") elsewhere, and their select. */
+static int
+lora_alts(struct op_build *ob, expr_id cond, expr_id fout, int bias)
+{
+	struct model_builder *mb = ob->mb;
+	struct expr_graph *g = &ob->m->g;
+	struct scope sc, *saved = mb->scope;
+	struct scope_bind binds[1] = { { "__lora_out", fout } };
+	expr_id guard = ob->guard, conds[2];
+	int outs[2], x = ob->in[0];
+	char path[600];
+
+	conds[0] = cond;
+	conds[1] = expr_not(g, cond);
+	ob->guard = expr_and(g, guard, conds[0]);
+	outs[0] = lora_build(ob, fout, bias) == 0 ? ob->out : -1;
+	ob->guard = expr_and(g, guard, conds[1]);
+	memset(&sc, 0, sizeof sc);
+	sc.parent = saved;
+	sc.binds = binds;
+	sc.nbinds = sc.capbinds = 1;
+	mb->scope = &sc;
+	outs[1] = outs[0] < 0 ? -1 : lora_part(ob, "linear", "plain", json_pack("{s:s,s:b}", "out_features",
+	    "__lora_out", "bias", bias), 1, &x, 1, 0);
+	mb->scope = saved;
+	ob->guard = guard;
+	if (outs[1] < 0)
+		return -1;
+	dn_fmt(path, sizeof path, "%s.lora", ob->inst_path);
+	ob->out = mb_make_select(mb, path, 2, outs, conds);
+	return ob->out < 0 ? -1 : 0;
 }
 
 /* Whether this linear is a Linear4bit or Linear8bitLt (cm_quant.c): the
@@ -270,10 +333,12 @@ linear_build(struct op_build *ob)
 	for (int i = 0; i < r - 1; i++)
 		dims[i] = x->dim[i];
 	dims[r - 1] = fout;
-	if (!tied && ob->mb->ft_force < 0 && cm_ft_lora_target(ob->mb->wl, ob->mb->parent_rule, ob->inst_path,
-	    ob->mb->quant_skip)) {
-		ob->mb->lora_hits++;
-		return lora_build(ob, fout, bias);
+	if (!tied && ob->mb->ft_force < 0) {
+		expr_id lc = lora_cond(ob);
+		if (expr_is_true(g, lc))
+			return lora_build(ob, fout, bias);
+		if (!expr_is_int_const(g, lc, 0))
+			return lora_alts(ob, lc, fout, bias);
 	}
 	if (tied) {
 		ob->tied_weight = 1;

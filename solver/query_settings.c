@@ -276,6 +276,42 @@ take_attention(struct sq_query *q, const char *key, const char *type, const json
 	return 1;
 }
 
+/* LoRA's target modules (peft's target_modules), where the workload has
+ * LoRA: a choice of strings, each a comma list of selectors (Optuna's
+ * suggest_categorical takes no lists: "q_proj,v_proj" against
+ * "all-linear"), distinct, at most CM_FT_MAX_TGT_CHOICES; a categorical
+ * of them. op_linear.c gives a linear adapters where a list that picks it
+ * is chosen; a list that picks no linear makes its configurations
+ * invalid. */
+static int
+take_lora_targets(struct sq_query *q, const char *key, const char *type, const json_t *vals, char *why,
+    struct dn_error *err)
+{
+	struct cm_finetune *ft = &q->wl.ft;
+	size_t n = json_array_size(vals);
+	int hp;
+
+	if (ft->lora_rank == 0)
+		return 0;
+	if (!distinct_names(type, vals, CM_FT_MAX_TGT_CHOICES, "LoRA target lists (comma-separated strings)", why))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		struct dn_error e;
+		memset(&e, 0, sizeof e);
+		ft->ntgt[i] = 0;
+		if (cm_ft_add_selectors(ft->tgt_choices[i], &ft->ntgt[i], json_string_value(json_array_get(vals, i)),
+		    "", &e) != 0) {
+			dn_fmt(why, WHY_LEN, "%s", e.message);
+			return 0;
+		}
+	}
+	if ((hp = add_categorical(q, key, vals, "LoRA's target modules", err)) < 0)
+		return -1;
+	ft->targets_hp = hp;
+	ft->ntgt_choices = (int)n;
+	return 1;
+}
+
 /* Gradient checkpointing (Optuna's suggest_categorical(name, [True,
  * False]), NNI's choice of true and false; 0 and 1 too): a categorical of
  * the values as the space spells them, at most one true and one false;
@@ -341,6 +377,7 @@ static const struct setting {
 	{ { "attention", "attn_implementation", NULL }, 0, 0, take_attention },
 	{ { "lora_r", "lora_rank", "r", NULL }, 1, 1, take_lora_rank },
 	{ { "lora_dropout", NULL }, 1, 0, take_lora_dropout },
+	{ { "target_modules", "lora_target_modules", "lora_targets", NULL }, 1, 0, take_lora_targets },
 };
 
 /* LoRA's rank searched in a training workload without LoRA, where the

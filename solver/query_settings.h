@@ -26,6 +26,9 @@
  *                                  where the workload has LoRA of a fixed
  *                                  rank (wl->ft.rank_expr names it; the
  *                                  templates' lora_r is taken as it is)
+ *   target_modules,                peft's target_modules, where the workload
+ *   lora_target_modules,           has LoRA: a choice of comma-separated
+ *   lora_targets                   selector lists (wl->ft.targets_hp)
  *   lora_dropout                   peft's lora_dropout: a choice of numbers
  *                                  in [0, 1), or a uniform or quniform
  *                                  within it, where the workload has LoRA

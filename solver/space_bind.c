@@ -588,7 +588,8 @@ static int
 workload_knob(const char *key)
 {
 	static const char *const training[] = { "optimizer", "optim", "optimizer_impl", "checkpointing",
-		"gradient_checkpointing", "grad_accum", "gradient_accumulation_steps", NULL };
+		"gradient_checkpointing", "grad_accum", "gradient_accumulation_steps", "target_modules",
+		"lora_target_modules", "lora_targets", NULL };
 	static const char *const both[] = { "dtype", "precision", "mixed_precision", "fp16", "bf16", "attention",
 		"attn_implementation", "quantize", NULL };
 

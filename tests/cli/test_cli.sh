@@ -559,6 +559,22 @@ check space-lora-explain-off 0 "^ok   memory 11.97 GiB <= 12 GiB$" -- explain $L
 check space-lora-uniform 0 "^feasible 9 of 15 configurations" -- count $LQ --space "$tmp/peftu.json"
 check space-lora-quniform 0 "^feasible 10 of 15 configurations" -- count $LQ --space "$tmp/peftq.json"
 check space-lora-none 0 "^dnnsat: warning: parameter lora_r is LoRA's, and the workload has no LoRA" -- count --preset gpt2 --device t4 --dtype mixed_fp16 --budget memory=12GiB --space "$tmp/peft.json"
+# LoRA's target modules searched (peft's target_modules, each set a comma-separated string, as
+# Optuna's suggest_categorical takes them): each configuration's linears get adapters where its
+# set picks them. TinyLlama mixed bf16, r 16, 25 GiB, batch 1-8 x seq 1024/2048: 5 + 5 + 7 + 5 = 22
+# of 32, as the four queries with --lora-targets say (before: every configuration with the
+# workload's q_proj, and the parameter passed through); a set that picks no linear of the model
+# makes its configurations invalid, the rule named
+printf '{"batch_size": {"_type": "choice", "_value": [1, 2, 4, 8]}, "seq_len": {"_type": "choice", "_value": [1024, 2048]}, "target_modules": {"_type": "choice", "_value": ["q_proj,v_proj", "all-linear", "gate_proj", "c_attn"]}}' >"$tmp/tgt.json"
+printf '{"batch_size": {"_type": "choice", "_value": [1, 2, 4, 8]}, "seq_len": {"_type": "choice", "_value": [1024, 2048]}}' >"$tmp/tgt0.json"
+GQ="--preset tinyllama-1.1b --dtype mixed_bf16 --lora-rank 16 --budget memory=25GiB"
+check space-lora-targets 0 "^feasible 22 of 32 configurations" -- count $GQ --lora-targets q_proj --space "$tmp/tgt.json"
+check space-lora-targets-qv 0 "^feasible 5 of 8 configurations" -- count $GQ --lora-targets q_proj,v_proj --space "$tmp/tgt0.json"
+check space-lora-targets-all 0 "^feasible 5 of 8 configurations" -- count $GQ --lora-targets all-linear --space "$tmp/tgt0.json"
+check space-lora-targets-gate 0 "^feasible 7 of 8 configurations" -- count $GQ --lora-targets gate_proj --space "$tmp/tgt0.json"
+check space-lora-targets-list 0 '^{"batch_size":8,"seq_len":1024,"target_modules":"gate_proj"}$' -- list $GQ --lora-targets q_proj --space "$tmp/tgt.json"
+printf '{"batch_size": {"_type": "choice", "_value": [1, 8]}, "target_modules": {"_type": "choice", "_value": ["c_attn", "down_proj"]}}' >"$tmp/tgtgpt.json"
+check space-lora-targets-none 1 '^     \$.space: LoRA targets "down_proj" match a linear layer$' -- explain --preset gpt2 --lora-rank 8 --lora-targets c_attn --space "$tmp/tgtgpt.json" --config '{"batch_size": 1, "target_modules": "down_proj"}'
 # the attention kernel as a parameter of the space (Hugging Face's attn_implementation, or
 # attention): each configuration with its own kernel. gpt2-large mixed fp16, seq 512, V100 32GB,
 # 30 GiB: eager and sdpa (the memory-efficient kernel before Ampere) fit batches 1 to 4 each, flash
