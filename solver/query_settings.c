@@ -173,7 +173,10 @@ take_lora_rank(struct sq_query *q, const char *key, const char *type, const json
 	struct cm_finetune *ft = &q->wl.ft;
 	int h = cm_def_find_hp(q->def, key);
 
-	if (ft->lora_rank == 0 || strlen(key) >= sizeof ft->rank_expr || (h >= 0 && q->def->hps[h].type != CM_HP_INT))
+	/* a model's own "r" or "lora_rank" is the model's: only lora_r, the
+	 * templates' hyperparameter for it, is taken as the rank */
+	if (ft->lora_rank == 0 || strlen(key) >= sizeof ft->rank_expr ||
+	    (h >= 0 && (q->def->hps[h].type != CM_HP_INT || strcmp(key, "lora_r") != 0)))
 		return 0;
 	if (ft->rank_expr[0] != '\0') {
 		dn_fmt(why, WHY_LEN, "the workload's LoRA rank is the expression \"%s\" already", ft->rank_expr);

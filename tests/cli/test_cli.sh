@@ -559,6 +559,11 @@ check space-lora-explain-off 0 "^ok   memory 11.97 GiB <= 12 GiB$" -- explain $L
 check space-lora-uniform 0 "^feasible 9 of 15 configurations" -- count $LQ --space "$tmp/peftu.json"
 check space-lora-quniform 0 "^feasible 10 of 15 configurations" -- count $LQ --space "$tmp/peftq.json"
 check space-lora-none 0 "^dnnsat: warning: parameter lora_r is LoRA's, and the workload has no LoRA" -- count --preset gpt2 --device t4 --dtype mixed_fp16 --budget memory=12GiB --space "$tmp/peft.json"
+# a model's own hyperparameter named r (here the MLP's width) stays the model's, not LoRA's rank:
+# at r 64 the rank stays 8 (1,898,539,008 B; rank 64 would be 1,899,688,448 B, and the count 0)
+sed 's/"hidden"/"r"/g' "$top_srcdir/schemas/templates/mlp.json" >"$tmp/rmlp.json"
+printf '{"batch_size": {"_type": "choice", "_value": [64]}, "r": {"_type": "choice", "_value": [64]}}' >"$tmp/rspace.json"
+check space-lora-model-r 0 "^feasible 1 of 1 configurations" -- count --model "$tmp/rmlp.json" --lora-rank 8 --lora-targets linear --space "$tmp/rspace.json" --budget memory=1899000000B
 # LoRA's target modules searched (peft's target_modules, each set a comma-separated string, as
 # Optuna's suggest_categorical takes them): each configuration's linears get adapters where its
 # set picks them. TinyLlama mixed bf16, r 16, 25 GiB, batch 1-8 x seq 1024/2048: 5 + 5 + 7 + 5 = 22
