@@ -424,16 +424,17 @@ print_z3(const struct sq_query *q, const json_t *zc, const json_t *cf)
 		json_t *agrees = json_object_get(zc, "agrees");
 		json_int_t per = json_integer_value(json_object_get(zc, "configurations_per_model"));
 		json_int_t models = json_integer_value(json_object_get(zc, "models"));
+		char how[96] = ", complete";
+		const char *stopped = json_string_value(json_object_get(zc, "stopped"));
+		if (!complete)
+			snprintf(how, sizeof how, " (stopped: %s)", stopped != NULL ? stopped : "?");
 		if (per > 1)
 			printf("z3       %" JSON_INTEGER_FORMAT " assignments of the model's hyperparameters by enumeration "
-			    "with blocking clauses%s%s%s, each %" JSON_INTEGER_FORMAT " configurations (the parameters "
-			    "that pass through): %.0f\n", models, complete ? ", complete" : " (stopped: ",
-			    complete ? "" : json_string_value(json_object_get(zc, "stopped")), complete ? "" : ")", per,
-			    (double)models * (double)per);
+			    "with blocking clauses%s, each %" JSON_INTEGER_FORMAT " configurations (the parameters that "
+			    "pass through): %.0f\n", models, how, per, (double)models * (double)per);
 		else
-			printf("z3       %" JSON_INTEGER_FORMAT " configurations by enumeration with blocking clauses%s%s%s\n",
-			    models, complete ? ", complete" : " (stopped: ",
-			    complete ? "" : json_string_value(json_object_get(zc, "stopped")), complete ? "" : ")");
+			printf("z3       %" JSON_INTEGER_FORMAT " configurations by enumeration with blocking clauses%s\n",
+			    models, how);
 		printf("         %s\n", json_is_true(agrees) ? "agrees with the engine's count" :
 		    json_is_false(agrees) ? "DISAGREES with the engine's count (please report it)" :
 		    "no comparison: one of the counts is not complete");

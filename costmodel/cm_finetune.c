@@ -61,6 +61,29 @@ resolve_peft(const char *s)
 	return s;
 }
 
+/* The selectors that have names (not path prefixes), for "did you mean":
+ * the keywords, the operator types people adapt or freeze, and the tables
+ * above. Returns how many are in out (room for CM_FT_NAMED). */
+#define CM_FT_NAMED 32
+static int
+named_selectors(const char **out)
+{
+	static const char *const fixed[] = { "all", "all-linear", "linear", "embedding", "layernorm", "attention" };
+	int n = 0;
+
+	_Static_assert(sizeof fixed / sizeof fixed[0] + NPARTS + NPEFT + NMLP <= CM_FT_NAMED, "room for the names");
+
+	for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+		out[n++] = fixed[i];
+	for (size_t i = 0; i < NPARTS; i++)
+		out[n++] = attn_parts[i].sel;
+	for (size_t i = 0; i < NPEFT; i++)
+		out[n++] = peft_names[i].name;
+	for (size_t i = 0; i < NMLP; i++)
+		out[n++] = mlp_parts[i];
+	return n;
+}
+
 static int
 known_selector(const char *s)
 {
@@ -97,12 +120,9 @@ cm_ft_add_selectors(char (*sel)[CM_FT_SEL_LEN], int *n, const char *list,
 		memcpy(sel[*n], p, len);
 		sel[*n][len] = '\0';
 		if (!known_selector(sel[*n])) {
-			static const char *const named[] = { "all", "all-linear", "linear", "embedding", "layernorm", "attention",
-				"attention.q", "attention.k", "attention.v", "attention.qkv", "attention.out", "q_proj",
-				"k_proj", "v_proj", "o_proj", "query", "key", "value", "c_attn", "gate_proj", "up_proj",
-				"down_proj" };
+			const char *named[CM_FT_NAMED];
 			char near[128] = "";
-			dn_suggest(sel[*n], named, (int)(sizeof named / sizeof named[0]), near, sizeof near);
+			dn_suggest(sel[*n], named, named_selectors(named), near, sizeof near);
 			if (near[0] != '\0')
 				return dn_error_set(err, DN_EINVAL, path, "unknown selector \"%s\" (did you mean %s?)",
 				    sel[*n], near);

@@ -492,6 +492,7 @@ plan_storages(struct plan_ctx *pc, expr_id ck, struct mem_plan *plan, struct pla
 	struct termlist in = { 0 };
 	struct termlist *saved_at = pl->saved_at, *kept_by = pl->kept_by, *inf_alive = pl->inf_alive;
 	struct termlist *nk_alive = pl->nk_alive, *rec_alive = pl->rec_alive;
+	expr_id nck = expr_not(g, ck);  /* where the configuration does not checkpoint */
 
 	{
 		for (int s = 0; s < m->nstorages; s++) {
@@ -511,7 +512,6 @@ plan_storages(struct plan_ctx *pc, expr_id ck, struct mem_plan *plan, struct pla
 			 * Where the space picks checkpointing, each way under its
 			 * condition (ck, or not ck). */
 			int rec = st->recompute && !expr_is_int_const(g, ck, 0);
-			expr_id nck = expr_not(g, ck);
 			if (dn_deadline_check(err, "$", "building the memory plan") != 0) {
 				free(in.v);
 				return -1;

@@ -1230,9 +1230,7 @@ model_graph_build(struct cm_model_def *def, const struct cm_workload *wl,
 {
 	struct quant_info qi;
 	char skip[sizeof qi.last];
-
 	int all_linear = wl->training && wl->ft.lora_rank > 0 && cm_ft_all_linear(&wl->ft);
-	size_t n;
 
 	memset(&qi, 0, sizeof qi);
 	if (build_graph(def, wl, dev, bounds, m, NULL, &qi, err) != 0)
@@ -1243,11 +1241,7 @@ model_graph_build(struct cm_model_def *def, const struct cm_workload *wl,
 	    (all_linear && qi.last_linear)) {
 		/* the output layer's own path, not its LoRA base_layer's */
 		memcpy(skip, qi.last, sizeof skip);
-		n = strlen(skip);
-		if (n > 11 && strcmp(skip + n - 11, ".base_layer") == 0)
-			skip[n - 11] = '\0';
-		else if (n > 6 && strcmp(skip + n - 6, ".plain") == 0)
-			skip[n - 6] = '\0';
+		skip[mb_linear_path_len(skip)] = '\0';
 		cm_graph_free(m);
 		if (build_graph(def, wl, dev, bounds, m, skip, &qi, err) != 0)
 			return -1;

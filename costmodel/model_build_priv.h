@@ -105,6 +105,12 @@ int mb_make_select(struct model_builder *mb, const char *path, int n, const int 
  *   cm_ft_tied_frozen  whether a tied linear's (the embedding's) weight is
  *   cm_ft_lora_target  whether a linear gets LoRA adapters (training only;
  *                      `output`: the output layer's path or NULL) */
+/* The length of a linear's instance path without the sub-operator that
+ * holds its weight when LoRA wraps it (".base_layer", or ".plain" where
+ * a space's target lists pick it only sometimes: op_linear.c), so that
+ * the output layer is known by its own path whichever form built it. */
+size_t mb_linear_path_len(const char *path);
+
 int cm_ft_match(const char (*sel)[CM_FT_SEL_LEN], int n, const char *rule, const char *parent,
     const char *path);
 int cm_ft_frozen(const struct cm_workload *wl, const char *rule, const char *parent, const char *path);

@@ -98,16 +98,28 @@ lora_build(struct op_build *ob, expr_id fout, int bias)
 	return 0;
 }
 
-/* Whether path is the output layer's (`output`), or its base_layer's
- * inside a LoRA composite, or its plain linear where a space's target
- * lists pick it only sometimes (lora_alts). */
+size_t
+mb_linear_path_len(const char *path)
+{
+	static const char *const parts[] = { ".base_layer", ".plain" };
+	size_t n = strlen(path);
+
+	for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+		size_t k = strlen(parts[i]);
+		if (n > k && strcmp(path + n - k, parts[i]) == 0)
+			return n - k;
+	}
+	return n;
+}
+
+/* Whether path is the output layer's (`output`), or that of the linear
+ * that holds its weight (mb_linear_path_len). */
 static int
 is_output(const char *output, const char *path)
 {
 	size_t n = strlen(output);
 
-	return strncmp(output, path, n) == 0 &&
-	    (path[n] == '\0' || strcmp(path + n, ".base_layer") == 0 || strcmp(path + n, ".plain") == 0);
+	return mb_linear_path_len(path) == n && strncmp(output, path, n) == 0;
 }
 
 /* Where this linear gets LoRA adapters: always (1), never (0), or, where a
@@ -137,17 +149,27 @@ lora_cond(struct op_build *ob)
 	return picks == wl->ft.ntgt_choices ? expr_int(g, 1) : c;
 }
 
+/* The frozen linear itself, as a sub-operator ".plain" (out_features
+ * bound to __lora_out; arg: the bias flag). */
+static int
+plain_part(struct op_build *ob, void *arg)
+{
+	int x = ob->in[0];
+
+	return lora_part(ob, "linear", "plain", json_pack("{s:s,s:b}", "out_features", "__lora_out", "bias",
+	    *(const int *)arg), 1, &x, 1, 0);
+}
+
 /* A linear that gets adapters where `cond` holds: the LoRA composite there,
  * the frozen linear itself (".plain") elsewhere, and their select. */
 static int
 lora_alts(struct op_build *ob, expr_id cond, expr_id fout, int bias)
 {
+	static const char *const names[] = { "__lora_out" };
 	struct model_builder *mb = ob->mb;
 	struct expr_graph *g = &ob->m->g;
-	struct scope sc, *saved = mb->scope;
-	struct scope_bind binds[1] = { { "__lora_out", fout } };
 	expr_id guard = ob->guard, conds[2];
-	int outs[2], x = ob->in[0];
+	int outs[2];
 	char path[600];
 
 	conds[0] = cond;
@@ -155,14 +177,7 @@ lora_alts(struct op_build *ob, expr_id cond, expr_id fout, int bias)
 	ob->guard = expr_and(g, guard, conds[0]);
 	outs[0] = lora_build(ob, fout, bias) == 0 ? ob->out : -1;
 	ob->guard = expr_and(g, guard, conds[1]);
-	memset(&sc, 0, sizeof sc);
-	sc.parent = saved;
-	sc.binds = binds;
-	sc.nbinds = sc.capbinds = 1;
-	mb->scope = &sc;
-	outs[1] = outs[0] < 0 ? -1 : lora_part(ob, "linear", "plain", json_pack("{s:s,s:b}", "out_features",
-	    "__lora_out", "bias", bias), 1, &x, 1, 0);
-	mb->scope = saved;
+	outs[1] = outs[0] < 0 ? -1 : ob_with_binds(ob, 1, names, &fout, plain_part, &bias);
 	ob->guard = guard;
 	if (outs[1] < 0)
 		return -1;

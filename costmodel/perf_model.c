@@ -348,12 +348,12 @@ perf_build(struct cm_graph *m, const struct cm_workload *wl, const struct cm_dev
 		 * again in backward, just before the block's own backward */
 		rh[k] = EXPR_NONE;
 		if (!expr_is_int_const(g, ck, 0) && m->ops[k].ckpt && m->ops[k].kernels_fwd > 0) {
-			/* where the space picks checkpointing: times ck (0 or 1) */
+			/* times ck: the constant 1 (folded away), or 0/1 where the
+			 * space picks checkpointing */
 			expr_id on = real_of(&c, ck);
-			int all = expr_is_true(g, ck);
-			rh[k] = all ? f.host : expr_mul(g, on, f.host);
-			rg[k] = all ? f.gpu : expr_mul(g, on, f.gpu);
-			rbusy = expr_add(g, rbusy, all ? f.busy : expr_mul(g, on, f.busy));
+			rh[k] = expr_mul(g, on, f.host);
+			rg[k] = expr_mul(g, on, f.gpu);
+			rbusy = expr_add(g, rbusy, expr_mul(g, on, f.busy));
 		}
 		struct op_time b = op_time(&c, &m->ops[k], 1);
 		if (m->ops[k].kernels_fwd > 0)

@@ -579,8 +579,8 @@ training_knob(const char *key)
  * precision, checkpointing, ...): they change the costs, but every
  * configuration is costed with the workload's, unless the query parser
  * made the parameter a hyperparameter that sets it per configuration (the
- * optimizer, accumulation, checkpointing and the attention kernel in the
- * forms solver/query_parse.c takes: then it is bound). Hugging Face's
+ * optimizer, accumulation, checkpointing, the attention kernel and LoRA's
+ * settings in the forms solver/query_settings.c takes: then it is bound). Hugging Face's
  * TrainingArguments names among them. 1: a setting of training alone
  * (the optimizer, checkpointing, accumulation: no cost in inference), 2:
  * of both, 0: none. */
