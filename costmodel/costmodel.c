@@ -149,7 +149,7 @@ build_totals(struct cm_model *m, struct dn_error *err)
 {
 	struct cm_graph *gr = &m->graph;
 	struct expr_graph *g = &gr->g;
-	int K = gr->nops, wb;
+	int K = gr->nops;
 	expr_id *p, *tp, *mac, *bmac, *ok, saved;
 
 	p = calloc((size_t)K + 1, sizeof *p);
@@ -171,7 +171,7 @@ build_totals(struct cm_model *m, struct dn_error *err)
 		mac[k] = expr_mul(g, op->guard, cm_macs_op(gr, op, m->wl.macs_convention, m->wl.training));
 		bmac[k] = expr_mul(g, op->guard, op->bwd_macs);
 		m->op_out_bytes[k] = o->producer == k ?
-		    expr_mul(g, o->elems, expr_int(g, cm_dtype_bytes(gr, (enum cm_dtype)o->dtype))) : expr_int(g, 0);
+		    expr_mul(g, o->elems, expr_int(g, cm_tensor_bytes(o))) : expr_int(g, 0);
 		m->op_saved_bytes[k] = expr_int(g, 0);
 	}
 	/* activations kept for backward: each storage once, exact bytes (a
@@ -204,11 +204,14 @@ build_totals(struct cm_model *m, struct dn_error *err)
 	m->metrics[CM_M_FLOPS] = expr_mul(g, m->metrics[CM_M_MACS], expr_int(g, 2));
 	m->metrics[CM_M_TRAIN_FLOPS] = expr_mul(g, expr_add(g, m->metrics[CM_M_MACS], expr_sum(g, bmac, K)),
 	    expr_int(g, 2));
-	wb = (m->wl.precision == CM_PREC_FP16 || m->wl.precision == CM_PREC_BF16) ? 2 : 4;
 	m->weight_bytes[0] = expr_mul(g, m->metrics[CM_M_PARAMS], expr_int(g, 4));
 	m->weight_bytes[1] = expr_mul(g, m->metrics[CM_M_PARAMS], expr_int(g, 2));
 	m->weight_bytes[2] = m->metrics[CM_M_PARAMS];
-	m->metrics[CM_M_WEIGHT_BYTES] = expr_mul(g, m->metrics[CM_M_PARAMS], expr_int(g, wb));
+	/* each operator's weights in its precision (half where the model is
+	 * cast to it) */
+	for (int k = 0; k < K; k++)
+		p[k] = expr_mul(g, p[k], expr_int(g, gr->ops[k].prec == CM_PREC_FP16 || gr->ops[k].prec == CM_PREC_BF16 ? 2 : 4));
+	m->metrics[CM_M_WEIGHT_BYTES] = expr_sum(g, p, K);
 	m->metrics[CM_M_ACT_SAVED] = saved;
 	m->metrics[CM_M_MEM_TRAIN] = m->mem.train_total;
 	m->metrics[CM_M_MEM_INFER] = m->mem.infer_total;

@@ -94,7 +94,7 @@
  * convolutions at the FP32 rate (PyTorch accumulates them in FP32), not the
  * chip's half rate: a GTX 1080 Ti's mixed-precision step was 40x its FP32
  * one. */
-#define CM_VERSION "1.4.13"
+#define CM_VERSION "1.4.14"
 
 /* Limits on a built model (DN_ERANGE naming the limit beyond them), far
  * above the largest real models: the resnet template at its maxima builds
@@ -358,6 +358,7 @@ struct cm_opt_choice {
 };
 #define CM_MAX_OPT_CHOICES 16
 #define CM_MAX_ATTN_CHOICES 8
+#define CM_MAX_PREC_CHOICES 8
 
 struct cm_workload {
 	int training;               /* 1: a training step, 0: inference */
@@ -398,6 +399,18 @@ struct cm_workload {
 	                             * the field attention is then unused) */
 	int nattn_choices;
 	uint8_t attn_choices[CM_MAX_ATTN_CHOICES];      /* enum cm_attention */
+	int prec_hp;                /* > 0: hyperparameter prec_hp - 1, a
+	                             * categorical, picks each configuration's
+	                             * precision: value j runs prec_choices[j]
+	                             * (a space that searches it; the field
+	                             * precision is then unused) */
+	int nprec_choices;
+	uint8_t prec_choices[CM_MAX_PREC_CHOICES];      /* enum cm_precision */
+	int fp16_hp, fp16_on;       /* > 0: Hugging Face's fp16 flag is
+	                             * hyperparameter fp16_hp - 1, a categorical,
+	                             * true at its value fp16_on (-1: never);
+	                             * cm_precision_alts */
+	int bf16_hp, bf16_on;       /* the same of the bf16 flag */
 	int ckpt_hp;                /* > 0: hyperparameter ckpt_hp - 1, a
 	                             * categorical, sets each configuration's
 	                             * checkpointing: on where it picks value
@@ -514,9 +527,28 @@ const char *cm_optimizer_label(const struct cm_workload *wl);
  * one the name implies, else wl's where torch.optim has it for that
  * optimizer, else foreach); 0, or -1 when s names no optimizer modelled. */
 int cm_optimizer_choice(const char *s, const struct cm_workload *wl, struct cm_opt_choice *out);
-int cm_precision_parse(const char *s, enum cm_precision *out);
 const char *cm_optimizer_name(enum cm_optimizer o);
+/* The precision of the workload's name s (fp32, fp16, bf16, mixed_fp16,
+ * mixed_bf16; float32, float16, bfloat16, amp); 0, or -1. */
+int cm_precision_parse(const char *s, enum cm_precision *out);
 const char *cm_precision_name(enum cm_precision p);
+/* The precision a framework's name s means (cm_precision.c lists them):
+ * the workload's names, Lightning's Trainer(precision=...) ("16-mixed",
+ * "32", ...; where Lightning gives no meaning, the workload's names), or
+ * Accelerate's mixed_precision ("no", "fp16", "bf16"). 0, or -1 with why
+ * (len bytes) saying what is wrong: a name of none, one of fp64 or fp8. */
+enum cm_prec_names { CM_PREC_NAMES_WORKLOAD, CM_PREC_NAMES_LIGHTNING, CM_PREC_NAMES_ACCELERATE };
+int cm_precision_parse_as(enum cm_prec_names conv, const char *s, enum cm_precision *out, char *why, size_t len);
+/* The precisions a configuration of wl may run, each under the condition
+ * that picks it (disjoint): the values of a space's precision
+ * (wl->prec_hp), or what Hugging Face's fp16/bf16 flags make
+ * (wl->fp16_hp, bf16_hp: autocast fp16, autocast bf16, or, neither true,
+ * fp32 or the workload's pure half precision), or the workload's precision
+ * under the constant 1. Returns how many (1 to CM_MAX_PREC_CHOICES) into
+ * precs and conds (room for CM_MAX_PREC_CHOICES); *conflict is the
+ * condition that none applies (both flags true) or the constant 0. */
+int cm_precision_alts(struct expr_graph *g, const struct cm_workload *wl, enum cm_precision *precs,
+    expr_id *conds, expr_id *conflict);
 int cm_attention_parse(const char *s, enum cm_attention *out);
 const char *cm_attention_name(enum cm_attention a);
 /* The kernel an attention layer runs for a workload on a device:

@@ -414,27 +414,23 @@ plan_persistent(struct plan_ctx *pc, const struct cm_workload *wl, struct mem_pl
 	struct cm_graph *m = c.m;
 	struct expr_graph *g = c.g;
 	expr_id zero = expr_int(g, 0), *wgrad = pl->wgrad;
-	int wbytes, gbytes, sbytes;
 	/* the workload's optimizer, or the space's choices of it */
 	struct cm_opt_choice one = { (uint8_t)wl->optimizer, (uint8_t)wl->optimizer_impl,
 		(uint8_t)wl->optimizer_states };
 	const struct cm_opt_choice *opts = wl->opt_hp > 0 ? wl->opt_choices : &one;
 	int nopt = wl->opt_hp > 0 ? wl->nopt_choices : 1;
 
-	switch (wl->precision) {
-	case CM_PREC_FP16: case CM_PREC_BF16:
-		wbytes = gbytes = sbytes = 2;
-		break;
-	default:        /* fp32, and mixed precision with fp32 master weights */
-		wbytes = gbytes = sbytes = 4;
-		break;
-	}
 	{
 		struct termlist w = { 0 }, gr = { 0 }, st = { 0 }, tmp = { 0 }, tmp1 = { 0 }, ac = { 0 }, buf = { 0 };
 		int fail = 0;
 		for (int k = 0; k < m->nops; k++) {
 			const struct cm_op *op = &m->ops[k];
 			expr_id pg = zero;
+			/* weights, gradients and state in the operator's precision:
+			 * half where the model is cast to it, else fp32 (mixed
+			 * precision keeps fp32 master weights) */
+			int half = op->prec == CM_PREC_FP16 || op->prec == CM_PREC_BF16;
+			int wbytes = half ? 2 : 4, gbytes = wbytes, sbytes = wbytes;
 			for (int i = 0; i < op->nparam_tensors; i++) {
 				expr_id e = op->param_elems[i];
 				expr_id wb = guarded(&c, op->guard, op->quant && i == 0 ? quant_weight(&c, op, e) :
@@ -454,7 +450,7 @@ plan_persistent(struct plan_ctx *pc, const struct cm_workload *wl, struct mem_pl
 					    op->param_rows[i], op->param_cols[i]);
 					fail |= push_opt_temp(&c, &tmp, &tmp1, &opts[j], gj, e, sbytes);
 				}
-				if ((wl->precision == CM_PREC_MIXED_FP16 || wl->precision == CM_PREC_MIXED_BF16) &&
+				if ((op->prec == CM_PREC_MIXED_FP16 || op->prec == CM_PREC_MIXED_BF16) &&
 				    (op->op_class == CM_CLASS_CONV || op->op_class == CM_CLASS_GEMM || op->op_class == CM_CLASS_RNN))
 					fail |= tl_push(&ac, guarded(&c, op->guard,
 					    alloc_size(&c, expr_mul(g, e, expr_int(g, 2)))));
@@ -579,7 +575,7 @@ plan_grads_in_flight(struct plan_ctx *pc, struct plan_lists *pl, struct dn_error
 		if (x->storage < 0 && !cm_graph_inplace_on_choice(m, t))
 			continue;
 		sz = guarded(&c, m->ops[x->producer].guard,
-		    alloc_size(&c, expr_mul(g, x->elems, expr_int(g, cm_dtype_bytes(m, (enum cm_dtype)x->dtype)))));
+		    alloc_size(&c, expr_mul(g, x->elems, expr_int(g, cm_tensor_bytes(x)))));
 		/* until the backward of its last consumer that runs */
 		if (push_alive(&c, grad_alive, &pl->treads, t, x->producer, x->last_use < K ? x->last_use : K - 1,
 		    m->ops[x->producer].guard, sz))

@@ -894,7 +894,7 @@ input_id_range(struct model_builder *mb, const json_t *in, const char *path, str
 }
 
 static int
-build_inputs(struct model_builder *mb, struct scope *sc, int *first)
+build_inputs(struct model_builder *mb, struct scope *sc, expr_id guard, int *first)
 {
 	const json_t *inputs = json_object_get(mb->def->root, "inputs");
 	size_t i;
@@ -945,7 +945,7 @@ build_inputs(struct model_builder *mb, struct scope *sc, int *first)
 				return -1;
 			if (expr_type_of(g, t.dim[d]) != EXPR_INT)
 				return dn_error_set(mb->err, DN_EINVAL, p2, "a dimension must be an integer");
-			if (cm_graph_add_constraint(mb->m, expr_int(g, 1), expr_ge(g, t.dim[d], expr_int(g, 1)),
+			if (cm_graph_add_constraint(mb->m, guard, expr_ge(g, t.dim[d], expr_int(g, 1)),
 			    p2, "input dimension >= 1", 1, names, &t.dim[d]) != 0)
 				return dn_error_set(mb->err, DN_ENOMEM, path, "out of memory");
 		}
@@ -957,7 +957,7 @@ build_inputs(struct model_builder *mb, struct scope *sc, int *first)
 			t.elems = expr_mul(g, t.elems, t.dim[k]);
 		t.storage = cm_graph_add_storage(mb->m,
 		    expr_mul(g, t.elems, expr_int(g, cm_dtype_bytes(mb->m, (enum cm_dtype)t.dtype))),
-		    expr_int(g, 1), -1);
+		    guard, -1);
 		t.view_of = -1;
 		t.contiguous = 1;
 		t.producer = -1;
@@ -1102,6 +1102,98 @@ struct quant_info {
 	char last[512];
 };
 
+/* Hugging Face's fp16 and bf16 flags both true (a space that searches
+ * them): transformers' TrainingArguments refuses it, so those
+ * configurations are invalid. */
+static int
+precision_conflict(struct model_builder *mb, expr_id conflict)
+{
+	struct expr_graph *g = &mb->m->g;
+	const struct cm_workload *wl = mb->wl;
+	const char *names[2];
+	expr_id vals[2];
+	int n = 0;
+
+	if (expr_is_int_const(g, conflict, 0))
+		return 0;
+	if (wl->fp16_hp > 0) {
+		names[n] = mb->def->hps[wl->fp16_hp - 1].name;
+		vals[n++] = expr_var(g, wl->fp16_hp - 1);
+	}
+	if (wl->bf16_hp > 0) {
+		names[n] = mb->def->hps[wl->bf16_hp - 1].name;
+		vals[n++] = expr_var(g, wl->bf16_hp - 1);
+	}
+	if (cm_graph_add_constraint(mb->m, expr_int(g, 1), expr_not(g, conflict), "$.space", "fp16 and bf16 are not "
+	    "both true (transformers' TrainingArguments: at most one of fp16 and bf16 can be True)", n, names, vals) < 0)
+		return dn_error_set(mb->err, DN_ENOMEM, "$", "out of memory");
+	return 0;
+}
+
+/* Starts the copy of the model in precision p, under cond: the builder's
+ * workload becomes *wa, wl in p; the graph's compute dtype and precision
+ * stamp, the attention kernels (the SDPA default resolves by dtype) and
+ * the per-model rotary tables follow it. A chip without bf16 arithmetic
+ * (its catalog bf16 rate 0, before sm80) cannot run a bf16 copy: its
+ * configurations are invalid, the rule named. */
+static int
+precision_copy_begin(struct model_builder *mb, const struct cm_workload *wl, struct cm_workload *wa,
+    enum cm_precision p, expr_id cond, const struct cm_device *dev)
+{
+	struct cm_graph *m = mb->m;
+	struct expr_graph *g = &m->g;
+
+	*wa = *wl;
+	wa->precision = p;
+	mb->wl = wa;
+	m->act_bytes = p == CM_PREC_FP32 ? 4 : 2;
+	m->prec = p;
+	memset(&m->rotary_made, 0, sizeof m->rotary_made);
+	memset(&m->rotary_saved, 0, sizeof m->rotary_saved);
+	mb->attention = cm_attention_resolve(wa, dev);
+	mb->nattn = 0;
+	for (int j = 0; wl->attn_hp > 0 && j < wl->nattn_choices && j < CM_MAX_ATTN_CHOICES; j++) {
+		struct cm_workload wj = *wa;
+		wj.attention = (enum cm_attention)wl->attn_choices[j];
+		mb->attn_kernels[j] = cm_attention_resolve(&wj, dev);
+		mb->attn_conds[j] = expr_eq(g, expr_var(g, wl->attn_hp - 1), expr_int(g, j));
+		mb->nattn = j + 1;
+	}
+	if ((p == CM_PREC_BF16 || p == CM_PREC_MIXED_BF16) && dev->peak_bf16 <= 0) {
+		const char *names[] = { "compute capability x10" };
+		expr_id cc = expr_int(g, mb->dev_cc);
+		char path[96];
+		const int hp = wl->prec_hp > 0 ? wl->prec_hp : wl->bf16_hp;
+		if (hp > 0)
+			dn_fmt(path, sizeof path, "$.space.%s", mb->def->hps[hp - 1].name);
+		else
+			dn_fmt(path, sizeof path, "$.workload.dtype");
+		if (cm_graph_add_constraint(m, cond, expr_int(g, 0), path,
+		    "bf16 needs a GPU with bf16 arithmetic (compute capability >= 8.0)", 1, names, &cc) < 0)
+			return dn_error_set(mb->err, DN_ENOMEM, "$", "out of memory");
+	}
+	return 0;
+}
+
+/* A training step needs a loss: PyTorch's cross-entropy on the logits,
+ * unless the model ends in one (out: the copy's output, under guard). */
+static int
+training_loss(struct model_builder *mb, expr_id guard, int out)
+{
+	struct cm_graph *m = mb->m;
+	json_t *attrs;
+	int in[1] = { out }, rc;
+
+	if (!mb->wl->training || out < 0 || m->nops == 0 ||
+	    strcmp(m->ops[m->nops - 1].rule->name, "cross_entropy") == 0 ||
+	    m->tensors[out].dtype == CM_DT_I64 || m->tensors[out].rank < 2)
+		return 0;
+	attrs = json_object();
+	rc = mb_run_rule(mb, op_rule_find("cross_entropy"), attrs, "$", "$.loss", guard, 1, in);
+	json_decref(attrs);
+	return rc < 0 ? -1 : 0;
+}
+
 static int
 build_graph(struct cm_model_def *def, const struct cm_workload *wl, const struct cm_device *dev,
     const struct expr_ival *bounds, struct cm_graph *m, const char *quant_skip, struct quant_info *qi,
@@ -1109,28 +1201,25 @@ build_graph(struct cm_model_def *def, const struct cm_workload *wl, const struct
 {
 	struct model_builder mb;
 	struct scope top;
-	int first = -1, out = -1, rc;
+	struct cm_workload wa;
+	enum cm_precision precs[CM_MAX_PREC_CHOICES];
+	expr_id conds[CM_MAX_PREC_CHOICES], conflict;
+	int first = -1, out = -1, rc, nalt;
 
 	memset(m, 0, sizeof *m);
 	if (expr_graph_init(&m->g) != 0)
 		return dn_error_set(err, DN_ENOMEM, "$", "out of memory");
 	m->act_bytes = (wl->precision == CM_PREC_FP32) ? 4 : 2;
+	m->prec = wl->precision;
 	for (int i = 0; i < def->nhps; i++)
 		if (expr_graph_add_var(&m->g, def->hps[i].name,
 		    def->hps[i].type == CM_HP_REAL ? EXPR_REAL : EXPR_INT) != i)
 			return dn_error_set(err, DN_ENOMEM, "$", "out of memory");
+	nalt = cm_precision_alts(&m->g, wl, precs, conds, &conflict);
 	memset(&mb, 0, sizeof mb);
 	mb.def = def;
 	mb.m = m;
 	mb.wl = wl;
-	mb.attention = cm_attention_resolve(wl, dev);
-	for (int j = 0; wl->attn_hp > 0 && j < wl->nattn_choices && j < CM_MAX_ATTN_CHOICES; j++) {
-		struct cm_workload wj = *wl;
-		wj.attention = (enum cm_attention)wl->attn_choices[j];
-		mb.attn_kernels[j] = cm_attention_resolve(&wj, dev);
-		mb.attn_conds[j] = expr_eq(&m->g, expr_var(&m->g, wl->attn_hp - 1), expr_int(&m->g, j));
-		mb.nattn = j + 1;
-	}
 	mb.dev_cc = cm_device_cc(dev);
 	mb.bounds = bounds;
 	mb.err = err;
@@ -1141,15 +1230,6 @@ build_graph(struct cm_model_def *def, const struct cm_workload *wl, const struct
 	memset(&top, 0, sizeof top);
 	if (wl->training && wl->ft.lora_rank > 0 && lora_rank(&mb) != 0)
 		return -1;
-	if ((wl->precision == CM_PREC_BF16 || wl->precision == CM_PREC_MIXED_BF16) && dev->peak_bf16 <= 0) {
-		/* the catalog's bf16 rate is 0 where the chip has no bf16 arithmetic
-		 * (before sm80): a workload it cannot run, whatever the model */
-		const char *names[] = { "compute capability x10" };
-		expr_id cc = expr_int(&m->g, mb.dev_cc);
-		if (cm_graph_add_constraint(m, expr_int(&m->g, 1), expr_int(&m->g, 0), "$.workload.dtype",
-		    "bf16 needs a GPU with bf16 arithmetic (compute capability >= 8.0)", 1, names, &cc) < 0)
-			return dn_error_set(err, DN_ENOMEM, "$", "out of memory");
-	}
 	if (wl->ft.quant != CM_QUANT_NONE && mb.dev_cc < (cm_quant_bits(wl->ft.quant) == 8 ? 75 : 60)) {
 		/* bitsandbytes' installation page: LLM.int8() needs compute
 		 * capability 7.5 (Turing; its int8 cuBLASLt GEMM), the 4-bit
@@ -1162,12 +1242,29 @@ build_graph(struct cm_model_def *def, const struct cm_workload *wl, const struct
 		    "capability >= 6.0 (bitsandbytes: Pascal or newer)", 1, names, &cc) < 0)
 			return dn_error_set(err, DN_ENOMEM, "$", "out of memory");
 	}
-	rc = build_inputs(&mb, &top, &first);
+	rc = build_rules(&mb, &top);
 	if (rc == 0)
-		rc = build_rules(&mb, &top);
-	if (rc == 0)
-		rc = walk_list(&mb, json_object_get(def->root, "layers"), "$.layers", "$.layers",
-		    &top, expr_int(&m->g, 1), first, &out);
+		rc = precision_conflict(&mb, conflict);
+	/* the model once per precision a configuration may run (one, unless
+	 * a space picks it), each copy under the condition that picks it */
+	for (int a = 0; rc == 0 && a < nalt; a++) {
+		struct scope inner;
+		int out_a = -1;
+		memset(&inner, 0, sizeof inner);
+		inner.parent = &top;
+		rc = precision_copy_begin(&mb, wl, &wa, precs[a], conds[a], dev);
+		if (rc == 0)
+			rc = build_inputs(&mb, &inner, conds[a], &first);
+		if (rc == 0)
+			rc = walk_list(&mb, json_object_get(def->root, "layers"), "$.layers", "$.layers",
+			    &inner, conds[a], first, &out_a);
+		if (rc == 0)
+			rc = training_loss(&mb, conds[a], out_a);
+		scope_free(&inner);
+		if (a == 0)
+			out = out_a;
+	}
+	mb.wl = wl;
 	scope_free(&top);
 	if (rc != 0)
 		return -1;
@@ -1200,18 +1297,6 @@ build_graph(struct cm_model_def *def, const struct cm_workload *wl, const struct
 	qi->last_linear = mb.quant_last_linear;
 	memcpy(qi->last, mb.quant_last, sizeof qi->last);
 	m->output = out;
-	if (wl->training && out >= 0 && m->nops > 0 &&
-	    strcmp(m->ops[m->nops - 1].rule->name, "cross_entropy") != 0 &&
-	    m->tensors[out].dtype != CM_DT_I64 && m->tensors[out].rank >= 2) {
-		/* a training step needs a loss: PyTorch's cross-entropy on the logits */
-		json_t *attrs = json_object();
-		int in[1] = { out };
-		rc = mb_run_rule(&mb, op_rule_find("cross_entropy"), attrs, "$", "$.loss",
-		    expr_int(&m->g, 1), 1, in);
-		json_decref(attrs);
-		if (rc < 0)
-			return -1;
-	}
 	return 0;
 }
 

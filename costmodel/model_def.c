@@ -553,34 +553,3 @@ cm_config_set(const struct cm_model_def *def, const char *name,
 	json_decref(v);
 	return rc;
 }
-
-int
-cm_precision_parse(const char *s, enum cm_precision *out)
-{
-	static const struct { const char *name; enum cm_precision p; } t[] = {
-		{ "fp32", CM_PREC_FP32 }, { "float32", CM_PREC_FP32 },
-		{ "fp16", CM_PREC_FP16 }, { "float16", CM_PREC_FP16 },
-		{ "bf16", CM_PREC_BF16 }, { "bfloat16", CM_PREC_BF16 },
-		{ "mixed_fp16", CM_PREC_MIXED_FP16 }, { "amp", CM_PREC_MIXED_FP16 },
-		{ "mixed_bf16", CM_PREC_MIXED_BF16 },
-	};
-	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-		if (strcasecmp(s, t[i].name) == 0) {
-			*out = t[i].p;
-			return 0;
-		}
-	return -1;
-}
-
-const char *
-cm_precision_name(enum cm_precision p)
-{
-	switch (p) {
-	case CM_PREC_FP32: return "fp32";
-	case CM_PREC_FP16: return "fp16";
-	case CM_PREC_BF16: return "bf16";
-	case CM_PREC_MIXED_FP16: return "mixed_fp16";
-	case CM_PREC_MIXED_BF16: return "mixed_bf16";
-	}
-	return "?";
-}

@@ -42,6 +42,8 @@ struct cm_tensor {
 	uint8_t requires_grad;
 	uint8_t contiguous;
 	uint8_t owns_alts;      /* alts and alt_conds were allocated for this tensor */
+	uint8_t act_bytes;      /* bytes of CM_DT_ACT where the tensor was made (the
+	                         * graph's act_bytes then; cm_tensor_bytes) */
 	int storage;            /* backing storage, or -1 for a choice output */
 	int *alts;              /* choice output: the tensors it may stand for */
 	expr_id *alt_conds;     /* ... alts[i] where alt_conds[i] holds (disjoint) */
@@ -147,6 +149,10 @@ struct cm_op {
 	 * F.scaled_dot_product_attention as one aten op whatever its kernel,
 	 * which fvcore's counter does not count (cm_macs.c) */
 	uint8_t inside_sdpa;
+	/* enum cm_precision the operator runs in: the workload's, or, where a
+	 * search space picks the precision, that of the copy of the model it
+	 * belongs to (cm_precision_alts; stamped by cm_graph_add_op) */
+	uint8_t prec;
 };
 
 /* Expressions seen once each (hash-consed ids), at most 8; op_rotary.c */
@@ -193,6 +199,9 @@ struct cm_graph {
 	int ncons, capcons;
 	int output;             /* the final tensor */
 	int act_bytes;          /* bytes per element of the compute dtype */
+	int prec;               /* enum cm_precision of the operators being added:
+	                         * the builder sets both per copy of the model
+	                         * (model_build.c) */
 	int nattention;         /* attention layers built (attention, attention_core) */
 	/* rotary cos/sin tables (op_rotary.c), one pair per model and shape, as
 	 * Hugging Face computes them once per forward and every layer uses (and
@@ -226,6 +235,9 @@ void cm_graph_free(struct cm_graph *m);
 int cm_graph_inplace_on_choice(const struct cm_graph *m, int t);
 
 /* Bytes of one element of a dtype, for this graph's compute dtype. */
+/* Bytes per element: cm_dtype_bytes of the dtype in the copy being built
+ * (while building), cm_tensor_bytes of a tensor built (any time). */
 int cm_dtype_bytes(const struct cm_graph *m, enum cm_dtype dt);
+int cm_tensor_bytes(const struct cm_tensor *t);
 
 #endif

@@ -51,6 +51,7 @@ cm_graph_add_tensor(struct cm_graph *m, const struct cm_tensor *proto)
 	GROW(m->tensors, m->ntensors, m->captensors);
 	m->tensors[m->ntensors] = *proto;
 	m->tensors[m->ntensors].visit = 0;     /* not reached by any walk yet */
+	m->tensors[m->ntensors].act_bytes = (uint8_t)m->act_bytes;
 	return m->ntensors++;
 }
 
@@ -59,6 +60,7 @@ cm_graph_add_op(struct cm_graph *m, const struct cm_op *proto)
 {
 	GROW(m->ops, m->nops, m->capops);
 	m->ops[m->nops] = *proto;
+	m->ops[m->nops].prec = (uint8_t)m->prec;
 	return m->nops++;
 }
 
@@ -129,6 +131,18 @@ cm_dtype_bytes(const struct cm_graph *m, enum cm_dtype dt)
 {
 	switch (dt) {
 	case CM_DT_ACT:  return m->act_bytes;
+	case CM_DT_F32:  return 4;
+	case CM_DT_I64:  return 8;
+	case CM_DT_BOOL: return 1;
+	}
+	return 4;
+}
+
+int
+cm_tensor_bytes(const struct cm_tensor *t)
+{
+	switch ((enum cm_dtype)t->dtype) {
+	case CM_DT_ACT:  return t->act_bytes;
 	case CM_DT_F32:  return 4;
 	case CM_DT_I64:  return 8;
 	case CM_DT_BOOL: return 1;

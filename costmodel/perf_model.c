@@ -287,6 +287,37 @@ half_peak(const struct cm_device *dev)
 	return dev->peak_fp16 > dev->peak_fp32 ? dev->peak_fp16 : dev->peak_fp32;
 }
 
+/* The rates an operator of precision p runs at (c->mm_peak and the rest). */
+static void
+set_peaks(struct perf_ctx *c, const struct cm_workload *wl, const struct cm_device *dev, enum cm_precision p)
+{
+	switch (p) {
+	case CM_PREC_FP16: case CM_PREC_MIXED_FP16:
+		c->mm_peak = half_peak(dev);
+		break;
+	case CM_PREC_BF16: case CM_PREC_MIXED_BF16:
+		/* 0 on a chip without bf16: the model states that rule as a
+		 * violated constraint (model_build.c); times use the fp32 rate */
+		c->mm_peak = dev->peak_bf16;
+		break;
+	default:
+		c->mm_peak = (wl->tf32 && dev->peak_tf32 > 0) ? dev->peak_tf32 : dev->peak_fp32;
+		break;
+	}
+	/* fp32 convolutions: cuDNN takes TF32 tensor cores unless
+	 * torch.backends.cudnn.allow_tf32 is off (PyTorch's default since 1.7
+	 * is on; matrix products have their own flag, off since 1.12) */
+	c->conv_peak = c->mm_peak;
+	if ((p == CM_PREC_FP32) && !wl->no_cudnn_tf32 && dev->peak_tf32 > 0)
+		c->conv_peak = dev->peak_tf32;
+	c->tensor_cores = c->mm_peak > dev->peak_fp32 * 1.5;
+	c->conv_tensor_cores = c->conv_peak > dev->peak_fp32 * 1.5;
+	if (c->mm_peak <= 0)
+		c->mm_peak = c->simt_peak;
+	if (c->conv_peak <= 0)
+		c->conv_peak = c->simt_peak;
+}
+
 int
 perf_build(struct cm_graph *m, const struct cm_workload *wl, const struct cm_device *dev,
     const struct mem_plan *plan, struct perf_plan *out, struct dn_error *err)
@@ -302,31 +333,7 @@ perf_build(struct cm_graph *m, const struct cm_workload *wl, const struct cm_dev
 	c.g = g;
 	c.dev = dev;
 	c.simt_peak = dev->peak_fp32 > 0 ? dev->peak_fp32 : 1e12;
-	switch (wl->precision) {
-	case CM_PREC_FP16: case CM_PREC_MIXED_FP16:
-		c.mm_peak = half_peak(dev);
-		break;
-	case CM_PREC_BF16: case CM_PREC_MIXED_BF16:
-		/* 0 on a chip without bf16: the model states that rule as a
-		 * violated constraint (model_build.c); times use the fp32 rate */
-		c.mm_peak = dev->peak_bf16;
-		break;
-	default:
-		c.mm_peak = (wl->tf32 && dev->peak_tf32 > 0) ? dev->peak_tf32 : dev->peak_fp32;
-		break;
-	}
-	/* fp32 convolutions: cuDNN takes TF32 tensor cores unless
-	 * torch.backends.cudnn.allow_tf32 is off (PyTorch's default since 1.7
-	 * is on; matrix products have their own flag, off since 1.12) */
-	c.conv_peak = c.mm_peak;
-	if ((wl->precision == CM_PREC_FP32) && !wl->no_cudnn_tf32 && dev->peak_tf32 > 0)
-		c.conv_peak = dev->peak_tf32;
-	c.tensor_cores = c.mm_peak > dev->peak_fp32 * 1.5;
-	c.conv_tensor_cores = c.conv_peak > dev->peak_fp32 * 1.5;
-	if (c.mm_peak <= 0)
-		c.mm_peak = c.simt_peak;
-	if (c.conv_peak <= 0)
-		c.conv_peak = c.simt_peak;
+	set_peaks(&c, wl, dev, wl->precision);
 
 	fb = calloc((size_t)K + 1, sizeof *fb);
 	bb = calloc((size_t)K + 1, sizeof *bb);
@@ -343,7 +350,12 @@ perf_build(struct cm_graph *m, const struct cm_workload *wl, const struct cm_dev
 	q.h = q.t = R(&c, 0.0);
 	rbusy = R(&c, 0.0);
 	for (int k = 0; k < K; k++) {
-		struct op_time f = op_time(&c, &m->ops[k], 0);
+		struct op_time f;
+		/* where a space picks the precision, each copy of the model at
+		 * its own rates */
+		if (k == 0 || m->ops[k].prec != m->ops[k - 1].prec)
+			set_peaks(&c, wl, dev, (enum cm_precision)m->ops[k].prec);
+		f = op_time(&c, &m->ops[k], 0);
 		/* gradient checkpointing: a checkpointed block's forward runs
 		 * again in backward, just before the block's own backward */
 		rh[k] = EXPR_NONE;

@@ -315,46 +315,61 @@ take_lora_targets(struct sq_query *q, const char *key, const char *type, const j
 	return 1;
 }
 
-/* Gradient checkpointing (Optuna's suggest_categorical(name, [True,
- * False]), NNI's choice of true and false; 0 and 1 too): a categorical of
- * the values as the space spells them, at most one true and one false;
- * wl->ckpt_on is the index of the true one (-1: none). */
+static int note(struct sq_query *q, const char *key, const char *why, struct dn_error *err);
+
+/* A choice of true and false (Optuna's suggest_categorical(name, [True,
+ * False]), NNI's choice of true and false; 0 and 1 too), at most one of
+ * each: the values' names as the space spells them ("true", "1", ...)
+ * into *names (a new array), *on the index of the true one (-1: none).
+ * 1, 0 when vals are not such a choice, -1 out of memory. */
 static int
-take_ckpt(struct sq_query *q, const char *key, const char *type, const json_t *vals, char *why,
-    struct dn_error *err)
+bool_choice(const char *type, const json_t *vals, int *on, json_t **names)
 {
 	size_t n = json_array_size(vals);
-	int on = -1, off = -1, bad = 0, hp;
-	json_t *names;
+	int off = -1, bad = 0;
 
-	if (strcmp(type, "choice") != 0 || n > 2) {
-		dn_fmt(why, WHY_LEN, "its values must be a choice of true and false (or 1 and 0)");
+	*on = -1;
+	*names = NULL;
+	if (strcmp(type, "choice") != 0 || n > 2)
 		return 0;
-	}
 	for (size_t i = 0; i < n; i++) {
 		const json_t *v = json_array_get(vals, i);
 		int truth = json_is_boolean(v) ? json_is_true(v) :
 		    json_is_integer(v) && (json_integer_value(v) == 0 || json_integer_value(v) == 1) ?
 		    (int)json_integer_value(v) : -1;
-		int *slot = truth == 1 ? &on : &off;
+		int *slot = truth == 1 ? on : &off;
 		bad |= truth < 0 || *slot >= 0;         /* not a boolean, or twice the same */
 		*slot = (int)i;
 	}
-	if (bad) {
-		dn_fmt(why, WHY_LEN, "its values must be a choice of true and false (or 1 and 0)");
+	if (bad)
 		return 0;
-	}
-	names = json_array();
-	for (size_t i = 0; names != NULL && i < n; i++) {
+	*names = json_array();
+	for (size_t i = 0; *names != NULL && i < n; i++) {
 		const json_t *v = json_array_get(vals, i);
 		const char *text = json_is_boolean(v) ? (json_is_true(v) ? "true" : "false") :
 		    json_integer_value(v) ? "1" : "0";
-		if (json_array_append_new(names, json_string(text)) != 0) {
-			json_decref(names);
-			names = NULL;
+		if (json_array_append_new(*names, json_string(text)) != 0) {
+			json_decref(*names);
+			*names = NULL;
 		}
 	}
-	if (names == NULL)
+	return *names != NULL ? 1 : -1;
+}
+
+/* Gradient checkpointing: a categorical of the values as the space
+ * spells them (bool_choice); wl->ckpt_on is the index of the true one. */
+static int
+take_ckpt(struct sq_query *q, const char *key, const char *type, const json_t *vals, char *why,
+    struct dn_error *err)
+{
+	json_t *names;
+	int on, hp, rc = bool_choice(type, vals, &on, &names);
+
+	if (rc == 0) {
+		dn_fmt(why, WHY_LEN, "its values must be a choice of true and false (or 1 and 0)");
+		return 0;
+	}
+	if (rc < 0)
 		return dn_error_set(err, DN_ENOMEM, "$.space", "out of memory");
 	hp = add_categorical(q, key, names, "gradient checkpointing", err);
 	json_decref(names);
@@ -363,6 +378,162 @@ take_ckpt(struct sq_query *q, const char *key, const char *type, const json_t *v
 	q->wl.ckpt_hp = hp;
 	q->wl.ckpt_on = on;
 	return 1;
+}
+
+/* The precision as a name (Lightning's precision, the workload's dtype,
+ * Accelerate's mixed_precision: cm_precision_parse_as, as the key says):
+ * a choice of distinct names (Lightning's integers 16, 32 too), at most
+ * CM_MAX_PREC_CHOICES; a categorical of them (the integers as strings).
+ * The model is built once per precision (model_build.c). */
+static int
+take_precision_name(struct sq_query *q, const char *key, enum cm_prec_names conv, const char *type,
+    const json_t *vals, char *why, struct dn_error *err)
+{
+	enum cm_precision ch[CM_MAX_PREC_CHOICES];
+	size_t n = json_array_size(vals);
+	json_t *names;
+	int hp;
+
+	if (strcmp(type, "choice") != 0 || n > CM_MAX_PREC_CHOICES) {
+		dn_fmt(why, WHY_LEN, "a search of the precision is a choice of at most %d names", CM_MAX_PREC_CHOICES);
+		return 0;
+	}
+	if ((names = json_array()) == NULL)
+		return dn_error_set(err, DN_ENOMEM, "$.space", "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		const json_t *v = json_array_get(vals, i);
+		char text[32];
+		if (json_is_integer(v) && conv == CM_PREC_NAMES_LIGHTNING)
+			dn_fmt(text, sizeof text, "%lld", (long long)json_integer_value(v));
+		else if (json_is_string(v) && strlen(json_string_value(v)) < sizeof text)
+			dn_fmt(text, sizeof text, "%s", json_string_value(v));
+		else {
+			dn_fmt(why, WHY_LEN, "its value %zu is not the name of a precision", i);
+			json_decref(names);
+			return 0;
+		}
+		if (cm_precision_parse_as(conv, text, &ch[i], why, WHY_LEN) != 0) {
+			json_decref(names);
+			return 0;
+		}
+		for (size_t k = 0; k < i; k++)
+			if (strcmp(text, json_string_value(json_array_get(names, k))) == 0) {
+				dn_fmt(why, WHY_LEN, "\"%s\" is listed twice", text);
+				json_decref(names);
+				return 0;
+			}
+		if (json_array_append_new(names, json_string(text)) != 0) {
+			json_decref(names);
+			return dn_error_set(err, DN_ENOMEM, "$.space", "out of memory");
+		}
+	}
+	hp = add_categorical(q, key, names, "the precision", err);
+	json_decref(names);
+	if (hp < 0)
+		return -1;
+	q->wl.prec_hp = hp;
+	q->wl.nprec_choices = (int)n;
+	for (size_t i = 0; i < n; i++)
+		q->wl.prec_choices[i] = (uint8_t)ch[i];
+	return 1;
+}
+
+/* Hugging Face's TrainingArguments flags fp16 and bf16, one or both
+ * searched (bool_choice each): cm_precision_alts makes each
+ * configuration's precision of them, the flag not searched as the
+ * workload's precision says. A flag in another form is warned about and
+ * left to the workload. 1 when either is taken, 0, or -1. */
+static int
+take_hf_flags(struct sq_query *q, const json_t *fp16, const json_t *bf16, struct dn_error *err)
+{
+	const json_t *p[2] = { fp16, bf16 };
+	static const char *const keys[2] = { "fp16", "bf16" };
+	int taken = 0;
+
+	for (int f = 0; f < 2; f++) {
+		const json_t *vals = json_object_get(p[f], "_value");
+		const char *type = json_string_value(json_object_get(p[f], "_type"));
+		char what[64];
+		json_t *names;
+		int on, hp, rc;
+		if (p[f] == NULL)
+			continue;
+		rc = bool_choice(type, vals, &on, &names);
+		if (rc < 0)
+			return dn_error_set(err, DN_ENOMEM, "$.space", "out of memory");
+		if (rc == 0) {
+			if (note(q, keys[f], "its values must be a choice of true and false (or 1 and 0)", err) != 0)
+				return -1;
+			continue;
+		}
+		dn_fmt(what, sizeof what, "Hugging Face's %s flag (autocast %s)", keys[f], keys[f]);
+		hp = add_categorical(q, keys[f], names, what, err);
+		json_decref(names);
+		if (hp < 0)
+			return -1;
+		if (f == 0) {
+			q->wl.fp16_hp = hp;
+			q->wl.fp16_on = on;
+		} else {
+			q->wl.bf16_hp = hp;
+			q->wl.bf16_on = on;
+		}
+		taken = 1;
+	}
+	return taken;
+}
+
+/* The precision, in any of its names (the first the space has is taken;
+ * fp16 and bf16 together are one): another of them is an error. */
+static int
+take_precision(struct sq_query *q, const json_t *space, struct dn_error *err)
+{
+	static const struct { const char *key; int conv; } names[] = {
+		{ "precision", CM_PREC_NAMES_LIGHTNING }, { "dtype", CM_PREC_NAMES_WORKLOAD },
+		{ "mixed_precision", CM_PREC_NAMES_ACCELERATE }, { "fp16", -1 }, { "bf16", -1 },
+	};
+	const json_t *p[5];
+	int taken = -1;
+
+	for (int k = 0; k < 5; k++) {
+		const json_t *vals;
+		p[k] = json_object_get(space, names[k].key);
+		vals = json_object_get(p[k], "_value");
+		/* a hyperparameter of the model is the model's */
+		if (json_string_value(json_object_get(p[k], "_type")) == NULL || json_array_size(vals) == 0 ||
+		    cm_def_find_hp(q->def, names[k].key) >= 0)
+			p[k] = NULL;
+	}
+	for (int k = 0; k < 3 && taken < 0; k++) {
+		char why[WHY_LEN] = "";
+		int rc;
+		if (p[k] == NULL)
+			continue;
+		rc = take_precision_name(q, names[k].key, (enum cm_prec_names)names[k].conv,
+		    json_string_value(json_object_get(p[k], "_type")), json_object_get(p[k], "_value"), why, err);
+		if (rc < 0)
+			return -1;
+		if (rc > 0)
+			taken = k;
+		else if (note(q, names[k].key, why, err) != 0)
+			return -1;
+	}
+	if (taken < 0 && (p[3] != NULL || p[4] != NULL)) {
+		int rc = take_hf_flags(q, p[3], p[4], err);
+		if (rc < 0)
+			return -1;
+		if (rc > 0)
+			taken = p[3] != NULL ? 3 : 4;
+	}
+	for (int k = 0; taken >= 0 && k < 5; k++) {
+		char path[64];
+		if (k == taken || p[k] == NULL || (taken >= 3 && k >= 3))
+			continue;
+		dn_fmt(path, sizeof path, "$.space.%s", names[k].key);
+		return dn_error_set(err, DN_EINVAL, path, "sets what \"%s\" already sets (two names of one setting): "
+		    "give one", names[taken].key);
+	}
+	return 0;
 }
 
 /* The settings, each with its space keys (the first the space has is
@@ -439,6 +610,8 @@ note(struct sq_query *q, const char *key, const char *why, struct dn_error *err)
 int
 sq_space_settings(struct sq_query *q, const json_t *space, struct dn_error *err)
 {
+	if (take_precision(q, space, err) != 0)
+		return -1;
 	for (size_t s = 0; s < sizeof settings / sizeof settings[0]; s++) {
 		if (settings[s].training && !q->wl.training)
 			continue;

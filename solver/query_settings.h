@@ -29,6 +29,14 @@
  *   target_modules,                peft's target_modules, where the workload
  *   lora_target_modules,           has LoRA: a choice of comma-separated
  *   lora_targets                   selector lists (wl->ft.targets_hp)
+ *   precision, dtype,              the precision: a choice of distinct names,
+ *   mixed_precision                at most 8, Lightning's, the workload's or
+ *                                  Accelerate's as the key says
+ *                                  (cm_precision_parse_as; wl->prec_hp,
+ *                                  prec_choices; training and inference)
+ *   fp16, bf16                     Hugging Face's flags, one or both: each a
+ *                                  choice of true/false or 1/0 (wl->fp16_hp,
+ *                                  bf16_hp; cm_precision_alts)
  *   lora_dropout                   peft's lora_dropout: a choice of numbers
  *                                  in [0, 1), or a uniform or quniform
  *                                  within it, where the workload has LoRA

@@ -611,11 +611,78 @@ printf '{"optimizer": {"_type": "choice", "_value": ["adam", "sgd"]}, "optim": {
 check space-two-names 2 '^dnnsat: \$.space.optim: sets what "optimizer" already sets (two names of one setting): give one$' -- count $OQ --space "$tmp/hfoptim2.json"
 printf '{"batch_size": {"_type": "choice", "_value": [1, 2]}, "per_device_train_batch_size": {"_type": "choice", "_value": [4, 8]}}' >"$tmp/hfboth.json"
 check space-hf-names-both 2 'sets hyperparameter batch_size, which "batch_size" .* already sets' -- count $OQ --space "$tmp/hfboth.json"
-# an optimizer dnnsat does not model among the values, or the precision in the space: named as
+# an optimizer dnnsat does not model among the values, or quantization in the space: named as
 # settings of the workload, whose values every configuration is costed with
-printf '{"batch_size": {"_type": "choice", "_value": [64, 4096]}, "optimizer": {"_type": "choice", "_value": ["Adam", "Adadelta"]}, "bf16": {"_type": "choice", "_value": [true, false]}}' >"$tmp/optspace.json"
-check space-workload-settings-inference 0 "^dnnsat: warning: parameter bf16 is a setting of the workload: every configuration is costed as \\\$.workload sets it, whatever its value here; one query per value compares them$" -- count --preset resnet50 --device t4 --budget memory=8GiB --space "$tmp/optspace.json" --inference
-check space-workload-settings 0 "^dnnsat: warning: parameter bf16 is a setting of the workload: every configuration is costed as \\\$.workload sets it (optimizer adam), whatever its value here; one query per value compares them$" -- count --preset resnet50 --device t4 --budget memory=8GiB --space "$tmp/optspace.json"
+printf '{"batch_size": {"_type": "choice", "_value": [64, 4096]}, "optimizer": {"_type": "choice", "_value": ["Adam", "Adadelta"]}, "quantize": {"_type": "choice", "_value": ["nf4", "int8"]}}' >"$tmp/optspace.json"
+check space-workload-settings-inference 0 "^dnnsat: warning: parameter quantize is a setting of the workload: every configuration is costed as \\\$.workload sets it, whatever its value here; one query per value compares them$" -- count --preset resnet50 --device t4 --budget memory=8GiB --space "$tmp/optspace.json" --inference
+check space-workload-settings 0 "^dnnsat: warning: parameter quantize is a setting of the workload: every configuration is costed as \\\$.workload sets it (optimizer adam), whatever its value here; one query per value compares them$" -- count --preset resnet50 --device t4 --budget memory=8GiB --space "$tmp/optspace.json"
+# The precision searched per configuration, in Lightning's names (precision), the workload's (dtype),
+# Accelerate's (mixed_precision) or as Hugging Face's fp16/bf16 flags: the model is built once per
+# precision, each copy under the condition that picks it. gpt2-large, seq 512, 30 GiB of a V100:
+# 3 + 3 batches fit in fp32 and autocast fp16, as the point queries say, and bf16 is invalid there
+# with its rule (before: every configuration costed in the workload's fp32, 9 of 15, and a warning).
+# On an A100 the flags make 3 + 3 + 3 of 20: both true is refused, as TrainingArguments refuses it.
+# resnet50 on a T4, 14 GiB: 2 + 3 + 3 of 12 in fp32 / pure fp16 / autocast fp16, and Z3 agrees
+printf '{"batch_size": {"_type": "choice", "_value": [1, 2, 4, 8, 16]}, "seq_len": {"_type": "choice", "_value": [512]}, "precision": {"_type": "choice", "_value": ["32-true", "16-mixed", "bf16-mixed"]}}' >"$tmp/prec.json"
+printf '{"batch_size": {"_type": "choice", "_value": [1, 2, 4, 8, 16]}, "seq_len": {"_type": "choice", "_value": [512]}, "mixed_precision": {"_type": "choice", "_value": ["no", "fp16", "bf16"]}}' >"$tmp/precacc.json"
+printf '{"batch_size": {"_type": "choice", "_value": [1, 2, 4, 8, 16]}, "seq_len": {"_type": "choice", "_value": [512]}, "fp16": {"_type": "choice", "_value": [true, false]}, "bf16": {"_type": "choice", "_value": [true, false]}}' >"$tmp/prechf.json"
+printf '{"batch_size": {"_type": "choice", "_value": [1, 2, 4, 8, 16]}, "seq_len": {"_type": "choice", "_value": [512]}, "precision": {"_type": "choice", "_value": [16, 32]}}' >"$tmp/precint.json"
+printf '{"batch_size": {"_type": "choice", "_value": [64, 128, 256, 512]}, "dtype": {"_type": "choice", "_value": ["fp32", "fp16", "mixed_fp16"]}}' >"$tmp/precrn.json"
+printf '{"batch_size": {"_type": "choice", "_value": [64, 128, 256, 512]}}' >"$tmp/precrn0.json"
+printf '{"batch_size": {"_type": "choice", "_value": [1, 2, 4, 8, 16]}, "seq_len": {"_type": "choice", "_value": [512]}}' >"$tmp/prec0.json"
+PQ="--preset gpt2-large --device v100-32gb --budget memory=30GiB"
+check space-prec-lightning 0 "^feasible 6 of 15 configurations" -- count $PQ --space "$tmp/prec.json"
+check space-prec-fp32 0 "^feasible 3 of 5 configurations" -- count $PQ --space "$tmp/prec0.json" --dtype fp32
+check space-prec-mixed 0 "^feasible 3 of 5 configurations" -- count $PQ --space "$tmp/prec0.json" --dtype mixed_fp16
+check space-prec-accelerate 0 "^feasible 6 of 15 configurations" -- count $PQ --space "$tmp/precacc.json"
+check space-prec-ints 0 "^feasible 6 of 10 configurations" -- count $PQ --space "$tmp/precint.json"
+check space-prec-bf16-v100 1 "^     \\$.space.precision: bf16 needs a GPU with bf16 arithmetic (compute capability >= 8.0)$" -- explain $PQ --space "$tmp/prec.json" --config '{"batch_size": 1, "seq_len": 512, "precision": "bf16-mixed"}'
+check space-prec-explain 1 "^FAIL memory 31.07 GiB > 30 GiB$" -- explain $PQ --space "$tmp/prec.json" --config '{"batch_size": 8, "seq_len": 512, "precision": "16-mixed"}'
+check space-prec-explain-point 1 "^FAIL memory 31.07 GiB > 30 GiB$" -- explain $PQ --dtype mixed_fp16 --space "$tmp/prec0.json" --config '{"batch_size": 8, "seq_len": 512}'
+check space-prec-list 0 '^{"batch_size":4,"seq_len":512,"precision":"16-mixed"}$' -- list $PQ --space "$tmp/prec.json"
+check space-prec-hf 0 "^feasible 9 of 20 configurations" -- count --preset gpt2-large --device a100-40gb --budget memory=30GiB --space "$tmp/prechf.json"
+check space-prec-hf-both 1 "^     \\$.space: fp16 and bf16 are not both true (transformers' TrainingArguments: at most one of fp16 and bf16 can be True)$" -- explain --preset gpt2-large --device a100-40gb --budget memory=30GiB --space "$tmp/prechf.json" --config '{"batch_size": 1, "seq_len": 512, "fp16": true, "bf16": true}'
+check space-prec-hf-z3 0 "^         agrees with the engine's count$" -- count --preset gpt2 --device a100-40gb --budget memory=10GiB --space "$tmp/prechf.json" --engine z3
+check space-prec-dtype 0 "^feasible 8 of 12 configurations" -- count --preset resnet50 --device t4 --budget memory=14GiB --space "$tmp/precrn.json"
+check space-prec-dtype-fp16 0 "^feasible 3 of 4 configurations" -- count --preset resnet50 --device t4 --budget memory=14GiB --dtype fp16 --space "$tmp/precrn0.json"
+check space-prec-dtype-z3 0 "^         agrees with the engine's count$" -- count --preset resnet50 --device t4 --budget memory=14GiB --space "$tmp/precrn.json" --engine z3
+# each configuration's memory, times, parameters, FLOPs and validity as the point query with that
+# dtype says, to the printed digit (the bf16 rule named at the space's parameter there)
+samebad=""
+for spec in "resnet50 batch_size=32" "bert-base batch_size=8 seq_len=128" "tinyllama-1.1b batch_size=2 seq_len=256" "medium batch_size=16 seq_len=35"; do
+	set -- $spec
+	preset=$1
+	shift
+	cfg="" sp=""
+	for kv in "$@"; do
+		cfg="$cfg\"${kv%%=*}\": ${kv#*=}, "
+		sp="$sp\"${kv%%=*}\": {\"_type\": \"choice\", \"_value\": [${kv#*=}]}, "
+	done
+	printf '{%s"dtype": {"_type": "choice", "_value": ["fp32", "fp16", "bf16", "mixed_fp16", "mixed_bf16"]}}' "$sp" >"$tmp/psame.json"
+	printf '{%s}' "${sp%, }" >"$tmp/psame0.json"
+	for dev in a100-80gb v100-32gb; do
+		for mode in "" --inference; do
+			B="--budget memory=30GiB --budget latency=1000s --budget params=1e12 --budget flops=1e18"
+			[ -z "$mode" ] && B="$B --budget step_time=1000s"
+			for dt in fp32 fp16 bf16 mixed_fp16 mixed_bf16; do
+				"$DNNSAT" explain --preset "$preset" --device "$dev" $mode $B --space "$tmp/psame.json" \
+				    --config "{$cfg\"dtype\": \"$dt\"}" 2>&1 | sed 's/\$\.space\.dtype/$.workload.dtype/' >"$tmp/pa"
+				"$DNNSAT" explain --preset "$preset" --device "$dev" $mode $B --dtype "$dt" --space "$tmp/psame0.json" \
+				    --config "{${cfg%, }}" >"$tmp/pb" 2>&1
+				if ! grep -q "^ok   memory\|^FAIL memory" "$tmp/pa" || ! cmp -s "$tmp/pa" "$tmp/pb"; then
+					samebad="$samebad $preset/$dev/${mode:-training}/$dt"
+				fi
+			done
+		done
+	done
+done
+if [ -z "$samebad" ]; then ok; else bad "space-prec-same: differ from the point query:$samebad"; fi
+printf '{"batch_size": {"_type": "choice", "_value": [1, 2]}, "precision": {"_type": "choice", "_value": ["32", "fp16"]}}' >"$tmp/precbad.json"
+check space-prec-ambiguous 0 '^dnnsat: warning: parameter precision is not costed per configuration, so every configuration is costed as \$.workload sets it: "fp16" is not Lightning.s: give "16-mixed" (autocast over fp32 weights) or "16-true" (the model in half precision)$' -- count --preset gpt2 --space "$tmp/precbad.json"
+printf '{"batch_size": {"_type": "choice", "_value": [1, 2]}, "precision": {"_type": "choice", "_value": ["32", "64"]}}' >"$tmp/prec64.json"
+check space-prec-fp64 0 'it: "64" is not modelled (fp64 and fp8 are not)$' -- count --preset gpt2 --space "$tmp/prec64.json"
+printf '{"batch_size": {"_type": "choice", "_value": [1, 2]}, "precision": {"_type": "choice", "_value": ["32", "16-mixed"]}, "fp16": {"_type": "choice", "_value": [true, false]}}' >"$tmp/prec2.json"
+check space-prec-two-names 2 '^dnnsat: \$.space.fp16: sets what "precision" already sets (two names of one setting): give one$' -- count --preset gpt2 --space "$tmp/prec2.json"
 # a setting's parameter in a form it does not take: the warning says why (it only said "a setting")
 check space-workload-settings-why 0 '^dnnsat: warning: parameter optimizer is not costed per configuration, so every configuration is costed as \$.workload sets it: unknown optimizer "Adadelta" (sgd, ' -- count --preset resnet50 --device t4 --budget memory=8GiB --space "$tmp/optspace.json"
 printf '{"batch_size": {"_type": "choice", "_value": [8]}, "attention": {"_type": "choice", "_value": ["eager", "flashy"]}}' >"$tmp/attbad.json"
