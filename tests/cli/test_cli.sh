@@ -646,8 +646,9 @@ check space-prec-hf-z3 0 "^         agrees with the engine's count$" -- count --
 check space-prec-dtype 0 "^feasible 8 of 12 configurations" -- count --preset resnet50 --device t4 --budget memory=14GiB --space "$tmp/precrn.json"
 check space-prec-dtype-fp16 0 "^feasible 3 of 4 configurations" -- count --preset resnet50 --device t4 --budget memory=14GiB --dtype fp16 --space "$tmp/precrn0.json"
 check space-prec-dtype-z3 0 "^         agrees with the engine's count$" -- count --preset resnet50 --device t4 --budget memory=14GiB --space "$tmp/precrn.json" --engine z3
-# each configuration's memory, times, parameters, FLOPs and validity as the point query with that
-# dtype says, to the printed digit (the bf16 rule named at the space's parameter there)
+# each configuration's memory (expected and safe), times, parameters, FLOPs, weight bytes,
+# utilization and validity as the point query with that dtype says, to the printed digit (the bf16
+# rule named at the space's parameter there)
 samebad=""
 for spec in "resnet50 batch_size=32" "bert-base batch_size=8 seq_len=128" "tinyllama-1.1b batch_size=2 seq_len=256" "medium batch_size=16 seq_len=35"; do
 	set -- $spec
@@ -662,8 +663,11 @@ for spec in "resnet50 batch_size=32" "bert-base batch_size=8 seq_len=128" "tinyl
 	printf '{%s}' "${sp%, }" >"$tmp/psame0.json"
 	for dev in a100-80gb v100-32gb; do
 		for mode in "" --inference; do
-			B="--budget memory=30GiB --budget latency=1000s --budget params=1e12 --budget flops=1e18"
-			[ -z "$mode" ] && B="$B --budget step_time=1000s"
+			# training: the expected peak and the step time; inference: the safe estimate
+			B="--budget latency=1000s --budget params=1e12 --budget flops=1e18 --budget weight_bytes=100GiB"
+			B="$B --budget min_utilization=0.01"
+			[ -z "$mode" ] && B="$B --budget step_time=1000s --budget memory=30GiB"
+			[ -n "$mode" ] && B="$B --budget memory=30GiB:safe"
 			for dt in fp32 fp16 bf16 mixed_fp16 mixed_bf16; do
 				"$DNNSAT" explain --preset "$preset" --device "$dev" $mode $B --space "$tmp/psame.json" \
 				    --config "{$cfg\"dtype\": \"$dt\"}" 2>&1 | sed 's/\$\.space\.dtype/$.workload.dtype/' >"$tmp/pa"
