@@ -10,6 +10,10 @@
  * (cli/cli_estimate.c) all read it, so a value is spelled, checked and
  * explained in one place.
  *
+ * cm_flag_on is a true/false setting a search space may pick (Hugging
+ * Face's fp16, load_in_4bit, ...) as a condition; cm_alt_add keeps a list
+ * of a setting's values, each under its condition.
+ *
  * Errors name the field ("$.workload.zero_grad") or the option
  * ("--zero-grad"), list the allowed values and add the closest one when
  * the text given is near it (common/dn_suggest.c: "zero" -> zeros).
@@ -185,4 +189,28 @@ cm_choice_to_json(const struct cm_workload *wl, json_t *workload)
 			return -1;
 	}
 	return 0;
+}
+
+expr_id
+cm_flag_on(struct expr_graph *g, int hp, int on, int fixed)
+{
+	if (hp <= 0)
+		return expr_int(g, fixed != 0);
+	if (on < 0)
+		return expr_int(g, 0);
+	return expr_eq(g, expr_var(g, hp - 1), expr_int(g, on));
+}
+
+void
+cm_alt_add(struct expr_graph *g, int value, expr_id cond, int *n, int *values, expr_id *conds)
+{
+	if (expr_is_int_const(g, cond, 0))
+		return;
+	for (int i = 0; i < *n; i++)
+		if (values[i] == value) {
+			conds[i] = expr_or(g, conds[i], cond);
+			return;
+		}
+	values[*n] = value;
+	conds[(*n)++] = cond;
 }

@@ -113,35 +113,8 @@ cm_precision_parse_as(enum cm_prec_names conv, const char *s, enum cm_precision 
 	return -1;
 }
 
-/* Hugging Face's flag: the space's hyperparameter hp - 1 at its true
- * value `on`, else fixed as the workload's precision implies. */
-static expr_id
-hf_flag(struct expr_graph *g, int hp, int on, int fixed)
-{
-	if (hp <= 0)
-		return expr_int(g, fixed);
-	if (on < 0)
-		return expr_int(g, 0);
-	return expr_eq(g, expr_var(g, hp - 1), expr_int(g, on));
-}
-
-/* Adds (p, cond) to the list, or ORs cond into p's entry. */
-static void
-alt_add(struct expr_graph *g, enum cm_precision p, expr_id cond, int *n, enum cm_precision *precs, expr_id *conds)
-{
-	if (expr_is_int_const(g, cond, 0))
-		return;
-	for (int i = 0; i < *n; i++)
-		if (precs[i] == p) {
-			conds[i] = expr_or(g, conds[i], cond);
-			return;
-		}
-	precs[*n] = p;
-	conds[(*n)++] = cond;
-}
-
 int
-cm_precision_alts(struct expr_graph *g, const struct cm_workload *wl, enum cm_precision *precs, expr_id *conds,
+cm_precision_alts(struct expr_graph *g, const struct cm_workload *wl, int *precs, expr_id *conds,
     expr_id *conflict)
 {
 	int n = 0;
@@ -150,22 +123,22 @@ cm_precision_alts(struct expr_graph *g, const struct cm_workload *wl, enum cm_pr
 	if (wl->prec_hp > 0) {
 		expr_id v = expr_var(g, wl->prec_hp - 1);
 		for (int j = 0; j < wl->nprec_choices && j < CM_MAX_PREC_CHOICES; j++)
-			alt_add(g, (enum cm_precision)wl->prec_choices[j], expr_eq(g, v, expr_int(g, j)), &n, precs, conds);
+			cm_alt_add(g, wl->prec_choices[j], expr_eq(g, v, expr_int(g, j)), &n, precs, conds);
 		return n;
 	}
 	if (wl->fp16_hp > 0 || wl->bf16_hp > 0) {
 		int mixed = wl->precision == CM_PREC_MIXED_FP16 || wl->precision == CM_PREC_MIXED_BF16;
-		expr_id f = hf_flag(g, wl->fp16_hp, wl->fp16_on, wl->precision == CM_PREC_MIXED_FP16);
-		expr_id b = hf_flag(g, wl->bf16_hp, wl->bf16_on, wl->precision == CM_PREC_MIXED_BF16);
-		alt_add(g, CM_PREC_MIXED_FP16, expr_and(g, f, expr_not(g, b)), &n, precs, conds);
-		alt_add(g, CM_PREC_MIXED_BF16, expr_and(g, b, expr_not(g, f)), &n, precs, conds);
+		expr_id f = cm_flag_on(g, wl->fp16_hp, wl->fp16_on, wl->precision == CM_PREC_MIXED_FP16);
+		expr_id b = cm_flag_on(g, wl->bf16_hp, wl->bf16_on, wl->precision == CM_PREC_MIXED_BF16);
+		cm_alt_add(g, CM_PREC_MIXED_FP16, expr_and(g, f, expr_not(g, b)), &n, precs, conds);
+		cm_alt_add(g, CM_PREC_MIXED_BF16, expr_and(g, b, expr_not(g, f)), &n, precs, conds);
 		/* neither: fp32, or the model cast to half where the workload says so */
-		alt_add(g, mixed ? CM_PREC_FP32 : wl->precision, expr_and(g, expr_not(g, f), expr_not(g, b)), &n,
+		cm_alt_add(g, mixed ? CM_PREC_FP32 : (int)wl->precision, expr_and(g, expr_not(g, f), expr_not(g, b)), &n,
 		    precs, conds);
 		*conflict = expr_and(g, f, b);
 		return n;
 	}
-	precs[0] = wl->precision;
+	precs[0] = (int)wl->precision;
 	conds[0] = expr_int(g, 1);
 	return 1;
 }

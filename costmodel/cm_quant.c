@@ -88,3 +88,57 @@ cm_quant_bits(int q)
 {
 	return q == CM_QUANT_NONE ? 0 : q == CM_QUANT_INT8 ? 8 : 4;
 }
+
+int
+cm_quant_searched(const struct cm_finetune *ft)
+{
+	const struct cm_quant_search *qs = &ft->qs;
+
+	return qs->hp > 0 || qs->l4_hp > 0 || qs->l8_hp > 0 || qs->dq_hp > 0 || qs->type_hp > 0;
+}
+
+int
+cm_quant_alts(struct expr_graph *g, const struct cm_finetune *ft, int *quants, expr_id *conds,
+    expr_id *conflict)
+{
+	const struct cm_quant_search *qs = &ft->qs;
+	int n = 0, q = ft->quant;
+
+	*conflict = expr_int(g, 0);
+	if (qs->hp > 0) {
+		expr_id v = expr_var(g, qs->hp - 1);
+		for (int j = 0; j < qs->nchoices && j < CM_QUANT_MAX_CHOICES; j++)
+			cm_alt_add(g, qs->choices[j], expr_eq(g, v, expr_int(g, j)), &n, quants, conds);
+		return n;
+	}
+	if (cm_quant_searched(ft)) {
+		/* BitsAndBytesConfig: load_in_4bit picks Linear4bit of
+		 * bnb_4bit_quant_type (default "fp4") with or without
+		 * bnb_4bit_use_double_quant (default False); load_in_8bit
+		 * Linear8bitLt; both is refused ("load_in_4bit and load_in_8bit
+		 * are both True, but only one can be used at the same time") */
+		expr_id l4 = cm_flag_on(g, qs->l4_hp, qs->l4_on, cm_quant_bits(q) == 4);
+		expr_id l8 = cm_flag_on(g, qs->l8_hp, qs->l8_on, q == CM_QUANT_INT8);
+		expr_id dq = cm_flag_on(g, qs->dq_hp, qs->dq_on, cm_quant_double(q));
+		expr_id nf4 = expr_int(g, q == CM_QUANT_NF4 || q == CM_QUANT_NF4_DQ), four;
+		if (qs->type_hp > 0) {
+			nf4 = expr_int(g, 0);
+			for (int j = 0; j < 8; j++)
+				if (qs->type_nf4 & (1u << j))
+					nf4 = expr_or(g, nf4, expr_eq(g, expr_var(g, qs->type_hp - 1), expr_int(g, j)));
+		}
+		four = expr_and(g, l4, expr_not(g, l8));
+		cm_alt_add(g, CM_QUANT_NONE, expr_and(g, expr_not(g, l4), expr_not(g, l8)), &n, quants, conds);
+		cm_alt_add(g, CM_QUANT_NF4, expr_and(g, four, expr_and(g, nf4, expr_not(g, dq))), &n, quants, conds);
+		cm_alt_add(g, CM_QUANT_NF4_DQ, expr_and(g, four, expr_and(g, nf4, dq)), &n, quants, conds);
+		cm_alt_add(g, CM_QUANT_FP4, expr_and(g, four, expr_and(g, expr_not(g, nf4), expr_not(g, dq))), &n, quants,
+		    conds);
+		cm_alt_add(g, CM_QUANT_FP4_DQ, expr_and(g, four, expr_and(g, expr_not(g, nf4), dq)), &n, quants, conds);
+		cm_alt_add(g, CM_QUANT_INT8, expr_and(g, l8, expr_not(g, l4)), &n, quants, conds);
+		*conflict = expr_and(g, l4, l8);
+		return n;
+	}
+	quants[0] = q;
+	conds[0] = expr_int(g, 1);
+	return 1;
+}

@@ -280,6 +280,23 @@ enum cm_attention { CM_ATTN_SDPA, CM_ATTN_EAGER, CM_ATTN_MATH, CM_ATTN_MEM_EFFIC
 #define CM_FT_MAX_SEL 8         /* selectors per list */
 #define CM_FT_SEL_LEN 64        /* bytes per selector, NUL included */
 #define CM_FT_MAX_TGT_CHOICES 8 /* target lists a space may pick among */
+/* The quantization of the base linears a search space picks per
+ * configuration (cm_quant_alts): by name, hyperparameter hp - 1, a
+ * categorical whose value j is mode choices[j] (enum cm_quant; "none"
+ * CM_QUANT_NONE); or by Hugging Face's BitsAndBytesConfig fields, each a
+ * hyperparameter index + 1 (0: as the workload's quantize implies) and,
+ * for a flag, the index of its true value (-1: none): load_in_4bit (l4),
+ * load_in_8bit (l8), bnb_4bit_use_double_quant (dq), and
+ * bnb_4bit_quant_type (type_hp, bit j of type_nf4 set where value j is
+ * "nf4"). */
+#define CM_QUANT_MAX_CHOICES 8
+struct cm_quant_search {
+	int hp, nchoices;
+	uint8_t choices[CM_QUANT_MAX_CHOICES];
+	int l4_hp, l4_on, l8_hp, l8_on, dq_hp, dq_on, type_hp;
+	uint8_t type_nf4;
+};
+
 struct cm_finetune {
 	int nfreeze, ntrain, ntargets;
 	char freeze[CM_FT_MAX_SEL][CM_FT_SEL_LEN];
@@ -293,6 +310,7 @@ struct cm_finetune {
 	                             * space that searches it; lora_dropout is
 	                             * then unused) */
 	uint8_t quant;              /* enum cm_quant: the base linears' storage */
+	struct cm_quant_search qs;  /* a space that searches it (all zero: none) */
 	int targets_hp;             /* > 0: hyperparameter targets_hp - 1, a
 	                             * categorical, picks each configuration's
 	                             * targets: value j targets tgt_choices[j]
@@ -327,6 +345,20 @@ int cm_quant_parse(const char *name, uint8_t *q);
 const char *cm_quant_name(int q);
 /* Whether mode q quantizes the block scales again (the "-dq" modes). */
 int cm_quant_double(int q);
+/* The quantization modes a configuration may run, each under the
+ * condition that picks it (disjoint): the values of a space's quantize
+ * (ft->qs.hp), or what Hugging Face's load_in_4bit, load_in_8bit,
+ * bnb_4bit_quant_type and bnb_4bit_use_double_quant make (the fields not
+ * searched as ft->quant implies, else as BitsAndBytesConfig defaults
+ * them: fp4, no double quantization), or ft->quant under the constant 1.
+ * Returns how many (at most 6) into quants and conds (room for
+ * CM_QUANT_MAX_CHOICES); *conflict is the condition that none applies
+ * (load_in_4bit and load_in_8bit both true) or the constant 0. */
+int cm_quant_alts(struct expr_graph *g, const struct cm_finetune *ft, int *quants, expr_id *conds,
+    expr_id *conflict);
+/* Whether a space searches the quantization (cm_quant_alts has more than
+ * the workload's). */
+int cm_quant_searched(const struct cm_finetune *ft);
 /* The bits of a weight value under mode q: 4, 8 (int8), 0 (none). */
 int cm_quant_bits(int q);
 
@@ -528,6 +560,14 @@ const char *cm_optimizer_label(const struct cm_workload *wl);
  * optimizer, else foreach); 0, or -1 when s names no optimizer modelled. */
 int cm_optimizer_choice(const char *s, const struct cm_workload *wl, struct cm_opt_choice *out);
 const char *cm_optimizer_name(enum cm_optimizer o);
+/* A true/false setting a space may search, as a condition: hyperparameter
+ * hp - 1 at its true value `on` (-1: never true), or, hp 0, the constant
+ * fixed (cm_choice.c). */
+expr_id cm_flag_on(struct expr_graph *g, int hp, int on, int fixed);
+/* Adds value under cond to the list of *n values and their conditions,
+ * or ORs cond into value's; nothing when cond is the constant 0. The
+ * caller gives room for every distinct value. */
+void cm_alt_add(struct expr_graph *g, int value, expr_id cond, int *n, int *values, expr_id *conds);
 /* The precision of the workload's name s (fp32, fp16, bf16, mixed_fp16,
  * mixed_bf16; float32, float16, bfloat16, amp); 0, or -1. */
 int cm_precision_parse(const char *s, enum cm_precision *out);
@@ -545,10 +585,10 @@ int cm_precision_parse_as(enum cm_prec_names conv, const char *s, enum cm_precis
  * (wl->fp16_hp, bf16_hp: autocast fp16, autocast bf16, or, neither true,
  * fp32 or the workload's pure half precision), or the workload's precision
  * under the constant 1. Returns how many (1 to CM_MAX_PREC_CHOICES) into
- * precs and conds (room for CM_MAX_PREC_CHOICES); *conflict is the
+ * precs (enum cm_precision) and conds (room for CM_MAX_PREC_CHOICES); *conflict is the
  * condition that none applies (both flags true) or the constant 0. */
-int cm_precision_alts(struct expr_graph *g, const struct cm_workload *wl, enum cm_precision *precs,
-    expr_id *conds, expr_id *conflict);
+int cm_precision_alts(struct expr_graph *g, const struct cm_workload *wl, int *precs, expr_id *conds,
+    expr_id *conflict);
 int cm_attention_parse(const char *s, enum cm_attention *out);
 const char *cm_attention_name(enum cm_attention a);
 /* The kernel an attention layer runs for a workload on a device:

@@ -1102,49 +1102,61 @@ struct quant_info {
 	char last[512];
 };
 
-/* Hugging Face's fp16 and bf16 flags both true (a space that searches
- * them): transformers' TrainingArguments refuses it, so those
- * configurations are invalid. */
+/* Two flags of a setting both true where the framework refuses it
+ * (Hugging Face's fp16 and bf16, BitsAndBytesConfig's load_in_4bit and
+ * load_in_8bit; conflict is cm_precision_alts' or cm_quant_alts'): those
+ * configurations are invalid, the rule named with the flags the space
+ * searches (hyperparameters hp1 - 1 and hp2 - 1; 0: not searched). */
 static int
-precision_conflict(struct model_builder *mb, expr_id conflict)
+flags_conflict(struct model_builder *mb, expr_id conflict, int hp1, int hp2, const char *rule)
 {
 	struct expr_graph *g = &mb->m->g;
-	const struct cm_workload *wl = mb->wl;
 	const char *names[2];
 	expr_id vals[2];
 	int n = 0;
 
 	if (expr_is_int_const(g, conflict, 0))
 		return 0;
-	if (wl->fp16_hp > 0) {
-		names[n] = mb->def->hps[wl->fp16_hp - 1].name;
-		vals[n++] = expr_var(g, wl->fp16_hp - 1);
+	for (int k = 0; k < 2; k++) {
+		int hp = k == 0 ? hp1 : hp2;
+		if (hp <= 0)
+			continue;
+		names[n] = mb->def->hps[hp - 1].name;
+		vals[n++] = expr_var(g, hp - 1);
 	}
-	if (wl->bf16_hp > 0) {
-		names[n] = mb->def->hps[wl->bf16_hp - 1].name;
-		vals[n++] = expr_var(g, wl->bf16_hp - 1);
-	}
-	if (cm_graph_add_constraint(mb->m, expr_int(g, 1), expr_not(g, conflict), "$.space", "fp16 and bf16 are not "
-	    "both true (transformers' TrainingArguments: at most one of fp16 and bf16 can be True)", n, names, vals) < 0)
+	if (cm_graph_add_constraint(mb->m, expr_int(g, 1), expr_not(g, conflict), "$.space", rule, n, names, vals) < 0)
 		return dn_error_set(mb->err, DN_ENOMEM, "$", "out of memory");
 	return 0;
 }
 
-/* Starts the copy of the model in precision p, under cond: the builder's
- * workload becomes *wa, wl in p; the graph's compute dtype and precision
- * stamp, the attention kernels (the SDPA default resolves by dtype) and
- * the per-model rotary tables follow it. A chip without bf16 arithmetic
- * (its catalog bf16 rate 0, before sm80) cannot run a bf16 copy: its
- * configurations are invalid, the rule named. */
+/* The path a rule of a setting the space searches is named at: the
+ * space's parameter (hyperparameter hp - 1), else the workload's field. */
+static void
+setting_path(const struct model_builder *mb, int hp, const char *field, char *path, size_t len)
+{
+	if (hp > 0)
+		dn_fmt(path, len, "$.space.%s", mb->def->hps[hp - 1].name);
+	else
+		dn_fmt(path, len, "$.workload.%s", field);
+}
+
+/* Starts the copy of the model in precision p with base weights quantized
+ * as q, under cond: the builder's workload becomes *wa, wl in p and q; the
+ * graph's compute dtype and precision stamp, the attention kernels (the
+ * SDPA default resolves by dtype) and the per-model rotary tables follow
+ * it. A chip without bf16 arithmetic (its catalog bf16 rate 0, before
+ * sm80) cannot run a bf16 copy, nor one older than bitsandbytes needs a
+ * quantized one: its configurations are invalid, the rule named. */
 static int
-precision_copy_begin(struct model_builder *mb, const struct cm_workload *wl, struct cm_workload *wa,
-    enum cm_precision p, expr_id cond, const struct cm_device *dev)
+copy_begin(struct model_builder *mb, const struct cm_workload *wl, struct cm_workload *wa,
+    enum cm_precision p, int q, expr_id cond, const struct cm_device *dev)
 {
 	struct cm_graph *m = mb->m;
 	struct expr_graph *g = &m->g;
 
 	*wa = *wl;
 	wa->precision = p;
+	wa->ft.quant = (uint8_t)q;
 	mb->wl = wa;
 	m->act_bytes = p == CM_PREC_FP32 ? 4 : 2;
 	m->prec = p;
@@ -1163,15 +1175,49 @@ precision_copy_begin(struct model_builder *mb, const struct cm_workload *wl, str
 		const char *names[] = { "compute capability x10" };
 		expr_id cc = expr_int(g, mb->dev_cc);
 		char path[96];
-		const int hp = wl->prec_hp > 0 ? wl->prec_hp : wl->bf16_hp;
-		if (hp > 0)
-			dn_fmt(path, sizeof path, "$.space.%s", mb->def->hps[hp - 1].name);
-		else
-			dn_fmt(path, sizeof path, "$.workload.dtype");
+		setting_path(mb, wl->prec_hp > 0 ? wl->prec_hp : wl->bf16_hp, "dtype", path, sizeof path);
 		if (cm_graph_add_constraint(m, cond, expr_int(g, 0), path,
 		    "bf16 needs a GPU with bf16 arithmetic (compute capability >= 8.0)", 1, names, &cc) < 0)
 			return dn_error_set(mb->err, DN_ENOMEM, "$", "out of memory");
 	}
+	if (q != CM_QUANT_NONE && mb->dev_cc < (cm_quant_bits(q) == 8 ? 75 : 60)) {
+		/* bitsandbytes' installation page: LLM.int8() needs compute
+		 * capability 7.5 (Turing; its int8 cuBLASLt GEMM), the 4-bit
+		 * kernels 6.0 (Pascal), as the library itself */
+		const struct cm_quant_search *qs = &wl->ft.qs;
+		const char *names[] = { "compute capability x10" };
+		expr_id cc = expr_int(g, mb->dev_cc);
+		char path[96];
+		setting_path(mb, qs->hp > 0 ? qs->hp : cm_quant_bits(q) == 8 ? qs->l8_hp : qs->l4_hp, "quantize", path,
+		    sizeof path);
+		if (cm_graph_add_constraint(m, cond, expr_int(g, 0), path,
+		    cm_quant_bits(q) == 8 ? "int8 (LLM.int8()) needs a GPU of compute capability >= 7.5 "
+		    "(bitsandbytes' int8 matrix multiply: Turing or newer)" : "4-bit weights need a GPU of compute "
+		    "capability >= 6.0 (bitsandbytes: Pascal or newer)", 1, names, &cc) < 0)
+			return dn_error_set(mb->err, DN_ENOMEM, "$", "out of memory");
+	}
+	return 0;
+}
+
+/* A copy whose quantization (searched by the space) found no linear to
+ * quantize: its configurations are invalid, with the reason the
+ * workload's quantize would be refused for. */
+static int
+copy_no_quant(struct model_builder *mb, const struct cm_workload *wl, expr_id cond)
+{
+	const struct cm_quant_search *qs = &wl->ft.qs;
+	const int hp = qs->hp > 0 ? qs->hp : qs->l4_hp > 0 ? qs->l4_hp : qs->l8_hp;
+	const char *names[1];
+	expr_id v = hp > 0 ? expr_var(&mb->m->g, hp - 1) : expr_int(&mb->m->g, 0);
+	char path[96];
+
+	names[0] = hp > 0 ? mb->def->hps[hp - 1].name : "";
+	setting_path(mb, hp, "quantize", path, sizeof path);
+	if (cm_graph_add_constraint(mb->m, cond, expr_int(&mb->m->g, 0), path, wl->training ? "the model has a linear "
+	    "layer to quantize (quantized weights take no gradient, so only frozen linears are: LoRA's base layers, or those "
+	    "\"freeze\" picks; the output layer stays in full precision)" : "the model has a linear layer to quantize "
+	    "(the output layer stays in full precision)", hp > 0, names, &v) < 0)
+		return dn_error_set(mb->err, DN_ENOMEM, "$", "out of memory");
 	return 0;
 }
 
@@ -1202,9 +1248,9 @@ build_graph(struct cm_model_def *def, const struct cm_workload *wl, const struct
 	struct model_builder mb;
 	struct scope top;
 	struct cm_workload wa;
-	enum cm_precision precs[CM_MAX_PREC_CHOICES];
-	expr_id conds[CM_MAX_PREC_CHOICES], conflict;
-	int first = -1, out = -1, rc, nalt;
+	int precs[CM_MAX_PREC_CHOICES], quants[CM_QUANT_MAX_CHOICES];
+	expr_id conds[CM_MAX_PREC_CHOICES], qconds[CM_QUANT_MAX_CHOICES], conflict, qconflict;
+	int first = -1, out = -1, rc, nalt, nq, last_q = 0;
 
 	memset(m, 0, sizeof *m);
 	if (expr_graph_init(&m->g) != 0)
@@ -1216,6 +1262,7 @@ build_graph(struct cm_model_def *def, const struct cm_workload *wl, const struct
 		    def->hps[i].type == CM_HP_REAL ? EXPR_REAL : EXPR_INT) != i)
 			return dn_error_set(err, DN_ENOMEM, "$", "out of memory");
 	nalt = cm_precision_alts(&m->g, wl, precs, conds, &conflict);
+	nq = cm_quant_alts(&m->g, &wl->ft, quants, qconds, &qconflict);
 	memset(&mb, 0, sizeof mb);
 	mb.def = def;
 	mb.m = m;
@@ -1230,39 +1277,38 @@ build_graph(struct cm_model_def *def, const struct cm_workload *wl, const struct
 	memset(&top, 0, sizeof top);
 	if (wl->training && wl->ft.lora_rank > 0 && lora_rank(&mb) != 0)
 		return -1;
-	if (wl->ft.quant != CM_QUANT_NONE && mb.dev_cc < (cm_quant_bits(wl->ft.quant) == 8 ? 75 : 60)) {
-		/* bitsandbytes' installation page: LLM.int8() needs compute
-		 * capability 7.5 (Turing; its int8 cuBLASLt GEMM), the 4-bit
-		 * kernels 6.0 (Pascal), as the library itself */
-		const char *names[] = { "compute capability x10" };
-		expr_id cc = expr_int(&m->g, mb.dev_cc);
-		if (cm_graph_add_constraint(m, expr_int(&m->g, 1), expr_int(&m->g, 0), "$.workload.quantize",
-		    cm_quant_bits(wl->ft.quant) == 8 ? "int8 (LLM.int8()) needs a GPU of compute capability >= 7.5 "
-		    "(bitsandbytes' int8 matrix multiply: Turing or newer)" : "4-bit weights need a GPU of compute "
-		    "capability >= 6.0 (bitsandbytes: Pascal or newer)", 1, names, &cc) < 0)
-			return dn_error_set(err, DN_ENOMEM, "$", "out of memory");
-	}
 	rc = build_rules(&mb, &top);
 	if (rc == 0)
-		rc = precision_conflict(&mb, conflict);
-	/* the model once per precision a configuration may run (one, unless
-	 * a space picks it), each copy under the condition that picks it */
-	for (int a = 0; rc == 0 && a < nalt; a++) {
+		rc = flags_conflict(&mb, conflict, wl->fp16_hp, wl->bf16_hp, "fp16 and bf16 are not both true "
+		    "(transformers' TrainingArguments: at most one of fp16 and bf16 can be True)");
+	if (rc == 0)
+		rc = flags_conflict(&mb, qconflict, wl->ft.qs.l4_hp, wl->ft.qs.l8_hp, "load_in_4bit and load_in_8bit "
+		    "are not both true (transformers' BitsAndBytesConfig: only one can be used at the same time)");
+	/* the model once per precision and quantization a configuration may
+	 * run (one, unless a space picks them), each copy under the condition
+	 * that picks it */
+	for (int c = 0; rc == 0 && c < nalt * nq; c++) {
 		struct scope inner;
-		int out_a = -1;
+		expr_id cond = expr_and(&m->g, conds[c / nq], qconds[c % nq]);
+		int out_c = -1, hits = mb.quant_hits;
+		if (expr_is_int_const(&m->g, cond, 0))
+			continue;
 		memset(&inner, 0, sizeof inner);
 		inner.parent = &top;
-		rc = precision_copy_begin(&mb, wl, &wa, precs[a], conds[a], dev);
+		rc = copy_begin(&mb, wl, &wa, (enum cm_precision)precs[c / nq], quants[c % nq], cond, dev);
 		if (rc == 0)
-			rc = build_inputs(&mb, &inner, conds[a], &first);
+			rc = build_inputs(&mb, &inner, cond, &first);
 		if (rc == 0)
 			rc = walk_list(&mb, json_object_get(def->root, "layers"), "$.layers", "$.layers",
-			    &inner, conds[a], first, &out_a);
+			    &inner, cond, first, &out_c);
 		if (rc == 0)
-			rc = training_loss(&mb, conds[a], out_a);
+			rc = training_loss(&mb, cond, out_c);
+		if (rc == 0 && quants[c % nq] != CM_QUANT_NONE && cm_quant_searched(&wl->ft) && mb.quant_hits == hits)
+			rc = copy_no_quant(&mb, wl, cond);
+		last_q |= mb.quant_last_q;
 		scope_free(&inner);
-		if (a == 0)
-			out = out_a;
+		if (out < 0)
+			out = out_c;
 	}
 	mb.wl = wl;
 	scope_free(&top);
@@ -1293,7 +1339,7 @@ build_graph(struct cm_model_def *def, const struct cm_workload *wl, const struct
 	}
 	qi->hits = mb.quant_hits;
 	qi->tied = mb.quant_tied;
-	qi->last_q = mb.quant_last_q;
+	qi->last_q = last_q;    /* in any copy */
 	qi->last_linear = mb.quant_last_linear;
 	memcpy(qi->last, mb.quant_last, sizeof qi->last);
 	m->output = out;
@@ -1316,13 +1362,14 @@ model_graph_build(struct cm_model_def *def, const struct cm_workload *wl,
 	struct quant_info qi;
 	char skip[sizeof qi.last];
 	int all_linear = wl->training && wl->ft.lora_rank > 0 && cm_ft_all_linear(&wl->ft);
+	int quant = wl->ft.quant != CM_QUANT_NONE || cm_quant_searched(&wl->ft);
 
 	memset(&qi, 0, sizeof qi);
 	if (build_graph(def, wl, dev, bounds, m, NULL, &qi, err) != 0)
 		return -1;
-	if (wl->ft.quant == CM_QUANT_NONE && !all_linear)
+	if (!quant && !all_linear)
 		return 0;
-	if ((wl->ft.quant != CM_QUANT_NONE && qi.hits > 0 && !qi.tied && qi.last_q) ||
+	if ((quant && qi.hits > 0 && !qi.tied && qi.last_q) ||
 	    (all_linear && qi.last_linear)) {
 		/* the output layer's own path, not its LoRA base_layer's */
 		memcpy(skip, qi.last, sizeof skip);
@@ -1331,8 +1378,8 @@ model_graph_build(struct cm_model_def *def, const struct cm_workload *wl,
 		if (build_graph(def, wl, dev, bounds, m, skip, &qi, err) != 0)
 			return -1;
 	}
-	if (wl->ft.quant == CM_QUANT_NONE)
-		return 0;
+	if (wl->ft.quant == CM_QUANT_NONE || cm_quant_searched(&wl->ft))
+		return 0;       /* a space's copies that quantize nothing are invalid (copy_no_quant) */
 	if (qi.hits == 0)
 		return dn_error_set(err, DN_EINVAL, "$.workload.quantize", wl->training ? "no linear layer to quantize: "
 		    "quantized weights take no gradient, so only frozen linears are (LoRA's base layers, or those "

@@ -483,6 +483,163 @@ take_hf_flags(struct sq_query *q, const json_t *fp16, const json_t *bf16, struct
 	return taken;
 }
 
+/* The quantization by name (quantize: Lightning's BitsandbytesPrecision
+ * modes, and "none"): a choice of distinct names, at most
+ * CM_QUANT_MAX_CHOICES; a categorical of them. */
+static int
+take_quant_name(struct sq_query *q, const char *key, const char *type, const json_t *vals, char *why,
+    struct dn_error *err)
+{
+	struct cm_quant_search *qs = &q->wl.ft.qs;
+	uint8_t ch[CM_QUANT_MAX_CHOICES];
+	size_t n = json_array_size(vals);
+	int hp;
+
+	if (!distinct_names(type, vals, CM_QUANT_MAX_CHOICES, "quantization modes", why))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *v = json_string_value(json_array_get(vals, i));
+		int rc = strcmp(v, "none") == 0 ? (ch[i] = CM_QUANT_NONE, 0) : cm_quant_parse(v, &ch[i]);
+		if (rc == -2) {
+			dn_fmt(why, WHY_LEN, "%s", CM_QUANT_UNMODELLED);
+			return 0;
+		}
+		if (rc != 0) {
+			dn_fmt(why, WHY_LEN, "\"%.64s\" is not a quantization (none, nf4, nf4-dq, fp4, fp4-dq, int8)", v);
+			return 0;
+		}
+	}
+	if ((hp = add_categorical(q, key, vals, "the base weights' quantization", err)) < 0)
+		return -1;
+	qs->hp = hp;
+	qs->nchoices = (int)n;
+	memcpy(qs->choices, ch, n);
+	return 1;
+}
+
+/* One of Hugging Face's BitsAndBytesConfig fields a space searches: the
+ * flags (bool_choice) or bnb_4bit_quant_type (a choice of "nf4" and
+ * "fp4"). 1 taken, 0 (why says why), -1. */
+static int
+take_bnb_field(struct sq_query *q, int f, const char *key, const json_t *p, char *why, struct dn_error *err)
+{
+	struct cm_quant_search *qs = &q->wl.ft.qs;
+	const json_t *vals = json_object_get(p, "_value");
+	const char *type = json_string_value(json_object_get(p, "_type"));
+	json_t *names = NULL;
+	int on = -1, hp, rc;
+
+	if (f == 2) {
+		if (!distinct_names(type, vals, 2, "4-bit types (nf4, fp4)", why))
+			return 0;
+		for (size_t i = 0; i < json_array_size(vals); i++) {
+			const char *v = json_string_value(json_array_get(vals, i));
+			if (strcmp(v, "nf4") != 0 && strcmp(v, "fp4") != 0) {
+				dn_fmt(why, WHY_LEN, "\"%.64s\" is not a 4-bit type (nf4, fp4)", v);
+				return 0;
+			}
+		}
+		if ((hp = add_categorical(q, key, vals, "bitsandbytes' 4-bit type", err)) < 0)
+			return -1;
+		qs->type_hp = hp;
+		for (size_t i = 0; i < json_array_size(vals); i++)
+			if (strcmp(json_string_value(json_array_get(vals, i)), "nf4") == 0)
+				qs->type_nf4 |= (uint8_t)(1u << i);
+		return 1;
+	}
+	rc = bool_choice(type, vals, &on, &names);
+	if (rc < 0)
+		return dn_error_set(err, DN_ENOMEM, "$.space", "out of memory");
+	if (rc == 0) {
+		dn_fmt(why, WHY_LEN, "its values must be a choice of true and false (or 1 and 0)");
+		return 0;
+	}
+	hp = add_categorical(q, key, names, "a BitsAndBytesConfig flag", err);
+	json_decref(names);
+	if (hp < 0)
+		return -1;
+	if (f == 0) {
+		qs->l4_hp = hp;
+		qs->l4_on = on;
+	} else if (f == 1) {
+		qs->l8_hp = hp;
+		qs->l8_on = on;
+	} else {
+		qs->dq_hp = hp;
+		qs->dq_on = on;
+	}
+	return 1;
+}
+
+/* The base weights' quantization: by name (quantize) or by Hugging Face's
+ * BitsAndBytesConfig fields, any of them (cm_quant_alts). A training
+ * workload quantizes only frozen linears, so without LoRA or freeze it is
+ * left to the workload with a warning; so are the 4-bit fields where no
+ * configuration has 4-bit weights. quantize beside a field is an error. */
+static int
+take_quant(struct sq_query *q, const json_t *space, struct dn_error *err)
+{
+	static const char *const keys[] = { "load_in_4bit", "load_in_8bit", "bnb_4bit_quant_type",
+		"bnb_4bit_use_double_quant", "quantize" };
+	const struct cm_finetune *ft = &q->wl.ft;
+	const json_t *p[5];
+	int taken = -1, any = 0;
+
+	for (int k = 0; k < 5; k++) {
+		p[k] = json_object_get(space, keys[k]);
+		if (json_string_value(json_object_get(p[k], "_type")) == NULL ||
+		    json_array_size(json_object_get(p[k], "_value")) == 0 || cm_def_find_hp(q->def, keys[k]) >= 0)
+			p[k] = NULL;
+		any |= p[k] != NULL;
+	}
+	if (!any)
+		return 0;
+	if (q->wl.training && ft->lora_rank == 0 && ft->nfreeze == 0) {
+		for (int k = 0; k < 5; k++)
+			if (p[k] != NULL && note(q, keys[k], "quantized weights take no gradient, and the workload trains "
+			    "every linear (give LoRA or freeze)", err) != 0)
+				return -1;
+		return 0;
+	}
+	if (p[4] != NULL) {
+		char why[WHY_LEN] = "";
+		int rc = take_quant_name(q, keys[4], json_string_value(json_object_get(p[4], "_type")),
+		    json_object_get(p[4], "_value"), why, err);
+		if (rc < 0)
+			return -1;
+		if (rc > 0)
+			taken = 4;
+		else if (note(q, keys[4], why, err) != 0)
+			return -1;
+	}
+	for (int k = 0; taken != 4 && k < 4; k++) {
+		char why[WHY_LEN] = "";
+		int rc;
+		if (p[k] == NULL)
+			continue;
+		if (k >= 2 && q->wl.ft.qs.l4_hp == 0 && cm_quant_bits(ft->quant) != 4)
+			dn_fmt(why, WHY_LEN, "it applies to 4-bit weights, which neither the workload nor the space "
+			    "(load_in_4bit) has");
+		else if ((rc = take_bnb_field(q, k, keys[k], p[k], why, err)) < 0)
+			return -1;
+		else if (rc > 0) {
+			if (taken < 0)
+				taken = k;
+			continue;
+		}
+		if (note(q, keys[k], why, err) != 0)
+			return -1;
+	}
+	for (int k = 0; taken == 4 && k < 4; k++)
+		if (p[k] != NULL) {
+			char path[64];
+			dn_fmt(path, sizeof path, "$.space.%s", keys[k]);
+			return dn_error_set(err, DN_EINVAL, path, "sets what \"quantize\" already sets (two names of one "
+			    "setting): give one");
+		}
+	return 0;
+}
+
 /* The precision, in any of its names (the first the space has is taken;
  * fp16 and bf16 together are one): another of them is an error. */
 static int
@@ -610,7 +767,7 @@ note(struct sq_query *q, const char *key, const char *why, struct dn_error *err)
 int
 sq_space_settings(struct sq_query *q, const json_t *space, struct dn_error *err)
 {
-	if (take_precision(q, space, err) != 0)
+	if (take_precision(q, space, err) != 0 || take_quant(q, space, err) != 0)
 		return -1;
 	for (size_t s = 0; s < sizeof settings / sizeof settings[0]; s++) {
 		if (settings[s].training && !q->wl.training)

@@ -37,6 +37,13 @@
  *   fp16, bf16                     Hugging Face's flags, one or both: each a
  *                                  choice of true/false or 1/0 (wl->fp16_hp,
  *                                  bf16_hp; cm_precision_alts)
+ *   quantize                       the base weights' quantization: a choice
+ *                                  of distinct mode names and "none"
+ *                                  (wl->ft.qs.hp; training needs LoRA or
+ *                                  frozen weights)
+ *   load_in_4bit, load_in_8bit,    Hugging Face's BitsAndBytesConfig fields,
+ *   bnb_4bit_quant_type,           any of them (wl->ft.qs; cm_quant_alts):
+ *   bnb_4bit_use_double_quant      flags, and a choice of nf4/fp4
  *   lora_dropout                   peft's lora_dropout: a choice of numbers
  *                                  in [0, 1), or a uniform or quniform
  *                                  within it, where the workload has LoRA

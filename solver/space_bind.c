@@ -591,7 +591,8 @@ workload_knob(const char *key)
 		"gradient_checkpointing", "grad_accum", "gradient_accumulation_steps", "target_modules",
 		"lora_target_modules", "lora_targets", NULL };
 	static const char *const both[] = { "dtype", "precision", "mixed_precision", "fp16", "bf16", "attention",
-		"attn_implementation", "quantize", NULL };
+		"attn_implementation", "quantize", "load_in_4bit", "load_in_8bit", "bnb_4bit_quant_type",
+		"bnb_4bit_use_double_quant", NULL };
 
 	for (const char *const *k = training; *k; k++)
 		if (strcasecmp(*k, key) == 0)

@@ -611,11 +611,12 @@ printf '{"optimizer": {"_type": "choice", "_value": ["adam", "sgd"]}, "optim": {
 check space-two-names 2 '^dnnsat: \$.space.optim: sets what "optimizer" already sets (two names of one setting): give one$' -- count $OQ --space "$tmp/hfoptim2.json"
 printf '{"batch_size": {"_type": "choice", "_value": [1, 2]}, "per_device_train_batch_size": {"_type": "choice", "_value": [4, 8]}}' >"$tmp/hfboth.json"
 check space-hf-names-both 2 'sets hyperparameter batch_size, which "batch_size" .* already sets' -- count $OQ --space "$tmp/hfboth.json"
-# an optimizer dnnsat does not model among the values, or quantization in the space: named as
-# settings of the workload, whose values every configuration is costed with
-printf '{"batch_size": {"_type": "choice", "_value": [64, 4096]}, "optimizer": {"_type": "choice", "_value": ["Adam", "Adadelta"]}, "quantize": {"_type": "choice", "_value": ["nf4", "int8"]}}' >"$tmp/optspace.json"
-check space-workload-settings-inference 0 "^dnnsat: warning: parameter quantize is a setting of the workload: every configuration is costed as \\\$.workload sets it, whatever its value here; one query per value compares them$" -- count --preset resnet50 --device t4 --budget memory=8GiB --space "$tmp/optspace.json" --inference
-check space-workload-settings 0 "^dnnsat: warning: parameter quantize is a setting of the workload: every configuration is costed as \\\$.workload sets it (optimizer adam), whatever its value here; one query per value compares them$" -- count --preset resnet50 --device t4 --budget memory=8GiB --space "$tmp/optspace.json"
+# an optimizer dnnsat does not model among the values, optimizer_impl, or quantization inside a
+# nested choice (the settings are taken at the top level only): named as settings of the workload,
+# whose values every configuration is costed with
+printf '{"batch_size": {"_type": "choice", "_value": [64, 4096]}, "optimizer": {"_type": "choice", "_value": ["Adam", "Adadelta"]}, "optimizer_impl": {"_type": "choice", "_value": ["foreach", "fused"]}, "arch": {"_type": "choice", "_value": [{"_name": "small", "quantize": {"_type": "choice", "_value": ["nf4", "int8"]}}]}}' >"$tmp/optspace.json"
+check space-workload-settings-inference 0 "^dnnsat: warning: parameter arch/quantize is a setting of the workload: every configuration is costed as \\\$.workload sets it, whatever its value here; one query per value compares them$" -- count --preset resnet50 --device t4 --budget memory=8GiB --space "$tmp/optspace.json" --inference
+check space-workload-settings 0 "^dnnsat: warning: parameters optimizer_impl, arch/quantize are settings of the workload: every configuration is costed as \\\$.workload sets them (optimizer adam), whatever their values here; one query per value compares them$" -- count --preset resnet50 --device t4 --budget memory=8GiB --space "$tmp/optspace.json"
 # The precision searched per configuration, in Lightning's names (precision), the workload's (dtype),
 # Accelerate's (mixed_precision) or as Hugging Face's fp16/bf16 flags: the model is built once per
 # precision, each copy under the condition that picks it. gpt2-large, seq 512, 30 GiB of a V100:
@@ -646,6 +647,20 @@ check space-prec-hf-z3 0 "^         agrees with the engine's count$" -- count --
 check space-prec-dtype 0 "^feasible 8 of 12 configurations" -- count --preset resnet50 --device t4 --budget memory=14GiB --space "$tmp/precrn.json"
 check space-prec-dtype-fp16 0 "^feasible 3 of 4 configurations" -- count --preset resnet50 --device t4 --budget memory=14GiB --dtype fp16 --space "$tmp/precrn0.json"
 check space-prec-dtype-z3 0 "^         agrees with the engine's count$" -- count --preset resnet50 --device t4 --budget memory=14GiB --space "$tmp/precrn.json" --engine z3
+# same_as_point LABEL SPACE CONFIG POINT_SPACE POINT_CONFIG POINT_ARGS ARGS...: explains CONFIG of
+# SPACE, where the space searches a setting, and POINT_CONFIG of POINT_SPACE with the setting given
+# as POINT_ARGS, both with ARGS; adds LABEL to $samebad unless the two say the same (a rule named at
+# the space's parameter read as the workload's field) and name the memory
+same_as_point() {
+	sap_label=$1 sap_space=$2 sap_cfg=$3 sap_space0=$4 sap_cfg0=$5 sap_extra=$6
+	shift 6
+	"$DNNSAT" explain "$@" --space "$sap_space" --config "$sap_cfg" 2>&1 | sed 's/\$\.space\.dtype/$.workload.dtype/;
+	    s/\$\.space\.precision/$.workload.dtype/; s/\$\.space\.quantize/$.workload.quantize/' >"$tmp/pa"
+	"$DNNSAT" explain "$@" $sap_extra --space "$sap_space0" --config "$sap_cfg0" >"$tmp/pb" 2>&1
+	if ! grep -q "^ok   memory\|^FAIL memory" "$tmp/pa" || ! cmp -s "$tmp/pa" "$tmp/pb"; then
+		samebad="$samebad $sap_label"
+	fi
+}
 # each configuration's memory (expected and safe), times, parameters, FLOPs, weight bytes,
 # utilization and validity as the point query with that dtype says, to the printed digit (the bf16
 # rule named at the space's parameter there)
@@ -669,13 +684,8 @@ for spec in "resnet50 batch_size=32" "bert-base batch_size=8 seq_len=128" "tinyl
 			[ -z "$mode" ] && B="$B --budget step_time=1000s --budget memory=30GiB"
 			[ -n "$mode" ] && B="$B --budget memory=30GiB:safe"
 			for dt in fp32 fp16 bf16 mixed_fp16 mixed_bf16; do
-				"$DNNSAT" explain --preset "$preset" --device "$dev" $mode $B --space "$tmp/psame.json" \
-				    --config "{$cfg\"dtype\": \"$dt\"}" 2>&1 | sed 's/\$\.space\.dtype/$.workload.dtype/' >"$tmp/pa"
-				"$DNNSAT" explain --preset "$preset" --device "$dev" $mode $B --dtype "$dt" --space "$tmp/psame0.json" \
-				    --config "{${cfg%, }}" >"$tmp/pb" 2>&1
-				if ! grep -q "^ok   memory\|^FAIL memory" "$tmp/pa" || ! cmp -s "$tmp/pa" "$tmp/pb"; then
-					samebad="$samebad $preset/$dev/${mode:-training}/$dt"
-				fi
+				same_as_point "$preset/$dev/${mode:-training}/$dt" "$tmp/psame.json" "{$cfg\"dtype\": \"$dt\"}" \
+				    "$tmp/psame0.json" "{${cfg%, }}" "--dtype $dt" --preset "$preset" --device "$dev" $mode $B
 			done
 		done
 	done
@@ -687,6 +697,67 @@ printf '{"batch_size": {"_type": "choice", "_value": [1, 2]}, "precision": {"_ty
 check space-prec-fp64 0 'it: "64" is not modelled (fp64 and fp8 are not)$' -- count --preset gpt2 --space "$tmp/prec64.json"
 printf '{"batch_size": {"_type": "choice", "_value": [1, 2]}, "precision": {"_type": "choice", "_value": ["32", "16-mixed"]}, "fp16": {"_type": "choice", "_value": [true, false]}}' >"$tmp/prec2.json"
 check space-prec-two-names 2 '^dnnsat: \$.space.fp16: sets what "precision" already sets (two names of one setting): give one$' -- count --preset gpt2 --space "$tmp/prec2.json"
+# The base weights' quantization searched per configuration: by name (quantize: none, nf4, nf4-dq,
+# fp4, fp4-dq, int8) or by Hugging Face's BitsAndBytesConfig fields (load_in_4bit, load_in_8bit,
+# bnb_4bit_quant_type, bnb_4bit_use_double_quant; the fields not searched as BitsAndBytesConfig
+# defaults them, fp4 without double quantization), the model built once per mode. LLaMA-2-7B LoRA
+# (r 16, q_proj/v_proj), bf16 autocast, seq 1024, 20 GiB of an L4: 4-bit with or without double
+# quantization x checkpointing x batch 1-8 has 10 of 32, as the point queries say (1 without
+# checkpointing, 4 with, for fp4 and fp4-dq alike; 0 unquantized); 4-bit/8-bit flags: 2 of 16
+# (1 + 1 + 0), both true refused as transformers refuses it. Before: every configuration costed
+# unquantized with a warning (0 of 32, 0 of 16)
+printf '{"batch_size": {"_type": "choice", "_value": [1, 2, 4, 8]}, "seq_len": {"_type": "choice", "_value": [1024]}, "load_in_4bit": {"_type": "choice", "_value": [true, false]}, "bnb_4bit_use_double_quant": {"_type": "choice", "_value": [true, false]}, "gradient_checkpointing": {"_type": "choice", "_value": [true, false]}}' >"$tmp/qhf.json"
+printf '{"batch_size": {"_type": "choice", "_value": [1, 2, 4, 8]}, "seq_len": {"_type": "choice", "_value": [1024]}, "load_in_4bit": {"_type": "choice", "_value": [true, false]}, "load_in_8bit": {"_type": "choice", "_value": [true, false]}}' >"$tmp/qflags.json"
+printf '{"batch_size": {"_type": "choice", "_value": [1, 2, 4, 8]}, "seq_len": {"_type": "choice", "_value": [1024]}}' >"$tmp/q0.json"
+QQ="--preset llama2-7b --device l4 --dtype mixed_bf16 --lora-rank 16 --lora-targets q_proj,v_proj --budget memory=20GiB"
+check space-quant-hf 0 "^feasible 10 of 32 configurations" -- count $QQ --space "$tmp/qhf.json"
+check space-quant-fp4 0 "^feasible 1 of 4 configurations" -- count $QQ --quantize fp4 --space "$tmp/q0.json"
+check space-quant-fp4-dq-ckpt 0 "^feasible 4 of 4 configurations" -- count $QQ --quantize fp4-dq --checkpointing --space "$tmp/q0.json"
+check space-quant-none-ckpt 1 "^feasible 0 of 4 configurations" -- count $QQ --checkpointing --space "$tmp/q0.json"
+check space-quant-flags 0 "^feasible 2 of 16 configurations" -- count $QQ --space "$tmp/qflags.json"
+check space-quant-list 0 '^{"batch_size":1,"seq_len":1024,"load_in_4bit":false,"load_in_8bit":true}$' -- list $QQ --space "$tmp/qflags.json"
+check space-quant-both 1 "^     \\$.space: load_in_4bit and load_in_8bit are not both true (transformers' BitsAndBytesConfig: only one can be used at the same time)$" -- explain $QQ --space "$tmp/qflags.json" --config '{"batch_size": 1, "seq_len": 1024, "load_in_4bit": true, "load_in_8bit": true}'
+# by name, on a P100 (compute capability 6.0): LLM.int8() invalid there with bitsandbytes' rule;
+# a model whose only linear is the output layer has none to quantize: those configurations invalid
+printf '{"batch_size": {"_type": "choice", "_value": [1, 8, 64]}, "seq_len": {"_type": "choice", "_value": [1024]}, "quantize": {"_type": "choice", "_value": ["none", "nf4", "int8"]}}' >"$tmp/qnames.json"
+check space-quant-int8-p100 1 '^     \$.space.quantize: int8 (LLM.int8()) needs a GPU of compute capability >= 7.5' -- explain --preset tinyllama-1.1b --device p100-pcie-16gb --inference --space "$tmp/qnames.json" --config '{"batch_size": 1, "seq_len": 1024, "quantize": "int8"}'
+check space-quant-z3 0 "^         agrees with the engine's count$" -- count --preset gpt2-medium --device t4 --inference --budget memory=4GiB --space "$tmp/qnames.json" --engine z3
+printf '{"batch_size": {"_type": "choice", "_value": [1, 2]}, "quantize": {"_type": "choice", "_value": ["none", "nf4"]}}' >"$tmp/qcnn.json"
+check space-quant-no-linear 1 '^     \$.space.quantize: the model has a linear layer to quantize (the output layer stays in full precision)$' -- explain --preset resnet50 --inference --space "$tmp/qcnn.json" --config '{"batch_size": 1, "quantize": "nf4"}'
+check space-quant-full-training 0 '^dnnsat: warning: parameter quantize is not costed per configuration, so every configuration is costed as \$.workload sets it: quantized weights take no gradient, and the workload trains every linear (give LoRA or freeze)$' -- count --preset resnet50 --space "$tmp/qcnn.json"
+printf '{"batch_size": {"_type": "choice", "_value": [1, 2]}, "quantize": {"_type": "choice", "_value": ["none", "nf4"]}, "load_in_8bit": {"_type": "choice", "_value": [true, false]}}' >"$tmp/qtwo.json"
+check space-quant-two-names 2 '^dnnsat: \$.space.load_in_8bit: sets what "quantize" already sets (two names of one setting): give one$' -- count --preset gpt2 --inference --space "$tmp/qtwo.json"
+printf '{"batch_size": {"_type": "choice", "_value": [1, 2]}, "bnb_4bit_quant_type": {"_type": "choice", "_value": ["nf4", "fp4"]}, "load_in_8bit": {"_type": "choice", "_value": [true, false]}}' >"$tmp/qtype.json"
+check space-quant-type-no4bit 0 'it: it applies to 4-bit weights, which neither the workload nor the space (load_in_4bit) has$' -- count --preset gpt2 --inference --space "$tmp/qtype.json"
+printf '{"batch_size": {"_type": "choice", "_value": [1, 2]}, "quantize": {"_type": "choice", "_value": ["none", "int8-training"]}}' >"$tmp/qint8t.json"
+check space-quant-int8-training 0 "it: Lightning's int8-training (Linear8bitLt with has_fp16_weights=True: trainable weights re-quantized every step) is not modelled$" -- count --preset gpt2 --inference --space "$tmp/qint8t.json"
+# each configuration's costs as the point query with that --quantize and --dtype says, to the printed
+# digit: TinyLlama (untied) and GPT-2 (tied: the output layer is the embedding's), LoRA training and
+# inference, an A100 and a P100 (no int8 there), six modes x fp32 and autocast fp16
+samebad=""
+for spec in "tinyllama-1.1b q_proj,v_proj" "gpt2 c_attn"; do
+	set -- $spec
+	printf '{"batch_size": {"_type": "choice", "_value": [2]}, "seq_len": {"_type": "choice", "_value": [256]}, "quantize": {"_type": "choice", "_value": ["none", "nf4", "nf4-dq", "fp4", "fp4-dq", "int8"]}, "precision": {"_type": "choice", "_value": ["32", "16-mixed"]}}' >"$tmp/qsame.json"
+	printf '{"batch_size": {"_type": "choice", "_value": [2]}, "seq_len": {"_type": "choice", "_value": [256]}}' >"$tmp/qsame0.json"
+	for dev in a100-80gb p100-pcie-16gb; do
+		for mode in "" --inference; do
+			W="--lora-rank 8 --lora-targets $2 --budget step_time=100s"
+			[ -n "$mode" ] && W=""
+			for qz in none nf4 nf4-dq fp4 fp4-dq int8; do
+				for pr in 32:fp32 16-mixed:mixed_fp16; do
+					QA=""
+					[ $qz != none ] && QA="--quantize $qz"
+					same_as_point "$1/$dev/${mode:-training}/$qz/${pr%%:*}" "$tmp/qsame.json" \
+					    "{\"batch_size\": 2, \"seq_len\": 256, \"quantize\": \"$qz\", \"precision\": \"${pr%%:*}\"}" \
+					    "$tmp/qsame0.json" '{"batch_size": 2, "seq_len": 256}' "$QA --dtype ${pr#*:}" --preset "$1" \
+					    --device "$dev" $mode $W --budget memory=15GiB --budget latency=100s --budget min_utilization=0.01 \
+					    --budget weight_bytes=100GiB --budget macs=1e15
+				done
+			done
+		done
+	done
+done
+if [ -z "$samebad" ]; then ok; else bad "space-quant-same: differ from the point query:$samebad"; fi
 # a setting's parameter in a form it does not take: the warning says why (it only said "a setting")
 check space-workload-settings-why 0 '^dnnsat: warning: parameter optimizer is not costed per configuration, so every configuration is costed as \$.workload sets it: unknown optimizer "Adadelta" (sgd, ' -- count --preset resnet50 --device t4 --budget memory=8GiB --space "$tmp/optspace.json"
 printf '{"batch_size": {"_type": "choice", "_value": [8]}, "attention": {"_type": "choice", "_value": ["eager", "flashy"]}}' >"$tmp/attbad.json"
