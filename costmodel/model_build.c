@@ -1250,7 +1250,7 @@ build_graph(struct cm_model_def *def, const struct cm_workload *wl, const struct
 	struct cm_workload wa;
 	int precs[CM_MAX_PREC_CHOICES], quants[CM_QUANT_MAX_CHOICES];
 	expr_id conds[CM_MAX_PREC_CHOICES], qconds[CM_QUANT_MAX_CHOICES], conflict, qconflict;
-	int first = -1, out = -1, rc, nalt, nq, last_q = 0;
+	int first = -1, out = -1, rc, nalt, nq, last_q = 0, ncopies = 0;
 
 	memset(m, 0, sizeof *m);
 	if (expr_graph_init(&m->g) != 0)
@@ -1284,6 +1284,8 @@ build_graph(struct cm_model_def *def, const struct cm_workload *wl, const struct
 	if (rc == 0)
 		rc = flags_conflict(&mb, qconflict, wl->ft.qs.l4_hp, wl->ft.qs.l8_hp, "load_in_4bit and load_in_8bit "
 		    "are not both true (transformers' BitsAndBytesConfig: only one can be used at the same time)");
+	for (int c = 0; c < nalt * nq; c++)
+		ncopies += !expr_is_int_const(&m->g, expr_and(&m->g, conds[c / nq], qconds[c % nq]), 0);
 	/* the model once per precision and quantization a configuration may
 	 * run (one, unless a space picks them), each copy under the condition
 	 * that picks it */
@@ -1312,6 +1314,13 @@ build_graph(struct cm_model_def *def, const struct cm_workload *wl, const struct
 	}
 	mb.wl = wl;
 	scope_free(&top);
+	if (rc != 0 && err != NULL && err->code == DN_ERANGE && ncopies > 1) {
+		/* the operator or expression limit, reached by the copies: say so */
+		struct dn_error e = *err;
+		memset(err, 0, sizeof *err);
+		dn_error_set(err, e.code, e.path, "%.300s: the space's precision and quantization values build the "
+		    "model once each (%d copies here); search fewer of them", e.message, ncopies);
+	}
 	if (rc != 0)
 		return -1;
 	if (dn_error_isset(&m->g.err))

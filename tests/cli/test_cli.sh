@@ -731,6 +731,9 @@ printf '{"batch_size": {"_type": "choice", "_value": [1, 2]}, "bnb_4bit_quant_ty
 check space-quant-type-no4bit 0 'it: it applies to 4-bit weights, which neither the workload nor the space (load_in_4bit) has$' -- count --preset gpt2 --inference --space "$tmp/qtype.json"
 printf '{"batch_size": {"_type": "choice", "_value": [1, 2]}, "quantize": {"_type": "choice", "_value": ["none", "int8-training"]}}' >"$tmp/qint8t.json"
 check space-quant-int8-training 0 "it: Lightning's int8-training (Linear8bitLt with has_fp16_weights=True: trainable weights re-quantized every step) is not modelled$" -- count --preset gpt2 --inference --space "$tmp/qint8t.json"
+# the copies are bounded by the operator limit, and the error says that the space's values made them
+printf '{"batch_size": {"_type": "choice", "_value": [1, 2]}, "dtype": {"_type": "choice", "_value": ["fp32", "fp16", "bf16", "mixed_fp16", "mixed_bf16"]}, "quantize": {"_type": "choice", "_value": ["none", "nf4", "nf4-dq", "fp4", "fp4-dq", "int8"]}, "attn_implementation": {"_type": "choice", "_value": ["eager", "sdpa", "flash_attention_2"]}}' >"$tmp/qcopies.json"
+check space-copies-limit 2 'the model builds more than 50000 operators (CM_MAX_OPS): the space.s precision and quantization values build the model once each (30 copies here); search fewer of them$' -- count --preset llama2-7b --device a100-80gb --lora-rank 16 --lora-targets all-linear --space "$tmp/qcopies.json"
 # each configuration's costs as the point query with that --quantize and --dtype says, to the printed
 # digit: TinyLlama (untied) and GPT-2 (tied: the output layer is the embedding's), LoRA training and
 # inference, an A100 and a P100 (no int8 there), six modes x fp32 and autocast fp16
