@@ -198,24 +198,33 @@ collect_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *val
 	return MHD_YES;
 }
 
+struct args_to_json {
+	json_t *config;
+	const struct fs_engine *e;
+};
+
 static enum MHD_Result
 add_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
 {
+	struct args_to_json *a = cls;
+
 	(void)kind;
 	if (strcmp(key, "timeout") != 0)
-		json_object_set_new(cls, key, fs_text_value(value));
+		json_object_set_new(a->config, key, fs_arg_value(a->e, key, value));
 	return MHD_YES;
 }
 
-/* The configuration of a query string as JSON (NULL: out of memory). */
+/* The configuration of a query string as JSON, each value as the space's
+ * parameter of its name reads it (fs_arg_value; NULL: out of memory). The
+ * space is what compiling built: read without the query's lock. */
 static json_t *
-args_json(struct srv_request *r)
+args_json(struct srv_request *r, const struct fs_engine *e)
 {
-	json_t *config = json_object();
+	struct args_to_json a = { json_object(), e };
 
-	if (config != NULL)
-		MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, add_arg, config);
-	return config;
+	if (a.config != NULL)
+		MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, add_arg, &a);
+	return a.config;
 }
 
 /* GET /v1/reductions/{id}/check?name=value&...: the same check with the
@@ -294,7 +303,7 @@ api_reduction_check_get(struct srv_request *r)
 			return;
 		}
 	}
-	config = args_json(r);
+	config = args_json(r, &sq->e);
 	if (config == NULL)
 		srv_reply_problem(r, 503, "out-of-memory", "Out of memory", NULL, "out of memory");
 	else

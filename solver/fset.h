@@ -423,9 +423,9 @@ json_t *fs_config_in_order(const json_t *config, const json_t *space);
 int fs_from_json(struct fs_engine *e, const json_t *obj, int64_t *pos, struct dn_error *err);
 
 /* Checks a query string's name=value pairs for values it cannot carry:
- * a top-level choice that lists null, true or false, given a text that is
- * none of its values (the text "null" is the string "null"). 0, or -1 with
- * err naming "$.config.NAME" and saying to POST the JSON form. */
+ * a top-level choice that lists null, true or false, given a text that
+ * fs_arg_value does not make one of its values. 0, or -1 with err naming
+ * "$.config.NAME" and saying to POST the JSON form. */
 int fs_args_readable(struct fs_engine *e, const char *const *names, const char *const *values, int n,
     struct dn_error *err);
 
@@ -435,6 +435,12 @@ int fs_text_number(const char *text, int64_t *i, double *d);
 /* The same value as JSON: a number, JSON text for a nested choice
  * ({"_name": ...}), null for a name without "=value", else a string. */
 json_t *fs_text_value(const char *text);
+/* The value of top-level space parameter `name` given as query-string
+ * text: fs_text_value's, except that "true", "false" and "null" are those
+ * JSON values where the parameter is a choice that lists the value and not
+ * the same text as a string (gradient_checkpointing=true for a choice of
+ * true and false). A new reference, or NULL (out of memory). */
+json_t *fs_arg_value(const struct fs_engine *e, const char *name, const char *text);
 
 /* Position vector of a configuration given as name=value text pairs (a
  * query string), without building JSON: 0 done, 1 when the pairs need

@@ -437,6 +437,30 @@ fs_args_index_free(struct fs_engine *e)
 }
 
 /* The top-level space parameter named name, or NULL. */
+json_t *
+fs_arg_value(const struct fs_engine *e, const char *name, const char *text)
+{
+	int k = name != NULL && text != NULL ? sp_dim_named(&e->q->space, name) : -1;
+	const struct sp_dim *d = k >= 0 ? &e->q->space.dims[k] : NULL;
+	json_t *lit;
+	int listed = 0, as_text = 0;
+
+	if (d == NULL || d->parent >= 0 || d->type != SP_CHOICE || d->nested)
+		return fs_text_value(text);
+	lit = strcmp(text, "true") == 0 ? json_true() : strcmp(text, "false") == 0 ? json_false() :
+	    strcmp(text, "null") == 0 ? json_null() : NULL;
+	if (lit == NULL)
+		return fs_text_value(text);
+	for (int64_t i = 0; i < d->nvalues; i++) {
+		listed |= json_equal(d->values[i], lit);
+		as_text |= json_is_string(d->values[i]) && strcmp(json_string_value(d->values[i]), text) == 0;
+	}
+	if (listed && !as_text)
+		return lit;
+	json_decref(lit);
+	return fs_text_value(text);
+}
+
 static const struct fs_arg_key *
 arg_named(const struct fs_engine *e, const char *name)
 {
@@ -541,17 +565,17 @@ fs_args_readable(struct fs_engine *e, const char *const *names, const char *cons
 		if (k < 0 || e->q->space.dims[k].parent >= 0 || e->dim_var[k] < 0 ||
 		    !lists_non_text(&e->q->space.dims[k]))
 			continue;
-		j = fs_text_value(values[a]);
+		j = fs_arg_value(e, names[a], values[a]);
 		p = j != NULL ? fs_position_of(e, e->dim_var[k], j) : 0;
 		json_decref(j);
 		if (p >= 0)
 			continue;
 		snprintf(path, sizeof path, "$.config.%s", names[a]);
 		return dn_error_set(err, DN_EINVAL, path,
-		    "\"%.80s\" is not a value of the space's \"%s\"; its null, true and false cannot come "
-		    "through a query string, where every value that is not a number or JSON text is a string: "
-		    "POST the configuration as JSON ({\"config\": {...}})", values[a] != NULL ? values[a] : "",
-		    names[a]);
+		    "\"%.80s\" is not a value of the space's \"%s\"; a query string carries text (numbers and "
+		    "JSON objects and lists are read as such, true, false and null where the choice lists them and "
+		    "not the same text as a string, anything else as a string): POST the configuration as JSON "
+		    "({\"config\": {...}})", values[a] != NULL ? values[a] : "", names[a]);
 	}
 	return 0;
 }

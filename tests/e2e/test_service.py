@@ -1016,7 +1016,8 @@ def phase_memory(st):
 def nni_values(d):
     """NNI's choice values of any JSON type (its tests' [0.3, "cat", 1, null],
     lists, BatchTuner's plain objects) through the service: counted, listed,
-    sampled, checked, explained; null cannot come through a query string."""
+    sampled, checked, explained; null, true and false come through a query string
+    where the choice lists them and not the same text as a string."""
     space = {"batch_size": {"_type": "choice", "_value": [32, 64]},
              "mixed": {"_type": "choice", "_value": [0.3, "cat", 1, None]},
              "shape": {"_type": "choice", "_value": [[1, 2], [3]]},
@@ -1053,9 +1054,26 @@ def nni_values(d):
     eq("NNI values: GET check of text values", (r.status, (r.json or {}).get("feasible")), (200, True))
     r = d.get("/v1/reductions/%s/check?batch_size=32&mixed=null&shape=%%5B3%%5D&momentum=0.9&combine_params=%s"
               % (rid, urllib.parse.quote(json.dumps(space["combine_params"]["_value"][0]))))
-    if problem("NNI values: GET check of null", r, 422, path="$.config.mixed"):
-        check("NNI values: GET check of null says to POST", "query string" in (r.json or {}).get("detail", ""),
-              (r.json or {}).get("detail"))
+    eq("NNI values: GET check of null (the choice lists null, not the string)",
+       (r.status, (r.json or {}).get("feasible")), (200, True))
+    # booleans (the settings a space searches: gradient_checkpointing, fp16, load_in_4bit, ...): read
+    # as booleans where the choice lists them and not the same text as a string; "True" is text
+    space = {"batch_size": {"_type": "choice", "_value": [1, 2]},
+             "gradient_checkpointing": {"_type": "choice", "_value": [True, False]},
+             "odd": {"_type": "choice", "_value": [True, "true", None]}}
+    r = d.post("/v1/reductions", {"model": "gpt2", "device": "l4", "workload": {"mode": "training"},
+                                  "space": space, "budgets": {"memory": "90%"}})
+    eq("booleans: 201", r.status, 201)
+    rid = (r.json or {}).get("id", "0" * 32)
+    for qs, want in (("gradient_checkpointing=true&odd=null", True), ("gradient_checkpointing=false&odd=true", True),
+                     ("gradient_checkpointing=true&odd=false", None), ("gradient_checkpointing=True&odd=null", None)):
+        r = d.get("/v1/reductions/%s/check?batch_size=1&%s" % (rid, qs))
+        if want:
+            eq("booleans: GET check of %s" % qs, (r.status, (r.json or {}).get("feasible")), (200, True))
+        elif problem("booleans: GET check of %s" % qs, r, 422,
+                     path="$.config." + ("odd" if "odd=false" in qs else "gradient_checkpointing")):
+            check("booleans: GET check of %s says to POST" % qs, "query string" in (r.json or {}).get("detail", ""),
+                  (r.json or {}).get("detail"))
 
 
 def errors_memory(d, rid6, ridm, qm):
