@@ -731,6 +731,12 @@ printf '{"batch_size": {"_type": "choice", "_value": [1, 2]}, "bnb_4bit_quant_ty
 check space-quant-type-no4bit 0 'it: it applies to 4-bit weights, which neither the workload nor the space (load_in_4bit) has$' -- count --preset gpt2 --inference --space "$tmp/qtype.json"
 printf '{"batch_size": {"_type": "choice", "_value": [1, 2]}, "quantize": {"_type": "choice", "_value": ["none", "int8-training"]}}' >"$tmp/qint8t.json"
 check space-quant-int8-training 0 "it: Lightning's int8-training (Linear8bitLt with has_fp16_weights=True: trainable weights re-quantized every step) is not modelled$" -- count --preset gpt2 --inference --space "$tmp/qint8t.json"
+# the example of a Colab T4 fine-tune (examples/api/hf-colab-t4-query.json): LLaMA-2-7B LoRA over
+# the fp16/bf16 and load_in_4bit/load_in_8bit flags, checkpointing, batch and sequence: 30 of 192,
+# autocast fp16 9 (4-bit: 6 with checkpointing + 3 without) + 7 (8-bit), fp32 7 + 7, as the point
+# queries say; no bf16 (the T4 has none), nothing unquantized
+check space-colab-t4-example 0 "^feasible 30 of 192 configurations" -- count "$top_srcdir/examples/api/hf-colab-t4-query.json"
+check space-colab-t4-bf16 1 "^     \\$.space.bf16: bf16 needs a GPU with bf16 arithmetic" -- explain "$top_srcdir/examples/api/hf-colab-t4-query.json" --config '{"per_device_train_batch_size": 1, "max_seq_length": 512, "fp16": false, "bf16": true, "load_in_4bit": true, "load_in_8bit": false, "gradient_checkpointing": true, "learning_rate": 0.0001}'
 # the copies are bounded by the operator limit, and the error says that the space's values made them
 printf '{"batch_size": {"_type": "choice", "_value": [1, 2]}, "dtype": {"_type": "choice", "_value": ["fp32", "fp16", "bf16", "mixed_fp16", "mixed_bf16"]}, "quantize": {"_type": "choice", "_value": ["none", "nf4", "nf4-dq", "fp4", "fp4-dq", "int8"]}, "attn_implementation": {"_type": "choice", "_value": ["eager", "sdpa", "flash_attention_2"]}}' >"$tmp/qcopies.json"
 check space-copies-limit 2 'the model builds more than 50000 operators (CM_MAX_OPS): the space.s precision and quantization values build the model once each (30 copies here); search fewer of them$' -- count --preset llama2-7b --device a100-80gb --lora-rank 16 --lora-targets all-linear --space "$tmp/qcopies.json"
