@@ -703,7 +703,7 @@ static const struct setting {
 	    struct dn_error *err);
 } settings[] = {
 	{ { "optimizer", "optim", NULL }, 1, 0, take_optimizer },
-	{ { "grad_accum", "gradient_accumulation_steps", NULL }, 1, 0, take_accum },
+	{ { "grad_accum", "gradient_accumulation_steps", "accumulate_grad_batches", NULL }, 1, 0, take_accum },
 	{ { "checkpointing", "gradient_checkpointing", NULL }, 1, 0, take_ckpt },
 	{ { "attention", "attn_implementation", NULL }, 0, 0, take_attention },
 	{ { "lora_r", "lora_rank", "r", NULL }, 1, 1, take_lora_rank },

@@ -15,7 +15,8 @@
  *                                  among them), distinct, at most 16
  *                                  (wl->opt_hp, opt_choices; training)
  *   grad_accum,                    a choice of integers 1..65536 or a
- *   gradient_accumulation_steps    randint from 1 (wl->accum_hp; training)
+ *   gradient_accumulation_steps,   randint from 1 (wl->accum_hp; training;
+ *   accumulate_grad_batches        Lightning's name last)
  *   checkpointing,                 a choice of true/false or 1/0
  *   gradient_checkpointing         (wl->ckpt_hp, ckpt_on; training)
  *   attention,                     a choice of distinct kernel names, at

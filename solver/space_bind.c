@@ -567,7 +567,10 @@ training_knob(const char *key)
 	static const char *const knobs[] = { "lr", "learning_rate", "momentum", "weight_decay", "wd", "dropout",
 		"dropout_rate", "drop_rate", "attention_dropout", "beta1", "beta2", "eps", "epsilon",
 		"warmup", "warmup_steps", "warmup_ratio", "lr_decay", "lr_schedule", "label_smoothing", "seed",
-		"epochs", "num_epochs", "grad_clip", "clip_norm", "max_grad_norm", "nesterov", "lora_alpha", NULL };
+		"epochs", "num_epochs", "grad_clip", "clip_norm", "max_grad_norm", "nesterov", "lora_alpha",
+		/* Hugging Face's TrainingArguments and Lightning's Trainer names */
+		"num_train_epochs", "max_epochs", "lr_scheduler_type", "adam_beta1", "adam_beta2", "adam_epsilon",
+		"label_smoothing_factor", "gradient_clip_val", NULL };
 
 	for (const char *const *k = knobs; *k; k++)
 		if (strcasecmp(*k, key) == 0)
@@ -588,7 +591,8 @@ static int
 workload_knob(const char *key)
 {
 	static const char *const training[] = { "optimizer", "optim", "optimizer_impl", "checkpointing",
-		"gradient_checkpointing", "grad_accum", "gradient_accumulation_steps", "target_modules",
+		"gradient_checkpointing", "grad_accum", "gradient_accumulation_steps", "accumulate_grad_batches",
+		"target_modules",
 		"lora_target_modules", "lora_targets", NULL };
 	static const char *const both[] = { "dtype", "precision", "mixed_precision", "fp16", "bf16", "attention",
 		"attn_implementation", "quantize", "load_in_4bit", "load_in_8bit", "bnb_4bit_quant_type",
