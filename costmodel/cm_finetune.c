@@ -416,10 +416,3 @@ cm_ft_lora_target(const struct cm_workload *wl, const char *parent, const char *
 {
 	return wl->training && wl->ft.lora_rank > 0 && targets_pick(wl->ft.targets, wl->ft.ntargets, parent, path, output);
 }
-
-int
-cm_ft_lora_target_in(const struct cm_workload *wl, int j, const char *parent, const char *path, const char *output)
-{
-	return wl->training && wl->ft.lora_rank > 0 && j < wl->ft.ntgt_choices &&
-	    targets_pick(wl->ft.tgt_choices[j], wl->ft.ntgt[j], parent, path, output);
-}

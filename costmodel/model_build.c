@@ -1141,7 +1141,11 @@ setting_path(const struct model_builder *mb, int hp, const char *field, char *pa
 }
 
 /* Starts the copy of the model in precision p with base weights quantized
- * as q, under cond: the builder's workload becomes *wa, wl in p and q; the
+ * as q and LoRA on the space's target list t (-1: the workload's
+ * targets), under cond: the builder's workload becomes *wa, wl in p and q
+ * with those targets (so which tensors need a gradient, and which
+ * activations autograd keeps, are the copy's own: before the first
+ * adapter nothing does); the
  * graph's compute dtype and precision stamp, the attention kernels (the
  * SDPA default resolves by dtype) and the per-model rotary tables follow
  * it. A chip without bf16 arithmetic (its catalog bf16 rate 0, before
@@ -1149,7 +1153,7 @@ setting_path(const struct model_builder *mb, int hp, const char *field, char *pa
  * quantized one: its configurations are invalid, the rule named. */
 static int
 copy_begin(struct model_builder *mb, const struct cm_workload *wl, struct cm_workload *wa,
-    enum cm_precision p, int q, expr_id cond, const struct cm_device *dev)
+    enum cm_precision p, int q, int t, expr_id cond, const struct cm_device *dev)
 {
 	struct cm_graph *m = mb->m;
 	struct expr_graph *g = &m->g;
@@ -1157,6 +1161,11 @@ copy_begin(struct model_builder *mb, const struct cm_workload *wl, struct cm_wor
 	*wa = *wl;
 	wa->precision = p;
 	wa->ft.quant = (uint8_t)q;
+	if (t >= 0) {
+		wa->ft.targets_hp = 0;
+		wa->ft.ntargets = wl->ft.ntgt[t];
+		memcpy(wa->ft.targets, wl->ft.tgt_choices[t], sizeof wa->ft.targets);
+	}
 	mb->wl = wa;
 	m->act_bytes = p == CM_PREC_FP32 ? 4 : 2;
 	m->prec = p;
@@ -1221,6 +1230,23 @@ copy_no_quant(struct model_builder *mb, const struct cm_workload *wl, expr_id co
 	return 0;
 }
 
+/* A copy whose LoRA target list (value t of the space's parameter)
+ * matches no linear: peft refuses it ("Target modules ... not found in the
+ * base model"), so its configurations are invalid. */
+static int
+copy_no_targets(struct model_builder *mb, const struct cm_workload *wl, int t, expr_id cond)
+{
+	const struct cm_hparam *h = &mb->def->hps[wl->ft.targets_hp - 1];
+	const char *names[] = { h->name };
+	expr_id v = expr_var(&mb->m->g, wl->ft.targets_hp - 1);
+	char rule[160];
+
+	dn_fmt(rule, sizeof rule, "LoRA targets \"%.100s\" match a linear layer", t < h->nvalues ? h->values[t] : "?");
+	if (cm_graph_add_constraint(mb->m, cond, expr_int(&mb->m->g, 0), "$.space", rule, 1, names, &v) < 0)
+		return dn_error_set(mb->err, DN_ENOMEM, "$", "out of memory");
+	return 0;
+}
+
 /* A training step needs a loss: PyTorch's cross-entropy on the logits,
  * unless the model ends in one (out: the copy's output, under guard). */
 static int
@@ -1249,8 +1275,10 @@ build_graph(struct cm_model_def *def, const struct cm_workload *wl, const struct
 	struct scope top;
 	struct cm_workload wa;
 	int precs[CM_MAX_PREC_CHOICES], quants[CM_QUANT_MAX_CHOICES];
-	expr_id conds[CM_MAX_PREC_CHOICES], qconds[CM_QUANT_MAX_CHOICES], conflict, qconflict;
-	int first = -1, out = -1, rc, nalt, nq, last_q = 0, ncopies = 0;
+	expr_id conds[CM_MAX_PREC_CHOICES], qconds[CM_QUANT_MAX_CHOICES], tconds[CM_FT_MAX_TGT_CHOICES];
+	expr_id conflict, qconflict;
+	int first = -1, out = -1, rc, nalt, nq, nt = 1, last_q = 0, ncopies = 0;
+	const int tsearch = wl->training && wl->ft.lora_rank > 0 && wl->ft.targets_hp > 0;
 
 	memset(m, 0, sizeof *m);
 	if (expr_graph_init(&m->g) != 0)
@@ -1263,6 +1291,12 @@ build_graph(struct cm_model_def *def, const struct cm_workload *wl, const struct
 			return dn_error_set(err, DN_ENOMEM, "$", "out of memory");
 	nalt = cm_precision_alts(&m->g, wl, precs, conds, &conflict);
 	nq = cm_quant_alts(&m->g, &wl->ft, quants, qconds, &qconflict);
+	tconds[0] = expr_int(&m->g, 1);
+	if (tsearch) {
+		nt = wl->ft.ntgt_choices;
+		for (int j = 0; j < nt; j++)
+			tconds[j] = expr_eq(&m->g, expr_var(&m->g, wl->ft.targets_hp - 1), expr_int(&m->g, j));
+	}
 	memset(&mb, 0, sizeof mb);
 	mb.def = def;
 	mb.m = m;
@@ -1284,20 +1318,23 @@ build_graph(struct cm_model_def *def, const struct cm_workload *wl, const struct
 	if (rc == 0)
 		rc = flags_conflict(&mb, qconflict, wl->ft.qs.l4_hp, wl->ft.qs.l8_hp, "load_in_4bit and load_in_8bit "
 		    "are not both true (transformers' BitsAndBytesConfig: only one can be used at the same time)");
-	for (int c = 0; c < nalt * nq; c++)
-		ncopies += !expr_is_int_const(&m->g, expr_and(&m->g, conds[c / nq], qconds[c % nq]), 0);
-	/* the model once per precision and quantization a configuration may
-	 * run (one, unless a space picks them), each copy under the condition
-	 * that picks it */
-	for (int c = 0; rc == 0 && c < nalt * nq; c++) {
+	for (int c = 0; c < nalt * nq * nt; c++)
+		ncopies += !expr_is_int_const(&m->g, expr_and(&m->g, expr_and(&m->g, conds[c / (nq * nt)],
+		    qconds[c / nt % nq]), tconds[c % nt]), 0);
+	/* the model once per precision, quantization and LoRA target list a
+	 * configuration may run (one, unless a space picks them), each copy
+	 * under the condition that picks it */
+	for (int c = 0; rc == 0 && c < nalt * nq * nt; c++) {
 		struct scope inner;
-		expr_id cond = expr_and(&m->g, conds[c / nq], qconds[c % nq]);
-		int out_c = -1, hits = mb.quant_hits;
+		const int ip = c / (nq * nt), iq = c / nt % nq, it = c % nt;
+		expr_id cond = expr_and(&m->g, expr_and(&m->g, conds[ip], qconds[iq]), tconds[it]);
+		int out_c = -1, hits = mb.quant_hits, lhits = mb.lora_hits;
 		if (expr_is_int_const(&m->g, cond, 0))
 			continue;
 		memset(&inner, 0, sizeof inner);
 		inner.parent = &top;
-		rc = copy_begin(&mb, wl, &wa, (enum cm_precision)precs[c / nq], quants[c % nq], cond, dev);
+		rc = copy_begin(&mb, wl, &wa, (enum cm_precision)precs[ip], quants[iq], tsearch ? it : -1,
+		    cond, dev);
 		if (rc == 0)
 			rc = build_inputs(&mb, &inner, cond, &first);
 		if (rc == 0)
@@ -1305,8 +1342,10 @@ build_graph(struct cm_model_def *def, const struct cm_workload *wl, const struct
 			    &inner, cond, first, &out_c);
 		if (rc == 0)
 			rc = training_loss(&mb, cond, out_c);
-		if (rc == 0 && quants[c % nq] != CM_QUANT_NONE && cm_quant_searched(&wl->ft) && mb.quant_hits == hits)
+		if (rc == 0 && quants[iq] != CM_QUANT_NONE && cm_quant_searched(&wl->ft) && mb.quant_hits == hits)
 			rc = copy_no_quant(&mb, wl, cond);
+		if (rc == 0 && tsearch && mb.lora_hits == lhits)
+			rc = copy_no_targets(&mb, wl, it, cond);
 		last_q |= mb.quant_last_q;
 		scope_free(&inner);
 		if (out < 0)
@@ -1318,8 +1357,8 @@ build_graph(struct cm_model_def *def, const struct cm_workload *wl, const struct
 		/* the operator or expression limit, reached by the copies: say so */
 		struct dn_error e = *err;
 		memset(err, 0, sizeof *err);
-		dn_error_set(err, e.code, e.path, "%.300s: the space's precision and quantization values build the "
-		    "model once each (%d copies here); search fewer of them", e.message, ncopies);
+		dn_error_set(err, e.code, e.path, "%.300s: the space's precision, quantization and LoRA target values "
+		    "build the model once per combination (%d copies here); search fewer of them", e.message, ncopies);
 	}
 	if (rc != 0)
 		return -1;
@@ -1332,20 +1371,6 @@ build_graph(struct cm_model_def *def, const struct cm_workload *wl, const struct
 		    "of the model (dnnsat adapts nn.Linear layers, as peft's LoraLayer: give attention.q/k/v/qkv/out, "
 		    "peft's module names of them (q_proj, query, c_attn, ...; gate_proj, up_proj, down_proj of a "
 		    "SwiGLU MLP), linear, all or a path prefix such as $.layers[3])");
-	for (int j = 0; wl->training && wl->ft.targets_hp > 0 && j < wl->ft.ntgt_choices; j++) {
-		/* a target list of the space that matches nothing: peft refuses
-		 * it, so its configurations are invalid */
-		const struct cm_hparam *h = &def->hps[wl->ft.targets_hp - 1];
-		const char *names[] = { h->name };
-		expr_id v = expr_var(&m->g, wl->ft.targets_hp - 1);
-		char rule[160];
-		if (mb.tgt_hits[j] > 0)
-			continue;
-		dn_fmt(rule, sizeof rule, "LoRA targets \"%.100s\" match a linear layer", j < h->nvalues ? h->values[j] : "?");
-		if (cm_graph_add_constraint(m, expr_int(&m->g, 1), expr_ne(&m->g, v, expr_int(&m->g, j)), "$.space",
-		    rule, 1, names, &v) < 0)
-			return dn_error_set(err, DN_ENOMEM, "$", "out of memory");
-	}
 	qi->hits = mb.quant_hits;
 	qi->tied = mb.quant_tied;
 	qi->last_q = last_q;    /* in any copy */

@@ -64,7 +64,6 @@ struct model_builder {
 	int ft_force, ft_adapter;
 	expr_id lora_rank;
 	int lora_hits;           /* linear layers that got LoRA adapters */
-	int tgt_hits[CM_FT_MAX_TGT_CHOICES];    /* of them, per target list a space picks */
 	/* quantized base weights (cm_quant.c): the linears quantized so far,
 	 * whether a tied linear was built, the instance path of the last
 	 * operator with weights and whether it was quantized, and the path
@@ -106,8 +105,7 @@ int mb_make_select(struct model_builder *mb, const char *path, int n, const int 
  *   cm_ft_lora_target  whether a linear gets LoRA adapters (training only;
  *                      `output`: the output layer's path or NULL) */
 /* The length of a linear's instance path without the sub-operator that
- * holds its weight when LoRA wraps it (".base_layer", or ".plain" where
- * a space's target lists pick it only sometimes: op_linear.c), so that
+ * holds its weight when LoRA wraps it (".base_layer"), so that
  * the output layer is known by its own path whichever form built it. */
 size_t mb_linear_path_len(const char *path);
 
@@ -120,9 +118,6 @@ int cm_ft_lora_target(const struct cm_workload *wl, const char *parent, const ch
  * output layer: cm_ft_lora_target leaves out `output`, the model's output
  * layer's path, once a first build has found it). */
 int cm_ft_all_linear(const struct cm_finetune *ft);
-/* As cm_ft_lora_target for the space's target list j (ft->tgt_choices). */
-int cm_ft_lora_target_in(const struct cm_workload *wl, int j, const char *parent, const char *path,
-    const char *output);
 
 /* Builds the operator graph of `def` into `m` (model_build.c). On error
  * returns -1 with err set; `m` must still be freed with cm_graph_free. */

@@ -101,15 +101,10 @@ lora_build(struct op_build *ob, expr_id fout, int bias)
 size_t
 mb_linear_path_len(const char *path)
 {
-	static const char *const parts[] = { ".base_layer", ".plain" };
-	size_t n = strlen(path);
+	static const char part[] = ".base_layer";
+	size_t n = strlen(path), k = sizeof part - 1;
 
-	for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
-		size_t k = strlen(parts[i]);
-		if (n > k && strcmp(path + n - k, parts[i]) == 0)
-			return n - k;
-	}
-	return n;
+	return n > k && strcmp(path + n - k, part) == 0 ? n - k : n;
 }
 
 /* Whether path is the output layer's (`output`), or that of the linear
@@ -120,70 +115,6 @@ is_output(const char *output, const char *path)
 	size_t n = strlen(output);
 
 	return mb_linear_path_len(path) == n && strncmp(output, path, n) == 0;
-}
-
-/* Where this linear gets LoRA adapters: always (1), never (0), or, where a
- * space picks the target lists (ft.targets_hp), where it picks one that
- * targets it. Counts the hits (mb->lora_hits, mb->tgt_hits). */
-static expr_id
-lora_cond(struct op_build *ob)
-{
-	struct model_builder *mb = ob->mb;
-	const struct cm_workload *wl = mb->wl;
-	struct expr_graph *g = &ob->m->g;
-	expr_id c = expr_int(g, 0);
-	int picks = 0;
-
-	if (wl->ft.targets_hp == 0) {
-		int hit = cm_ft_lora_target(wl, mb->parent_rule, ob->inst_path, mb->quant_skip);
-		mb->lora_hits += hit;
-		return expr_int(g, hit);
-	}
-	for (int j = 0; j < wl->ft.ntgt_choices; j++)
-		if (cm_ft_lora_target_in(wl, j, mb->parent_rule, ob->inst_path, mb->quant_skip)) {
-			c = expr_or(g, c, expr_eq(g, expr_var(g, wl->ft.targets_hp - 1), expr_int(g, j)));
-			mb->tgt_hits[j]++;
-			picks++;
-		}
-	mb->lora_hits += picks > 0;
-	return picks == wl->ft.ntgt_choices ? expr_int(g, 1) : c;
-}
-
-/* The frozen linear itself, as a sub-operator ".plain" (out_features
- * bound to __lora_out; arg: the bias flag). */
-static int
-plain_part(struct op_build *ob, void *arg)
-{
-	int x = ob->in[0];
-
-	return lora_part(ob, "linear", "plain", json_pack("{s:s,s:b}", "out_features", "__lora_out", "bias",
-	    *(const int *)arg), 1, &x, 1, 0);
-}
-
-/* A linear that gets adapters where `cond` holds: the LoRA composite there,
- * the frozen linear itself (".plain") elsewhere, and their select. */
-static int
-lora_alts(struct op_build *ob, expr_id cond, expr_id fout, int bias)
-{
-	static const char *const names[] = { "__lora_out" };
-	struct model_builder *mb = ob->mb;
-	struct expr_graph *g = &ob->m->g;
-	expr_id guard = ob->guard, conds[2];
-	int outs[2];
-	char path[600];
-
-	conds[0] = cond;
-	conds[1] = expr_not(g, cond);
-	ob->guard = expr_and(g, guard, conds[0]);
-	outs[0] = lora_build(ob, fout, bias) == 0 ? ob->out : -1;
-	ob->guard = expr_and(g, guard, conds[1]);
-	outs[1] = outs[0] < 0 ? -1 : ob_with_binds(ob, 1, names, &fout, plain_part, &bias);
-	ob->guard = guard;
-	if (outs[1] < 0)
-		return -1;
-	dn_fmt(path, sizeof path, "%s.lora", ob->inst_path);
-	ob->out = mb_make_select(mb, path, 2, outs, conds);
-	return ob->out < 0 ? -1 : 0;
 }
 
 /* Whether this linear is a Linear4bit or Linear8bitLt (cm_quant.c): the
@@ -348,12 +279,12 @@ linear_build(struct op_build *ob)
 	for (int i = 0; i < r - 1; i++)
 		dims[i] = x->dim[i];
 	dims[r - 1] = fout;
-	if (!tied && ob->mb->ft_force < 0) {
-		expr_id lc = lora_cond(ob);
-		if (expr_is_true(g, lc))
-			return lora_build(ob, fout, bias);
-		if (!expr_is_int_const(g, lc, 0))
-			return lora_alts(ob, lc, fout, bias);
+	if (!tied && ob->mb->ft_force < 0 &&
+	    cm_ft_lora_target(ob->mb->wl, ob->mb->parent_rule, ob->inst_path, ob->mb->quant_skip)) {
+		/* a space that picks the target lists builds the model once per
+		 * list (model_build.c), so the answer is this copy's */
+		ob->mb->lora_hits++;
+		return lora_build(ob, fout, bias);
 	}
 	if (tied) {
 		ob->tied_weight = 1;
