@@ -30,6 +30,9 @@ static const struct {
 	{ "attention.v", { "value", "c_attn", NULL } },
 	{ "attention.qkv", { "query", "key", "value", "c_attn" } },
 	{ "attention.out", { "output", "c_proj", NULL } },
+	/* BERT's attention.output.dense: peft's "dense" picks it beside the
+	 * MLP's and pooler's (mlp_parts) */
+	{ "dense", { "output", NULL } },
 };
 #define NPARTS (sizeof attn_parts / sizeof attn_parts[0])
 
@@ -46,10 +49,43 @@ static const struct {
 };
 #define NPEFT (sizeof peft_names / sizeof peft_names[0])
 
-/* The SwiGLU MLP's linears (op_mlp.c names them as LlamaMLP does): a peft
- * name matches the sub-operator of that name */
-static const char *const mlp_parts[] = { "gate_proj", "up_proj", "down_proj" };
+/* Module names of linears outside attention that people target, as
+ * Hugging Face names them: the SwiGLU MLP's (op_mlp.c names its linears as
+ * LlamaMLP does), GPT2MLP's c_fc and c_proj, and BERT's dense (its
+ * intermediate, output and pooler linears). A name matches the operator
+ * whose instance path has that component: a sub-operator of that name, or
+ * an item a model file names with "module" (model_build.c), as peft
+ * matches a module whose name ends with the target. Any other name of
+ * that shape is a module name of the model's own (cm_ft_check_modules). */
+static const char *const mlp_parts[] = { "gate_proj", "up_proj", "down_proj", "c_fc", "c_proj", "dense" };
 #define NMLP (sizeof mlp_parts / sizeof mlp_parts[0])
+
+int
+cm_ft_module_name(const char *s)
+{
+	size_t n = s != NULL ? strlen(s) : 0;
+
+	if (n == 0 || n >= CM_FT_SEL_LEN || (s[0] >= '0' && s[0] <= '9'))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
+		    s[i] == '_'))
+			return 0;
+	return 1;
+}
+
+/* Whether a component of instance path `path` (between dots, or after the
+ * last one; a repeat's "[3]" ends it too) is `name`. */
+static int
+path_has_component(const char *path, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = strchr(path, '.'); p != NULL; p = strchr(p + 1, '.'))
+		if (strncmp(p + 1, name, n) == 0 && (p[1 + n] == '\0' || p[1 + n] == '.' || p[1 + n] == '['))
+			return 1;
+	return 0;
+}
 
 /* A peft name's selector, or s itself. */
 static const char *
@@ -64,7 +100,7 @@ resolve_peft(const char *s)
 /* The selectors that have names (not path prefixes), for "did you mean":
  * the keywords, the operator types people adapt or freeze, and the tables
  * above. Returns how many are in out (room for CM_FT_NAMED). */
-#define CM_FT_NAMED 32
+#define CM_FT_NAMED 40
 static int
 named_selectors(const char **out)
 {
@@ -119,7 +155,7 @@ cm_ft_add_selectors(char (*sel)[CM_FT_SEL_LEN], int *n, const char *list,
 			return dn_error_set(err, DN_EINVAL, path, "more than %d selectors", CM_FT_MAX_SEL);
 		memcpy(sel[*n], p, len);
 		sel[*n][len] = '\0';
-		if (!known_selector(sel[*n])) {
+		if (!known_selector(sel[*n]) && !cm_ft_module_name(sel[*n])) {
 			const char *named[CM_FT_NAMED];
 			char near[128] = "";
 			dn_suggest(sel[*n], named, named_selectors(named), near, sizeof near);
@@ -128,9 +164,9 @@ cm_ft_add_selectors(char (*sel)[CM_FT_SEL_LEN], int *n, const char *list,
 				    sel[*n], near);
 			return dn_error_set(err, DN_EINVAL, path, "unknown selector \"%s\" (give \"all\", an operator "
 			    "type such as \"linear\" or \"embedding\", attention.q, attention.k, attention.v, "
-			    "attention.qkv, attention.out, a peft module name (q_proj, k_proj, v_proj, o_proj, query, key, "
-			    "value, c_attn, gate_proj, up_proj, down_proj), or an operator path prefix such as "
-			    "\"$.layers[3]\")", sel[*n]);
+			    "attention.qkv, attention.out, a module name (q_proj, k_proj, v_proj, o_proj, query, key, "
+			    "value, c_attn, c_proj, c_fc, dense, gate_proj, up_proj, down_proj, or the model's own), or an "
+			    "operator path prefix such as \"$.layers[3]\")", sel[*n]);
 		}
 		(*n)++;
 		if (end == NULL)
@@ -326,14 +362,13 @@ match_one(const char *sel, const char *rule, const char *parent, const char *pat
 		n = strlen(sel);
 		return strncmp(path, sel, n) == 0 && (path[n] == '\0' || path[n] == '.' || path[n] == '[');
 	}
+	if (cm_ft_module_name(sel) && strcmp(last_component(path), sel) == 0)
+		return 1;       /* a module of that name (mlp_parts) */
 	sel = resolve_peft(sel);
 	if (strcmp(sel, "all-linear") == 0)
 		sel = "linear";         /* the output layer: cm_ft_lora_target */
 	if (strcmp(sel, rule) == 0 || (parent != NULL && strcmp(sel, parent) == 0))
 		return 1;
-	for (size_t i = 0; parent != NULL && strcmp(parent, "swiglu") == 0 && i < NMLP; i++)
-		if (strcmp(sel, mlp_parts[i]) == 0)
-			return strcmp(last_component(path), sel) == 0;
 	if (parent == NULL || strcmp(parent, "attention") != 0)
 		return 0;
 	for (size_t i = 0; i < NPARTS; i++)
@@ -376,34 +411,15 @@ cm_ft_tied_frozen(const struct cm_workload *wl, const char *path)
 	    cm_ft_match(ft->freeze, ft->nfreeze, "linear", NULL, path);
 }
 
-/* Whether list sel (n selectors) holds "all-linear". */
-static int
-has_all_linear(const char (*sel)[CM_FT_SEL_LEN], int n)
-{
-	for (int i = 0; i < n; i++)
-		if (strcmp(sel[i], "all-linear") == 0)
-			return 1;
-	return 0;
-}
-
-int
-cm_ft_all_linear(const struct cm_finetune *ft)
-{
-	int any = ft->targets_hp == 0 && has_all_linear(ft->targets, ft->ntargets);
-
-	for (int j = 0; ft->targets_hp > 0 && j < ft->ntgt_choices; j++)
-		any |= has_all_linear(ft->tgt_choices[j], ft->ntgt[j]);
-	return any;
-}
-
 /* Whether list sel (n selectors) picks the linear at path. */
 static int
-targets_pick(const char (*sel)[CM_FT_SEL_LEN], int n, const char *parent, const char *path, const char *output)
+targets_pick(const char (*sel)[CM_FT_SEL_LEN], int n, const char *parent, const char *path)
 {
 	for (int i = 0; i < n; i++) {
-		/* peft's all-linear leaves out the output layer
-		 * (get_output_embeddings) */
-		if (strcmp(sel[i], "all-linear") == 0 && output != NULL && strcmp(path, output) == 0)
+		/* peft's all-linear leaves out a Hugging Face model's output
+		 * embeddings (get_output_embeddings: the LM head, lm_head in
+		 * every causal LM of transformers), nothing else */
+		if (strcmp(sel[i], "all-linear") == 0 && strcmp(last_component(path), "lm_head") == 0)
 			continue;
 		if (cm_ft_match(&sel[i], 1, "linear", parent, path))
 			return 1;
@@ -412,7 +428,104 @@ targets_pick(const char (*sel)[CM_FT_SEL_LEN], int n, const char *parent, const 
 }
 
 int
-cm_ft_lora_target(const struct cm_workload *wl, const char *parent, const char *path, const char *output)
+cm_ft_lora_target(const struct cm_workload *wl, const char *parent, const char *path)
 {
-	return wl->training && wl->ft.lora_rank > 0 && targets_pick(wl->ft.targets, wl->ft.ntargets, parent, path, output);
+	return wl->training && wl->ft.lora_rank > 0 && targets_pick(wl->ft.targets, wl->ft.ntargets, parent, path);
+}
+
+/* The module name of op path `path` for suggestions: its last component,
+ * or, for a part of a LoRA composite, the adapted linear's; NULL when it
+ * is not a name (a repeat's "[3]", a branch). Written into buf. */
+static const char *
+path_module(const char *path, char *buf, size_t len)
+{
+	static const char *const lora_parts[] = { "base_layer", "lora_A", "lora_B", "lora_scale", "lora_add",
+		"lora_dropout" };
+	const char *c = last_component(path);
+
+	for (size_t i = 0; i < sizeof lora_parts / sizeof lora_parts[0] && c > path; i++)
+		if (strcmp(c, lora_parts[i]) == 0) {
+			const char *e = c - 1, *b = e;
+			while (b > path && b[-1] != '.')
+				b--;
+			if ((size_t)(e - b) >= len)
+				return NULL;
+			memcpy(buf, b, (size_t)(e - b));
+			buf[e - b] = '\0';
+			return cm_ft_module_name(buf) ? buf : NULL;
+		}
+	if (!cm_ft_module_name(c) || strlen(c) >= len)
+		return NULL;
+	strcpy(buf, c);
+	return buf;
+}
+
+/* One list: each of its names that is no selector dnnsat knows
+ * (known_selector) must be a module of the model, a component of an
+ * operator's path; else DN_EINVAL at path. */
+static int
+check_list(const char (*sel)[CM_FT_SEL_LEN], int n, const struct cm_graph *m, const char *model, const char *path,
+    struct dn_error *err)
+{
+	for (int i = 0; i < n; i++) {
+		const char *cands[CM_FT_NAMED + 64];
+		char where[160];
+		char names[64][CM_FT_SEL_LEN], buf[CM_FT_SEL_LEN], near[128] = "";
+		int nc, nn = 0, found = 0;
+		if (known_selector(sel[i]))
+			continue;
+		for (int k = 0; k < m->nops && !found; k++)
+			found = m->ops[k].path != NULL && path_has_component(m->ops[k].path, sel[i]);
+		if (found)
+			continue;
+		/* did you mean: the selectors dnnsat knows and the model's module names */
+		nc = named_selectors(cands);
+		for (int k = 0; k < m->nops && nn < 64; k++) {
+			const char *c = m->ops[k].path != NULL ? path_module(m->ops[k].path, buf, sizeof buf) : NULL;
+			int dup = 0;
+			for (int j = 0; c != NULL && j < nn && !dup; j++)
+				dup = strcmp(names[j], c) == 0;
+			if (c != NULL && !dup) {
+				strcpy(names[nn], c);
+				cands[nc++] = names[nn++];
+			}
+		}
+		dn_suggest(sel[i], cands, nc, near, sizeof near);
+		/* the list's i-th selector (of a JSON list, its element; a
+		 * space's value is one comma-separated string) */
+		if (strncmp(path, "$.space.", 8) == 0)
+			dn_fmt(where, sizeof where, "%s", path);
+		else
+			dn_fmt(where, sizeof where, "%s[%d]", path, i);
+		path = where;
+		if (near[0] != '\0')
+			return dn_error_set(err, DN_EINVAL, path, "unknown selector \"%s\": model %s has no module of that "
+			    "name (did you mean %s?)", sel[i], model, near);
+		return dn_error_set(err, DN_EINVAL, path, "unknown selector \"%s\": model %s has no module of that name "
+		    "(give \"all\", an operator type such as \"linear\", attention.q/k/v/qkv/out, a module name such as "
+		    "q_proj, c_fc or dense, or an operator path prefix such as \"$.layers[3]\")", sel[i], model);
+	}
+	return 0;
+}
+
+int
+cm_ft_check_modules(const struct cm_workload *wl, const struct cm_model_def *def, const struct cm_graph *m,
+    struct dn_error *err)
+{
+	const struct cm_finetune *ft = &wl->ft;
+	const char *model = def->name != NULL ? def->name : "(unnamed)";
+
+	if (check_list(ft->freeze, ft->nfreeze, m, model, "$.workload.freeze", err) != 0 ||
+	    check_list(ft->train, ft->ntrain, m, model, "$.workload.train", err) != 0)
+		return -1;
+	if (ft->lora_rank > 0 && ft->targets_hp == 0 &&
+	    check_list(ft->targets, ft->ntargets, m, model, "$.workload.lora.targets", err) != 0)
+		return -1;
+	for (int j = 0; ft->lora_rank > 0 && ft->targets_hp > 0 && j < ft->ntgt_choices; j++) {
+		char path[128];
+		dn_fmt(path, sizeof path, "$.space.%.64s._value[%d]", def->hps[ft->targets_hp - 1].name, j);
+		if (check_list(ft->tgt_choices[j], ft->ntgt[j], m, model, path, err) != 0)
+			return -1;
+	}
+	return 0;
 }

@@ -292,8 +292,10 @@ walk_op(struct model_builder *mb, const json_t *item, const char *fpath,
     const char *ipath, struct scope *sc, expr_id guard, int nin, const int *in)
 {
 	const char *opname = json_string_value(json_object_get(item, "op"));
+	const json_t *module = json_object_get(item, "module");
 	const struct op_rule *rule;
-	static const char *const op_key[] = { "op", NULL };
+	static const char *const op_key[] = { "op", "module", NULL };
+	char mpath[600];
 
 	if (opname == NULL)
 		return dn_error_set(mb->err, DN_EINVAL, fpath, "\"op\" must be an operator name");
@@ -302,6 +304,16 @@ walk_op(struct model_builder *mb, const json_t *item, const char *fpath,
 		return dn_error_set(mb->err, DN_ENOENT, fpath, "unknown operator \"%.64s\"", opname);
 	if (check_keys(mb, item, fpath, rule->attrs, op_key, opname) != 0)
 		return -1;
+	if (module != NULL) {
+		/* the framework's module name (GPT2MLP's c_fc): the operator's
+		 * instance path ends with it, as a sub-operator's does, so
+		 * selectors and peft's target_modules names find it */
+		if (!cm_ft_module_name(json_string_value(module)))
+			return dn_error_set(mb->err, DN_EINVAL, fpath, "\"module\" must be a name of letters, digits and "
+			    "underscores (not starting with a digit), at most %d characters", CM_FT_SEL_LEN - 1);
+		dn_fmt(mpath, sizeof mpath, "%s.%s", ipath, json_string_value(module));
+		ipath = mpath;
+	}
 	if (mb->m->nops >= MAX_OPS)
 		return dn_error_set(mb->err, DN_ERANGE, fpath, "the model has more than %d operators", MAX_OPS);
 	mb->scope = sc;
@@ -1098,7 +1110,7 @@ lora_rank(struct model_builder *mb)
  * the model ties a linear's weight, and the last operator with weights
  * (its path, whether it is a quantized linear). */
 struct quant_info {
-	int hits, tied, last_q, last_linear;
+	int hits, tied, last_q;
 	char last[512];
 };
 
@@ -1364,17 +1376,19 @@ build_graph(struct cm_model_def *def, const struct cm_workload *wl, const struct
 		return -1;
 	if (dn_error_isset(&m->g.err))
 		return dn_error_set(err, m->g.err.code, m->g.err.path, "%s", m->g.err.message);
+	if (cm_ft_check_modules(wl, def, m, err) != 0)
+		return -1;
 	if (wl->training && wl->ft.lora_rank > 0 && mb.lora_hits == 0)
 		/* peft: "Target modules ... not found in the base model"; every
 		 * weight frozen and nothing trained is no fine-tuning run */
 		return dn_error_set(err, DN_EINVAL, "$.workload.lora.targets", "the LoRA targets match no linear layer "
 		    "of the model (dnnsat adapts nn.Linear layers, as peft's LoraLayer: give attention.q/k/v/qkv/out, "
-		    "peft's module names of them (q_proj, query, c_attn, ...; gate_proj, up_proj, down_proj of a "
-		    "SwiGLU MLP), linear, all or a path prefix such as $.layers[3])");
+		    "peft's module names of them (q_proj, query, c_attn, ...), of the MLP's (gate_proj, up_proj, "
+		    "down_proj; c_fc, c_proj; dense), the model's own module names, linear, all-linear, all or a path "
+		    "prefix such as $.layers[3])");
 	qi->hits = mb.quant_hits;
 	qi->tied = mb.quant_tied;
 	qi->last_q = last_q;    /* in any copy */
-	qi->last_linear = mb.quant_last_linear;
 	memcpy(qi->last, mb.quant_last, sizeof qi->last);
 	m->output = out;
 	return 0;
@@ -1384,10 +1398,9 @@ build_graph(struct cm_model_def *def, const struct cm_workload *wl, const struct
  * leaving the output layer in full precision, as transformers'
  * get_keys_to_not_convert does: nothing more when the model ties weights
  * (the tied modules stay, and a tied linear here is the embedding's
- * weight), else the last module with weights when it is a linear. LoRA
- * on peft's "all-linear" leaves that layer without adapters too (peft's
- * _maybe_include_all_linear_layers drops get_output_embeddings()): built
- * again knowing it. */
+ * weight), else the last module with weights when it is a linear. (LoRA
+ * on peft's "all-linear" leaves out the LM head by its module name,
+ * cm_ft_lora_target.) */
 int
 model_graph_build(struct cm_model_def *def, const struct cm_workload *wl,
     const struct cm_device *dev, const struct expr_ival *bounds, struct cm_graph *m,
@@ -1395,16 +1408,14 @@ model_graph_build(struct cm_model_def *def, const struct cm_workload *wl,
 {
 	struct quant_info qi;
 	char skip[sizeof qi.last];
-	int all_linear = wl->training && wl->ft.lora_rank > 0 && cm_ft_all_linear(&wl->ft);
 	int quant = wl->ft.quant != CM_QUANT_NONE || cm_quant_searched(&wl->ft);
 
 	memset(&qi, 0, sizeof qi);
 	if (build_graph(def, wl, dev, bounds, m, NULL, &qi, err) != 0)
 		return -1;
-	if (!quant && !all_linear)
+	if (!quant)
 		return 0;
-	if ((quant && qi.hits > 0 && !qi.tied && qi.last_q) ||
-	    (all_linear && qi.last_linear)) {
+	if (qi.hits > 0 && !qi.tied && qi.last_q) {
 		/* the output layer's own path, not its LoRA base_layer's */
 		memcpy(skip, qi.last, sizeof skip);
 		skip[mb_linear_path_len(skip)] = '\0';

@@ -70,7 +70,7 @@ struct model_builder {
 	 * left unquantized (the output layer: NULL on the first build;
 	 * model_build.c builds again with it when the model ties nothing and
 	 * its last weights are a quantized linear's) */
-	int quant_hits, quant_tied, quant_last_q, quant_last_linear;
+	int quant_hits, quant_tied, quant_last_q;
 	char quant_last[512];
 	const char *quant_skip;     /* the output layer's path (a LoRA composite's, not its base_layer's) */
 	struct dn_error *err;
@@ -102,8 +102,7 @@ int mb_make_select(struct model_builder *mb, const char *path, int n, const int 
  *   cm_ft_match        whether any of the n selectors picks the operator
  *   cm_ft_frozen       whether its weights are frozen (training only)
  *   cm_ft_tied_frozen  whether a tied linear's (the embedding's) weight is
- *   cm_ft_lora_target  whether a linear gets LoRA adapters (training only;
- *                      `output`: the output layer's path or NULL) */
+ *   cm_ft_lora_target  whether a linear gets LoRA adapters (training only) */
 /* The length of a linear's instance path without the sub-operator that
  * holds its weight when LoRA wraps it (".base_layer"), so that
  * the output layer is known by its own path whichever form built it. */
@@ -111,13 +110,21 @@ size_t mb_linear_path_len(const char *path);
 
 int cm_ft_match(const char (*sel)[CM_FT_SEL_LEN], int n, const char *rule, const char *parent,
     const char *path);
+/* Whether s has the shape of a module name (letters, digits and
+ * underscores, not starting with a digit, shorter than CM_FT_SEL_LEN): a
+ * model item's "module", and a selector that names one. */
+int cm_ft_module_name(const char *s);
+/* After a build: each selector of the workload's lists (freeze, train,
+ * LoRA's targets, a space's target lists) that is none dnnsat knows must be
+ * a module of the model (a component of an operator's instance path), as
+ * peft refuses a target it cannot find; else DN_EINVAL at the list's path,
+ * with the closest names. 0 or -1. */
+int cm_ft_check_modules(const struct cm_workload *wl, const struct cm_model_def *def, const struct cm_graph *m,
+    struct dn_error *err);
 int cm_ft_frozen(const struct cm_workload *wl, const char *rule, const char *parent, const char *path);
 int cm_ft_tied_frozen(const struct cm_workload *wl, const char *path);
-int cm_ft_lora_target(const struct cm_workload *wl, const char *parent, const char *path, const char *output);
-/* Whether LoRA's targets hold peft's "all-linear" (every linear but the
- * output layer: cm_ft_lora_target leaves out `output`, the model's output
- * layer's path, once a first build has found it). */
-int cm_ft_all_linear(const struct cm_finetune *ft);
+/* peft's "all-linear" picks every linear but the LM head (module lm_head) */
+int cm_ft_lora_target(const struct cm_workload *wl, const char *parent, const char *path);
 
 /* Builds the operator graph of `def` into `m` (model_build.c). On error
  * returns -1 with err set; `m` must still be freed with cm_graph_free. */

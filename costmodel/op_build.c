@@ -829,7 +829,6 @@ mb_finish_op(struct model_builder *mb, struct op_build *ob)
 	if (has_params && !ob->op.adapter) {
 		/* the model's last weights so far (cm_quant.c's output layer) */
 		mb->quant_last_q = ob->op.quant != CM_QUANT_NONE;
-		mb->quant_last_linear = strcmp(ob->op.rule->name, "linear") == 0;
 		snprintf(mb->quant_last, sizeof mb->quant_last, "%s", ob->inst_path);
 	}
 	if (mb->wl->training && has_params && ob->op.frozen)

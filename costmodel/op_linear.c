@@ -117,6 +117,27 @@ is_output(const char *output, const char *path)
 	return mb_linear_path_len(path) == n && strncmp(output, path, n) == 0;
 }
 
+/* A tied linear that trains (train picks it) trains the weight it shares:
+ * in PyTorch requires_grad belongs to the Parameter, which is the
+ * embedding's (GPT-2's lm_head.weight is transformer.wte.weight), so that
+ * embedding (the last one built before it, in this copy of the model,
+ * with the linear's [out, in] shape) takes its gradient and optimizer
+ * state even where freeze picks it. */
+static void
+tied_trains(struct op_build *ob, expr_id fin, expr_id fout)
+{
+	struct cm_graph *m = ob->m;
+
+	for (int k = m->nops - 1; k >= 0; k--) {
+		struct cm_op *op = &m->ops[k];
+		if (op->rule == &op_rule_embedding && op->nparam_tensors > 0 && op->param_rows[0] == fout &&
+		    op->param_cols[0] == fin) {
+			op->frozen = 0;
+			return;
+		}
+	}
+}
+
 /* Whether this linear is a Linear4bit or Linear8bitLt (cm_quant.c): the
  * workload quantizes, the weight is the linear's own (not tied: then the builder
  * notes that the model ties weights; not a LoRA adapter), it takes no
@@ -280,7 +301,7 @@ linear_build(struct op_build *ob)
 		dims[i] = x->dim[i];
 	dims[r - 1] = fout;
 	if (!tied && ob->mb->ft_force < 0 &&
-	    cm_ft_lora_target(ob->mb->wl, ob->mb->parent_rule, ob->inst_path, ob->mb->quant_skip)) {
+	    cm_ft_lora_target(ob->mb->wl, ob->mb->parent_rule, ob->inst_path)) {
 		/* a space that picks the target lists builds the model once per
 		 * list (model_build.c), so the answer is this copy's */
 		ob->mb->lora_hits++;
@@ -290,6 +311,8 @@ linear_build(struct op_build *ob)
 		ob->tied_weight = 1;
 		ob->op.frozen = (uint8_t)(ob->mb->ft_force >= 0 ? ob->mb->ft_force :
 		    cm_ft_tied_frozen(ob->mb->wl, ob->inst_path));
+		if (ob->mb->wl->training && !ob->op.frozen)
+			tied_trains(ob, fin, fout);
 	}
 	wgrad = ob_weights_train(ob);
 	quant = quant_applies(ob, tied);

@@ -488,8 +488,37 @@ tied(struct onnx_imp *im, const struct onnx_tensor *w, int trans)
 	return 0;
 }
 
-/* MatMul or Gemm by an initializer: a linear layer; a following Add of a
- * bias initializer (the only reader of the product) is folded into it. */
+/* The module name of the node being translated, from the scope PyTorch's
+ * exporter writes into node names since 1.13 ("/h.0/mlp/c_fc/MatMul": the
+ * component before the operator's own, after its last '.'), into buf; 0
+ * when the name has none of the shape of one (letters, digits and '_', not
+ * starting with a digit: "mlp.0"'s "0" is not). */
+static int
+node_module(const struct onnx_node *n, char *buf, size_t len)
+{
+	const char *name = n->name != NULL ? n->name : "", *end = strrchr(name, '/'), *b;
+	size_t k;
+
+	if (end == NULL || end == name)
+		return 0;
+	for (b = end; b > name && b[-1] != '/' && b[-1] != '.'; b--)
+		;
+	k = (size_t)(end - b);
+	if (k == 0 || k >= len || (*b >= '0' && *b <= '9'))
+		return 0;
+	for (size_t i = 0; i < k; i++)
+		if (!((b[i] >= 'a' && b[i] <= 'z') || (b[i] >= 'A' && b[i] <= 'Z') || (b[i] >= '0' && b[i] <= '9') ||
+		    b[i] == '_'))
+			return 0;
+	memcpy(buf, b, k);
+	buf[k] = '\0';
+	return 1;
+}
+
+/* MatMul or Gemm by an initializer: a linear layer, named by its module
+ * (node_module: peft's target_modules and the fine-tuning selectors pick
+ * it by that name); a following Add of a bias initializer (the only reader
+ * of the product) is folded into it. */
 int
 onnx_op_linear(struct onnx_imp *im, struct onnx_val *x, const struct onnx_val *w, int trans, int has_bias,
     struct onnx_val *o)
@@ -499,6 +528,7 @@ onnx_op_linear(struct onnx_imp *im, struct onnx_val *x, const struct onnx_val *w
 	struct onnx_val *fin = o;
 	int is_tied;
 	json_t *l;
+	char module[32];
 
 	if (x->rank < 1)
 		return onnx_imp_fail(im, DN_EINVAL, "a linear layer on a scalar");
@@ -523,6 +553,8 @@ onnx_op_linear(struct onnx_imp *im, struct onnx_val *x, const struct onnx_val *w
 	json_object_set_new(l, "bias", json_boolean(has_bias));
 	if (is_tied)
 		json_object_set_new(l, "tied", json_true());
+	if (node_module(NODE(im), module, sizeof module))
+		json_object_set_new(l, "module", json_string(module));
 	onnx_op_copy_shape(fin, x);
 	fin->shape[x->rank - 1] = onnx_dim_int(outf);
 	return 0;

@@ -138,7 +138,8 @@ check lora-estimate 0 "parameters   124,439,808, 294,912 trainable" -- estimate 
 check lora-json 0 '"trainable_params": 294912' -- estimate --preset gpt2 batch_size=1 --lora-rank 8 --lora-targets attention.q,attention.v --json
 check freeze-estimate 0 "parameters   124,439,808, 85,056,000 trainable" -- estimate --preset gpt2 batch_size=1 --freeze embedding
 check lora-no-targets 2 "--lora-targets: LoRA needs target modules" -- estimate --preset gpt2 --lora-rank 8
-check lora-bad-target 2 "--lora-targets: unknown selector \"attn\"" -- estimate --preset gpt2 --lora-rank 8 --lora-targets attn
+check lora-bad-target 2 '^dnnsat: \$.workload.lora.targets\[0\]: unknown selector "attn": model gpt has no module of that name (did you mean c_attn?)$' -- estimate --preset gpt2 --lora-rank 8 --lora-targets attn
+check lora-bad-selector 2 '^dnnsat: --lora-targets: unknown selector "q_proj.x" (did you mean q_proj?)$' -- estimate --preset gpt2 --lora-rank 8 --lora-targets q_proj.x
 check lora-bad-rank 2 "--lora-rank: \"0\" is not an integer from 1 to 65536" -- estimate --preset gpt2 --lora-rank 0 --lora-targets linear
 check lora-negative-rank 2 "--lora-rank: \"-1\" is not an integer from 1 to 65536" -- estimate --preset bert-base --lora-rank -1 --lora-targets attention.q
 # peft's lora_dropout: each adapted linear keeps a dropped copy of its input and a bool mask
@@ -213,7 +214,39 @@ check lora-peft-seven 0 "^parameters   6,738,415,616, 39,976,960 trainable$" -- 
 check lora-peft-linear 0 "^parameters   6,738,415,616, 40,554,496 trainable$" -- estimate --preset llama2-7b batch_size=1 seq_len=512 --dtype mixed_bf16 --lora-rank 16 --lora-targets linear --quantize nf4-dq --device rtx-4090
 check lora-peft-qv 0 "^parameters   1,100,048,384, 1,126,400 trainable$" -- estimate --preset tinyllama-1.1b --lora-rank 8 --lora-targets q_proj,v_proj
 check lora-peft-bert 0 "^parameters   109,482,240, 294,912 trainable$" -- estimate --preset bert-base --lora-rank 8 --lora-targets query,value
-check lora-peft-typo 2 '^dnnsat: --lora-targets: unknown selector "q_projj" (did you mean q_proj, k_proj or v_proj?)$' -- estimate --preset tinyllama-1.1b --lora-rank 8 --lora-targets q_projj
+check lora-peft-typo 2 '^dnnsat: \$.workload.lora.targets\[0\]: unknown selector "q_projj": model llama has no module of that name (did you mean q_proj, k_proj or v_proj?)$' -- estimate --preset tinyllama-1.1b --lora-rank 8 --lora-targets q_projj
+# module names, as peft matches a module whose name ends with the target (they were refused as
+# unknown selectors): GPT-2's MLP c_fc and c_proj (c_proj is the attention's output projection too,
+# both GPT-2 modules are named so); r 8 on c_attn,c_proj,c_fc, the common recipe: 12 x 8 x ((768 +
+# 2304) + (768 + 768) + (768 + 3072) + (3072 + 768)) = 1,179,648, as all-linear (the tied lm_head
+# takes none); c_proj alone 12 x 8 x (1536 + 3840); BERT's dense (attention output, intermediate,
+# output, pooler): 12 x 8 x (1536 + 3840 + 3840) + 8 x 1536; all-linear on BertModel adapts the
+# pooler too (peft leaves out get_output_embeddings() only, and BertModel has none: 1,339,392,
+# was 1,327,104), on a torchvision ResNet its fc (was refused: no linear); ResNet's fc by name; a
+# name that is no module of the model is refused with the closest (freeze and train too)
+check lora-module-gpt2 0 "^parameters   124,439,808, 1,179,648 trainable$" -- estimate --preset gpt2 --lora-rank 8 --lora-targets c_attn,c_proj,c_fc
+check lora-module-c-proj 0 "^parameters   124,439,808, 516,096 trainable$" -- estimate --preset gpt2 --lora-rank 8 --lora-targets c_proj
+check lora-module-bert-dense 0 "^parameters   109,482,240, 897,024 trainable$" -- estimate --preset bert-base --lora-rank 8 --lora-targets dense
+check lora-module-bert-all-linear 0 "^parameters   109,482,240, 1,339,392 trainable$" -- estimate --preset bert-base --lora-rank 8 --lora-targets all-linear
+check lora-module-resnet-all-linear 0 "^parameters   25,557,032, 24,384 trainable$" -- estimate --preset resnet50 --lora-rank 8 --lora-targets all-linear
+check lora-module-train-fc 0 "^parameters   25,557,032, 2,049,000 trainable$" -- estimate --preset resnet50 --freeze all --train fc
+# a tied linear that trains trains the weight it shares (PyTorch's requires_grad is the Parameter's,
+# and GPT-2's lm_head.weight is wte.weight): its gradient and optimizer state count, 38,597,376
+# trainable as sum(p.numel() for p in model.parameters() if p.requires_grad) says after
+# model.requires_grad_(False); model.lm_head.weight.requires_grad_(True) (before: 0 trainable, and
+# 6.92 GiB without wte's gradient and Adam state); every linear: 85,017,600 + 38,597,376
+check tied-train-lm-head 0 "^parameters   124,439,808, 38,597,376 trainable$" -- estimate --preset gpt2 --freeze all --train lm_head
+"$DNNSAT" estimate --preset gpt2 --freeze all --train lm_head >"$tmp/out" 2>&1
+if grep -q "^  optimizer" "$tmp/out"; then ok; else bad "tied-train-lm-head: no optimizer state"; fi
+check tied-train-linear 0 "^parameters   124,439,808, 123,614,976 trainable$" -- estimate --preset gpt2 --freeze all --train linear
+check lora-module-typo 2 '^dnnsat: \$.workload.freeze\[0\]: unknown selector "c_fcc": model gpt has no module of that name (did you mean c_fc?)$' -- estimate --preset gpt2 --freeze c_fcc
+printf '{"batch_size": {"_type": "choice", "_value": [1, 8]}, "target_modules": {"_type": "choice", "_value": ["c_attn", "c_attn,mlp_in"]}}' >"$tmp/tgtmod.json"
+check lora-module-space-typo 2 '^dnnsat: \$.space.target_modules._value\[1\]: unknown selector "mlp_in": model gpt has no module of that name' -- count --preset gpt2 --lora-rank 8 --lora-targets c_attn --space "$tmp/tgtmod.json"
+# a model file names its layers' modules with "module" (a name: letters, digits, underscores)
+printf '{"dnnsat_model": 1, "name": "m", "inputs": [{"name": "x", "shape": [8, 16]}], "layers": [{"op": "linear", "out_features": 32, "module": "ffn_in"}, {"op": "relu"}, {"op": "linear", "out_features": 4, "module": "head"}]}' >"$tmp/modnames.json"
+check model-module-lora 0 "^parameters   676, 384 trainable$" -- estimate --model "$tmp/modnames.json" --lora-rank 8 --lora-targets ffn_in
+sed 's/"ffn_in"/"mlp.0"/' "$tmp/modnames.json" >"$tmp/modbad.json"
+check model-module-bad 2 '^dnnsat: \$.layers\[0\]: "module" must be a name of letters, digits and underscores (not starting with a digit), at most 63 characters$' -- estimate --model "$tmp/modbad.json"
 check flash-on-v100 1 "flash attention needs compute capability >= 8.0" -- estimate --preset gpt2 --device v100-32gb --dtype mixed_fp16 --attention flash
 check bf16-on-v100 1 "bf16 needs a GPU with bf16 arithmetic" -- estimate --preset gpt2 --device v100-32gb --dtype mixed_bf16
 check sdpa-resolved 0 "attention sdpa (flash here)" -- estimate --preset gpt2 batch_size=1 --dtype mixed_bf16

@@ -41,6 +41,7 @@
 Builds hand-made ONNX files with Debian's python3-onnx. Prints "N passed, N failed".
 """
 import json
+import re
 import os
 import random
 import subprocess
@@ -1189,6 +1190,36 @@ def check_rnn_stacked_seq_first(tmp):
         relu = [o["shape"] for o in d["operators"] if o["op"] == "relu"] if d else None
         check(f"{name}: the Relu on {want} as shape inference", relu == [want], (relu, want))
 
+def check_module_names(tmp):
+    """Linears take their module names from the scopes PyTorch writes into node names
+    ("/h.0/mlp/c_fc/MatMul"), so peft's target_modules names pick them in an imported model as in
+    the template: GPT-2's c_attn, c_proj (attention and MLP) and c_fc, BERT's dense."""
+    for name, mods, targets, tpl in (
+            ("gpt_tiny", {"c_attn": 2, "c_proj": 4, "c_fc": 2, "lm_head": 1}, "c_attn,c_proj,c_fc",
+             ["--preset", "gpt2", "n_embd=64", "n_layer=2", "n_head=4"]),
+            ("bert_tiny", {"query": 2, "key": 2, "value": 2, "dense": 7}, "query,value,dense",
+             ["--preset", "bert-base", "hidden=64", "layers=2", "heads=4", "intermediate=128"])):
+        out = os.path.join(tmp, name + "-modules.json")
+        rc, _, err = run("import", os.path.join(DATA, name + ".onnx"), "--out", out)
+        found = {}
+        if rc == 0:
+            for line in open(out):
+                mm = re.search(r'"module": "([A-Za-z_0-9]+)"', line)
+                if mm:
+                    found[mm.group(1)] = found.get(mm.group(1), 0) + 1
+        check(f"{name}: module names from the node names", found == mods, (found, err))
+        rc, a, err = run("estimate", "--model", out, "batch=2", "seq=16", "--lora-rank", "8", "--lora-targets",
+                         targets, "--json")
+        rc2, b, err2 = run("estimate", *tpl, "--lora-rank", "8", "--lora-targets", targets, "--json")
+        ta = json.loads(a)["costs"].get("trainable_params") if rc in (0, 1) else None
+        tb = json.loads(b)["costs"].get("trainable_params") if rc2 in (0, 1) else None
+        check(f"{name}: LoRA on {targets} trains what the template does", ta is not None and ta == tb and ta > 0,
+              (ta, tb, err, err2))
+        rc, _, err = run("estimate", "--model", out, "batch=2", "seq=16", "--lora-rank", "8", "--lora-targets",
+                         "c_fcc")
+        check(f"{name}: a name that is no module: refused with the closest", rc == 2 and "no module" in err, err)
+
+
 def main():
     with open(os.path.join(DATA, "reference.json")) as f:
         refs = json.load(f)
@@ -1244,6 +1275,7 @@ def main():
         d, _ = costs(out, batch=1, seq=129)
         check(f"{name}: seq beyond the position table is invalid",
               d is not None and d["feasible"] is False and "id_range" in json.dumps(d["violated"]), d)
+    check_module_names(tmp)
     # --dim renames
     out = os.path.join(tmp, "renamed.json")
     rc, _, err = run("import", os.path.join(DATA, "bert_tiny.onnx"), "--dim", "batch=batch_size", "--dim",

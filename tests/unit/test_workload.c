@@ -1019,10 +1019,20 @@ START_TEST(test_frozen_prefix)
 	tmodel_eval(&all);
 	ck_assert_int_eq(all.r.trainable_params, full.r.params / 4);
 	ck_assert_int_eq(full.r.act_saved_bytes - all.r.act_saved_bytes, 3 * (mib + 4 * mib + 4 * mib));
-	/* unknown selectors are named */
-	ck_assert_int_eq(cm_ft_add_selectors(wl.ft.freeze, &wl.ft.nfreeze, "embeding", "--freeze", &err), -1);
+	/* unknown selectors are named: one that is no name when read, one
+	 * that names no module of the model when the model is built, with
+	 * the closest names */
+	ck_assert_int_eq(cm_ft_add_selectors(wl.ft.freeze, &wl.ft.nfreeze, "embed ding", "--freeze", &err), -1);
 	ck_assert_str_eq(err.path, "--freeze");
-	ck_assert(strstr(err.message, "unknown selector \"embeding\"") != NULL);
+	ck_assert(strstr(err.message, "unknown selector \"embed ding\"") != NULL);
+	wl.ft.nfreeze = 0;
+	memset(&err, 0, sizeof err);
+	ck_assert_int_eq(cm_ft_add_selectors(wl.ft.freeze, &wl.ft.nfreeze, "layernorm,embeding", "--freeze", &err), 0);
+	tmodel_free(&all);
+	ck_assert_int_eq(tmodel_from_text(&all, blocks_text, &wl), -1);
+	ck_assert_str_eq(all.err.path, "$.workload.freeze[1]");
+	ck_assert_msg(strstr(all.err.message, "unknown selector \"embeding\"") != NULL &&
+	    strstr(all.err.message, "did you mean embedding") != NULL, "%s", all.err.message);
 	tmodel_free(&full);
 	tmodel_free(&fr);
 	tmodel_free(&all);
