@@ -764,6 +764,73 @@ note(struct sq_query *q, const char *key, const char *why, struct dn_error *err)
 	    "$.workload sets it: %s", key, why);
 }
 
+/* The names of a nested choice's options (NNI: each value an object with
+ * its "_name" and its own parameters), as a new array, or NULL when vals
+ * are not all such objects. */
+static json_t *
+option_names(const json_t *vals)
+{
+	json_t *names = json_array();
+	size_t i;
+	const json_t *v;
+
+	json_array_foreach(vals, i, v) {
+		const json_t *n = json_object_get(v, "_name");
+		if (names == NULL || !json_is_string(n) || json_array_append(names, (json_t *)n) != 0) {
+			json_decref(names);
+			return NULL;
+		}
+	}
+	return names;
+}
+
+/* Whether the space's parameter p (a choice, or a range of reals or
+ * integers) can take a value other than 0. */
+static int
+can_be_nonzero(const json_t *p)
+{
+	const char *type = json_string_value(json_object_get(p, "_type"));
+	const json_t *vals = json_object_get(p, "_value"), *v;
+	size_t i;
+
+	if (type == NULL || !json_is_array(vals))
+		return 0;
+	if (strcmp(type, "choice") != 0)
+		return json_array_size(vals) >= 2 && (json_number_value(json_array_get(vals, 0)) != 0.0 ||
+		    json_number_value(json_array_get(vals, 1)) != 0.0);
+	json_array_foreach(vals, i, v)
+		if (!json_is_number(v) || json_number_value(v) != 0.0)
+			return 1;
+	return 0;
+}
+
+/* torch.optim.SGD keeps a momentum buffer per parameter when its momentum
+ * is not 0: where the space searches "momentum" (at the top level, or in
+ * a nested optimizer choice's option, NNI's {"_name": "sgd", "momentum":
+ * ...}) and it can be other than 0, SGD is costed with the buffer (the
+ * workload's, or each option of the space's optimizer choice that has
+ * it). A momentum choice that holds 0 too costs the buffer for its 0 as
+ * well: the safe side. */
+static void
+sgd_momentum(struct sq_query *q, const json_t *space)
+{
+	const json_t *top = json_object_get(space, "momentum");
+	int all = top != NULL && can_be_nonzero(top);
+
+	if (q->wl.opt_hp == 0) {
+		if (all && q->wl.optimizer == CM_OPT_SGD)
+			q->wl.optimizer = CM_OPT_SGD_MOMENTUM;
+		return;
+	}
+	for (int i = 0; i < q->wl.nopt_choices; i++) {
+		const json_t *opt = json_array_get(json_object_get(json_object_get(space,
+		    q->def->hps[q->wl.opt_hp - 1].name), "_value"), (size_t)i);
+		const json_t *m = json_is_object(opt) ? json_object_get(opt, "momentum") : NULL;
+		if (q->wl.opt_choices[i].optimizer == CM_OPT_SGD && (all || (m != NULL && can_be_nonzero(m))))
+			q->wl.opt_choices[i].optimizer = CM_OPT_SGD_MOMENTUM;
+	}
+}
+
 int
 sq_space_settings(struct sq_query *q, const json_t *space, struct dn_error *err)
 {
@@ -777,12 +844,16 @@ sq_space_settings(struct sq_query *q, const json_t *space, struct dn_error *err)
 			const json_t *p = json_object_get(space, key), *vals = json_object_get(p, "_value");
 			const char *type = json_string_value(json_object_get(p, "_type"));
 			char why[WHY_LEN] = "";
+			json_t *names;
 			int rc;
 			/* a hyperparameter of the model is the model's */
 			if (type == NULL || json_array_size(vals) == 0 ||
 			    (!settings[s].model_hp && cm_def_find_hp(q->def, key) >= 0))
 				continue;
-			rc = settings[s].take(q, key, type, vals, why, err);
+			/* a nested choice picks its options by their names */
+			names = strcmp(type, "choice") == 0 ? option_names(vals) : NULL;
+			rc = settings[s].take(q, key, type, names != NULL ? names : vals, why, err);
+			json_decref(names);
 			if (rc < 0)
 				return -1;
 			if (rc > 0) {
@@ -794,5 +865,7 @@ sq_space_settings(struct sq_query *q, const json_t *space, struct dn_error *err)
 				return -1;
 		}
 	}
+	if (q->wl.training)
+		sgd_momentum(q, space);
 	return lora_unused(q, space, err);
 }

@@ -538,6 +538,27 @@ check space-accum-randint 0 "^feasible 11 of 16 configurations" -- count $AQ --s
 check space-accum-explain 1 "^FAIL step_time 816.6 ms > 400 ms$" -- explain $AQ --space "$tmp/accsearch.json" --config '{"batch_size": 8, "seq_len": 512, "gradient_accumulation_steps": 4}'
 # both searched: 0 + 3 + 0 + 3 of the four (optimizer, accumulation) queries' 4 batches each
 printf '{"batch_size": {"_type": "choice", "_value": [1, 2, 4, 8]}, "seq_len": {"_type": "choice", "_value": [256]}, "optimizer": {"_type": "choice", "_value": ["Adam", "SGD"]}, "gradient_accumulation_steps": {"_type": "choice", "_value": [1, 4]}}' >"$tmp/optacc.json"
+# NNI's nested form of the optimizer ({"_name": "sgd", "lr": ..., "momentum": ...}: each option with
+# its own parameters) is costed per configuration by the options' names (it was warned "its value 0
+# is not the name of optimizers", every configuration costed with the workload's Adam), and
+# torch.optim.SGD keeps its momentum buffer where the space searches a momentum that can be other
+# than 0 (it was costed as plain SGD). ResNet-50, T4, batch 64/128: at 13.35 GiB 3 of 4 (Adam 13.42
+# GiB at 128 does not fit, SGD with momentum 13.31 does; before 2), at 13.25 GiB 2 of 4 (plain SGD,
+# 13.20, would fit); the flat form too, and the workload's SGD with a momentum of 0.9 (0: no buffer)
+printf '{"batch_size": {"_type": "choice", "_value": [64, 128]}, "optimizer": {"_type": "choice", "_value": [{"_name": "adam", "lr": {"_type": "loguniform", "_value": [0.0001, 0.01]}}, {"_name": "sgd", "lr": {"_type": "loguniform", "_value": [0.001, 0.1]}, "momentum": {"_type": "uniform", "_value": [0.8, 0.99]}}]}}' >"$tmp/optnest.json"
+printf '{"batch_size": {"_type": "choice", "_value": [64, 128]}, "optimizer": {"_type": "choice", "_value": ["adam", "sgd"]}, "momentum": {"_type": "uniform", "_value": [0.8, 0.99]}}' >"$tmp/optflat.json"
+printf '{"batch_size": {"_type": "choice", "_value": [64, 128]}, "momentum": {"_type": "choice", "_value": [0.9]}}' >"$tmp/mom9.json"
+printf '{"batch_size": {"_type": "choice", "_value": [64, 128]}, "momentum": {"_type": "choice", "_value": [0]}}' >"$tmp/mom0.json"
+R50="--preset resnet50 --device t4"
+check space-optimizer-nested 0 "^feasible 3 of 4 configurations" -- count $R50 --budget memory=13.35GiB --space "$tmp/optnest.json"
+if grep -q "warning" "$tmp/out"; then bad "space-optimizer-nested: a warning"; else ok; fi
+check space-optimizer-nested-momentum 0 "^feasible 2 of 4 configurations" -- count $R50 --budget memory=13.25GiB --space "$tmp/optnest.json"
+check space-optimizer-nested-list 0 '^{"batch_size":128,"optimizer":{"_name":"sgd","lr":0.01,"momentum":0.895}}$' -- list $R50 --budget memory=13.35GiB --space "$tmp/optnest.json"
+check space-optimizer-nested-explain 0 "^ok   memory 7.56 GiB <= 14 GiB$" -- explain $R50 --budget memory=14GiB --space "$tmp/optnest.json" --config '{"batch_size": 64, "optimizer": {"_name": "sgd", "lr": 0.01, "momentum": 0.9}}'
+check space-optimizer-nested-point 0 "^memory       7.56 GiB training peak" -- estimate $R50 batch_size=64 --optimizer sgd_momentum
+check space-momentum-flat 0 "^feasible 2 of 4 configurations" -- count $R50 --budget memory=13.25GiB --space "$tmp/optflat.json"
+check space-momentum-workload 0 "^feasible 1 of 2 configurations" -- count $R50 --optimizer sgd --budget memory=13.25GiB --space "$tmp/mom9.json"
+check space-momentum-zero 0 "^feasible 2 of 2 configurations" -- count $R50 --optimizer sgd --budget memory=13.25GiB --space "$tmp/mom0.json"
 check space-optimizer-and-accum 0 "^feasible 6 of 16 configurations" -- count $OQ --space "$tmp/optacc.json"
 check space-optimizer-and-accum-list 0 '^{"batch_size":4,"seq_len":256,"optimizer":"SGD","gradient_accumulation_steps":4}$' -- list $OQ --space "$tmp/optacc.json"
 check space-accum-explain-memory 1 "^FAIL memory 32.64 GiB > 30 GiB$" -- explain $AQ --space "$tmp/accsearch.json" --config '{"batch_size": 8, "seq_len": 512, "gradient_accumulation_steps": 4}'
