@@ -449,6 +449,15 @@ struct cm_workload {
 	                             * ckpt_on (a space that searches it; the
 	                             * field checkpointing is then unused) */
 	int ckpt_on;
+	/* optimizer arguments that change what torch.optim keeps, where a
+	 * space searches them: momentum (SGD's and RMSprop's momentum_buffer
+	 * where it is not 0: hyperparameter momentum_hp - 1, a real, or, with
+	 * momentum_all, every configuration's), amsgrad (Adam's and AdamW's
+	 * max_exp_avg_sq where categorical amsgrad_hp - 1 picks its value
+	 * amsgrad_on) and centered (RMSprop's grad_avg, the same); mem_plan.c */
+	int momentum_hp, momentum_all;
+	int amsgrad_hp, amsgrad_on;
+	int centered_hp, centered_on;
 	int accum_hp;               /* > 0: hyperparameter accum_hp - 1 is each
 	                             * configuration's grad_accum (a space that
 	                             * searches it); 0: grad_accum for all */

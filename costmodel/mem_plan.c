@@ -144,14 +144,38 @@ tl_free_all(struct termlist *t, int n)
  *   transformers     Adafactor (scale_parameter, beta1=None, the defaults):
  *                    exp_avg_sq_row + exp_avg_sq_col fp32 for weights of 2+
  *                    dims, exp_avg_sq fp32 for 1-D ones (plus a scalar RMS,
- *                    not counted) */
+ *                    not counted)
+ * and, where the space searches the arguments (wl->momentum_hp, ...), one
+ * more copy each: torch.optim.SGD's and RMSprop's momentum_buffer where
+ * momentum != 0, Adam's and AdamW's max_exp_avg_sq where amsgrad, RMSprop's
+ * grad_avg where centered (opt_args). */
+/* The condition under which torch.optim keeps one more state copy of
+ * optimizer o for argument k (0 momentum, 1 amsgrad, 2 centered) as the
+ * space searches it, or 0 (integer) where it never does. */
+static expr_id
+opt_arg_cond(struct plan_ctx *c, const struct cm_workload *wl, int o, int k)
+{
+	struct expr_graph *g = c->g;
+	const int sgd_rms = o == CM_OPT_SGD || o == CM_OPT_RMSPROP, adam = o == CM_OPT_ADAM || o == CM_OPT_ADAMW;
+
+	if (k == 0 && sgd_rms && wl->momentum_all)
+		return expr_int(g, 1);
+	if (k == 0 && sgd_rms && wl->momentum_hp > 0)
+		return expr_ne(g, expr_var(g, wl->momentum_hp - 1), expr_real(g, 0.0));
+	if (k == 1 && adam && wl->amsgrad_hp > 0 && wl->amsgrad_on >= 0)
+		return expr_eq(g, expr_var(g, wl->amsgrad_hp - 1), expr_int(g, wl->amsgrad_on));
+	if (k == 2 && o == CM_OPT_RMSPROP && wl->centered_hp > 0 && wl->centered_on >= 0)
+		return expr_eq(g, expr_var(g, wl->centered_hp - 1), expr_int(g, wl->centered_on));
+	return expr_int(g, 0);
+}
+
 static int
 push_opt_state(struct plan_ctx *c, struct termlist *st, const struct cm_opt_choice *o,
-    expr_id guard, expr_id e, int sbytes, int factored, expr_id rows, expr_id cols)
+    expr_id guard, expr_id e, int sbytes, int factored, expr_id rows, expr_id cols, const struct cm_workload *wl)
 {
 	struct expr_graph *g = c->g;
 	int fail = 0, n = 0, states = o->optimizer == CM_OPT_ADAM_8BIT ? CM_OPT_STATES_8BIT : o->states;
-	expr_id one;
+	expr_id one, raw;
 
 	if (states == CM_OPT_STATES_8BIT) {
 		expr_id q = alloc_size(c, e);   /* uint8 */
@@ -161,10 +185,18 @@ push_opt_state(struct plan_ctx *c, struct termlist *st, const struct cm_opt_choi
 		one = expr_ite(g, expr_ge(g, e, expr_int(g, BNB_MIN_8BIT)), expr_add(g, q, absmax), s32);
 	} else
 		one = alloc_size(c, expr_mul(g, e, expr_int(g, states == CM_OPT_STATES_FP32 ? 4 : sbytes)));
+	raw = one;
 	one = guarded(c, guard, one);
+	for (int k = 0; k < 3 && states == CM_OPT_STATES_NATIVE; k++) {
+		/* torch.optim's extra copies where the space's arguments ask
+		 * for them (bitsandbytes' and fused 32-bit states: not these) */
+		expr_id cond = opt_arg_cond(c, wl, o->optimizer, k);
+		if (!expr_is_int_const(g, cond, 0))
+			fail |= tl_push(st, guarded(c, expr_mul(g, guard, cond), raw));
+	}
 	switch ((enum cm_optimizer)o->optimizer) {
 	case CM_OPT_SGD:
-		return 0;
+		return fail;
 	case CM_OPT_SGD_MOMENTUM: case CM_OPT_ADAGRAD: case CM_OPT_RMSPROP: case CM_OPT_LION:
 		n = 1;
 		break;
@@ -447,7 +479,7 @@ plan_persistent(struct plan_ctx *pc, const struct cm_workload *wl, struct mem_pl
 					expr_id gj = wl->opt_hp > 0 ? expr_mul(g, op->guard,
 					    expr_eq(g, expr_var(g, wl->opt_hp - 1), expr_int(g, j))) : op->guard;
 					fail |= push_opt_state(&c, &st, &opts[j], gj, e, sbytes, op->param_factored[i],
-					    op->param_rows[i], op->param_cols[i]);
+					    op->param_rows[i], op->param_cols[i], wl);
 					fail |= push_opt_temp(&c, &tmp, &tmp1, &opts[j], gj, e, sbytes);
 				}
 				if ((op->prec == CM_PREC_MIXED_FP16 || op->prec == CM_PREC_MIXED_BF16) &&

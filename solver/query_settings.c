@@ -693,6 +693,110 @@ take_precision(struct sq_query *q, const json_t *space, struct dn_error *err)
 	return 0;
 }
 
+/* Whether an optimizer the workload or the space's choice of it runs is
+ * one of o1, o2 (torch.optim's own states: not bitsandbytes' or fused
+ * 32-bit ones). */
+static int
+runs_optimizer(const struct sq_query *q, enum cm_optimizer o1, enum cm_optimizer o2)
+{
+	if (q->wl.opt_hp == 0)
+		return (q->wl.optimizer == o1 || q->wl.optimizer == o2) &&
+		    q->wl.optimizer_states == CM_OPT_STATES_NATIVE;
+	for (int i = 0; i < q->wl.nopt_choices; i++)
+		if ((q->wl.opt_choices[i].optimizer == o1 || q->wl.opt_choices[i].optimizer == o2) &&
+		    q->wl.opt_choices[i].states == CM_OPT_STATES_NATIVE)
+			return 1;
+	return 0;
+}
+
+/* torch.optim's momentum (SGD, RMSprop): a momentum_buffer per weight
+ * where it is not 0. A choice of numbers >= 0 or a quniform from 0 (a grid
+ * that may hold 0) is a real hyperparameter, each configuration with its
+ * own (wl->momentum_hp); a uniform or loguniform draws 0 with probability
+ * 0, so every configuration keeps the buffer (wl->momentum_all). With no
+ * SGD or RMSprop to run it stays a training knob (lr and the like). */
+static int
+take_momentum(struct sq_query *q, const char *key, const char *type, const json_t *vals, char *why,
+    struct dn_error *err)
+{
+	double lo = json_number_value(json_array_get(vals, 0)), hi = json_number_value(json_array_get(vals, 1));
+	int ok = 1, any = 0;
+
+	if (!runs_optimizer(q, CM_OPT_SGD, CM_OPT_RMSPROP))
+		return 0;
+	if (strcmp(type, "choice") == 0) {
+		for (size_t i = 0; i < json_array_size(vals); i++) {
+			const json_t *v = json_array_get(vals, i);
+			ok = ok && json_is_number(v) && json_number_value(v) >= 0.0;
+			any |= json_is_number(v) && json_number_value(v) != 0.0;
+			hi = i == 0 || json_number_value(v) > hi ? json_number_value(v) : hi;
+		}
+	} else
+		ok = (strcmp(type, "uniform") == 0 || strcmp(type, "quniform") == 0 || strcmp(type, "loguniform") == 0) &&
+		    json_array_size(vals) >= 2 && json_is_number(json_array_get(vals, 0)) &&
+		    json_is_number(json_array_get(vals, 1)) && lo >= 0.0 && hi >= lo;
+	if (!ok) {
+		dn_fmt(why, WHY_LEN, "torch.optim's momentum is a number >= 0 (a choice, a quniform, a uniform or a "
+		    "loguniform)");
+		return 0;
+	}
+	if (strcmp(type, "choice") == 0 && !any)
+		return 1;       /* 0 only: no buffer */
+	if (strcmp(type, "choice") != 0 && strcmp(type, "quniform") != 0) {
+		q->wl.momentum_all = hi > 0.0;
+		return 1;
+	}
+	if (def_add_hp(q, key, json_pack("{s:s,s:f,s:f,s:f,s:s}", "type", "real", "min", 0.0, "max",
+	    hi > 1.0 ? hi : 1.0, "default", 0.0, "description", "torch.optim's momentum, as the search space picks it"),
+	    err) != 0)
+		return -1;
+	q->wl.momentum_hp = 1 + cm_def_find_hp(q->def, key);
+	return 1;
+}
+
+/* A flag of torch.optim's that keeps one more state copy where true:
+ * Adam's and AdamW's amsgrad (max_exp_avg_sq), RMSprop's centered
+ * (grad_avg). A categorical of the values as the space spells them
+ * (bool_choice); *hp and *on as wl->ckpt_hp and ckpt_on. */
+static int
+take_opt_flag(struct sq_query *q, const char *key, const char *type, const json_t *vals, char *why,
+    struct dn_error *err, enum cm_optimizer o1, enum cm_optimizer o2, const char *what, int *hp, int *on)
+{
+	json_t *names;
+	int rc;
+
+	if (!runs_optimizer(q, o1, o2)) {
+		dn_fmt(why, WHY_LEN, "%s, and the workload runs none (nor does the space's optimizer choice)", what);
+		return 0;
+	}
+	rc = bool_choice(type, vals, on, &names);
+	if (rc == 0) {
+		dn_fmt(why, WHY_LEN, "its values must be a choice of true and false (or 1 and 0)");
+		return 0;
+	}
+	if (rc < 0)
+		return dn_error_set(err, DN_ENOMEM, "$.space", "out of memory");
+	*hp = add_categorical(q, key, names, key, err);
+	json_decref(names);
+	return *hp < 0 ? -1 : 1;
+}
+
+static int
+take_amsgrad(struct sq_query *q, const char *key, const char *type, const json_t *vals, char *why,
+    struct dn_error *err)
+{
+	return take_opt_flag(q, key, type, vals, why, err, CM_OPT_ADAM, CM_OPT_ADAMW,
+	    "amsgrad is torch.optim.Adam's and AdamW's", &q->wl.amsgrad_hp, &q->wl.amsgrad_on);
+}
+
+static int
+take_centered(struct sq_query *q, const char *key, const char *type, const json_t *vals, char *why,
+    struct dn_error *err)
+{
+	return take_opt_flag(q, key, type, vals, why, err, CM_OPT_RMSPROP, CM_OPT_RMSPROP,
+	    "centered is torch.optim.RMSprop's", &q->wl.centered_hp, &q->wl.centered_on);
+}
+
 /* The settings, each with its space keys (the first the space has is
  * taken) and whether only training has it. */
 static const struct setting {
@@ -703,6 +807,10 @@ static const struct setting {
 	    struct dn_error *err);
 } settings[] = {
 	{ { "optimizer", "optim", NULL }, 1, 0, take_optimizer },
+	/* after the optimizer: they apply to the ones it runs */
+	{ { "momentum", NULL }, 1, 0, take_momentum },
+	{ { "amsgrad", NULL }, 1, 0, take_amsgrad },
+	{ { "centered", NULL }, 1, 0, take_centered },
 	{ { "grad_accum", "gradient_accumulation_steps", "accumulate_grad_batches", NULL }, 1, 0, take_accum },
 	{ { "checkpointing", "gradient_checkpointing", NULL }, 1, 0, take_ckpt },
 	{ { "attention", "attn_implementation", NULL }, 0, 0, take_attention },
@@ -805,28 +913,21 @@ can_be_nonzero(const json_t *p)
 }
 
 /* torch.optim.SGD keeps a momentum buffer per parameter when its momentum
- * is not 0: where the space searches "momentum" (at the top level, or in
- * a nested optimizer choice's option, NNI's {"_name": "sgd", "momentum":
- * ...}) and it can be other than 0, SGD is costed with the buffer (the
- * workload's, or each option of the space's optimizer choice that has
- * it). A momentum choice that holds 0 too costs the buffer for its 0 as
- * well: the safe side. */
+ * is not 0 (a top-level "momentum": take_momentum): an option of a nested
+ * optimizer choice, NNI's {"_name": "sgd", "momentum": ...}, whose
+ * momentum can be other than 0 is costed with the buffer; a momentum
+ * choice there that holds 0 too costs the buffer for its 0 as well, the
+ * safe side. */
 static void
 sgd_momentum(struct sq_query *q, const json_t *space)
 {
-	const json_t *top = json_object_get(space, "momentum");
-	int all = top != NULL && can_be_nonzero(top);
-
-	if (q->wl.opt_hp == 0) {
-		if (all && q->wl.optimizer == CM_OPT_SGD)
-			q->wl.optimizer = CM_OPT_SGD_MOMENTUM;
+	if (q->wl.opt_hp == 0)
 		return;
-	}
 	for (int i = 0; i < q->wl.nopt_choices; i++) {
 		const json_t *opt = json_array_get(json_object_get(json_object_get(space,
 		    q->def->hps[q->wl.opt_hp - 1].name), "_value"), (size_t)i);
 		const json_t *m = json_is_object(opt) ? json_object_get(opt, "momentum") : NULL;
-		if (q->wl.opt_choices[i].optimizer == CM_OPT_SGD && (all || (m != NULL && can_be_nonzero(m))))
+		if (q->wl.opt_choices[i].optimizer == CM_OPT_SGD && m != NULL && can_be_nonzero(m))
 			q->wl.opt_choices[i].optimizer = CM_OPT_SGD_MOMENTUM;
 	}
 }

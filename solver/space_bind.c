@@ -570,7 +570,9 @@ training_knob(const char *key)
 		"epochs", "num_epochs", "grad_clip", "clip_norm", "max_grad_norm", "nesterov", "lora_alpha",
 		/* Hugging Face's TrainingArguments and Lightning's Trainer names */
 		"num_train_epochs", "max_epochs", "lr_scheduler_type", "adam_beta1", "adam_beta2", "adam_epsilon",
-		"label_smoothing_factor", "gradient_clip_val", NULL };
+		"label_smoothing_factor", "gradient_clip_val",
+		/* torch.optim's flags (query_settings.c costs them where its optimizer runs) */
+		"amsgrad", "centered", NULL };
 
 	for (const char *const *k = knobs; *k; k++)
 		if (strcasecmp(*k, key) == 0)
