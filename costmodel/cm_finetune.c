@@ -31,7 +31,7 @@ static const struct {
 	{ "attention.qkv", { "query", "key", "value", "c_attn" } },
 	{ "attention.out", { "output", "c_proj", NULL } },
 	/* BERT's attention.output.dense: peft's "dense" picks it beside the
-	 * MLP's and pooler's (mlp_parts) */
+	 * MLP's and pooler's (module_parts) */
 	{ "dense", { "output", NULL } },
 };
 #define NPARTS (sizeof attn_parts / sizeof attn_parts[0])
@@ -57,21 +57,13 @@ static const struct {
  * an item a model file names with "module" (model_build.c), as peft
  * matches a module whose name ends with the target. Any other name of
  * that shape is a module name of the model's own (cm_ft_check_modules). */
-static const char *const mlp_parts[] = { "gate_proj", "up_proj", "down_proj", "c_fc", "c_proj", "dense" };
-#define NMLP (sizeof mlp_parts / sizeof mlp_parts[0])
+static const char *const module_parts[] = { "gate_proj", "up_proj", "down_proj", "c_fc", "c_proj", "dense" };
+#define NMODULES (sizeof module_parts / sizeof module_parts[0])
 
 int
 cm_ft_module_name(const char *s)
 {
-	size_t n = s != NULL ? strlen(s) : 0;
-
-	if (n == 0 || n >= CM_FT_SEL_LEN || (s[0] >= '0' && s[0] <= '9'))
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
-		    s[i] == '_'))
-			return 0;
-	return 1;
+	return s != NULL && strlen(s) < CM_FT_SEL_LEN && cm_ident(s, strlen(s));
 }
 
 /* Whether a component of instance path `path` (between dots, or after the
@@ -107,7 +99,7 @@ named_selectors(const char **out)
 	static const char *const fixed[] = { "all", "all-linear", "linear", "embedding", "layernorm", "attention" };
 	int n = 0;
 
-	_Static_assert(sizeof fixed / sizeof fixed[0] + NPARTS + NPEFT + NMLP <= CM_FT_NAMED, "room for the names");
+	_Static_assert(sizeof fixed / sizeof fixed[0] + NPARTS + NPEFT + NMODULES <= CM_FT_NAMED, "room for the names");
 
 	for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
 		out[n++] = fixed[i];
@@ -115,8 +107,8 @@ named_selectors(const char **out)
 		out[n++] = attn_parts[i].sel;
 	for (size_t i = 0; i < NPEFT; i++)
 		out[n++] = peft_names[i].name;
-	for (size_t i = 0; i < NMLP; i++)
-		out[n++] = mlp_parts[i];
+	for (size_t i = 0; i < NMODULES; i++)
+		out[n++] = module_parts[i];
 	return n;
 }
 
@@ -129,8 +121,8 @@ known_selector(const char *s)
 	for (size_t i = 0; i < NPARTS; i++)
 		if (strcmp(s, attn_parts[i].sel) == 0)
 			return 1;
-	for (size_t i = 0; i < NMLP; i++)
-		if (strcmp(s, mlp_parts[i]) == 0)
+	for (size_t i = 0; i < NMODULES; i++)
+		if (strcmp(s, module_parts[i]) == 0)
 			return 1;
 	return 0;
 }
@@ -363,7 +355,7 @@ match_one(const char *sel, const char *rule, const char *parent, const char *pat
 		return strncmp(path, sel, n) == 0 && (path[n] == '\0' || path[n] == '.' || path[n] == '[');
 	}
 	if (cm_ft_module_name(sel) && strcmp(last_component(path), sel) == 0)
-		return 1;       /* a module of that name (mlp_parts) */
+		return 1;       /* a module of that name (module_parts) */
 	sel = resolve_peft(sel);
 	if (strcmp(sel, "all-linear") == 0)
 		sel = "linear";         /* the output layer: cm_ft_lora_target */
@@ -497,11 +489,10 @@ check_list(const char (*sel)[CM_FT_SEL_LEN], int n, const struct cm_graph *m, co
 			dn_fmt(where, sizeof where, "%s", path);
 		else
 			dn_fmt(where, sizeof where, "%s[%d]", path, i);
-		path = where;
 		if (near[0] != '\0')
-			return dn_error_set(err, DN_EINVAL, path, "unknown selector \"%s\": model %s has no module of that "
+			return dn_error_set(err, DN_EINVAL, where, "unknown selector \"%s\": model %s has no module of that "
 			    "name (did you mean %s?)", sel[i], model, near);
-		return dn_error_set(err, DN_EINVAL, path, "unknown selector \"%s\": model %s has no module of that name "
+		return dn_error_set(err, DN_EINVAL, where, "unknown selector \"%s\": model %s has no module of that name "
 		    "(give \"all\", an operator type such as \"linear\", attention.q/k/v/qkv/out, a module name such as "
 		    "q_proj, c_fc or dense, or an operator path prefix such as \"$.layers[3]\")", sel[i], model);
 	}

@@ -197,6 +197,10 @@ int cm_def_load_template(const char *name, struct cm_model_def **out, struct dn_
 void cm_def_ref(struct cm_model_def *def);
 void cm_def_unref(struct cm_model_def *def);
 int cm_def_find_hp(const struct cm_model_def *def, const char *name);
+/* Whether the n bytes at s are an identifier: a letter or '_', then
+ * letters, digits and '_' (ASCII; n 0 is not). The shape of hyperparameter
+ * names and of module names (a model item's "module", dnnsat import's). */
+int cm_ident(const char *s, size_t n);
 /* The hyperparameters of def close to `name` ("batch_size" for
  * "batch_sise"), as dn_suggest writes them into buf ("" when none is
  * close); returns how many. */

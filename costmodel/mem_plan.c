@@ -148,7 +148,8 @@ tl_free_all(struct termlist *t, int n)
  * and, where the space searches the arguments (wl->momentum_hp, ...), one
  * more copy each: torch.optim.SGD's and RMSprop's momentum_buffer where
  * momentum != 0, Adam's and AdamW's max_exp_avg_sq where amsgrad, RMSprop's
- * grad_avg where centered (opt_args). */
+ * grad_avg where centered (opt_arg_cond). */
+
 /* The condition under which torch.optim keeps one more state copy of
  * optimizer o for argument k (0 momentum, 1 amsgrad, 2 centered) as the
  * space searches it, or 0 (integer) where it never does. */

@@ -40,15 +40,13 @@ key_allowed(const char *key, const char *const *keys)
 	return 0;
 }
 
-static int
-valid_ident(const char *s)
+int
+cm_ident(const char *s, size_t n)
 {
-	size_t n = strlen(s);
-
-	if (n == 0 || n > MAX_NAME || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+	if (n == 0 || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
 		return 0;
-	for (; *s; s++)
-		if (!(isalnum((unsigned char)*s) || *s == '_'))
+	for (size_t i = 1; i < n; i++)
+		if (!(isalnum((unsigned char)s[i]) || s[i] == '_'))
 			return 0;
 	return 1;
 }
@@ -136,7 +134,7 @@ read_hparam(const char *name, const json_t *spec, struct cm_hparam *h,
 	const char *type;
 
 	dn_fmt(path, sizeof path, "$.hyperparameters.%s", name);
-	if (!valid_ident(name))
+	if (strlen(name) > MAX_NAME || !cm_ident(name, strlen(name)))
 		return dn_error_set(err, DN_EINVAL, path,
 		    "hyperparameter names are identifiers of at most %d letters, digits and '_'", MAX_NAME);
 	if (!json_is_object(spec))

@@ -10,6 +10,7 @@
  * folded (layernorm, gelu; attention_core in onnx_op_attention.c).
  */
 #include "onnx_op.h"
+#include "costmodel.h"     /* cm_ident: the model format's module names */
 
 #include <math.h>
 #include <stdio.h>
@@ -504,12 +505,8 @@ node_module(const struct onnx_node *n, char *buf, size_t len)
 	for (b = end; b > name && b[-1] != '/' && b[-1] != '.'; b--)
 		;
 	k = (size_t)(end - b);
-	if (k == 0 || k >= len || (*b >= '0' && *b <= '9'))
+	if (k >= len || !cm_ident(b, k))
 		return 0;
-	for (size_t i = 0; i < k; i++)
-		if (!((b[i] >= 'a' && b[i] <= 'z') || (b[i] >= 'A' && b[i] <= 'Z') || (b[i] >= '0' && b[i] <= '9') ||
-		    b[i] == '_'))
-			return 0;
 	memcpy(buf, b, k);
 	buf[k] = '\0';
 	return 1;

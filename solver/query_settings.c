@@ -356,14 +356,15 @@ bool_choice(const char *type, const json_t *vals, int *on, json_t **names)
 	return *names != NULL ? 1 : -1;
 }
 
-/* Gradient checkpointing: a categorical of the values as the space
- * spells them (bool_choice); wl->ckpt_on is the index of the true one. */
+/* A setting that is on or off (`what`): a categorical of the values as
+ * the space spells them (bool_choice); *hp its index + 1, *on the index of
+ * the true value. A taker's answer. */
 static int
-take_ckpt(struct sq_query *q, const char *key, const char *type, const json_t *vals, char *why,
-    struct dn_error *err)
+take_bool(struct sq_query *q, const char *key, const char *type, const json_t *vals, const char *what, char *why,
+    struct dn_error *err, int *hp, int *on)
 {
 	json_t *names;
-	int on, hp, rc = bool_choice(type, vals, &on, &names);
+	int h, o, rc = bool_choice(type, vals, &o, &names);
 
 	if (rc == 0) {
 		dn_fmt(why, WHY_LEN, "its values must be a choice of true and false (or 1 and 0)");
@@ -371,13 +372,22 @@ take_ckpt(struct sq_query *q, const char *key, const char *type, const json_t *v
 	}
 	if (rc < 0)
 		return dn_error_set(err, DN_ENOMEM, "$.space", "out of memory");
-	hp = add_categorical(q, key, names, "gradient checkpointing", err);
+	h = add_categorical(q, key, names, what, err);
 	json_decref(names);
-	if (hp < 0)
+	if (h < 0)
 		return -1;
-	q->wl.ckpt_hp = hp;
-	q->wl.ckpt_on = on;
+	*hp = h;
+	*on = o;
 	return 1;
+}
+
+/* Gradient checkpointing (take_bool): wl->ckpt_on is the index of the
+ * true value. */
+static int
+take_ckpt(struct sq_query *q, const char *key, const char *type, const json_t *vals, char *why,
+    struct dn_error *err)
+{
+	return take_bool(q, key, type, vals, "gradient checkpointing", why, err, &q->wl.ckpt_hp, &q->wl.ckpt_on);
 }
 
 /* The precision as a name (Lightning's precision, the workload's dtype,
@@ -756,29 +766,16 @@ take_momentum(struct sq_query *q, const char *key, const char *type, const json_
 
 /* A flag of torch.optim's that keeps one more state copy where true:
  * Adam's and AdamW's amsgrad (max_exp_avg_sq), RMSprop's centered
- * (grad_avg). A categorical of the values as the space spells them
- * (bool_choice); *hp and *on as wl->ckpt_hp and ckpt_on. */
+ * (grad_avg), where the optimizer that has it runs (take_bool). */
 static int
 take_opt_flag(struct sq_query *q, const char *key, const char *type, const json_t *vals, char *why,
     struct dn_error *err, enum cm_optimizer o1, enum cm_optimizer o2, const char *what, int *hp, int *on)
 {
-	json_t *names;
-	int rc;
-
 	if (!runs_optimizer(q, o1, o2)) {
 		dn_fmt(why, WHY_LEN, "%s, and the workload runs none (nor does the space's optimizer choice)", what);
 		return 0;
 	}
-	rc = bool_choice(type, vals, on, &names);
-	if (rc == 0) {
-		dn_fmt(why, WHY_LEN, "its values must be a choice of true and false (or 1 and 0)");
-		return 0;
-	}
-	if (rc < 0)
-		return dn_error_set(err, DN_ENOMEM, "$.space", "out of memory");
-	*hp = add_categorical(q, key, names, key, err);
-	json_decref(names);
-	return *hp < 0 ? -1 : 1;
+	return take_bool(q, key, type, vals, key, why, err, hp, on);
 }
 
 static int
