@@ -281,6 +281,13 @@ cli_req_option(struct cli_req *r, const char *a, const char *v, struct dn_error 
 		json_object_set_new(r->workload, "checkpointing", json_true());
 		return 1;
 	}
+	if (strcmp(a, "--use-dora") == 0) {
+		json_t *lora = json_object_get(r->workload, "lora");
+		if (lora == NULL)
+			json_object_set_new(r->workload, "lora", lora = json_object());
+		json_object_set_new(lora, "use_dora", json_true());
+		return 1;
+	}
 	for (i = 0; i < sizeof with_value / sizeof with_value[0] && strcmp(a, with_value[i]) != 0; i++)
 		;
 	if (i == sizeof with_value / sizeof with_value[0])

@@ -119,7 +119,8 @@ print_table(const struct cli_query *q, const struct cm_model *m, const union exp
 	if (q->wl.pytorch != 0)
 		printf(", PyTorch %d.%d", q->wl.pytorch / 100, q->wl.pytorch % 100);
 	if (q->wl.training && q->wl.ft.lora_rank > 0) {
-		printf(", LoRA rank %s", q->wl.ft.rank_expr[0] ? q->wl.ft.rank_expr : grouped(q->wl.ft.lora_rank, a, sizeof a));
+		printf(", %s rank %s", q->wl.ft.use_dora ? "DoRA" : "LoRA", q->wl.ft.rank_expr[0] ? q->wl.ft.rank_expr :
+		    grouped(q->wl.ft.lora_rank, a, sizeof a));
 		for (int i = 0; i < q->wl.ft.ntargets; i++)
 			printf("%s%s", i ? "," : " on ", q->wl.ft.targets[i]);
 		if (q->wl.ft.lora_dropout > 0.0)

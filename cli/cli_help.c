@@ -18,18 +18,18 @@
 /* The options of every solver command (cli_req_option and cli_solve.c). */
 #define SOLVER_OPTIONS "--preset", "--template", "--model", "--space", "--device", "--budget", "--set", \
 	"--constraint", "--optimizer", "--dtype", "--convention", "--attention", "--grad-accum", "--checkpointing", \
-	"--zero-grad", "--optimizer-impl", "--softmax-saves", "--pytorch", "--freeze", "--train", "--lora-rank", "--lora-targets", "--lora-dropout", "--quantize", "--inference", "--bind", "--timeout", "--threads", "--json", "--help"
+	"--zero-grad", "--optimizer-impl", "--softmax-saves", "--pytorch", "--freeze", "--train", "--lora-rank", "--lora-targets", "--lora-dropout", "--use-dora", "--quantize", "--inference", "--bind", "--timeout", "--threads", "--json", "--help"
 
 static const char *const estimate_options[] = { "--template", "--model", "--preset", "--set", "--device",
 	"--device-file", "--optimizer", "--dtype", "--convention", "--attention", "--grad-accum", "--checkpointing", "--zero-grad", "--optimizer-impl", "--softmax-saves", "--pytorch", "--tf32", "--no-cudnn-tf32", "--inference",
-	"--freeze", "--train", "--lora-rank", "--lora-targets", "--lora-dropout", "--quantize", "--per-op", "--json", "--help", NULL };
+	"--freeze", "--train", "--lora-rank", "--lora-targets", "--lora-dropout", "--use-dora", "--quantize", "--per-op", "--json", "--help", NULL };
 /* cli_solve.c takes all of these for each solver command; the usage of each
  * names those that change its answer */
 static const char *const solver_options[] = { SOLVER_OPTIONS, "--offset", "--limit", "--cursor", "--n",
 	"--seed", "--config", "--param", "--value", "--per", "--engine", NULL };
 static const char *const prune_options[] = { "--preset", "--template", "--model", "--space", "--device",
 	"--budget", "--set", "--constraint", "--optimizer", "--dtype", "--convention", "--attention", "--grad-accum", "--checkpointing",
-	"--zero-grad", "--optimizer-impl", "--softmax-saves", "--pytorch", "--freeze", "--train", "--lora-rank", "--lora-targets", "--lora-dropout", "--quantize", "--inference", "--bind", "--timeout", "--threads", "--json", "--out", "--configs", "--limit", "--summary", "--server", "--token", "--help", NULL };
+	"--zero-grad", "--optimizer-impl", "--softmax-saves", "--pytorch", "--freeze", "--train", "--lora-rank", "--lora-targets", "--lora-dropout", "--use-dora", "--quantize", "--inference", "--bind", "--timeout", "--threads", "--json", "--out", "--configs", "--limit", "--summary", "--server", "--token", "--help", NULL };
 static const char *const catalog_options[] = { "--json", "--help", NULL };
 static const char *const import_options[] = { "--name", "--dim", "--unknown", "--out", "--help", NULL };
 
@@ -41,6 +41,8 @@ static const char *const import_options[] = { "--name", "--dim", "--unknown", "-
 	"                        every base weight frozen\n" \
 	"  --lora-targets SELECTORS   the linears that get adapters (e.g. attention.q,attention.v)\n" \
 	"  --lora-dropout P      peft's lora_dropout (default 0): a dropped copy of each adapter's input\n" \
+	"  --use-dora            DoRA (peft's use_dora): a trainable magnitude per output row, the\n" \
+	"                        weight's norm every step, each adapted linear's result and adapter output kept\n" \
 	"  --quantize nf4|nf4-dq|fp4|fp4-dq|int8   bitsandbytes' 4-bit (QLoRA) or 8-bit (LLM.int8()) base\n" \
 	"                        weights: every linear but the output layer, frozen ones when training;\n" \
 	"                        -dq: double quantization\n"
@@ -169,7 +171,7 @@ static const struct cli_cmd commands[] = {
 	  "  --preset P | --template T | --model F   the model of every input without its own\n"
 	  "  --budget NAME=VALUE  --constraint EXPR  --set NAME=VALUE (or NAME=VALUE)  --bind P=H\n"
 	  "  --optimizer O  --dtype T  --convention C  --attention A  --grad-accum N  --checkpointing  --inference\n"
-	  "  --freeze SEL  --train SEL  --lora-rank R  --lora-targets SEL  --lora-dropout P  --quantize MODE\n"
+	  "  --freeze SEL  --train SEL  --lora-rank R  --lora-targets SEL  --lora-dropout P  --use-dora  --quantize MODE\n"
 	  "                       fine-tuning (as for estimate)\n"
 	  "  --timeout S          seconds per item (default 60; a query file's \"timeout\" wins for its items);\n"
 	  "                       past it, certified bounds\n"
@@ -269,7 +271,7 @@ cli_usage(FILE *f)
 	    "  --zero-grad set_to_none|zeros  --optimizer-impl foreach|for_loop|fused   PyTorch < 2.0's: zeros, for_loop\n"
 	    "  --softmax-saves output|output_and_input          PyTorch <= 1.10's: output_and_input\n"
 	    "  --pytorch MAJOR.MINOR                            that release's defaults of the four above\n"
-	    "  --freeze SEL  --train SEL  --lora-rank R  --lora-targets SEL  --lora-dropout P   fine-tuning\n"
+	    "  --freeze SEL  --train SEL  --lora-rank R  --lora-targets SEL  --lora-dropout P  --use-dora   fine-tuning\n"
 	    "  --quantize nf4|nf4-dq|fp4|fp4-dq|int8            4- or 8-bit base weights (bitsandbytes)\n"
 	    "  --budget memory=16GiB[:safe]|latency=10ms|...   budgets as in count (exit status 1 when one fails)\n"
 	    "  --tf32  --no-cudnn-tf32  --inference  --per-op  --json\n"
@@ -283,7 +285,7 @@ cli_usage(FILE *f)
 	    "  --constraint 'hidden %% heads == 0'  NAME=VALUE or --set NAME=VALUE  --bind PARAMETER=HYPERPARAMETER\n"
 	    "  --optimizer O  --dtype T  --convention C  --attention A  --grad-accum N  --checkpointing  --inference\n"
 	    "  --zero-grad Z  --optimizer-impl I  --softmax-saves S  --pytorch V  --freeze SEL  --train SEL\n"
-	    "  --lora-rank R  --lora-targets SEL  --lora-dropout P  --quantize MODE\n"
+	    "  --lora-rank R  --lora-targets SEL  --lora-dropout P  --use-dora  --quantize MODE\n"
 	    "           (as for estimate)  --timeout SECONDS  --json\n"
 	    "  count: --engine bnb|z3   list: --offset K --limit N --cursor C   sample: --n N --seed S\n"
 	    "  explain: --config JSON | --param P --value V   max, min: --param P [--per Q]\n"

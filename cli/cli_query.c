@@ -9,7 +9,7 @@
  *   --dtype fp32|fp16|bf16|mixed_fp16|mixed_bf16   --tf32   --no-cudnn-tf32   --inference
  *   --attention sdpa|eager|math|mem_efficient|flash   --grad-accum N   --checkpointing
  *   --freeze SELECTORS   --train SELECTORS   --lora-rank R   --lora-targets SELECTORS
- *   --lora-dropout P   --quantize MODE
+ *   --lora-dropout P   --use-dora   --quantize MODE
  *   --zero-grad set_to_none|zeros   --optimizer-impl foreach|for_loop|fused
  *   --softmax-saves output|output_and_input   --pytorch MAJOR.MINOR
  *                                   (costmodel/cm_choice.c, as the query parser reads them)
@@ -121,6 +121,8 @@ query_option(int argc, char **argv, int *i, struct cli_query *q, struct query_ar
 			    "unknown dtype \"%s\" (fp32, fp16, bf16, mixed_fp16, mixed_bf16)", v);
 	} else if (strcmp(a, "--checkpointing") == 0) {
 		q->wl.checkpointing = 1;
+	} else if (strcmp(a, "--use-dora") == 0) {
+		q->wl.ft.use_dora = 1;
 	} else if (strcmp(a, "--pytorch") == 0) {
 		if (need_arg(argc, argv, i, err) == NULL)    /* applied before the options */
 			return -1;

@@ -11,7 +11,8 @@
  * builder (op_build.c): no gradient, no optimizer state, and an operator
  * none of whose inputs or weights needs a gradient makes no autograd node,
  * so it keeps nothing for backward and has no backward pass. LoRA follows
- * peft's LoraLayer for nn.Linear, lora_dropout included (op_linear.c).
+ * peft's LoraLayer for nn.Linear, lora_dropout and DoRA included
+ * (op_linear.c, op_dora.c).
  */
 #include "model_build_priv.h"
 #include "dn_suggest.h"
@@ -239,9 +240,14 @@ lora_from_json(struct cm_finetune *ft, const json_t *v, struct dn_error *err)
 			if (cm_ft_set_dropout(ft, json_is_number(x) ? json_number_value(x) : -1.0, "$.workload.lora.dropout",
 			    err) != 0)
 				return -1;
+		} else if (strcmp(key, "use_dora") == 0) {
+			if (!json_is_boolean(x))
+				return dn_error_set(err, DN_EINVAL, "$.workload.lora.use_dora", "must be true or false "
+				    "(peft's use_dora)");
+			ft->use_dora = json_is_true(x);
 		} else
 			return dn_error_set(err, DN_EINVAL, "$.workload.lora", "unknown field \"%.64s\" (rank, "
-			    "targets, alpha, dropout)", key);
+			    "targets, alpha, dropout, use_dora)", key);
 	}
 	if (ft->lora_rank == 0)
 		return dn_error_set(err, DN_EINVAL, "$.workload.lora.rank", "is required");
@@ -289,6 +295,8 @@ cm_ft_check(const struct cm_finetune *ft, struct dn_error *err)
 	if (ft->lora_rank == 0 && ft->lora_dropout > 0.0)
 		return dn_error_set(err, DN_EINVAL, "--lora-dropout", "a LoRA dropout needs LoRA (--lora-rank R "
 		    "--lora-targets ...)");
+	if (ft->lora_rank == 0 && ft->use_dora)
+		return dn_error_set(err, DN_EINVAL, "--use-dora", "DoRA needs LoRA (--lora-rank R --lora-targets ...)");
 	return 0;
 }
 
@@ -327,6 +335,8 @@ cm_ft_to_json(const struct cm_finetune *ft, json_t *w)
 		 * earlier versions keep their ids */
 		if (l != NULL && ft->lora_dropout > 0.0)
 			fail |= json_object_set_new(l, "dropout", json_real(ft->lora_dropout));
+		if (l != NULL && ft->use_dora)
+			fail |= json_object_set_new(l, "use_dora", json_true());
 		fail |= json_object_set_new(w, "lora", l);
 	}
 	if (ft->quant != CM_QUANT_NONE)
@@ -425,6 +435,17 @@ cm_ft_lora_target(const struct cm_workload *wl, const char *parent, const char *
 	return wl->training && wl->ft.lora_rank > 0 && targets_pick(wl->ft.targets, wl->ft.ntargets, parent, path);
 }
 
+expr_id
+cm_ft_dora_on(struct expr_graph *g, const struct cm_workload *wl)
+{
+	if (!wl->training || wl->ft.lora_rank == 0)
+		return expr_int(g, 0);
+	if (wl->ft.dora_hp > 0)
+		return wl->ft.dora_on < 0 ? expr_int(g, 0) :
+		    expr_eq(g, expr_var(g, wl->ft.dora_hp - 1), expr_int(g, wl->ft.dora_on));
+	return expr_int(g, wl->ft.use_dora != 0);
+}
+
 /* The module name of op path `path` for suggestions: its last component,
  * or, for a part of a LoRA composite, the adapted linear's; NULL when it
  * is not a name (a repeat's "[3]", a branch). Written into buf. */
@@ -432,7 +453,7 @@ static const char *
 path_module(const char *path, char *buf, size_t len)
 {
 	static const char *const lora_parts[] = { "base_layer", "lora_A", "lora_B", "lora_scale", "lora_add",
-		"lora_dropout" };
+		"lora_dropout", "lora_magnitude_vector" };
 	const char *c = last_component(path);
 
 	for (size_t i = 0; i < sizeof lora_parts / sizeof lora_parts[0] && c > path; i++)

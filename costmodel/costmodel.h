@@ -94,7 +94,7 @@
  * convolutions at the FP32 rate (PyTorch accumulates them in FP32), not the
  * chip's half rate: a GTX 1080 Ti's mixed-precision step was 40x its FP32
  * one. */
-#define CM_VERSION "1.4.16"
+#define CM_VERSION "1.4.17"
 
 /* Limits on a built model (DN_ERANGE naming the limit beyond them), far
  * above the largest real models: the resnet template at its maxima builds
@@ -309,6 +309,14 @@ struct cm_finetune {
 	int lora_rank;              /* > 0: LoRA of this rank (or rank_expr when set) */
 	char rank_expr[CM_FT_SEL_LEN]; /* an expression over hyperparameters, "" = lora_rank */
 	double lora_dropout;        /* peft's lora_dropout, 0 <= p < 1 (0: nn.Identity) */
+	int use_dora;               /* peft's use_dora: DoRA's magnitude and
+	                             * weight norm on every adapted linear
+	                             * (op_dora.c) */
+	int dora_hp, dora_on;       /* > 0: categorical hyperparameter dora_hp -
+	                             * 1 picks it per configuration, DoRA where
+	                             * its value is dora_on (-1: none; a space
+	                             * that searches use_dora; use_dora is then
+	                             * unused) */
 	int dropout_hp;             /* > 0: hyperparameter dropout_hp - 1 (a real)
 	                             * is each configuration's lora_dropout (a
 	                             * space that searches it; lora_dropout is

@@ -125,6 +125,9 @@ int cm_ft_frozen(const struct cm_workload *wl, const char *rule, const char *par
 int cm_ft_tied_frozen(const struct cm_workload *wl, const char *path);
 /* peft's "all-linear" picks every linear but the LM head (module lm_head) */
 int cm_ft_lora_target(const struct cm_workload *wl, const char *parent, const char *path);
+/* Where an adapted linear runs DoRA (op_dora.c): 1, 0, or the condition on
+ * a space's use_dora (ft.dora_hp). */
+expr_id cm_ft_dora_on(struct expr_graph *g, const struct cm_workload *wl);
 
 /* Builds the operator graph of `def` into `m` (model_build.c). On error
  * returns -1 with err set; `m` must still be freed with cm_graph_free. */

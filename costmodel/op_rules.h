@@ -2,7 +2,7 @@
  * op_rules.h - the operator rules (one file per family: op_conv.c,
  * op_linear.c, op_norm.c, op_activation.c, op_pool.c, op_shape.c,
  * op_merge.c, op_attention.c, op_rotary.c, op_mlp.c, op_param.c, op_rnn.c,
- * op_loss.c, op_pad.c, op_upsample.c) and the cost helpers
+ * op_loss.c, op_pad.c, op_upsample.c, op_dora.c) and the cost helpers
  * they share (private to costmodel/).
  */
 #ifndef DN_OP_RULES_H
@@ -37,5 +37,9 @@ extern const struct op_rule op_rule_attention, op_rule_attention_core, op_rule_r
 extern const struct op_rule op_rule_parameter;
 extern const struct op_rule op_rule_lstm, op_rule_gru, op_rule_rnn_state;
 extern const struct op_rule op_rule_cross_entropy;
+/* Not in the registry: DoRA's part of a LoRA-adapted linear and its second
+ * F.linear with a dropout (op_linear.c runs them; model files cannot name
+ * them). */
+extern const struct op_rule op_rule_dora, op_rule_dora_refwd;
 
 #endif

@@ -794,6 +794,19 @@ take_centered(struct sq_query *q, const char *key, const char *type, const json_
 	    "centered is torch.optim.RMSprop's", &q->wl.centered_hp, &q->wl.centered_on);
 }
 
+/* peft's use_dora (take_bool), where the workload has LoRA: each adapted
+ * linear runs DoRA's part (op_dora.c) where it is true. */
+static int
+take_dora(struct sq_query *q, const char *key, const char *type, const json_t *vals, char *why,
+    struct dn_error *err)
+{
+	if (q->wl.ft.lora_rank == 0) {
+		dn_fmt(why, WHY_LEN, "DoRA is a form of LoRA, and the workload has no LoRA ($.workload.lora)");
+		return 0;
+	}
+	return take_bool(q, key, type, vals, "DoRA (peft's use_dora)", why, err, &q->wl.ft.dora_hp, &q->wl.ft.dora_on);
+}
+
 /* The settings, each with its space keys (the first the space has is
  * taken) and whether only training has it. */
 static const struct setting {
@@ -814,6 +827,7 @@ static const struct setting {
 	{ { "lora_r", "lora_rank", "r", NULL }, 1, 1, take_lora_rank },
 	{ { "lora_dropout", NULL }, 1, 0, take_lora_dropout },
 	{ { "target_modules", "lora_target_modules", "lora_targets", NULL }, 1, 0, take_lora_targets },
+	{ { "use_dora", NULL }, 1, 0, take_dora },
 };
 
 /* LoRA's rank searched in a training workload without LoRA, where the

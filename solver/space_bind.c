@@ -595,7 +595,7 @@ workload_knob(const char *key)
 	static const char *const training[] = { "optimizer", "optim", "optimizer_impl", "checkpointing",
 		"gradient_checkpointing", "grad_accum", "gradient_accumulation_steps", "accumulate_grad_batches",
 		"target_modules",
-		"lora_target_modules", "lora_targets", NULL };
+		"lora_target_modules", "lora_targets", "use_dora", NULL };
 	static const char *const both[] = { "dtype", "precision", "mixed_precision", "fp16", "bf16", "attention",
 		"attn_implementation", "quantize", "load_in_4bit", "load_in_8bit", "bnb_4bit_quant_type",
 		"bnb_4bit_use_double_quant", NULL };

@@ -34,7 +34,7 @@ const LABELS = {
 };
 const DEFAULTS = { mode: 'training', optimizer: 'adam', dtype: 'fp32', device: 'a100-40gb', template: 'resnet', attention: 'sdpa' };
 // the controls of the training-only parts of a workload
-const TRAINING_ONLY = ['optimizer', 'checkpointing', 'lora-rank', 'lora-targets'];
+const TRAINING_ONLY = ['optimizer', 'checkpointing', 'lora-rank', 'lora-targets', 'use-dora'];
 
 // Which field an API error's path points at, and the control to focus.
 const FIELDS = [
@@ -220,6 +220,7 @@ function techniques(workload) {
 		workload.lora = {
 			rank: /^[0-9]+$/.test(rank) ? Number(rank) : rank,
 			targets: $('lora-targets').value.split(',').map((t) => t.trim()).filter(Boolean),
+			...($('use-dora').checked ? { use_dora: true } : {}),
 		};
 }
 
@@ -588,7 +589,8 @@ function inputs() {
 		space: $('space').value, device: $('device').value, mode: mode(), optimizer: $('optimizer').value,
 		dtype: $('dtype').value, tf32: $('tf32').checked ? '1' : '', attention: $('attention').value,
 		quantize: $('quantize').value, checkpointing: $('checkpointing').checked ? '1' : '',
-		lora_rank: $('lora-rank').value, lora_targets: $('lora-targets').value, memory: st.memory,
+		lora_rank: $('lora-rank').value, lora_targets: $('lora-targets').value,
+		use_dora: $('use-dora').checked ? '1' : '', memory: st.memory,
 		memory_safe: $('memory-safe').checked ? '1' : '',
 		compute: $('compute-on').checked ? `${$('compute-kind').value}:${$('compute').value}` : '',
 		latency: $('latency-on').checked ? $('latency').value : '',
@@ -662,6 +664,7 @@ async function restore() {
 	$('tf32').checked = s.tf32 === '1';
 	$('checkpointing').checked = s.checkpointing === '1';
 	$('lora-rank').value = s.lora_rank || '';
+	$('use-dora').checked = s.use_dora === '1';
 	if (s.lora_targets !== undefined)
 		$('lora-targets').value = s.lora_targets;
 	$('memory-safe').checked = s.memory_safe === '1';
@@ -733,7 +736,7 @@ function wire() {
 	on('mode', 'change', () => { onMode(); solveSoon(); });
 	for (const id of ['lora-rank', 'lora-targets'])
 		on(id, 'input', solveAfterTyping);
-	for (const id of ['optimizer', 'dtype', 'tf32', 'attention', 'quantize', 'checkpointing', 'memory-safe', 'compute-on',
+	for (const id of ['optimizer', 'dtype', 'tf32', 'attention', 'quantize', 'checkpointing', 'use-dora', 'memory-safe', 'compute-on',
 		'compute-kind', 'latency-on'])
 		on(id, 'change', () => { showBudgets(); solveSoon(); });
 	on('memory', 'input', () => { setMemory(Math.min(Number($('memory').value) * MEM_STEP, usable(device()))); solveSoon(); });

@@ -675,7 +675,7 @@ async function desktop(browser) {
 			const fails = cli.stdout.split('\n').filter((l) => l.startsWith('FAIL ')).map((l) => l.slice(5));
 			assert.deepEqual(shown, fails);
 		}],
-		['fine-tuning: LoRA and 4-bit base weights sent in the workload; more fit, as the API says; the link keeps them', async () => {
+		['fine-tuning: LoRA, DoRA and 4-bit base weights sent in the workload; more fit, as the API says; the link keeps them', async () => {
 			const plain = await solved(page, async () => {
 				await page.selectOption('#template', 'gpt');
 				await page.click('#space-example');
@@ -700,6 +700,16 @@ async function desktop(browser) {
 				const f = new URLSearchParams(location.hash.slice(1));
 				return f.get('lora_rank') === '8' && f.get('quantize') === 'nf4';
 			}, null, { timeout: STEP_TIMEOUT });
+			// DoRA on the same targets: use_dora in the workload's lora, kept by the link; it keeps
+			// more (the magnitudes, each adapted linear's result and adapter output): no more fit
+			const dora = await solved(page, () => page.check('#use-dora'));
+			assert.deepEqual(dora.sent.workload.lora, { ...lora.sent.workload.lora, use_dora: true });
+			assert.ok(Number(dora.answer.feasible) <= Number(q.answer.feasible),
+				`DoRA + nf4 ${dora.answer.feasible}, LoRA + nf4 ${q.answer.feasible}`);
+			assert.equal((await shownCount(page)).raw, (await apiAnswer(dora.sent)).feasible);
+			await page.waitForFunction(() => new URLSearchParams(location.hash.slice(1)).get('use_dora') === '1', null,
+				{ timeout: STEP_TIMEOUT });
+			await solved(page, () => page.uncheck('#use-dora'));
 			// inference takes no LoRA: the fields are disabled and nothing of them is sent
 			const inf = await solved(page, () => page.check('input[name="mode"][value="inference"]'));
 			assert.equal(inf.sent.workload.lora, undefined);

@@ -854,6 +854,15 @@ if [ -z "$samebad" ]; then ok; else bad "space-quant-same: differ from the point
 # configuration but which activations autograd keeps was the union of the lists': TinyLlama with
 # gate_proj kept layer 0's attention activations, 41.98 GiB where the point query says 41.25 at
 # batch 8, seq 2048). Lists x base weights unquantized and nf4, TinyLlama and GPT-2, an A100 and a T4
+# lora_same LABEL SPACE CONFIG EXTRA ARGS...: same_as_point at batch 2, seq 256, mixed fp16, LoRA
+# rank 8, each budget set (so that every cost is printed)
+lora_same() {
+	ls_label=$1 ls_space=$2 ls_cfg=$3 ls_extra=$4
+	shift 4
+	same_as_point "$ls_label" "$ls_space" "$ls_cfg" "$tmp/tsame0.json" '{"batch_size": 2, "seq_len": 256}' \
+	    "$ls_extra" "$@" --dtype mixed_fp16 --lora-rank 8 --budget memory=15GiB --budget step_time=100s \
+	    --budget latency=100s --budget min_utilization=0.01 --budget weight_bytes=100GiB --budget macs=1e15
+}
 samebad=""
 for spec in "tinyllama-1.1b q_proj,v_proj all-linear gate_proj down_proj o_proj,up_proj" "gpt2 c_attn attention.out linear all-linear"; do
 	set -- $spec
@@ -868,17 +877,51 @@ for spec in "tinyllama-1.1b q_proj,v_proj all-linear gate_proj down_proj o_proj,
 			for qz in none nf4; do
 				QA=""
 				[ $qz != none ] && QA="--quantize $qz"
-				same_as_point "$preset/$dev/$tl/$qz" "$tmp/tsame.json" \
+				lora_same "$preset/$dev/$tl/$qz" "$tmp/tsame.json" \
 				    "{\"batch_size\": 2, \"seq_len\": 256, \"target_modules\": \"$tl\", \"quantize\": \"$qz\"}" \
-				    "$tmp/tsame0.json" '{"batch_size": 2, "seq_len": 256}' "$QA" --preset "$preset" \
-				    --device "$dev" --dtype mixed_fp16 --lora-rank 8 --lora-targets "$tl" --budget memory=15GiB \
-				    --budget step_time=100s --budget latency=100s --budget min_utilization=0.01 \
-				    --budget weight_bytes=100GiB --budget macs=1e15
+				    "$QA" --preset "$preset" --device "$dev" --lora-targets "$tl"
 			done
 		done
 	done
 done
 if [ -z "$samebad" ]; then ok; else bad "space-lora-targets-same: differ from the point query:$samebad"; fi
+# DoRA (peft's use_dora: op_dora.c) searched beside lora_dropout and the base weights'
+# quantization: each configuration's costs as the point query with --use-dora, --lora-dropout and
+# --quantize say, to the printed digit (TinyLlama; GPT-2, whose Conv1D linears have biases)
+printf '{"batch_size": {"_type": "choice", "_value": [2]}, "seq_len": {"_type": "choice", "_value": [256]}, "use_dora": {"_type": "choice", "_value": [true, false]}, "lora_dropout": {"_type": "choice", "_value": [0, 0.05]}, "quantize": {"_type": "choice", "_value": ["none", "nf4"]}}' >"$tmp/dsame.json"
+samebad=""
+for spec in "tinyllama-1.1b all-linear" "gpt2 c_attn,c_fc"; do
+	set -- $spec
+	dp=$1 dt=$2
+	for dev in a100-80gb t4; do
+		# use_dora, lora_dropout, quantize
+		for combo in "true 0 none" "true 0 nf4" "true 0.05 none" "true 0.05 nf4" "false 0 none" "false 0 nf4" \
+		    "false 0.05 none" "false 0.05 nf4"; do
+			set -- $combo
+			QA="--lora-dropout $2"
+			[ $1 = true ] && QA="$QA --use-dora"
+			[ $3 != none ] && QA="$QA --quantize $3"
+			lora_same "$dp/$dev/$1/$2/$3" "$tmp/dsame.json" \
+			    "{\"batch_size\": 2, \"seq_len\": 256, \"use_dora\": $1, \"lora_dropout\": $2, \"quantize\": \"$3\"}" \
+			    "$QA" --preset "$dp" --device "$dev" --lora-targets "$dt"
+		done
+	done
+done
+if [ -z "$samebad" ]; then ok; else bad "space-dora-same: differ from the point query:$samebad"; fi
+# DoRA's costs: TinyLlama, all-linear rank 16, batch 4, seq 1024, mixed bf16, on an A100: a
+# magnitude per output row (+394,240 trainable beside LoRA's 12,615,680), each adapted linear's
+# result and adapter output kept for the products' backward (bf16 under autocast: +6.02 GiB kept,
+# 12.06 GiB before), the step's time with the weight's norm and the products (303 ms, 196 without)
+DQ="--preset tinyllama-1.1b --device a100-80gb --dtype mixed_bf16 --lora-rank 16 --lora-targets all-linear --set batch_size=4 --set seq_len=1024"
+check dora-params 0 "^parameters   1,100,048,384, 13,009,920 trainable$" -- estimate $DQ --use-dora
+check dora-workload-line 0 "DoRA rank 16 on all-linear (dropout 0.05)" -- estimate $DQ --use-dora --lora-dropout 0.05
+check dora-kept 0 "^activations  18.08 GiB kept for backward$" -- estimate $DQ --use-dora
+check lora-kept 0 "^activations  12.06 GiB kept for backward$" -- estimate $DQ
+check dora-needs-lora 2 "^dnnsat: --use-dora: DoRA needs LoRA" -- estimate --preset gpt2 --use-dora
+printf '{"model": {"preset": "gpt2"}, "space": {"batch_size": {"_type": "choice", "_value": [2]}}, "workload": {"lora": {"rank": 8, "targets": ["c_attn"], "use_dora": "yes"}}}' >"$tmp/dbad.json"
+check dora-json-bad 2 '^dnnsat: \$.workload.lora.use_dora: must be true or false (peft.s use_dora)$' -- count "$tmp/dbad.json"
+printf '{"batch_size": {"_type": "choice", "_value": [2]}, "use_dora": {"_type": "choice", "_value": [true, false]}}' >"$tmp/dnolora.json"
+check space-dora-no-lora 0 "^dnnsat: warning: parameter use_dora is not costed per configuration, so every configuration is costed as \$.workload sets it: DoRA is a form of LoRA, and the workload has no LoRA" -- count --preset gpt2 --budget memory=10GiB --space "$tmp/dnolora.json"
 # a setting's parameter in a form it does not take: the warning says why (it only said "a setting")
 check space-workload-settings-why 0 '^dnnsat: warning: parameter optimizer is not costed per configuration, so every configuration is costed as \$.workload sets it: unknown optimizer "Adadelta" (sgd, ' -- count --preset resnet50 --device t4 --budget memory=8GiB --space "$tmp/optspace.json"
 printf '{"batch_size": {"_type": "choice", "_value": [8]}, "attention": {"_type": "choice", "_value": ["eager", "flashy"]}}' >"$tmp/attbad.json"

@@ -25,9 +25,10 @@ torch.manual_seed(0), torch 1.13.1 / torchvision 0.14.1 from Debian) on three mo
            gen_torch_reference.NativeDropout), every non-LoRA parameter
            requires_grad=False (peft's get_peft_model), targets q_proj+v_proj or every Linear
            (lm_head included, as dnnsat's "linear" selector), r in {4, 16}, dropout 0, and
-           0.05 / 0.1 (the values QLoRA's and peft's examples use).
+           0.05 / 0.1 (the values QLoRA's and peft's examples use); and the same with DoRA
+           (peft's use_dora=True: DoraLinear below), the rows with use_dora 1.
 
-params excludes peft's adapters (as dnnsat's params does); trainable_params is the sum of numel over parameters with requires_grad. MACs are counted at
+params excludes peft's adapters and DoRA's magnitudes (as dnnsat's params does); trainable_params is the sum of numel over parameters with requires_grad. MACs are counted at
 batch 1 by count_macs (Linear/Conv2d hooks and the attention matmuls); for the vit, whose
 nn.MultiheadAttention calls F.linear / bmm inside torch (no module hooks fire for its in/out
 projections nor the attention matmuls), those are added in closed form per block:
@@ -236,15 +237,61 @@ class LoraLinear(nn.Module):
         return result + self.lora_B(self.lora_A(self.lora_dropout(x))) * self.scaling
 
 
-def apply_lora(model, r, targets, dropout=0.0):
-    """Wraps every nn.Linear whose attribute name is in targets (None: every Linear), then
-    freezes every parameter but the adapters'."""
+# peft's DoRA (LoraConfig(use_dora=True): tuners/lora/dora.py DoraLinearLayer, called by
+# variants.DoraLinearVariant.forward), from its source:
+#   magnitude   a trainable [out] vector, ||W + s * B @ A|| per output row when made (fp32, as
+#               peft's autocast_adapter_dtype upcasts every adapter)
+#   forward     result = base_layer(x); x = lora_dropout(x) where it is not the identity;
+#               lora_weight = lora_B(lora_A(eye(in))).T, used only detached, so its graph is
+#               dropped when the forward returns: computed here under no_grad, which keeps the
+#               same tensors at the end of the forward;
+#               weight_norm = ||W + s * lora_weight|| per row, detached;
+#               mag_norm_scale = (magnitude / weight_norm).view(1, -1);
+#               base_result = result (less the bias) when the dropout is the identity, else
+#               F.linear(dropped x, W) again;
+#               result + (mag_norm_scale - 1) * base_result + mag_norm_scale * lora_B(lora_A(x)) * s
+class DoraLinear(LoraLinear):
+    def __init__(self, base, r, alpha, dropout=0.0):
+        super().__init__(base, r, alpha, dropout)
+        with torch.no_grad():
+            w = base.weight + self.scaling * (self.lora_B.weight @ self.lora_A.weight)
+        self.lora_magnitude_vector = nn.Parameter(torch.linalg.norm(w, dim=1))
+
+    def forward(self, x):
+        result = self.base_layer(x)
+        identity = isinstance(self.lora_dropout, nn.Identity)
+        xd = x if identity else self.lora_dropout(x)
+        with torch.no_grad():
+            eye = torch.eye(self.lora_A.in_features, dtype=x.dtype)
+            lora_weight = self.lora_B(self.lora_A(eye)).T
+            weight_norm = torch.linalg.norm(self.base_layer.weight + self.scaling * lora_weight, dim=1)
+        mag_norm_scale = (self.lora_magnitude_vector / weight_norm).view(1, -1)
+        lora_result = self.lora_B(self.lora_A(xd))
+        if not identity:
+            base_result = F.linear(xd, self.base_layer.weight)
+        elif self.base_layer.bias is not None:
+            base_result = result - self.base_layer.bias
+        else:
+            base_result = result
+        return result + ((mag_norm_scale - 1) * base_result + mag_norm_scale * lora_result * self.scaling)
+
+
+def dora_recompute_macs(model, tokens):
+    """DoRA with a dropout runs the base layer's F.linear again on the dropped input (no module
+    hook sees it): tokens * in * out per such layer, added in closed form."""
+    return sum(tokens * m.base_layer.in_features * m.base_layer.out_features for m in model.modules()
+               if isinstance(m, DoraLinear) and not isinstance(m.lora_dropout, nn.Identity))
+
+
+def apply_lora(model, r, targets, dropout=0.0, dora=False):
+    """Wraps every nn.Linear whose attribute name is in targets (None: every Linear) in
+    LoraLinear (DoraLinear with dora), then freezes every parameter but the adapters'."""
     for p in model.parameters():
         p.requires_grad_(False)
     for parent in list(model.modules()):
         for name, child in list(parent.named_children()):
             if isinstance(child, nn.Linear) and (targets is None or name in targets):
-                setattr(parent, name, LoraLinear(child, r, 2 * r, dropout))
+                setattr(parent, name, (DoraLinear if dora else LoraLinear)(child, r, 2 * r, dropout))
     return model
 
 
@@ -262,7 +309,7 @@ def measure(name, family, model, make_input, batch, cfg, extra_macs=0):
     macs, macs_by = ref.count_macs(model, make_input(1))
     macs += extra_macs
     if extra_macs:
-        macs_by["mha_in_out_proj_and_attention_closed_form"] = extra_macs
+        macs_by["closed_form"] = extra_macs
     res = ref.measure_saved(model, make_input(batch), False)
     row = {"model": name, "family": family, "batch": batch, **cfg, "params": params,
            "trainable_params": trainable, "macs_batch1": macs,
@@ -284,7 +331,7 @@ VIT = dict(image_size=64, patch_size=16, num_layers=2, num_heads=4, hidden_dim=1
 LORA_BASE = (512, 128, 344, 2, 4, 4, 32, 2)
 CSV_COLS = ["model", "family", "batch", "seq_len", "image_size", "vocab", "hidden", "intermediate",
             "layers", "heads", "kv_heads", "patch", "mlp_dim", "num_classes", "lora_r",
-            "lora_targets", "lora_dropout", "frozen", "params", "trainable_params", "macs_batch1", "saved_activation_bytes",
+            "lora_targets", "lora_dropout", "use_dora", "frozen", "params", "trainable_params", "macs_batch1", "saved_activation_bytes",
             "saved_input_bytes"]
 
 
@@ -335,11 +382,14 @@ def main():
     qv = (("q_proj", "v_proj"), "attention.q+attention.v")
     lora_runs = [(qv, 4, 0.0), (qv, 16, 0.0), ((None, "linear"), 4, 0.0), ((None, "linear"), 16, 0.0),
                  (qv, 16, 0.05), ((None, "linear"), 4, 0.1)]
-    for (targets, label), rank, dropout in lora_runs:
+    lora_runs = [run + (False,) for run in lora_runs] + [
+        (qv, 4, 0.0, True), ((None, "linear"), 16, 0.0, True), (qv, 16, 0.05, True),
+        ((None, "linear"), 4, 0.1, True)]
+    for (targets, label), rank, dropout, dora in lora_runs:
         m, cfg, inp, batch = llama_model(LORA_BASE)
-        apply_lora(m, rank, targets, dropout)
-        cfg = dict(cfg, lora_r=rank, lora_targets=label, lora_dropout=dropout)
-        r, d = measure("llama-lora", "lora", m, inp, batch, cfg)
+        apply_lora(m, rank, targets, dropout, dora)
+        cfg = dict(cfg, lora_r=rank, lora_targets=label, lora_dropout=dropout, use_dora=int(dora))
+        r, d = measure("llama-lora", "lora", m, inp, batch, cfg, dora_recompute_macs(m, cfg["seq_len"]))
         rows.append(r)
         detail.append(d)
     write_csv(os.path.join(HERE, "torch_reference_llm.csv"), CSV_COLS, rows)
