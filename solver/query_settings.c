@@ -11,14 +11,28 @@
 
 #include <string.h>
 
+/* Makes root (a changed copy of the model's JSON, taken) q's model. 0, or
+ * -1 with err. */
+static int
+def_reload(struct sq_query *q, json_t *root, struct dn_error *err)
+{
+	struct cm_model_def *def;
+	int rc = cm_def_load_json(root, &def, err);
+
+	json_decref(root);
+	if (rc != 0)
+		return -1;
+	cm_def_unref(q->def);
+	q->def = def;
+	return 0;
+}
+
 /* Gives q's model one more hyperparameter, name with spec (a copy of the
  * model's JSON: templates are shared). 0, or -1 with err. */
 static int
 def_add_hp(struct sq_query *q, const char *name, json_t *spec, struct dn_error *err)
 {
-	struct cm_model_def *def;
 	json_t *root = json_deep_copy(q->def->root), *hps;
-	int rc;
 
 	hps = root != NULL ? json_object_get(root, "hyperparameters") : NULL;
 	if (root != NULL && hps == NULL && json_object_set_new(root, "hyperparameters", hps = json_object()) != 0)
@@ -29,13 +43,24 @@ def_add_hp(struct sq_query *q, const char *name, json_t *spec, struct dn_error *
 		return dn_error_set(err, DN_ENOMEM, "$.space", "out of memory");
 	}
 	json_decref(spec);
-	rc = cm_def_load_json(root, &def, err);
-	json_decref(root);
-	if (rc != 0)
-		return -1;
-	cm_def_unref(q->def);
-	q->def = def;
-	return 0;
+	return def_reload(q, root, err);
+}
+
+/* Sets the default of q's model's hyperparameter `name` to v (a new
+ * reference, taken). 0, or -1 with err. */
+static int
+def_set_default(struct sq_query *q, const char *name, json_t *v, struct dn_error *err)
+{
+	json_t *root = json_deep_copy(q->def->root);
+	json_t *hp = json_object_get(json_object_get(root, "hyperparameters"), name);
+
+	if (v == NULL || hp == NULL || json_object_set_new(hp, "default", v) != 0) {
+		if (hp == NULL)
+			json_decref(v);
+		json_decref(root);
+		return dn_error_set(err, DN_ENOMEM, "$.space", "out of memory");
+	}
+	return def_reload(q, root, err);
 }
 
 /* A categorical hyperparameter `key` of the values `vals` (strings),
@@ -943,6 +968,225 @@ sgd_momentum(struct sq_query *q, const json_t *space)
 	}
 }
 
+/* The depth to which nested choices are searched for settings (the space
+ * parser refuses deeper ones). */
+#define NESTED_MAX_DEPTH 16
+
+/* Adds to *acc (a JSON array, made on first use) the values of every
+ * parameter `key` inside an option of a nested choice of `params` (an
+ * object of parameters), at any depth; *n counts them, *bad those that are
+ * not a choice. */
+static int
+nested_values(const json_t *params, const char *key, int depth, json_t **acc, int *n, int *bad)
+{
+	const char *k;
+	const json_t *p;
+
+	if (depth > NESTED_MAX_DEPTH)
+		return 0;
+	json_object_foreach((json_t *)params, k, p) {
+		const json_t *vals = json_object_get(p, "_value"), *opt;
+		const char *type = json_string_value(json_object_get(p, "_type"));
+		size_t i;
+		json_t *names;
+		if (type == NULL || strcmp(type, "choice") != 0 || (names = option_names(vals)) == NULL)
+			continue;
+		json_decref(names);
+		json_array_foreach(vals, i, opt) {
+			const json_t *own = json_object_get(opt, key), *v;
+			const json_t *own_vals = json_object_get(own, "_value");
+			const char *own_type = json_string_value(json_object_get(own, "_type"));
+			size_t j;
+			if (nested_values(opt, key, depth + 1, acc, n, bad) != 0)
+				return -1;
+			if (own == NULL)
+				continue;
+			(*n)++;
+			if (!json_is_array(own_vals) || json_array_size(own_vals) == 0 || own_type == NULL ||
+			    strcmp(own_type, "choice") != 0) {
+				(*bad)++;
+				continue;
+			}
+			if (*acc == NULL && (*acc = json_array()) == NULL)
+				return -1;
+			json_array_foreach(own_vals, j, v) {
+				size_t m;
+				const json_t *w;
+				int seen = 0;
+				json_array_foreach(*acc, m, w)
+					seen |= json_equal((json_t *)v, (json_t *)w);
+				if (!seen && json_array_append((*acc), (json_t *)v) != 0)
+					return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* The workload's own value of a setting nested options may set, as a
+ * space would spell it (the value an option that does not set it runs
+ * with): a new reference, or NULL where it has none that a space names. */
+static json_t *
+workload_value(const struct sq_query *q, const char *take)
+{
+	const struct cm_finetune *ft = &q->wl.ft;
+
+	if (strcmp(take, "checkpointing") == 0)
+		return json_boolean(q->wl.checkpointing != 0);
+	if (strcmp(take, "use_dora") == 0)
+		return json_boolean(ft->use_dora != 0);
+	if (strcmp(take, "attention") == 0)
+		return json_string(cm_attention_name(q->wl.attention));
+	if (strcmp(take, "grad_accum") == 0)
+		return json_integer(q->wl.grad_accum > 1 ? q->wl.grad_accum : 1);
+	if (strcmp(take, "lora_r") == 0)
+		return ft->rank_expr[0] == '\0' ? json_integer(ft->lora_rank) : NULL;
+	if (strcmp(take, "lora_dropout") == 0)
+		return json_real(ft->lora_dropout);
+	if (strcmp(take, "quantize") == 0)
+		return json_string(ft->quant == CM_QUANT_NONE ? "none" : cm_quant_name(ft->quant));
+	if (strcmp(take, "dtype") == 0)
+		return json_string(cm_precision_name(q->wl.precision));
+	if (strcmp(take, "target_modules") == 0) {
+		char list[CM_FT_MAX_SEL * CM_FT_SEL_LEN] = "";
+		size_t used = 0;
+		for (int i = 0; i < ft->ntargets; i++)
+			used += (size_t)dn_fmt(list + used, sizeof list - used, "%s%s", i ? "," : "", ft->targets[i]);
+		return ft->ntargets > 0 ? json_string(list) : NULL;
+	}
+	return NULL;
+}
+
+static int take_quant_nested(struct sq_query *q, const char *key, const char *type, const json_t *vals, char *why,
+    struct dn_error *err);
+static int take_dtype_nested(struct sq_query *q, const char *key, const char *type, const json_t *vals, char *why,
+    struct dn_error *err);
+
+/* The settings a nested option may set (NNI: {"_name": "qlora", "quantize":
+ * {"_type": "choice", "_value": ["nf4"]}}), each under its names: the
+ * setting is taken as at the top level (its taker) over the values every
+ * option gives and the workload's own, which is the hyperparameter's
+ * default, so that a configuration whose options do not set it runs with
+ * the workload's; the nested parameters bind to it by their key
+ * (space_bind.c). Only where the top level does not name it, and only
+ * choices. */
+static const struct nested_setting {
+	const char *take;               /* workload_value's name */
+	const char *keys[4];
+	int training;
+	int (*take_fn)(struct sq_query *q, const char *key, const char *type, const json_t *vals, char *why,
+	    struct dn_error *err);
+} nested[] = {
+	{ "checkpointing", { "checkpointing", "gradient_checkpointing", NULL }, 1, take_ckpt },
+	{ "attention", { "attention", "attn_implementation", NULL }, 0, take_attention },
+	{ "grad_accum", { "grad_accum", "gradient_accumulation_steps", "accumulate_grad_batches", NULL }, 1,
+	    take_accum },
+	{ "lora_r", { "lora_r", "lora_rank", NULL }, 1, take_lora_rank },
+	{ "lora_dropout", { "lora_dropout", NULL }, 1, take_lora_dropout },
+	{ "target_modules", { "target_modules", "lora_target_modules", "lora_targets", NULL }, 1, take_lora_targets },
+	{ "use_dora", { "use_dora", NULL }, 1, take_dora },
+	{ "quantize", { "quantize", NULL }, 0, take_quant_nested },
+	{ "dtype", { "dtype", NULL }, 0, take_dtype_nested },
+};
+
+/* quantize nested: as take_quant's by name, where a training workload has
+ * LoRA or frozen weights (else it stays the workload's, with the warning). */
+static int
+take_quant_nested(struct sq_query *q, const char *key, const char *type, const json_t *vals, char *why,
+    struct dn_error *err)
+{
+	if (q->wl.training && q->wl.ft.lora_rank == 0 && q->wl.ft.nfreeze == 0)
+		return 0;
+	return take_quant_name(q, key, type, vals, why, err);
+}
+
+/* dtype nested: the workload's precision names. */
+static int
+take_dtype_nested(struct sq_query *q, const char *key, const char *type, const json_t *vals, char *why,
+    struct dn_error *err)
+{
+	return take_precision_name(q, key, CM_PREC_NAMES_WORKLOAD, type, vals, why, err);
+}
+
+/* Whether the workload already searches what nested setting ns sets (a
+ * top-level parameter of one of its names took it, or one of the names
+ * that share its hyperparameters: precision and the flags for dtype,
+ * BitsAndBytesConfig's fields for quantize). */
+static int
+taken_at_top(const struct sq_query *q, const json_t *space, const struct nested_setting *ns)
+{
+	if (strcmp(ns->take, "dtype") == 0)
+		return q->wl.prec_hp > 0 || q->wl.fp16_hp > 0 || q->wl.bf16_hp > 0;
+	if (strcmp(ns->take, "quantize") == 0)
+		return q->wl.ft.qs.hp > 0 || q->wl.ft.qs.l4_hp > 0 || q->wl.ft.qs.l8_hp > 0;
+	for (int k = 0; ns->keys[k] != NULL; k++)
+		if (json_object_get(space, ns->keys[k]) != NULL)
+			return 1;
+	return 0;
+}
+
+/* The settings nested options set (nested[]). 0, or -1 with err. */
+static int
+nested_settings(struct sq_query *q, const json_t *space, struct dn_error *err)
+{
+	for (size_t s = 0; s < sizeof nested / sizeof nested[0]; s++) {
+		const struct nested_setting *ns = &nested[s];
+		if ((ns->training && !q->wl.training) || taken_at_top(q, space, ns))
+			continue;
+		for (int k = 0; ns->keys[k] != NULL; k++) {
+			const char *key = ns->keys[k];
+			json_t *acc = NULL, *mine, *merged;
+			char why[WHY_LEN] = "";
+			int n = 0, bad = 0, rc;
+			size_t i;
+			const json_t *v;
+			if (cm_def_find_hp(q->def, key) >= 0 && strcmp(key, "lora_r") != 0)
+				continue;       /* a hyperparameter of the model is the model's */
+			if (nested_values(space, key, 0, &acc, &n, &bad) != 0) {
+				json_decref(acc);
+				return dn_error_set(err, DN_ENOMEM, "$.space", "out of memory");
+			}
+			if (n == 0 || bad > 0 || (mine = workload_value(q, ns->take)) == NULL) {
+				json_decref(acc);
+				continue;
+			}
+			/* the workload's value first: the hyperparameter's default */
+			merged = json_array();
+			if (merged == NULL || json_array_append_new(merged, mine) != 0) {
+				json_decref(merged);
+				json_decref(acc);
+				return dn_error_set(err, DN_ENOMEM, "$.space", "out of memory");
+			}
+			json_array_foreach(acc, i, v) {
+				size_t m;
+				const json_t *w;
+				int seen = 0;
+				json_array_foreach(merged, m, w)
+					seen |= json_equal((json_t *)v, (json_t *)w);
+				if (!seen && json_array_append(merged, (json_t *)v) != 0) {
+					json_decref(merged);
+					json_decref(acc);
+					return dn_error_set(err, DN_ENOMEM, "$.space", "out of memory");
+				}
+			}
+			json_decref(acc);
+			rc = ns->take_fn(q, key, "choice", merged, why, err);
+			/* an int or real hyperparameter (accumulation, the rank, the
+			 * dropout) starts at the workload's value too */
+			if (rc > 0 && cm_def_find_hp(q->def, key) >= 0 &&
+			    q->def->hps[cm_def_find_hp(q->def, key)].type != CM_HP_CATEGORICAL &&
+			    def_set_default(q, key, json_incref(json_array_get(merged, 0)), err) != 0)
+				rc = -1;
+			json_decref(merged);
+			if (rc < 0)
+				return -1;
+			if (rc > 0)
+				break;          /* its other names stay the workload's, warned */
+		}
+	}
+	return 0;
+}
+
 int
 sq_space_settings(struct sq_query *q, const json_t *space, struct dn_error *err)
 {
@@ -979,5 +1223,7 @@ sq_space_settings(struct sq_query *q, const json_t *space, struct dn_error *err)
 	}
 	if (q->wl.training)
 		sgd_momentum(q, space);
+	if (nested_settings(q, space, err) != 0)
+		return -1;
 	return lora_unused(q, space, err);
 }

@@ -49,9 +49,22 @@
  *                                  in [0, 1), or a uniform or quniform
  *                                  within it, where the workload has LoRA
  *                                  (wl->ft.dropout_hp)
+ *   use_dora                       peft's use_dora: a choice of true/false
+ *                                  or 1/0, where the workload has LoRA
+ *                                  (wl->ft.dora_hp, dora_on)
+ *   momentum, amsgrad, centered    torch.optim's, where an optimizer that
+ *                                  has them runs (wl->momentum_hp,
+ *                                  amsgrad_hp, centered_hp)
  *
- * A parameter in another form (nested, values the setting does not take,
- * a name the model has as a hyperparameter) is left as it is: the query
+ * Inside the options of a nested choice, where the top level does not name
+ * them: checkpointing, attention, accumulation, and with LoRA the rank,
+ * the dropout, the targets, use_dora, and quantize and dtype by name, each
+ * a choice: taken as above over every option's values and the workload's,
+ * the hyperparameter's default (a configuration whose option sets none
+ * runs with the workload's); the nested parameters bind to it by key.
+ *
+ * A parameter in another form (values the setting does not take, a name
+ * the model has as a hyperparameter) is left as it is: the query
  * parser's warning (sp_workload_names) says every configuration is costed
  * with the workload's setting. The templates' lora_r searched in a
  * training workload without LoRA is named in a warning: it changes

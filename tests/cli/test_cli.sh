@@ -687,10 +687,15 @@ check space-two-names 2 '^dnnsat: \$.space.optim: sets what "optimizer" already 
 printf '{"batch_size": {"_type": "choice", "_value": [1, 2]}, "per_device_train_batch_size": {"_type": "choice", "_value": [4, 8]}}' >"$tmp/hfboth.json"
 check space-hf-names-both 2 'sets hyperparameter batch_size, which "batch_size" .* already sets' -- count $OQ --space "$tmp/hfboth.json"
 # an optimizer dnnsat does not model among the values, optimizer_impl, or quantization inside a
-# nested choice (the settings are taken at the top level only): named as settings of the workload,
-# whose values every configuration is costed with
+# nested choice where the training workload quantizes nothing (no LoRA or freeze): named as
+# settings of the workload, whose values every configuration is costed with
 printf '{"batch_size": {"_type": "choice", "_value": [64, 4096]}, "optimizer": {"_type": "choice", "_value": ["Adam", "Adadelta"]}, "optimizer_impl": {"_type": "choice", "_value": ["foreach", "fused"]}, "arch": {"_type": "choice", "_value": [{"_name": "small", "quantize": {"_type": "choice", "_value": ["nf4", "int8"]}}]}}' >"$tmp/optspace.json"
-check space-workload-settings-inference 0 "^dnnsat: warning: parameter arch/quantize is a setting of the workload: every configuration is costed as \\\$.workload sets it, whatever its value here; one query per value compares them$" -- count --preset resnet50 --device t4 --budget memory=8GiB --space "$tmp/optspace.json" --inference
+# (in inference a nested quantize is taken, each configuration with its option's: ResNet-50's only
+# linear is its output layer, so those configurations are invalid, the rule named at the space's
+# parameter, as the point query refuses --quantize; a nested BitsAndBytesConfig flag is not taken)
+check space-nested-quantize-inference 1 "^     \$.space.quantize: the model has a linear layer to quantize" -- explain --preset resnet50 --device t4 --budget memory=8GiB --space "$tmp/optspace.json" --inference --config '{"batch_size": 64, "optimizer": "Adam", "optimizer_impl": "foreach", "arch": {"_name": "small", "quantize": "nf4"}}'
+printf '{"batch_size": {"_type": "choice", "_value": [64, 4096]}, "arch": {"_type": "choice", "_value": [{"_name": "small", "load_in_8bit": {"_type": "choice", "_value": [true, false]}}]}}' >"$tmp/optspace8.json"
+check space-workload-settings-inference 0 "^dnnsat: warning: parameter arch/load_in_8bit is a setting of the workload: every configuration is costed as \\\$.workload sets it, whatever its value here; one query per value compares them$" -- count --preset resnet50 --device t4 --budget memory=8GiB --space "$tmp/optspace8.json" --inference
 check space-workload-settings 0 "^dnnsat: warning: parameters optimizer_impl, arch/quantize are settings of the workload: every configuration is costed as \\\$.workload sets them (optimizer adam), whatever their values here; one query per value compares them$" -- count --preset resnet50 --device t4 --budget memory=8GiB --space "$tmp/optspace.json"
 # The precision searched per configuration, in Lightning's names (precision), the workload's (dtype),
 # Accelerate's (mixed_precision) or as Hugging Face's fp16/bf16 flags: the model is built once per
@@ -908,6 +913,44 @@ for spec in "tinyllama-1.1b all-linear" "gpt2 c_attn,c_fc"; do
 	done
 done
 if [ -z "$samebad" ]; then ok; else bad "space-dora-same: differ from the point query:$samebad"; fi
+# settings inside the options of a nested choice (NNI's {"_name": "qlora", "quantize": ...}): each
+# configuration with its option's, the workload's where its option sets none, as the point
+# queries say. TinyLlama, LoRA r 16 on q, v, seq 2048, a T4, 12 GiB, batch 1/2/4/8 x {LoRA; QLoRA
+# nf4 with and without checkpointing; DoRA at r 8 or 32}: 6 of 20, 1 + 1 + 4 + 0 + 0 as the five
+# point queries say (before: 5, every option costed as plain LoRA with a warning: DoRA at batch 1
+# said to fit where it needs 12.24 GiB, QLoRA with checkpointing said not to fit at batch 2 to 8)
+printf '{"batch_size": {"_type": "choice", "_value": [1, 2, 4, 8]}, "method": {"_type": "choice", "_value": [{"_name": "lora"}, {"_name": "qlora", "quantize": {"_type": "choice", "_value": ["nf4"]}, "gradient_checkpointing": {"_type": "choice", "_value": [true, false]}}, {"_name": "dora", "use_dora": {"_type": "choice", "_value": [true]}, "lora_r": {"_type": "choice", "_value": [8, 32]}}]}}' >"$tmp/nest.json"
+printf '{"batch_size": {"_type": "choice", "_value": [1, 2, 4, 8]}}' >"$tmp/nest0.json"
+NQ="--preset tinyllama-1.1b --dtype mixed_fp16 --lora-rank 16 --lora-targets q_proj,v_proj --set seq_len=2048 --device t4 --budget memory=12GiB --budget step_time=100s"
+check space-nested-settings 0 "^feasible 6 of 20 configurations" -- count $NQ --space "$tmp/nest.json"
+if grep -q "warning" "$tmp/out"; then bad "space-nested-settings: a warning"; else ok; fi
+samebad=""
+for c in '1|{"_name": "lora"}|' '4|{"_name": "qlora", "quantize": "nf4", "gradient_checkpointing": true}|--quantize nf4 --checkpointing' \
+    '2|{"_name": "qlora", "quantize": "nf4", "gradient_checkpointing": false}|--quantize nf4' \
+    '1|{"_name": "dora", "use_dora": true, "lora_r": 32}|--use-dora --lora-rank 32' \
+    '1|{"_name": "dora", "use_dora": true, "lora_r": 8}|--use-dora --lora-rank 8'; do
+	nb=${c%%|*} rest=${c#*|}
+	same_as_point "nested/$nb/${rest%%|*}" "$tmp/nest.json" "{\"batch_size\": $nb, \"method\": ${rest%%|*}}" \
+	    "$tmp/nest0.json" "{\"batch_size\": $nb}" "${rest#*|}" $NQ
+done
+if [ -z "$samebad" ]; then ok; else bad "space-nested-same: differ from the point query:$samebad"; fi
+# accumulation, the attention kernel, LoRA's targets and dropout and the dtype in options too (gpt2,
+# LoRA on c_attn, a T4): batch 8 as the point queries say
+printf '{"batch_size": {"_type": "choice", "_value": [2, 8]}, "setup": {"_type": "choice", "_value": [{"_name": "base"}, {"_name": "accum", "gradient_accumulation_steps": {"_type": "choice", "_value": [4]}, "attn_implementation": {"_type": "choice", "_value": ["eager"]}}, {"_name": "wide", "target_modules": {"_type": "choice", "_value": ["all-linear"]}, "lora_dropout": {"_type": "choice", "_value": [0.1]}, "dtype": {"_type": "choice", "_value": ["fp32"]}}]}}' >"$tmp/nest2.json"
+printf '{"batch_size": {"_type": "choice", "_value": [2, 8]}}' >"$tmp/nest20.json"
+samebad=""
+for c in '{"_name": "accum", "gradient_accumulation_steps": 4, "attn_implementation": "eager"}|--grad-accum 4 --attention eager' \
+    '{"_name": "wide", "target_modules": "all-linear", "lora_dropout": 0.1, "dtype": "fp32"}|--lora-targets all-linear --lora-dropout 0.1 --dtype fp32' \
+    '{"_name": "base"}|'; do
+	# (the point query's --lora-targets adds to c_attn: every linear but lm_head either way)
+	same_as_point "nested2/${c%%|*}" "$tmp/nest2.json" "{\"batch_size\": 8, \"setup\": ${c%%|*}}" "$tmp/nest20.json" \
+	    '{"batch_size": 8}' "${c#*|}" --preset gpt2 --dtype mixed_fp16 --lora-rank 8 --lora-targets c_attn \
+	    --set seq_len=1024 --device t4 --budget memory=8GiB --budget step_time=100s
+done
+if [ -z "$samebad" ]; then ok; else bad "space-nested-same-2: differ from the point query:$samebad"; fi
+# not taken nested: a form the setting does not take there (a randint), or DoRA without LoRA
+printf '{"batch_size": {"_type": "choice", "_value": [1, 2]}, "m": {"_type": "choice", "_value": [{"_name": "a"}, {"_name": "b", "use_dora": {"_type": "choice", "_value": [true]}, "gradient_accumulation_steps": {"_type": "randint", "_value": [1, 4]}}]}}' >"$tmp/nest3.json"
+check space-nested-not-taken 0 "^dnnsat: warning: parameters m/use_dora, m/gradient_accumulation_steps are settings of the workload" -- count --preset gpt2 --budget memory=10GiB --space "$tmp/nest3.json"
 # DoRA's costs: TinyLlama, all-linear rank 16, batch 4, seq 1024, mixed bf16, on an A100: a
 # magnitude per output row (+394,240 trainable beside LoRA's 12,615,680), each adapted linear's
 # result and adapter output kept for the products' backward (bf16 under autocast: +6.02 GiB kept,
