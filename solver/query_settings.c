@@ -949,11 +949,11 @@ can_be_nonzero(const json_t *p)
 }
 
 /* torch.optim.SGD keeps a momentum buffer per parameter when its momentum
- * is not 0 (a top-level "momentum": take_momentum): an option of a nested
- * optimizer choice, NNI's {"_name": "sgd", "momentum": ...}, whose
- * momentum can be other than 0 is costed with the buffer; a momentum
- * choice there that holds 0 too costs the buffer for its 0 as well, the
- * safe side. */
+ * is not 0 (a top-level "momentum", or a choice of them in the options:
+ * take_momentum): an option of a nested optimizer choice, NNI's {"_name":
+ * "sgd", "momentum": ...}, whose momentum is a range that can be other
+ * than 0 (a uniform: 0 is drawn with probability 0) is costed with the
+ * buffer. */
 static void
 sgd_momentum(struct sq_query *q, const json_t *space)
 {
@@ -1047,6 +1047,8 @@ workload_value(const struct sq_query *q, const char *take)
 		return json_string(ft->quant == CM_QUANT_NONE ? "none" : cm_quant_name(ft->quant));
 	if (strcmp(take, "dtype") == 0)
 		return json_string(cm_precision_name(q->wl.precision));
+	if (strcmp(take, "momentum") == 0)
+		return json_real(0.0);  /* torch.optim's default (sgd_momentum keeps its buffer whatever it is) */
 	if (strcmp(take, "target_modules") == 0) {
 		char list[CM_FT_MAX_SEL * CM_FT_SEL_LEN] = "";
 		size_t used = 0;
@@ -1087,6 +1089,8 @@ static const struct nested_setting {
 	{ "use_dora", { "use_dora", NULL }, 1, take_dora },
 	{ "quantize", { "quantize", NULL }, 0, take_quant_nested },
 	{ "dtype", { "dtype", NULL }, 0, take_dtype_nested },
+	/* an SGD or RMSprop option's momentum: its buffer where it is not 0 */
+	{ "momentum", { "momentum", NULL }, 1, take_momentum },
 };
 
 /* quantize nested: as take_quant's by name, where a training workload has
@@ -1221,9 +1225,9 @@ sq_space_settings(struct sq_query *q, const json_t *space, struct dn_error *err)
 				return -1;
 		}
 	}
-	if (q->wl.training)
-		sgd_momentum(q, space);
 	if (nested_settings(q, space, err) != 0)
 		return -1;
+	if (q->wl.training && q->wl.momentum_hp == 0)
+		sgd_momentum(q, space);
 	return lora_unused(q, space, err);
 }

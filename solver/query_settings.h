@@ -58,8 +58,8 @@
  *
  * Inside the options of a nested choice, where the top level does not name
  * them: checkpointing, attention, accumulation, and with LoRA the rank,
- * the dropout, the targets, use_dora, and quantize and dtype by name, each
- * a choice: taken as above over every option's values and the workload's,
+ * the dropout, the targets, use_dora, quantize and dtype by name, and
+ * torch.optim's momentum, each a choice: taken as above over every option's values and the workload's,
  * the hyperparameter's default (a configuration whose option sets none
  * runs with the workload's); the nested parameters bind to it by key.
  *

@@ -555,6 +555,13 @@ if grep -q "warning" "$tmp/out"; then bad "space-optimizer-nested: a warning"; e
 check space-optimizer-nested-momentum 0 "^feasible 2 of 4 configurations" -- count $R50 --budget memory=13.25GiB --space "$tmp/optnest.json"
 check space-optimizer-nested-list 0 '^{"batch_size":128,"optimizer":{"_name":"sgd","lr":0.01,"momentum":0.895}}$' -- list $R50 --budget memory=13.35GiB --space "$tmp/optnest.json"
 check space-optimizer-nested-explain 0 "^ok   memory 7.56 GiB <= 14 GiB$" -- explain $R50 --budget memory=14GiB --space "$tmp/optnest.json" --config '{"batch_size": 64, "optimizer": {"_name": "sgd", "lr": 0.01, "momentum": 0.9}}'
+# a choice of momenta in the SGD option: each configuration its own (batch 128: 13.20 GiB at 0,
+# 13.31 at 0.9, as plain SGD and SGD with momentum say): 4 of 6 in 13.25 GiB (before, 3: the
+# buffer costed for the 0 too)
+printf '{"batch_size": {"_type": "choice", "_value": [64, 128]}, "optimizer": {"_type": "choice", "_value": [{"_name": "adam"}, {"_name": "sgd", "momentum": {"_type": "choice", "_value": [0, 0.9]}}]}}' >"$tmp/optnestm.json"
+check space-optimizer-nested-momentum-grid 0 "^feasible 4 of 6 configurations" -- count $R50 --budget memory=13.25GiB --space "$tmp/optnestm.json"
+check space-optimizer-nested-momentum-0 0 "^ok   memory 13.20 GiB <= 14 GiB$" -- explain $R50 --budget memory=14GiB --space "$tmp/optnestm.json" --config '{"batch_size": 128, "optimizer": {"_name": "sgd", "momentum": 0}}'
+check space-optimizer-nested-momentum-9 0 "^ok   memory 13.31 GiB <= 14 GiB$" -- explain $R50 --budget memory=14GiB --space "$tmp/optnestm.json" --config '{"batch_size": 128, "optimizer": {"_name": "sgd", "momentum": 0.9}}'
 check space-optimizer-nested-point 0 "^memory       7.56 GiB training peak" -- estimate $R50 batch_size=64 --optimizer sgd_momentum
 check space-momentum-flat 0 "^feasible 2 of 4 configurations" -- count $R50 --budget memory=13.25GiB --space "$tmp/optflat.json"
 check space-momentum-workload 0 "^feasible 1 of 2 configurations" -- count $R50 --optimizer sgd --budget memory=13.25GiB --space "$tmp/mom9.json"

@@ -77,6 +77,8 @@ def args_of(r, optimizer):
         a.append("--checkpointing")
     if r.get("lora_r"):
         a += ["--lora-rank", r["lora_r"], "--lora-targets", r["lora_targets"]]
+    if r.get("use_dora") == "1":
+        a += ["--use-dora"]
     return a
 
 
@@ -92,7 +94,7 @@ def name_of(r):
     if r.get("cudnn_benchmark") == "1":
         n += " benchmark"
     if r.get("lora_r"):
-        n += " lora" + r["lora_r"]
+        n += (" dora" if r.get("use_dora") == "1" else " lora") + r["lora_r"]
     return n
 
 

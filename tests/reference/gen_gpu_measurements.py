@@ -316,7 +316,7 @@ def workspace_section():
 # ---------------------------------------------------------------- transformers
 
 TR_COLS = ["model", "batch", "seq_len", "dtype", "attention", "attention_used", "checkpointing",
-           "optimizer", "lora_r", "lora_targets", "weight_dtype", "adapter_dtype", "params", "trainable_params", "max_allocated",
+           "optimizer", "lora_r", "lora_targets", "use_dora", "weight_dtype", "adapter_dtype", "params", "trainable_params", "max_allocated",
            "max_reserved", "device_used", "outside_allocator", "allocated_before_step", "step_ms",
            "library"]
 
@@ -390,6 +390,16 @@ def transformer_cases():
     ])
 
 
+def dora_cases():
+    """DoRA (peft's use_dora) where LoRA ran above: its magnitudes, the weight's norm every step
+    and the kept base results (costmodel/op_dora.c, modelled from peft's source; not yet
+    measured on a GPU). The same cases, run after transformer_cases."""
+    if ARGS.smoke:
+        return []
+    return [("tinyllama-1.1b", 4, 1024, "mixed_bf16", "sdpa", False, 8),
+            ("tinyllama-1.1b", 4, 1024, "mixed_bf16", "sdpa", True, 8)]
+
+
 def transformer_section():
     t = Table("transformer_train_peak.csv", TR_COLS)
     try:
@@ -397,7 +407,8 @@ def transformer_section():
         lib = "transformers " + transformers.__version__
     except ImportError:
         lib = None
-    for (name, b, seq, dtype, attn, ckpt, lora) in transformer_cases():
+    for (name, b, seq, dtype, attn, ckpt, lora), dora in ([(c, False) for c in transformer_cases()] +
+                                                           [(c, True) for c in dora_cases()]):
         if left() < 0:
             log("transformer: deadline")
             return
@@ -427,7 +438,7 @@ def transformer_section():
                     targets = ["q_proj", "v_proj"] if HF[name][0] == "llama" else ["query", "value"]
                     model = peft.get_peft_model(model, peft.LoraConfig(r=lora, lora_alpha=2 * lora,
                                                                        target_modules=targets,
-                                                                       lora_dropout=0.0))
+                                                                       lora_dropout=0.0, use_dora=dora))
                     info["lora_targets"] = "attention.q,attention.v"
                     info["adapter_dtype"] = str(next(p.dtype for n, p in model.named_parameters()
                                                      if "lora_" in n)).replace("torch.", "")
@@ -445,11 +456,12 @@ def transformer_section():
             r = train_run(make, make_step(loss_of, AMP.get(dtype)))
             r.update(model=name, batch=b, seq_len=seq, dtype=dtype, attention=attn,
                      attention_used=info.get("used"), checkpointing=int(ckpt), optimizer="adamw",
-                     lora_r=lora or "", lora_targets=info.get("lora_targets", ""),
+                     lora_r=lora or "", lora_targets=info.get("lora_targets", ""), use_dora=int(dora) if lora else "",
                      weight_dtype=info.get("weight_dtype"), adapter_dtype=info.get("adapter_dtype", ""),
                      library=lib if not name.startswith("vit") else "torchvision " + torchvision.__version__)
             t.add(r)
-            log("transformer", name, b, seq, dtype, attn, "ckpt" if ckpt else "", "lora" if lora else "",
+            log("transformer", name, b, seq, dtype, attn, "ckpt" if ckpt else "",
+                ("dora" if dora else "lora") if lora else "",
                 r.get("max_allocated"), r["step_ms"])
         except Exception as e:  # noqa: BLE001
             log("transformer FAILED", name, b, seq, dtype, attn, repr(e)[:400])
