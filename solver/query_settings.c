@@ -969,8 +969,11 @@ sgd_momentum(struct sq_query *q, const json_t *space)
 }
 
 /* The depth to which nested choices are searched for settings (the space
- * parser refuses deeper ones). */
+ * parser refuses deeper ones), and the most values a nested setting may
+ * gather (every taker takes far fewer; bounds the work of merging them,
+ * which runs before the space parser's limits). */
 #define NESTED_MAX_DEPTH 16
+#define NESTED_MAX_VALUES 256
 
 /* Adds to *acc (a JSON array, made on first use) the values of every
  * parameter `key` inside an option of a nested choice of `params` (an
@@ -1003,7 +1006,8 @@ nested_values(const json_t *params, const char *key, int depth, json_t **acc, in
 				continue;
 			(*n)++;
 			if (!json_is_array(own_vals) || json_array_size(own_vals) == 0 || own_type == NULL ||
-			    strcmp(own_type, "choice") != 0) {
+			    strcmp(own_type, "choice") != 0 || json_array_size(own_vals) > NESTED_MAX_VALUES ||
+			    json_array_size(*acc) + json_array_size(own_vals) > NESTED_MAX_VALUES) {
 				(*bad)++;
 				continue;
 			}

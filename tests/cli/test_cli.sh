@@ -958,6 +958,10 @@ if [ -z "$samebad" ]; then ok; else bad "space-nested-same-2: differ from the po
 # not taken nested: a form the setting does not take there (a randint), or DoRA without LoRA
 printf '{"batch_size": {"_type": "choice", "_value": [1, 2]}, "m": {"_type": "choice", "_value": [{"_name": "a"}, {"_name": "b", "use_dora": {"_type": "choice", "_value": [true]}, "gradient_accumulation_steps": {"_type": "randint", "_value": [1, 4]}}]}}' >"$tmp/nest3.json"
 check space-nested-not-taken 0 "^dnnsat: warning: parameters m/use_dora, m/gradient_accumulation_steps are settings of the workload" -- count --preset gpt2 --budget memory=10GiB --space "$tmp/nest3.json"
+# more values than any setting takes (300 attention kernels) are not gathered: the merge runs
+# before the space parser's limits, so it is bounded
+printf '{"batch_size": {"_type": "choice", "_value": [1, 2]}, "m": {"_type": "choice", "_value": [{"_name": "a"}, {"_name": "b", "attention": {"_type": "choice", "_value": [%s]}}]}}' "$(seq 0 299 | sed 's/.*/"k&"/' | paste -sd, -)" >"$tmp/nest4.json"
+check space-nested-many-values 0 "^dnnsat: warning: parameter m/attention is a setting of the workload" -- count --preset gpt2 --budget memory=10GiB --space "$tmp/nest4.json"
 # DoRA's costs: TinyLlama, all-linear rank 16, batch 4, seq 1024, mixed bf16, on an A100: a
 # magnitude per output row (+394,240 trainable beside LoRA's 12,615,680), each adapted linear's
 # result and adapter output kept for the products' backward (bf16 under autocast: +6.02 GiB kept,
