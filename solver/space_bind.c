@@ -568,6 +568,8 @@ training_knob(const char *key)
 		"dropout_rate", "drop_rate", "attention_dropout", "beta1", "beta2", "eps", "epsilon",
 		"warmup", "warmup_steps", "warmup_ratio", "lr_decay", "lr_schedule", "label_smoothing", "seed",
 		"epochs", "num_epochs", "grad_clip", "clip_norm", "max_grad_norm", "nesterov", "lora_alpha",
+		/* peft's rank-stabilized scaling, alpha / sqrt(r): a scale, no cost */
+		"use_rslora",
 		/* Hugging Face's TrainingArguments and Lightning's Trainer names */
 		"num_train_epochs", "max_epochs", "lr_scheduler_type", "adam_beta1", "adam_beta2", "adam_epsilon",
 		"label_smoothing_factor", "gradient_clip_val",

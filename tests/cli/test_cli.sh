@@ -638,6 +638,10 @@ check space-lora-z3 0 "^         agrees with the engine's count$" -- count $LQ -
 check space-lora-z3-models 0 "^z3       28 assignments of the model's hyperparameters .*, each 2 configurations .*: 56$" -- count $LQ --space "$tmp/peft.json" --engine z3
 check space-lora-explain 1 "^FAIL memory 12.60 GiB > 12 GiB$" -- explain $LQ --space "$tmp/peft.json" --config '{"batch_size": 8, "lora_r": 8, "lora_alpha": 16, "lora_dropout": 0.05}'
 check space-lora-explain-off 0 "^ok   memory 11.97 GiB <= 12 GiB$" -- explain $LQ --space "$tmp/peft.json" --config '{"batch_size": 8, "lora_r": 8, "lora_alpha": 16, "lora_dropout": 0.0}'
+# peft's use_rslora scales by alpha / sqrt(r): a knob that costs nothing, passed through unwarned
+b5 ', "use_rslora": {"_type": "choice", "_value": [true, false]}' "$tmp/rslora.json"
+check space-lora-rslora 0 "^feasible 8 of 10 configurations" -- count $LQ --space "$tmp/rslora.json"
+if grep -q "warning" "$tmp/out"; then bad "space-lora-rslora: a warning"; else ok; fi
 check space-lora-uniform 0 "^feasible 9 of 15 configurations" -- count $LQ --space "$tmp/peftu.json"
 check space-lora-quniform 0 "^feasible 10 of 15 configurations" -- count $LQ --space "$tmp/peftq.json"
 check space-lora-none 0 "^dnnsat: warning: parameter lora_r is LoRA's, and the workload has no LoRA" -- count --preset gpt2 --device t4 --dtype mixed_fp16 --budget memory=12GiB --space "$tmp/peft.json"
