@@ -435,6 +435,19 @@ cm_ft_lora_target(const struct cm_workload *wl, const char *parent, const char *
 	return wl->training && wl->ft.lora_rank > 0 && targets_pick(wl->ft.targets, wl->ft.ntargets, parent, path);
 }
 
+void
+cm_config_lora_rank(const struct cm_model_def *def, const struct cm_workload *wl, union expr_val *vals)
+{
+	int h = cm_def_find_hp(def, "lora_r");
+	const struct cm_hparam *hp = h >= 0 ? &def->hps[h] : NULL;
+
+	if (!wl->training || wl->ft.lora_rank == 0 || wl->ft.rank_expr[0] != '\0' || hp == NULL ||
+	    hp->type != CM_HP_INT || (hp->has_min && wl->ft.lora_rank < hp->min) ||
+	    (hp->has_max && wl->ft.lora_rank > hp->max))
+		return;
+	vals[h].i = wl->ft.lora_rank;
+}
+
 expr_id
 cm_ft_dora_on(struct expr_graph *g, const struct cm_workload *wl)
 {

@@ -484,6 +484,15 @@ struct cm_workload {
 	struct cm_finetune ft;      /* frozen weights and LoRA (all zero: full training) */
 };
 
+/* Shows the workload's LoRA rank in the configuration: where wl has LoRA
+ * of an integer rank (not an expression) and the model has an int
+ * hyperparameter lora_r (the templates', read only when the rank names
+ * it), that hyperparameter's value becomes the rank (within its range),
+ * so that a configuration does not read "lora_r=8" beside a rank of 16.
+ * Costs do not change. Call after the defaults and the preset, before the
+ * user's values. */
+void cm_config_lora_rank(const struct cm_model_def *def, const struct cm_workload *wl, union expr_val *vals);
+
 /* How torch.optim runs a step (the workload's optimizer_impl):
  *   foreach   over all weights at once (PyTorch >= 2.0 on CUDA): each
  *             temporary made for every weight together

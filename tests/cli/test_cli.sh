@@ -136,6 +136,9 @@ check bad-grad-accum 2 "--grad-accum: \"0\" is not an integer from 1 to 65536" -
 # fine-tuning: LoRA on GPT-2's fused c_attn (12 x (8 x 768 + 2304 x 8) adapters), frozen weights
 check lora-estimate 0 "parameters   124,439,808, 294,912 trainable" -- estimate --preset gpt2 batch_size=1 --lora-rank 8 --lora-targets attention.qkv
 check lora-json 0 '"trainable_params": 294912' -- estimate --preset gpt2 batch_size=1 --lora-rank 8 --lora-targets attention.q,attention.v --json
+# the templates' lora_r (read only when the rank names it) shows the workload's rank, not its
+# default 8 beside a rank of 16
+check lora-config-rank 0 "^config .* lora_r=16$" -- estimate --preset gpt2 batch_size=1 --lora-rank 16 --lora-targets c_attn
 check freeze-estimate 0 "parameters   124,439,808, 85,056,000 trainable" -- estimate --preset gpt2 batch_size=1 --freeze embedding
 check lora-no-targets 2 "--lora-targets: LoRA needs target modules" -- estimate --preset gpt2 --lora-rank 8
 check lora-bad-target 2 '^dnnsat: \$.workload.lora.targets\[0\]: unknown selector "attn": model gpt has no module of that name (did you mean c_attn?)$' -- estimate --preset gpt2 --lora-rank 8 --lora-targets attn
