@@ -413,26 +413,35 @@ cm_ft_tied_frozen(const struct cm_workload *wl, const char *path)
 	    cm_ft_match(ft->freeze, ft->nfreeze, "linear", NULL, path);
 }
 
-/* Whether list sel (n selectors) picks the linear at path. */
+/* Whether list sel (n selectors) picks the linear or (rule) convolution
+ * at path. */
 static int
-targets_pick(const char (*sel)[CM_FT_SEL_LEN], int n, const char *parent, const char *path)
+targets_pick(const char (*sel)[CM_FT_SEL_LEN], int n, const char *rule, const char *parent, const char *path)
 {
+	int linear = strcmp(rule, "linear") == 0;
+
 	for (int i = 0; i < n; i++) {
 		/* peft's all-linear leaves out a Hugging Face model's output
 		 * embeddings (get_output_embeddings: the LM head, lm_head in
 		 * every causal LM of transformers), nothing else */
 		if (strcmp(sel[i], "all-linear") == 0 && strcmp(last_component(path), "lm_head") == 0)
 			continue;
-		if (cm_ft_match(&sel[i], 1, "linear", parent, path))
+		/* a convolution by its rule, its module name or a path: "all"
+		 * and the linear selectors keep their meaning of linears */
+		if (!linear && (strcmp(sel[i], "all") == 0 || strcmp(sel[i], "all-linear") == 0 ||
+		    strcmp(sel[i], "linear") == 0))
+			continue;
+		if (cm_ft_match(&sel[i], 1, rule, parent, path))
 			return 1;
 	}
 	return 0;
 }
 
 int
-cm_ft_lora_target(const struct cm_workload *wl, const char *parent, const char *path)
+cm_ft_lora_target(const struct cm_workload *wl, const char *rule, const char *parent, const char *path)
 {
-	return wl->training && wl->ft.lora_rank > 0 && targets_pick(wl->ft.targets, wl->ft.ntargets, parent, path);
+	return wl->training && wl->ft.lora_rank > 0 &&
+	    targets_pick(wl->ft.targets, wl->ft.ntargets, rule, parent, path);
 }
 
 void

@@ -102,7 +102,9 @@ int mb_make_select(struct model_builder *mb, const char *path, int n, const int 
  *   cm_ft_match        whether any of the n selectors picks the operator
  *   cm_ft_frozen       whether its weights are frozen (training only)
  *   cm_ft_tied_frozen  whether a tied linear's (the embedding's) weight is
- *   cm_ft_lora_target  whether a linear gets LoRA adapters (training only) */
+ *   cm_ft_lora_target  whether a linear or (rule) a convolution gets LoRA
+ *                      adapters (training only; "all", "all-linear" and
+ *                      "linear" pick linears alone) */
 /* The length of a linear's instance path without the sub-operator that
  * holds its weight when LoRA wraps it (".base_layer"), so that
  * the output layer is known by its own path whichever form built it. */
@@ -124,7 +126,7 @@ int cm_ft_check_modules(const struct cm_workload *wl, const struct cm_model_def 
 int cm_ft_frozen(const struct cm_workload *wl, const char *rule, const char *parent, const char *path);
 int cm_ft_tied_frozen(const struct cm_workload *wl, const char *path);
 /* peft's "all-linear" picks every linear but the LM head (module lm_head) */
-int cm_ft_lora_target(const struct cm_workload *wl, const char *parent, const char *path);
+int cm_ft_lora_target(const struct cm_workload *wl, const char *rule, const char *parent, const char *path);
 /* Where an adapted linear runs DoRA (op_dora.c): 1, 0, or the condition on
  * a space's use_dora (ft.dora_hp). */
 expr_id cm_ft_dora_on(struct expr_graph *g, const struct cm_workload *wl);

@@ -23,7 +23,11 @@
  * scatters one kernel per output channel of its group); autograd saves the
  * input (convolution_backward needs it for the weight gradient), as for conv.
  * "same" padding and depthwise are not accepted for the transposed ones.
+ *
+ * A conv1d, conv2d or conv3d that LoRA's targets pick is a LoRA composite
+ * (op_lora.c; peft adapts no transposed convolution).
  */
+#include "model_build_priv.h"
 #include "op_rules.h"
 
 #include <string.h>
@@ -214,6 +218,51 @@ conv_workspace(struct op_build *ob, const struct conv_args *a, const struct cm_t
 	ob->op.ws_bound = conv_ws_bound(ob, a, io);
 }
 
+/* A convolution that LoRA's targets pick (op_lora.c): the base with its
+ * own attributes; lora_A Conv(in, r, kernel, stride, padding, bias=False)
+ * and lora_B Conv(r, out, 1, groups, bias=False), as peft's _ConvNd
+ * makes them. */
+static int
+conv_lora(struct op_build *ob)
+{
+	static const char *const keys[] = { "out_channels", "kernel", "stride", "padding", "dilation", "groups", "bias",
+		"depthwise", NULL };
+	const struct cm_tensor *x = ob_in(ob, 0);
+	int depthwise = ob_bool(ob, "depthwise", 0), bias = ob_bool(ob, "bias", 1);
+	expr_id cout = depthwise && !ob_has(ob, "out_channels") ? x->dim[1] : ob_int(ob, "out_channels", OB_REQUIRED);
+	expr_id groups = depthwise ? x->dim[1] : ob_int(ob, "groups", 1);
+	struct lora_spec sp;
+
+	if (depthwise < 0 || bias < 0 || cout < 0 || groups < 0)
+		return -1;
+	memset(&sp, 0, sizeof sp);
+	sp.rule = ob->op.rule;
+	sp.base = json_object();
+	sp.a = json_pack("{s:s,s:b}", "out_channels", "__lora_r", "bias", 0);
+	sp.b = json_pack("{s:s,s:i,s:i,s:i,s:s,s:b}", "out_channels", "__lora_out", "kernel", 1, "stride", 1, "padding", 0,
+	    "groups", "__lora_groups", "bias", 0);
+	for (int k = 0; keys[k] != NULL; k++) {
+		json_t *v = json_object_get(ob->item, keys[k]);
+		if (v == NULL)
+			continue;
+		if (sp.base != NULL && json_object_set(sp.base, keys[k], v) != 0) {
+			json_decref(sp.base);
+			sp.base = NULL;
+		}
+		/* lora_A: the kernel, the stride and the padding (peft passes
+		 * neither dilation nor groups) */
+		if (k >= 1 && k <= 3 && sp.a != NULL && json_object_set(sp.a, keys[k], v) != 0) {
+			json_decref(sp.a);
+			sp.a = NULL;
+		}
+	}
+	sp.fout = cout;
+	sp.groups = groups;
+	sp.bias = bias;
+	ob->mb->lora_hits++;
+	return op_lora_build(ob, &sp);
+}
+
 static int
 conv_build(struct op_build *ob, int spatial, int tr)
 {
@@ -225,6 +274,9 @@ conv_build(struct op_build *ob, int spatial, int tr)
 	if (ob_need_rank(ob, 0, spatial + 2, spatial + 2) != 0)
 		return -1;
 	x = ob_in(ob, 0);
+	if (!tr && ob->mb->ft_force < 0 &&
+	    cm_ft_lora_target(ob->mb->wl, ob->op.rule->name, ob->mb->parent_rule, ob->inst_path))
+		return conv_lora(ob);
 	memset(&a, 0, sizeof a);
 	a.spatial = spatial;
 	a.tr = tr;

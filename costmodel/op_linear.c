@@ -9,127 +9,13 @@
  * A linear may be bitsandbytes' Linear4bit or Linear8bitLt (the
  * workload's "quantize", cm_quant.c): its weight stored in 4 bits and
  * dequantized on every call, or in int8 and multiplied with the input
- * quantized to int8 on every call.
+ * quantized to int8 on every call. A linear that LoRA's targets pick is a
+ * LoRA composite (op_lora.c).
  */
 #include "model_build_priv.h"
 #include "op_rules.h"
 
 #include <string.h>
-
-/* Runs one part of a LoRA composite: `force` 1 a frozen base, 0 a
- * trainable adapter. Returns its output tensor or -1. */
-static int
-lora_part(struct op_build *ob, const struct op_rule *rule, const char *suffix, json_t *attrs, int nin,
-    const int *in, int force, int adapter)
-{
-	struct model_builder *mb = ob->mb;
-	int r;
-
-	if (attrs == NULL)
-		return dn_error_set(ob->err, DN_ENOMEM, ob->file_path, "out of memory");
-	mb->ft_force = force;
-	mb->ft_adapter = adapter;
-	r = ob_sub_rule(ob, rule, suffix, attrs, nin, in);
-	mb->ft_force = -1;
-	mb->ft_adapter = 0;
-	json_decref(attrs);
-	return r;
-}
-
-/*
- * A linear with LoRA adapters, as peft's lora.Linear computes it with one
- * adapter:
- *   result = base_layer(x)                     frozen: keeps nothing for its
- *                                              weight (x's gradient needs W only)
- *   result = result + lora_B(lora_A(lora_dropout(x))) * scaling
- *     lora_dropout  nn.Identity for p = 0; else nn.Dropout(p), one per
- *             adapted layer: a dropped copy of x and, when x needs a
- *             gradient, its bool keep mask (CUDA's native_dropout)
- *     lora_A  Linear(in, r, bias=False), trainable: keeps its input (x, or
- *             the dropped copy)
- *     lora_B  Linear(r, out, bias=False), trainable: keeps the r-wide A(x)
- *     * scaling (alpha / r, a Python float: keeps nothing), + (keeps nothing)
- * Extra forward MACs per row: (in + out) * r. The adapters' weights are
- * trainable parameters but not the model's "params" (op.adapter).
- * With DoRA (use_dora; a space's choice of it: both, each under its
- * condition, and a select) op_dora.c's part takes the place of the scale
- * and the add.
- */
-static int
-lora_build(struct op_build *ob, expr_id fout, int bias)
-{
-	struct model_builder *mb = ob->mb;
-	struct scope sc, *saved = mb->scope;
-	struct scope_bind binds[2] = { { "__lora_r", mb->lora_rank }, { "__lora_out", fout } };
-	struct expr_graph *g = &ob->m->g;
-	expr_id guard = ob->guard, dora = cm_ft_dora_on(g, mb->wl);
-	int x = ob->in[0], base, a, b, d = -1, bq;
-
-	memset(&sc, 0, sizeof sc);
-	sc.parent = saved;
-	sc.binds = binds;
-	sc.nbinds = sc.capbinds = 2;
-	mb->scope = &sc;
-	base = lora_part(ob, &op_rule_linear, "base_layer", json_pack("{s:s,s:b}", "out_features", "__lora_out",
-	    "bias", bias), 1, &x, 1, 0);
-	bq = base >= 0 ? ob->m->ops[ob->m->nops - 1].quant != CM_QUANT_NONE : 0;
-	if (base >= 0 && mb->wl->ft.dropout_hp > 0) {
-		/* the space picks p: the dropout where it picks p > 0 (its
-		 * costs do not depend on how much more) */
-		mb->ft_force = 0;
-		x = ob_sub_rule_if(ob, expr_gt(g, expr_var(g, mb->wl->ft.dropout_hp - 1), expr_real(g, 0.0)),
-		    &op_rule_dropout, "lora_dropout", json_pack("{s:f}", "p", 0.5), x);
-		mb->ft_force = -1;
-	} else if (base >= 0 && mb->wl->ft.lora_dropout > 0.0)
-		x = lora_part(ob, &op_rule_dropout, "lora_dropout", json_pack("{s:f}", "p", mb->wl->ft.lora_dropout), 1,
-		    &x, 0, 0);
-	a = base < 0 || x < 0 ? -1 : lora_part(ob, &op_rule_linear, "lora_A", json_pack("{s:s,s:b}",
-	    "out_features", "__lora_r", "bias", 0), 1, &x, 0, 1);
-	b = a < 0 ? -1 : lora_part(ob, &op_rule_linear, "lora_B", json_pack("{s:s,s:b}", "out_features",
-	    "__lora_out", "bias", 0), 1, &a, 0, 1);
-	if (b >= 0 && !expr_is_int_const(g, dora, 0)) {
-		/* DoRA's part (op_dora.c) where it runs, and with a dropout its
-		 * second F.linear where that runs too */
-		int in[3] = { base, b, x };
-		expr_id drop = mb->wl->ft.dropout_hp > 0 ? expr_gt(g, expr_var(g, mb->wl->ft.dropout_hp - 1),
-		    expr_real(g, 0.0)) : expr_int(g, mb->wl->ft.lora_dropout > 0.0);
-		ob->guard = expr_and(g, guard, dora);
-		d = lora_part(ob, &op_rule_dora, "lora_magnitude_vector", json_pack("{s:s,s:i,s:i}", "rank", "__lora_r",
-		    "quant", bq, "bias", bias), 3, in, 0, 1);
-		ob->guard = expr_and(g, ob->guard, drop);
-		if (d >= 0 && !expr_is_int_const(g, drop, 0) &&
-		    lora_part(ob, &op_rule_dora_refwd, "dora_base_result", json_pack("{s:s,s:i}", "out_features",
-		    "__lora_out", "quant", bq), 1, &x, 1, 0) < 0)
-			d = -1;
-		ob->guard = guard;
-	}
-	mb->scope = saved;
-	if (b < 0 || (d < 0 && !expr_is_int_const(g, dora, 0)))
-		return -1;
-	if (expr_is_true(g, dora)) {
-		ob->out = d;
-		return 0;
-	}
-	/* LoRA's where DoRA does not run */
-	ob->guard = expr_and(g, guard, expr_not(g, dora));
-	b = lora_part(ob, &op_rule_scale, "lora_scale", json_pack("{s:f}", "factor", 1.0), 1, &b, 0, 0);
-	if (b >= 0) {
-		int in[2] = { base, b };
-		b = lora_part(ob, &op_rule_add, "lora_add", json_object(), 2, in, 0, 0);
-	}
-	ob->guard = guard;
-	if (b < 0)
-		return -1;
-	if (d >= 0) {
-		int alts[2] = { d, b };
-		expr_id conds[2] = { dora, expr_not(g, dora) };
-		b = mb_make_select(mb, ob->inst_path, 2, alts, conds);
-		if (b < 0)
-			return -1;
-	}
-	ob->out = b;
-	return 0;
-}
 
 size_t
 mb_linear_path_len(const char *path)
@@ -334,11 +220,14 @@ linear_build(struct op_build *ob)
 		dims[i] = x->dim[i];
 	dims[r - 1] = fout;
 	if (!tied && ob->mb->ft_force < 0 &&
-	    cm_ft_lora_target(ob->mb->wl, ob->mb->parent_rule, ob->inst_path)) {
+	    cm_ft_lora_target(ob->mb->wl, "linear", ob->mb->parent_rule, ob->inst_path)) {
 		/* a space that picks the target lists builds the model once per
 		 * list (model_build.c), so the answer is this copy's */
+		struct lora_spec sp = { &op_rule_linear, json_pack("{s:s,s:b}", "out_features", "__lora_out", "bias", bias),
+			json_pack("{s:s,s:b}", "out_features", "__lora_r", "bias", 0),
+			json_pack("{s:s,s:b}", "out_features", "__lora_out", "bias", 0), fout, EXPR_NONE, bias, 1 };
 		ob->mb->lora_hits++;
-		return lora_build(ob, fout, bias);
+		return op_lora_build(ob, &sp);
 	}
 	if (tied) {
 		ob->tied_weight = 1;

@@ -2,7 +2,7 @@
  * op_rules.h - the operator rules (one file per family: op_conv.c,
  * op_linear.c, op_norm.c, op_activation.c, op_pool.c, op_shape.c,
  * op_merge.c, op_attention.c, op_rotary.c, op_mlp.c, op_param.c, op_rnn.c,
- * op_loss.c, op_pad.c, op_upsample.c, op_dora.c) and the cost helpers
+ * op_loss.c, op_pad.c, op_upsample.c, op_lora.c, op_dora.c) and the cost helpers
  * they share (private to costmodel/).
  */
 #ifndef DN_OP_RULES_H
@@ -37,6 +37,21 @@ extern const struct op_rule op_rule_attention, op_rule_attention_core, op_rule_r
 extern const struct op_rule op_rule_parameter;
 extern const struct op_rule op_rule_lstm, op_rule_gru, op_rule_rnn_state;
 extern const struct op_rule op_rule_cross_entropy;
+/* A layer with LoRA adapters (op_lora.c), built in place of the rule's
+ * own: the base layer's rule, its attributes and lora_A's and lora_B's
+ * (JSON objects the call takes over, which may name "__lora_r", the rank,
+ * "__lora_out", fout, and "__lora_groups", groups: a convolution's,
+ * EXPR_NONE for a linear), whether the base has a bias and whether DoRA
+ * applies to it (linears; a convolution with DoRA is refused). Sets
+ * ob->out; 0 or -1. */
+struct lora_spec {
+	const struct op_rule *rule;
+	json_t *base, *a, *b;
+	expr_id fout, groups;
+	int bias, dora_ok;
+};
+int op_lora_build(struct op_build *ob, struct lora_spec *sp);
+
 /* Not in the registry: DoRA's part of a LoRA-adapted linear and its second
  * F.linear with a dropout (op_linear.c runs them; model files cannot name
  * them). */

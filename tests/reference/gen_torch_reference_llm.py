@@ -27,6 +27,8 @@ torch.manual_seed(0), torch 1.13.1 / torchvision 0.14.1 from Debian) on three mo
            (lm_head included, as dnnsat's "linear" selector), r in {4, 16}, dropout 0, and
            0.05 / 0.1 (the values QLoRA's and peft's examples use); and the same with DoRA
            (peft's use_dora=True: DoraLinear below), the rows with use_dora 1.
+  conv     LoRA on convolutions (peft's lora.Conv2d: LoraConv2d below): torchvision's resnet18
+           (10 classes, 64 x 64) with every Conv2d adapted, r 4 and r 8 at dropout 0.1.
 
 params excludes peft's adapters and DoRA's magnitudes (as dnnsat's params does); trainable_params is the sum of numel over parameters with requires_grad. MACs are counted at
 batch 1 by count_macs (Linear/Conv2d hooks and the attention matmuls); for the vit, whose
@@ -220,14 +222,15 @@ class LlamaForCausalLM(nn.Module):
 
 
 # --------------------------------------------------------------------------------------------
-# peft lora.Linear (lora_dropout=0 -> Identity, else Dropout: here CUDA's native_dropout)
-class LoraLinear(nn.Module):
-    def __init__(self, base, r, alpha, dropout=0.0):
+# peft's LoraLayer with one adapter: base_layer(x) + lora_B(lora_A(lora_dropout(x))) * alpha / r
+# (lora_dropout=0 -> Identity, else Dropout: here CUDA's native_dropout)
+class LoraLayer(nn.Module):
+    def __init__(self, base, lora_A, lora_B, r, alpha, dropout):
         super().__init__()
         self.base_layer = base
         self.lora_dropout = ref.NativeDropout(dropout) if dropout > 0 else nn.Identity()
-        self.lora_A = nn.Linear(base.in_features, r, bias=False)
-        self.lora_B = nn.Linear(r, base.out_features, bias=False)
+        self.lora_A = lora_A
+        self.lora_B = lora_B
         self.scaling = alpha / r
         nn.init.kaiming_uniform_(self.lora_A.weight, a=math.sqrt(5))
         nn.init.zeros_(self.lora_B.weight)
@@ -235,6 +238,13 @@ class LoraLinear(nn.Module):
     def forward(self, x):
         result = self.base_layer(x)
         return result + self.lora_B(self.lora_A(self.lora_dropout(x))) * self.scaling
+
+
+# peft's lora.Linear: Linear(in, r) and Linear(r, out), without bias
+class LoraLinear(LoraLayer):
+    def __init__(self, base, r, alpha, dropout=0.0):
+        super().__init__(base, nn.Linear(base.in_features, r, bias=False), nn.Linear(r, base.out_features, bias=False),
+                         r, alpha, dropout)
 
 
 # peft's DoRA (LoraConfig(use_dora=True): tuners/lora/dora.py DoraLinearLayer, called by
@@ -274,6 +284,26 @@ class DoraLinear(LoraLinear):
         else:
             base_result = result
         return result + ((mag_norm_scale - 1) * base_result + mag_norm_scale * lora_result * self.scaling)
+
+
+# peft's lora.Conv2d (tuners/lora/layer.py _ConvNd): lora_A the base's kind with its kernel, stride
+# and padding (no dilation, no groups), lora_B a 1x1 with the base's groups, both without bias
+class LoraConv2d(LoraLayer):
+    def __init__(self, base, r, alpha, dropout=0.0):
+        super().__init__(base, nn.Conv2d(base.in_channels, r, base.kernel_size, base.stride, base.padding, bias=False),
+                         nn.Conv2d(r, base.out_channels, 1, 1, groups=base.groups, bias=False), r, alpha, dropout)
+
+
+def apply_lora_conv(model, r, dropout=0.0):
+    """Wraps every nn.Conv2d in LoraConv2d (dnnsat's "conv2d" target), then freezes every
+    parameter but the adapters'."""
+    for p in model.parameters():
+        p.requires_grad_(False)
+    for parent in list(model.modules()):
+        for name, child in list(parent.named_children()):
+            if isinstance(child, nn.Conv2d):
+                setattr(parent, name, LoraConv2d(child, r, 2 * r, dropout))
+    return model
 
 
 def dora_recompute_macs(model, tokens):
@@ -390,6 +420,15 @@ def main():
         apply_lora(m, rank, targets, dropout, dora)
         cfg = dict(cfg, lora_r=rank, lora_targets=label, lora_dropout=dropout, use_dora=int(dora))
         r, d = measure("llama-lora", "lora", m, inp, batch, cfg, dora_recompute_macs(m, cfg["seq_len"]))
+        rows.append(r)
+        detail.append(d)
+    # LoRA on convolutions: torchvision's resnet18 (10 classes) at 64 x 64, every Conv2d adapted
+    for rank, dropout in [(4, 0.0), (8, 0.1)]:
+        torch.manual_seed(0)
+        m = apply_lora_conv(torchvision.models.resnet18(num_classes=10), rank, dropout)
+        cfg = {"image_size": 64, "num_classes": 10, "lora_r": rank, "lora_targets": "conv2d",
+               "lora_dropout": dropout, "use_dora": 0}
+        r, d = measure("resnet18-lora", "lora", m, lambda b: torch.randn(b, 3, 64, 64), 2, cfg)
         rows.append(r)
         detail.append(d)
     write_csv(os.path.join(HERE, "torch_reference_llm.csv"), CSV_COLS, rows)

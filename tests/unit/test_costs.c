@@ -309,12 +309,15 @@ END_TEST
 static void
 llm_row_set(struct tmodel *t, char **hdr, char **fl, int n)
 {
-	static const char *const hps[] = { "batch_size", "seq_len", "image_size", "vocab", "hidden",
+	static const char *const hps[] = { "batch_size", "seq_len", "image_size", "resolution", "vocab", "hidden",
 		"intermediate", "layers", "heads", "kv_heads", "patch", "mlp_dim", "num_classes" };
 
 	for (int c = 0; c < n; c++)
 		for (size_t h = 0; h < sizeof hps / sizeof hps[0]; h++) {
 			const char *col = strcmp(hdr[c], "batch") == 0 ? "batch_size" : hdr[c];
+			/* the resnet template's image size */
+			if (strcmp(col, "image_size") == 0 && cm_def_find_hp(t->def, col) < 0)
+				col = "resolution";
 			if (fl[c][0] != '\0' && strcmp(col, hps[h]) == 0 && cm_def_find_hp(t->def, col) >= 0)
 				tmodel_set(t, col, fl[c]);
 		}
@@ -322,7 +325,8 @@ llm_row_set(struct tmodel *t, char **hdr, char **fl, int n)
 
 /* The llama and vit templates, a frozen embedding and LoRA against PyTorch
  * (tests/reference/torch_reference_llm.csv, gen_torch_reference_llm.py: HF's
- * eager LlamaModel, torchvision's VisionTransformer, peft's lora.Linear):
+ * eager LlamaModel, torchvision's VisionTransformer, peft's lora.Linear,
+ * DoRA and lora.Conv2d on resnet18's convolutions):
  * parameters and trainable parameters exact, MACs within 1% and saved
  * activations within 0.1% (signed errors printed). LoRA with lora_dropout
  * 0.05 and 0.1 too (refused by the query parser before; -6.9% without the
@@ -375,7 +379,8 @@ START_TEST(test_saved_activations_llm)
 			ck_assert_msg(cm_ft_add_selectors(wl.ft.freeze, &wl.ft.nfreeze, fl[cf], "freeze", &e) == 0,
 			    "%s", e.message);
 		}
-		preset_eval(&t, strcmp(fl[0], "vit") == 0 ? "vit_b_16" : "tinyllama-1.1b", &wl);
+		preset_eval(&t, strcmp(fl[0], "vit") == 0 ? "vit_b_16" : strcmp(fl[0], "resnet18-lora") == 0 ? "resnet18" :
+		    "tinyllama-1.1b", &wl);
 		llm_row_set(&t, hdr, fl, n);
 		tmodel_eval(&t);
 		ck_assert_msg(t.r.params == atoll(fl[csv_col(hdr, nh, "params")]), "%s: params %lld, PyTorch %s",
@@ -403,7 +408,7 @@ START_TEST(test_saved_activations_llm)
 		tmodel_free(&t);
 	}
 	fclose(f);
-	ck_assert_int_eq(checked, 17);
+	ck_assert_int_eq(checked, 19);
 }
 END_TEST
 
