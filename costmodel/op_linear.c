@@ -36,25 +36,43 @@ is_output(const char *output, const char *path)
 	return mb_linear_path_len(path) == n && strncmp(output, path, n) == 0;
 }
 
-/* A tied linear that trains (train picks it) trains the weight it shares:
- * in PyTorch requires_grad belongs to the Parameter, which is the
- * embedding's (GPT-2's lm_head.weight is transformer.wte.weight), so that
- * embedding (the last one built before it, in this copy of the model,
- * with the linear's [out, in] shape) takes its gradient and optimizer
- * state even where freeze picks it. */
-static void
-tied_trains(struct op_build *ob, expr_id fin, expr_id fout)
+/* The embedding whose weight a tied linear shares: the last one built
+ * before it, in this copy of the model, with the linear's [out, in] shape;
+ * NULL when there is none. */
+static struct cm_op *
+tied_embedding(struct op_build *ob, expr_id fin, expr_id fout)
 {
 	struct cm_graph *m = ob->m;
 
 	for (int k = m->nops - 1; k >= 0; k--) {
 		struct cm_op *op = &m->ops[k];
 		if (op->rule == &op_rule_embedding && op->nparam_tensors > 0 && op->param_rows[0] == fout &&
-		    op->param_cols[0] == fin) {
-			op->frozen = 0;
-			return;
-		}
+		    op->param_cols[0] == fin)
+			return op;
 	}
+	return NULL;
+}
+
+/* In PyTorch requires_grad belongs to the Parameter, which a tied linear
+ * shares with its embedding (GPT-2's lm_head.weight is
+ * transformer.wte.weight): the two train or stay frozen together. A tied
+ * linear that trains (train picks it) makes the embedding take its
+ * gradient and optimizer state even where freeze picks it; a tied linear
+ * that freeze picks while its embedding trains (--freeze lm_head: freezing
+ * by named_parameters() finds no lm_head, the weight is listed once as
+ * wte's) takes the gradient too, keeping its input for it (the upper of
+ * the two readings: freezing the module instead would freeze wte too). */
+static void
+tied_settle(struct op_build *ob, expr_id fin, expr_id fout)
+{
+	struct cm_op *emb = tied_embedding(ob, fin, fout);
+
+	if (emb == NULL)
+		return;
+	if (!ob->op.frozen)
+		emb->frozen = 0;
+	else if (!emb->frozen)
+		ob->op.frozen = 0;
 }
 
 /* Whether this linear is a Linear4bit or Linear8bitLt (cm_quant.c): the
@@ -233,8 +251,8 @@ linear_build(struct op_build *ob)
 		ob->tied_weight = 1;
 		ob->op.frozen = (uint8_t)(ob->mb->ft_force >= 0 ? ob->mb->ft_force :
 		    cm_ft_tied_frozen(ob->mb->wl, ob->inst_path));
-		if (ob->mb->wl->training && !ob->op.frozen)
-			tied_trains(ob, fin, fout);
+		if (ob->mb->wl->training && ob->mb->ft_force < 0)
+			tied_settle(ob, fin, fout);
 	}
 	wgrad = ob_weights_train(ob);
 	quant = quant_applies(ob, tied);
