@@ -40,7 +40,8 @@ static const char *const import_options[] = { "--name", "--dim", "--unknown", "-
 	"  --lora-rank R         LoRA adapters of rank R (an integer or an expression over hyperparameters);\n" \
 	"                        every base weight frozen\n" \
 	"  --lora-targets SELECTORS   the linears that get adapters (e.g. attention.q,attention.v), and\n" \
-	"                        convolutions named by kind (conv2d), module name or path\n" \
+	"                        convolutions and embeddings named by kind (conv2d, embedding), module\n" \
+	"                        name (embed_tokens, wte, ...) or path\n" \
 	"  --lora-dropout P      peft's lora_dropout (default 0): a dropped copy of each adapter's input\n" \
 	"  --use-dora            DoRA (peft's use_dora): a trainable magnitude per output row, the\n" \
 	"                        weight's norm every step, each adapted linear's result and adapter output kept\n" \

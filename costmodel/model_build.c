@@ -1253,7 +1253,7 @@ copy_no_targets(struct model_builder *mb, const struct cm_workload *wl, int t, e
 	expr_id v = expr_var(&mb->m->g, wl->ft.targets_hp - 1);
 	char rule[160];
 
-	dn_fmt(rule, sizeof rule, "LoRA targets \"%.100s\" match a linear or convolution layer",
+	dn_fmt(rule, sizeof rule, "LoRA targets \"%.100s\" match a linear, convolution or embedding layer",
 	    t < h->nvalues ? h->values[t] : "?");
 	if (cm_graph_add_constraint(mb->m, cond, expr_int(&mb->m->g, 0), "$.space", rule, 1, names, &v) < 0)
 		return dn_error_set(mb->err, DN_ENOMEM, "$", "out of memory");
@@ -1382,12 +1382,13 @@ build_graph(struct cm_model_def *def, const struct cm_workload *wl, const struct
 	if (wl->training && wl->ft.lora_rank > 0 && mb.lora_hits == 0)
 		/* peft: "Target modules ... not found in the base model"; every
 		 * weight frozen and nothing trained is no fine-tuning run */
-		return dn_error_set(err, DN_EINVAL, "$.workload.lora.targets", "the LoRA targets match no linear or "
-		    "convolution layer of the model (dnnsat adapts nn.Linear and nn.Conv1d/2d/3d layers, as peft's "
-		    "LoraLayer: give attention.q/k/v/qkv/out, peft's module names of them (q_proj, query, c_attn, ...), "
-		    "of the MLP's (gate_proj, up_proj, down_proj; c_fc, c_proj; dense), the model's own module names, "
-		    "linear, all-linear, all, conv2d (convolutions are picked by their kind, their module names or a "
-		    "path) or a path prefix such as $.layers[3])");
+		return dn_error_set(err, DN_EINVAL, "$.workload.lora.targets", "the LoRA targets match no linear, "
+		    "convolution or embedding layer of the model (dnnsat adapts nn.Linear, nn.Conv1d/2d/3d and "
+		    "nn.Embedding layers, as peft's LoraLayer: give attention.q/k/v/qkv/out, peft's module names of them "
+		    "(q_proj, query, c_attn, ...), of the MLP's (gate_proj, up_proj, down_proj; c_fc, c_proj; dense), "
+		    "of the embeddings (embed_tokens, wte, word_embeddings, ...), the model's own module names, linear, "
+		    "all-linear, all, conv2d, embedding (convolutions and embeddings are picked by their kind, their "
+		    "module names or a path) or a path prefix such as $.layers[3])");
 	qi->hits = mb.quant_hits;
 	qi->tied = mb.quant_tied;
 	qi->last_q = last_q;    /* in any copy */

@@ -9,8 +9,8 @@
  * A linear may be bitsandbytes' Linear4bit or Linear8bitLt (the
  * workload's "quantize", cm_quant.c): its weight stored in 4 bits and
  * dequantized on every call, or in int8 and multiplied with the input
- * quantized to int8 on every call. A linear that LoRA's targets pick is a
- * LoRA composite (op_lora.c).
+ * quantized to int8 on every call. A linear or an embedding that LoRA's
+ * targets pick is a LoRA composite (op_lora.c).
  */
 #include "model_build_priv.h"
 #include "op_rules.h"
@@ -241,9 +241,9 @@ linear_build(struct op_build *ob)
 	    cm_ft_lora_target(ob->mb->wl, "linear", ob->mb->parent_rule, ob->inst_path)) {
 		/* a space that picks the target lists builds the model once per
 		 * list (model_build.c), so the answer is this copy's */
-		struct lora_spec sp = { &op_rule_linear, json_pack("{s:s,s:b}", "out_features", "__lora_out", "bias", bias),
-			json_pack("{s:s,s:b}", "out_features", "__lora_r", "bias", 0),
-			json_pack("{s:s,s:b}", "out_features", "__lora_out", "bias", 0), fout, EXPR_NONE, bias, 1 };
+		struct lora_spec sp = { &op_rule_linear, NULL, json_pack("{s:s,s:b}", "out_features", "__lora_out", "bias",
+			bias), json_pack("{s:s,s:b}", "out_features", "__lora_r", "bias", 0),
+			json_pack("{s:s,s:b}", "out_features", "__lora_out", "bias", 0), fout, EXPR_NONE, bias, 1, 0 };
 		ob->mb->lora_hits++;
 		return op_lora_build(ob, &sp);
 	}
@@ -366,6 +366,33 @@ matmul_build(struct op_build *ob)
 	return 0;
 }
 
+/* An embedding that LoRA's targets pick, as peft's lora.Embedding
+ * computes it (op_lora.c): the frozen base; lora_A, F.embedding of the ids
+ * into A.T [num, r] (an embedding of r columns: it keeps the ids for its
+ * gradient); lora_B, after_A @ B.T [r, dim] (a linear without bias: it
+ * keeps after_A); * scaling, +. No dropout (peft never calls it there). */
+static int
+embedding_lora(struct op_build *ob)
+{
+	json_t *num = json_object_get(ob->item, "num_embeddings"), *dim = json_object_get(ob->item, "embedding_dim");
+	expr_id fout = ob_int(ob, "embedding_dim", OB_REQUIRED);
+	struct lora_spec sp;
+
+	if (fout < 0)
+		return -1;
+	memset(&sp, 0, sizeof sp);
+	sp.rule = &op_rule_embedding;
+	sp.rule_b = &op_rule_linear;
+	sp.base = json_pack("{s:O,s:O}", "num_embeddings", num, "embedding_dim", dim);
+	sp.a = json_pack("{s:O,s:s}", "num_embeddings", num, "embedding_dim", "__lora_r");
+	sp.b = json_pack("{s:s,s:b}", "out_features", "__lora_out", "bias", 0);
+	sp.fout = fout;
+	sp.groups = EXPR_NONE;
+	sp.no_dropout = 1;
+	ob->mb->lora_hits++;
+	return op_lora_build(ob, &sp);
+}
+
 static int
 embedding_build(struct op_build *ob)
 {
@@ -375,6 +402,10 @@ embedding_build(struct op_build *ob)
 
 	if (x->dtype != CM_DT_I64)
 		return ob_fail(ob, NULL, "an embedding needs an int64 input (token ids)");
+	if (ob->mb->ft_force < 0 && json_object_get(ob->item, "num_embeddings") != NULL &&
+	    json_object_get(ob->item, "embedding_dim") != NULL &&
+	    cm_ft_lora_target(ob->mb->wl, "embedding", ob->mb->parent_rule, ob->inst_path))
+		return embedding_lora(ob);
 	if (x->rank >= CM_MAX_RANK)
 		return ob_fail(ob, NULL, "input has too many dimensions");
 	num = ob_int(ob, "num_embeddings", OB_REQUIRED);

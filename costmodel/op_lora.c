@@ -1,6 +1,7 @@
 /*
- * op_lora.c - a layer with LoRA adapters, as peft's lora.Linear and
- * lora.Conv1d/2d/3d (tuners/lora/layer.py) compute it with one adapter:
+ * op_lora.c - a layer with LoRA adapters, as peft's lora.Linear,
+ * lora.Conv1d/2d/3d and lora.Embedding (tuners/lora/layer.py) compute it
+ * with one adapter:
  *
  *   result = base_layer(x)                     frozen: a linear keeps nothing
  *                                              for its weight (x's gradient
@@ -17,6 +18,9 @@
  *     lora_B  trainable, keeps the r-wide A(x): Linear(r, out, bias=False),
  *             or a 1x1 Conv(r, out, groups=the base's, bias=False), where
  *             peft refuses a rank its groups do not divide
+ *     an embedding: lora_A F.embedding(ids, A.T) (A [r, num]: keeps the
+ *             ids), lora_B after_A @ B.T (B [dim, r]: keeps after_A), no
+ *             dropout (peft's lora.Embedding never calls it)
  *     * scaling (alpha / r, a Python float: keeps nothing), + (keeps nothing)
  * Extra forward MACs: a linear's (in + out) * r a row; a convolution's
  * lora_A's in * r * kernel a position of its output and lora_B's r / groups
@@ -25,8 +29,8 @@
  *
  * With DoRA (use_dora; a space's choice of it: both, each under its
  * condition, and a select) op_dora.c's part takes the place of the scale
- * and the add; DoRA on a convolution (peft's _DoraConvNdLayer) is not
- * modelled and is refused.
+ * and the add; DoRA on a convolution or an embedding (peft's
+ * _DoraConvNdLayer, DoraEmbeddingLayer) is not modelled and is refused.
  */
 #include "model_build_priv.h"
 #include "op_rules.h"
@@ -113,8 +117,9 @@ op_lora_build(struct op_build *ob, struct lora_spec *sp)
 		json_decref(sp->base);
 		json_decref(sp->a);
 		json_decref(sp->b);
-		return ob_fail(ob, NULL, "DoRA on a %s (peft's _DoraConvNdLayer) is not modelled: target linear layers "
-		    "with use_dora", sp->rule->name);
+		return ob_fail(ob, NULL, "DoRA on a%s %s (peft's %s) is not modelled: target linear layers with "
+		    "use_dora", sp->rule == &op_rule_embedding ? "n" : "", sp->rule->name,
+		    sp->rule == &op_rule_embedding ? "DoraEmbeddingLayer" : "_DoraConvNdLayer");
 	}
 	memset(&sc, 0, sizeof sc);
 	sc.parent = saved;
@@ -123,14 +128,14 @@ op_lora_build(struct op_build *ob, struct lora_spec *sp)
 	mb->scope = &sc;
 	base = lora_part(ob, sp->rule, "base_layer", sp->base, 1, &x, 1, 0);
 	bq = base >= 0 ? ob->m->ops[ob->m->nops - 1].quant != CM_QUANT_NONE : 0;
-	if (base >= 0)
+	if (base >= 0 && !sp->no_dropout)
 		x = lora_input(ob, x);
 	if (base >= 0 && x >= 0)
 		a = lora_part(ob, sp->rule, "lora_A", sp->a, 1, &x, 0, 1);
 	else
 		json_decref(sp->a);
 	if (a >= 0)
-		b = lora_part(ob, sp->rule, "lora_B", sp->b, 1, &a, 0, 1);
+		b = lora_part(ob, sp->rule_b != NULL ? sp->rule_b : sp->rule, "lora_B", sp->b, 1, &a, 0, 1);
 	else
 		json_decref(sp->b);
 	if (b >= 0 && !expr_is_int_const(g, dora, 0))

@@ -38,17 +38,19 @@ extern const struct op_rule op_rule_parameter;
 extern const struct op_rule op_rule_lstm, op_rule_gru, op_rule_rnn_state;
 extern const struct op_rule op_rule_cross_entropy;
 /* A layer with LoRA adapters (op_lora.c), built in place of the rule's
- * own: the base layer's rule, its attributes and lora_A's and lora_B's
- * (JSON objects the call takes over, which may name "__lora_r", the rank,
- * "__lora_out", fout, and "__lora_groups", groups: a convolution's,
- * EXPR_NONE for a linear), whether the base has a bias and whether DoRA
- * applies to it (linears; a convolution with DoRA is refused). Sets
- * ob->out; 0 or -1. */
+ * own: the base layer's rule (lora_A's too), lora_B's (NULL: the same),
+ * their attributes (JSON objects the call takes over, which may name
+ * "__lora_r", the rank, "__lora_out", fout, and "__lora_groups", groups: a
+ * convolution's, EXPR_NONE otherwise), whether the base has a bias, whether
+ * DoRA applies to it (linears; a convolution or an embedding with DoRA is
+ * refused) and whether lora_dropout runs (not on an embedding: peft's
+ * lora.Embedding has the layer and never calls it). Sets ob->out; 0 or
+ * -1. */
 struct lora_spec {
-	const struct op_rule *rule;
+	const struct op_rule *rule, *rule_b;
 	json_t *base, *a, *b;
 	expr_id fout, groups;
-	int bias, dora_ok;
+	int bias, dora_ok, no_dropout;
 };
 int op_lora_build(struct op_build *ob, struct lora_spec *sp);
 

@@ -203,10 +203,10 @@ check int8-v100 1 "violated   \$.workload.quantize: int8 (LLM.int8()) needs a GP
 check int8-t4 0 "^valid        yes" -- estimate --preset tinyllama-1.1b batch_size=1 seq_len=512 --dtype fp16 --inference --quantize int8 --device t4
 check nf4-maxwell 1 "violated   \$.workload.quantize: 4-bit weights need a GPU of compute capability >= 6.0" -- estimate --preset tinyllama-1.1b batch_size=1 seq_len=512 --dtype fp16 --inference --quantize nf4 --device m40-12gb
 check int8-count 0 "^feasible 3 of 12 " -- count --preset llama2-7b --space "$tmp/qlora.json" --lora-rank 16 --lora-targets attention.q,attention.v --dtype mixed_bf16 --device rtx-4090 --quantize int8
-# targets that match no linear or convolution layer: peft refuses them ("Target modules ... not
+# targets that match no linear, convolution or embedding layer: peft refuses them ("Target modules ... not
 # found"); it was priced with every weight frozen and nothing trained (0 trainable, fits)
-check lora-no-match 2 "\\$.workload.lora.targets: the LoRA targets match no linear or convolution layer" -- estimate --preset resnet18 --lora-rank 4 --lora-targets attention.q
-check lora-no-match-path 2 "the LoRA targets match no linear or convolution layer" -- estimate --preset resnet18 --lora-rank 4 --lora-targets '$.layers[1]'
+check lora-no-match 2 "\\$.workload.lora.targets: the LoRA targets match no linear, convolution or embedding layer" -- estimate --preset resnet18 --lora-rank 4 --lora-targets attention.q
+check lora-no-match-path 2 "the LoRA targets match no linear, convolution or embedding layer" -- estimate --preset resnet18 --lora-rank 4 --lora-targets '$.layers[1]'
 check lora-conv-path 0 "^parameters   11,689,512, 844 trainable$" -- estimate --preset resnet18 batch_size=8 --lora-rank 4 --lora-targets '$.layers[0]'
 # LoRA on convolutions (peft's lora.Conv2d: lora_A the base's kernel, stride and padding, lora_B a
 # 1x1 with its groups): resnet18's, 143,692 trainable at r 4, as PyTorch counts (test_costs);
@@ -215,6 +215,14 @@ check lora-conv-path 0 "^parameters   11,689,512, 844 trainable$" -- estimate --
 check lora-conv 0 "^parameters   11,689,512, 143,692 trainable$" -- estimate --preset resnet18 batch_size=8 --lora-rank 4 --lora-targets conv2d
 check lora-conv-all 0 "^parameters   11,689,512, 6,048 trainable$" -- estimate --preset resnet18 batch_size=8 --lora-rank 4 --lora-targets all
 check lora-conv-dora 2 "DoRA on a conv2d (peft.s _DoraConvNdLayer) is not modelled" -- estimate --preset resnet18 batch_size=8 --lora-rank 4 --lora-targets conv2d --use-dora
+# LoRA on embeddings (peft's lora.Embedding: A [r, num], B [dim, r], no dropout), by the module
+# names peft gives them (the templates' embeddings carry them now) or by kind: TinyLlama's
+# embed_tokens at r 8, 32,000 x 8 + 8 x 2,048 = 272,384 trainable as PyTorch counts (test_costs);
+# GPT-2's wte (tied to lm_head, which stays frozen) and BERT's word_embeddings beside query, value
+check lora-embedding 0 "^parameters   1,100,048,384, 272,384 trainable$" -- estimate --preset tinyllama-1.1b --lora-rank 8 --lora-targets embed_tokens batch_size=2 seq_len=256
+check lora-embedding-gpt2 0 "^parameters   124,439,808, 408,200 trainable$" -- estimate --preset gpt2 --lora-rank 8 --lora-targets wte batch_size=2
+check lora-embedding-bert 0 "^parameters   109,482,240, 545,232 trainable$" -- estimate --preset bert-base --lora-rank 8 --lora-targets word_embeddings,query,value
+check lora-embedding-dora 2 "DoRA on an embedding (peft.s DoraEmbeddingLayer) is not modelled" -- estimate --preset tinyllama-1.1b --lora-rank 8 --lora-targets embed_tokens --use-dora
 # peft's target_modules names: q_proj/k_proj/v_proj/o_proj (LLaMA), query/key/value (BERT), c_attn
 # (GPT-2) are the attention projections, gate_proj/up_proj/down_proj the SwiGLU MLP's linears, and
 # all-linear every linear but the output layer. LLaMA-2-7B, r 16 on all-linear: 39,976,960 trainable,
@@ -681,7 +689,7 @@ check space-lora-targets-all 0 "^feasible 5 of 8 configurations" -- count $GQ --
 check space-lora-targets-gate 0 "^feasible 7 of 8 configurations" -- count $GQ --lora-targets gate_proj --space "$tmp/tgt0.json"
 check space-lora-targets-list 0 '^{"batch_size":8,"seq_len":1024,"target_modules":"gate_proj"}$' -- list $GQ --lora-targets q_proj --space "$tmp/tgt.json"
 printf '{"batch_size": {"_type": "choice", "_value": [1, 8]}, "target_modules": {"_type": "choice", "_value": ["c_attn", "down_proj"]}}' >"$tmp/tgtgpt.json"
-check space-lora-targets-none 1 '^     \$.space: LoRA targets "down_proj" match a linear or convolution layer$' -- explain --preset gpt2 --lora-rank 8 --lora-targets c_attn --space "$tmp/tgtgpt.json" --config '{"batch_size": 1, "target_modules": "down_proj"}'
+check space-lora-targets-none 1 '^     \$.space: LoRA targets "down_proj" match a linear, convolution or embedding layer$' -- explain --preset gpt2 --lora-rank 8 --lora-targets c_attn --space "$tmp/tgtgpt.json" --config '{"batch_size": 1, "target_modules": "down_proj"}'
 # the attention kernel as a parameter of the space (Hugging Face's attn_implementation, or
 # attention): each configuration with its own kernel. gpt2-large mixed fp16, seq 512, V100 32GB,
 # 30 GiB: eager and sdpa (the memory-efficient kernel before Ampere) fit batches 1 to 4 each, flash

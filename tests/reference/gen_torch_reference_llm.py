@@ -27,6 +27,8 @@ torch.manual_seed(0), torch 1.13.1 / torchvision 0.14.1 from Debian) on three mo
            (lm_head included, as dnnsat's "linear" selector), r in {4, 16}, dropout 0, and
            0.05 / 0.1 (the values QLoRA's and peft's examples use); and the same with DoRA
            (peft's use_dora=True: DoraLinear below), the rows with use_dora 1.
+  embed    LoRA on the llama's token embedding (peft's lora.Embedding: LoraEmbedding below), alone
+           at r 8 and beside q and v at r 4.
   conv     LoRA on convolutions (peft's lora.Conv2d: LoraConv2d below): torchvision's resnet18
            (10 classes, 64 x 64) with every Conv2d adapted, r 4 and r 8 at dropout 0.1.
 
@@ -306,22 +308,43 @@ def apply_lora_conv(model, r, dropout=0.0):
     return model
 
 
-def dora_recompute_macs(model, tokens):
-    """DoRA with a dropout runs the base layer's F.linear again on the dropped input (no module
-    hook sees it): tokens * in * out per such layer, added in closed form."""
-    return sum(tokens * m.base_layer.in_features * m.base_layer.out_features for m in model.modules()
-               if isinstance(m, DoraLinear) and not isinstance(m.lora_dropout, nn.Identity))
+def closed_form_macs(model, tokens):
+    """The adapters' products no module hook sees, added in closed form: DoRA with a dropout runs
+    the base layer's F.linear again on the dropped input (tokens * in * out per such layer), and
+    LoRA on an embedding multiplies after_A by B.T (tokens * r * dim)."""
+    return (sum(tokens * m.base_layer.in_features * m.base_layer.out_features for m in model.modules()
+                if isinstance(m, DoraLinear) and not isinstance(m.lora_dropout, nn.Identity)) +
+            sum(tokens * m.lora_embedding_B.numel() for m in model.modules() if isinstance(m, LoraEmbedding)))
+
+
+# peft's lora.Embedding: A [r, num] and B [dim, r] parameters; F.embedding(ids, A.T) @ B.T * scaling
+# added to the frozen lookup (its lora_dropout is never called)
+class LoraEmbedding(nn.Module):
+    def __init__(self, base, r, alpha):
+        super().__init__()
+        self.base_layer = base
+        self.lora_embedding_A = nn.Parameter(torch.zeros(r, base.num_embeddings))
+        self.lora_embedding_B = nn.Parameter(torch.randn(base.embedding_dim, r))
+        self.scaling = alpha / r
+
+    def forward(self, x):
+        result = self.base_layer(x)
+        after_A = F.embedding(x, self.lora_embedding_A.T)
+        return result + (after_A @ self.lora_embedding_B.T) * self.scaling
 
 
 def apply_lora(model, r, targets, dropout=0.0, dora=False):
     """Wraps every nn.Linear whose attribute name is in targets (None: every Linear) in
-    LoraLinear (DoraLinear with dora), then freezes every parameter but the adapters'."""
+    LoraLinear (DoraLinear with dora), and every nn.Embedding whose name is in targets in
+    LoraEmbedding, then freezes every parameter but the adapters'."""
     for p in model.parameters():
         p.requires_grad_(False)
     for parent in list(model.modules()):
         for name, child in list(parent.named_children()):
             if isinstance(child, nn.Linear) and (targets is None or name in targets):
                 setattr(parent, name, (DoraLinear if dora else LoraLinear)(child, r, 2 * r, dropout))
+            elif isinstance(child, nn.Embedding) and targets is not None and name in targets:
+                setattr(parent, name, LoraEmbedding(child, r, 2 * r))
     return model
 
 
@@ -414,12 +437,15 @@ def main():
                  (qv, 16, 0.05), ((None, "linear"), 4, 0.1)]
     lora_runs = [run + (False,) for run in lora_runs] + [
         (qv, 4, 0.0, True), ((None, "linear"), 16, 0.0, True), (qv, 16, 0.05, True),
-        ((None, "linear"), 4, 0.1, True)]
+        ((None, "linear"), 4, 0.1, True),
+        # LoRA on the token embedding (peft's lora.Embedding), alone and beside q and v
+        ((("embed_tokens",), "embed_tokens"), 8, 0.0, False),
+        ((("embed_tokens", "q_proj", "v_proj"), "embed_tokens+attention.q+attention.v"), 4, 0.0, False)]
     for (targets, label), rank, dropout, dora in lora_runs:
         m, cfg, inp, batch = llama_model(LORA_BASE)
         apply_lora(m, rank, targets, dropout, dora)
         cfg = dict(cfg, lora_r=rank, lora_targets=label, lora_dropout=dropout, use_dora=int(dora))
-        r, d = measure("llama-lora", "lora", m, inp, batch, cfg, dora_recompute_macs(m, cfg["seq_len"]))
+        r, d = measure("llama-lora", "lora", m, inp, batch, cfg, closed_form_macs(m, cfg["seq_len"]))
         rows.append(r)
         detail.append(d)
     # LoRA on convolutions: torchvision's resnet18 (10 classes) at 64 x 64, every Conv2d adapted

@@ -154,10 +154,10 @@ END_TEST
 START_TEST(test_position_tables)
 {
 	static const struct { const char *preset, *seq_len, *table; int64_t rows; } cases[] = {
-		{ "bert-base", "513", "$.layers[2]", 512 },
-		{ "bert-base", "5000", "$.layers[2]", 512 },
-		{ "gpt2", "1025", "$.layers[1]", 1024 },
-		{ "gpt2", "2048", "$.layers[1]", 1024 },
+		{ "bert-base", "513", "$.layers[2].position_embeddings", 512 },
+		{ "bert-base", "5000", "$.layers[2].position_embeddings", 512 },
+		{ "gpt2", "1025", "$.layers[1].wpe", 1024 },
+		{ "gpt2", "2048", "$.layers[1].wpe", 1024 },
 	};
 	struct cm_workload wl = test_workload(0);
 
