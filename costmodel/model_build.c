@@ -1108,10 +1108,12 @@ lora_rank(struct model_builder *mb)
 
 /* What a build says of its quantized linears (cm_quant.c): how many, whether
  * the model ties a linear's weight, and the last operator with weights
- * (its path, whether it is a quantized linear). */
-struct quant_info {
+ * (its path, whether it is a quantized linear); and the embedding a tied
+ * linear trained after it was built frozen (mb.tied_train). */
+struct build_info {
 	int hits, tied, last_q;
 	char last[512];
+	char tied_train[CM_FT_SEL_LEN];
 };
 
 /* Two flags of a setting both true where the framework refuses it
@@ -1281,7 +1283,7 @@ training_loss(struct model_builder *mb, expr_id guard, int out)
 
 static int
 build_graph(struct cm_model_def *def, const struct cm_workload *wl, const struct cm_device *dev,
-    const struct expr_ival *bounds, struct cm_graph *m, const char *quant_skip, struct quant_info *qi,
+    const struct expr_ival *bounds, struct cm_graph *m, const char *quant_skip, struct build_info *qi,
     struct dn_error *err)
 {
 	struct model_builder mb;
@@ -1393,6 +1395,7 @@ build_graph(struct cm_model_def *def, const struct cm_workload *wl, const struct
 	qi->tied = mb.quant_tied;
 	qi->last_q = last_q;    /* in any copy */
 	memcpy(qi->last, mb.quant_last, sizeof qi->last);
+	memcpy(qi->tied_train, mb.tied_train, sizeof qi->tied_train);
 	m->output = out;
 	return 0;
 }
@@ -1409,13 +1412,26 @@ model_graph_build(struct cm_model_def *def, const struct cm_workload *wl,
     const struct cm_device *dev, const struct expr_ival *bounds, struct cm_graph *m,
     struct dn_error *err)
 {
-	struct quant_info qi;
+	struct build_info qi;
+	struct cm_workload wt;
 	char skip[sizeof qi.last];
 	int quant = wl->ft.quant != CM_QUANT_NONE || cm_quant_searched(&wl->ft);
 
 	memset(&qi, 0, sizeof qi);
 	if (build_graph(def, wl, dev, bounds, m, NULL, &qi, err) != 0)
 		return -1;
+	if (qi.tied_train[0] != '\0' && wl->ft.ntrain < CM_FT_MAX_SEL) {
+		/* a tied linear trains the embedding's weight: the embedding
+		 * trains from the start (its output needs a gradient, so what
+		 * follows it keeps its activations), as train picking it says */
+		wt = *wl;
+		memcpy(wt.ft.train[wt.ft.ntrain++], qi.tied_train, sizeof qi.tied_train);
+		wl = &wt;
+		cm_graph_free(m);
+		memset(&qi, 0, sizeof qi);
+		if (build_graph(def, wl, dev, bounds, m, NULL, &qi, err) != 0)
+			return -1;
+	}
 	if (!quant)
 		return 0;
 	if (qi.hits > 0 && !qi.tied && qi.last_q) {

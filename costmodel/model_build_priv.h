@@ -73,6 +73,11 @@ struct model_builder {
 	int quant_hits, quant_tied, quant_last_q;
 	char quant_last[512];
 	const char *quant_skip;     /* the output layer's path (a LoRA composite's, not its base_layer's) */
+	/* the path of an embedding built frozen whose weight a later tied
+	 * linear trains ("" none): its output needed a gradient, so
+	 * model_build.c builds again with the embedding trained from the
+	 * start (op_linear.c, tied_settle) */
+	char tied_train[CM_FT_SEL_LEN];
 	struct dn_error *err;
 };
 

@@ -56,22 +56,36 @@ tied_embedding(struct op_build *ob, expr_id fin, expr_id fout)
 /* In PyTorch requires_grad belongs to the Parameter, which a tied linear
  * shares with its embedding (GPT-2's lm_head.weight is
  * transformer.wte.weight): the two train or stay frozen together. A tied
- * linear that trains (train picks it) makes the embedding take its
- * gradient and optimizer state even where freeze picks it; a tied linear
- * that freeze picks while its embedding trains (--freeze lm_head: freezing
- * by named_parameters() finds no lm_head, the weight is listed once as
- * wte's) takes the gradient too, keeping its input for it (the upper of
- * the two readings: freezing the module instead would freeze wte too). */
+ * linear that train picks makes the embedding train even where freeze
+ * picks it (its gradient, optimizer state, and what follows it keeping
+ * its activations for that gradient: the model is built again); one that
+ * nothing picks shares a frozen embedding's state (--freeze wte freezes
+ * the Parameter); one that freeze picks while its embedding trains
+ * (--freeze lm_head: freezing by named_parameters() finds no lm_head, the
+ * weight is listed once as wte's) takes the gradient too, keeping its
+ * input for it (the upper of the two readings: freezing the module
+ * instead would freeze wte too). */
 static void
 tied_settle(struct op_build *ob, expr_id fin, expr_id fout)
 {
 	struct cm_op *emb = tied_embedding(ob, fin, fout);
 
-	if (emb == NULL)
+	const struct cm_finetune *ft = &ob->mb->wl->ft;
+
+	if (emb == NULL || ob->op.frozen == emb->frozen)
 		return;
-	if (!ob->op.frozen)
+	if (emb->frozen && !cm_ft_match(ft->train, ft->ntrain, "linear", ob->mb->parent_rule, ob->inst_path))
+		/* the embedding's freeze froze the Parameter (--freeze wte):
+		 * the linear nothing picked shares it */
+		ob->op.frozen = 1;
+	else if (emb->frozen) {
+		/* train picks the linear: built frozen, the embedding's output
+		 * needed no gradient, so the model is built again with it
+		 * trained (model_build.c) */
 		emb->frozen = 0;
-	else if (!emb->frozen)
+		if (ob->mb->tied_train[0] == '\0' && strlen(emb->path) < sizeof ob->mb->tied_train)
+			memcpy(ob->mb->tied_train, emb->path, strlen(emb->path) + 1);
+	} else
 		ob->op.frozen = 0;
 }
 

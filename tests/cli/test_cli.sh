@@ -263,6 +263,14 @@ check tied-train-linear 0 "^parameters   124,439,808, 123,614,976 trainable$" --
 # its input for it: full fine-tuning's 9.61 GiB kept (before: every weight trainable, but lm_head
 # keeping nothing, 9.58 GiB)
 check tied-freeze-lm-head 0 "^activations  9.61 GiB kept for backward$" -- estimate --preset gpt2 batch_size=8 --freeze lm_head
+# training the tied lm_head trains wte, whose output then needs a gradient: everything after it
+# keeps its activations, 7.92 GiB at batch 8 as --train wte says (before: 1.56 GiB, the model
+# built with wte frozen and only its gradient and Adam state added afterwards, 6.4 GiB low);
+# freezing wte freezes the Parameter, so lm_head, which nothing picks, stays frozen with it
+# (85,842,432 trainable: all but wte; before, every weight trainable)
+check tied-train-lm-head-kept 0 "^activations  7.92 GiB kept for backward$" -- estimate --preset gpt2 batch_size=8 --freeze all --train lm_head
+check tied-train-wte-kept 0 "^activations  7.92 GiB kept for backward$" -- estimate --preset gpt2 batch_size=8 --freeze all --train wte
+check tied-freeze-wte 0 "^parameters   124,439,808, 85,842,432 trainable$" -- estimate --preset gpt2 batch_size=8 --freeze wte
 check lora-module-typo 2 '^dnnsat: \$.workload.freeze\[0\]: unknown selector "c_fcc": model gpt has no module of that name (did you mean c_fc?)$' -- estimate --preset gpt2 --freeze c_fcc
 printf '{"batch_size": {"_type": "choice", "_value": [1, 8]}, "target_modules": {"_type": "choice", "_value": ["c_attn", "c_attn,mlp_in"]}}' >"$tmp/tgtmod.json"
 check lora-module-space-typo 2 '^dnnsat: \$.space.target_modules._value\[1\]: unknown selector "mlp_in": model gpt has no module of that name' -- count --preset gpt2 --lora-rank 8 --lora-targets c_attn --space "$tmp/tgtmod.json"
