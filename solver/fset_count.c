@@ -58,8 +58,11 @@ fs_next_active(const struct fs_engine *e, int d)
 int
 fs_passthrough_only(const struct fs_engine *e, int d)
 {
+	/* a nested choice that passes through still picks which of its
+	 * options' vars are active, and so the values of the hyperparameters
+	 * they set (or their fixed values where none is active) */
 	for (int v = d; v < e->nvars; v++)
-		if (e->vars[v].hp >= 0 && fs_active(e, v) != 0 && e->lo[v] != e->hi[v])
+		if ((e->vars[v].hp >= 0 || e->vars[v].has_children) && fs_active(e, v) != 0 && e->lo[v] != e->hi[v])
 			return 0;
 	return 1;
 }

@@ -998,6 +998,22 @@ check space-nested-not-taken 0 "^dnnsat: warning: parameters m/use_dora, m/gradi
 # before the space parser's limits, so it is bounded
 printf '{"batch_size": {"_type": "choice", "_value": [1, 2]}, "m": {"_type": "choice", "_value": [{"_name": "a"}, {"_name": "b", "attention": {"_type": "choice", "_value": [%s]}}]}}' "$(seq 0 299 | sed 's/.*/"k&"/' | paste -sd, -)" >"$tmp/nest4.json"
 check space-nested-many-values 0 "^dnnsat: warning: parameter m/attention is a setting of the workload" -- count --preset gpt2 --budget memory=10GiB --space "$tmp/nest4.json"
+# a nested choice that sets nothing itself (NNI's {"_name": ...} options) and whose options set
+# the model: each option counted with its own values, whatever their order. resnet18 at batch 64:
+# basic blocks 3.78 GiB, bottleneck 6.08; in 6 GiB one of the two options fits. Before cost model
+# 1.4.17 the engine decided such a box by one exact evaluation, at the first option: [basic
+# default, bottleneck] counted 2 of 2 (bottleneck said to fit, the dangerous side), the reverse
+# order 0 of 2
+printf '{"batch_size": {"_type": "choice", "_value": [64]}, "arch": {"_type": "choice", "_value": [{"_name": "a"}, {"_name": "b", "block": {"_type": "choice", "_value": ["bottleneck"]}}]}}' >"$tmp/nestab.json"
+printf '{"batch_size": {"_type": "choice", "_value": [64]}, "arch": {"_type": "choice", "_value": [{"_name": "b", "block": {"_type": "choice", "_value": ["bottleneck"]}}, {"_name": "a"}]}}' >"$tmp/nestba.json"
+printf '{"batch_size": {"_type": "choice", "_value": [64]}, "arch": {"_type": "choice", "_value": [{"_name": "a", "block": {"_type": "choice", "_value": ["basic"]}}, {"_name": "b", "block": {"_type": "choice", "_value": ["bottleneck"]}}]}}' >"$tmp/nestboth.json"
+check space-nested-order-ab 0 "^feasible 1 of 2 configurations" -- count --preset resnet18 --budget memory=6GiB --space "$tmp/nestab.json"
+check space-nested-order-ba 0 "^feasible 1 of 2 configurations" -- count --preset resnet18 --budget memory=6GiB --space "$tmp/nestba.json"
+check space-nested-order-both 0 '^{"batch_size":64,"arch":{"_name":"a","block":"basic"}}$' -- list --preset resnet18 --budget memory=6GiB --space "$tmp/nestboth.json"
+if grep -q bottleneck "$tmp/out"; then bad "space-nested-order-both: bottleneck listed"; else ok; fi
+# the example of LoRA, DoRA, QLoRA and QDoRA as one nested choice (examples/api/hf-peft-methods-query.json):
+# 66 of 96, as the four point queries say (15 + 15 + 18 + 18)
+check space-peft-methods-example 0 "^feasible 66 of 96 configurations" -- count "$top_srcdir/examples/api/hf-peft-methods-query.json"
 # DoRA's costs: TinyLlama, all-linear rank 16, batch 4, seq 1024, mixed bf16, on an A100: a
 # magnitude per output row (+394,240 trainable beside LoRA's 12,615,680), each adapted linear's
 # result and adapter output kept for the products' backward (bf16 under autocast: +6.02 GiB kept,
