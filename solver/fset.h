@@ -40,6 +40,9 @@ struct fs_var {
 	int parent;             /* engine var of the enclosing choice, or -1 */
 	int64_t active_pos;     /* the parent's position that activates this var */
 	int has_children;
+	int nested_sets;        /* a var or continuous var nested in it, at any
+	                         * depth, sets a hyperparameter: its option
+	                         * decides values of the model (fs_passthrough_only) */
 };
 
 /*

@@ -62,7 +62,7 @@ fs_passthrough_only(const struct fs_engine *e, int d)
 	 * options' vars are active, and so the values of the hyperparameters
 	 * they set (or their fixed values where none is active) */
 	for (int v = d; v < e->nvars; v++)
-		if ((e->vars[v].hp >= 0 || e->vars[v].has_children) && fs_active(e, v) != 0 && e->lo[v] != e->hi[v])
+		if ((e->vars[v].hp >= 0 || e->vars[v].nested_sets) && fs_active(e, v) != 0 && e->lo[v] != e->hi[v])
 			return 0;
 	return 1;
 }

@@ -523,8 +523,16 @@ link_and_size(struct fs_engine *e, const struct sq_query *q, struct dn_error *er
 		e->vars[e->vars[v].parent].has_children = 1;
 	}
 	for (int c = 0; c < e->ncvars; c++)
-		if (q->space.dims[e->cvars[c].dim].parent >= 0)
+		if (q->space.dims[e->cvars[c].dim].parent >= 0) {
 			e->cvars[c].parent = fs_dim_parent(e, e->cvars[c].dim, &e->cvars[c].active_pos);
+			if (e->cvars[c].parent >= 0)
+				e->vars[e->cvars[c].parent].nested_sets = 1;
+		}
+	/* nested vars come after their parents: from the last up, a var that
+	 * sets the model or holds one that does marks its parent */
+	for (int v = e->nvars - 1; v >= 0; v--)
+		if (e->vars[v].parent >= 0 && (e->vars[v].hp >= 0 || e->vars[v].nested_sets))
+			e->vars[e->vars[v].parent].nested_sets = 1;
 	e->total = 1;
 	for (int v = e->nvars - 1; v >= 0; v--)
 		e->full[v] = fs_contrib(e, v, 0, e->vars[v].n - 1);
