@@ -256,7 +256,7 @@ query_config(struct cli_query *q, const struct query_args *s, struct dn_error *e
 	cm_config_defaults(q->def, q->config);
 	if (q->preset != NULL && cm_config_apply_preset(q->def, q->preset, q->config, err) != 0)
 		return -1;
-	cm_config_lora_rank(q->def, &q->wl, q->config);
+	cm_ft_config_rank(q->def, &q->wl, q->config);
 	for (int i = 0; i < s->nsets; i++) {
 		char name[128];
 		const char *eq = strchr(s->sets[i], '=');

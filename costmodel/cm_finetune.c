@@ -445,7 +445,7 @@ cm_ft_lora_target(const struct cm_workload *wl, const char *rule, const char *pa
 }
 
 void
-cm_config_lora_rank(const struct cm_model_def *def, const struct cm_workload *wl, union expr_val *vals)
+cm_ft_config_rank(const struct cm_model_def *def, const struct cm_workload *wl, union expr_val *vals)
 {
 	int h = cm_def_find_hp(def, "lora_r");
 	const struct cm_hparam *hp = h >= 0 ? &def->hps[h] : NULL;

@@ -491,7 +491,7 @@ struct cm_workload {
  * so that a configuration does not read "lora_r=8" beside a rank of 16.
  * Costs do not change. Call after the defaults and the preset, before the
  * user's values. */
-void cm_config_lora_rank(const struct cm_model_def *def, const struct cm_workload *wl, union expr_val *vals);
+void cm_ft_config_rank(const struct cm_model_def *def, const struct cm_workload *wl, union expr_val *vals);
 
 /* How torch.optim runs a step (the workload's optimizer_impl):
  *   foreach   over all weights at once (PyTorch >= 2.0 on CUDA): each

@@ -259,7 +259,6 @@ conv_lora(struct op_build *ob)
 	sp.fout = cout;
 	sp.groups = groups;
 	sp.bias = bias;
-	sp.rule_b = NULL;
 	ob->mb->lora_hits++;
 	return op_lora_build(ob, &sp);
 }

@@ -57,17 +57,27 @@ lora_part(struct op_build *ob, const struct op_rule *rule, const char *suffix, j
 	return r;
 }
 
+/* Where lora_dropout runs: a space's p > 0 (its costs do not depend on
+ * how much more), or the workload's p > 0 as a constant. */
+static expr_id
+dropout_runs(struct op_build *ob)
+{
+	const struct cm_finetune *ft = &ob->mb->wl->ft;
+	struct expr_graph *g = &ob->m->g;
+
+	if (ft->dropout_hp > 0)
+		return expr_gt(g, expr_var(g, ft->dropout_hp - 1), expr_real(g, 0.0));
+	return expr_int(g, ft->lora_dropout > 0.0);
+}
+
 /* DoRA's part where it runs (op_dora.c), and with a dropout its second
  * F.linear where that runs too, under the composite's guard: the
  * result, or -1. */
 static int
 dora_part(struct op_build *ob, expr_id dora, int base, int b, int x, int bq, int bias)
 {
-	struct model_builder *mb = ob->mb;
 	struct expr_graph *g = &ob->m->g;
-	expr_id guard = ob->guard;
-	expr_id drop = mb->wl->ft.dropout_hp > 0 ? expr_gt(g, expr_var(g, mb->wl->ft.dropout_hp - 1),
-	    expr_real(g, 0.0)) : expr_int(g, mb->wl->ft.lora_dropout > 0.0);
+	expr_id guard = ob->guard, drop = dropout_runs(ob);
 	int in[3] = { base, b, x }, d;
 
 	ob->guard = expr_and(g, guard, dora);
@@ -87,14 +97,11 @@ static int
 lora_input(struct op_build *ob, int x)
 {
 	struct model_builder *mb = ob->mb;
-	struct expr_graph *g = &ob->m->g;
 
 	if (mb->wl->ft.dropout_hp > 0) {
-		/* the space picks p: the dropout where it picks p > 0 (its
-		 * costs do not depend on how much more) */
+		/* the space picks p (dropout_runs) */
 		mb->ft_force = 0;
-		x = ob_sub_rule_if(ob, expr_gt(g, expr_var(g, mb->wl->ft.dropout_hp - 1), expr_real(g, 0.0)),
-		    &op_rule_dropout, "lora_dropout", json_pack("{s:f}", "p", 0.5), x);
+		x = ob_sub_rule_if(ob, dropout_runs(ob), &op_rule_dropout, "lora_dropout", json_pack("{s:f}", "p", 0.5), x);
 		mb->ft_force = -1;
 	} else if (mb->wl->ft.lora_dropout > 0.0)
 		x = lora_part(ob, &op_rule_dropout, "lora_dropout", json_pack("{s:f}", "p", mb->wl->ft.lora_dropout), 1,

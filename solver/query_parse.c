@@ -955,7 +955,7 @@ parse_query(const json_t *req, const struct cm_device_catalog *catalog, struct s
 			    json_is_object(json_object_get(req, "model")) ? "$.model.preset" : "$.model");
 		return -1;
 	}
-	cm_config_lora_rank(q->def, &q->wl, q->fixed);
+	cm_ft_config_rank(q->def, &q->wl, q->fixed);
 	if (json_object_get(req, "fixed") != NULL &&
 	    cm_config_from_json(q->def, json_object_get(req, "fixed"), "$.fixed", q->fixed, err) != 0)
 		return -1;

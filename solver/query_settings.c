@@ -975,6 +975,20 @@ sgd_momentum(struct sq_query *q, const json_t *space)
 #define NESTED_MAX_DEPTH 16
 #define NESTED_MAX_VALUES 256
 
+/* Appends v to arr unless an equal value is there. 0, or -1 out of
+ * memory. */
+static int
+append_distinct(json_t *arr, const json_t *v)
+{
+	size_t m;
+	const json_t *w;
+
+	json_array_foreach(arr, m, w)
+		if (json_equal((json_t *)v, (json_t *)w))
+			return 0;
+	return json_array_append(arr, (json_t *)v);
+}
+
 /* Adds to *acc (a JSON array, made on first use) the values of every
  * parameter `key` inside an option of a nested choice of `params` (an
  * object of parameters), at any depth; *n counts them, *bad those that are
@@ -1013,15 +1027,9 @@ nested_values(const json_t *params, const char *key, int depth, json_t **acc, in
 			}
 			if (*acc == NULL && (*acc = json_array()) == NULL)
 				return -1;
-			json_array_foreach(own_vals, j, v) {
-				size_t m;
-				const json_t *w;
-				int seen = 0;
-				json_array_foreach(*acc, m, w)
-					seen |= json_equal((json_t *)v, (json_t *)w);
-				if (!seen && json_array_append((*acc), (json_t *)v) != 0)
+			json_array_foreach(own_vals, j, v)
+				if (append_distinct(*acc, v) != 0)
 					return -1;
-			}
 		}
 	}
 	return 0;
@@ -1145,7 +1153,7 @@ nested_settings(struct sq_query *q, const json_t *space, struct dn_error *err)
 			const char *key = ns->keys[k];
 			json_t *acc = NULL, *mine, *merged;
 			char why[WHY_LEN] = "";
-			int n = 0, bad = 0, rc;
+			int n = 0, bad = 0, rc, h;
 			size_t i;
 			const json_t *v;
 			if (cm_def_find_hp(q->def, key) >= 0 && strcmp(key, "lora_r") != 0)
@@ -1165,24 +1173,18 @@ nested_settings(struct sq_query *q, const json_t *space, struct dn_error *err)
 				json_decref(acc);
 				return dn_error_set(err, DN_ENOMEM, "$.space", "out of memory");
 			}
-			json_array_foreach(acc, i, v) {
-				size_t m;
-				const json_t *w;
-				int seen = 0;
-				json_array_foreach(merged, m, w)
-					seen |= json_equal((json_t *)v, (json_t *)w);
-				if (!seen && json_array_append(merged, (json_t *)v) != 0) {
+			json_array_foreach(acc, i, v)
+				if (append_distinct(merged, v) != 0) {
 					json_decref(merged);
 					json_decref(acc);
 					return dn_error_set(err, DN_ENOMEM, "$.space", "out of memory");
 				}
-			}
 			json_decref(acc);
 			rc = ns->take_fn(q, key, "choice", merged, why, err);
 			/* an int or real hyperparameter (accumulation, the rank, the
 			 * dropout) starts at the workload's value too */
-			if (rc > 0 && cm_def_find_hp(q->def, key) >= 0 &&
-			    q->def->hps[cm_def_find_hp(q->def, key)].type != CM_HP_CATEGORICAL &&
+			h = rc > 0 ? cm_def_find_hp(q->def, key) : -1;
+			if (h >= 0 && q->def->hps[h].type != CM_HP_CATEGORICAL &&
 			    def_set_default(q, key, json_incref(json_array_get(merged, 0)), err) != 0)
 				rc = -1;
 			json_decref(merged);
