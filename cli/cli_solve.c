@@ -415,10 +415,6 @@ print_z3(const struct sq_query *q, const json_t *zc, const json_t *cf)
 	if (zc != NULL && json_is_string(json_object_get(zc, "stopped")) &&
 	    strcmp(json_string_value(json_object_get(zc, "stopped")), "continuous parameter") == 0)
 		printf("z3       no enumeration: the engine counts on the grid of a continuous parameter\n");
-	else if (zc != NULL && json_is_string(json_object_get(zc, "stopped")) &&
-	    strcmp(json_string_value(json_object_get(zc, "stopped")), "nested parameter that passes through") == 0)
-		printf("z3       no enumeration: a nested parameter of the space sets nothing in the model, and Z3 "
-		    "enumerates the model's hyperparameters\n");
 	else if (zc != NULL) {
 		int complete = json_is_true(json_object_get(zc, "complete"));
 		json_t *agrees = json_object_get(zc, "agrees");
@@ -429,9 +425,10 @@ print_z3(const struct sq_query *q, const json_t *zc, const json_t *cf)
 		if (!complete)
 			snprintf(how, sizeof how, " (stopped: %s)", stopped != NULL ? stopped : "?");
 		if (per > 1)
-			printf("z3       %" JSON_INTEGER_FORMAT " assignments of the model's hyperparameters by enumeration "
-			    "with blocking clauses%s, each %" JSON_INTEGER_FORMAT " configurations (the parameters that "
-			    "pass through): %.0f\n", models, how, per, (double)models * (double)per);
+			printf("z3       %" JSON_INTEGER_FORMAT " models (the hyperparameters and nested options) by "
+			    "enumeration with blocking clauses%s, each %" JSON_INTEGER_FORMAT " configurations (the "
+			    "top-level parameters that pass through): %.0f\n", models, how, per,
+			    (double)models * (double)per);
 		else
 			printf("z3       %" JSON_INTEGER_FORMAT " configurations by enumeration with blocking clauses%s\n",
 			    models, how);

@@ -57,6 +57,11 @@ struct sq_query {
 	 * could not cost per configuration and warned about with the reason
 	 * (query_settings.c; static strings, NULL-terminated) */
 	const char *settings_noted[8];
+	/* per space dim: the graph variable Z3 enumerates for the position of
+	 * a var that passes through and is nested or holds nested vars
+	 * (query_z3.c, sq_z3_selects), -1 for none; NULL until Z3 first
+	 * compiles the query (the graph keeps the variables from then on) */
+	int32_t *z3_selectors;
 };
 
 /*

@@ -64,6 +64,7 @@ sq_free(struct sq_query *q)
 	sp_free(&q->space);
 	free(q->fixed);
 	free(q->bounds);
+	free(q->z3_selectors);
 	cm_def_unref(q->def);
 	memset(q, 0, sizeof *q);
 }

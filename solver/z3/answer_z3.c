@@ -36,23 +36,20 @@ count_model(void *ctx, const union expr_val *model)
 	return 0;
 }
 
-/* Configurations per Z3 model: Z3 assigns the model's hyperparameters,
- * so each model stands for every position of the discrete space
- * parameters that pass through (a learning rate listed as a choice),
- * which the engine counts as configurations. 0 when such a parameter is
- * nested, or a choice whose options hold parameters of their own: its
- * count then depends on the model, and there is no comparison. */
+/* Configurations per Z3 model: Z3 assigns the model's hyperparameters and
+ * the positions of the selectors (sq_z3_selects: vars that pass through and
+ * are nested or hold nested vars), so each model stands for every position
+ * of the other discrete space parameters that pass through (a learning
+ * rate listed as a choice at the top level), which the engine counts as
+ * configurations. */
 static fs_count
 configs_per_model(const struct fs_engine *e)
 {
 	fs_count m = 1;
 
 	for (int v = 0; v < e->nvars; v++)
-		if (e->vars[v].hp < 0) {
-			if (e->vars[v].parent >= 0 || e->vars[v].has_children)
-				return 0;
+		if (e->vars[v].hp < 0 && !sq_z3_selects(&e->vars[v]))
 			m *= (fs_count)e->vars[v].n;
-		}
 	return m;
 }
 
@@ -72,10 +69,6 @@ ans_z3_count(struct sq_query *q, const struct fs_engine *e, int64_t max_models, 
 	char eng[64];
 
 	memset(&zerr, 0, sizeof zerr);
-	if (per == 0) {
-		stopped = "nested parameter that passes through";
-		goto answer;
-	}
 	if (e->ncvars > 0) {
 		/* the engine counts a configuration when it fits at one of 1025
 		 * values of a continuous parameter: a disjunction Z3 cannot

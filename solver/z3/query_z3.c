@@ -9,11 +9,19 @@
  * against, and answers what enumeration cannot.
  *
  * Nested dims: a hyperparameter set only by nested vars takes the grid of
- * the var that is active (each enclosing choice's hyperparameter at the
- * option that activates it), and its fixed value when none is, as the
- * engine's fs_config_of has it; its domain is the union of those values.
- * A var under a choice that sets no hyperparameter with a grid (it passes
- * through) cannot be conditioned: its grid is asserted unconditionally.
+ * the var that is active (each enclosing choice at the option that
+ * activates it), and its fixed value when none is, as the engine's
+ * fs_config_of has it; its domain is the union of those values.
+ *
+ * Vars that pass through (they set no hyperparameter) and are nested or
+ * hold nested vars (sq_z3_selects: NNI's {"_name": ...} options of an
+ * "arch" or "method" choice, a learning rate inside one of them) are graph
+ * variables of their own, selectors, declared once per query
+ * (sq_query.z3_selectors): the var's position where it takes part, 0
+ * where it does not. Z3 then conditions what such a choice holds on its
+ * option, and each model is one configuration of them, so that Z3's models
+ * times the positions of the top-level vars that pass through are the
+ * engine's configurations.
  */
 #include "query_z3.h"
 #include "dn_deadline.h"
@@ -61,11 +69,44 @@ var_assertion(const struct fs_engine *e, const struct fs_var *x, struct z3c *z, 
 	return *a == NULL ? -1 : 0;
 }
 
+int
+sq_z3_selects(const struct fs_var *x)
+{
+	return x->hp < 0 && (x->parent >= 0 || x->has_children);
+}
+
+/* Declares q's selectors (struct sq_query.z3_selectors) for the vars of e
+ * that sq_z3_selects and have none yet, as Int graph variables named after
+ * their dims. 0 or -1 (out of memory). */
+static int
+declare_selectors(struct sq_query *q, const struct fs_engine *e)
+{
+	struct expr_graph *g = (struct expr_graph *)cm_model_graph(q->model);
+	char name[512];
+
+	if (q->z3_selectors == NULL) {
+		if ((q->z3_selectors = malloc(sizeof *q->z3_selectors * ((size_t)q->space.ndims + 1))) == NULL)
+			return -1;
+		for (int d = 0; d < q->space.ndims; d++)
+			q->z3_selectors[d] = -1;
+	}
+	for (int v = 0; v < e->nvars; v++) {
+		const struct fs_var *x = &e->vars[v];
+		if (!sq_z3_selects(x) || q->z3_selectors[x->dim] >= 0)
+			continue;
+		snprintf(name, sizeof name, "%s (position)", q->space.dims[x->dim].name);
+		if ((q->z3_selectors[x->dim] = expr_graph_add_var(g, name, EXPR_INT)) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* Whether something under engine var `parent` at position `active_pos`
  * takes part, as a Bool in *act (see var_active); parent < 0: top level,
  * *act = NULL. 0 or -1. */
 static int
-chain_active(const struct fs_engine *e, int parent, int64_t active_pos, struct z3c *z, Z3_ast *act)
+chain_active(const struct sq_query *q, const struct fs_engine *e, int parent, int64_t active_pos, struct z3c *z,
+    Z3_ast *act)
 {
 	Z3_ast parts[SP_MAX_DEPTH + 1];
 	unsigned k = 0;
@@ -74,11 +115,15 @@ chain_active(const struct fs_engine *e, int parent, int64_t active_pos, struct z
 	for (; parent >= 0 && k < SP_MAX_DEPTH + 1; active_pos = e->vars[parent].active_pos,
 	    parent = e->vars[parent].parent) {
 		const struct fs_var *p = &e->vars[parent];
-		int64_t opt;
-		if (p->hp < 0 || p->vals == NULL || p->real)
+		int64_t opt = active_pos;
+		int32_t var = p->hp;
+		if (sq_z3_selects(p))
+			var = q->z3_selectors[p->dim];
+		else if (p->hp < 0 || p->vals == NULL || p->real)
 			return 0;
-		opt = p->vals[active_pos].i;
-		if ((parts[k++] = z3c_var_in_ints(z, p->hp, &opt, 1)) == NULL)
+		else
+			opt = p->vals[active_pos].i;
+		if ((parts[k++] = z3c_var_in_ints(z, var, &opt, 1)) == NULL)
 			return -1;
 	}
 	if (k > 0 && (*act = z3c_keep(z, Z3_mk_and(z->ctx, k, parts))) == NULL)
@@ -87,13 +132,34 @@ chain_active(const struct fs_engine *e, int parent, int64_t active_pos, struct z
 }
 
 /* Whether engine var v takes part, as a Bool in *act: each enclosing
- * choice's hyperparameter at the option that activates it. *act = NULL: a
- * top-level var, or one under a choice Z3 cannot see (no hyperparameter or
- * no grid). 0 or -1. */
+ * choice at the option that activates it. *act = NULL: a top-level var, or
+ * one under a choice Z3 cannot see (a hyperparameter's without a grid).
+ * 0 or -1. */
 static int
-var_active(const struct fs_engine *e, int v, struct z3c *z, Z3_ast *act)
+var_active(const struct sq_query *q, const struct fs_engine *e, int v, struct z3c *z, Z3_ast *act)
 {
-	return chain_active(e, e->vars[v].parent, e->vars[v].active_pos, z, act);
+	return chain_active(q, e, e->vars[v].parent, e->vars[v].active_pos, z, act);
+}
+
+/* Selector var v (sq_z3_selects): one of its positions where it takes
+ * part, 0 where it does not. Appends to as[*n]. 0 or -1. */
+static int
+selector(const struct sq_query *q, const struct fs_engine *e, int v, struct z3c *z, Z3_ast *as, int *n)
+{
+	int32_t var = q->z3_selectors[e->vars[v].dim];
+	Z3_ast in = z3c_var_in_progression(z, var, 0, 1, e->vars[v].n), act, zero;
+
+	if (in == NULL || var_active(q, e, v, z, &act) != 0)
+		return -1;
+	if (act == NULL) {
+		as[(*n)++] = in;
+		return 0;
+	}
+	zero = z3c_var_in_ints(z, var, &(int64_t){ 0 }, 1);
+	if (zero == NULL || (as[(*n)++] = z3c_keep(z, Z3_mk_implies(z->ctx, act, in))) == NULL ||
+	    (as[(*n)++] = z3c_keep(z, Z3_mk_or(z->ctx, 2, (Z3_ast[]){ act, zero }))) == NULL)
+		return -1;
+	return 0;
 }
 
 /* hp is one of x's grid values, as a Bool (no domain declared). */
@@ -188,10 +254,11 @@ cvar_of_hp(const struct fs_engine *e, int h)
 	return -1;
 }
 
-int
-sq_z3_cvar_active(const struct fs_engine *e, int c, struct z3c *z, Z3_ast *act)
+/* Whether continuous var c takes part, as var_active. 0 or -1. */
+static int
+cvar_active(const struct sq_query *q, const struct fs_engine *e, int c, struct z3c *z, Z3_ast *act)
 {
-	return chain_active(e, e->cvars[c].parent, e->cvars[c].active_pos, z, act);
+	return chain_active(q, e, e->cvars[c].parent, e->cvars[c].active_pos, z, act);
 }
 
 /*
@@ -204,7 +271,7 @@ free_real(const struct sq_query *q, const struct fs_engine *e, int c, struct z3c
 	const struct fs_cvar *cv = &e->cvars[c];
 	Z3_ast act, in = z3c_var_in_range_real(z, cv->hp, cv->L, cv->H), fixed;
 
-	if (in == NULL || sq_z3_cvar_active(e, c, z, &act) != 0)
+	if (in == NULL || cvar_active(q, e, c, z, &act) != 0)
 		return -1;
 	if (act == NULL) {
 		as[(*n)++] = in;
@@ -223,11 +290,11 @@ assertions(struct sq_query *q, const struct fs_engine *e, int reals, struct z3c 
 {
 	const struct expr_graph *g = cm_model_graph(q->model);
 	int n = 0, nhp = q->def->nhps;
-	Z3_ast *as = calloc((size_t)(q->nparts + 2 * e->nvars + 2 * nhp) + 1, sizeof *as);
+	Z3_ast *as = calloc((size_t)(q->nparts + 4 * e->nvars + 2 * nhp) + 1, sizeof *as);
 	Z3_ast *acts = calloc((size_t)e->nvars + 1, sizeof *acts);
 	int *vs = calloc((size_t)e->nvars + 1, sizeof *vs);
 
-	if (as == NULL || acts == NULL || vs == NULL) {
+	if (as == NULL || acts == NULL || vs == NULL || declare_selectors(q, e) != 0) {
 		free(as);
 		free(acts);
 		free(vs);
@@ -239,7 +306,7 @@ assertions(struct sq_query *q, const struct fs_engine *e, int reals, struct z3c 
 		for (int v = 0; v < e->nvars; v++) {
 			if (e->vars[v].hp != h)
 				continue;
-			if (var_active(e, v, z, &acts[nv]) != 0)
+			if (var_active(q, e, v, z, &acts[nv]) != 0)
 				goto fail;
 			conditioned &= acts[nv] != NULL && e->vars[v].vals != NULL;
 			vs[nv++] = v;
@@ -257,6 +324,9 @@ assertions(struct sq_query *q, const struct fs_engine *e, int reals, struct z3c 
 				as[n++] = a;
 		}
 	}
+	for (int v = 0; v < e->nvars; v++)
+		if (sq_z3_selects(&e->vars[v]) && selector(q, e, v, z, as, &n) != 0)
+			goto fail;
 	for (int h = 0; h < nhp; h++) {
 		Z3_ast a;
 		int c = cvar_of_hp(e, h);

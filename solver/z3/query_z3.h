@@ -12,8 +12,10 @@
 
 /* Fills *out (malloc'd, the caller frees) with the assertions whose models
  * are exactly the feasible configurations the engine counts (over the
- * engine's grid, with nested dims flattened: Z3 sees hyperparameters, not
- * dims). Returns their number, or -1 with err. */
+ * engine's grid, with nested dims flattened: Z3 sees hyperparameters and
+ * the positions of the vars that sq_z3_selects, not dims; each model one
+ * configuration times the positions of the other vars that pass
+ * through). Returns their number, or -1 with err. */
 int sq_z3_assertions(struct sq_query *q, const struct fs_engine *e, struct z3c *z, Z3_ast **out,
     struct dn_error *err);
 
@@ -25,10 +27,11 @@ int sq_z3_assertions(struct sq_query *q, const struct fs_engine *e, struct z3c *
 int sq_z3_assertions_real(struct sq_query *q, const struct fs_engine *e, struct z3c *z, Z3_ast **out,
     struct dn_error *err);
 
-/* Whether continuous var c takes part, as a Bool in *act: each enclosing
- * choice at the option that holds it; *act = NULL at the top level or under
- * a choice Z3 cannot see. 0 or -1. */
-int sq_z3_cvar_active(const struct fs_engine *e, int c, struct z3c *z, Z3_ast *act);
+/* Whether engine var x is a selector for Z3: it passes through (sets no
+ * hyperparameter) and is nested or holds nested vars, so that its position
+ * is a variable of Z3's models of its own (query_z3.c); the positions of
+ * the other vars that pass through multiply Z3's models. */
+int sq_z3_selects(const struct fs_var *x);
 
 /* Opens a context for q's graph (z3c_init: every check under `seconds`,
  * our timer, and Z3's rlimit) and compiles the query into *as
