@@ -44,7 +44,8 @@ static const char *const import_options[] = { "--name", "--dim", "--unknown", "-
 	"                        name (embed_tokens, wte, ...) or path\n" \
 	"  --lora-dropout P      peft's lora_dropout (default 0): a dropped copy of each adapter's input\n" \
 	"  --use-dora            DoRA (peft's use_dora): a trainable magnitude per output row, the\n" \
-	"                        weight's norm every step, each adapted linear's result and adapter output kept\n" \
+	"                        weight's norm every step, each adapted layer's result and adapter output kept\n" \
+	"                        (linears, convolutions, embeddings)\n" \
 	"  --quantize nf4|nf4-dq|fp4|fp4-dq|int8   bitsandbytes' 4-bit (QLoRA) or 8-bit (LLM.int8()) base\n" \
 	"                        weights: every linear but the output layer, frozen ones when training;\n" \
 	"                        -dq: double quantization\n"

@@ -62,6 +62,10 @@ struct model_builder {
 	 * lora_rank is the rank as an expression (EXPR_NONE without LoRA) */
 	const char *parent_rule;
 	int ft_force, ft_adapter;
+	/* the operator being built uses another's weight again (DoRA's second
+	 * convolution with a dropout): its weights are not parameters of the
+	 * model a second time (mb_finish_op), though autocast casts them */
+	int ft_shared;
 	expr_id lora_rank;
 	int lora_hits;           /* linear layers that got LoRA adapters */
 	/* quantized base weights (cm_quant.c): the linears quantized so far,

@@ -826,7 +826,7 @@ mb_finish_op(struct model_builder *mb, struct op_build *ob)
 	has_params = !expr_is_int_const(&m->g, ob->op.params, 0) ||
 	    ob->op.nparam_tensors > 0 || ob->tied_weight;
 	trainable = has_params && !ob->op.frozen;
-	if (has_params && !ob->op.adapter) {
+	if (has_params && !ob->op.adapter && !mb->ft_shared) {
 		/* the model's last weights so far (cm_quant.c's output layer) */
 		mb->quant_last_q = ob->op.quant != CM_QUANT_NONE;
 		snprintf(mb->quant_last, sizeof mb->quant_last, "%s", ob->inst_path);
@@ -842,6 +842,10 @@ mb_finish_op(struct model_builder *mb, struct op_build *ob)
 		ob->op.kernels_bwd = 0;
 	}
 	autocast_casts(mb, ob, trainable);
+	if (mb->ft_shared) {
+		ob->op.params = expr_int(&m->g, 0);
+		ob->op.nparam_tensors = 0;
+	}
 	ob->op.path = strdup(ob->inst_path);
 	ob->op.guard = ob->guard;
 	ob->op.ckpt_seg = mb->ckpt_seg;

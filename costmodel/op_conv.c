@@ -259,6 +259,7 @@ conv_lora(struct op_build *ob)
 	sp.fout = cout;
 	sp.groups = groups;
 	sp.bias = bias;
+	sp.kind = LORA_CONV;
 	ob->mb->lora_hits++;
 	return op_lora_build(ob, &sp);
 }

@@ -257,7 +257,7 @@ linear_build(struct op_build *ob)
 		 * list (model_build.c), so the answer is this copy's */
 		struct lora_spec sp = { &op_rule_linear, NULL, json_pack("{s:s,s:b}", "out_features", "__lora_out", "bias",
 			bias), json_pack("{s:s,s:b}", "out_features", "__lora_r", "bias", 0),
-			json_pack("{s:s,s:b}", "out_features", "__lora_out", "bias", 0), fout, EXPR_NONE, bias, 1, 0 };
+			json_pack("{s:s,s:b}", "out_features", "__lora_out", "bias", 0), fout, EXPR_NONE, bias, LORA_LINEAR, 0 };
 		ob->mb->lora_hits++;
 		return op_lora_build(ob, &sp);
 	}
@@ -402,6 +402,7 @@ embedding_lora(struct op_build *ob)
 	sp.b = json_pack("{s:s,s:b}", "out_features", "__lora_out", "bias", 0);
 	sp.fout = fout;
 	sp.groups = EXPR_NONE;
+	sp.kind = LORA_EMBEDDING;
 	sp.no_dropout = 1;
 	ob->mb->lora_hits++;
 	return op_lora_build(ob, &sp);

@@ -29,8 +29,12 @@
  *
  * With DoRA (use_dora; a space's choice of it: both, each under its
  * condition, and a select) op_dora.c's part takes the place of the scale
- * and the add; DoRA on a convolution or an embedding (peft's
- * _DoraConvNdLayer, DoraEmbeddingLayer) is not modelled and is refused.
+ * and the add, in the base's form (peft's DoraLinearLayer,
+ * _DoraConvNdLayer, DoraEmbeddingLayer), given the base weight's elements
+ * ("__lora_weight": the base operator's first parameter tensor). With a
+ * dropout, DoRA runs the base product again on the dropped input: a
+ * linear's op_dora.c "dora_base", a convolution's its own rule, frozen and
+ * without the bias.
  */
 #include "model_build_priv.h"
 #include "op_rules.h"
@@ -71,23 +75,34 @@ dropout_runs(struct op_build *ob)
 }
 
 /* DoRA's part where it runs (op_dora.c), and with a dropout its second
- * F.linear where that runs too, under the composite's guard: the
- * result, or -1. */
+ * product of the base weight where that runs too (`again`: a
+ * convolution's attributes without the bias, taken over), under the
+ * composite's guard: the result, or -1. */
 static int
-dora_part(struct op_build *ob, expr_id dora, int base, int b, int x, int bq, int bias)
+dora_part(struct op_build *ob, const struct lora_spec *sp, json_t *again, expr_id dora, int base, int b, int x,
+    int bq)
 {
 	struct expr_graph *g = &ob->m->g;
 	expr_id guard = ob->guard, drop = dropout_runs(ob);
 	int in[3] = { base, b, x }, d;
 
 	ob->guard = expr_and(g, guard, dora);
-	d = lora_part(ob, &op_rule_dora, "lora_magnitude_vector", json_pack("{s:s,s:i,s:i}", "rank", "__lora_r",
-	    "quant", bq, "bias", bias), 3, in, 0, 1);
+	d = lora_part(ob, &op_rule_dora, "lora_magnitude_vector", json_pack("{s:s,s:i,s:i,s:i,s:s}", "rank", "__lora_r",
+	    "quant", bq, "bias", sp->bias, "kind", (int)sp->kind, "weight", "__lora_weight"), 3, in, 0, 1);
 	ob->guard = expr_and(g, ob->guard, drop);
-	if (d >= 0 && !expr_is_int_const(g, drop, 0) &&
-	    lora_part(ob, &op_rule_dora_refwd, "dora_base_result", json_pack("{s:s,s:i}", "out_features",
-	    "__lora_out", "quant", bq), 1, &x, 1, 0) < 0)
-		d = -1;
+	if (sp->no_dropout || expr_is_int_const(g, drop, 0) || d < 0)
+		json_decref(again);
+	else if (sp->kind == LORA_CONV) {
+		ob->mb->ft_shared = 1;
+		if (lora_part(ob, sp->rule, "dora_base_result", again, 1, &x, 1, 0) < 0)
+			d = -1;
+		ob->mb->ft_shared = 0;
+	} else {
+		json_decref(again);
+		if (lora_part(ob, &op_rule_dora_refwd, "dora_base_result", json_pack("{s:s,s:i}", "out_features",
+		    "__lora_out", "quant", bq), 1, &x, 1, 0) < 0)
+			d = -1;
+	}
 	ob->guard = guard;
 	return d;
 }
@@ -115,26 +130,29 @@ op_lora_build(struct op_build *ob, struct lora_spec *sp)
 	struct model_builder *mb = ob->mb;
 	struct scope sc, *saved = mb->scope;
 	struct expr_graph *g = &ob->m->g;
-	struct scope_bind binds[3] = { { "__lora_r", mb->lora_rank }, { "__lora_out", sp->fout },
-		{ "__lora_groups", sp->groups != EXPR_NONE ? sp->groups : expr_int(g, 1) } };
+	struct scope_bind binds[4] = { { "__lora_r", mb->lora_rank }, { "__lora_out", sp->fout },
+		{ "__lora_groups", sp->groups != EXPR_NONE ? sp->groups : expr_int(g, 1) },
+		{ "__lora_weight", EXPR_NONE } };
 	expr_id guard = ob->guard, dora = cm_ft_dora_on(g, mb->wl);
 	int x = ob->in[0], base, a = -1, b = -1, d = -1, bq;
+	/* a convolution's second product under DoRA with a dropout: the
+	 * base's attributes without the bias */
+	json_t *again = sp->kind == LORA_CONV && !expr_is_int_const(g, dora, 0) ? json_deep_copy(sp->base) : NULL;
 
-	if (!sp->dora_ok && !expr_is_int_const(g, dora, 0)) {
-		json_decref(sp->base);
-		json_decref(sp->a);
-		json_decref(sp->b);
-		return ob_fail(ob, NULL, "DoRA on a%s %s (peft's %s) is not modelled: target linear layers with "
-		    "use_dora", sp->rule == &op_rule_embedding ? "n" : "", sp->rule->name,
-		    sp->rule == &op_rule_embedding ? "DoraEmbeddingLayer" : "_DoraConvNdLayer");
+	if (again != NULL && json_object_set_new(again, "bias", json_false()) != 0) {
+		json_decref(again);
+		again = NULL;
 	}
 	memset(&sc, 0, sizeof sc);
 	sc.parent = saved;
 	sc.binds = binds;
-	sc.nbinds = sc.capbinds = 3;
+	sc.nbinds = sc.capbinds = 4;
 	mb->scope = &sc;
 	base = lora_part(ob, sp->rule, "base_layer", sp->base, 1, &x, 1, 0);
 	bq = base >= 0 ? ob->m->ops[ob->m->nops - 1].quant != CM_QUANT_NONE : 0;
+	/* the base weight's elements: its operator's first parameter tensor */
+	if (base >= 0)
+		binds[3].value = ob->m->ops[ob->m->nops - 1].param_elems[0];
 	if (base >= 0 && !sp->no_dropout)
 		x = lora_input(ob, x);
 	if (base >= 0 && x >= 0)
@@ -146,7 +164,9 @@ op_lora_build(struct op_build *ob, struct lora_spec *sp)
 	else
 		json_decref(sp->b);
 	if (b >= 0 && !expr_is_int_const(g, dora, 0))
-		d = dora_part(ob, dora, base, b, x, bq, sp->bias);
+		d = dora_part(ob, sp, again, dora, base, b, x, bq);
+	else
+		json_decref(again);
 	mb->scope = saved;
 	if (b < 0 || (d < 0 && !expr_is_int_const(g, dora, 0)))
 		return -1;

@@ -41,22 +41,25 @@ extern const struct op_rule op_rule_cross_entropy;
  * own: the base layer's rule (lora_A's too), lora_B's (NULL: the same),
  * their attributes (JSON objects the call takes over, which may name
  * "__lora_r", the rank, "__lora_out", fout, and "__lora_groups", groups: a
- * convolution's, EXPR_NONE otherwise), whether the base has a bias, whether
- * DoRA applies to it (linears; a convolution or an embedding with DoRA is
- * refused) and whether lora_dropout runs (not on an embedding: peft's
- * lora.Embedding has the layer and never calls it). Sets ob->out; 0 or
- * -1. */
+ * convolution's, EXPR_NONE otherwise), whether the base has a bias, the
+ * base's kind, which decides DoRA's form (op_dora.c: peft's
+ * DoraLinearLayer, _DoraConvNdLayer, DoraEmbeddingLayer), and whether
+ * lora_dropout runs (not on an embedding: peft's lora.Embedding has the
+ * layer and never calls it). Sets ob->out; 0 or -1. */
+enum lora_kind { LORA_LINEAR, LORA_CONV, LORA_EMBEDDING };
 struct lora_spec {
 	const struct op_rule *rule, *rule_b;
 	json_t *base, *a, *b;
 	expr_id fout, groups;
-	int bias, dora_ok, no_dropout;
+	int bias;
+	enum lora_kind kind;
+	int no_dropout;
 };
 int op_lora_build(struct op_build *ob, struct lora_spec *sp);
 
-/* Not in the registry: DoRA's part of a LoRA-adapted linear and its second
- * F.linear with a dropout (op_linear.c runs them; model files cannot name
- * them). */
+/* Not in the registry: DoRA's part of a LoRA-adapted layer and a linear's
+ * second F.linear with a dropout (op_lora.c runs them; model files cannot
+ * name them). */
 extern const struct op_rule op_rule_dora, op_rule_dora_refwd;
 
 #endif

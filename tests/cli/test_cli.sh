@@ -210,19 +210,32 @@ check lora-no-match-path 2 "the LoRA targets match no linear, convolution or emb
 check lora-conv-path 0 "^parameters   11,689,512, 844 trainable$" -- estimate --preset resnet18 batch_size=8 --lora-rank 4 --lora-targets '$.layers[0]'
 # LoRA on convolutions (peft's lora.Conv2d: lora_A the base's kernel, stride and padding, lora_B a
 # 1x1 with its groups): resnet18's, 143,692 trainable at r 4, as PyTorch counts (test_costs);
-# "conv2d" was refused as matching no linear. "all" and "all-linear" keep picking linears alone;
-# DoRA on a convolution is refused (peft's _DoraConvNdLayer is not modelled)
+# "conv2d" was refused as matching no linear. "all" and "all-linear" keep picking linears alone.
+# DoRA on convolutions (peft's _DoraConvNdLayer; it was refused): a magnitude per output channel,
+# 148,492 trainable as PyTorch counts (test_costs), and with a dropout the convolution run again on
+# the dropped input shares the base weight (not counted twice); a space's use_dora and
+# lora_dropout per configuration on a T4: 10 of 16 fit 8 GiB, as the sixteen point queries say
+# (DoRA at batch 128 6.58 GiB with dropout, batch 256 9.98 GiB without), and Z3 agrees
 check lora-conv 0 "^parameters   11,689,512, 143,692 trainable$" -- estimate --preset resnet18 batch_size=8 --lora-rank 4 --lora-targets conv2d
 check lora-conv-all 0 "^parameters   11,689,512, 6,048 trainable$" -- estimate --preset resnet18 batch_size=8 --lora-rank 4 --lora-targets all
-check lora-conv-dora 2 "DoRA on a conv2d (peft.s _DoraConvNdLayer) is not modelled" -- estimate --preset resnet18 batch_size=8 --lora-rank 4 --lora-targets conv2d --use-dora
+check lora-conv-dora 0 "^parameters   11,689,512, 148,492 trainable$" -- estimate --preset resnet18 batch_size=8 --lora-rank 4 --lora-targets conv2d --use-dora
+check lora-conv-dora-dropout 0 "^parameters   11,689,512, 148,492 trainable$" -- estimate --preset resnet18 batch_size=8 --lora-rank 4 --lora-targets conv2d --use-dora --lora-dropout 0.1
+printf '{"batch_size": {"_type": "choice", "_value": [64, 128, 256, 512]}, "use_dora": {"_type": "choice", "_value": [true, false]}, "lora_dropout": {"_type": "choice", "_value": [0.0, 0.1]}}' >"$tmp/cdora.json"
+CDQ="--preset resnet18 --lora-rank 4 --lora-targets conv2d --device t4 --dtype mixed_fp16"
+check space-conv-dora 0 "^feasible 10 of 16 configurations" -- count $CDQ --budget memory=8GiB --space "$tmp/cdora.json" --engine z3 --timeout 600
+check_again space-conv-dora-z3 "^         agrees with the engine's count$"
+check conv-dora-128 0 "^memory       6.58 GiB training peak" -- estimate $CDQ batch_size=128 --use-dora --lora-dropout 0.1
+check conv-dora-256 0 "^memory       9.98 GiB training peak" -- estimate $CDQ batch_size=256 --use-dora
 # LoRA on embeddings (peft's lora.Embedding: A [r, num], B [dim, r], no dropout), by the module
 # names peft gives them (the templates' embeddings carry them now) or by kind: TinyLlama's
 # embed_tokens at r 8, 32,000 x 8 + 8 x 2,048 = 272,384 trainable as PyTorch counts (test_costs);
-# GPT-2's wte (tied to lm_head, which stays frozen) and BERT's word_embeddings beside query, value
+# GPT-2's wte (tied to lm_head, which stays frozen) and BERT's word_embeddings beside query, value;
+# DoRA on it (peft's DoraEmbeddingLayer; it was refused): a magnitude per embedding dimension,
+# 272,384 + 2,048 trainable
 check lora-embedding 0 "^parameters   1,100,048,384, 272,384 trainable$" -- estimate --preset tinyllama-1.1b --lora-rank 8 --lora-targets embed_tokens batch_size=2 seq_len=256
 check lora-embedding-gpt2 0 "^parameters   124,439,808, 408,200 trainable$" -- estimate --preset gpt2 --lora-rank 8 --lora-targets wte batch_size=2
 check lora-embedding-bert 0 "^parameters   109,482,240, 545,232 trainable$" -- estimate --preset bert-base --lora-rank 8 --lora-targets word_embeddings,query,value
-check lora-embedding-dora 2 "DoRA on an embedding (peft.s DoraEmbeddingLayer) is not modelled" -- estimate --preset tinyllama-1.1b --lora-rank 8 --lora-targets embed_tokens --use-dora
+check lora-embedding-dora 0 "^parameters   1,100,048,384, 274,432 trainable$" -- estimate --preset tinyllama-1.1b --lora-rank 8 --lora-targets embed_tokens --use-dora batch_size=2 seq_len=256
 # peft's target_modules names: q_proj/k_proj/v_proj/o_proj (LLaMA), query/key/value (BERT), c_attn
 # (GPT-2) are the attention projections, gate_proj/up_proj/down_proj the SwiGLU MLP's linears, and
 # all-linear every linear but the output layer. LLaMA-2-7B, r 16 on all-linear: 39,976,960 trainable,

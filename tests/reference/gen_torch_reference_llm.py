@@ -296,25 +296,94 @@ class LoraConv2d(LoraLayer):
                          nn.Conv2d(r, base.out_channels, 1, 1, groups=base.groups, bias=False), r, alpha, dropout)
 
 
-def apply_lora_conv(model, r, dropout=0.0):
-    """Wraps every nn.Conv2d in LoraConv2d (dnnsat's "conv2d" target), then freezes every
-    parameter but the adapters'."""
+# peft's DoRA on a convolution (tuners/lora/dora.py _DoraConvNdLayer, called by
+# variants._DoraConvNdVariant.forward), from its source:
+#   magnitude   a trainable [1, out, 1, 1] tensor, ||W + s * lora_weight|| over (in, kh, kw)
+#   forward     result = base_layer(x); x = lora_dropout(x) where it is not the identity;
+#               lora_weight = mm(lora_B.weight.view(-1, r), lora_A.weight.view(r, -1)), reshaped
+#               as W: used only detached (computed here under no_grad: the same tensors are
+#               kept at the end of the forward);
+#               weight_norm = ||W + s * lora_weight|| over (in, kh, kw), detached, [1, out, 1, 1];
+#               mag_norm_scale = magnitude / weight_norm;
+#               base_result = result (less the bias) when the dropout is the identity, else
+#               conv(dropped x, W) again, without bias;
+#               result + (mag_norm_scale - 1) * base_result + mag_norm_scale * lora_B(lora_A(x)) * s
+class DoraConv2d(LoraConv2d):
+    def __init__(self, base, r, alpha, dropout=0.0):
+        super().__init__(base, r, alpha, dropout)
+        with torch.no_grad():
+            self.lora_magnitude_vector = nn.Parameter(self.weight_norm())
+
+    def weight_norm(self):
+        r = self.lora_A.weight.shape[0]
+        w = self.base_layer.weight
+        lora_weight = torch.mm(self.lora_B.weight.view([-1, r]), self.lora_A.weight.view([r, -1])).reshape(w.shape)
+        return (w + self.scaling * lora_weight).norm(p=2, dim=(1, 2, 3), keepdim=True).transpose(1, 0)
+
+    def forward(self, x):
+        result = self.base_layer(x)
+        identity = isinstance(self.lora_dropout, nn.Identity)
+        xd = x if identity else self.lora_dropout(x)
+        with torch.no_grad():
+            weight_norm = self.weight_norm()
+        mag_norm_scale = self.lora_magnitude_vector / weight_norm
+        b = self.base_layer
+        if not identity:
+            base_result = F.conv2d(xd, b.weight, None, b.stride, b.padding, b.dilation, b.groups)
+        elif b.bias is not None:
+            base_result = result - b.bias.view(1, -1, 1, 1)
+        else:
+            base_result = result
+        return result + ((mag_norm_scale - 1) * base_result +
+                         mag_norm_scale * self.lora_B(self.lora_A(xd)) * self.scaling)
+
+
+def apply_lora_conv(model, r, dropout=0.0, dora=False):
+    """Wraps every nn.Conv2d in LoraConv2d (DoraConv2d with dora; dnnsat's "conv2d" target),
+    then freezes every parameter but the adapters'."""
     for p in model.parameters():
         p.requires_grad_(False)
     for parent in list(model.modules()):
         for name, child in list(parent.named_children()):
             if isinstance(child, nn.Conv2d):
-                setattr(parent, name, LoraConv2d(child, r, 2 * r, dropout))
+                setattr(parent, name, (DoraConv2d if dora else LoraConv2d)(child, r, 2 * r, dropout))
     return model
+
+
+def conv_closed_form_macs(model, image):
+    """DoRA's products on convolutions that no module hook sees, at batch 1: lora_weight's mm
+    (W's elements x r per adapted conv) and, with a dropout, the base convolution again on the
+    dropped input (its output's elements x in / groups x kernel)."""
+    macs, hooks = 0, []
+
+    def conv_again(m, inp, out):
+        nonlocal macs
+        if isinstance(m.lora_dropout, nn.Identity):
+            return
+        k = m.base_layer.kernel_size
+        macs += out.numel() * m.base_layer.in_channels // m.base_layer.groups * k[0] * k[1]
+
+    for m in model.modules():
+        if isinstance(m, DoraConv2d):
+            macs += m.base_layer.weight.numel() * m.lora_A.weight.shape[0]
+            hooks.append(m.register_forward_hook(conv_again))
+    with torch.no_grad():
+        model(image)
+    for h in hooks:
+        h.remove()
+    return macs
 
 
 def closed_form_macs(model, tokens):
     """The adapters' products no module hook sees, added in closed form: DoRA with a dropout runs
-    the base layer's F.linear again on the dropped input (tokens * in * out per such layer), and
-    LoRA on an embedding multiplies after_A by B.T (tokens * r * dim)."""
+    the base layer's F.linear again on the dropped input (tokens * in * out per such layer),
+    LoRA on an embedding multiplies after_A by B.T (tokens * r * dim), and DoRA on an embedding
+    makes lora_weight = A.T @ B.T (num * r * dim, at any batch)."""
     return (sum(tokens * m.base_layer.in_features * m.base_layer.out_features for m in model.modules()
                 if isinstance(m, DoraLinear) and not isinstance(m.lora_dropout, nn.Identity)) +
-            sum(tokens * m.lora_embedding_B.numel() for m in model.modules() if isinstance(m, LoraEmbedding)))
+            sum(tokens * m.lora_embedding_B.numel() for m in model.modules() if isinstance(m, LoraEmbedding)) +
+            sum(m.base_layer.weight.numel() * m.lora_embedding_A.shape[0] for m in model.modules()
+                if isinstance(m, DoraEmbedding)))
 
 
 # peft's lora.Embedding: A [r, num] and B [dim, r] parameters; F.embedding(ids, A.T) @ B.T * scaling
@@ -333,10 +402,38 @@ class LoraEmbedding(nn.Module):
         return result + (after_A @ self.lora_embedding_B.T) * self.scaling
 
 
+# peft's DoRA on an embedding (tuners/lora/dora.py DoraEmbeddingLayer, called by
+# variants.DoraEmbeddingVariant.forward), from its source:
+#   magnitude   a trainable [dim] vector, ||W.T + s * lora_weight|| per row of W.T
+#   forward     result = base_layer(x); lora_weight = (A.T @ B.T).T ([dim, num]), used only
+#               detached (here under no_grad); weight_norm = ||W.T + s * lora_weight|| per row,
+#               detached; mag_norm_scale = magnitude / weight_norm;
+#               dora_result = mag_norm_scale * (F.embedding(x, A.T) @ B.T) * s;
+#               mag_norm_scale * result + dora_result
+class DoraEmbedding(LoraEmbedding):
+    def __init__(self, base, r, alpha):
+        super().__init__(base, r, alpha)
+        with torch.no_grad():
+            self.lora_magnitude_vector = nn.Parameter(self.weight_norm())
+
+    def weight_norm(self):
+        lora_weight = (self.lora_embedding_A.T @ self.lora_embedding_B.T).T
+        return torch.linalg.norm(self.base_layer.weight.T + self.scaling * lora_weight, dim=1)
+
+    def forward(self, x):
+        result = self.base_layer(x)
+        with torch.no_grad():
+            weight_norm = self.weight_norm()
+        mag_norm_scale = self.lora_magnitude_vector / weight_norm
+        after_A = F.embedding(x, self.lora_embedding_A.T)
+        dora_result = mag_norm_scale * (after_A @ self.lora_embedding_B.T) * self.scaling
+        return mag_norm_scale * result + dora_result
+
+
 def apply_lora(model, r, targets, dropout=0.0, dora=False):
     """Wraps every nn.Linear whose attribute name is in targets (None: every Linear) in
     LoraLinear (DoraLinear with dora), and every nn.Embedding whose name is in targets in
-    LoraEmbedding, then freezes every parameter but the adapters'."""
+    LoraEmbedding (DoraEmbedding with dora), then freezes every parameter but the adapters'."""
     for p in model.parameters():
         p.requires_grad_(False)
     for parent in list(model.modules()):
@@ -344,7 +441,7 @@ def apply_lora(model, r, targets, dropout=0.0, dora=False):
             if isinstance(child, nn.Linear) and (targets is None or name in targets):
                 setattr(parent, name, (DoraLinear if dora else LoraLinear)(child, r, 2 * r, dropout))
             elif isinstance(child, nn.Embedding) and targets is not None and name in targets:
-                setattr(parent, name, LoraEmbedding(child, r, 2 * r))
+                setattr(parent, name, (DoraEmbedding if dora else LoraEmbedding)(child, r, 2 * r))
     return model
 
 
@@ -440,7 +537,10 @@ def main():
         ((None, "linear"), 4, 0.1, True),
         # LoRA on the token embedding (peft's lora.Embedding), alone and beside q and v
         ((("embed_tokens",), "embed_tokens"), 8, 0.0, False),
-        ((("embed_tokens", "q_proj", "v_proj"), "embed_tokens+attention.q+attention.v"), 4, 0.0, False)]
+        ((("embed_tokens", "q_proj", "v_proj"), "embed_tokens+attention.q+attention.v"), 4, 0.0, False),
+        # DoRA on the token embedding (peft's DoraEmbeddingLayer), alone and beside q and v
+        ((("embed_tokens",), "embed_tokens"), 8, 0.0, True),
+        ((("embed_tokens", "q_proj", "v_proj"), "embed_tokens+attention.q+attention.v"), 4, 0.0, True)]
     for (targets, label), rank, dropout, dora in lora_runs:
         m, cfg, inp, batch = llama_model(LORA_BASE)
         apply_lora(m, rank, targets, dropout, dora)
@@ -448,13 +548,17 @@ def main():
         r, d = measure("llama-lora", "lora", m, inp, batch, cfg, closed_form_macs(m, cfg["seq_len"]))
         rows.append(r)
         detail.append(d)
-    # LoRA on convolutions: torchvision's resnet18 (10 classes) at 64 x 64, every Conv2d adapted
-    for rank, dropout in [(4, 0.0), (8, 0.1)]:
+    # LoRA and DoRA on convolutions: torchvision's resnet18 (10 classes) at 64 x 64, every Conv2d
+    # adapted
+    for rank, dropout, dora in [(4, 0.0, False), (8, 0.1, False), (4, 0.0, True), (8, 0.1, True)]:
         torch.manual_seed(0)
-        m = apply_lora_conv(torchvision.models.resnet18(num_classes=10), rank, dropout)
+        m = apply_lora_conv(torchvision.models.resnet18(num_classes=10), rank, dropout, dora)
         cfg = {"image_size": 64, "num_classes": 10, "lora_r": rank, "lora_targets": "conv2d",
-               "lora_dropout": dropout, "use_dora": 0}
-        r, d = measure("resnet18-lora", "lora", m, lambda b: torch.randn(b, 3, 64, 64), 2, cfg)
+               "lora_dropout": dropout, "use_dora": int(dora)}
+        m.eval()
+        extra = conv_closed_form_macs(m, torch.randn(1, 3, 64, 64))
+        m.train()
+        r, d = measure("resnet18-lora", "lora", m, lambda b: torch.randn(b, 3, 64, 64), 2, cfg, extra)
         rows.append(r)
         detail.append(d)
     write_csv(os.path.join(HERE, "torch_reference_llm.csv"), CSV_COLS, rows)

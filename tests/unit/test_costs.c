@@ -408,7 +408,7 @@ START_TEST(test_saved_activations_llm)
 		tmodel_free(&t);
 	}
 	fclose(f);
-	ck_assert_int_eq(checked, 21);
+	ck_assert_int_eq(checked, 25);
 }
 END_TEST
 
