@@ -374,6 +374,18 @@ def conv_closed_form_macs(model, image):
     return macs
 
 
+def conv_lora_row(name, model, image, rank, dropout, dora):
+    """A CNN (10 classes) with every Conv2d adapted (apply_lora_conv), measured at batch 2 on
+    image x image inputs: its row and detail."""
+    m = apply_lora_conv(model, rank, dropout, dora)
+    cfg = {"image_size": image, "num_classes": 10, "lora_r": rank, "lora_targets": "conv2d",
+           "lora_dropout": dropout, "use_dora": int(dora)}
+    m.eval()
+    extra = conv_closed_form_macs(m, torch.randn(1, 3, image, image))
+    m.train()
+    return measure(name, "lora", m, lambda b: torch.randn(b, 3, image, image), 2, cfg, extra)
+
+
 def closed_form_macs(model, tokens):
     """The adapters' products no module hook sees, added in closed form: DoRA with a dropout runs
     the base layer's F.linear again on the dropped input (tokens * in * out per such layer),
@@ -552,13 +564,20 @@ def main():
     # adapted
     for rank, dropout, dora in [(4, 0.0, False), (8, 0.1, False), (4, 0.0, True), (8, 0.1, True)]:
         torch.manual_seed(0)
-        m = apply_lora_conv(torchvision.models.resnet18(num_classes=10), rank, dropout, dora)
-        cfg = {"image_size": 64, "num_classes": 10, "lora_r": rank, "lora_targets": "conv2d",
-               "lora_dropout": dropout, "use_dora": int(dora)}
-        m.eval()
-        extra = conv_closed_form_macs(m, torch.randn(1, 3, 64, 64))
-        m.train()
-        r, d = measure("resnet18-lora", "lora", m, lambda b: torch.randn(b, 3, 64, 64), 2, cfg, extra)
+        r, d = conv_lora_row("resnet18-lora", torchvision.models.resnet18(num_classes=10), 64, rank, dropout, dora)
+        rows.append(r)
+        detail.append(d)
+    # DoRA on convolutions with a bias (base_result = result - bias; with a dropout the second
+    # convolution has none): torchvision's alexnet (10 classes) at 224 x 224, every Conv2d adapted,
+    # its classifier's nn.Dropout as CUDA runs it (native_dropout)
+    for rank, dropout in [(4, 0.0), (4, 0.1)]:
+        torch.manual_seed(0)
+        m = torchvision.models.alexnet(num_classes=10)
+        for parent in list(m.modules()):
+            for name, child in list(parent.named_children()):
+                if isinstance(child, nn.Dropout):
+                    setattr(parent, name, ref.NativeDropout(child.p))
+        r, d = conv_lora_row("alexnet-lora", m, 224, rank, dropout, True)
         rows.append(r)
         detail.append(d)
     write_csv(os.path.join(HERE, "torch_reference_llm.csv"), CSV_COLS, rows)

@@ -380,6 +380,7 @@ START_TEST(test_saved_activations_llm)
 			    "%s", e.message);
 		}
 		preset_eval(&t, strcmp(fl[0], "vit") == 0 ? "vit_b_16" : strcmp(fl[0], "resnet18-lora") == 0 ? "resnet18" :
+		    strcmp(fl[0], "alexnet-lora") == 0 ? "alexnet" :
 		    "tinyllama-1.1b", &wl);
 		llm_row_set(&t, hdr, fl, n);
 		tmodel_eval(&t);
@@ -408,7 +409,7 @@ START_TEST(test_saved_activations_llm)
 		tmodel_free(&t);
 	}
 	fclose(f);
-	ck_assert_int_eq(checked, 25);
+	ck_assert_int_eq(checked, 27);
 }
 END_TEST
 
