@@ -1035,40 +1035,90 @@ nested_values(const json_t *params, const char *key, int depth, json_t **acc, in
 	return 0;
 }
 
-/* The workload's own value of a setting nested options may set, as a
+/* The workload's own value of each setting nested options may set, as a
  * space would spell it (the value an option that does not set it runs
  * with): a new reference, or NULL where it has none that a space names. */
 static json_t *
-workload_value(const struct sq_query *q, const char *take)
+wl_checkpointing(const struct sq_query *q)
+{
+	return json_boolean(q->wl.checkpointing != 0);
+}
+
+static json_t *
+wl_use_dora(const struct sq_query *q)
+{
+	return json_boolean(q->wl.ft.use_dora != 0);
+}
+
+static json_t *
+wl_attention(const struct sq_query *q)
+{
+	return json_string(cm_attention_name(q->wl.attention));
+}
+
+static json_t *
+wl_grad_accum(const struct sq_query *q)
+{
+	return json_integer(q->wl.grad_accum > 1 ? q->wl.grad_accum : 1);
+}
+
+static json_t *
+wl_lora_r(const struct sq_query *q)
+{
+	return q->wl.ft.rank_expr[0] == '\0' ? json_integer(q->wl.ft.lora_rank) : NULL;
+}
+
+static json_t *
+wl_lora_dropout(const struct sq_query *q)
+{
+	return json_real(q->wl.ft.lora_dropout);
+}
+
+static json_t *
+wl_quantize(const struct sq_query *q)
+{
+	return json_string(q->wl.ft.quant == CM_QUANT_NONE ? "none" : cm_quant_name(q->wl.ft.quant));
+}
+
+static json_t *
+wl_dtype(const struct sq_query *q)
+{
+	return json_string(cm_precision_name(q->wl.precision));
+}
+
+static json_t *
+wl_momentum(const struct sq_query *q)
+{
+	(void)q;
+	return json_real(0.0);  /* torch.optim's default (sgd_momentum keeps its buffer whatever it is) */
+}
+
+static json_t *
+wl_target_modules(const struct sq_query *q)
 {
 	const struct cm_finetune *ft = &q->wl.ft;
+	char list[CM_FT_MAX_SEL * CM_FT_SEL_LEN] = "";
+	size_t used = 0;
 
-	if (strcmp(take, "checkpointing") == 0)
-		return json_boolean(q->wl.checkpointing != 0);
-	if (strcmp(take, "use_dora") == 0)
-		return json_boolean(ft->use_dora != 0);
-	if (strcmp(take, "attention") == 0)
-		return json_string(cm_attention_name(q->wl.attention));
-	if (strcmp(take, "grad_accum") == 0)
-		return json_integer(q->wl.grad_accum > 1 ? q->wl.grad_accum : 1);
-	if (strcmp(take, "lora_r") == 0)
-		return ft->rank_expr[0] == '\0' ? json_integer(ft->lora_rank) : NULL;
-	if (strcmp(take, "lora_dropout") == 0)
-		return json_real(ft->lora_dropout);
-	if (strcmp(take, "quantize") == 0)
-		return json_string(ft->quant == CM_QUANT_NONE ? "none" : cm_quant_name(ft->quant));
-	if (strcmp(take, "dtype") == 0)
-		return json_string(cm_precision_name(q->wl.precision));
-	if (strcmp(take, "momentum") == 0)
-		return json_real(0.0);  /* torch.optim's default (sgd_momentum keeps its buffer whatever it is) */
-	if (strcmp(take, "target_modules") == 0) {
-		char list[CM_FT_MAX_SEL * CM_FT_SEL_LEN] = "";
-		size_t used = 0;
-		for (int i = 0; i < ft->ntargets; i++)
-			used += (size_t)dn_fmt(list + used, sizeof list - used, "%s%s", i ? "," : "", ft->targets[i]);
-		return ft->ntargets > 0 ? json_string(list) : NULL;
-	}
-	return NULL;
+	for (int i = 0; i < ft->ntargets; i++)
+		used += (size_t)dn_fmt(list + used, sizeof list - used, "%s%s", i ? "," : "", ft->targets[i]);
+	return ft->ntargets > 0 ? json_string(list) : NULL;
+}
+
+/* Whether the workload already searches the precision (precision, or the
+ * fp16 / bf16 flags, at the top level) or the quantization
+ * (BitsAndBytesConfig's fields too), names that share their
+ * hyperparameters with dtype's and quantize's. */
+static int
+top_dtype(const struct sq_query *q)
+{
+	return q->wl.prec_hp > 0 || q->wl.fp16_hp > 0 || q->wl.bf16_hp > 0;
+}
+
+static int
+top_quantize(const struct sq_query *q)
+{
+	return q->wl.ft.qs.hp > 0 || q->wl.ft.qs.l4_hp > 0 || q->wl.ft.qs.l8_hp > 0;
 }
 
 static int take_quant_nested(struct sq_query *q, const char *key, const char *type, const json_t *vals, char *why,
@@ -1085,24 +1135,28 @@ static int take_dtype_nested(struct sq_query *q, const char *key, const char *ty
  * (space_bind.c). Only where the top level does not name it, and only
  * choices. */
 static const struct nested_setting {
-	const char *take;               /* workload_value's name */
 	const char *keys[4];
 	int training;
 	int (*take_fn)(struct sq_query *q, const char *key, const char *type, const json_t *vals, char *why,
 	    struct dn_error *err);
+	json_t *(*value)(const struct sq_query *q);     /* the workload's own value */
+	int (*at_top)(const struct sq_query *q);        /* whether the top level searches it (the names
+	                                                 * that share its hyperparameters), or NULL:
+	                                                 * where the space has one of keys */
 } nested[] = {
-	{ "checkpointing", { "checkpointing", "gradient_checkpointing", NULL }, 1, take_ckpt },
-	{ "attention", { "attention", "attn_implementation", NULL }, 0, take_attention },
-	{ "grad_accum", { "grad_accum", "gradient_accumulation_steps", "accumulate_grad_batches", NULL }, 1,
-	    take_accum },
-	{ "lora_r", { "lora_r", "lora_rank", NULL }, 1, take_lora_rank },
-	{ "lora_dropout", { "lora_dropout", NULL }, 1, take_lora_dropout },
-	{ "target_modules", { "target_modules", "lora_target_modules", "lora_targets", NULL }, 1, take_lora_targets },
-	{ "use_dora", { "use_dora", NULL }, 1, take_dora },
-	{ "quantize", { "quantize", NULL }, 0, take_quant_nested },
-	{ "dtype", { "dtype", NULL }, 0, take_dtype_nested },
+	{ { "checkpointing", "gradient_checkpointing", NULL }, 1, take_ckpt, wl_checkpointing, NULL },
+	{ { "attention", "attn_implementation", NULL }, 0, take_attention, wl_attention, NULL },
+	{ { "grad_accum", "gradient_accumulation_steps", "accumulate_grad_batches", NULL }, 1, take_accum,
+	    wl_grad_accum, NULL },
+	{ { "lora_r", "lora_rank", NULL }, 1, take_lora_rank, wl_lora_r, NULL },
+	{ { "lora_dropout", NULL }, 1, take_lora_dropout, wl_lora_dropout, NULL },
+	{ { "target_modules", "lora_target_modules", "lora_targets", NULL }, 1, take_lora_targets, wl_target_modules,
+	    NULL },
+	{ { "use_dora", NULL }, 1, take_dora, wl_use_dora, NULL },
+	{ { "quantize", NULL }, 0, take_quant_nested, wl_quantize, top_quantize },
+	{ { "dtype", NULL }, 0, take_dtype_nested, wl_dtype, top_dtype },
 	/* an SGD or RMSprop option's momentum: its buffer where it is not 0 */
-	{ "momentum", { "momentum", NULL }, 1, take_momentum },
+	{ { "momentum", NULL }, 1, take_momentum, wl_momentum, NULL },
 };
 
 /* quantize nested: as take_quant's by name, where a training workload has
@@ -1126,15 +1180,12 @@ take_dtype_nested(struct sq_query *q, const char *key, const char *type, const j
 
 /* Whether the workload already searches what nested setting ns sets (a
  * top-level parameter of one of its names took it, or one of the names
- * that share its hyperparameters: precision and the flags for dtype,
- * BitsAndBytesConfig's fields for quantize). */
+ * that share its hyperparameters: ns->at_top). */
 static int
 taken_at_top(const struct sq_query *q, const json_t *space, const struct nested_setting *ns)
 {
-	if (strcmp(ns->take, "dtype") == 0)
-		return q->wl.prec_hp > 0 || q->wl.fp16_hp > 0 || q->wl.bf16_hp > 0;
-	if (strcmp(ns->take, "quantize") == 0)
-		return q->wl.ft.qs.hp > 0 || q->wl.ft.qs.l4_hp > 0 || q->wl.ft.qs.l8_hp > 0;
+	if (ns->at_top != NULL)
+		return ns->at_top(q);
 	for (int k = 0; ns->keys[k] != NULL; k++)
 		if (json_object_get(space, ns->keys[k]) != NULL)
 			return 1;
@@ -1162,7 +1213,7 @@ nested_settings(struct sq_query *q, const json_t *space, struct dn_error *err)
 				json_decref(acc);
 				return dn_error_set(err, DN_ENOMEM, "$.space", "out of memory");
 			}
-			if (n == 0 || bad > 0 || (mine = workload_value(q, ns->take)) == NULL) {
+			if (n == 0 || bad > 0 || (mine = ns->value(q)) == NULL) {
 				json_decref(acc);
 				continue;
 			}
