@@ -1031,6 +1031,12 @@ check_again space-nested-order-z3-agrees "^         agrees with the engine's cou
 # the example of LoRA, DoRA, QLoRA and QDoRA as one nested choice (examples/api/hf-peft-methods-query.json):
 # 66 of 96, as the four point queries say (15 + 15 + 18 + 18)
 check space-peft-methods-example 0 "^feasible 66 of 96 configurations" -- count "$top_srcdir/examples/api/hf-peft-methods-query.json"
+# the same shape on a 2-layer GPT-2 (LoRA, DoRA, QLoRA with its own learning rates as one nested
+# choice): Z3 enumerates it (each option a variable of its own; LLaMA-2-7B's copies run out of its
+# resource limit) and agrees, 4 of 24 at 1.5 GiB
+printf '{"model": {"template": "gpt", "preset": "gpt2"}, "device": "t4", "fixed": {"n_layer": 2, "n_embd": 256, "n_head": 4, "vocab": 1000}, "workload": {"mode": "training", "dtype": "mixed_fp16", "lora": {"rank": 8, "targets": ["c_attn"]}}, "space": {"batch_size": {"_type": "choice", "_value": [8, 32, 128]}, "seq_len": {"_type": "choice", "_value": [128, 512]}, "method": {"_type": "choice", "_value": [{"_name": "lora"}, {"_name": "dora", "use_dora": {"_type": "choice", "_value": [true]}}, {"_name": "qlora", "quantize": {"_type": "choice", "_value": ["nf4"]}, "lr": {"_type": "choice", "_value": [0.001, 0.0001]}}]}}, "budgets": {"memory": "1.5GiB"}}' >"$tmp/gmethods.json"
+check space-peft-methods-z3 0 "^feasible 4 of 24 configurations" -- count "$tmp/gmethods.json" --engine z3 --timeout 600
+check_again space-peft-methods-z3-agrees "^         agrees with the engine's count$"
 # DoRA's costs: TinyLlama, all-linear rank 16, batch 4, seq 1024, mixed bf16, on an A100: a
 # magnitude per output row (+394,240 trainable beside LoRA's 12,615,680), each adapted linear's
 # result and adapter output kept for the products' backward (bf16 under autocast: +6.02 GiB kept,
