@@ -226,6 +226,10 @@ check space-conv-dora 0 "^feasible 10 of 16 configurations" -- count $CDQ --budg
 check_again space-conv-dora-z3 "^         agrees with the engine's count$"
 check conv-dora-128 0 "^memory       6.58 GiB training peak" -- estimate $CDQ batch_size=128 --use-dora --lora-dropout 0.1
 check conv-dora-256 0 "^memory       9.98 GiB training peak" -- estimate $CDQ batch_size=256 --use-dora
+# the example of LoRA and DoRA on resnet50's convolutions on a T4 (examples/api/cnn-lora-dora-query.json):
+# 32 of 48 fit 14 GiB (at r 8, batch 128 fits with LoRA, 7.82 GiB, not with DoRA, 14.44 GiB)
+check space-cnn-dora-example 0 "^feasible 32 of 48 configurations" -- count "$top_srcdir/examples/api/cnn-lora-dora-query.json"
+check cnn-dora-128 0 "^memory       14.44 GiB training peak" -- estimate --preset resnet50 --device t4 --dtype mixed_fp16 --lora-rank 8 --lora-targets conv2d batch_size=128 --use-dora
 # LoRA on embeddings (peft's lora.Embedding: A [r, num], B [dim, r], no dropout), by the module
 # names peft gives them (the templates' embeddings carry them now) or by kind: TinyLlama's
 # embed_tokens at r 8, 32,000 x 8 + 8 x 2,048 = 272,384 trainable as PyTorch counts (test_costs);
