@@ -70,8 +70,9 @@ int ans_z3_conflict_check(struct sq_query *q, const struct fs_engine *e, json_t 
  * model (struct fs_cvar) over the reals, not on the engine's grid
  * (answer_z3_range.c): {"method", "precision", "rlimit", "continuous":
  * [{"name", "low", "high" (the space's range), "feasible": true | false
- * (the interval bounds rule out every value) | null (not decided,
- * or nested under a choice: not computed), "min", "max": values that fit (null when not found),
+ * (the interval bounds rule out every value) | null (not decided), "min",
+ * "max": values that fit (null when not found; a parameter nested under a
+ * choice: over the configurations in which it takes part),
  * "min_bracket": [a, b] holding the infimum of the values that fit, with
  * b = "min" (fits) and nothing fitting at or below a (a == b: attained),
  * "min_beyond": what proved that ("z3", "interval bounds", "the range's

@@ -91,11 +91,17 @@ z3_fits_in(struct rq *r, double lo, double hi, const char **why)
 		*why = err.code == DN_ENOMEM ? "out of memory" : "Z3 error";
 		return Z3C_ERROR;
 	}
-	if ((room = realloc(as, sizeof *as * ((size_t)na + 1))) != NULL) {
+	if ((room = realloc(as, sizeof *as * ((size_t)na + 2))) != NULL) {
+		Z3_ast act = NULL;
+		int n = na;
 		as = room;
-		as[na] = z3c_var_in_range_real(&z, cv->hp, lo, hi);
-		if (as[na] != NULL)
-			a = z3c_check(&z, as, na + 1, NULL, &err);
+		if ((as[n] = z3c_var_in_range_real(&z, cv->hp, lo, hi)) != NULL &&
+		    sq_z3_cvar_active(r->q, r->e, r->c, &z, &act) == 0) {
+			n++;
+			if (act != NULL)
+				as[n++] = act;  /* nested: a configuration in which c takes part */
+			a = z3c_check(&z, as, n, NULL, &err);
+		}
 		r->checks++;
 	}
 	free(as);
@@ -261,13 +267,16 @@ cvar_item(struct rq *r, const struct fs_projection *p)
 	double hlo = p != NULL ? p->real_lo[r->c] : NAN, hhi = p != NULL ? p->real_hi[r->c] : NAN;
 	json_t *item = json_pack("{s:s,s:f,s:f}", "name", r->q->space.dims[cv->dim].name, "low", cv->L, "high", cv->H);
 	int exact = 0;
+	int64_t mark = -3;
 
 	if (item == NULL)
 		return NULL;
 	r->stopped = NULL;
 	r->checks = 0;
-	if (cv->parent >= 0)
-		r->stopped = "nested under a choice: not computed";
+	/* nested: only the configurations in which c takes part (its
+	 * enclosing choices at the options that hold it) */
+	if (cv->parent >= 0 && (mark = fs_restrict_active(&r->x, cv->parent, cv->active_pos, cv->active_pos)) < 0)
+		r->stopped = mark == -1 ? "out of memory" : "no configuration in which it takes part";
 	else if (p != NULL && isnan(hlo)) {
 		/* the interval bounds rule out every cell: nothing fits */
 		json_object_set_new(item, "feasible", json_false());
@@ -279,6 +288,8 @@ cvar_item(struct rq *r, const struct fs_projection *p)
 		if (json_is_number(json_object_get(item, "min")) || json_is_number(json_object_get(item, "max")))
 			json_object_set_new(item, "feasible", json_true());
 	}
+	if (mark >= 0)
+		fs_unrestrict(&r->x, mark);
 	if (json_object_get(item, "feasible") == NULL)
 		json_object_set_new(item, "feasible", json_null());
 	json_object_set_new(item, "exact", json_boolean(exact));

@@ -254,9 +254,8 @@ cvar_of_hp(const struct fs_engine *e, int h)
 	return -1;
 }
 
-/* Whether continuous var c takes part, as var_active. 0 or -1. */
-static int
-cvar_active(const struct sq_query *q, const struct fs_engine *e, int c, struct z3c *z, Z3_ast *act)
+int
+sq_z3_cvar_active(const struct sq_query *q, const struct fs_engine *e, int c, struct z3c *z, Z3_ast *act)
 {
 	return chain_active(q, e, e->cvars[c].parent, e->cvars[c].active_pos, z, act);
 }
@@ -271,7 +270,7 @@ free_real(const struct sq_query *q, const struct fs_engine *e, int c, struct z3c
 	const struct fs_cvar *cv = &e->cvars[c];
 	Z3_ast act, in = z3c_var_in_range_real(z, cv->hp, cv->L, cv->H), fixed;
 
-	if (in == NULL || cvar_active(q, e, c, z, &act) != 0)
+	if (in == NULL || sq_z3_cvar_active(q, e, c, z, &act) != 0)
 		return -1;
 	if (act == NULL) {
 		as[(*n)++] = in;

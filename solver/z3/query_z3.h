@@ -33,6 +33,11 @@ int sq_z3_assertions_real(struct sq_query *q, const struct fs_engine *e, struct 
  * the other vars that pass through multiply Z3's models. */
 int sq_z3_selects(const struct fs_var *x);
 
+/* Whether continuous var c takes part, as a Bool in *act: each enclosing
+ * choice at the option that holds it; *act = NULL at the top level (or
+ * under a choice Z3 cannot see). 0 or -1. */
+int sq_z3_cvar_active(const struct sq_query *q, const struct fs_engine *e, int c, struct z3c *z, Z3_ast *act);
+
 /* Opens a context for q's graph (z3c_init: every check under `seconds`,
  * our timer, and Z3's rlimit) and compiles the query into *as
  * (sq_z3_assertions, or sq_z3_assertions_real when reals) by `compile_by`

@@ -419,6 +419,10 @@ check explain-continuous-kept 0 "width_mult = 1.3113 is kept" -- explain $MW --p
 check explain-continuous-removed 1 "width_mult = 1.32 is removed: no configuration with it satisfies" -- explain $MW --param width_mult --value 1.32
 # its exact range over the reals (Z3): the supremum 1.3125 lies between grid values
 check count-z3-range 0 "z3 range width_mult: infimum in .0.25, 0.25., supremum in .1.31249999953434, 1.31250000162981., exact; grid hull .0.25, 1.3134765625." -- count $MW --engine z3 --timeout 600
+# nested in an option beside one at the default width: the range over the configurations in which it
+# takes part, the same (it was "not computed"; unrestricted, the default option made every value fit)
+printf '{"batch_size": {"_type": "choice", "_value": [16, 32, 64, 128, 256]}, "resolution": {"_type": "choice", "_value": [128, 160, 192, 224]}, "arch": {"_type": "choice", "_value": [{"_name": "default"}, {"_name": "scaled", "width_mult": {"_type": "uniform", "_value": [0.25, 2.5]}}]}}' >"$tmp/mwnest.json"
+check count-z3-range-nested 0 "z3 range arch/scaled/width_mult: infimum in .0.25, 0.25., supremum in .1.31249999953434, 1.31250000162981., exact; grid hull .0.25, 1.3134765625." -- count --template mobilenet_v2 --device t4 --budget memory=2110MiB --space "$tmp/mwnest.json" --engine z3 --timeout 600
 check explain-continuous-range 2 "--value: 3 is outside the range of \"width_mult\"" -- explain $MW --param width_mult --value 3
 check min-per-itself 2 "--per: \"depth\" is param itself" -- min $Q --param depth --per depth
 check help-min 0 "min  *the smallest feasible value" -- --help
