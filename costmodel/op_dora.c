@@ -92,11 +92,11 @@
  * `dt`), the magnitude (`fout` elements, trainable fp32), what the
  * products keep (the base result, lora_B's output and `vectors` fp32
  * [fout] vectors), their fp32 temporaries (three [rows, out] results: the
- * returned phase, in *prod) and their work. `out`: the base result's
- * elements. 0 or -1. */
+ * returned phase, in *prod) and their work, with the norm's over the
+ * weight's `w` elements. `out`: the base result's elements. 0 or -1. */
 static int
-dora_common(struct op_build *ob, const struct cm_tensor *base, enum cm_dtype dt, expr_id fout, expr_id out, int vectors,
-    expr_id *prod)
+dora_common(struct op_build *ob, const struct cm_tensor *base, enum cm_dtype dt, expr_id fout, expr_id out, expr_id w,
+    int vectors, expr_id *prod)
 {
 	struct expr_graph *g = &ob->m->g;
 	int cb = ob->m->act_bytes;
@@ -109,6 +109,7 @@ dora_common(struct op_build *ob, const struct cm_tensor *base, enum cm_dtype dt,
 	ob_save_new(ob, expr_mul(g, fout, expr_int(g, 4 * vectors)));
 	*prod = expr_mul(g, out, expr_int(g, 3 * 4));
 	ob->op.ws_bwd = *prod;
+	ob->op.flops_other = expr_add(g, expr_mul(g, w, expr_int(g, 3)), expr_mul(g, out, expr_int(g, 6)));
 	ob->op.bwd_bytes = expr_mul(g, out, expr_int(g, 40 + 3 * cb));
 	ob->op.parallel = out;
 	ob->op.kernels_bwd = 8;
@@ -133,7 +134,7 @@ dora_weights_build(struct op_build *ob, int conv)
 		return ob_fail(ob, "bias", "must be a constant");
 	/* kept: weight_norm and mag_norm_scale, and on a convolution
 	 * mag_norm_scale - 1 where the base result needs a gradient */
-	if (dora_common(ob, base, (enum cm_dtype)base->dtype, fout, out, 2 + (conv && base->requires_grad ? 1 : 0),
+	if (dora_common(ob, base, (enum cm_dtype)base->dtype, fout, out, w, 2 + (conv && base->requires_grad ? 1 : 0),
 	    &prod) != 0)
 		return -1;
 	/* lora_weight (half under autocast, else the fp32 adapters'), then
@@ -141,7 +142,6 @@ dora_weights_build(struct op_build *ob, int conv)
 	lw = expr_mul(g, w, expr_int(g, bl));
 	ob->op.ws_fwd = expr_add(g, lw, expr_max(g, expr_mul(g, w, expr_int(g, bl + 4)), prod));
 	ob->op.macs = expr_mul(g, w, r);
-	ob->op.flops_other = expr_add(g, expr_mul(g, w, expr_int(g, 3)), expr_mul(g, out, expr_int(g, 6)));
 	ob->op.fwd_bytes = expr_add(g, expr_mul(g, w, expr_int(g, 3 * bl + 12)), expr_mul(g, out, expr_int(g, 3 * cb + 36)));
 	/* the product, scale, add, norm, div; conv: sub, two products, the
 	 * scale, two adds, a bias's subtraction; embedding: three products,
@@ -178,7 +178,7 @@ dora_build(struct op_build *ob)
 	out = expr_mul(g, rows, fout);
 	/* kept for backward: weight_norm, mag_norm_scale and, where the base
 	 * result needs a gradient, mag_norm_scale - 1 */
-	if (dora_common(ob, base, (enum cm_dtype)base->dtype, fout, out, 2 + (base->requires_grad ? 1 : 0),
+	if (dora_common(ob, base, (enum cm_dtype)base->dtype, fout, out, w, 2 + (base->requires_grad ? 1 : 0),
 	    &prod_phase) != 0)
 		return -1;
 	/* the weight as the forward holds it: dequantized (in the compute
@@ -194,7 +194,6 @@ dora_build(struct op_build *ob)
 	    expr_add(g, expr_add(g, lw, wcopy), expr_max(g, norm_phase, prod_phase))));
 	/* work */
 	ob->op.macs = expr_add(g, expr_mul(g, expr_mul(g, fin, fin), r), expr_mul(g, expr_mul(g, fin, r), fout));
-	ob->op.flops_other = expr_add(g, expr_mul(g, w, expr_int(g, 3)), expr_mul(g, out, expr_int(g, 6)));
 	ob->op.fwd_bytes = expr_add(g, expr_add(g, expr_mul(g, expr_mul(g, fin, fin), expr_int(g, 8)),
 	    expr_mul(g, w, expr_int(g, 8 + 7 * bx))), expr_add(g, wcopy,
 	    expr_mul(g, out, expr_int(g, 3 * cb + 36))));

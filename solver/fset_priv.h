@@ -161,8 +161,9 @@ int fs_next_active(const struct fs_engine *e, int d);
 
 /* 1 when no var >= d that sets a hyperparameter, or that is a nested
  * choice holding vars that do (its option decides which of them are
- * active: fs_var.nested_sets), is still open in the current box: the bound no longer changes, one exact evaluation
- * decides the whole box (fset_count.c). Until cost model 1.4.17 a nested
+ * active: fs_var.nested_sets), is still open in the current box: the
+ * bound no longer changes, one exact evaluation decides the whole box
+ * (fset_count.c). Until cost model 1.4.17 a nested
  * choice that passes through counted as closed, and its first option's
  * evaluation decided every option. */
 int fs_passthrough_only(const struct fs_engine *e, int d);

@@ -141,25 +141,33 @@ var_active(const struct sq_query *q, const struct fs_engine *e, int v, struct z3
 	return chain_active(q, e, e->vars[v].parent, e->vars[v].active_pos, z, act);
 }
 
+/* `in` where `act` holds (act NULL: always), `otherwise` where it does
+ * not: a var or continuous var that takes part only where its enclosing
+ * choices pick it. Appends to as[*n]. 0 or -1. */
+static int
+where_active(struct z3c *z, Z3_ast act, Z3_ast in, Z3_ast otherwise, Z3_ast *as, int *n)
+{
+	if (act == NULL) {
+		as[(*n)++] = in;
+		return 0;
+	}
+	if (otherwise == NULL || (as[(*n)++] = z3c_keep(z, Z3_mk_implies(z->ctx, act, in))) == NULL ||
+	    (as[(*n)++] = z3c_keep(z, Z3_mk_or(z->ctx, 2, (Z3_ast[]){ act, otherwise }))) == NULL)
+		return -1;
+	return 0;
+}
+
 /* Selector var v (sq_z3_selects): one of its positions where it takes
  * part, 0 where it does not. Appends to as[*n]. 0 or -1. */
 static int
 selector(const struct sq_query *q, const struct fs_engine *e, int v, struct z3c *z, Z3_ast *as, int *n)
 {
 	int32_t var = q->z3_selectors[e->vars[v].dim];
-	Z3_ast in = z3c_var_in_progression(z, var, 0, 1, e->vars[v].n), act, zero;
+	Z3_ast in = z3c_var_in_progression(z, var, 0, 1, e->vars[v].n), act;
 
 	if (in == NULL || var_active(q, e, v, z, &act) != 0)
 		return -1;
-	if (act == NULL) {
-		as[(*n)++] = in;
-		return 0;
-	}
-	zero = z3c_var_in_ints(z, var, &(int64_t){ 0 }, 1);
-	if (zero == NULL || (as[(*n)++] = z3c_keep(z, Z3_mk_implies(z->ctx, act, in))) == NULL ||
-	    (as[(*n)++] = z3c_keep(z, Z3_mk_or(z->ctx, 2, (Z3_ast[]){ act, zero }))) == NULL)
-		return -1;
-	return 0;
+	return where_active(z, act, in, act != NULL ? z3c_var_in_ints(z, var, &(int64_t){ 0 }, 1) : NULL, as, n);
 }
 
 /* hp is one of x's grid values, as a Bool (no domain declared). */
@@ -272,15 +280,8 @@ free_real(const struct sq_query *q, const struct fs_engine *e, int c, struct z3c
 
 	if (in == NULL || sq_z3_cvar_active(q, e, c, z, &act) != 0)
 		return -1;
-	if (act == NULL) {
-		as[(*n)++] = in;
-		return 0;
-	}
-	fixed = z3c_var_in_range_real(z, cv->hp, q->fixed[cv->hp].r, q->fixed[cv->hp].r);
-	if (fixed == NULL || (as[(*n)++] = z3c_keep(z, Z3_mk_implies(z->ctx, act, in))) == NULL ||
-	    (as[(*n)++] = z3c_keep(z, Z3_mk_or(z->ctx, 2, (Z3_ast[]){ act, fixed }))) == NULL)
-		return -1;
-	return 0;
+	fixed = act != NULL ? z3c_var_in_range_real(z, cv->hp, q->fixed[cv->hp].r, q->fixed[cv->hp].r) : NULL;
+	return where_active(z, act, in, fixed, as, n);
 }
 
 static int
