@@ -56,6 +56,9 @@ struct z3c {
 	const struct expr_graph *g;     /* borrowed; may grow after z3c_init */
 	/* private: use the functions below */
 	unsigned timeout_ms, rlimit;    /* per check; 0 = none */
+	size_t at_most_node_cap;        /* z3c_set_at_most_caps */
+	size_t at_most_total_cap;
+	int collapsed;                  /* z3c_at_most made fresh constants */
 	int timer_fired;                /* the last check's timer interrupted it (z3c_query.c) */
 	Z3_sort int_sort, real_sort, bool_sort;
 	Z3_ast *vars;                   /* one constant per graph variable */
@@ -164,10 +167,28 @@ Z3_ast z3c_var_domain(struct z3c *z, int32_t var, const union expr_val *values,
  * e <= bound (an Int or Real term) as a Bool, for budgets: equivalent to
  * Z3_mk_le(z3c_term(z, e), bound), but distributed over sums, maxima and
  * products by nonnegative constants into one linear inequality per
- * alternative (max(a, b) + c <= B as a + c <= B and b + c <= B, within a
- * cap on their number), which Z3 decides far faster than nested ites.
+ * alternative (max(a, b) + c <= B as a + c <= B and b + c <= B), which Z3
+ * decides far faster than nested ites; past the caps below, with fresh
+ * constants (equisatisfiable, not equivalent).
  */
 Z3_ast z3c_at_most(struct z3c *z, expr_id e, Z3_ast bound);
+
+/*
+ * The caps on z3c_at_most's alternatives, per node and in all (z3c_init
+ * sets the defaults below). Past either, it collapses a node's children's
+ * lists into one fresh constant each, bounded below by their alternatives:
+ * the Bool is then equisatisfiable with e <= bound on the graph's
+ * variables (each model of it is one of e <= bound, and each of those
+ * extends to one of it), not equivalent, which is all an assertion needs;
+ * never negate it. Solvers over such a context use Z3's newer arithmetic
+ * solver (z3c_query.c). The defaults: lists of 16,384 alternatives in all
+ * are decided within the resource limit; TinyLlama with 8 layers under the
+ * LoRA/DoRA/QLoRA/QDoRA choice of examples/api/hf-peft-methods-query.json
+ * (35,030 alternatives uncollapsed) stopped at its limit on the tenth check.
+ */
+#define Z3C_AT_MOST_NODE_CAP 4096
+#define Z3C_AT_MOST_TOTAL_CAP 16384
+void z3c_set_at_most_caps(struct z3c *z, size_t node_cap, size_t total_cap);
 
 /*
  * Queries. Each makes a fresh solver over the n Bool assertions. A model is

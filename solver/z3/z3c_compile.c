@@ -1078,9 +1078,12 @@ out:
 
 /* ---- upper bounds, distributed ---- */
 
-/* Alternatives kept per node, and in all, by z3c_at_most. */
-#define AT_MOST_NODE_CAP 4096
-#define AT_MOST_TOTAL_CAP 65536
+void
+z3c_set_at_most_caps(struct z3c *z, size_t node_cap, size_t total_cap)
+{
+	z->at_most_node_cap = node_cap;
+	z->at_most_total_cap = total_cap;
+}
 
 static int
 id_cmp(const void *a, const void *b)
@@ -1175,16 +1178,61 @@ struct alts {
 };
 
 /*
+ * Replaces list *l (more than one alternative, its own array) by one fresh
+ * constant m, bounded below by each alternative (m >= t, appended to
+ * *bounds): where l's node sits in the region, e <= bound holds for some m
+ * iff it holds with m at the alternatives' maximum (every region node is
+ * nondecreasing in its children), so the conjunction is equisatisfiable
+ * on the graph's variables. 0 or -1 (recorded).
+ */
+static int
+alts_collapse(struct z3c *z, struct alts *l, Z3_ast **bounds, size_t *nb, size_t *capb)
+{
+	int real = 0;
+	Z3_ast m, *one;
+
+	for (size_t x = 0; x < l->n; x++)
+		real |= Z3_get_sort_kind(z->ctx, Z3_get_sort(z->ctx, l->t[x])) == Z3_REAL_SORT;
+	m = tmp(z, Z3_mk_fresh_const(z->ctx, "peak", real ? z->real_sort : z->int_sort));
+	z->collapsed = 1;
+	if (m == NULL || grow((void **)bounds, capb, *nb + l->n, sizeof **bounds) != 0 ||
+	    (one = malloc(sizeof *one)) == NULL) {
+		fail_nomem(z);
+		return -1;
+	}
+	for (size_t x = 0; x < l->n; x++) {
+		Z3_ast t = l->t[x];
+
+		if (real && Z3_get_sort_kind(z->ctx, Z3_get_sort(z->ctx, t)) == Z3_INT_SORT)
+			t = mk_un(z, Z3_mk_int2real, t);
+		if (((*bounds)[(*nb)++] = mk_bin(z, Z3_mk_ge, m, t)) == NULL) {
+			free(one);
+			return -1;
+		}
+	}
+	free(l->t);
+	one[0] = m;
+	l->t = one;
+	l->n = 1;
+	return 0;
+}
+
+/*
  * e <= bound, distributed: a sum, a max and a product by a nonnegative
  * constant have a list of alternatives whose maximum is their value
  * (max(a, b): those of a and b; a + b: every sum of one of a and one of b;
  * k * a: k times each of a), and e <= bound holds iff every alternative of
  * e is <= bound. Z3 then sees linear inequalities instead of one ite per
  * max (a peak-memory expression is a max over hundreds of sums: checks get
- * about 100 times faster). A node whose list would pass AT_MOST_NODE_CAP,
- * or any node once AT_MOST_TOTAL_CAP alternatives exist, is its own single
- * alternative: exact either way. The alternatives are referenced in z->tmp
- * until the result is kept.
+ * about 100 times faster). Where a node's list would pass
+ * z->at_most_node_cap, or the lists z->at_most_total_cap in all, its children's
+ * lists are collapsed first (alts_collapse: a fresh constant at least each
+ * of them), so the node's own list has one or two alternatives: still
+ * linear, and the size stays that of the expression (a large model's peak,
+ * a max over tens of thousands of sums, or a space's several models
+ * selected by a choice, as ite terms decided nothing within Z3's resource
+ * limit). The alternatives are referenced in z->tmp until the result is
+ * kept.
  */
 Z3_ast
 z3c_at_most(struct z3c *z, expr_id e, Z3_ast bound)
@@ -1194,7 +1242,8 @@ z3c_at_most(struct z3c *z, expr_id e, Z3_ast bound)
 	expr_id *region = NULL;
 	int32_t nr;
 	size_t total = 0;
-	Z3_ast r = NULL, *les = NULL;
+	Z3_ast r = NULL, *les = NULL, *bounds = NULL;
+	size_t nbounds = 0, capbounds = 0;
 	int real;
 
 	if (bound == NULL || z3c_term(z, e) == NULL)
@@ -1223,6 +1272,7 @@ z3c_at_most(struct z3c *z, expr_id e, Z3_ast bound)
 		expr_id i = region[k], kid[2], other = EXPR_NONE;
 		const struct expr_node *n = &g->nodes[i];
 		struct alts in[2], one[2];
+		int32_t at[2] = { -1, -1 };
 		size_t want;
 		int nk = 2;
 
@@ -1241,10 +1291,11 @@ z3c_at_most(struct z3c *z, expr_id e, Z3_ast bound)
 			nk = 1;
 		}
 		for (int c = 0; c < nk; c++) {
-			expr_id *at = bsearch(&kid[c], region, (size_t)k, sizeof *region, id_cmp);
+			expr_id *found = bsearch(&kid[c], region, (size_t)k, sizeof *region, id_cmp);
 
-			if (at != NULL)
-				in[c] = lists[at - region];
+			at[c] = found != NULL ? (int32_t)(found - region) : -1;
+			if (found != NULL)
+				in[c] = lists[at[c]];
 			else {
 				if (term_of(z, kid[c]) == NULL)
 					goto out;
@@ -1255,10 +1306,17 @@ z3c_at_most(struct z3c *z, expr_id e, Z3_ast bound)
 		}
 		want = n->kind == EK_MAX ? in[0].n + in[1].n :
 		    n->kind == EK_ADD ? in[0].n * in[1].n : in[0].n;
-		if (want > AT_MOST_NODE_CAP || total + want > AT_MOST_TOTAL_CAP) {
-			lists[k].t = &z->terms[i];      /* this node as it is */
-			lists[k].n = 1;
-			continue;
+		if (want > z->at_most_node_cap || total + want > z->at_most_total_cap) {
+			/* only a region child's list has several (both
+			 * children may be the same node: read back after) */
+			for (int c = 0; c < nk; c++)
+				if (at[c] >= 0 && lists[at[c]].n > 1 &&
+				    alts_collapse(z, &lists[at[c]], &bounds, &nbounds, &capbounds) != 0)
+					goto out;
+			for (int c = 0; c < nk; c++)
+				if (at[c] >= 0)
+					in[c] = lists[at[c]];
+			want = n->kind == EK_MAX ? in[0].n + in[1].n : 1;
 		}
 		lists[k].t = malloc(sizeof *lists[k].t * want);
 		if (lists[k].t == NULL) {
@@ -1286,7 +1344,7 @@ z3c_at_most(struct z3c *z, expr_id e, Z3_ast bound)
 				goto out;
 	}
 	root = &lists[nr - 1];  /* e has the largest id of its region */
-	les = malloc(sizeof *les * root->n);
+	les = malloc(sizeof *les * (root->n + nbounds));
 	if (les == NULL) {
 		fail_nomem(z);
 		goto out;
@@ -1301,7 +1359,9 @@ z3c_at_most(struct z3c *z, expr_id e, Z3_ast bound)
 		if ((les[x] = mk_bin(z, Z3_mk_le, t, bound)) == NULL)
 			goto out;
 	}
-	r = z3c_keep(z, root->n == 1 ? les[0] : Z3_mk_and(z->ctx, (unsigned)root->n, les));
+	if (nbounds > 0)
+		memcpy(les + root->n, bounds, sizeof *bounds * nbounds);
+	r = z3c_keep(z, root->n + nbounds == 1 ? les[0] : Z3_mk_and(z->ctx, (unsigned)(root->n + nbounds), les));
 out:
 	/* a list that is a node as it is points into the memo, not to its own array */
 	if (lists != NULL)
@@ -1311,6 +1371,7 @@ out:
 	free(lists);
 	free(region);
 	free(les);
+	free(bounds);
 	tmp_release(z);
 	return r;
 }
@@ -1338,6 +1399,7 @@ z3c_init(struct z3c *z, const struct expr_graph *g, unsigned timeout_ms,
 	z->g = g;
 	z->timeout_ms = timeout_ms;
 	z->rlimit = rlimit;
+	z3c_set_at_most_caps(z, Z3C_AT_MOST_NODE_CAP, Z3C_AT_MOST_TOTAL_CAP);
 	cfg = Z3_mk_config();
 	if (cfg == NULL)
 		return dn_error_set(err, DN_ENOMEM, NULL, "out of memory creating a Z3 context");

@@ -121,19 +121,26 @@ query_start(struct z3c *z, const Z3_ast *assertions, int n, struct dn_error *err
 
 /* ---- solvers ---- */
 
-/* The context's rlimit as Z3 parameters (referenced), or NULL if none. */
+/* The context's rlimit as Z3 parameters (referenced), or NULL if none;
+ * for a solver (not an optimizer), also the arithmetic solver of the
+ * collapsed form (z3c_at_most's fresh constants): Z3's newer one (6),
+ * which decides it where the global one (2, query_z3.c) did not. */
 static Z3_params
-params_new(struct z3c *z)
+params_new(struct z3c *z, int solver)
 {
 	Z3_params p;
+	int arith = solver && z->collapsed;
 
-	if (z->rlimit == 0)
+	if (z->rlimit == 0 && !arith)
 		return NULL;    /* the timeout is ours (struct watchdog), never Z3's */
 	p = Z3_mk_params(z->ctx);
 	if (p == NULL)
 		return NULL;
 	Z3_params_inc_ref(z->ctx, p);
-	Z3_params_set_uint(z->ctx, p, Z3_mk_string_symbol(z->ctx, "rlimit"), z->rlimit);
+	if (z->rlimit > 0)
+		Z3_params_set_uint(z->ctx, p, Z3_mk_string_symbol(z->ctx, "rlimit"), z->rlimit);
+	if (arith)
+		Z3_params_set_uint(z->ctx, p, Z3_mk_string_symbol(z->ctx, "arith.solver"), 6);
 	return p;
 }
 
@@ -243,7 +250,7 @@ solver_new(struct z3c *z, const Z3_ast *assertions, int n, struct dn_error *err)
 		return NULL;
 	}
 	Z3_solver_inc_ref(z->ctx, s);
-	if ((p = params_new(z)) != NULL) {
+	if ((p = params_new(z, 1)) != NULL) {
 		Z3_solver_set_params(z->ctx, s, p);
 		Z3_params_dec_ref(z->ctx, p);
 	}
@@ -792,7 +799,7 @@ z3c_optimize(struct z3c *z, const Z3_ast *assertions, int n, expr_id objective,
 	if ((o = Z3_mk_optimize(z->ctx)) == NULL)
 		return query_fail(z, err, "creating an optimizer");
 	Z3_optimize_inc_ref(z->ctx, o);
-	if ((p = params_new(z)) != NULL) {
+	if ((p = params_new(z, 0)) != NULL) {
 		Z3_optimize_set_params(z->ctx, o, p);
 		Z3_params_dec_ref(z->ctx, p);
 	}
