@@ -21,16 +21,17 @@
 #include <string.h>
 
 /* attention's projections: selector suffix -> the sub-operator names
- * op_attention.c gives them (separate: BertSelfAttention, fused: GPT2) */
+ * op_attention.c gives them (separate: BertSelfAttention, fused: GPT2,
+ * in_proj: nn.MultiheadAttention) */
 static const struct {
 	const char *sel;
-	const char *subs[4];
+	const char *subs[5];
 } attn_parts[] = {
-	{ "attention.q", { "query", "c_attn", NULL } },
-	{ "attention.k", { "key", "c_attn", NULL } },
-	{ "attention.v", { "value", "c_attn", NULL } },
-	{ "attention.qkv", { "query", "key", "value", "c_attn" } },
-	{ "attention.out", { "output", "c_proj", NULL } },
+	{ "attention.q", { "query", "c_attn", "in_proj", NULL } },
+	{ "attention.k", { "key", "c_attn", "in_proj", NULL } },
+	{ "attention.v", { "value", "c_attn", "in_proj", NULL } },
+	{ "attention.qkv", { "query", "key", "value", "c_attn", "in_proj" } },
+	{ "attention.out", { "output", "c_proj", "out_proj", NULL } },
 	/* BERT's attention.output.dense: peft's "dense" picks it beside the
 	 * MLP's and pooler's (module_parts) */
 	{ "dense", { "output", NULL } },
@@ -375,7 +376,7 @@ match_one(const char *sel, const char *rule, const char *parent, const char *pat
 		return 0;
 	for (size_t i = 0; i < NPARTS; i++)
 		if (strcmp(sel, attn_parts[i].sel) == 0)
-			for (int j = 0; j < 4 && attn_parts[i].subs[j] != NULL; j++)
+			for (int j = 0; j < 5 && attn_parts[i].subs[j] != NULL; j++)
 				if (strcmp(last_component(path), attn_parts[i].subs[j]) == 0)
 					return 1;
 	return 0;
@@ -425,6 +426,14 @@ targets_pick(const char (*sel)[CM_FT_SEL_LEN], int n, const char *rule, const ch
 		 * embeddings (get_output_embeddings: the LM head, lm_head in
 		 * every causal LM of transformers), nothing else */
 		if (strcmp(sel[i], "all-linear") == 0 && strcmp(last_component(path), "lm_head") == 0)
+			continue;
+		/* nn.MultiheadAttention's in-projection is its in_proj_weight,
+		 * not an nn.Linear: peft's all-linear (every nn.Linear and
+		 * Conv1D module) leaves it out, and so do the selectors of
+		 * linears by kind; attention.qkv, q, k and v still name it */
+		if (linear && parent != NULL && strcmp(parent, "attention") == 0 &&
+		    strcmp(last_component(path), "in_proj") == 0 && (strcmp(sel[i], "all") == 0 ||
+		    strcmp(sel[i], "all-linear") == 0 || strcmp(sel[i], "linear") == 0))
 			continue;
 		/* a convolution by its rule, its module name or a path: "all"
 		 * and the linear selectors keep their meaning of linears */

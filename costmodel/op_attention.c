@@ -2,7 +2,11 @@
  * op_attention.c - multi-head self-attention on [N, L, E], built from the
  * same operator rules a hand-written model would use, in the order PyTorch
  * eager code runs them (Hugging Face BertSelfAttention for "separate"
- * projections, GPT2Attention for a "fused" qkv projection):
+ * projections, GPT2Attention for a "fused" qkv projection; "in_proj" is
+ * torchvision's nn.MultiheadAttention, costed as "fused", whose fused
+ * in-projection is a parameter of the attention (in_proj_weight), not a
+ * module: its sub-operators are named in_proj and out_proj, and LoRA's
+ * linear selectors leave in_proj out, cm_finetune.c):
  *
  *   q, k, v = linear(x) x3, or one linear to 3E split by views
  *   heads:   reshape [N, L, h, d] + permute -> [N, h, L, d] (views)
@@ -253,7 +257,7 @@ static const struct op_rule repeat_kv_rule = { "repeat_kv", repeat_kv_attrs, 1, 
 	repeat_kv_build };
 
 struct attn_args {
-	int fused, bias, causal, rotary;
+	int fused, mha, bias, causal, rotary;
 	double p;
 	expr_id gqa;            /* kv_heads < heads (an expression), or EXPR_NONE */
 };
@@ -352,7 +356,7 @@ attention_body(struct op_build *ob, void *arg)
 
 	if (a->fused) {
 		/* GPT-2: c_attn to E + 2 kv d; q, k, v are views into it, copied by matmul */
-		int qkv = ob_sub_take(ob, "linear", "c_attn", json_pack("{s:s,s:b}", "out_features",
+		int qkv = ob_sub_take(ob, "linear", a->mha ? "in_proj" : "c_attn", json_pack("{s:s,s:b}", "out_features",
 		    "__attn_e + 2 * __attn_ekv", "bias", bias), x, -1);
 		if (qkv < 0)
 			return -1;
@@ -376,7 +380,7 @@ attention_body(struct op_build *ob, void *arg)
 	ctx = attention_heads(ob, a, q, k, v);
 	if (ctx < 0)
 		return -1;
-	ctx = ob_sub_take(ob, "linear", a->fused ? "c_proj" : "output", json_pack("{s:s,s:b}", "out_features",
+	ctx = ob_sub_take(ob, "linear", a->mha ? "out_proj" : a->fused ? "c_proj" : "output", json_pack("{s:s,s:b}", "out_features",
 	    "__attn_e", "bias", bias), ctx, -1);
 	if (ctx < 0)
 		return -1;
@@ -411,10 +415,11 @@ attention_build(struct op_build *ob)
 	qkv = json_string_value(json_object_get(ob->item, "qkv"));
 	if (heads < 0 || kv < 0 || a.bias < 0 || a.causal < 0 || a.rotary < 0 || isnan(a.p))
 		return -1;
-	if (qkv != NULL && strcmp(qkv, "fused") == 0)
+	if (qkv != NULL && (strcmp(qkv, "fused") == 0 || strcmp(qkv, "in_proj") == 0)) {
 		a.fused = 1;
-	else if (qkv != NULL && strcmp(qkv, "separate") != 0)
-		return ob_fail(ob, "qkv", "must be \"separate\" or \"fused\"");
+		a.mha = qkv[0] == 'i';
+	} else if (qkv != NULL && strcmp(qkv, "separate") != 0)
+		return ob_fail(ob, "qkv", "must be \"separate\", \"fused\" or \"in_proj\"");
 	{
 		const char *n[] = { "embedding", "heads", "kv_heads" };
 		expr_id vals[] = { e, heads, kv };

@@ -218,6 +218,12 @@ check lora-conv-path 0 "^parameters   11,689,512, 844 trainable$" -- estimate --
 # (DoRA at batch 128 6.58 GiB with dropout, batch 256 9.98 GiB without), and Z3 agrees
 check lora-conv 0 "^parameters   11,689,512, 143,692 trainable$" -- estimate --preset resnet18 batch_size=8 --lora-rank 4 --lora-targets conv2d
 check lora-conv-all 0 "^parameters   11,689,512, 6,048 trainable$" -- estimate --preset resnet18 batch_size=8 --lora-rank 4 --lora-targets all
+# peft's all-linear on torchvision's ViT: every nn.Linear module (out_proj, mlp.0, mlp.3 and, the
+# model not being a Hugging Face PreTrainedModel, heads.head), never nn.MultiheadAttention's
+# in_proj_weight, a parameter: 12 x (12,288 + 2 x 30,720) + 14,144 at r 8 (1,193,792 before,
+# with the in-projection adapted); attention.qkv still names it
+check vit-lora-all-linear 0 "^parameters   86,567,656, 898,880 trainable$" -- estimate --preset vit_b_16 --lora-rank 8 --lora-targets all-linear
+check vit-lora-qkv 0 "^parameters   86,567,656, 294,912 trainable$" -- estimate --preset vit_b_16 --lora-rank 8 --lora-targets attention.qkv
 check lora-conv-dora 0 "^parameters   11,689,512, 148,492 trainable$" -- estimate --preset resnet18 batch_size=8 --lora-rank 4 --lora-targets conv2d --use-dora
 check lora-conv-dora-dropout 0 "^parameters   11,689,512, 148,492 trainable$" -- estimate --preset resnet18 batch_size=8 --lora-rank 4 --lora-targets conv2d --use-dora --lora-dropout 0.1
 printf '{"batch_size": {"_type": "choice", "_value": [64, 128, 256, 512]}, "use_dora": {"_type": "choice", "_value": [true, false]}, "lora_dropout": {"_type": "choice", "_value": [0.0, 0.1]}}' >"$tmp/cdora.json"
