@@ -37,6 +37,7 @@ static const struct {
 	{ "dense", { "output", NULL } },
 };
 #define NPARTS (sizeof attn_parts / sizeof attn_parts[0])
+#define NSUBS (sizeof attn_parts[0].subs / sizeof attn_parts[0].subs[0])
 
 /* peft's target_modules names (Hugging Face's module names: LlamaAttention's
  * q_proj .. o_proj, BertSelfAttention's query, key, value, GPT2Attention's
@@ -376,7 +377,7 @@ match_one(const char *sel, const char *rule, const char *parent, const char *pat
 		return 0;
 	for (size_t i = 0; i < NPARTS; i++)
 		if (strcmp(sel, attn_parts[i].sel) == 0)
-			for (int j = 0; j < 5 && attn_parts[i].subs[j] != NULL; j++)
+			for (size_t j = 0; j < NSUBS && attn_parts[i].subs[j] != NULL; j++)
 				if (strcmp(last_component(path), attn_parts[i].subs[j]) == 0)
 					return 1;
 	return 0;
@@ -414,6 +415,13 @@ cm_ft_tied_frozen(const struct cm_workload *wl, const char *path)
 	    cm_ft_match(ft->freeze, ft->nfreeze, "linear", NULL, path);
 }
 
+/* Whether s picks linears by their kind ("all", "all-linear", "linear"). */
+static int
+by_kind(const char *s)
+{
+	return strcmp(s, "all") == 0 || strcmp(s, "all-linear") == 0 || strcmp(s, "linear") == 0;
+}
+
 /* Whether list sel (n selectors) picks the linear or (rule) convolution
  * at path. */
 static int
@@ -431,14 +439,12 @@ targets_pick(const char (*sel)[CM_FT_SEL_LEN], int n, const char *rule, const ch
 		 * not an nn.Linear: peft's all-linear (every nn.Linear and
 		 * Conv1D module) leaves it out, and so do the selectors of
 		 * linears by kind; attention.qkv, q, k and v still name it */
-		if (linear && parent != NULL && strcmp(parent, "attention") == 0 &&
-		    strcmp(last_component(path), "in_proj") == 0 && (strcmp(sel[i], "all") == 0 ||
-		    strcmp(sel[i], "all-linear") == 0 || strcmp(sel[i], "linear") == 0))
+		if (linear && by_kind(sel[i]) && parent != NULL && strcmp(parent, "attention") == 0 &&
+		    strcmp(last_component(path), "in_proj") == 0)
 			continue;
 		/* a convolution by its rule, its module name or a path: "all"
 		 * and the linear selectors keep their meaning of linears */
-		if (!linear && (strcmp(sel[i], "all") == 0 || strcmp(sel[i], "all-linear") == 0 ||
-		    strcmp(sel[i], "linear") == 0))
+		if (!linear && by_kind(sel[i]))
 			continue;
 		if (cm_ft_match(&sel[i], 1, rule, parent, path))
 			return 1;

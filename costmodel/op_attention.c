@@ -417,7 +417,7 @@ attention_build(struct op_build *ob)
 		return -1;
 	if (qkv != NULL && (strcmp(qkv, "fused") == 0 || strcmp(qkv, "in_proj") == 0)) {
 		a.fused = 1;
-		a.mha = qkv[0] == 'i';
+		a.mha = strcmp(qkv, "in_proj") == 0;
 	} else if (qkv != NULL && strcmp(qkv, "separate") != 0)
 		return ob_fail(ob, "qkv", "must be \"separate\", \"fused\" or \"in_proj\"");
 	{

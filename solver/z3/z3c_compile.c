@@ -392,6 +392,15 @@ operand(struct z3c *z, expr_id i, enum expr_type t)
 	return NULL;
 }
 
+/* Term t (Int or Real) as a Real: converted when it is an Int. */
+static Z3_ast
+to_real(struct z3c *z, Z3_ast t)
+{
+	if (t == NULL || Z3_get_sort_kind(z->ctx, Z3_get_sort(z->ctx, t)) != Z3_INT_SORT)
+		return t;
+	return mk_un(z, Z3_mk_int2real, t);
+}
+
 /* ---- tables over finite domains ---- */
 
 #define DEP_OPEN (UINT64_C(1) << 63)    /* a variable without a domain */
@@ -1201,11 +1210,7 @@ alts_collapse(struct z3c *z, struct alts *l, Z3_ast **bounds, size_t *nb, size_t
 		return -1;
 	}
 	for (size_t x = 0; x < l->n; x++) {
-		Z3_ast t = l->t[x];
-
-		if (real && Z3_get_sort_kind(z->ctx, Z3_get_sort(z->ctx, t)) == Z3_INT_SORT)
-			t = mk_un(z, Z3_mk_int2real, t);
-		if (((*bounds)[(*nb)++] = mk_bin(z, Z3_mk_ge, m, t)) == NULL) {
+		if (((*bounds)[(*nb)++] = mk_bin(z, Z3_mk_ge, m, real ? to_real(z, l->t[x]) : l->t[x])) == NULL) {
 			free(one);
 			return -1;
 		}
@@ -1250,19 +1255,17 @@ z3c_at_most(struct z3c *z, expr_id e, Z3_ast bound)
 		return NULL;
 	real = g->nodes[e].type == EXPR_REAL ||
 	    Z3_get_sort_kind(z->ctx, Z3_get_sort(z->ctx, bound)) == Z3_REAL_SORT;
+	if (real)
+		bound = to_real(z, bound);
 	if (!at_most_spreads(z, e)) {
 		Z3_ast t = term_of(z, e);
 
-		if (real && g->nodes[e].type == EXPR_INT)
-			t = mk_un(z, Z3_mk_int2real, t);
-		r = z3c_keep(z, mk_bin(z, Z3_mk_le, t, real &&
-		    Z3_get_sort_kind(z->ctx, Z3_get_sort(z->ctx, bound)) == Z3_INT_SORT ?
-		    mk_un(z, Z3_mk_int2real, bound) : bound));
+		r = z3c_keep(z, mk_bin(z, Z3_mk_le, real ? to_real(z, t) : t, bound));
 		tmp_release(z);
 		return r;
 	}
 	if ((nr = at_most_region(z, e, &region)) < 0)
-		return NULL;
+		goto out;       /* the converted bound is in z->tmp */
 	lists = calloc((size_t)nr, sizeof *lists);
 	if (lists == NULL) {
 		fail_nomem(z);
@@ -1349,25 +1352,16 @@ z3c_at_most(struct z3c *z, expr_id e, Z3_ast bound)
 		fail_nomem(z);
 		goto out;
 	}
-	if (real && Z3_get_sort_kind(z->ctx, Z3_get_sort(z->ctx, bound)) == Z3_INT_SORT)
-		bound = mk_un(z, Z3_mk_int2real, bound);
-	for (size_t x = 0; x < root->n; x++) {
-		Z3_ast t = root->t[x];
-
-		if (real && g->nodes[e].type == EXPR_INT)
-			t = mk_un(z, Z3_mk_int2real, t);
-		if ((les[x] = mk_bin(z, Z3_mk_le, t, bound)) == NULL)
+	for (size_t x = 0; x < root->n; x++)
+		if ((les[x] = mk_bin(z, Z3_mk_le, real ? to_real(z, root->t[x]) : root->t[x], bound)) == NULL)
 			goto out;
-	}
 	if (nbounds > 0)
 		memcpy(les + root->n, bounds, sizeof *bounds * nbounds);
 	r = z3c_keep(z, root->n + nbounds == 1 ? les[0] : Z3_mk_and(z->ctx, (unsigned)(root->n + nbounds), les));
 out:
-	/* a list that is a node as it is points into the memo, not to its own array */
 	if (lists != NULL)
 		for (int32_t k = 0; k < nr; k++)
-			if (lists[k].t != NULL && lists[k].t != &z->terms[region[k]])
-				free(lists[k].t);
+			free(lists[k].t);
 	free(lists);
 	free(region);
 	free(les);
