@@ -422,12 +422,13 @@ by_kind(const char *s)
 	return strcmp(s, "all") == 0 || strcmp(s, "all-linear") == 0 || strcmp(s, "linear") == 0;
 }
 
-/* Whether list sel (n selectors) picks the linear or (rule) convolution
- * at path. */
+/* Whether list sel (n selectors) picks the linear (rule "linear" or
+ * CM_FT_PARAM_LINEAR) or (rule) convolution at path. */
 static int
 targets_pick(const char (*sel)[CM_FT_SEL_LEN], int n, const char *rule, const char *parent, const char *path)
 {
-	int linear = strcmp(rule, "linear") == 0;
+	int param = strcmp(rule, CM_FT_PARAM_LINEAR) == 0;
+	int linear = param || strcmp(rule, "linear") == 0;
 
 	for (int i = 0; i < n; i++) {
 		/* peft's all-linear leaves out a Hugging Face model's output
@@ -435,18 +436,19 @@ targets_pick(const char (*sel)[CM_FT_SEL_LEN], int n, const char *rule, const ch
 		 * every causal LM of transformers), nothing else */
 		if (strcmp(sel[i], "all-linear") == 0 && strcmp(last_component(path), "lm_head") == 0)
 			continue;
-		/* nn.MultiheadAttention's in-projection is its in_proj_weight,
-		 * not an nn.Linear: peft's all-linear (every nn.Linear and
-		 * Conv1D module) leaves it out, and so do the selectors of
-		 * linears by kind; attention.qkv, q, k and v still name it */
-		if (linear && by_kind(sel[i]) && parent != NULL && strcmp(parent, "attention") == 0 &&
-		    strcmp(last_component(path), "in_proj") == 0)
+		/* a weight that is not an nn.Linear module's (nn.MultiheadAttention's
+		 * in_proj_weight: op_attention.c's in_proj, an ONNX import's
+		 * "linear_module": false): peft's all-linear (every nn.Linear
+		 * and Conv1D module) leaves it out, and so do the selectors of
+		 * linears by kind; attention.qkv, q, k and v, its module name and
+		 * a path still name it */
+		if (param && by_kind(sel[i]))
 			continue;
 		/* a convolution by its rule, its module name or a path: "all"
 		 * and the linear selectors keep their meaning of linears */
 		if (!linear && by_kind(sel[i]))
 			continue;
-		if (cm_ft_match(&sel[i], 1, rule, parent, path))
+		if (cm_ft_match(&sel[i], 1, linear ? "linear" : rule, parent, path))
 			return 1;
 	}
 	return 0;

@@ -134,7 +134,15 @@ int cm_ft_check_modules(const struct cm_workload *wl, const struct cm_model_def 
     struct dn_error *err);
 int cm_ft_frozen(const struct cm_workload *wl, const char *rule, const char *parent, const char *path);
 int cm_ft_tied_frozen(const struct cm_workload *wl, const char *path);
-/* peft's "all-linear" picks every linear but the LM head (module lm_head) */
+/* The rule cm_ft_lora_target is given for a linear whose weight is a
+ * parameter of a larger module, not an nn.Linear module's (a linear with
+ * "linear_module": false, such as nn.MultiheadAttention's in_proj_weight):
+ * the selectors by kind ("all", "all-linear", "linear") leave it out, as
+ * peft's all-linear takes nn.Linear and Conv1D modules only; a path, its
+ * module name and the attention selectors still pick it. */
+#define CM_FT_PARAM_LINEAR "linear_parameter"
+/* peft's "all-linear" picks every linear but the LM head (module lm_head)
+ * and those CM_FT_PARAM_LINEAR */
 int cm_ft_lora_target(const struct cm_workload *wl, const char *rule, const char *parent, const char *path);
 /* Where an adapted linear runs DoRA (op_dora.c): 1, 0, or the condition on
  * a space's use_dora (ft.dora_hp). */

@@ -5,8 +5,9 @@
  * projections, GPT2Attention for a "fused" qkv projection; "in_proj" is
  * torchvision's nn.MultiheadAttention, costed as "fused", whose fused
  * in-projection is a parameter of the attention (in_proj_weight), not a
- * module: its sub-operators are named in_proj and out_proj, and LoRA's
- * linear selectors leave in_proj out, cm_finetune.c):
+ * module: its sub-operators are named in_proj and out_proj, in_proj a
+ * linear with "linear_module": false, which LoRA's linear selectors and
+ * bitsandbytes' quantization leave out, cm_finetune.c, op_linear.c):
  *
  *   q, k, v = linear(x) x3, or one linear to 3E split by views
  *   heads:   reshape [N, L, h, d] + permute -> [N, h, L, d] (views)
@@ -355,9 +356,11 @@ attention_body(struct op_build *ob, void *arg)
 	int x = ob->in[0], q, k, v, ctx, bias = a->bias;
 
 	if (a->fused) {
-		/* GPT-2: c_attn to E + 2 kv d; q, k, v are views into it, copied by matmul */
-		int qkv = ob_sub_take(ob, "linear", a->mha ? "in_proj" : "c_attn", json_pack("{s:s,s:b}", "out_features",
-		    "__attn_e + 2 * __attn_ekv", "bias", bias), x, -1);
+		/* GPT-2: c_attn to E + 2 kv d; q, k, v are views into it, copied
+		 * by matmul; nn.MultiheadAttention's in_proj_weight is no
+		 * nn.Linear module (cm_finetune.c, bitsandbytes) */
+		int qkv = ob_sub_take(ob, "linear", a->mha ? "in_proj" : "c_attn", json_pack("{s:s,s:b,s:b}", "out_features",
+		    "__attn_e + 2 * __attn_ekv", "bias", bias, "linear_module", !a->mha), x, -1);
 		if (qkv < 0)
 			return -1;
 		/* q, k, v: views of the fused output (qkv.split(..., dim=2)) */

@@ -89,7 +89,9 @@ tied_settle(struct op_build *ob, expr_id fin, expr_id fout)
 		ob->op.frozen = 0;
 }
 
-/* Whether this linear is a Linear4bit or Linear8bitLt (cm_quant.c): the
+/* Whether this linear is a Linear4bit or Linear8bitLt (cm_quant.c; asked
+ * only of an nn.Linear module: bitsandbytes' replacement swaps modules, so
+ * a parameter such as in_proj_weight stays in the compute dtype): the
  * workload quantizes, the weight is the linear's own (not tied: then the builder
  * notes that the model ties weights; not a LoRA adapter), it takes no
  * gradient when training, and it is not the output layer the second build
@@ -230,7 +232,7 @@ linear_build(struct op_build *ob)
 	struct expr_graph *g = &ob->m->g;
 	const struct cm_tensor *x;
 	expr_id fin, fout, dims[CM_MAX_RANK], rows, macs;
-	int bias, tied, r, wgrad, quant;
+	int bias, tied, module, r, wgrad, quant;
 
 	if (ob_need_rank(ob, 0, 1, CM_MAX_RANK) != 0)
 		return -1;
@@ -242,7 +244,8 @@ linear_build(struct op_build *ob)
 	fout = ob_int(ob, "out_features", OB_REQUIRED);
 	bias = ob_bool(ob, "bias", 1);
 	tied = ob_bool(ob, "tied", 0);
-	if (fout < 0 || bias < 0 || tied < 0)
+	module = ob_bool(ob, "linear_module", 1);
+	if (fout < 0 || bias < 0 || tied < 0 || module < 0)
 		return -1;
 	{
 		const char *n[] = { "out_features" };
@@ -252,12 +255,18 @@ linear_build(struct op_build *ob)
 		dims[i] = x->dim[i];
 	dims[r - 1] = fout;
 	if (!tied && ob->mb->ft_force < 0 &&
-	    cm_ft_lora_target(ob->mb->wl, "linear", ob->mb->parent_rule, ob->inst_path)) {
+	    cm_ft_lora_target(ob->mb->wl, module ? "linear" : CM_FT_PARAM_LINEAR, ob->mb->parent_rule, ob->inst_path)) {
 		/* a space that picks the target lists builds the model once per
 		 * list (model_build.c), so the answer is this copy's */
 		struct lora_spec sp = { &op_rule_linear, NULL, json_pack("{s:s,s:b}", "out_features", "__lora_out", "bias",
 			bias), json_pack("{s:s,s:b}", "out_features", "__lora_r", "bias", 0),
 			json_pack("{s:s,s:b}", "out_features", "__lora_out", "bias", 0), fout, EXPR_NONE, bias, LORA_LINEAR, 0 };
+		/* peft adapts a parameter such as in_proj_weight only through
+		 * its module (lora.MultiheadAttention), which refuses DoRA */
+		if (!module)
+			ob_require(ob, expr_not(g, cm_ft_dora_on(g, ob->mb->wl)), "no DoRA on a weight that is no "
+			    "nn.Linear module's (nn.MultiheadAttention's in_proj_weight): peft's lora.MultiheadAttention "
+			    "raises ValueError (\"does not support DoRA\")", 0, NULL, NULL);
 		ob->mb->lora_hits++;
 		return op_lora_build(ob, &sp);
 	}
@@ -269,7 +278,7 @@ linear_build(struct op_build *ob)
 			tied_settle(ob, fin, fout);
 	}
 	wgrad = ob_weights_train(ob);
-	quant = quant_applies(ob, tied);
+	quant = module && quant_applies(ob, tied);
 	/* Linear4bit and MatMul8bitLt return their input's dtype (an fp32
 	 * input under autocast gets an fp32 result) */
 	if (ob_out_new(ob, r, dims, quant ? (enum cm_dtype)x->dtype : CM_DT_ACT) < 0)
@@ -452,7 +461,7 @@ embedding_build(struct op_build *ob)
 	return 0;
 }
 
-static const char *const linear_attrs[] = { "out_features", "bias", "tied", NULL };
+static const char *const linear_attrs[] = { "out_features", "bias", "tied", "linear_module", NULL };
 static const char *const matmul_attrs[] = { "transpose_b", NULL };
 static const char *const embedding_attrs[] = { "num_embeddings", "embedding_dim", NULL };
 

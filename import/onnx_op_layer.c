@@ -12,6 +12,7 @@
 #include "onnx_op.h"
 #include "costmodel.h"     /* cm_ident: the model format's module names */
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -512,9 +513,32 @@ node_module(const struct onnx_node *n, char *buf, size_t len)
 	return 1;
 }
 
+/* Whether initializer name is a PyTorch state_dict key (components of
+ * letters, digits and '_' joined by '.') of a parameter that is not a
+ * module's "weight": nn.Linear's (and Hugging Face Conv1D's) weight is
+ * always "<module>.weight", so "<module>.in_proj_weight"
+ * (nn.MultiheadAttention's fused in-projection; q_proj_weight and the like
+ * where kdim differs) is a plain parameter of a larger module, multiplied
+ * by F.linear. A name with none of that shape ("onnx::MatMul_123", a
+ * constant the exporter folded) says nothing: a module, as before. */
+static int
+param_not_module(const char *name)
+{
+	const char *last = name != NULL ? strrchr(name, '.') : NULL;
+
+	if (last == NULL || last == name || strcmp(last + 1, "weight") == 0)
+		return 0;
+	for (const char *c = name; *c != '\0'; c++)
+		if (!(isalnum((unsigned char)*c) || *c == '_' || (*c == '.' && c[1] != '.' && c[1] != '\0')))
+			return 0;
+	return 1;
+}
+
 /* MatMul or Gemm by an initializer: a linear layer, named by its module
  * (node_module: peft's target_modules and the fine-tuning selectors pick
- * it by that name); a following Add of a bias initializer (the only reader
+ * it by that name), marked "linear_module": false where its weight is a
+ * plain parameter (param_not_module: peft's all-linear and bitsandbytes
+ * leave it out); a following Add of a bias initializer (the only reader
  * of the product) is folded into it. */
 int
 onnx_op_linear(struct onnx_imp *im, struct onnx_val *x, const struct onnx_val *w, int trans, int has_bias,
@@ -550,6 +574,8 @@ onnx_op_linear(struct onnx_imp *im, struct onnx_val *x, const struct onnx_val *w
 	json_object_set_new(l, "bias", json_boolean(has_bias));
 	if (is_tied)
 		json_object_set_new(l, "tied", json_true());
+	if (w->param && param_not_module(w->t->name))
+		json_object_set_new(l, "linear_module", json_false());
 	if (node_module(NODE(im), module, sizeof module))
 		json_object_set_new(l, "module", json_string(module));
 	onnx_op_copy_shape(fin, x);

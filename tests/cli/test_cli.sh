@@ -224,6 +224,16 @@ check lora-conv-all 0 "^parameters   11,689,512, 6,048 trainable$" -- estimate -
 # with the in-projection adapted); attention.qkv still names it
 check vit-lora-all-linear 0 "^parameters   86,567,656, 898,880 trainable$" -- estimate --preset vit_b_16 --lora-rank 8 --lora-targets all-linear
 check vit-lora-qkv 0 "^parameters   86,567,656, 294,912 trainable$" -- estimate --preset vit_b_16 --lora-rank 8 --lora-targets attention.qkv
+# peft adapts in_proj_weight only through lora.MultiheadAttention, which refuses DoRA (its
+# out_proj, an nn.Linear, takes DoRA under all-linear)
+check vit-dora-in-proj 1 "^  violated   \$.layers\[6\]\[0\].body\[0\].branches\[0\]\[1\].in_proj: no DoRA on a weight that is no nn.Linear module.s .nn.MultiheadAttention.s in_proj_weight.: peft.s lora.MultiheadAttention raises ValueError" -- estimate --preset vit_b_16 --lora-rank 8 --lora-targets attention.qkv --use-dora
+check vit-dora-all-linear 0 "^valid        yes$" -- estimate --preset vit_b_16 --lora-rank 8 --lora-targets all-linear --use-dora
+printf '{"batch_size": {"_type": "choice", "_value": [8, 16, 32]}, "use_dora": {"_type": "choice", "_value": [true, false]}}' >"$tmp/vitdora.json"
+check space-vit-dora-in-proj 0 "^feasible 3 of 6 configurations" -- count --preset vit_b_16 --lora-rank 8 --lora-targets attention.qkv --space "$tmp/vitdora.json" --budget memory=40GiB --engine z3 --timeout 600
+check_again space-vit-dora-in-proj-z3 "^         agrees with the engine's count$"
+# bitsandbytes replaces nn.Linear modules: the in-projection (in_proj_weight) stays bf16,
+# 12 x 1,769,472 values (72.8 MiB of weights when it was quantized as a linear)
+check vit-qlora-in-proj 0 "^  weights        109.4 MiB$" -- estimate --preset vit_b_16 --lora-rank 8 --lora-targets all-linear --quantize nf4 --dtype bf16
 check lora-conv-dora 0 "^parameters   11,689,512, 148,492 trainable$" -- estimate --preset resnet18 batch_size=8 --lora-rank 4 --lora-targets conv2d --use-dora
 check lora-conv-dora-dropout 0 "^parameters   11,689,512, 148,492 trainable$" -- estimate --preset resnet18 batch_size=8 --lora-rank 4 --lora-targets conv2d --use-dora --lora-dropout 0.1
 printf '{"batch_size": {"_type": "choice", "_value": [64, 128, 256, 512]}, "use_dora": {"_type": "choice", "_value": [true, false]}, "lora_dropout": {"_type": "choice", "_value": [0.0, 0.1]}}' >"$tmp/cdora.json"

@@ -1247,6 +1247,25 @@ def main():
     print(f"vit_tiny batch 8: saved bytes {saved['eager']} (eager), {saved['sdpa']} (sdpa)")
     check("vit_tiny: the attention kernel changes the saved bytes",
           None not in saved.values() and saved["sdpa"] - saved["eager"] == 2 * 1920, saved)
+    # the in-projection is nn.MultiheadAttention's in_proj_weight, a parameter, not an nn.Linear
+    # module: marked so, it is left out of peft's all-linear (PyTorch's count of peft's rule:
+    # gen_onnx_fixtures.py); the attention's module name picks it and out_proj, as peft's
+    # lora.MultiheadAttention adapts both: r (E + 3E) + r (E + E) per layer
+    check("vit_tiny: the in-projections alone are no nn.Linear",
+          [l.get("out_features") for l in vlayers if l.get("linear_module") is False] == [192, 192],
+          [l for l in vlayers if "linear_module" in l])
+    for targets, want in (("all-linear", refs["vit_tiny"]["lora_r8_all_linear"]),
+                          ("self_attention", 2 * 8 * ((64 + 192) + (64 + 64)))):
+        d, err = estimate_json("--model", vit, "batch=8", "--lora-rank", "8", "--lora-targets", targets)
+        got = d["costs"]["trainable_params"] if d else err
+        check(f"vit_tiny: LoRA r 8 on {targets} trains {want} parameters as peft", got == want, got)
+    # peft's lora.MultiheadAttention raises ValueError under use_dora=True
+    d, err = estimate_json("--model", vit, "batch=8", "--lora-rank", "8", "--lora-targets", "self_attention",
+                           "--use-dora")
+    check("vit_tiny: DoRA on the attention's in_proj_weight is invalid, as peft refuses it",
+          d is not None and not d["costs"]["valid"] and
+          all("lora.MultiheadAttention" in v["constraint"] for v in d["costs"]["violations"]) and
+          len(d["costs"]["violations"]) == 2, d["costs"]["violations"] if d else err)
     check_keras_cnn(tmp)
     check_window_padding(tmp)
     check_pad(tmp)

@@ -27,7 +27,8 @@ in the ONNX file (dim_param "batch", "seq"):
              opset 14. Its attention is nn.MultiheadAttention, whose projections and matmuls
              forward hooks do not see, so its MACs are counted from the architecture instead:
              the patch conv, per layer 4*L*E*E (q, k, v, out) + 2*L*L*E (QK^T, PV) + 2*L*E*M
-             (MLP), and the head E*C, with L = 17 tokens (16 patches and the class token)
+             (MLP), and the head E*C, with L = 17 tokens (16 patches and the class token);
+             and peft's all-linear LoRA count at r 8 (peft_all_linear)
 """
 import json
 import os
@@ -40,6 +41,14 @@ from torchvision.models.vision_transformer import VisionTransformer
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "reference"))
 import gen_torch_reference as ref  # noqa: E402
+
+
+def peft_all_linear(m, r):
+    """The trainable parameters peft's LoRA with target_modules="all-linear" adds at rank r to a
+    model that is not a transformers PreTrainedModel (no output embeddings left out): r * (in +
+    out) per nn.Linear module (peft's _maybe_include_all_linear_layers; Conv1D is transformers').
+    nn.MultiheadAttention's in_proj_weight is a parameter, not a module, so it is not counted."""
+    return sum(r * (mod.in_features + mod.out_features) for mod in m.modules() if isinstance(mod, nn.Linear))
 
 
 class TinyCNN(nn.Module):
@@ -150,7 +159,8 @@ def main():
     conv = 3 * 64 * 8 * 8 * 16  # patch embedding: 16 patches of 3x8x8 into 64 channels
     refs["vit_tiny"] = dict(params=sum(p.numel() for p in m.parameters()), resolution=32,
                             macs=conv + 2 * layer + width * 10,
-                            macs_ops={"conv2d": conv, "layers": 2 * layer, "head": width * 10})
+                            macs_ops={"conv2d": conv, "layers": 2 * layer, "head": width * 10},
+                            lora_r8_all_linear=peft_all_linear(m, 8))
     record_saved(refs, "vit_tiny", m, lambda b, s: torch.randn(b, 3, 32, 32), [(2, None), (8, None)])
     m = TinyDecoder()
     z = torch.randn(1, 16)
