@@ -832,27 +832,39 @@ take_dora(struct sq_query *q, const char *key, const char *type, const json_t *v
 	return take_bool(q, key, type, vals, "DoRA (peft's use_dora)", why, err, &q->wl.ft.dora_hp, &q->wl.ft.dora_on);
 }
 
+/* The names of a setting in a space: dnnsat's, then Hugging Face's,
+ * Lightning's and peft's (settings[] and nested[] share them). */
+static const char *const names_accum[] = { "grad_accum", "gradient_accumulation_steps", "accumulate_grad_batches",
+	NULL };
+static const char *const names_ckpt[] = { "checkpointing", "gradient_checkpointing", NULL };
+static const char *const names_attention[] = { "attention", "attn_implementation", NULL };
+static const char *const names_lora_r[] = { "lora_r", "lora_rank", "r", NULL };
+static const char *const names_lora_dropout[] = { "lora_dropout", NULL };
+static const char *const names_targets[] = { "target_modules", "lora_target_modules", "lora_targets", NULL };
+static const char *const names_dora[] = { "use_dora", NULL };
+static const char *const names_momentum[] = { "momentum", NULL };
+
 /* The settings, each with its space keys (the first the space has is
  * taken) and whether only training has it. */
 static const struct setting {
-	const char *keys[4];
+	const char *const *keys;
 	int training;
 	int model_hp;           /* a hyperparameter of the model of that name is taken too */
 	int (*take)(struct sq_query *q, const char *key, const char *type, const json_t *vals, char *why,
 	    struct dn_error *err);
 } settings[] = {
-	{ { "optimizer", "optim", NULL }, 1, 0, take_optimizer },
+	{ (const char *const[]){ "optimizer", "optim", NULL }, 1, 0, take_optimizer },
 	/* after the optimizer: they apply to the ones it runs */
-	{ { "momentum", NULL }, 1, 0, take_momentum },
-	{ { "amsgrad", NULL }, 1, 0, take_amsgrad },
-	{ { "centered", NULL }, 1, 0, take_centered },
-	{ { "grad_accum", "gradient_accumulation_steps", "accumulate_grad_batches", NULL }, 1, 0, take_accum },
-	{ { "checkpointing", "gradient_checkpointing", NULL }, 1, 0, take_ckpt },
-	{ { "attention", "attn_implementation", NULL }, 0, 0, take_attention },
-	{ { "lora_r", "lora_rank", "r", NULL }, 1, 1, take_lora_rank },
-	{ { "lora_dropout", NULL }, 1, 0, take_lora_dropout },
-	{ { "target_modules", "lora_target_modules", "lora_targets", NULL }, 1, 0, take_lora_targets },
-	{ { "use_dora", NULL }, 1, 0, take_dora },
+	{ names_momentum, 1, 0, take_momentum },
+	{ (const char *const[]){ "amsgrad", NULL }, 1, 0, take_amsgrad },
+	{ (const char *const[]){ "centered", NULL }, 1, 0, take_centered },
+	{ names_accum, 1, 0, take_accum },
+	{ names_ckpt, 1, 0, take_ckpt },
+	{ names_attention, 0, 0, take_attention },
+	{ names_lora_r, 1, 1, take_lora_rank },
+	{ names_lora_dropout, 1, 0, take_lora_dropout },
+	{ names_targets, 1, 0, take_lora_targets },
+	{ names_dora, 1, 0, take_dora },
 };
 
 /* LoRA's rank searched in a training workload without LoRA, where the
@@ -862,7 +874,7 @@ static const struct setting {
 static int
 lora_unused(struct sq_query *q, const json_t *space, struct dn_error *err)
 {
-	static const char *const keys[] = { "lora_r", "lora_rank", "r", NULL };
+	const char *const *keys = names_lora_r;
 
 	if (!q->wl.training || q->wl.ft.lora_rank > 0)
 		return 0;
@@ -1135,7 +1147,8 @@ static int take_dtype_nested(struct sq_query *q, const char *key, const char *ty
  * (space_bind.c). Only where the top level does not name it, and only
  * choices. */
 static const struct nested_setting {
-	const char *keys[4];
+	const char *const *keys;        /* settings[]'s names, but LoRA's rank: not peft's bare "r"
+	                                 * inside an option */
 	int training;
 	int (*take_fn)(struct sq_query *q, const char *key, const char *type, const json_t *vals, char *why,
 	    struct dn_error *err);
@@ -1144,19 +1157,17 @@ static const struct nested_setting {
 	                                                 * that share its hyperparameters), or NULL:
 	                                                 * where the space has one of keys */
 } nested[] = {
-	{ { "checkpointing", "gradient_checkpointing", NULL }, 1, take_ckpt, wl_checkpointing, NULL },
-	{ { "attention", "attn_implementation", NULL }, 0, take_attention, wl_attention, NULL },
-	{ { "grad_accum", "gradient_accumulation_steps", "accumulate_grad_batches", NULL }, 1, take_accum,
-	    wl_grad_accum, NULL },
-	{ { "lora_r", "lora_rank", NULL }, 1, take_lora_rank, wl_lora_r, NULL },
-	{ { "lora_dropout", NULL }, 1, take_lora_dropout, wl_lora_dropout, NULL },
-	{ { "target_modules", "lora_target_modules", "lora_targets", NULL }, 1, take_lora_targets, wl_target_modules,
-	    NULL },
-	{ { "use_dora", NULL }, 1, take_dora, wl_use_dora, NULL },
-	{ { "quantize", NULL }, 0, take_quant_nested, wl_quantize, top_quantize },
-	{ { "dtype", NULL }, 0, take_dtype_nested, wl_dtype, top_dtype },
+	{ names_ckpt, 1, take_ckpt, wl_checkpointing, NULL },
+	{ names_attention, 0, take_attention, wl_attention, NULL },
+	{ names_accum, 1, take_accum, wl_grad_accum, NULL },
+	{ (const char *const[]){ "lora_r", "lora_rank", NULL }, 1, take_lora_rank, wl_lora_r, NULL },
+	{ names_lora_dropout, 1, take_lora_dropout, wl_lora_dropout, NULL },
+	{ names_targets, 1, take_lora_targets, wl_target_modules, NULL },
+	{ names_dora, 1, take_dora, wl_use_dora, NULL },
+	{ (const char *const[]){ "quantize", NULL }, 0, take_quant_nested, wl_quantize, top_quantize },
+	{ (const char *const[]){ "dtype", NULL }, 0, take_dtype_nested, wl_dtype, top_dtype },
 	/* an SGD or RMSprop option's momentum: its buffer where it is not 0 */
-	{ { "momentum", NULL }, 1, take_momentum, wl_momentum, NULL },
+	{ names_momentum, 1, take_momentum, wl_momentum, NULL },
 };
 
 /* quantize nested: as take_quant's by name, where a training workload has
