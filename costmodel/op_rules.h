@@ -2,7 +2,7 @@
  * op_rules.h - the operator rules (one file per family: op_conv.c,
  * op_linear.c, op_norm.c, op_activation.c, op_pool.c, op_shape.c,
  * op_merge.c, op_attention.c, op_rotary.c, op_mlp.c, op_param.c, op_rnn.c,
- * op_loss.c, op_pad.c, op_upsample.c, op_lora.c, op_dora.c) and the cost helpers
+ * op_loss.c, op_pad.c, op_upsample.c, op_reduce.c, op_lora.c, op_dora.c) and the cost helpers
  * they share (private to costmodel/).
  */
 #ifndef DN_OP_RULES_H
@@ -33,6 +33,7 @@ extern const struct op_rule op_rule_flatten, op_rule_reshape, op_rule_permute,
     op_rule_transpose, op_rule_contiguous, op_rule_identity, op_rule_zero, op_rule_slice;
 extern const struct op_rule op_rule_add, op_rule_mul, op_rule_concat;
 extern const struct op_rule op_rule_pad, op_rule_upsample;
+extern const struct op_rule op_rule_mean, op_rule_sum;
 extern const struct op_rule op_rule_attention, op_rule_attention_core, op_rule_rotary, op_rule_swiglu;
 extern const struct op_rule op_rule_parameter;
 extern const struct op_rule op_rule_lstm, op_rule_gru, op_rule_rnn_state;

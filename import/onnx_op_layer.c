@@ -716,30 +716,60 @@ onnx_op_global_pool(struct onnx_imp *im, int avg, struct onnx_val *x, struct onn
 	return 0;
 }
 
-/* ReduceMean over every spatial axis of a 4-d or 5-d x (axes 2.. in any
- * order, negative or not): a global average pool, reshaped to [N, C]
- * without keepdims. */
+/* ReduceMean (sum 0) or ReduceSum (sum 1) of activation x over constant
+ * axes (every axis when none are given, but ReduceSum's
+ * noop_with_empty_axes). ReduceMean over every spatial axis of a 4-d or
+ * 5-d x (axes 2.. in any order, negative or not) is a global average
+ * pool, reshaped to [N, C] without keepdims; any other is the model
+ * format's mean or sum (op_reduce.c: a text classifier's x.mean(1)). */
 int
-onnx_op_reduce_mean(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o)
+onnx_op_reduce(struct onnx_imp *im, int sum, struct onnx_val *x, struct onnx_val *o)
 {
 	int64_t axes[ONNX_MAX_RANK];
-	int n = onnx_op_axes_of(im, axes, ONNX_MAX_RANK), seen = 0;
+	int n = onnx_op_axes_of(im, axes, ONNX_MAX_RANK), seen = 0, keep = onnx_op_attr_i(im, "keepdims", 1) != 0, r = 0;
+	json_t *l, *dims;
 
-	for (int i = 0; i < n && n == x->rank - 2; i++) {
-		int64_t a = axes[i] < 0 ? axes[i] + x->rank : axes[i];
-		if (a >= 2 && a < x->rank)
-			seen |= 1 << a;
+	if (n == -2)
+		return -1;
+	if (n < 0 && sum && onnx_op_attr_i(im, "noop_with_empty_axes", 0) != 0) {
+		onnx_op_alias(o, x);
+		return 0;
 	}
-	if ((x->rank == 4 || x->rank == 5) && n == x->rank - 2 && seen == ((1 << x->rank) - 4)) {
+	if (n < 0)
+		for (n = 0; n < x->rank; n++)
+			axes[n] = n;
+	for (int i = 0; i < n; i++) {
+		int64_t a = axes[i] < 0 ? axes[i] + x->rank : axes[i];
+		if (a < 0 || a >= x->rank || (seen & (1 << a)))
+			return onnx_imp_fail(im, DN_EINVAL, "axis %lld is out of range or repeated for %d dimensions",
+			    (long long)axes[i], x->rank);
+		seen |= 1 << a;
+	}
+	if (!sum && (x->rank == 4 || x->rank == 5) && seen == ((1 << x->rank) - 4)) {
 		if (onnx_op_global_pool(im, 1, x, o) < 0)
 			return -1;
-		if (onnx_op_attr_i(im, "keepdims", 1) == 0) {
+		if (!keep) {
 			struct onnx_val p = *o;
 			return onnx_op_reshape_to(im, &p, o, x->shape, 2, 1);
 		}
 		return 0;
 	}
-	return onnx_imp_fail(im, DN_EINVAL, "a mean over axes other than the spatial ones has no model-format operator");
+	l = onnx_op_emit(im, sum ? "sum" : "mean", o, x, NULL);
+	dims = json_array();
+	for (int a = 0; a < x->rank; a++)
+		if (seen & (1 << a))
+			json_array_append_new(dims, json_integer(a));
+	json_object_set_new(l, "dim", dims);
+	if (keep)
+		json_object_set_new(l, "keepdim", json_true());
+	onnx_op_copy_shape(o, x);
+	for (int a = 0; a < x->rank; a++)
+		if (!(seen & (1 << a)))
+			o->shape[r++] = x->shape[a];
+		else if (keep)
+			o->shape[r++] = onnx_dim_int(1);
+	o->rank = r;
+	return 0;
 }
 
 int

@@ -554,6 +554,20 @@ if os.access(dnnsat, os.X_OK):
                   rc in (0, 1, 3), "exit %d: %s" % (rc, out))
         else:
             check("parser rejects " + name, rc == 2, "exit %d: %s" % (rc, out))
+    # what dnnsat import writes is a model of this format: every ONNX fixture's import validates
+    # (tensor names are ONNX's, "/h.0/attn/MatMul_output_0", not identifiers)
+    for onnx_path in sorted(glob.glob(os.path.join(top, "tests", "data", "onnx", "*.onnx"))):
+        out = os.path.join(tmpdir, "imported.json")
+        r = subprocess.run([dnnsat, "import", onnx_path, "--out", out], env=cli_env, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=300)
+        name = os.path.basename(onnx_path)
+        if r.returncode != 0:
+            check("dnnsat import " + name, False, r.stderr[-300:])
+            continue
+        with open(out) as f:
+            m = json.load(f)
+        check("the import of %s validates against model.schema.json" % name, model_v.is_valid(m),
+              "; ".join(e.message[:200] + " at " + "/".join(map(str, e.absolute_path)) for e in model_v.iter_errors(m)))
     # the examples: queries counted, configurations checked on their query
     for path in example_files:
         name = os.path.basename(path)

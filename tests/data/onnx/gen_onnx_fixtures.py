@@ -29,6 +29,9 @@ in the ONNX file (dim_param "batch", "seq"):
              the patch conv, per layer 4*L*E*E (q, k, v, out) + 2*L*L*E (QK^T, PV) + 2*L*E*M
              (MLP), and the head E*C, with L = 17 tokens (16 patches and the class token);
              and peft's all-linear LoRA count at r 8 (peft_all_linear)
+  text_tiny  TextTiny: nn.TransformerEncoder (batch first) between an embedding and x.mean(1)
+             (ReduceMean over the tokens); opset 14; MACs from the architecture as vit_tiny's,
+             at L = 16 tokens
 """
 import json
 import os
@@ -49,6 +52,21 @@ def peft_all_linear(m, r):
     out) per nn.Linear module (peft's _maybe_include_all_linear_layers; Conv1D is transformers').
     nn.MultiheadAttention's in_proj_weight is a parameter, not a module, so it is not counted."""
     return sum(r * (mod.in_features + mod.out_features) for mod in m.modules() if isinstance(mod, nn.Linear))
+
+
+class TextTiny(nn.Module):
+    """A text classifier as people write one in torch.nn: token embeddings, nn.TransformerEncoder
+    (batch first, post-norm, ReLU, no dropout), the mean over the tokens, a linear head."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(1000, 64)
+        layer = nn.TransformerEncoderLayer(64, 4, 128, dropout=0.0, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, 2)
+        self.head = nn.Linear(64, 2)
+
+    def forward(self, ids):
+        return self.head(self.encoder(self.embed(ids)).mean(1))
 
 
 class TinyCNN(nn.Module):
@@ -112,16 +130,49 @@ def record(refs, name, model, inp, **extra):
     refs[name] = dict(params=sum(p.numel() for p in model.parameters()), macs=macs, macs_ops=by, **extra)
 
 
+def mean_input_bytes(model, inp):
+    """The bytes of the storages only torch.mean's backward keeps in one train-mode forward:
+    PyTorch 1.13 (this generator's) keeps mean.dim's input (MeanBackward1._saved_self), where
+    PyTorch 2.x keeps only its sizes (derivatives.yaml: mean_backward(grad, self.sym_sizes(),
+    ...)), which dnnsat models. 0 where the model takes no mean."""
+    savers = {}     # storage pointer -> (bytes, the names of the nodes that keep it)
+
+    def walk(fn, seen):
+        if fn is None or fn in seen:
+            return
+        seen.add(fn)
+        for a in dir(fn):
+            if a.startswith("_saved_"):
+                t = getattr(fn, a)
+                if isinstance(t, torch.Tensor) and t.numel() > 0:
+                    b, who = savers.setdefault(ref._sptr(t), (ref._snbytes(t), set()))
+                    who.add(type(fn).__name__)
+        for nxt, _ in fn.next_functions:
+            walk(nxt, seen)
+
+    model.train()
+    seen = set()
+    for t in ref._tensors(model(inp)):
+        walk(t.grad_fn, seen)
+    return sum(b for b, who in savers.values() if who and all(w.startswith("MeanBackward") for w in who))
+
+
 def record_saved(refs, name, model, make_input, sizes):
     """Bytes autograd saves in one train-mode forward (gen_torch_reference.measure_saved) with
     every nn.Dropout as torch.native_dropout (a bool mask, as on CUDA, which dnnsat prices),
-    at each (batch, seq) of sizes (seq None for images)."""
+    at each (batch, seq) of sizes (seq None for images); where a mean keeps its input
+    (mean_input_bytes), those bytes too, as mean_input_bytes."""
     ref.with_native_dropout(model)
     refs[name]["saved"] = []
     for batch, seq in sizes:
         torch.manual_seed(1)
         res = ref.measure_saved(model, make_input(batch, seq), False)
-        refs[name]["saved"].append(dict(batch=batch, seq=seq, bytes=res["saved_activation_bytes"]))
+        row = dict(batch=batch, seq=seq, bytes=res["saved_activation_bytes"])
+        torch.manual_seed(1)
+        mean = mean_input_bytes(model, make_input(batch, seq))
+        if mean:
+            row["mean_input_bytes"] = mean
+        refs[name]["saved"].append(row)
 
 
 def main():
@@ -169,6 +220,15 @@ def main():
     # count_macs hooks nn.Conv2d for "conv2d"; the 1x1 output conv is counted there
     refs["tiny_decoder"] = dict(params=sum(p.numel() for p in m.parameters()), macs=macs, macs_ops=by)
     record_saved(refs, "tiny_decoder", m, lambda b, s: torch.randn(b, 16), [(2, None), (8, None)])
+    # last, so that the fixtures above keep their random weights
+    m = TextTiny()
+    export(m, ids, os.path.join(out, "text_tiny.onnx"), ["ids"], {"ids": {0: "batch", 1: "seq"}}, 14)
+    tokens, width, ffn = seq, 64, 128
+    layer = 4 * tokens * width * width + 2 * tokens * tokens * width + 2 * tokens * width * ffn
+    refs["text_tiny"] = dict(params=sum(p.numel() for p in m.parameters()), seq=seq, macs=2 * layer + width * 2,
+                             macs_ops={"layers": 2 * layer, "head": width * 2},
+                             lora_r8_all_linear=peft_all_linear(m, 8))
+    record_saved(refs, "text_tiny", m, lambda b, s: torch.randint(0, 1000, (b, s)), tok_sizes)
     if big:
         import torchvision.models as tv
         for name in ("resnet18", "resnet50", "mobilenet_v2"):

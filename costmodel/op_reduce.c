@@ -1,0 +1,73 @@
+/*
+ * op_reduce.c - the mean and the sum of a tensor over some of its
+ * dimensions (torch.mean(x, dim, keepdim), torch.sum; ONNX ReduceMean and
+ * ReduceSum): a text classifier's mean over the tokens, x.mean(1) on
+ * [N, L, E]. The output drops the reduced dimensions (or keeps them as 1
+ * with keepdim). Autograd keeps nothing for backward: mean's and sum's
+ * derivatives (PyTorch's derivatives.yaml: mean_backward, sum_backward)
+ * need only the input's sizes, and the input's gradient is the output's
+ * expanded back (a new tensor of the input's size, which the memory plan
+ * counts as every operator's input gradient). One kernel each way; its
+ * traffic reads the input and writes the output (forward), the reverse
+ * in backward.
+ */
+#include "op_rules.h"
+
+
+/* The dimensions "dim" names (an integer or a list of distinct integers,
+ * negative ones from the end) into reduce[]; 0, or -1 through ob_fail. */
+static int
+reduce_dims(struct op_build *ob, int rank, int *reduce)
+{
+	const json_t *dl = json_object_get(ob->item, "dim");
+	const json_t *v;
+	size_t i, n;
+
+	if (dl == NULL)
+		return ob_fail(ob, "dim", "is required: the dimension or the list of dimensions to reduce");
+	n = json_is_array(dl) ? json_array_size(dl) : 1;
+	if (!json_is_integer(dl) && (!json_is_array(dl) || n == 0))
+		return ob_fail(ob, "dim", "must be an integer or a non-empty list of integers");
+	for (i = 0; i < n; i++) {
+		json_int_t d;
+		v = json_is_array(dl) ? json_array_get(dl, i) : dl;
+		if (!json_is_integer(v))
+			return ob_fail(ob, "dim", "must be an integer or a non-empty list of integers");
+		d = json_integer_value(v);
+		if (d < -rank || d >= rank)
+			return ob_fail(ob, "dim", "dimension %lld is out of range for %d dimensions", (long long)d, rank);
+		d = d < 0 ? d + rank : d;
+		if (reduce[d]++)
+			return ob_fail(ob, "dim", "dimension %lld is listed twice", (long long)d);
+	}
+	return 0;
+}
+
+static int
+reduce_build(struct op_build *ob)
+{
+	const struct cm_tensor *x = ob_in(ob, 0);
+	struct expr_graph *g = &ob->m->g;
+	int reduce[CM_MAX_RANK] = { 0 }, keep = ob_bool(ob, "keepdim", 0), r = 0;
+	expr_id dims[CM_MAX_RANK];
+
+	if (keep < 0 || reduce_dims(ob, x->rank, reduce) != 0)
+		return -1;
+	for (int d = 0; d < x->rank; d++)
+		if (!reduce[d])
+			dims[r++] = x->dim[d];
+		else if (keep)
+			dims[r++] = expr_int(g, 1);
+	if (ob_out_new(ob, r, dims, (enum cm_dtype)x->dtype) < 0)
+		return -1;
+	/* one add per input element; the work spreads over the input */
+	op_elementwise_costs(ob, 0);
+	ob->op.flops_other = x->elems;
+	ob->op.parallel = x->elems;
+	return 0;
+}
+
+static const char *const reduce_attrs[] = { "dim", "keepdim", NULL };
+
+const struct op_rule op_rule_mean = { "mean", reduce_attrs, 1, 1, CM_CLASS_REDUCTION, reduce_build };
+const struct op_rule op_rule_sum = { "sum", reduce_attrs, 1, 1, CM_CLASS_REDUCTION, reduce_build };
