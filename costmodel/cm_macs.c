@@ -120,8 +120,8 @@ fvcore_op(struct cm_graph *gr, const struct cm_op *op, int training)
 	struct expr_graph *g = &gr->g;
 	int per = fvcore_per_input_elem(op, training);
 
-	if (per > 0 && op->nin > 0)
-		return expr_mul(g, gr->tensors[op->in[0]].elems, expr_int(g, per));
+	if (per > 0 && op->in0 >= 0)
+		return expr_mul(g, gr->tensors[op->in0].elems, expr_int(g, per));
 	return fvcore_counts_macs(op) ? op->macs : op->aux_macs;
 }
 

@@ -29,7 +29,9 @@
 #include "costmodel.h"
 
 #define CM_MAX_RANK 6
-#define CM_MAX_IN 8
+/* inputs of one operator: a concat's (DenseNet-201's densest block joins 49
+ * tensors, torchvision's torch.cat of every earlier layer's features) */
+#define CM_MAX_IN 64
 #define CM_MAX_PARAM_TENSORS 16
 
 enum cm_dtype { CM_DT_ACT, CM_DT_F32, CM_DT_I64, CM_DT_BOOL };
@@ -75,7 +77,7 @@ struct cm_op {
 	char *path;
 	expr_id guard;
 	int nin;
-	int in[CM_MAX_IN];
+	int in0;                /* the first input tensor, -1 with none (cm_macs.c) */
 	int out;
 	/* weights */
 	int nparam_tensors;

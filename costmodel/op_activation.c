@@ -2,9 +2,9 @@
  * op_activation.c - pointwise activations, softmax, dropout and scaling.
  * What autograd keeps follows PyTorch's derivative formulas: relu, sigmoid,
  * tanh and softmax keep their result (softmax its input too when the
- * workload says PyTorch <= 1.10 did: ob_save_softmax_input); gelu, silu and
- * hardswish their input (an in-place silu/hardswish keeps a copy of the
- * original input); relu6 (hardtanh) its result in place, else its input;
+ * workload says PyTorch <= 1.10 did: ob_save_softmax_input); gelu, silu,
+ * hardswish and hardsigmoid their input (an in-place one keeps a copy of
+ * the original input); relu6 (hardtanh) its result in place, else its input;
  * dropout a bool mask.
  */
 #include "op_rules.h"
@@ -48,6 +48,8 @@ static int sigmoid_build(struct op_build *ob) { return pointwise(ob, KEEP_RESULT
 static int tanh_build(struct op_build *ob) { return pointwise(ob, KEEP_RESULT, 0, 4); }
 static int silu_build(struct op_build *ob) { return pointwise(ob, KEEP_INPUT, 1, 5); }
 static int hardswish_build(struct op_build *ob) { return pointwise(ob, KEEP_INPUT, 1, 4); }
+/* MobileNetV3's squeeze-excitation gate: hardsigmoid_backward(grad, self) */
+static int hardsigmoid_build(struct op_build *ob) { return pointwise(ob, KEEP_INPUT, 1, 3); }
 
 /*
  * gelu: "none" (erf) and "tanh" are one fused kernel keeping the input;
@@ -182,6 +184,8 @@ const struct op_rule op_rule_relu = { "relu", inplace_attrs, 1, 1, CM_CLASS_ELEM
 const struct op_rule op_rule_relu6 = { "relu6", inplace_attrs, 1, 1, CM_CLASS_ELEMENTWISE, relu6_build };
 const struct op_rule op_rule_silu = { "silu", inplace_attrs, 1, 1, CM_CLASS_ELEMENTWISE, silu_build };
 const struct op_rule op_rule_hardswish = { "hardswish", inplace_attrs, 1, 1, CM_CLASS_ELEMENTWISE, hardswish_build };
+const struct op_rule op_rule_hardsigmoid = { "hardsigmoid", inplace_attrs, 1, 1, CM_CLASS_ELEMENTWISE,
+	hardsigmoid_build };
 const struct op_rule op_rule_gelu = { "gelu", gelu_attrs, 1, 1, CM_CLASS_ELEMENTWISE, gelu_build };
 const struct op_rule op_rule_sigmoid = { "sigmoid", no_attrs, 1, 1, CM_CLASS_ELEMENTWISE, sigmoid_build };
 const struct op_rule op_rule_tanh = { "tanh", no_attrs, 1, 1, CM_CLASS_ELEMENTWISE, tanh_build };

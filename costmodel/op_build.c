@@ -850,7 +850,7 @@ mb_finish_op(struct model_builder *mb, struct op_build *ob)
 	ob->op.guard = ob->guard;
 	ob->op.ckpt_seg = mb->ckpt_seg;
 	ob->op.nin = ob->nin;
-	memcpy(ob->op.in, ob->in, sizeof ob->op.in);
+	ob->op.in0 = ob->nin > 0 ? ob->in[0] : -1;
 	ob->op.out = ob->out;
 	if (ob->op.path == NULL || cm_graph_add_op(m, &ob->op) != idx) {
 		free(ob->op.path);

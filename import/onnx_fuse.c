@@ -1,6 +1,7 @@
 /*
- * onnx_fuse.c - torch's exports of LayerNorm before opset 17 and of exact
- * GELU (before opset 20) are chains of primitive nodes; they are found here
+ * onnx_fuse.c - torch's exports of LayerNorm before opset 17, of exact
+ * GELU (before opset 20) and of Hardswish (before opset 14) are chains of
+ * primitive nodes; they are found here
  * before translation and folded back into one layernorm or gelu, so the
  * normalisation's scale and shift are counted as its parameters and the
  * chain is priced as the fused operator PyTorch runs. A chain is folded only
@@ -12,6 +13,9 @@
  *   tanh GELU: y = Mul(Mul(x, 0.5), Add(Tanh(Mul(Add(x, Mul(Pow(x, 3), c)), k)), 1)), Hugging Face's
  *              NewGELUActivation (GPT-2) written as eager ops: gelu with approximate
  *              "tanh_python", which keeps the intermediate tensors PyTorch keeps
+ *   Hardswish: y = Mul(x, HardSigmoid(x, alpha 1/6, beta 0.5)), torch's export of nn.Hardswish
+ *              before opset 14 (MobileNetV3): one hardswish, which keeps x alone, where the
+ *              two nodes would keep x and the gate
  * (operands of Add and Mul in either order)
  *
  *   attention core (BERT, GPT-2 as torch exports them; onnx_op_layer.c checks the
@@ -38,6 +42,7 @@
  */
 #include "onnx_import_priv.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -180,6 +185,25 @@ other(const struct onnx_node *n, const char *name)
 	if (strcmp(n->inputs[1], name) == 0)
 		return n->inputs[0];
 	return NULL;
+}
+
+/* Mul(x, HardSigmoid(x)) at torch's slope and offset: one hardswish. */
+static void
+find_hardswish(struct onnx_imp *im, int hs)
+{
+	const struct onnx_node *h = node(im, hs);
+	const struct onnx_attr *alpha = onnx_node_attr(h, "alpha"), *beta = onnx_node_attr(h, "beta");
+	const char *x = h->inputs[0], *o;
+	int mul = sole(im, h->outputs[0], "Mul");
+
+	if (mul < 0 || alpha == NULL || fabs(alpha->f - 1.0 / 6.0) > 1e-6 || (beta != NULL && fabs(beta->f - 0.5) > 1e-6))
+		return;
+	o = other(node(im, mul), h->outputs[0]);
+	if (o == NULL || strcmp(o, x) != 0)
+		return;
+	im->fuse[hs] = ONNX_FUSE_SKIP;
+	im->fuse[mul] = ONNX_FUSE_HARDSWISH;
+	im->fuse_x[mul] = x;
 }
 
 /* The producer of value `name` when it is a node of type op read only once. */
@@ -616,6 +640,8 @@ onnx_fuse_find(struct onnx_imp *im)
 			find_gelu(im, i);
 		else if (strcmp(n->op_type, "Tanh") == 0)
 			find_tanh_gelu(im, i);
+		else if (strcmp(n->op_type, "HardSigmoid") == 0)
+			find_hardswish(im, i);
 		else if (strcmp(n->op_type, "Softmax") == 0)
 			find_attention(im, i);
 		else if (strcmp(n->op_type, "LSTM") == 0 || strcmp(n->op_type, "GRU") == 0)

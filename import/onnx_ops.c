@@ -200,6 +200,10 @@ onnx_ops_translate(struct onnx_imp *im, int i)
 		return onnx_op_simple(im, "relu", x, o);
 	if (strcmp(op, "Sigmoid") == 0)
 		return onnx_op_simple(im, "sigmoid", x, o);
+	if (strcmp(op, "HardSwish") == 0)
+		return onnx_op_simple(im, "hardswish", x, o);
+	if (strcmp(op, "HardSigmoid") == 0)     /* torch's slope 1/6, Keras' 0.2: one kernel either way */
+		return onnx_op_simple(im, "hardsigmoid", x, o);
 	if (strcmp(op, "Tanh") == 0)
 		return onnx_op_simple(im, "tanh", x, o);
 	if (strcmp(op, "Gelu") == 0)

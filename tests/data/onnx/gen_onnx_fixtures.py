@@ -32,6 +32,10 @@ in the ONNX file (dim_param "batch", "seq"):
   text_tiny  TextTiny: nn.TransformerEncoder (batch first) between an embedding and x.mean(1)
              (ReduceMean over the tokens); opset 14; MACs from the architecture as vit_tiny's,
              at L = 16 tokens
+  densenet_tiny  torchvision's DenseNet, one block of 11 layers, growth 4, 32x32: a Concat of
+             12 tensors; opset 13
+  mbv3_tiny  torchvision's MobileNetV3 (the small configuration at width 0.25, 10 classes, 64x64):
+             HardSwish, HardSigmoid; opset 13
 """
 import json
 import os
@@ -39,6 +43,8 @@ import sys
 
 import torch
 import torch.nn as nn
+import torchvision.models as tvm
+from torchvision.models.mobilenetv3 import _mobilenet_v3_conf as mbv3_conf
 from torchvision.models.vision_transformer import VisionTransformer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -229,6 +235,17 @@ def main():
                              macs_ops={"layers": 2 * layer, "head": width * 2},
                              lora_r8_all_linear=peft_all_linear(m, 8))
     record_saved(refs, "text_tiny", m, lambda b, s: torch.randint(0, 1000, (b, s)), tok_sizes)
+    # torchvision's own classes, small: DenseNet's torch.cat of every earlier layer's features
+    # (12 tensors at the block's end) and MobileNetV3's Hardswish and Hardsigmoid
+    # (MobileNetV3 at 64 px: its last stage is 2 x 2, where batch norm trains at batch 1)
+    for name, res, m in (("densenet_tiny", 32, tvm.DenseNet(growth_rate=4, block_config=(11,), num_init_features=8,
+                                                            bn_size=2, num_classes=10)),
+                         ("mbv3_tiny", 64, tvm.MobileNetV3(*mbv3_conf("mobilenet_v3_small", width_mult=0.25),
+                                                           num_classes=10))):
+        x = torch.randn(1, 3, res, res)
+        export(m, x, os.path.join(out, name + ".onnx"), ["x"], img, 13)
+        record(refs, name, m, x, resolution=res)
+        record_saved(refs, name, m, lambda b, s, r=res: torch.randn(b, 3, r, r), [(2, None), (8, None)])
     if big:
         import torchvision.models as tv
         for name in ("resnet18", "resnet50", "mobilenet_v2"):
