@@ -1,7 +1,7 @@
 /*
  * onnx_fuse.c - torch's exports of LayerNorm before opset 17, of exact
- * GELU (before opset 20) and of Hardswish (before opset 14) are chains of
- * primitive nodes; they are found here
+ * GELU (before opset 20), of Hardswish (before opset 14) and of SiLU are
+ * chains of primitive nodes; they are found here
  * before translation and folded back into one layernorm or gelu, so the
  * normalisation's scale and shift are counted as its parameters and the
  * chain is priced as the fused operator PyTorch runs. A chain is folded only
@@ -16,6 +16,9 @@
  *   Hardswish: y = Mul(x, HardSigmoid(x, alpha 1/6, beta 0.5)), torch's export of nn.Hardswish
  *              before opset 14 (MobileNetV3): one hardswish, which keeps x alone, where the
  *              two nodes would keep x and the gate
+ *   SiLU:      y = Mul(x, Sigmoid(x)), torch's export of nn.SiLU (ONNX has no SiLU operator;
+ *              EfficientNet, LLaMA's MLP): one silu, which keeps x alone, where the two nodes
+ *              would keep x and the sigmoid's result (EfficientNet-B0 saved 28 % too much)
  * (operands of Add and Mul in either order)
  *
  *   attention core (BERT, GPT-2 as torch exports them; onnx_op_layer.c checks the
@@ -187,23 +190,32 @@ other(const struct onnx_node *n, const char *name)
 	return NULL;
 }
 
+/* Mul(x, gate(x)), the gate node g read by that Mul alone: the gate
+ * skipped and the Mul translated as `how` on x. */
+static void
+find_gated(struct onnx_imp *im, int g, enum onnx_fuse how)
+{
+	const struct onnx_node *h = node(im, g);
+	const char *x = h->inputs[0], *o;
+	int mul = sole(im, h->outputs[0], "Mul");
+
+	if (mul < 0 || (o = other(node(im, mul), h->outputs[0])) == NULL || strcmp(o, x) != 0 ||
+	    im->fuse[g] != ONNX_FUSE_NONE || im->fuse[mul] != ONNX_FUSE_NONE)
+		return;
+	im->fuse[g] = ONNX_FUSE_SKIP;
+	im->fuse[mul] = how;
+	im->fuse_x[mul] = x;
+}
+
 /* Mul(x, HardSigmoid(x)) at torch's slope and offset: one hardswish. */
 static void
 find_hardswish(struct onnx_imp *im, int hs)
 {
 	const struct onnx_node *h = node(im, hs);
 	const struct onnx_attr *alpha = onnx_node_attr(h, "alpha"), *beta = onnx_node_attr(h, "beta");
-	const char *x = h->inputs[0], *o;
-	int mul = sole(im, h->outputs[0], "Mul");
 
-	if (mul < 0 || alpha == NULL || fabs(alpha->f - 1.0 / 6.0) > 1e-6 || (beta != NULL && fabs(beta->f - 0.5) > 1e-6))
-		return;
-	o = other(node(im, mul), h->outputs[0]);
-	if (o == NULL || strcmp(o, x) != 0)
-		return;
-	im->fuse[hs] = ONNX_FUSE_SKIP;
-	im->fuse[mul] = ONNX_FUSE_HARDSWISH;
-	im->fuse_x[mul] = x;
+	if (alpha != NULL && fabs(alpha->f - 1.0 / 6.0) <= 1e-6 && (beta == NULL || fabs(beta->f - 0.5) <= 1e-6))
+		find_gated(im, hs, ONNX_FUSE_HARDSWISH);
 }
 
 /* The producer of value `name` when it is a node of type op read only once. */
@@ -642,6 +654,8 @@ onnx_fuse_find(struct onnx_imp *im)
 			find_tanh_gelu(im, i);
 		else if (strcmp(n->op_type, "HardSigmoid") == 0)
 			find_hardswish(im, i);
+		else if (strcmp(n->op_type, "Sigmoid") == 0)
+			find_gated(im, i, ONNX_FUSE_SILU);
 		else if (strcmp(n->op_type, "Softmax") == 0)
 			find_attention(im, i);
 		else if (strcmp(n->op_type, "LSTM") == 0 || strcmp(n->op_type, "GRU") == 0)

@@ -329,7 +329,57 @@ index_values(struct onnx_imp *im)
 			v->nconsumers++;
 		}
 	}
+	/* torch's exporter keeps one initializer of parameters with equal
+	 * values (a fresh model's LayerNorm weights, all ones) and gives the
+	 * others as Identity nodes of it: each such output is that parameter,
+	 * before onnx_fuse.c looks for a LayerNorm's scale and shift (it took
+	 * them for activations, and the shift was counted twice) */
+	for (int i = 0; i < g->nnodes; i++) {
+		const struct onnx_node *n = &g->nodes[i];
+		struct onnx_val *x, *o;
+		if (strcmp(n->op_type, "Identity") != 0 || n->domain[0] != '\0' || n->ninputs != 1 ||
+		    (x = onnx_imp_find(im, n->inputs[0])) == NULL || x->kind != ONNX_V_CONST || !x->param ||
+		    (o = onnx_imp_find(im, n->outputs[0])) == NULL)
+			continue;
+		o->kind = ONNX_V_CONST;
+		o->t = x->t;
+		o->param = 1;
+		o->transposed = x->transposed;
+		o->rank = x->rank;
+		memcpy(o->shape, x->shape, sizeof o->shape);
+	}
 	return 0;
+}
+
+/* torch.onnx.export's default (training=TrainingMode.EVAL) folds each
+ * batch norm into the convolution before it, as a bias, and drops dropout:
+ * the training dnnsat prices would then have neither. Warned where a
+ * PyTorch graph has convolutions, every one with a bias, and no
+ * BatchNormalization (a model that has no batch norm is warned too: the
+ * graph cannot tell the two apart). */
+static void
+warn_folded_bn(struct onnx_imp *im)
+{
+	const struct onnx_graph *g = &im->m->graph;
+	int convs = 0;
+
+	if (im->m->producer == NULL || strcmp(im->m->producer, "pytorch") != 0)
+		return;
+	for (int i = 0; i < g->nnodes; i++) {
+		const struct onnx_node *n = &g->nodes[i];
+		if (strcmp(n->op_type, "BatchNormalization") == 0)
+			return;
+		if (strcmp(n->op_type, "Conv") == 0) {
+			if (n->ninputs < 3 || n->inputs[2][0] == '\0')
+				return;
+			convs++;
+		}
+	}
+	if (convs > 0)
+		onnx_imp_warn(im, "no BatchNormalization, and each of the %d convolutions has a bias: if the model "
+		    "has batch norm, this is an eval-mode export (torch.onnx.export's default), which folds it into "
+		    "the convolutions and drops dropout, so training is priced without them; export with "
+		    "training=torch.onnx.TrainingMode.TRAINING (docs/onnx.md)", convs);
 }
 
 static json_t *
@@ -384,6 +434,7 @@ onnx_import(const void *data, size_t len, const struct onnx_import_opts *opts, s
 		dn_error_set(err, DN_EINVAL, "", "the ONNX graph has no input that is not an initializer");
 		goto fail;
 	}
+	warn_folded_bn(&im);
 	onnx_fuse_find(&im);
 	for (int i = 0; i < m.graph.nnodes; i++) {
 		im.node = i;

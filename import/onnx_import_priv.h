@@ -56,7 +56,7 @@ struct onnx_val {
 };
 
 enum onnx_fuse { ONNX_FUSE_NONE, ONNX_FUSE_SKIP, ONNX_FUSE_GELU, ONNX_FUSE_GELU_TANH, ONNX_FUSE_LAYERNORM,
-	ONNX_FUSE_ATTENTION, ONNX_FUSE_SHADOW, ONNX_FUSE_HARDSWISH };
+	ONNX_FUSE_ATTENTION, ONNX_FUSE_SHADOW, ONNX_FUSE_HARDSWISH, ONNX_FUSE_SILU };
 
 /* An attention core found by onnx_fuse.c: the nodes from the head splits of
  * q, k, v to the merge of the heads, translated at `last` (the merging

@@ -786,6 +786,8 @@ onnx_op_fused(struct onnx_imp *im, int i, struct onnx_val *o)
 		return onnx_op_simple(im, "gelu", x, o);
 	if (im->fuse[i] == ONNX_FUSE_HARDSWISH)
 		return onnx_op_simple(im, "hardswish", x, o);
+	if (im->fuse[i] == ONNX_FUSE_SILU)
+		return onnx_op_simple(im, "silu", x, o);
 	if (im->fuse[i] == ONNX_FUSE_GELU_TANH) {
 		json_object_set_new(onnx_op_emit(im, "gelu", o, x, NULL), "approximate", json_string("tanh_python"));
 		onnx_op_copy_shape(o, x);

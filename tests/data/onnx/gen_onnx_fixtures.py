@@ -36,6 +36,11 @@ in the ONNX file (dim_param "batch", "seq"):
              12 tensors; opset 13
   mbv3_tiny  torchvision's MobileNetV3 (the small configuration at width 0.25, 10 classes, 64x64):
              HardSwish, HardSigmoid; opset 13
+  convnext_tiny_eval, effnet_tiny_eval  torchvision's ConvNeXt (two stages of one block, 16 and
+             32 wide) and EfficientNet (B0's configuration at width and depth 0.25), 64x64,
+             exported from eval mode (TrainingMode.PRESERVE: deduplicated initializers as
+             Identity nodes; SiLU as Mul(x, Sigmoid(x))); opset 14; the references from train
+             mode
 """
 import json
 import os
@@ -44,6 +49,8 @@ import sys
 import torch
 import torch.nn as nn
 import torchvision.models as tvm
+from torchvision.models.convnext import CNBlockConfig as cnx_block
+from torchvision.models.efficientnet import _efficientnet_conf as effnet_conf
 from torchvision.models.mobilenetv3 import _mobilenet_v3_conf as mbv3_conf
 from torchvision.models.vision_transformer import VisionTransformer
 
@@ -131,16 +138,34 @@ def export(model, inp, path, names, axes, opset):
                       training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)
 
 
+def export_eval(model, inp, path, names, axes, opset):
+    # PRESERVE on an eval model: batch norm stays a node (EVAL, the default, folds it into the
+    # convolutions, which dnnsat import warns of), initializers are deduplicated as in EVAL
+    model.eval()
+    torch.onnx.export(model, inp, path, input_names=names, dynamic_axes=axes, opset_version=opset,
+                      training=torch.onnx.TrainingMode.PRESERVE, do_constant_folding=False)
+
+
 def record(refs, name, model, inp, **extra):
     macs, by = ref.count_macs(model, inp)
     refs[name] = dict(params=sum(p.numel() for p in model.parameters()), macs=macs, macs_ops=by, **extra)
 
 
+def global_pool(fn):
+    """Whether mean node fn averages a 4-d or 5-d input over every spatial axis: a global average
+    pool (AdaptiveAvgPool2d(1) runs as such a mean in ATen, as x.mean((2, 3)) does)."""
+    self = fn._saved_self
+    dims = {(d - 2 ** 64 if d >= 2 ** 63 else d) % self.dim() for d in fn._saved_dim}
+    return self.dim() >= 4 and dims == set(range(2, self.dim()))
+
+
 def mean_input_bytes(model, inp):
-    """The bytes of the storages only torch.mean's backward keeps in one train-mode forward:
-    PyTorch 1.13 (this generator's) keeps mean.dim's input (MeanBackward1._saved_self), where
-    PyTorch 2.x keeps only its sizes (derivatives.yaml: mean_backward(grad, self.sym_sizes(),
-    ...)), which dnnsat models. 0 where the model takes no mean."""
+    """The bytes of the storages only torch.mean's backward keeps in one train-mode forward, but
+    a global average pool's: PyTorch 1.13 (this generator's) keeps mean.dim's input
+    (MeanBackward1._saved_self), where PyTorch 2.x keeps only its sizes (derivatives.yaml:
+    mean_backward(grad, self.sym_sizes(), ...)), which dnnsat's mean models; dnnsat's
+    adaptive_avgpool2d keeps its input as 1.13 did (docs/memory-accuracy.md), so a global
+    pool's input is not counted here. 0 where the model takes no such mean."""
     savers = {}     # storage pointer -> (bytes, the names of the nodes that keep it)
 
     def walk(fn, seen):
@@ -152,7 +177,8 @@ def mean_input_bytes(model, inp):
                 t = getattr(fn, a)
                 if isinstance(t, torch.Tensor) and t.numel() > 0:
                     b, who = savers.setdefault(ref._sptr(t), (ref._snbytes(t), set()))
-                    who.add(type(fn).__name__)
+                    kind = type(fn).__name__
+                    who.add("pool" if kind.startswith("MeanBackward") and global_pool(fn) else kind)
         for nxt, _ in fn.next_functions:
             walk(nxt, seen)
 
@@ -246,6 +272,20 @@ def main():
         export(m, x, os.path.join(out, name + ".onnx"), ["x"], img, 13)
         record(refs, name, m, x, resolution=res)
         record_saved(refs, name, m, lambda b, s, r=res: torch.randn(b, 3, r, r), [(2, None), (8, None)])
+    # exported from an eval-mode model, where torch's exporter keeps one
+    # initializer of parameters with equal values (fresh LayerNorm weights: all ones) and gives the
+    # others as Identity nodes, and nn.SiLU is Mul(x, Sigmoid(x)); neither has dropout or
+    # stochastic depth, so the training-mode references hold
+    for name, m in (("convnext_tiny_eval", tvm.ConvNeXt([cnx_block(16, 32, 1), cnx_block(32, None, 1)],
+                                                       stochastic_depth_prob=0.0, num_classes=10)),
+                    ("effnet_tiny_eval", tvm.EfficientNet(effnet_conf("efficientnet_b0", width_mult=0.25,
+                                                                       depth_mult=0.25)[0], dropout=0.0,
+                                                          stochastic_depth_prob=0.0, num_classes=10))):
+        x = torch.randn(1, 3, 64, 64)
+        export_eval(m, x, os.path.join(out, name + ".onnx"), ["x"], img, 14)
+        m.train()
+        record(refs, name, m, x, resolution=64)
+        record_saved(refs, name, m, lambda b, s: torch.randn(b, 3, 64, 64), [(2, None), (8, None)])
     if big:
         import torchvision.models as tv
         for name in ("resnet18", "resnet50", "mobilenet_v2"):
