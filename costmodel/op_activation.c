@@ -3,8 +3,10 @@
  * What autograd keeps follows PyTorch's derivative formulas: relu, sigmoid,
  * tanh and softmax keep their result (softmax its input too when the
  * workload says PyTorch <= 1.10 did: ob_save_softmax_input); gelu, silu,
- * hardswish and hardsigmoid their input (an in-place one keeps a copy of
- * the original input); relu6 (hardtanh) its result in place, else its input;
+ * hardswish, hardsigmoid, softplus and mish their input (an in-place one
+ * keeps a copy of the original input); leaky_relu and elu their input, or
+ * in place their result (leaky_relu_ and elu_ differentiate through the
+ * result); prelu its input (and its learnable slopes, parameters); relu6 (hardtanh) its result in place, else its input;
  * dropout a bool mask.
  */
 #include "op_rules.h"
@@ -50,6 +52,70 @@ static int silu_build(struct op_build *ob) { return pointwise(ob, KEEP_INPUT, 1,
 static int hardswish_build(struct op_build *ob) { return pointwise(ob, KEEP_INPUT, 1, 4); }
 /* MobileNetV3's squeeze-excitation gate: hardsigmoid_backward(grad, self) */
 static int hardsigmoid_build(struct op_build *ob) { return pointwise(ob, KEEP_INPUT, 1, 3); }
+
+/* An activation with one number attribute in [lo, hi] (a slope, alpha,
+ * beta): checked, then costed as keep says; in place (where allowed) it
+ * keeps its result instead of its input when result_in_place. */
+static int
+scalar_act(struct op_build *ob, const char *attr, double dflt, double lo, double hi, int inplace_allowed,
+    int result_in_place, int flops)
+{
+	int inplace = inplace_allowed ? ob_bool(ob, "inplace", 0) : 0;
+	double v = attr != NULL ? ob_number(ob, attr, dflt, lo, hi) : 0;
+
+	if (inplace < 0 || isnan(v))
+		return -1;
+	return pointwise(ob, inplace && result_in_place ? KEEP_RESULT : KEEP_INPUT, inplace_allowed, flops);
+}
+
+/* leaky_relu_backward(grad, self | result, ...) */
+static int
+leaky_relu_build(struct op_build *ob)
+{
+	return scalar_act(ob, "negative_slope", 0.01, -1e6, 1e6, 1, 1, 2);
+}
+
+/* elu_backward(grad, alpha, scale, input_scale, is_result, self | result) */
+static int
+elu_build(struct op_build *ob)
+{
+	return scalar_act(ob, "alpha", 1.0, -1e6, 1e6, 1, 1, 5);
+}
+
+/* softplus_backward(grad, self, beta, threshold) */
+static int
+softplus_build(struct op_build *ob)
+{
+	double t = ob_number(ob, "threshold", 20.0, -1e6, 1e6);
+
+	if (isnan(t))
+		return -1;
+	return scalar_act(ob, "beta", 1.0, 1e-12, 1e6, 0, 0, 6);
+}
+
+/* mish_backward(grad, self): x * tanh(softplus(x)) */
+static int mish_build(struct op_build *ob) { return scalar_act(ob, NULL, 0, 0, 0, 1, 0, 9); }
+
+/* nn.PReLU: a learnable slope per channel (dim 1) or one for all;
+ * _prelu_kernel_backward(grad, self, weight) keeps the input */
+static int
+prelu_build(struct op_build *ob)
+{
+	struct expr_graph *g = &ob->m->g;
+	const struct cm_tensor *x = ob_in(ob, 0);
+	expr_id n = ob_int(ob, "num_parameters", 1);
+
+	if (n < 0 || pointwise(ob, KEEP_INPUT, 0, 2) != 0)
+		return -1;
+	{
+		const char *nm[] = { "num_parameters" };
+		expr_id ch = x->rank >= 2 ? x->dim[1] : expr_int(g, 1);
+		ob_require(ob, expr_or(g, expr_eq(g, n, expr_int(g, 1)), expr_eq(g, n, ch)),
+		    "num_parameters is 1 or the input's channels (dim 1), as nn.PReLU checks", 1, nm, &n);
+	}
+	ob_param(ob, n);
+	return 0;
+}
 
 /*
  * gelu: "none" (erf) and "tanh" are one fused kernel keeping the input;
@@ -186,6 +252,15 @@ const struct op_rule op_rule_silu = { "silu", inplace_attrs, 1, 1, CM_CLASS_ELEM
 const struct op_rule op_rule_hardswish = { "hardswish", inplace_attrs, 1, 1, CM_CLASS_ELEMENTWISE, hardswish_build };
 const struct op_rule op_rule_hardsigmoid = { "hardsigmoid", inplace_attrs, 1, 1, CM_CLASS_ELEMENTWISE,
 	hardsigmoid_build };
+static const char *const leaky_attrs[] = { "inplace", "negative_slope", NULL };
+static const char *const elu_attrs[] = { "inplace", "alpha", NULL };
+static const char *const softplus_attrs[] = { "beta", "threshold", NULL };
+static const char *const prelu_attrs[] = { "num_parameters", NULL };
+const struct op_rule op_rule_leaky_relu = { "leaky_relu", leaky_attrs, 1, 1, CM_CLASS_ELEMENTWISE, leaky_relu_build };
+const struct op_rule op_rule_elu = { "elu", elu_attrs, 1, 1, CM_CLASS_ELEMENTWISE, elu_build };
+const struct op_rule op_rule_softplus = { "softplus", softplus_attrs, 1, 1, CM_CLASS_ELEMENTWISE, softplus_build };
+const struct op_rule op_rule_mish = { "mish", inplace_attrs, 1, 1, CM_CLASS_ELEMENTWISE, mish_build };
+const struct op_rule op_rule_prelu = { "prelu", prelu_attrs, 1, 1, CM_CLASS_ELEMENTWISE, prelu_build };
 const struct op_rule op_rule_gelu = { "gelu", gelu_attrs, 1, 1, CM_CLASS_ELEMENTWISE, gelu_build };
 const struct op_rule op_rule_sigmoid = { "sigmoid", no_attrs, 1, 1, CM_CLASS_ELEMENTWISE, sigmoid_build };
 const struct op_rule op_rule_tanh = { "tanh", no_attrs, 1, 1, CM_CLASS_ELEMENTWISE, tanh_build };

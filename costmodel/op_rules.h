@@ -23,6 +23,7 @@ extern const struct op_rule op_rule_conv1d, op_rule_conv2d, op_rule_conv3d, op_r
 extern const struct op_rule op_rule_linear, op_rule_matmul, op_rule_bmm, op_rule_embedding;
 extern const struct op_rule op_rule_batchnorm, op_rule_layernorm, op_rule_groupnorm,
     op_rule_rmsnorm;
+extern const struct op_rule op_rule_leaky_relu, op_rule_elu, op_rule_softplus, op_rule_mish, op_rule_prelu;
 extern const struct op_rule op_rule_relu, op_rule_relu6, op_rule_silu, op_rule_hardswish, op_rule_hardsigmoid,
     op_rule_gelu, op_rule_sigmoid, op_rule_tanh, op_rule_softmax, op_rule_dropout,
     op_rule_scale;

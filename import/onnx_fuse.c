@@ -16,6 +16,10 @@
  *   Hardswish: y = Mul(x, HardSigmoid(x, alpha 1/6, beta 0.5)), torch's export of nn.Hardswish
  *              before opset 14 (MobileNetV3): one hardswish, which keeps x alone, where the
  *              two nodes would keep x and the gate
+ *   GroupNorm: y = Add(Mul(Reshape(InstanceNormalization(Reshape(x, [N, G, -1]), ones, zeros),
+ *              shape of x), weight), bias), torch's export of nn.GroupNorm (the scale and shift
+ *              through Unsqueeze nodes): one groupnorm of G groups
+ *   Mish:      y = Mul(x, Tanh(Softplus(x))), torch's export of nn.Mish before opset 18
  *   SiLU:      y = Mul(x, Sigmoid(x)), torch's export of nn.SiLU (ONNX has no SiLU operator;
  *              EfficientNet, LLaMA's MLP): one silu, which keeps x alone, where the two nodes
  *              would keep x and the sigmoid's result (EfficientNet-B0 saved 28 % too much)
@@ -205,6 +209,80 @@ find_gated(struct onnx_imp *im, int g, enum onnx_fuse how)
 	im->fuse[g] = ONNX_FUSE_SKIP;
 	im->fuse[mul] = how;
 	im->fuse_x[mul] = x;
+}
+
+/* The length of a 1-d Constant node's or initializer's value `name`, or 0. */
+static int64_t
+const_len(struct onnx_imp *im, const char *name)
+{
+	struct onnx_val *v = onnx_imp_find(im, name);
+	const struct onnx_attr *a;
+
+	if (v == NULL)
+		return 0;
+	if (v->kind == ONNX_V_CONST && v->t != NULL)
+		return v->t->rank == 1 ? v->t->dims[0] : 0;
+	if (v->producer < 0 || strcmp(node(im, v->producer)->op_type, "Constant") != 0 ||
+	    (a = onnx_node_attr(node(im, v->producer), "value")) == NULL || a->t == NULL || a->t->rank != 1)
+		return 0;
+	return a->t->dims[0];
+}
+
+/* torch's nn.GroupNorm from its InstanceNormalization node: see the top. */
+static void
+find_groupnorm(struct onnx_imp *im, int in)
+{
+	const struct onnx_node *n = node(im, in);
+	struct onnx_val *g = n->ninputs == 3 ? onnx_imp_find(im, n->inputs[0]) : NULL;
+	int64_t groups = n->ninputs == 3 ? const_len(im, n->inputs[1]) : 0;
+	int r2, mul, add, last;
+	const char *w, *b;
+
+	if (g == NULL || g->producer < 0 || g->nconsumers != 1 || groups < 1 || is_param(im, n->inputs[1]) ||
+	    strcmp(node(im, g->producer)->op_type, "Reshape") != 0 || (r2 = sole(im, n->outputs[0], "Reshape")) < 0)
+		return;
+	last = r2;
+	if ((mul = sole(im, node(im, r2)->outputs[0], "Mul")) >= 0 &&
+	    (w = other(node(im, mul), node(im, r2)->outputs[0])) != NULL && onnx_imp_param_source(im, w) != NULL &&
+	    (add = sole(im, node(im, mul)->outputs[0], "Add")) >= 0 &&
+	    (b = other(node(im, add), node(im, mul)->outputs[0])) != NULL && onnx_imp_param_source(im, b) != NULL)
+		last = add;
+	if (im->fuse[g->producer] != ONNX_FUSE_NONE || im->fuse[in] != ONNX_FUSE_NONE || im->fuse[r2] != ONNX_FUSE_NONE ||
+	    (last != r2 && (im->fuse[mul] != ONNX_FUSE_NONE || im->fuse[last] != ONNX_FUSE_NONE)))
+		return;
+	im->fuse[g->producer] = ONNX_FUSE_SKIP;
+	im->fuse[in] = ONNX_FUSE_SKIP;
+	if (last != r2) {
+		im->fuse[r2] = ONNX_FUSE_SKIP;
+		im->fuse[mul] = ONNX_FUSE_SKIP;
+	}
+	im->fuse[last] = ONNX_FUSE_GROUPNORM;
+	im->fuse_x[last] = node(im, g->producer)->inputs[0];
+	im->fuse_affine[last] = last != r2;
+	im->fuse_groups[last] = groups;
+}
+
+/* Mul(x, Tanh(Softplus(x))): one mish. */
+static void
+find_mish(struct onnx_imp *im, int sp)
+{
+	int th = sole(im, node(im, sp)->outputs[0], "Tanh");
+	const char *x = node(im, sp)->inputs[0];
+
+	if (th < 0 || strcmp(node(im, th)->inputs[0], node(im, sp)->outputs[0]) != 0 ||
+	    im->fuse[sp] != ONNX_FUSE_NONE)
+		return;
+	/* Mul(x, Tanh(...)): the gate is the Tanh, its input the Softplus */
+	{
+		int mul = sole(im, node(im, th)->outputs[0], "Mul");
+		const char *o = mul >= 0 ? other(node(im, mul), node(im, th)->outputs[0]) : NULL;
+		if (o == NULL || strcmp(o, x) != 0 || im->fuse[th] != ONNX_FUSE_NONE || im->fuse[mul] != ONNX_FUSE_NONE)
+			return;
+		im->fuse[sp] = ONNX_FUSE_SKIP;
+		im->fuse[th] = ONNX_FUSE_SKIP;
+		im->fuse[mul] = ONNX_FUSE_MISH;
+		im->fuse_x[mul] = x;
+	}
 }
 
 /* Mul(x, HardSigmoid(x)) at torch's slope and offset: one hardswish. */
@@ -656,6 +734,10 @@ onnx_fuse_find(struct onnx_imp *im)
 			find_hardswish(im, i);
 		else if (strcmp(n->op_type, "Sigmoid") == 0)
 			find_gated(im, i, ONNX_FUSE_SILU);
+		else if (strcmp(n->op_type, "Softplus") == 0)
+			find_mish(im, i);
+		else if (strcmp(n->op_type, "InstanceNormalization") == 0)
+			find_groupnorm(im, i);
 		else if (strcmp(n->op_type, "Softmax") == 0)
 			find_attention(im, i);
 		else if (strcmp(n->op_type, "LSTM") == 0 || strcmp(n->op_type, "GRU") == 0)

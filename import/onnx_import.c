@@ -95,6 +95,21 @@ onnx_imp_warn(struct onnx_imp *im, const char *fmt, ...)
 	im->opts->warn(im->opts->warn_ctx, msg);
 }
 
+struct onnx_val *
+onnx_imp_param_source(struct onnx_imp *im, const char *name)
+{
+	struct onnx_val *v = onnx_imp_find(im, name);
+
+	for (int hops = 0; v != NULL && v->producer >= 0 && hops < 8; hops++) {
+		const struct onnx_node *p = &im->m->graph.nodes[v->producer];
+		if ((strcmp(p->op_type, "Unsqueeze") != 0 && strcmp(p->op_type, "Reshape") != 0 &&
+		    strcmp(p->op_type, "Squeeze") != 0 && strcmp(p->op_type, "Identity") != 0) || p->ninputs < 1)
+			return NULL;
+		v = onnx_imp_find(im, p->inputs[0]);
+	}
+	return v != NULL && v->t != NULL && v->param ? v : NULL;
+}
+
 static json_t *
 dim_json(struct onnx_imp *im, struct onnx_dim d)
 {
@@ -272,8 +287,9 @@ index_values(struct onnx_imp *im)
 	im->fuse = onnx_arena_alloc(im->ar, (size_t)g->nnodes + 1, sizeof *im->fuse);
 	im->fuse_x = onnx_arena_alloc(im->ar, (size_t)g->nnodes + 1, sizeof *im->fuse_x);
 	im->fuse_affine = onnx_arena_alloc(im->ar, (size_t)g->nnodes + 1, sizeof *im->fuse_affine);
+	im->fuse_groups = onnx_arena_alloc(im->ar, (size_t)g->nnodes + 1, sizeof *im->fuse_groups);
 	im->embeddings = onnx_arena_alloc(im->ar, (size_t)g->nnodes + 1, sizeof *im->embeddings);
-	if (im->tab == NULL || im->fuse == NULL || im->fuse_x == NULL || im->fuse_affine == NULL ||
+	if (im->tab == NULL || im->fuse == NULL || im->fuse_x == NULL || im->fuse_affine == NULL || im->fuse_groups == NULL ||
 	    im->embeddings == NULL)
 		return dn_error_set(im->err, DN_ETOOBIG, "", "ONNX graph too large for the import's memory limit");
 	for (int i = 0; i < g->ninits; i++) {

@@ -56,7 +56,8 @@ struct onnx_val {
 };
 
 enum onnx_fuse { ONNX_FUSE_NONE, ONNX_FUSE_SKIP, ONNX_FUSE_GELU, ONNX_FUSE_GELU_TANH, ONNX_FUSE_LAYERNORM,
-	ONNX_FUSE_ATTENTION, ONNX_FUSE_SHADOW, ONNX_FUSE_HARDSWISH, ONNX_FUSE_SILU };
+	ONNX_FUSE_ATTENTION, ONNX_FUSE_SHADOW, ONNX_FUSE_HARDSWISH, ONNX_FUSE_SILU,
+	ONNX_FUSE_MISH, ONNX_FUSE_GROUPNORM };
 
 /* An attention core found by onnx_fuse.c: the nodes from the head splits of
  * q, k, v to the merge of the heads, translated at `last` (the merging
@@ -87,7 +88,8 @@ struct onnx_imp {
 	int node;                   /* the node being translated */
 	int *fuse;                  /* per node: enum onnx_fuse */
 	const char **fuse_x;        /* per node: the fused operator's input */
-	int *fuse_affine;           /* layernorm: affine; ONNX_FUSE_SHADOW: index into attns */
+	int *fuse_affine;           /* layernorm, groupnorm: affine; ONNX_FUSE_SHADOW: index into attns */
+	int64_t *fuse_groups;       /* groupnorm: its groups */
 	struct onnx_attn *attns;    /* attention cores found (onnx_fuse.c) */
 	int nattns;
 	const struct onnx_tensor **embeddings; /* the tables embeddings read (for tied heads) */
@@ -101,6 +103,11 @@ struct onnx_imp {
 struct onnx_val *onnx_imp_val(struct onnx_imp *im, const char *name);
 /* The value, or NULL when unknown. */
 struct onnx_val *onnx_imp_find(struct onnx_imp *im, const char *name);
+/* The initializer value `name` is, directly or through Unsqueeze, Reshape,
+ * Squeeze or Identity nodes (a scale reshaped to broadcast: nn.PReLU's and
+ * nn.GroupNorm's weights), or NULL. Reads the graph only: usable before
+ * translation. */
+struct onnx_val *onnx_imp_param_source(struct onnx_imp *im, const char *name);
 /* An error about the current node: "node 12 'name' (Conv): ...". -1. */
 int onnx_imp_fail(struct onnx_imp *im, enum dn_error_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

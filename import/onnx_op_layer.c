@@ -694,6 +694,100 @@ onnx_op_simple(struct onnx_imp *im, const char *op, struct onnx_val *x, struct o
 	return 0;
 }
 
+/* InstanceNormalization of x [N, C, ...] (nn.InstanceNorm1d/2d/3d; not
+ * torch's GroupNorm chain, which onnx_fuse.c folds): a group norm of C
+ * groups, the statistics per sample and channel (PyTorch runs it as a
+ * batch norm over the view [1, N C, ...]: the input and two values per
+ * sample and channel kept), affine where the scale and the shift are
+ * initializers (affine=True). */
+int
+onnx_op_instance_norm(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o)
+{
+	const struct onnx_node *n = NODE(im);
+	struct onnx_val *s = n->ninputs > 1 ? onnx_imp_find(im, n->inputs[1]) : NULL;
+	json_t *l;
+
+	if (x->rank < 3 || x->shape[1].expr != NULL)
+		return onnx_imp_fail(im, DN_EINVAL, "instance normalization needs [N, C, ...] with a known C");
+	l = onnx_op_emit(im, "groupnorm", o, x, NULL);
+	json_object_set_new(l, "groups", json_integer(x->shape[1].v));
+	json_object_set_new(l, "affine", json_boolean(s != NULL && s->kind == ONNX_V_CONST && s->param));
+	onnx_op_copy_shape(o, x);
+	return 0;
+}
+
+/* DepthToSpace by r of x [N, C, H, W] (nn.PixelShuffle: mode CRD;
+ * TensorFlow's depth_to_space and ONNX's default: DCR): the view
+ * [N, C', r, r, H, W] (CRD) or [N, r, r, C', H, W] (DCR), permuted to
+ * [N, C', H, r, W, r], copied and viewed as [N, C', H r, W r], as PyTorch's
+ * pixel_shuffle computes it (its backward keeps nothing). */
+int
+onnx_op_depth_to_space(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o)
+{
+	int64_t r = onnx_op_attr_i(im, "blocksize", 0);
+	const struct onnx_attr *m = onnx_node_attr(NODE(im), "mode");
+	int dcr = m == NULL || m->s == NULL || strcmp(m->s, "CRD") != 0;
+	struct onnx_dim rr, cr, s[6];
+	struct onnx_val *v[3];
+	static const char *const what[3] = { "blocks", "interleaved", "copy" };
+
+	if (x->rank != 4 || r < 1 || r > 64)
+		return onnx_imp_fail(im, DN_EINVAL, "DepthToSpace of a 4-d input by a blocksize of 1 to 64 expected");
+	if (x->shape[1].expr != NULL || x->shape[1].v % (r * r) != 0)
+		return onnx_imp_fail(im, DN_EINVAL, "the channels must be a known multiple of blocksize^2 (%lld)",
+		    (long long)(r * r));
+	for (int k = 0; k < 3; k++) {
+		v[k] = onnx_imp_val(im, onnx_arena_printf(im->ar, "%s.%s", o->name, what[k]));
+		if (v[k] == NULL || v[k]->name == NULL)
+			return dn_error_set(im->err, DN_ENOMEM, "", "out of memory");
+	}
+	rr = onnx_dim_int(r);
+	cr = onnx_dim_int(x->shape[1].v / (r * r));
+	s[0] = x->shape[0];
+	s[1] = dcr ? rr : cr;
+	s[2] = rr;
+	s[3] = dcr ? cr : rr;
+	s[4] = x->shape[2];
+	s[5] = x->shape[3];
+	if (onnx_op_reshape_to(im, x, v[0], s, 6, 0) < 0)
+		return -1;
+	json_object_set_new(onnx_op_emit(im, "permute", v[1], v[0], NULL), "dims",
+	    dcr ? json_pack("[iiiiii]", 0, 3, 4, 1, 5, 2) : json_pack("[iiiiii]", 0, 1, 4, 2, 5, 3));
+	onnx_op_copy_shape(v[1], v[0]);
+	v[1]->shape[1] = cr;
+	v[1]->shape[2] = x->shape[2];
+	v[1]->shape[3] = rr;
+	v[1]->shape[4] = x->shape[3];
+	v[1]->shape[5] = rr;
+	v[1]->permuted = 1;
+	onnx_op_emit(im, "contiguous", v[2], v[1], NULL);
+	onnx_op_copy_shape(v[2], v[1]);
+	v[2]->permuted = 0;
+	s[1] = cr;
+	if (onnx_dim_arith(im->ar, ONNX_DIM_MUL, x->shape[2], rr, &s[2]) < 0 ||
+	    onnx_dim_arith(im->ar, ONNX_DIM_MUL, x->shape[3], rr, &s[3]) < 0)
+		return -1;
+	return onnx_op_reshape_to(im, v[2], o, s, 4, 0);
+}
+
+/* PRelu(x, slope) with a learnable slope (an initializer of one value, or
+ * of one per channel of dim 1: torch's [C, 1, 1] for nn.PReLU(C), which
+ * the exporter may reach through Unsqueeze or Reshape nodes). */
+int
+onnx_op_prelu(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o)
+{
+	struct onnx_val *s = onnx_imp_param_source(im, NODE(im)->ninputs > 1 ? NODE(im)->inputs[1] : "");
+	int64_t n = 1;
+
+	if (s == NULL)
+		return onnx_imp_fail(im, DN_EINVAL, "the slope must be an initializer (nn.PReLU's weight)");
+	for (int d = 0; d < s->t->rank; d++)
+		n *= s->t->dims[d];
+	json_object_set_new(onnx_op_emit(im, "prelu", o, x, NULL), "num_parameters", json_integer(n));
+	onnx_op_copy_shape(o, x);
+	return 0;
+}
+
 /* GlobalAveragePool and GlobalMaxPool (avg 1 or 0) of x [N, C, spatial...]
  * into o [N, C, 1...]: adaptive_avgpool2d / adaptive_maxpool2d over 2
  * spatial axes, adaptive_avgpool3d / adaptive_maxpool3d over 3 (torch's
@@ -788,6 +882,15 @@ onnx_op_fused(struct onnx_imp *im, int i, struct onnx_val *o)
 		return onnx_op_simple(im, "hardswish", x, o);
 	if (im->fuse[i] == ONNX_FUSE_SILU)
 		return onnx_op_simple(im, "silu", x, o);
+	if (im->fuse[i] == ONNX_FUSE_MISH)
+		return onnx_op_simple(im, "mish", x, o);
+	if (im->fuse[i] == ONNX_FUSE_GROUPNORM) {
+		l = onnx_op_emit(im, "groupnorm", o, x, NULL);
+		json_object_set_new(l, "groups", json_integer(im->fuse_groups[i]));
+		json_object_set_new(l, "affine", json_boolean(im->fuse_affine[i]));
+		onnx_op_copy_shape(o, x);
+		return 0;
+	}
 	if (im->fuse[i] == ONNX_FUSE_GELU_TANH) {
 		json_object_set_new(onnx_op_emit(im, "gelu", o, x, NULL), "approximate", json_string("tanh_python"));
 		onnx_op_copy_shape(o, x);

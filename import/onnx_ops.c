@@ -18,6 +18,15 @@
 static const char *const passthrough[] = { "Identity", "Cast", "CastLike", "Contiguous", NULL };
 /* Operators that take a rank-2 shape tensor (onnx_op_sym2.c). */
 static const char *const sym2_ops[] = { "Reshape", "Slice", "Transpose", "Identity", "Cast", "CastLike", NULL };
+/* Activations without attributes the model format needs, and its names
+ * for them (HardSigmoid: torch's slope 1/6, Keras' 0.2, one kernel either
+ * way). */
+static const struct {
+	const char *onnx, *op;
+} activations[] = {
+	{ "Relu", "relu" }, { "Sigmoid", "sigmoid" }, { "Tanh", "tanh" }, { "Gelu", "gelu" },
+	{ "HardSwish", "hardswish" }, { "HardSigmoid", "hardsigmoid" }, { "Softplus", "softplus" }, { "Mish", "mish" },
+};
 /* Elementwise operators of one activation, priced as `scale`. */
 static const char *const elementwise[] = { "Sqrt", "Erf", "Exp", "Log", "Neg", "Reciprocal", "Abs", "Floor",
 	"Ceil", "Round", "Clip", "Not", "IsNaN", "Sign", NULL };
@@ -196,18 +205,23 @@ onnx_ops_translate(struct onnx_imp *im, int i)
 		return onnx_op_gemm(im, x, o);
 	if (strcmp(op, "MatMul") == 0)
 		return onnx_op_matmul(im, x, o);
-	if (strcmp(op, "Relu") == 0)
-		return onnx_op_simple(im, "relu", x, o);
-	if (strcmp(op, "Sigmoid") == 0)
-		return onnx_op_simple(im, "sigmoid", x, o);
-	if (strcmp(op, "HardSwish") == 0)
-		return onnx_op_simple(im, "hardswish", x, o);
-	if (strcmp(op, "HardSigmoid") == 0)     /* torch's slope 1/6, Keras' 0.2: one kernel either way */
-		return onnx_op_simple(im, "hardsigmoid", x, o);
-	if (strcmp(op, "Tanh") == 0)
-		return onnx_op_simple(im, "tanh", x, o);
-	if (strcmp(op, "Gelu") == 0)
-		return onnx_op_simple(im, "gelu", x, o);
+	for (size_t k = 0; k < sizeof activations / sizeof activations[0]; k++)
+		if (strcmp(op, activations[k].onnx) == 0)
+			return onnx_op_simple(im, activations[k].op, x, o);
+	if (strcmp(op, "LeakyRelu") == 0 || strcmp(op, "Elu") == 0) {
+		const struct onnx_attr *a = onnx_node_attr(NODE(im), "alpha");
+		double alpha = a != NULL ? a->f : op[0] == 'L' ? 0.01 : 1.0;
+		json_object_set_new(onnx_op_emit(im, op[0] == 'L' ? "leaky_relu" : "elu", o, x, NULL),
+		    op[0] == 'L' ? "negative_slope" : "alpha", json_real(alpha));
+		onnx_op_copy_shape(o, x);
+		return 0;
+	}
+	if (strcmp(op, "PRelu") == 0)
+		return onnx_op_prelu(im, x, o);
+	if (strcmp(op, "InstanceNormalization") == 0)
+		return onnx_op_instance_norm(im, x, o);
+	if (strcmp(op, "DepthToSpace") == 0)
+		return onnx_op_depth_to_space(im, x, o);
 	if (strcmp(op, "Softmax") == 0 || strcmp(op, "LogSoftmax") == 0) {
 		int axis = 0;
 		if (onnx_op_axis_norm(im, onnx_op_attr_i(im, "axis", im->m->opset >= 13 ? -1 : 1), x->rank, &axis) < 0)

@@ -224,6 +224,10 @@ check lora-conv-all 0 "^parameters   11,689,512, 6,048 trainable$" -- estimate -
 # with the in-projection adapted); attention.qkv still names it
 check vit-lora-all-linear 0 "^parameters   86,567,656, 898,880 trainable$" -- estimate --preset vit_b_16 --lora-rank 8 --lora-targets all-linear
 check vit-lora-qkv 0 "^parameters   86,567,656, 294,912 trainable$" -- estimate --preset vit_b_16 --lora-rank 8 --lora-targets attention.qkv
+# nn.PReLU's slopes: one, or one per channel (its forward raises otherwise)
+printf '{"dnnsat_model": 1, "name": "p", "hyperparameters": {"batch": {"type": "int", "default": 2}, "slopes": {"type": "int", "default": 16}}, "inputs": [{"name": "x", "shape": ["batch", 16, 8, 8]}], "layers": [{"op": "prelu", "num_parameters": "slopes"}]}' >"$tmp/prelu.json"
+check prelu-channels 1 "^  violated   \$.layers\[0\]: num_parameters is 1 or the input.s channels .dim 1., as nn.PReLU checks .num_parameters=3.$" -- estimate --model "$tmp/prelu.json" slopes=3
+check prelu-per-channel 0 "^parameters   16$" -- estimate --model "$tmp/prelu.json"
 # peft adapts in_proj_weight only through lora.MultiheadAttention, which refuses DoRA (its
 # out_proj, an nn.Linear, takes DoRA under all-linear)
 check vit-dora-in-proj 1 "^  violated   \$.layers\[6\]\[0\].body\[0\].branches\[0\]\[1\].in_proj: no DoRA on a weight that is no nn.Linear module.s .nn.MultiheadAttention.s in_proj_weight.: peft.s lora.MultiheadAttention raises ValueError" -- estimate --preset vit_b_16 --lora-rank 8 --lora-targets attention.qkv --use-dora

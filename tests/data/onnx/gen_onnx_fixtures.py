@@ -36,6 +36,8 @@ in the ONNX file (dim_param "batch", "seq"):
              12 tensors; opset 13
   mbv3_tiny  torchvision's MobileNetV3 (the small configuration at width 0.25, 10 classes, 64x64):
              HardSwish, HardSigmoid; opset 13
+  layer_zoo  LayerZoo: GroupNorm, LeakyReLU, InstanceNorm2d, ELU, PReLU, Mish, Softplus,
+             PixelShuffle (DepthToSpace CRD), 16x16; opset 14
   convnext_tiny_eval, effnet_tiny_eval  torchvision's ConvNeXt (two stages of one block, 16 and
              32 wide) and EfficientNet (B0's configuration at width and depth 0.25), 64x64,
              exported from eval mode (TrainingMode.PRESERVE: deduplicated initializers as
@@ -80,6 +82,23 @@ class TextTiny(nn.Module):
 
     def forward(self, ids):
         return self.head(self.encoder(self.embed(ids)).mean(1))
+
+
+class LayerZoo(nn.Module):
+    """torch.nn layers that image-to-image and GAN models use, one block each: GroupNorm and
+    LeakyReLU, InstanceNorm2d (affine) and ELU, PReLU (per channel), Mish and Softplus, and
+    PixelShuffle."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(
+            nn.Conv2d(3, 16, 3, padding=1), nn.GroupNorm(4, 16), nn.LeakyReLU(0.1),
+            nn.Conv2d(16, 16, 3, padding=1), nn.InstanceNorm2d(16, affine=True), nn.ELU(),
+            nn.Conv2d(16, 16, 3, padding=1), nn.PReLU(16), nn.Mish(), nn.Softplus(),
+            nn.Conv2d(16, 12, 3, padding=1), nn.PixelShuffle(2), nn.Conv2d(3, 3, 3, padding=1))
+
+    def forward(self, x):
+        return self.body(x)
 
 
 class TinyCNN(nn.Module):
@@ -286,6 +305,11 @@ def main():
         m.train()
         record(refs, name, m, x, resolution=64)
         record_saved(refs, name, m, lambda b, s: torch.randn(b, 3, 64, 64), [(2, None), (8, None)])
+    m = LayerZoo()
+    x = torch.randn(1, 3, 16, 16)
+    export(m, x, os.path.join(out, "layer_zoo.onnx"), ["x"], img, 14)
+    record(refs, "layer_zoo", m, x, resolution=16)
+    record_saved(refs, "layer_zoo", m, lambda b, s: torch.randn(b, 3, 16, 16), [(2, None), (8, None)])
     if big:
         import torchvision.models as tv
         for name in ("resnet18", "resnet50", "mobilenet_v2"):
