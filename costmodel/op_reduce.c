@@ -10,12 +10,19 @@
  * counts as every operator's input gradient). One kernel each way; its
  * traffic reads the input and writes the output (forward), the reverse
  * in backward.
+ *
+ * max (torch.max(x, dim).values, ONNX ReduceMax) keeps the int64 indices
+ * of the maxima, one per output element (max.dim's backward scatters the
+ * gradient to them: value_selecting_reduction_backward); over a list of
+ * dimensions it is torch.amax, which keeps its input and its result
+ * (amax_backward compares them).
  */
 #include "op_rules.h"
 
 
 /* The dimensions "dim" names (an integer or a list of distinct integers,
- * negative ones from the end) into reduce[]; 0, or -1 through ob_fail. */
+ * negative ones from the end) into reduce[]; their count, or -1 through
+ * ob_fail. */
 static int
 reduce_dims(struct op_build *ob, int rank, int *reduce)
 {
@@ -40,18 +47,19 @@ reduce_dims(struct op_build *ob, int rank, int *reduce)
 		if (reduce[d]++)
 			return ob_fail(ob, "dim", "dimension %lld is listed twice", (long long)d);
 	}
-	return 0;
+	return (int)n;
 }
 
+/* mean, sum and (is_max) max. */
 static int
-reduce_build(struct op_build *ob)
+reduce_any(struct op_build *ob, int is_max)
 {
 	const struct cm_tensor *x = ob_in(ob, 0);
 	struct expr_graph *g = &ob->m->g;
-	int reduce[CM_MAX_RANK] = { 0 }, keep = ob_bool(ob, "keepdim", 0), r = 0;
+	int reduce[CM_MAX_RANK] = { 0 }, keep = ob_bool(ob, "keepdim", 0), r = 0, n;
 	expr_id dims[CM_MAX_RANK];
 
-	if (keep < 0 || reduce_dims(ob, x->rank, reduce) != 0)
+	if (keep < 0 || (n = reduce_dims(ob, x->rank, reduce)) < 0)
 		return -1;
 	for (int d = 0; d < x->rank; d++)
 		if (!reduce[d])
@@ -60,14 +68,24 @@ reduce_build(struct op_build *ob)
 			dims[r++] = expr_int(g, 1);
 	if (ob_out_new(ob, r, dims, (enum cm_dtype)x->dtype) < 0)
 		return -1;
-	/* one add per input element; the work spreads over the input */
+	if (is_max && n == 1)
+		ob_save_new(ob, ob_bytes(ob, ob->m->tensors[ob->out].elems, CM_DT_I64));
+	else if (is_max) {
+		ob_save_input(ob, 0);
+		ob_save_output(ob);
+	}
+	/* one add (compare) per input element; the work spreads over the input */
 	op_elementwise_costs(ob, 0);
 	ob->op.flops_other = x->elems;
 	ob->op.parallel = x->elems;
 	return 0;
 }
 
+static int reduce_build(struct op_build *ob) { return reduce_any(ob, 0); }
+static int max_build(struct op_build *ob) { return reduce_any(ob, 1); }
+
 static const char *const reduce_attrs[] = { "dim", "keepdim", NULL };
 
 const struct op_rule op_rule_mean = { "mean", reduce_attrs, 1, 1, CM_CLASS_REDUCTION, reduce_build };
 const struct op_rule op_rule_sum = { "sum", reduce_attrs, 1, 1, CM_CLASS_REDUCTION, reduce_build };
+const struct op_rule op_rule_max = { "max", reduce_attrs, 1, 1, CM_CLASS_REDUCTION, max_build };

@@ -77,7 +77,7 @@ int onnx_op_matmul(struct onnx_imp *im, struct onnx_val *a, struct onnx_val *o);
 int onnx_op_gemm(struct onnx_imp *im, struct onnx_val *a, struct onnx_val *o);
 int onnx_op_binary(struct onnx_imp *im, const char *op, struct onnx_val *o);
 int onnx_op_simple(struct onnx_imp *im, const char *op, struct onnx_val *x, struct onnx_val *o);
-int onnx_op_reduce(struct onnx_imp *im, int sum, struct onnx_val *x, struct onnx_val *o);
+int onnx_op_reduce(struct onnx_imp *im, const char *how, struct onnx_val *x, struct onnx_val *o);
 int onnx_op_prelu(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o);
 int onnx_op_instance_norm(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o);
 int onnx_op_depth_to_space(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o);

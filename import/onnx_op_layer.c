@@ -810,15 +810,16 @@ onnx_op_global_pool(struct onnx_imp *im, int avg, struct onnx_val *x, struct onn
 	return 0;
 }
 
-/* ReduceMean (sum 0) or ReduceSum (sum 1) of activation x over constant
- * axes (every axis when none are given, but ReduceSum's
- * noop_with_empty_axes). ReduceMean over every spatial axis of a 4-d or
+/* ReduceMean (how "mean"), ReduceSum ("sum") or ReduceMax ("max") of
+ * activation x over constant axes (every axis when none are given, but
+ * ReduceSum's noop_with_empty_axes). ReduceMean over every spatial axis of a 4-d or
  * 5-d x (axes 2.. in any order, negative or not) is a global average
  * pool, reshaped to [N, C] without keepdims; any other is the model
  * format's mean or sum (op_reduce.c: a text classifier's x.mean(1)). */
 int
-onnx_op_reduce(struct onnx_imp *im, int sum, struct onnx_val *x, struct onnx_val *o)
+onnx_op_reduce(struct onnx_imp *im, const char *how, struct onnx_val *x, struct onnx_val *o)
 {
+	int sum = strcmp(how, "sum") == 0;
 	int64_t axes[ONNX_MAX_RANK];
 	int n = onnx_op_axes_of(im, axes, ONNX_MAX_RANK), seen = 0, keep = onnx_op_attr_i(im, "keepdims", 1) != 0, r = 0;
 	json_t *l, *dims;
@@ -839,7 +840,7 @@ onnx_op_reduce(struct onnx_imp *im, int sum, struct onnx_val *x, struct onnx_val
 			    (long long)axes[i], x->rank);
 		seen |= 1 << a;
 	}
-	if (!sum && (x->rank == 4 || x->rank == 5) && seen == ((1 << x->rank) - 4)) {
+	if (strcmp(how, "mean") == 0 && (x->rank == 4 || x->rank == 5) && seen == ((1 << x->rank) - 4)) {
 		if (onnx_op_global_pool(im, 1, x, o) < 0)
 			return -1;
 		if (!keep) {
@@ -848,7 +849,7 @@ onnx_op_reduce(struct onnx_imp *im, int sum, struct onnx_val *x, struct onnx_val
 		}
 		return 0;
 	}
-	l = onnx_op_emit(im, sum ? "sum" : "mean", o, x, NULL);
+	l = onnx_op_emit(im, how, o, x, NULL);
 	dims = json_array();
 	for (int a = 0; a < x->rank; a++)
 		if (seen & (1 << a))

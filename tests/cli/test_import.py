@@ -364,7 +364,8 @@ def check_reduce(tmp):
     cases = [("ReduceMean", [1], 0, ["seq", 8]), ("ReduceMean", [-2], 1, ["seq", 8]),
              ("ReduceMean", [1], 0, [4, "seq", 8]), ("ReduceMean", [1, 2], 0, [4, "seq", 8]),
              ("ReduceMean", [-1, 1], 1, [4, "seq", 8]), ("ReduceSum", [1], 0, ["seq", 8]),
-             ("ReduceSum", [0, 2], 1, ["seq", 8]), ("ReduceSum", None, 0, ["seq", 8])]
+             ("ReduceSum", [0, 2], 1, ["seq", 8]), ("ReduceSum", None, 0, ["seq", 8]),
+             ("ReduceMax", [1], 0, ["seq", 8]), ("ReduceMax", [1, 2], 1, [4, "seq", 8])]
     for op, axes, keep, dims in cases:
         label = f"{op} axes {axes} keepdims {keep} on {len(dims) + 1}-d"
         x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", *dims])
@@ -1368,6 +1369,8 @@ def main():
     # ELU, PReLU, Mish (Mul(x, Tanh(Softplus(x)))), Softplus and PixelShuffle (DepthToSpace): each
     # stopped the import until 2026-12-08
     check_model(tmp, os.path.join(DATA, "layer_zoo.onnx"), "layer_zoo", refs["layer_zoo"], ["batch"])
+    # the max over time of a text CNN (ReduceMax: the model format's max, which keeps the indices)
+    check_model(tmp, os.path.join(DATA, "textcnn_tiny.onnx"), "textcnn_tiny", refs["textcnn_tiny"], ["batch", "seq"])
     check_keras_cnn(tmp)
     check_window_padding(tmp)
     check_reduce(tmp)

@@ -36,6 +36,8 @@ in the ONNX file (dim_param "batch", "seq"):
              12 tensors; opset 13
   mbv3_tiny  torchvision's MobileNetV3 (the small configuration at width 0.25, 10 classes, 64x64):
              HardSwish, HardSigmoid; opset 13
+  textcnn_tiny  TextCNN: Conv1d over an embedding, LayerNorm, x.max(1).values (ReduceMax); opset 14;
+             the Conv1d's MACs by hand (count_macs hooks 2-d convolutions)
   layer_zoo  LayerZoo: GroupNorm, LeakyReLU, InstanceNorm2d, ELU, PReLU, Mish, Softplus,
              PixelShuffle (DepthToSpace CRD), 16x16; opset 14
   convnext_tiny_eval, effnet_tiny_eval  torchvision's ConvNeXt (two stages of one block, 16 and
@@ -99,6 +101,22 @@ class LayerZoo(nn.Module):
 
     def forward(self, x):
         return self.body(x)
+
+
+class TextCNN(nn.Module):
+    """A text CNN: token embeddings, Conv1d over the sequence, LayerNorm over the channels, the
+    max over time (x.max(1).values: ReduceMax), a linear head."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(500, 16)
+        self.conv = nn.Conv1d(16, 32, 5, padding=2)
+        self.norm = nn.LayerNorm(32)
+        self.head = nn.Linear(32, 2)
+
+    def forward(self, ids):
+        h = self.conv(self.embed(ids).transpose(1, 2)).transpose(1, 2)
+        return self.head(torch.relu(self.norm(h)).max(1).values)
 
 
 class TinyCNN(nn.Module):
@@ -310,6 +328,13 @@ def main():
     export(m, x, os.path.join(out, "layer_zoo.onnx"), ["x"], img, 14)
     record(refs, "layer_zoo", m, x, resolution=16)
     record_saved(refs, "layer_zoo", m, lambda b, s: torch.randn(b, 3, 16, 16), [(2, None), (8, None)])
+    m = TextCNN()
+    export(m, ids, os.path.join(out, "textcnn_tiny.onnx"), ["ids"], {"ids": {0: "batch", 1: "seq"}}, 14)
+    record(refs, "textcnn_tiny", m, ids, seq=seq)
+    # count_macs hooks nn.Conv2d only: the Conv1d's seq x 32 x 16 x 5 added by hand
+    refs["textcnn_tiny"]["macs_ops"]["conv1d"] = seq * 32 * 16 * 5
+    refs["textcnn_tiny"]["macs"] += seq * 32 * 16 * 5
+    record_saved(refs, "textcnn_tiny", m, lambda b, s: torch.randint(0, 500, (b, s)), tok_sizes)
     if big:
         import torchvision.models as tv
         for name in ("resnet18", "resnet50", "mobilenet_v2"):
