@@ -6,8 +6,10 @@
  * Gemm and MatMul by an initializer (linear,
  * a following bias Add folded in, a head tied to an embedding recognised),
  * MatMul of two activations, elementwise arithmetic (add, mul, or scale by a
- * constant), ReduceMean over the spatial axes, and the operators onnx_fuse.c
- * folded (layernorm, gelu; attention_core in onnx_op_attention.c).
+ * constant), PRelu and InstanceNormalization (a groupnorm), and the
+ * operators onnx_fuse.c folded (layernorm, gelu, silu, hardswish, mish,
+ * groupnorm; attention_core in onnx_op_attention.c); reductions are in
+ * onnx_op_reduce.c.
  */
 #include "onnx_op.h"
 #include "costmodel.h"     /* cm_ident: the model format's module names */
@@ -716,60 +718,6 @@ onnx_op_instance_norm(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *
 	return 0;
 }
 
-/* DepthToSpace by r of x [N, C, H, W] (nn.PixelShuffle: mode CRD;
- * TensorFlow's depth_to_space and ONNX's default: DCR): the view
- * [N, C', r, r, H, W] (CRD) or [N, r, r, C', H, W] (DCR), permuted to
- * [N, C', H, r, W, r], copied and viewed as [N, C', H r, W r], as PyTorch's
- * pixel_shuffle computes it (its backward keeps nothing). */
-int
-onnx_op_depth_to_space(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o)
-{
-	int64_t r = onnx_op_attr_i(im, "blocksize", 0);
-	const struct onnx_attr *m = onnx_node_attr(NODE(im), "mode");
-	int dcr = m == NULL || m->s == NULL || strcmp(m->s, "CRD") != 0;
-	struct onnx_dim rr, cr, s[6];
-	struct onnx_val *v[3];
-	static const char *const what[3] = { "blocks", "interleaved", "copy" };
-
-	if (x->rank != 4 || r < 1 || r > 64)
-		return onnx_imp_fail(im, DN_EINVAL, "DepthToSpace of a 4-d input by a blocksize of 1 to 64 expected");
-	if (x->shape[1].expr != NULL || x->shape[1].v % (r * r) != 0)
-		return onnx_imp_fail(im, DN_EINVAL, "the channels must be a known multiple of blocksize^2 (%lld)",
-		    (long long)(r * r));
-	for (int k = 0; k < 3; k++) {
-		v[k] = onnx_imp_val(im, onnx_arena_printf(im->ar, "%s.%s", o->name, what[k]));
-		if (v[k] == NULL || v[k]->name == NULL)
-			return dn_error_set(im->err, DN_ENOMEM, "", "out of memory");
-	}
-	rr = onnx_dim_int(r);
-	cr = onnx_dim_int(x->shape[1].v / (r * r));
-	s[0] = x->shape[0];
-	s[1] = dcr ? rr : cr;
-	s[2] = rr;
-	s[3] = dcr ? cr : rr;
-	s[4] = x->shape[2];
-	s[5] = x->shape[3];
-	if (onnx_op_reshape_to(im, x, v[0], s, 6, 0) < 0)
-		return -1;
-	json_object_set_new(onnx_op_emit(im, "permute", v[1], v[0], NULL), "dims",
-	    dcr ? json_pack("[iiiiii]", 0, 3, 4, 1, 5, 2) : json_pack("[iiiiii]", 0, 1, 4, 2, 5, 3));
-	onnx_op_copy_shape(v[1], v[0]);
-	v[1]->shape[1] = cr;
-	v[1]->shape[2] = x->shape[2];
-	v[1]->shape[3] = rr;
-	v[1]->shape[4] = x->shape[3];
-	v[1]->shape[5] = rr;
-	v[1]->permuted = 1;
-	onnx_op_emit(im, "contiguous", v[2], v[1], NULL);
-	onnx_op_copy_shape(v[2], v[1]);
-	v[2]->permuted = 0;
-	s[1] = cr;
-	if (onnx_dim_arith(im->ar, ONNX_DIM_MUL, x->shape[2], rr, &s[2]) < 0 ||
-	    onnx_dim_arith(im->ar, ONNX_DIM_MUL, x->shape[3], rr, &s[3]) < 0)
-		return -1;
-	return onnx_op_reshape_to(im, v[2], o, s, 4, 0);
-}
-
 /* PRelu(x, slope) with a learnable slope (an initializer of one value, or
  * of one per channel of dim 1: torch's [C, 1, 1] for nn.PReLU(C), which
  * the exporter may reach through Unsqueeze or Reshape nodes). */
@@ -785,85 +733,6 @@ onnx_op_prelu(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o)
 		n *= s->t->dims[d];
 	json_object_set_new(onnx_op_emit(im, "prelu", o, x, NULL), "num_parameters", json_integer(n));
 	onnx_op_copy_shape(o, x);
-	return 0;
-}
-
-/* GlobalAveragePool and GlobalMaxPool (avg 1 or 0) of x [N, C, spatial...]
- * into o [N, C, 1...]: adaptive_avgpool2d / adaptive_maxpool2d over 2
- * spatial axes, adaptive_avgpool3d / adaptive_maxpool3d over 3 (torch's
- * AdaptiveAvgPool3d(1) and AdaptiveMaxPool3d(1) export so). */
-int
-onnx_op_global_pool(struct onnx_imp *im, int avg, struct onnx_val *x, struct onnx_val *o)
-{
-	char name[32];
-	json_t *l;
-
-	if (x->rank != 4 && x->rank != 5)
-		return onnx_imp_fail(im, DN_EINVAL, "global pooling over %d spatial axes: only 2 and 3 are supported",
-		    x->rank - 2);
-	l = onnx_op_emit(im, nd_name(name, sizeof name, avg ? "adaptive_avgpool" : "adaptive_maxpool", x->rank - 2), o,
-	    x, NULL);
-	json_object_set_new(l, "output_size", json_integer(1));
-	onnx_op_copy_shape(o, x);
-	for (int k = 2; k < x->rank; k++)
-		o->shape[k] = onnx_dim_int(1);
-	return 0;
-}
-
-/* ReduceMean (how "mean"), ReduceSum ("sum") or ReduceMax ("max") of
- * activation x over constant axes (every axis when none are given, but
- * ReduceSum's noop_with_empty_axes). ReduceMean over every spatial axis of a 4-d or
- * 5-d x (axes 2.. in any order, negative or not) is a global average
- * pool, reshaped to [N, C] without keepdims; any other is the model
- * format's mean or sum (op_reduce.c: a text classifier's x.mean(1)). */
-int
-onnx_op_reduce(struct onnx_imp *im, const char *how, struct onnx_val *x, struct onnx_val *o)
-{
-	int sum = strcmp(how, "sum") == 0;
-	int64_t axes[ONNX_MAX_RANK];
-	int n = onnx_op_axes_of(im, axes, ONNX_MAX_RANK), seen = 0, keep = onnx_op_attr_i(im, "keepdims", 1) != 0, r = 0;
-	json_t *l, *dims;
-
-	if (n == -2)
-		return -1;
-	if (n < 0 && sum && onnx_op_attr_i(im, "noop_with_empty_axes", 0) != 0) {
-		onnx_op_alias(o, x);
-		return 0;
-	}
-	if (n < 0)
-		for (n = 0; n < x->rank; n++)
-			axes[n] = n;
-	for (int i = 0; i < n; i++) {
-		int64_t a = axes[i] < 0 ? axes[i] + x->rank : axes[i];
-		if (a < 0 || a >= x->rank || (seen & (1 << a)))
-			return onnx_imp_fail(im, DN_EINVAL, "axis %lld is out of range or repeated for %d dimensions",
-			    (long long)axes[i], x->rank);
-		seen |= 1 << a;
-	}
-	if (strcmp(how, "mean") == 0 && (x->rank == 4 || x->rank == 5) && seen == ((1 << x->rank) - 4)) {
-		if (onnx_op_global_pool(im, 1, x, o) < 0)
-			return -1;
-		if (!keep) {
-			struct onnx_val p = *o;
-			return onnx_op_reshape_to(im, &p, o, x->shape, 2, 1);
-		}
-		return 0;
-	}
-	l = onnx_op_emit(im, how, o, x, NULL);
-	dims = json_array();
-	for (int a = 0; a < x->rank; a++)
-		if (seen & (1 << a))
-			json_array_append_new(dims, json_integer(a));
-	json_object_set_new(l, "dim", dims);
-	if (keep)
-		json_object_set_new(l, "keepdim", json_true());
-	onnx_op_copy_shape(o, x);
-	for (int a = 0; a < x->rank; a++)
-		if (!(seen & (1 << a)))
-			o->shape[r++] = x->shape[a];
-		else if (keep)
-			o->shape[r++] = onnx_dim_int(1);
-	o->rank = r;
 	return 0;
 }
 

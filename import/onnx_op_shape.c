@@ -1,7 +1,8 @@
 /*
  * onnx_op_shape.c - the shape and tensor plumbing of ONNX graphs: Shape,
  * Gather, Concat, Slice, Split, Reshape, (Un)Squeeze, Transpose, Constant,
- * ConstantOfShape, Expand, Range, Where. On SYM values they compute
+ * ConstantOfShape, Expand, Range, Where, and DepthToSpace (nn.PixelShuffle:
+ * reshape, permute, copy, reshape). On SYM values they compute
  * dimensions (so that a Reshape's target is an expression over the
  * hyperparameters); on activations they append the model format's views
  * (reshape, permute, slice, concat); on tensors that do not depend on the
@@ -676,4 +677,58 @@ onnx_op_where(struct onnx_imp *im, struct onnx_val *o)
 		onnx_op_copy_shape(o, x);
 	}
 	return 0;
+}
+
+/* DepthToSpace by r of x [N, C, H, W] (nn.PixelShuffle: mode CRD;
+ * TensorFlow's depth_to_space and ONNX's default: DCR): the view
+ * [N, C', r, r, H, W] (CRD) or [N, r, r, C', H, W] (DCR), permuted to
+ * [N, C', H, r, W, r], copied and viewed as [N, C', H r, W r], as PyTorch's
+ * pixel_shuffle computes it (its backward keeps nothing). */
+int
+onnx_op_depth_to_space(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o)
+{
+	int64_t r = onnx_op_attr_i(im, "blocksize", 0);
+	const struct onnx_attr *m = onnx_node_attr(NODE(im), "mode");
+	int dcr = m == NULL || m->s == NULL || strcmp(m->s, "CRD") != 0;
+	struct onnx_dim rr, cr, s[6];
+	struct onnx_val *v[3];
+	static const char *const what[3] = { "blocks", "interleaved", "copy" };
+
+	if (x->rank != 4 || r < 1 || r > 64)
+		return onnx_imp_fail(im, DN_EINVAL, "DepthToSpace of a 4-d input by a blocksize of 1 to 64 expected");
+	if (x->shape[1].expr != NULL || x->shape[1].v % (r * r) != 0)
+		return onnx_imp_fail(im, DN_EINVAL, "the channels must be a known multiple of blocksize^2 (%lld)",
+		    (long long)(r * r));
+	for (int k = 0; k < 3; k++) {
+		v[k] = onnx_imp_val(im, onnx_arena_printf(im->ar, "%s.%s", o->name, what[k]));
+		if (v[k] == NULL || v[k]->name == NULL)
+			return dn_error_set(im->err, DN_ENOMEM, "", "out of memory");
+	}
+	rr = onnx_dim_int(r);
+	cr = onnx_dim_int(x->shape[1].v / (r * r));
+	s[0] = x->shape[0];
+	s[1] = dcr ? rr : cr;
+	s[2] = rr;
+	s[3] = dcr ? cr : rr;
+	s[4] = x->shape[2];
+	s[5] = x->shape[3];
+	if (onnx_op_reshape_to(im, x, v[0], s, 6, 0) < 0)
+		return -1;
+	json_object_set_new(onnx_op_emit(im, "permute", v[1], v[0], NULL), "dims",
+	    dcr ? json_pack("[iiiiii]", 0, 3, 4, 1, 5, 2) : json_pack("[iiiiii]", 0, 1, 4, 2, 5, 3));
+	onnx_op_copy_shape(v[1], v[0]);
+	v[1]->shape[1] = cr;
+	v[1]->shape[2] = x->shape[2];
+	v[1]->shape[3] = rr;
+	v[1]->shape[4] = x->shape[3];
+	v[1]->shape[5] = rr;
+	v[1]->permuted = 1;
+	onnx_op_emit(im, "contiguous", v[2], v[1], NULL);
+	onnx_op_copy_shape(v[2], v[1]);
+	v[2]->permuted = 0;
+	s[1] = cr;
+	if (onnx_dim_arith(im->ar, ONNX_DIM_MUL, x->shape[2], rr, &s[2]) < 0 ||
+	    onnx_dim_arith(im->ar, ONNX_DIM_MUL, x->shape[3], rr, &s[3]) < 0)
+		return -1;
+	return onnx_op_reshape_to(im, v[2], o, s, 4, 0);
 }
