@@ -11,6 +11,10 @@
  * traffic reads the input and writes the output (forward), the reverse
  * in backward.
  *
+ * norm (the L2 norm: torch.linalg.vector_norm, x.norm(dim=...), ONNX
+ * ReduceL2, F.normalize's denominator) keeps its input and its result
+ * (norm_backward(grad, self, p, result)).
+ *
  * max (torch.max(x, dim).values, ONNX ReduceMax) keeps the int64 indices
  * of the maxima, one per output element (max.dim's backward scatters the
  * gradient to them: value_selecting_reduction_backward); over a list of
@@ -50,9 +54,11 @@ reduce_dims(struct op_build *ob, int rank, int *reduce)
 	return (int)n;
 }
 
-/* mean, sum and (is_max) max. */
+enum reduce_kind { REDUCE_MEAN_SUM, REDUCE_MAX, REDUCE_NORM };
+
+/* mean and sum, max, norm. */
 static int
-reduce_any(struct op_build *ob, int is_max)
+reduce_any(struct op_build *ob, enum reduce_kind kind)
 {
 	const struct cm_tensor *x = ob_in(ob, 0);
 	struct expr_graph *g = &ob->m->g;
@@ -68,9 +74,9 @@ reduce_any(struct op_build *ob, int is_max)
 			dims[r++] = expr_int(g, 1);
 	if (ob_out_new(ob, r, dims, (enum cm_dtype)x->dtype) < 0)
 		return -1;
-	if (is_max && n == 1)
+	if (kind == REDUCE_MAX && n == 1)
 		ob_save_new(ob, ob_bytes(ob, ob->m->tensors[ob->out].elems, CM_DT_I64));
-	else if (is_max) {
+	else if (kind != REDUCE_MEAN_SUM) {
 		ob_save_input(ob, 0);
 		ob_save_output(ob);
 	}
@@ -81,11 +87,13 @@ reduce_any(struct op_build *ob, int is_max)
 	return 0;
 }
 
-static int reduce_build(struct op_build *ob) { return reduce_any(ob, 0); }
-static int max_build(struct op_build *ob) { return reduce_any(ob, 1); }
+static int reduce_build(struct op_build *ob) { return reduce_any(ob, REDUCE_MEAN_SUM); }
+static int max_build(struct op_build *ob) { return reduce_any(ob, REDUCE_MAX); }
+static int norm_build(struct op_build *ob) { return reduce_any(ob, REDUCE_NORM); }
 
 static const char *const reduce_attrs[] = { "dim", "keepdim", NULL };
 
 const struct op_rule op_rule_mean = { "mean", reduce_attrs, 1, 1, CM_CLASS_REDUCTION, reduce_build };
 const struct op_rule op_rule_sum = { "sum", reduce_attrs, 1, 1, CM_CLASS_REDUCTION, reduce_build };
 const struct op_rule op_rule_max = { "max", reduce_attrs, 1, 1, CM_CLASS_REDUCTION, max_build };
+const struct op_rule op_rule_norm = { "norm", reduce_attrs, 1, 1, CM_CLASS_REDUCTION, norm_build };

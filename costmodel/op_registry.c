@@ -22,7 +22,7 @@ static const struct op_rule *const rules[] = {
 	&op_rule_adaptive_avgpool3d, &op_rule_adaptive_maxpool3d,
 	&op_rule_flatten, &op_rule_reshape, &op_rule_permute, &op_rule_transpose,
 	&op_rule_contiguous, &op_rule_identity, &op_rule_zero, &op_rule_slice, &op_rule_pad,
-	&op_rule_upsample, &op_rule_mean, &op_rule_sum, &op_rule_max,
+	&op_rule_upsample, &op_rule_mean, &op_rule_sum, &op_rule_max, &op_rule_norm,
 	&op_rule_add, &op_rule_mul, &op_rule_concat, &op_rule_parameter,
 	&op_rule_attention, &op_rule_attention_core, &op_rule_rotary, &op_rule_swiglu, &op_rule_lstm, &op_rule_gru,
 	&op_rule_rnn_state,

@@ -34,7 +34,7 @@ extern const struct op_rule op_rule_flatten, op_rule_reshape, op_rule_permute,
     op_rule_transpose, op_rule_contiguous, op_rule_identity, op_rule_zero, op_rule_slice;
 extern const struct op_rule op_rule_add, op_rule_mul, op_rule_concat;
 extern const struct op_rule op_rule_pad, op_rule_upsample;
-extern const struct op_rule op_rule_mean, op_rule_sum, op_rule_max;
+extern const struct op_rule op_rule_mean, op_rule_sum, op_rule_max, op_rule_norm;
 extern const struct op_rule op_rule_attention, op_rule_attention_core, op_rule_rotary, op_rule_swiglu;
 extern const struct op_rule op_rule_parameter;
 extern const struct op_rule op_rule_lstm, op_rule_gru, op_rule_rnn_state;

@@ -2,8 +2,8 @@
  * onnx_op_reduce.c - ONNX reductions of an activation as model-format
  * layers: GlobalAveragePool and GlobalMaxPool (adaptive pooling to 1),
  * ReduceMean over every spatial axis (the same global average pool), and
- * ReduceMean, ReduceSum and ReduceMax over any other axes (mean, sum, max:
- * costmodel/op_reduce.c).
+ * ReduceMean, ReduceSum, ReduceMax and ReduceL2 over any other axes
+ * (mean, sum, max, norm: costmodel/op_reduce.c).
  */
 #include "onnx_op.h"
 

@@ -596,11 +596,32 @@ onnx_op_expand(struct onnx_imp *im, struct onnx_val *x, struct onnx_val *o)
 
 	if (s == NULL || !onnx_op_sym_of(im, s) || s->n > ONNX_MAX_RANK)
 		return onnx_imp_fail(im, DN_EINVAL, "the shape must be computable from the inputs' shapes");
-	if (x->kind == ONNX_V_DATA)
-		return onnx_imp_fail(im, DN_EINVAL, "expanding an activation is not supported");
 	memset(&t, 0, sizeof t);
 	t.rank = s->n;
 	memcpy(t.shape, s->e, sizeof *s->e * (size_t)s->n);
+	if (x->kind == ONNX_V_DATA) {
+		/* a view (torch's expand_as: F.normalize's denominator) that only
+		 * broadcasting arithmetic reads, each time with an operand of the
+		 * expanded shape already: that arithmetic broadcasts the
+		 * activation itself, the same values and no memory */
+		struct onnx_val b;
+		if (onnx_op_broadcast(&b, x, &t) < 0)
+			return onnx_imp_fail(im, DN_EINVAL, "shapes do not broadcast");
+		for (int k = 0; k < o->nconsumers; k++) {
+			const struct onnx_node *c = k < 4 ? &im->m->graph.nodes[o->consumers[k]] : NULL;
+			const struct onnx_val *y = c != NULL && c->ninputs == 2 ?
+			    onnx_imp_find(im, strcmp(c->inputs[0], o->name) == 0 ? c->inputs[1] : c->inputs[0]) : NULL;
+			int full = y != NULL && y->kind == ONNX_V_DATA && y->rank == b.rank;
+			for (int d = 0; full && d < b.rank; d++)
+				full = onnx_dim_same(y->shape[d], b.shape[d]);
+			if (c == NULL || (strcmp(c->op_type, "Add") != 0 && strcmp(c->op_type, "Sub") != 0 &&
+			    strcmp(c->op_type, "Mul") != 0 && strcmp(c->op_type, "Div") != 0) || !full)
+				return onnx_imp_fail(im, DN_EINVAL, "expanding an activation is supported only before "
+				    "arithmetic (Add, Sub, Mul, Div) with an operand of the expanded shape");
+		}
+		onnx_op_alias(o, x);
+		return 0;
+	}
 	if (x->kind == ONNX_V_CONST && x->param && !x->transposed && x->rank >= 1) {
 		struct onnx_val b, *p;
 		if (onnx_op_broadcast(&b, x, &t) < 0)

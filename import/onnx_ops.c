@@ -272,8 +272,9 @@ onnx_ops_translate(struct onnx_imp *im, int i)
 	}
 	if (strcmp(op, "Split") == 0)
 		return onnx_op_split(im, x);
-	if (strcmp(op, "ReduceMean") == 0 || strcmp(op, "ReduceSum") == 0 || strcmp(op, "ReduceMax") == 0)
-		return onnx_op_reduce(im, op[6] == 'S' ? "sum" : op[7] == 'e' ? "mean" : "max", x, o);
+	if (strcmp(op, "ReduceMean") == 0 || strcmp(op, "ReduceSum") == 0 || strcmp(op, "ReduceMax") == 0 ||
+	    strcmp(op, "ReduceL2") == 0)
+		return onnx_op_reduce(im, op[6] == 'S' ? "sum" : op[6] == 'L' ? "norm" : op[7] == 'e' ? "mean" : "max", x, o);
 	if (strcmp(op, "Pow") == 0) {
 		double e;
 		if (onnx_op_scalar(onnx_op_in(im, 1), &e) && e == 2.0) {

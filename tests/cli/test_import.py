@@ -352,7 +352,7 @@ def check_folded_bn_warning(tmp):
 
 
 def check_reduce(tmp):
-    """ReduceMean and ReduceSum (opset 13: ReduceSum's axes an input) over axes that are not a
+    """ReduceMean, ReduceSum, ReduceMax and ReduceL2 (opset 13: ReduceSum's axes an input) over axes that are not a
     global pool's, with and without keepdims and over every axis: the model format's mean and sum,
     with the output shape shape inference gives at two sequence lengths (what they keep for
     backward: the text_tiny fixture, against PyTorch)."""
@@ -365,7 +365,8 @@ def check_reduce(tmp):
              ("ReduceMean", [1], 0, [4, "seq", 8]), ("ReduceMean", [1, 2], 0, [4, "seq", 8]),
              ("ReduceMean", [-1, 1], 1, [4, "seq", 8]), ("ReduceSum", [1], 0, ["seq", 8]),
              ("ReduceSum", [0, 2], 1, ["seq", 8]), ("ReduceSum", None, 0, ["seq", 8]),
-             ("ReduceMax", [1], 0, ["seq", 8]), ("ReduceMax", [1, 2], 1, [4, "seq", 8])]
+             ("ReduceMax", [1], 0, ["seq", 8]), ("ReduceMax", [1, 2], 1, [4, "seq", 8]),
+             ("ReduceL2", [-1], 1, ["seq", 8])]
     for op, axes, keep, dims in cases:
         label = f"{op} axes {axes} keepdims {keep} on {len(dims) + 1}-d"
         x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", *dims])
@@ -389,7 +390,8 @@ def check_reduce(tmp):
                 layers = import_layers(label, p, out)
                 if layers is None:
                     break
-                check(f"{label}: one {op[6:].lower()} layer", [l["op"] for l in layers] == [op[6:].lower()], layers)
+                want_op = {"Mean": "mean", "Sum": "sum", "Max": "max", "L2": "norm"}[op[6:]]
+                check(f"{label}: one {want_op} layer", [l["op"] for l in layers] == [want_op], layers)
             shapes, _, err = layer_shapes(out, batch=2, seq=seq)
             # a scalar output is [] to shape inference and to dnnsat
             check(f"{label} at seq {seq}: output shape {want} (shape inference)",
@@ -1371,6 +1373,18 @@ def main():
     check_model(tmp, os.path.join(DATA, "layer_zoo.onnx"), "layer_zoo", refs["layer_zoo"], ["batch"])
     # the max over time of a text CNN (ReduceMax: the model format's max, which keeps the indices)
     check_model(tmp, os.path.join(DATA, "textcnn_tiny.onnx"), "textcnn_tiny", refs["textcnn_tiny"], ["batch", "seq"])
+    # F.normalize: ReduceL2 (the model format's norm, which keeps its input and result), and the
+    # Expand of its denominator before the Div, a view the Div's broadcasting makes anyway
+    check_model(tmp, os.path.join(DATA, "embed_head.onnx"), "embed_head", refs["embed_head"], ["batch"])
+    from onnx import helper, TensorProto
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 1])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    shape = helper.make_tensor("shape", TensorProto.INT64, [2], [1, 16])
+    check_refused(os.path.join(tmp, "expand.onnx"),
+                  helper.make_graph([helper.make_node("Expand", ["x", "shape"], ["e"], name="grow"),
+                                     helper.make_node("Relu", ["e"], ["y"], name="act")], "g", [x], [y], [shape]),
+                  "Expand of an activation read by anything but arithmetic: refused, naming the node", "grow",
+                  "only before arithmetic")
     check_keras_cnn(tmp)
     check_window_padding(tmp)
     check_reduce(tmp)

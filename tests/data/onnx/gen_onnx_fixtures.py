@@ -36,6 +36,7 @@ in the ONNX file (dim_param "batch", "seq"):
              12 tensors; opset 13
   mbv3_tiny  torchvision's MobileNetV3 (the small configuration at width 0.25, 10 classes, 64x64):
              HardSwish, HardSigmoid; opset 13
+  embed_head EmbedHead: an MLP and F.normalize (ReduceL2, Clip, Expand, Div); opset 14
   textcnn_tiny  TextCNN: Conv1d over an embedding, LayerNorm, x.max(1).values (ReduceMax); opset 14;
              the Conv1d's MACs by hand (count_macs hooks 2-d convolutions)
   layer_zoo  LayerZoo: GroupNorm, LeakyReLU, InstanceNorm2d, ELU, PReLU, Mish, Softplus,
@@ -117,6 +118,18 @@ class TextCNN(nn.Module):
     def forward(self, ids):
         h = self.conv(self.embed(ids).transpose(1, 2)).transpose(1, 2)
         return self.head(torch.relu(self.norm(h)).max(1).values)
+
+
+class EmbedHead(nn.Module):
+    """A contrastive projection head (SimCLR, CLIP): linear, ReLU, linear, F.normalize (ReduceL2,
+    Clip, Expand, Div)."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 16))
+
+    def forward(self, x):
+        return nn.functional.normalize(self.proj(x), dim=-1)
 
 
 class TinyCNN(nn.Module):
@@ -335,6 +348,11 @@ def main():
     refs["textcnn_tiny"]["macs_ops"]["conv1d"] = seq * 32 * 16 * 5
     refs["textcnn_tiny"]["macs"] += seq * 32 * 16 * 5
     record_saved(refs, "textcnn_tiny", m, lambda b, s: torch.randint(0, 500, (b, s)), tok_sizes)
+    m = EmbedHead()
+    x = torch.randn(1, 32)
+    export(m, x, os.path.join(out, "embed_head.onnx"), ["x"], {"x": {0: "batch"}}, 14)
+    record(refs, "embed_head", m, x)
+    record_saved(refs, "embed_head", m, lambda b, s: torch.randn(b, 32), [(2, None), (8, None)])
     if big:
         import torchvision.models as tv
         for name in ("resnet18", "resnet50", "mobilenet_v2"):
