@@ -94,7 +94,7 @@
  * convolutions at the FP32 rate (PyTorch accumulates them in FP32), not the
  * chip's half rate: a GTX 1080 Ti's mixed-precision step was 40x its FP32
  * one. */
-#define CM_VERSION "1.4.19"
+#define CM_VERSION "1.4.20"
 
 /* Limits on a built model (DN_ERANGE naming the limit beyond them), far
  * above the largest real models: the resnet template at its maxima builds

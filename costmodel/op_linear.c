@@ -226,6 +226,23 @@ int8_costs(struct op_build *ob, const struct cm_tensor *x, expr_id rows, expr_id
 	ob->op.kernels_bwd = (uint8_t)(ob->op.kernels_bwd + 3);
 }
 
+/* What a linear keeps of its input for the weight's gradient. F.linear on
+ * an input of 3 or more dimensions that is not contiguous (a transposed
+ * view: nn.MultiheadAttention's query under batch_first) runs matmul, which
+ * folds it into 2-D with reshape, a copy, and keeps the copy, one per call
+ * (two linears on one view keep two copies: PyTorch's MmBackward0); else
+ * ob_save_gemm_input (the input, or autocast's half copy). */
+static void
+linear_keep_input(struct op_build *ob)
+{
+	const struct cm_tensor *x = ob_in(ob, 0);
+
+	if (!x->contiguous && x->rank >= 3 && !(ob_autocast(ob) && x->dtype == CM_DT_F32))
+		ob_save_new(ob, ob_bytes(ob, x->elems, (enum cm_dtype)x->dtype));
+	else
+		ob_save_gemm_input(ob, 0);
+}
+
 static int
 linear_build(struct op_build *ob)
 {
@@ -299,7 +316,7 @@ linear_build(struct op_build *ob)
 	 * mat2 requires grad) */
 	ob->op.bwd_macs = expr_mul(g, macs, expr_int(g, (x->requires_grad ? 1 : 0) + (wgrad ? 1 : 0)));
 	if (wgrad)
-		ob_save_gemm_input(ob, 0);
+		linear_keep_input(ob);
 	op_io_bytes(ob, 1);
 	if (tied)
 		ob->op.fwd_bytes = expr_add(g, ob->op.fwd_bytes,

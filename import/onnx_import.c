@@ -103,7 +103,9 @@ onnx_imp_param_source(struct onnx_imp *im, const char *name)
 	for (int hops = 0; v != NULL && v->producer >= 0 && hops < 8; hops++) {
 		const struct onnx_node *p = &im->m->graph.nodes[v->producer];
 		if ((strcmp(p->op_type, "Unsqueeze") != 0 && strcmp(p->op_type, "Reshape") != 0 &&
-		    strcmp(p->op_type, "Squeeze") != 0 && strcmp(p->op_type, "Identity") != 0) || p->ninputs < 1)
+		    strcmp(p->op_type, "Squeeze") != 0 && strcmp(p->op_type, "Identity") != 0 &&
+		    strcmp(p->op_type, "Transpose") != 0 && strcmp(p->op_type, "Slice") != 0 &&
+		    strcmp(p->op_type, "Split") != 0) || p->ninputs < 1)
 			return NULL;
 		v = onnx_imp_find(im, p->inputs[0]);
 	}

@@ -104,8 +104,10 @@ struct onnx_val *onnx_imp_val(struct onnx_imp *im, const char *name);
 /* The value, or NULL when unknown. */
 struct onnx_val *onnx_imp_find(struct onnx_imp *im, const char *name);
 /* The initializer value `name` is, directly or through Unsqueeze, Reshape,
- * Squeeze or Identity nodes (a scale reshaped to broadcast: nn.PReLU's and
- * nn.GroupNorm's weights), or NULL. Reads the graph only: usable before
+ * Squeeze, Identity, Transpose, Slice or Split nodes (a scale reshaped to
+ * broadcast: nn.PReLU's and nn.GroupNorm's weights; a part of one:
+ * nn.MultiheadAttention's in_proj_weight split for cross-attention), or
+ * NULL. Reads the graph only: usable before
  * translation. */
 struct onnx_val *onnx_imp_param_source(struct onnx_imp *im, const char *name);
 /* An error about the current node: "node 12 'name' (Conv): ...". -1. */

@@ -542,14 +542,11 @@ param_not_module(const char *name)
  * plain parameter (param_not_module: peft's all-linear and bitsandbytes
  * leave it out); a following Add of a bias initializer (the only reader
  * of the product) is folded into it. */
-int
-onnx_op_linear(struct onnx_imp *im, struct onnx_val *x, const struct onnx_val *w, int trans, int has_bias,
-    struct onnx_val *o)
+static int
+linear_emit(struct onnx_imp *im, struct onnx_val *x, int64_t inf, int64_t outf, int is_tied, const char *wname,
+    int has_bias, struct onnx_val *o)
 {
-	int64_t outf = trans ? w->t->dims[0] : w->t->dims[1];
-	int64_t inf = trans ? w->t->dims[1] : w->t->dims[0];
 	struct onnx_val *fin = o;
-	int is_tied;
 	json_t *l;
 	char module[32];
 
@@ -563,26 +560,36 @@ onnx_op_linear(struct onnx_imp *im, struct onnx_val *x, const struct onnx_val *w
 		const struct onnx_node *a = &im->m->graph.nodes[k];
 		if (strcmp(a->op_type, "Add") == 0 && a->ninputs == 2 && im->fuse[k] == ONNX_FUSE_NONE) {
 			struct onnx_val *b = onnx_imp_find(im, strcmp(a->inputs[0], o->name) == 0 ? a->inputs[1] : a->inputs[0]);
-			if (b != NULL && b->kind == ONNX_V_CONST && b->param && b->rank == 1 && b->t->dims[0] == outf) {
+			/* the bias, or (cross-attention) a slice of one */
+			if (b != NULL && ((b->kind == ONNX_V_CONST && b->param && b->rank == 1 && b->t->dims[0] == outf) ||
+			    (b->kind == ONNX_V_DERIVED && b->rank == 1 && b->shape[0].expr == NULL && b->shape[0].v == outf &&
+			    onnx_imp_param_source(im, b->name) != NULL))) {
 				im->fuse[k] = ONNX_FUSE_SKIP;
 				fin = onnx_imp_find(im, a->outputs[0]);
 				has_bias = 1;
 			}
 		}
 	}
-	is_tied = tied(im, w->t, trans);
 	l = onnx_op_emit(im, "linear", fin, x, NULL);
 	json_object_set_new(l, "out_features", json_integer(outf));
 	json_object_set_new(l, "bias", json_boolean(has_bias));
 	if (is_tied)
 		json_object_set_new(l, "tied", json_true());
-	if (w->param && param_not_module(w->t->name))
+	if (param_not_module(wname))
 		json_object_set_new(l, "linear_module", json_false());
 	if (node_module(NODE(im), module, sizeof module))
 		json_object_set_new(l, "module", json_string(module));
 	onnx_op_copy_shape(fin, x);
 	fin->shape[x->rank - 1] = onnx_dim_int(outf);
 	return 0;
+}
+
+int
+onnx_op_linear(struct onnx_imp *im, struct onnx_val *x, const struct onnx_val *w, int trans, int has_bias,
+    struct onnx_val *o)
+{
+	return linear_emit(im, x, trans ? w->t->dims[1] : w->t->dims[0], trans ? w->t->dims[0] : w->t->dims[1],
+	    tied(im, w->t, trans), w->param ? w->t->name : NULL, has_bias, o);
 }
 
 int
@@ -593,6 +600,14 @@ onnx_op_matmul(struct onnx_imp *im, struct onnx_val *a, struct onnx_val *o)
 
 	if (b != NULL && b->kind == ONNX_V_CONST && b->rank == 2)
 		return onnx_op_linear(im, a, b, b->transposed, 0, o);
+	if (b != NULL && b->kind == ONNX_V_DERIVED && b->rank == 2 && b->shape[0].expr == NULL && b->shape[1].expr == NULL &&
+	    !b->dyn) {
+		/* a part of a weight: nn.MultiheadAttention's cross-attention
+		 * multiplies by slices of its in_proj_weight (w_q, w_kv), transposed */
+		struct onnx_val *src = onnx_imp_param_source(im, NODE(im)->inputs[1]);
+		if (src != NULL)
+			return linear_emit(im, a, b->shape[0].v, b->shape[1].v, 0, src->t->name, 0, o);
+	}
 	if (b == NULL || b->kind != ONNX_V_DATA || a->rank < 2 || b->rank < 2)
 		return onnx_imp_fail(im, DN_EINVAL, "a product of two activations of rank >= 2 (or by a 2-d initializer) expected");
 	onnx_op_emit(im, "matmul", o, a, b);

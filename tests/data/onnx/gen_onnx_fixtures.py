@@ -36,6 +36,8 @@ in the ONNX file (dim_param "batch", "seq"):
              12 tensors; opset 13
   mbv3_tiny  torchvision's MobileNetV3 (the small configuration at width 0.25, 10 classes, 64x64):
              HardSwish, HardSigmoid; opset 13
+  decoder_tiny  DecoderTiny: nn.TransformerDecoder, its cross-attention by slices of
+             in_proj_weight; opset 14; no MACs reference
   embed_head EmbedHead: an MLP and F.normalize (ReduceL2, Clip, Expand, Div); opset 14
   textcnn_tiny  TextCNN: Conv1d over an embedding, LayerNorm, x.max(1).values (ReduceMax); opset 14;
              the Conv1d's MACs by hand (count_macs hooks 2-d convolutions)
@@ -130,6 +132,21 @@ class EmbedHead(nn.Module):
 
     def forward(self, x):
         return nn.functional.normalize(self.proj(x), dim=-1)
+
+
+class DecoderTiny(nn.Module):
+    """nn.TransformerDecoder (batch first, one layer, no dropout) on token embeddings, its memory
+    the same embeddings: its cross-attention multiplies by slices of in_proj_weight."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(100, 32)
+        self.decoder = nn.TransformerDecoder(nn.TransformerDecoderLayer(32, 4, 64, dropout=0.0, batch_first=True), 1)
+        self.head = nn.Linear(32, 100)
+
+    def forward(self, ids):
+        x = self.embed(ids)
+        return self.head(self.decoder(x, x))
 
 
 class TinyCNN(nn.Module):
@@ -353,6 +370,11 @@ def main():
     export(m, x, os.path.join(out, "embed_head.onnx"), ["x"], {"x": {0: "batch"}}, 14)
     record(refs, "embed_head", m, x)
     record_saved(refs, "embed_head", m, lambda b, s: torch.randn(b, 32), [(2, None), (8, None)])
+    m = DecoderTiny()
+    export(m, ids % 100, os.path.join(out, "decoder_tiny.onnx"), ["ids"], {"ids": {0: "batch", 1: "seq"}}, 14)
+    refs["decoder_tiny"] = dict(params=sum(p.numel() for p in m.parameters()), seq=seq,
+                                lora_r8_all_linear=peft_all_linear(m, 8))
+    record_saved(refs, "decoder_tiny", m, lambda b, s: torch.randint(0, 100, (b, s)), tok_sizes)
     if big:
         import torchvision.models as tv
         for name in ("resnet18", "resnet50", "mobilenet_v2"):
