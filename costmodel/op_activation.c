@@ -6,7 +6,8 @@
  * hardswish, hardsigmoid, softplus and mish their input (an in-place one
  * keeps a copy of the original input); leaky_relu and elu their input, or
  * in place their result (leaky_relu_ and elu_ differentiate through the
- * result); prelu its input (and its learnable slopes, parameters); relu6 (hardtanh) its result in place, else its input;
+ * result); prelu its input (and its learnable slopes, parameters); relu6
+ * (hardtanh) its input, in place a copy of it;
  * dropout a bool mask.
  */
 #include "op_rules.h"

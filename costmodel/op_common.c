@@ -1,8 +1,18 @@
 /*
- * op_common.c - cost helpers shared by the operator rules: memory traffic of
- * an operator and the costs of elementwise work (see op_rules.h).
+ * op_common.c - helpers shared by the operator rules: memory traffic of an
+ * operator, the costs of elementwise work, and a dimension attribute's
+ * check (see op_rules.h).
  */
 #include "op_rules.h"
+
+int
+op_norm_dim(struct op_build *ob, const char *name, int64_t d, int rank, int *out)
+{
+	if (d < -rank || d >= rank)
+		return ob_fail(ob, name, "dimension %lld is out of range for %d dimensions", (long long)d, rank);
+	*out = (int)(d < 0 ? d + rank : d);
+	return 0;
+}
 
 void
 op_io_bytes(struct op_build *ob, int with_params)

@@ -1,7 +1,8 @@
 /*
- * op_reduce.c - the mean and the sum of a tensor over some of its
- * dimensions (torch.mean(x, dim, keepdim), torch.sum; ONNX ReduceMean and
- * ReduceSum): a text classifier's mean over the tokens, x.mean(1) on
+ * op_reduce.c - reductions of a tensor over some of its dimensions: mean,
+ * sum, max and the L2 norm. The mean and the sum (torch.mean(x, dim,
+ * keepdim), torch.sum; ONNX ReduceMean and ReduceSum): a text
+ * classifier's mean over the tokens, x.mean(1) on
  * [N, L, E]. The output drops the reduced dimensions (or keeps them as 1
  * with keepdim). Autograd keeps nothing for backward: mean's and sum's
  * derivatives (PyTorch's derivatives.yaml: mean_backward, sum_backward)
@@ -23,7 +24,6 @@
  */
 #include "op_rules.h"
 
-
 /* The dimensions "dim" names (an integer or a list of distinct integers,
  * negative ones from the end) into reduce[]; their count, or -1 through
  * ob_fail. */
@@ -40,14 +40,12 @@ reduce_dims(struct op_build *ob, int rank, int *reduce)
 	if (!json_is_integer(dl) && (!json_is_array(dl) || n == 0))
 		return ob_fail(ob, "dim", "must be an integer or a non-empty list of integers");
 	for (i = 0; i < n; i++) {
-		json_int_t d;
+		int d;
 		v = json_is_array(dl) ? json_array_get(dl, i) : dl;
 		if (!json_is_integer(v))
 			return ob_fail(ob, "dim", "must be an integer or a non-empty list of integers");
-		d = json_integer_value(v);
-		if (d < -rank || d >= rank)
-			return ob_fail(ob, "dim", "dimension %lld is out of range for %d dimensions", (long long)d, rank);
-		d = d < 0 ? d + rank : d;
+		if (op_norm_dim(ob, "dim", json_integer_value(v), rank, &d) != 0)
+			return -1;
 		if (reduce[d]++)
 			return ob_fail(ob, "dim", "dimension %lld is listed twice", (long long)d);
 	}

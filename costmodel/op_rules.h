@@ -14,6 +14,10 @@
  * with_params) the weights: backward reads and writes about twice as much. */
 void op_io_bytes(struct op_build *ob, int with_params);
 
+/* Attribute `name`'s dimension d of an input of `rank` dimensions, negative
+ * ones from the end, into *out: 0, or -1 through ob_fail when out of range. */
+int op_norm_dim(struct op_build *ob, const char *name, int64_t d, int rank, int *out);
+
 /* Costs of an elementwise or normalization op over the output's elements:
  * `flops` FLOPs per element, parallel work = elements. */
 void op_elementwise_costs(struct op_build *ob, int flops);

@@ -25,15 +25,6 @@ copy_or_view(struct op_build *ob, int rank, const expr_id *dims)
 }
 
 static int
-norm_dim(struct op_build *ob, const char *name, int64_t d, int rank, int *out)
-{
-	if (d < -rank || d >= rank)
-		return ob_fail(ob, name, "dimension %lld is out of range for %d dimensions", (long long)d, rank);
-	*out = (int)(d < 0 ? d + rank : d);
-	return 0;
-}
-
-static int
 const_attr(struct op_build *ob, const char *name, int64_t dflt, int64_t *out)
 {
 	expr_id e = ob_int(ob, name, dflt);
@@ -56,7 +47,7 @@ flatten_build(struct op_build *ob)
 	expr_id dims[CM_MAX_RANK];
 
 	if (const_attr(ob, "start_dim", 1, &s) || const_attr(ob, "end_dim", -1, &e) ||
-	    norm_dim(ob, "start_dim", s, x->rank, &start) || norm_dim(ob, "end_dim", e, x->rank, &end))
+	    op_norm_dim(ob, "start_dim", s, x->rank, &start) || op_norm_dim(ob, "end_dim", e, x->rank, &end))
 		return -1;
 	if (start > end)
 		return ob_fail(ob, "start_dim", "start_dim comes after end_dim");
@@ -136,7 +127,7 @@ permute_build(struct op_build *ob)
 		return ob_fail(ob, "dims", "must list all %d dimensions", x->rank);
 	json_array_foreach(dl, i, v) {
 		int d = 0;
-		if (!json_is_integer(v) || norm_dim(ob, "dims", json_integer_value(v), x->rank, &d))
+		if (!json_is_integer(v) || op_norm_dim(ob, "dims", json_integer_value(v), x->rank, &d))
 			return ob_has(ob, "dims") && json_is_integer(v) ? -1 : ob_fail(ob, "dims", "must be integers");
 		if (seen[d]++)
 			return ob_fail(ob, "dims", "dimension %d is listed twice", d);
@@ -157,7 +148,7 @@ transpose_build(struct op_build *ob)
 	expr_id dims[CM_MAX_RANK], t;
 
 	if (const_attr(ob, "dim0", 0, &a) || const_attr(ob, "dim1", 1, &b) ||
-	    norm_dim(ob, "dim0", a, x->rank, &da) || norm_dim(ob, "dim1", b, x->rank, &db))
+	    op_norm_dim(ob, "dim0", a, x->rank, &da) || op_norm_dim(ob, "dim1", b, x->rank, &db))
 		return -1;
 	memcpy(dims, x->dim, sizeof dims);
 	t = dims[da];
@@ -207,7 +198,7 @@ slice_build(struct op_build *ob)
 	int dim = 0;
 	expr_id start, len, dims[CM_MAX_RANK];
 
-	if (const_attr(ob, "dim", 0, &d) || norm_dim(ob, "dim", d, x->rank, &dim))
+	if (const_attr(ob, "dim", 0, &d) || op_norm_dim(ob, "dim", d, x->rank, &dim))
 		return -1;
 	start = ob_int(ob, "start", 0);
 	len = ob_int(ob, "length", OB_REQUIRED);

@@ -194,21 +194,22 @@ other(const struct onnx_node *n, const char *name)
 	return NULL;
 }
 
-/* Mul(x, gate(x)), the gate node g read by that Mul alone: the gate
- * skipped and the Mul translated as `how` on x. */
-static void
-find_gated(struct onnx_imp *im, int g, enum onnx_fuse how)
+/* Mul(x, gate), the gate node g read by that Mul alone: the gate skipped
+ * and the Mul translated as `how` on x. 1 when folded, else 0. */
+static int
+find_gated(struct onnx_imp *im, int g, const char *x, enum onnx_fuse how)
 {
 	const struct onnx_node *h = node(im, g);
-	const char *x = h->inputs[0], *o;
+	const char *o;
 	int mul = sole(im, h->outputs[0], "Mul");
 
 	if (mul < 0 || (o = other(node(im, mul), h->outputs[0])) == NULL || strcmp(o, x) != 0 ||
 	    im->fuse[g] != ONNX_FUSE_NONE || im->fuse[mul] != ONNX_FUSE_NONE)
-		return;
+		return 0;
 	im->fuse[g] = ONNX_FUSE_SKIP;
 	im->fuse[mul] = how;
 	im->fuse_x[mul] = x;
+	return 1;
 }
 
 /* The length of a 1-d Constant node's or initializer's value `name`, or 0. */
@@ -262,27 +263,15 @@ find_groupnorm(struct onnx_imp *im, int in)
 	im->fuse_groups[last] = groups;
 }
 
-/* Mul(x, Tanh(Softplus(x))): one mish. */
+/* Mul(x, Tanh(Softplus(x))): one mish (the gate is the Tanh of the
+ * Softplus, read by it alone). */
 static void
 find_mish(struct onnx_imp *im, int sp)
 {
 	int th = sole(im, node(im, sp)->outputs[0], "Tanh");
-	const char *x = node(im, sp)->inputs[0];
 
-	if (th < 0 || strcmp(node(im, th)->inputs[0], node(im, sp)->outputs[0]) != 0 ||
-	    im->fuse[sp] != ONNX_FUSE_NONE)
-		return;
-	/* Mul(x, Tanh(...)): the gate is the Tanh, its input the Softplus */
-	{
-		int mul = sole(im, node(im, th)->outputs[0], "Mul");
-		const char *o = mul >= 0 ? other(node(im, mul), node(im, th)->outputs[0]) : NULL;
-		if (o == NULL || strcmp(o, x) != 0 || im->fuse[th] != ONNX_FUSE_NONE || im->fuse[mul] != ONNX_FUSE_NONE)
-			return;
+	if (th >= 0 && im->fuse[sp] == ONNX_FUSE_NONE && find_gated(im, th, node(im, sp)->inputs[0], ONNX_FUSE_MISH))
 		im->fuse[sp] = ONNX_FUSE_SKIP;
-		im->fuse[th] = ONNX_FUSE_SKIP;
-		im->fuse[mul] = ONNX_FUSE_MISH;
-		im->fuse_x[mul] = x;
-	}
 }
 
 /* Mul(x, HardSigmoid(x)) at torch's slope and offset: one hardswish. */
@@ -293,7 +282,7 @@ find_hardswish(struct onnx_imp *im, int hs)
 	const struct onnx_attr *alpha = onnx_node_attr(h, "alpha"), *beta = onnx_node_attr(h, "beta");
 
 	if (alpha != NULL && fabs(alpha->f - 1.0 / 6.0) <= 1e-6 && (beta == NULL || fabs(beta->f - 0.5) <= 1e-6))
-		find_gated(im, hs, ONNX_FUSE_HARDSWISH);
+		(void)find_gated(im, hs, h->inputs[0], ONNX_FUSE_HARDSWISH);
 }
 
 /* The producer of value `name` when it is a node of type op read only once. */
@@ -733,7 +722,7 @@ onnx_fuse_find(struct onnx_imp *im)
 		else if (strcmp(n->op_type, "HardSigmoid") == 0)
 			find_hardswish(im, i);
 		else if (strcmp(n->op_type, "Sigmoid") == 0)
-			find_gated(im, i, ONNX_FUSE_SILU);
+			(void)find_gated(im, i, n->inputs[0], ONNX_FUSE_SILU);
 		else if (strcmp(n->op_type, "Softplus") == 0)
 			find_mish(im, i);
 		else if (strcmp(n->op_type, "InstanceNormalization") == 0)
